@@ -1,0 +1,24 @@
+"""Formulation backends behind one contract.
+
+>>> from formulations import FORMULATIONS, get_formulation
+>>> "kane" in FORMULATIONS
+True
+"""
+from .base import (FORMULATIONS, Derivation, EquationsOfMotion, Formulation,
+                   UnsupportedSystemError, count_operations, formulation_names,
+                   get_formulation, rate_form, register, speed_form)
+from .numeric import NumericModel, SingularConfigurationError
+
+# Every module of this package registers its formulations on import: a new
+# backend is a new module, nothing else to edit.
+import importlib as _importlib
+import pkgutil as _pkgutil
+
+for _mod in _pkgutil.iter_modules(__path__):
+    if not _mod.name.startswith("_") and _mod.name not in ("base", "numeric"):
+        _importlib.import_module(f"{__name__}.{_mod.name}")
+
+__all__ = ["FORMULATIONS", "Formulation", "EquationsOfMotion", "Derivation",
+           "UnsupportedSystemError", "get_formulation", "register",
+           "formulation_names", "count_operations", "speed_form", "rate_form",
+           "NumericModel", "SingularConfigurationError"]

@@ -1,0 +1,413 @@
+"""The contract every formulation meets.
+
+How to write a new formulation
+------------------------------
+1. Subclass :class:`Formulation`; set ``name`` and the ability flags
+   (``handles_holonomic``, ``handles_nonholonomic``, ``handles_rheonomic``,
+   ``uses_multipliers``, ``needs_dependent_solutions``) and ``version``
+   (bump it whenever the equations it produces change: caches key on it).
+2. Implement ``_derive(self, system, stage)``: read the
+   :class:`~systems.MechanicalSystem` and return a :class:`Derivation`.
+   Wrap each stage of the work in ``with stage("name"):`` so it is timed.
+   Do not count operations or time the whole: :meth:`Formulation.derive`
+   does that, identically for every formulation.
+3. Decorate the class with :func:`register` so that the harness, the CLI and
+   the tests pick it up from :data:`FORMULATIONS`.
+4. Refuse what the method cannot do with :class:`UnsupportedSystemError`
+   and a reason; never return a wrong answer.
+
+The numeric contract (:mod:`formulations.numeric`) is generated from the
+returned expressions in the same way for every formulation.
+"""
+from __future__ import annotations
+
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from functools import cached_property
+from types import MappingProxyType
+from typing import Any, ClassVar, Mapping
+
+import sympy as sm
+import sympy.physics.mechanics as me
+
+from systems import MechanicalSystem, get_system
+
+__all__ = [
+    "Formulation", "EquationsOfMotion", "Derivation", "FORMULATIONS",
+    "register", "get_formulation", "UnsupportedSystemError",
+    "count_operations", "speed_form", "rate_form", "formulation_names",
+]
+
+t = me.dynamicsymbols._t
+
+
+class UnsupportedSystemError(ValueError):
+    """The formulation cannot handle this system; the message says why."""
+
+
+#: Registry: formulation name -> class.  Every listing reads this.
+FORMULATIONS: dict[str, type["Formulation"]] = {}
+
+
+def register(cls):
+    """Class decorator adding a formulation to :data:`FORMULATIONS`."""
+    if not (isinstance(cls, type) and issubclass(cls, Formulation)):
+        raise TypeError(f"{cls!r} is not a Formulation subclass")
+    if not isinstance(cls.name, str) or not cls.name:
+        raise ValueError(f"{cls.__name__} must set a non-empty class attribute name")
+    if cls.name in FORMULATIONS and FORMULATIONS[cls.name] is not cls:
+        raise ValueError(f"formulation {cls.name!r} is registered already")
+    FORMULATIONS[cls.name] = cls
+    return cls
+
+
+def formulation_names(include_peers: bool = True) -> list[str]:
+    return [n for n, c in FORMULATIONS.items() if include_peers or not c.is_peer]
+
+
+def get_formulation(name_or_class, **options) -> "Formulation":
+    """An instance of the named (or given) formulation.
+
+    Raises
+    ------
+    ValueError
+        For an unknown name, listing the registered ones.
+    """
+    if isinstance(name_or_class, Formulation):
+        return name_or_class
+    if isinstance(name_or_class, type) and issubclass(name_or_class, Formulation):
+        return name_or_class(**options)
+    try:
+        cls = FORMULATIONS[name_or_class]
+    except (KeyError, TypeError):
+        raise ValueError(
+            f"`formulation` must be one of {sorted(FORMULATIONS)} or a "
+            f"Formulation subclass, not {name_or_class!r}") from None
+    return cls(**options)
+
+
+def _flat(exprs):
+    out = []
+    for e in exprs:
+        if isinstance(e, sm.MatrixBase):
+            out.extend(e)
+        else:
+            out.append(sm.sympify(e))
+    return out
+
+
+def count_operations(*exprs) -> dict:
+    """Operation counts of expressions: raw, after ``sympy.cse``, by kind.
+
+    Returns
+    -------
+    dict
+        ``{"raw": int, "cse": int, "cse_by_kind": {"ADD": .., "MUL": ..}}``;
+        the cse count includes the common subexpressions themselves.
+    """
+    flat = _flat(exprs)
+    raw = int(sum(sm.count_ops(e) for e in flat))
+    replacements, reduced = sm.cse(flat, order="none")
+    by_kind: dict[str, int] = {}
+    for e in [r[1] for r in replacements] + list(reduced):
+        visual = sm.count_ops(e, visual=True)
+        for k, v in sm.sympify(visual).as_coefficients_dict().items():
+            if k == 1 or v == 0:
+                continue
+            by_kind[str(k)] = by_kind.get(str(k), 0) + int(v)
+    return {"raw": raw, "cse": int(sum(by_kind.values())),
+            "cse_by_kind": dict(sorted(by_kind.items()))}
+
+
+@dataclass(frozen=True)
+class Derivation:
+    """What a formulation's ``_derive`` hook returns.
+
+    All expressions may contain ``t``, the declaration's functions of time
+    and constant symbols.
+
+    states : x, the formulation's own state vector.
+    unknowns : z, what the mass matrix multiplies.
+    mass_matrix, forcing : ``mass_matrix * z = forcing``, square.
+    state_rates : x' in terms of (t, x, z).
+    accelerations : q'' of ALL coordinates (``system.coordinates`` order)
+        in terms of (t, x, z).
+    state_map : x in terms of (t, q, q') (all coordinates and their rates).
+    coordinate_map : (q, q') stacked, in terms of (t, x).
+    multipliers : the unknowns that are Lagrange multipliers.
+    extras : anything else the method yields (partial velocities,
+        constraint forces, ...), documented by the formulation.
+    """
+
+    states: tuple
+    unknowns: tuple
+    mass_matrix: sm.ImmutableMatrix
+    forcing: sm.ImmutableMatrix
+    state_rates: sm.ImmutableMatrix
+    accelerations: sm.ImmutableMatrix
+    state_map: sm.ImmutableMatrix
+    coordinate_map: sm.ImmutableMatrix
+    multipliers: tuple = ()
+    extras: Mapping = field(default_factory=dict)
+
+
+@dataclass(frozen=True, eq=False)
+class EquationsOfMotion:
+    """Immutable result of a derivation, ``mass_matrix * unknowns = forcing``.
+
+    Attributes
+    ----------
+    system : MechanicalSystem
+    formulation : str
+        Registry name of the formulation that produced it.
+    states, unknowns, mass_matrix, forcing, state_rates, accelerations,
+    state_map, coordinate_map, multipliers :
+        See :class:`Derivation`.
+    kinematic_equations : tuple
+        The declaration's kinematic differential equations (``= 0``).
+    op_counts : mapping
+        ``count_ops`` of mass matrix and forcing as returned (``raw``), of
+        the cse-reduced form (``cse``) and its breakdown by kind.
+    timings : mapping
+        Seconds per stage, ``total`` for the whole derivation, and
+        ``count_ops`` for the counting itself (not part of ``total``).
+    extras : mapping
+        Formulation-specific results.
+
+    Examples
+    --------
+    >>> from formulations import get_formulation
+    >>> eom = get_formulation("kane").derive("double_pendulum")
+    >>> eom.mass_matrix.shape
+    (2, 2)
+    >>> model = eom.numeric()
+    >>> t0, q, qd = eom.system.random_state(seed=0)
+    >>> model.coordinate_accelerations(t0, q, qd).shape
+    (2,)
+    """
+
+    system: MechanicalSystem
+    formulation: str
+    states: tuple
+    unknowns: tuple
+    mass_matrix: sm.ImmutableMatrix
+    forcing: sm.ImmutableMatrix
+    state_rates: sm.ImmutableMatrix
+    accelerations: sm.ImmutableMatrix
+    state_map: sm.ImmutableMatrix
+    coordinate_map: sm.ImmutableMatrix
+    kinematic_equations: tuple
+    multipliers: tuple
+    op_counts: Mapping
+    timings: Mapping
+    extras: Mapping
+    options: Mapping
+
+    @property
+    def n_equations(self) -> int:
+        return self.mass_matrix.shape[0]
+
+    @property
+    def n_unknowns(self) -> int:
+        return len(self.unknowns)
+
+    @property
+    def n_multipliers(self) -> int:
+        return len(self.multipliers)
+
+    def __repr__(self):
+        return (f"EquationsOfMotion(system={self.system.name!r}, "
+                f"formulation={self.formulation!r}, "
+                f"equations={self.n_equations}, unknowns={self.n_unknowns}, "
+                f"multipliers={self.n_multipliers}, "
+                f"ops_raw={self.op_counts.get('raw')}, "
+                f"ops_cse={self.op_counts.get('cse')}, "
+                f"seconds={self.timings.get('total', float('nan')):.3g})")
+
+    @cached_property
+    def _generated(self):
+        from .numeric import generate
+        return generate(self)
+
+    def numeric(self, parameters: Mapping | None = None):
+        """The numeric contract: a :class:`~formulations.numeric.NumericModel`.
+
+        Code is generated once per equations object (parameters are runtime
+        arguments), so different parameter values cost nothing extra.
+        """
+        from .numeric import NumericModel
+        return NumericModel(self, parameters)
+
+
+class _StageTimer:
+    def __init__(self):
+        self.times: dict[str, float] = {}
+
+    @contextmanager
+    def stage(self, name: str):
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.times[name] = self.times.get(name, 0.0) + \
+                time.perf_counter() - start
+
+
+class Formulation:
+    """Base class of every formulation backend.
+
+    Class attributes state what a backend can do; :meth:`derive` checks them
+    against the system before any work is done.
+
+    Parameters
+    ----------
+    count_ops : bool
+        Count operations of the result (raw and after cse).  Counting the
+        huge expressions of some peers takes long; the harness can turn it
+        off.
+    """
+
+    name: ClassVar[str] = NotImplemented
+    version: ClassVar[str] = "1"
+    handles_holonomic: ClassVar[bool] = NotImplemented
+    handles_nonholonomic: ClassVar[bool] = NotImplemented
+    handles_rheonomic: ClassVar[bool] = True
+    uses_multipliers: ClassVar[bool] = False
+    needs_dependent_solutions: ClassVar[bool] = False
+    #: True for wrappers of other software (the field's tools, for reference).
+    is_peer: ClassVar[bool] = False
+    #: One line for listings.
+    summary: ClassVar[str] = ""
+
+    def __init__(self, *, count_ops: bool = True):
+        self.count_ops = bool(count_ops)
+
+    def __repr__(self):
+        return f"{type(self).__name__}(name={self.name!r})"
+
+    @property
+    def options(self) -> dict:
+        return {"count_ops": self.count_ops}
+
+    def check_supported(self, system: MechanicalSystem) -> None:
+        """Raise :class:`UnsupportedSystemError` for what the method lacks."""
+        if system.holonomic_constraints and not self.handles_holonomic:
+            raise UnsupportedSystemError(
+                f"{self.name}: system {system.name!r} has holonomic "
+                f"constraints, which this formulation does not handle")
+        if system.nonholonomic_constraints and not self.handles_nonholonomic:
+            raise UnsupportedSystemError(
+                f"{self.name}: system {system.name!r} has nonholonomic "
+                f"constraints, which this formulation does not handle")
+        if system.is_rheonomic and not self.handles_rheonomic:
+            raise UnsupportedSystemError(
+                f"{self.name}: system {system.name!r} is rheonomic (time "
+                f"appears explicitly), which this formulation does not handle")
+        if self.needs_dependent_solutions:
+            missing = [q for q in system.q_dep
+                       if q not in system.dependent_solutions]
+            if missing:
+                raise UnsupportedSystemError(
+                    f"{self.name}: system {system.name!r} declares no "
+                    f"explicit solution for dependent coordinates {missing}")
+
+    def derive(self, system) -> EquationsOfMotion:
+        """Derive the equations of motion of ``system``.
+
+        Parameters
+        ----------
+        system : MechanicalSystem or str
+            A declaration, or a catalogue name.
+
+        Raises
+        ------
+        UnsupportedSystemError
+            When the system needs what this formulation cannot do.
+        """
+        if isinstance(system, str):
+            system = get_system(system)
+        if not isinstance(system, MechanicalSystem):
+            raise TypeError(
+                f"system must be a MechanicalSystem or a catalogue name, not "
+                f"{type(system).__name__}")
+        self.check_supported(system)
+        timer = _StageTimer()
+        start = time.perf_counter()
+        parts = self._derive(system, timer.stage)
+        total = time.perf_counter() - start
+        if not isinstance(parts, Derivation):
+            raise TypeError(f"{type(self).__name__}._derive must return a "
+                            f"Derivation, not {type(parts).__name__}")
+        M = sm.ImmutableMatrix(parts.mass_matrix)
+        f = sm.ImmutableMatrix(parts.forcing)
+        nz = len(parts.unknowns)
+        if M.shape != (nz, nz) or f.shape != (nz, 1):
+            raise RuntimeError(
+                f"{self.name}: mass matrix {M.shape} and forcing {f.shape} do "
+                f"not fit {nz} unknowns")
+        timings = dict(timer.times)
+        timings["total"] = total
+        op_counts: dict[str, Any] = {}
+        if self.count_ops:
+            c0 = time.perf_counter()
+            op_counts = count_operations(M, f)
+            timings["count_ops"] = time.perf_counter() - c0
+        return EquationsOfMotion(
+            system=system, formulation=self.name,
+            states=tuple(parts.states), unknowns=tuple(parts.unknowns),
+            mass_matrix=M, forcing=f,
+            state_rates=sm.ImmutableMatrix(parts.state_rates),
+            accelerations=sm.ImmutableMatrix(parts.accelerations),
+            state_map=sm.ImmutableMatrix(parts.state_map),
+            coordinate_map=sm.ImmutableMatrix(parts.coordinate_map),
+            kinematic_equations=system.kdes,
+            multipliers=tuple(parts.multipliers),
+            op_counts=MappingProxyType(op_counts),
+            timings=MappingProxyType(timings),
+            extras=MappingProxyType(dict(parts.extras)),
+            options=MappingProxyType(self.options))
+
+    def _derive(self, system: MechanicalSystem, stage) -> Derivation:
+        raise NotImplementedError
+
+
+# ----------------------------------------------------------------------
+# Shared assembly for the two common state choices
+# ----------------------------------------------------------------------
+def speed_form(system: MechanicalSystem, mass_matrix, forcing,
+               extras: Mapping | None = None) -> Derivation:
+    """Derivation parts for a method whose unknowns are all speed rates u'.
+
+    States are (q, u); q' follows from the kinematic differential equations.
+    """
+    kin = system.kinematics
+    q, u = system.coordinates, system.speeds
+    ud = tuple(ui.diff(t) for ui in u)
+    qdot = sm.Matrix([kin.qdot[qi.diff(t)] for qi in q])
+    qdd = qdot.diff(t).xreplace(dict(kin.qdot))
+    state_map = sm.Matrix(list(q) + [kin.u_of_qdot[ui] for ui in u])
+    coordinate_map = sm.Matrix(list(q)).col_join(qdot)
+    return Derivation(
+        states=tuple(q) + tuple(u), unknowns=ud,
+        mass_matrix=mass_matrix, forcing=forcing,
+        state_rates=qdot.col_join(sm.Matrix(ud)),
+        accelerations=qdd, state_map=state_map,
+        coordinate_map=coordinate_map, extras=extras or {})
+
+
+def rate_form(system: MechanicalSystem, mass_matrix, forcing,
+              multipliers=(), extras: Mapping | None = None) -> Derivation:
+    """Derivation parts for a method in coordinate rates: states (q, q'),
+    unknowns (q'', multipliers)."""
+    q = system.coordinates
+    qd = tuple(qi.diff(t) for qi in q)
+    qdd = tuple(qi.diff(t, 2) for qi in q)
+    return Derivation(
+        states=tuple(q) + qd, unknowns=qdd + tuple(multipliers),
+        mass_matrix=mass_matrix, forcing=forcing,
+        state_rates=sm.Matrix(list(qd) + list(qdd)),
+        accelerations=sm.Matrix(qdd),
+        state_map=sm.Matrix(list(q) + list(qd)),
+        coordinate_map=sm.Matrix(list(q) + list(qd)),
+        multipliers=tuple(multipliers), extras=extras or {})

@@ -1,0 +1,201 @@
+"""The numeric contract, generated identically for every formulation.
+
+Two formulations agree on a system when :meth:`NumericModel.coordinate_accelerations`
+returns the same q'' for the same (t, q, q').
+"""
+from __future__ import annotations
+
+import time
+from typing import Mapping
+
+import numpy as np
+import sympy as sm
+import sympy.physics.mechanics as me
+
+__all__ = ["NumericModel", "SingularConfigurationError", "generate",
+           "plain_symbols"]
+
+t = me.dynamicsymbols._t
+
+
+class SingularConfigurationError(ValueError):
+    """The mass matrix cannot be solved at a configuration (e.g. a
+    mechanism at a dead point); the message names the configuration."""
+
+
+def plain_symbols(eom):
+    """Replacement of functions of time by plain symbols, derivatives first.
+
+    Returns ``(rep, T, X, Z, Q, QD, P)``: the xreplace dict and the symbol
+    lists for time, states, unknowns, coordinates, rates and parameters.
+    """
+    ms = eom.system
+    T = sm.Symbol("_t")
+    X = sm.symbols(f"_x0:{len(eom.states)}")
+    Z = sm.symbols(f"_z0:{len(eom.unknowns)}")
+    q = ms.coordinates
+    Q = sm.symbols(f"_q0:{len(q)}")
+    QD = sm.symbols(f"_qd0:{len(q)}")
+    P = tuple(ms.parameters)
+    return T, X, Z, Q, QD, P
+
+
+def _to_plain(exprs, rep, ms):
+    m = sm.Matrix(exprs)
+    m = ms.substitute_specified(m) if ms.specified else m
+    m = m.xreplace(rep)
+    left = set()
+    for e in m:
+        left |= set(me.find_dynamicsymbols(e))
+    if left:
+        raise RuntimeError(
+            f"functions of time left in generated code: {sorted(map(str, left))}")
+    return m
+
+
+def generate(eom) -> dict:
+    """Lambdify (with cse) the pieces of the numeric contract."""
+    start = time.perf_counter()
+    ms = eom.system
+    T, X, Z, Q, QD, P = plain_symbols(eom)
+    q = ms.coordinates
+    # Keys ordered so derivatives are matched before the functions inside
+    # them (xreplace is top-down, but two keys can nest).
+    rep = {}
+    for zi, s in zip(eom.unknowns, Z):
+        rep[zi] = s
+    for xi, s in zip(eom.states, X):
+        rep[xi] = s
+    rep[t] = T
+    x_rep = dict(rep)
+    qrep = {qi.diff(t): s for qi, s in zip(q, QD)} | dict(zip(q, Q)) | {t: T}
+
+    M = _to_plain(eom.mass_matrix, x_rep, ms)
+    f = _to_plain(eom.forcing, x_rep, ms)
+    R = _to_plain(eom.state_rates, x_rep, ms)
+    A = _to_plain(eom.accelerations, x_rep, ms)
+    C = _to_plain(eom.coordinate_map, x_rep, ms)
+    S = _to_plain(eom.state_map, qrep, ms)
+    args_x = [T, list(X), list(P)]
+    args_xz = [T, list(X), list(Z), list(P)]
+    out = {
+        "Mf": sm.lambdify(args_x, [M, f], cse=True),
+        "rates": sm.lambdify(args_xz, R, cse=True),
+        "acc": sm.lambdify(args_xz, A, cse=True),
+        "coords": sm.lambdify(args_x, C, cse=True),
+        "state": sm.lambdify([T, list(Q), list(QD), list(P)], S, cse=True),
+    }
+    forces = eom.extras.get("constraint_forces")
+    if forces:
+        names = list(forces)
+        F = _to_plain(sm.Matrix([forces[n] for n in names]), x_rep, ms)
+        out["forces"] = (names, sm.lambdify(args_xz, F, cse=True))
+    out["seconds"] = time.perf_counter() - start
+    return out
+
+
+class NumericModel:
+    """Numeric evaluation of one :class:`EquationsOfMotion`.
+
+    Every method returns a fresh array: integrators may keep references to
+    earlier results.
+    """
+
+    def __init__(self, eom, parameters: Mapping | None = None):
+        self.eom = eom
+        self.system = eom.system
+        self.p = eom.system.parameter_vector(parameters)
+        self._f = eom._generated
+        self.n_states = len(eom.states)
+        self.n_coordinates = len(eom.system.coordinates)
+        self.nfev = 0
+
+    @property
+    def codegen_seconds(self) -> float:
+        return self._f["seconds"]
+
+    def __repr__(self):
+        return (f"NumericModel(system={self.system.name!r}, "
+                f"formulation={self.eom.formulation!r}, states={self.n_states})")
+
+    def _describe(self, t0, x):
+        q, _ = self.coordinates_from(x, t0)
+        names = [str(c).replace("(t)", "") for c in self.system.coordinates]
+        return ", ".join(f"{n}={v:.6g}" for n, v in zip(names, q))
+
+    def mass_matrix_and_forcing(self, t0, x):
+        M, f = self._f["Mf"](t0, x, self.p)
+        n = len(self.eom.unknowns)
+        return (np.asarray(M, dtype=float).reshape(n, n),
+                np.asarray(f, dtype=float).reshape(n))
+
+    def solve_unknowns(self, t0, x, check: bool = False) -> np.ndarray:
+        """z with M(t, x) z = f(t, x).
+
+        Raises
+        ------
+        SingularConfigurationError
+            When M is singular (or, with ``check``, ill-conditioned beyond
+            1e13) at the configuration, naming it.
+        """
+        M, f = self.mass_matrix_and_forcing(t0, x)
+        if check:
+            cond = np.linalg.cond(M)
+            if not np.isfinite(cond) or cond > 1e13:
+                raise SingularConfigurationError(
+                    f"{self.eom.formulation}: the mass matrix of "
+                    f"{self.system.name!r} is singular at t={t0:.6g}, "
+                    f"{self._describe(t0, x)} (condition number {cond:.3g})")
+        try:
+            z = np.linalg.solve(M, f)
+        except np.linalg.LinAlgError:
+            raise SingularConfigurationError(
+                f"{self.eom.formulation}: the mass matrix of "
+                f"{self.system.name!r} is singular at t={t0:.6g}, "
+                f"{self._describe(t0, x)}") from None
+        if not np.all(np.isfinite(z)):
+            raise SingularConfigurationError(
+                f"{self.eom.formulation}: non-finite solution for "
+                f"{self.system.name!r} at t={t0:.6g}, {self._describe(t0, x)}")
+        return z
+
+    def rhs(self, t0, x) -> np.ndarray:
+        """x' = rhs(t, x) for the formulation's own state vector."""
+        self.nfev += 1
+        x = np.asarray(x, dtype=float)
+        z = self.solve_unknowns(t0, x)
+        return np.asarray(self._f["rates"](t0, x, z, self.p),
+                          dtype=float).reshape(self.n_states)
+
+    def state_from(self, q, qd, t0=0.0) -> np.ndarray:
+        """The formulation's state x from all coordinates and their rates."""
+        return np.asarray(self._f["state"](t0, np.asarray(q, float),
+                                           np.asarray(qd, float), self.p),
+                          dtype=float).reshape(self.n_states)
+
+    def coordinates_from(self, x, t0=0.0):
+        """(q, q') of all coordinates from the formulation's state x."""
+        c = np.asarray(self._f["coords"](t0, np.asarray(x, float), self.p),
+                       dtype=float).ravel()
+        n = self.n_coordinates
+        return c[:n].copy(), c[n:].copy()
+
+    def coordinate_accelerations(self, t0, q, qd) -> np.ndarray:
+        """q'' of all coordinates at a state (t, q, q') consistent with the
+        constraints."""
+        x = self.state_from(q, qd, t0)
+        z = self.solve_unknowns(t0, x, check=True)
+        return np.asarray(self._f["acc"](t0, x, z, self.p),
+                          dtype=float).reshape(self.n_coordinates)
+
+    def constraint_forces(self, t0, q, qd) -> dict:
+        """Constraint forces recovered by the formulation, by name."""
+        if "forces" not in self._f:
+            raise ValueError(
+                f"{self.eom.formulation} recovers no constraint forces for "
+                f"{self.system.name!r}")
+        names, fn = self._f["forces"]
+        x = self.state_from(q, qd, t0)
+        z = self.solve_unknowns(t0, x, check=True)
+        vals = np.asarray(fn(t0, x, z, self.p), dtype=float).ravel()
+        return dict(zip(names, vals))

@@ -1,0 +1,719 @@
+"""The declaration of a mechanical system, shared by every formulation.
+
+A :class:`MechanicalSystem` wraps a :class:`sympy.physics.mechanics.System`
+(frames, points, bodies, loads, coordinates, speeds, kinematic differential
+equations and constraints) together with the numbers a comparison needs:
+default parameter values, a consistent initial state, prescribed functions
+of time, and optional facts some formulations use (explicit solutions of the
+holonomic constraints, a potential energy).  Every formulation reads the same
+declaration; none of them changes it.
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from functools import cached_property
+from types import MappingProxyType
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import sympy as sm
+import sympy.physics.mechanics as me
+
+__all__ = [
+    "MechanicalSystem",
+    "ConstraintForce",
+    "DeclarationError",
+    "ConstraintError",
+    "Kinematics",
+    "has_explicit_time",
+]
+
+t = me.dynamicsymbols._t
+
+
+class DeclarationError(ValueError):
+    """A system declaration is inconsistent; the message names the problem."""
+
+
+class ConstraintError(ValueError):
+    """A state or configuration cannot satisfy the constraints."""
+
+
+@dataclass(frozen=True)
+class ConstraintForce:
+    """A constraint force or torque to be recovered by an auxiliary speed.
+
+    The auxiliary speed gives the bodies in ``bodies`` (the side of the joint
+    the force acts on) a virtual motion that the constraint forbids: a
+    translation along ``direction`` (``kind="force"``) or a rotation about the
+    axis through ``point`` along ``direction`` (``kind="torque"``).  The
+    recovered quantity is the component along ``direction`` of the force (or
+    torque about ``point``) that the rest of the system exerts on ``bodies``.
+
+    Parameters
+    ----------
+    name : str
+        Name of the force, e.g. ``"R1"``.
+    kind : {"force", "torque"}
+    direction : sympy.physics.vector.Vector
+        Unit vector of the component that is recovered.
+    point : sympy.physics.vector.Point
+        Point of application of the force; the rotation axis of a torque.
+    bodies : sequence of bodies
+        The bodies that move with the auxiliary motion.
+    points : sequence of Point, optional
+        Further points (load points) rigidly attached to ``bodies``.
+    """
+
+    name: str
+    kind: str
+    direction: Any
+    point: Any
+    bodies: tuple
+    points: tuple = ()
+
+    def __post_init__(self):
+        if self.kind not in ("force", "torque"):
+            raise ValueError(
+                f"ConstraintForce {self.name!r}: kind must be one of "
+                f"['force', 'torque'], not {self.kind!r}")
+        object.__setattr__(self, "bodies", tuple(self.bodies))
+        object.__setattr__(self, "points", tuple(self.points))
+
+
+def has_explicit_time(expr) -> bool:
+    """True when ``t`` appears outside the functions of time in ``expr``."""
+    expr = sm.sympify(expr)
+    if t not in expr.free_symbols:
+        return False
+    funcs = me.find_dynamicsymbols(expr)
+    # Derivatives before the functions they contain (xreplace is top-down).
+    rep = {f: sm.Dummy() for f in sorted(funcs, key=sm.count_ops, reverse=True)}
+    return t in expr.xreplace(rep).free_symbols
+
+
+def _as_tuple(matrix) -> tuple:
+    return tuple(sm.Matrix(matrix)) if matrix is not None else ()
+
+
+def _linear_coefficients(exprs: Sequence[sm.Expr], variables: Sequence):
+    """Return (A, b) with exprs = A * variables + b, checking linearity."""
+    exprs = sm.Matrix(list(exprs))
+    variables = list(variables)
+    if not variables:
+        return sm.zeros(len(exprs), 0), exprs
+    A = exprs.jacobian(variables)
+    zero = {v: 0 for v in variables}
+    b = exprs.xreplace(zero)
+    return A, b
+
+
+def _is_linear(exprs, variables) -> bool:
+    A, _ = _linear_coefficients(exprs, variables)
+    syms = set(variables)
+    return not any(a.has(*syms) for a in A) if syms else True
+
+
+@dataclass(frozen=True)
+class Kinematics:
+    """Kinematic facts derived once from a declaration.
+
+    Attributes
+    ----------
+    qdot : dict
+        ``{q_i': expression in (t, q, u)}`` from the kinematic differential
+        equations.
+    u_of_qdot : dict
+        ``{u_i: expression in (t, q, q')}``.
+    velocity_constraint_A, velocity_constraint_b : Matrix
+        All velocity constraints (differentiated holonomic ones, then the
+        nonholonomic ones) written as ``A u + b = 0``, in (t, q, u).
+    """
+
+    qdot: Mapping
+    u_of_qdot: Mapping
+    velocity_constraint_A: sm.ImmutableMatrix
+    velocity_constraint_b: sm.ImmutableMatrix
+
+
+class MechanicalSystem:
+    """One system, declared once, read by every formulation.
+
+    Parameters
+    ----------
+    name : str
+        Catalogue name, e.g. ``"double_pendulum"``.
+    system : sympy.physics.mechanics.System
+        Frames, bodies, loads, coordinates (independent and dependent),
+        speeds (independent and dependent), kinematic differential equations,
+        holonomic and nonholonomic constraints.
+    parameters : mapping
+        Every constant symbol of the declaration mapped to a default number.
+    initial_state : mapping
+        Independent coordinates and speeds (dynamicsymbols) mapped to numbers.
+        Dependent coordinates and speeds may be given too; they are then
+        checked against the constraints, otherwise solved from them.
+    specified : mapping, optional
+        Prescribed functions of time: ``{theta(t): expression of t}``.
+    dependent_solutions : mapping, optional
+        Explicit solutions ``{q_dep: f(q_ind)}`` of the holonomic constraints.
+    potential_energy : sympy expression, optional
+        Potential energy of the conservative loads, where the declaration
+        provides it (informational: loads always hold every force).
+    constraint_forces : sequence of ConstraintForce, optional
+        Constraint forces a user wants recovered (Kane's auxiliary speeds).
+    description : str, optional
+        Text, ideally with an ASCII sketch.
+    random_spread : float or mapping, optional
+        Half-width of the uniform perturbation of the independent coordinates
+        about ``initial_state`` used by :meth:`random_state` (default 0.5);
+        a mapping gives it per coordinate.
+    speed_scale : float, optional
+        Half-width of the uniform distribution of random independent speeds.
+    energy_conserved : bool, optional
+        True where the total energy ``T + V`` is a constant of the motion
+        (used by the harness to report energy drift).
+
+    Raises
+    ------
+    DeclarationError
+        A ``ValueError`` naming the problem: dependent coordinates that do not
+        match the holonomic constraints, a nonholonomic constraint that is not
+        linear in the speeds, a constant without a value, kinematic
+        differential equations that cannot be solved for the coordinate
+        rates, an initial state that violates a constraint.
+
+    Examples
+    --------
+    >>> from systems import get_system
+    >>> ms = get_system("double_pendulum")
+    >>> t0, q, qd = ms.random_state(seed=1)
+    >>> len(q) == len(ms.coordinates)
+    True
+    """
+
+    def __init__(self, *, name: str, system: me.System,
+                 parameters: Mapping, initial_state: Mapping,
+                 specified: Mapping | None = None,
+                 dependent_solutions: Mapping | None = None,
+                 potential_energy: sm.Expr | None = None,
+                 constraint_forces: Sequence[ConstraintForce] = (),
+                 description: str = "",
+                 random_spread: float | Mapping = 0.5,
+                 speed_scale: float = 1.0,
+                 energy_conserved: bool = False,
+                 options: Mapping | None = None):
+        if not isinstance(system, me.System):
+            raise TypeError(
+                f"system must be a sympy.physics.mechanics.System, not "
+                f"{type(system).__name__}")
+        if not isinstance(name, str) or not name:
+            raise TypeError("name must be a non-empty string")
+        self.name = name
+        self.system = system
+        self.parameters = MappingProxyType(
+            {sm.sympify(k): float(v) for k, v in parameters.items()})
+        self.initial_state = MappingProxyType(
+            {k: float(v) for k, v in initial_state.items()})
+        self.specified = MappingProxyType(dict(specified or {}))
+        self.dependent_solutions = MappingProxyType(
+            dict(dependent_solutions or {}))
+        self.potential_energy = (None if potential_energy is None
+                                 else sm.sympify(potential_energy))
+        self.constraint_forces = tuple(constraint_forces)
+        self.description = description
+        self.random_spread = random_spread
+        self.speed_scale = float(speed_scale)
+        self.energy_conserved = bool(energy_conserved)
+        self.options = MappingProxyType(dict(options or {}))
+        self._validate()
+
+    # ------------------------------------------------------------------
+    # Vocabulary
+    # ------------------------------------------------------------------
+    @property
+    def frame(self):
+        return self.system.frame
+
+    @property
+    def q_ind(self) -> tuple:
+        return _as_tuple(self.system.q_ind)
+
+    @property
+    def q_dep(self) -> tuple:
+        return _as_tuple(self.system.q_dep)
+
+    @property
+    def u_ind(self) -> tuple:
+        return _as_tuple(self.system.u_ind)
+
+    @property
+    def u_dep(self) -> tuple:
+        return _as_tuple(self.system.u_dep)
+
+    @property
+    def coordinates(self) -> tuple:
+        """All generalized coordinates: independent, then dependent."""
+        return self.q_ind + self.q_dep
+
+    @property
+    def speeds(self) -> tuple:
+        """All generalized speeds: independent, then dependent."""
+        return self.u_ind + self.u_dep
+
+    @property
+    def coordinate_rates(self) -> tuple:
+        return tuple(q.diff(t) for q in self.coordinates)
+
+    @property
+    def kdes(self) -> tuple:
+        return _as_tuple(self.system.kdes)
+
+    @property
+    def holonomic_constraints(self) -> tuple:
+        return _as_tuple(self.system.holonomic_constraints)
+
+    @property
+    def nonholonomic_constraints(self) -> tuple:
+        return _as_tuple(self.system.nonholonomic_constraints)
+
+    @property
+    def bodies(self) -> tuple:
+        return tuple(self.system.bodies)
+
+    @property
+    def loads(self) -> tuple:
+        return tuple(self.system.loads)
+
+    @property
+    def degrees_of_freedom(self) -> int:
+        return len(self.u_ind)
+
+    @property
+    def is_holonomic(self) -> bool:
+        return not self.nonholonomic_constraints
+
+    @property
+    def is_rheonomic(self) -> bool:
+        """True when time appears explicitly or through prescribed motion."""
+        if self.specified:
+            return True
+        N = self.frame
+        exprs = list(self.kdes) + list(self.holonomic_constraints) \
+            + list(self.nonholonomic_constraints)
+        for body in self.bodies:
+            exprs += list(body.masscenter.vel(N).to_matrix(N))
+        return any(has_explicit_time(e) for e in exprs)
+
+    def __repr__(self):
+        return (f"MechanicalSystem(name={self.name!r}, "
+                f"coordinates={len(self.coordinates)}, "
+                f"speeds={len(self.speeds)}, dof={self.degrees_of_freedom}, "
+                f"holonomic={len(self.holonomic_constraints)}, "
+                f"nonholonomic={len(self.nonholonomic_constraints)})")
+
+    # ------------------------------------------------------------------
+    # Symbolic helpers every formulation uses
+    # ------------------------------------------------------------------
+    def substitute_specified(self, expr):
+        """Replace prescribed functions of time (and their derivatives)."""
+        if not self.specified:
+            return expr
+        return sm.sympify(expr).subs(dict(self.specified)).doit()
+
+    @cached_property
+    def kinematics(self) -> Kinematics:
+        q = list(self.coordinates)
+        u = list(self.speeds)
+        qd = [qi.diff(t) for qi in q]
+        kdes = sm.Matrix(list(self.kdes))
+        Kqd, rest = _linear_coefficients(kdes, qd)
+        qdot_sol = Kqd.LUsolve(-rest)
+        qdot = {qdi: sm.sympify(e) for qdi, e in zip(qd, qdot_sol)}
+        Ku, rest_u = _linear_coefficients(kdes, u)
+        u_sol = Ku.LUsolve(-rest_u)
+        u_of_qdot = {ui: sm.sympify(e) for ui, e in zip(u, u_sol)}
+        vc = sm.Matrix(list(self.system.velocity_constraints))
+        if len(vc):
+            vc = vc.xreplace(qdot)
+            A, b = _linear_coefficients(vc, u)
+        else:
+            A, b = sm.zeros(0, len(u)), sm.zeros(0, 1)
+        return Kinematics(MappingProxyType(qdot), MappingProxyType(u_of_qdot),
+                          sm.ImmutableMatrix(A), sm.ImmutableMatrix(b))
+
+    def constants(self) -> set:
+        """Every constant symbol appearing in the declaration."""
+        return self._free_constants()
+
+    def fingerprint(self) -> str:
+        """A hash of the declaration's content, for caches keyed on content."""
+        N = self.frame
+        parts = [self.name, str(sorted(self.options.items(), key=str))]
+        parts += [sm.srepr(sm.Tuple(*self.coordinates)),
+                  sm.srepr(sm.Tuple(*self.speeds)),
+                  sm.srepr(sm.Tuple(*self.kdes)),
+                  sm.srepr(sm.Tuple(*self.holonomic_constraints)),
+                  sm.srepr(sm.Tuple(*self.nonholonomic_constraints))]
+        for body in self.bodies:
+            parts.append(body.name + sm.srepr(body.mass))
+            parts.append(sm.srepr(sm.ImmutableMatrix(
+                body.masscenter.vel(N).to_matrix(N))))
+            if isinstance(body, me.RigidBody):
+                parts.append(sm.srepr(sm.ImmutableMatrix(
+                    body.central_inertia.to_matrix(body.frame))))
+                parts.append(sm.srepr(sm.ImmutableMatrix(
+                    body.frame.ang_vel_in(N).to_matrix(N))))
+        for load in self.loads:
+            parts.append(str(load.location) + sm.srepr(sm.ImmutableMatrix(
+                load.vector.to_matrix(N))))
+        parts.append(str(sorted((str(k), v) for k, v in self.parameters.items())))
+        parts.append(str(sorted((str(k), str(v)) for k, v in self.specified.items())))
+        parts.append(str(sorted((str(k), str(v))
+                                for k, v in self.dependent_solutions.items())))
+        parts.append(str(self.potential_energy))
+        return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+
+    # ------------------------------------------------------------------
+    # Validation
+    # ------------------------------------------------------------------
+    def _free_constants(self) -> set:
+        N = self.frame
+        exprs = list(self.kdes) + list(self.holonomic_constraints) \
+            + list(self.nonholonomic_constraints)
+        for body in self.bodies:
+            exprs.append(sm.sympify(body.mass))
+            exprs += list(body.masscenter.vel(N).to_matrix(N))
+            try:
+                exprs += list(body.masscenter.pos_from(
+                    self.system.fixed_point).to_matrix(N))
+            except ValueError:
+                pass
+            if isinstance(body, me.RigidBody):
+                exprs += list(body.central_inertia.to_matrix(body.frame))
+                exprs += list(body.frame.ang_vel_in(N).to_matrix(N))
+        for load in self.loads:
+            exprs += list(load.vector.to_matrix(N))
+            if isinstance(load, me.Force):
+                exprs += list(load.point.vel(N).to_matrix(N))
+        if self.potential_energy is not None:
+            exprs.append(self.potential_energy)
+        exprs += list(self.specified.values())
+        exprs += list(self.dependent_solutions.values())
+        symbols = set()
+        for e in exprs:
+            symbols |= sm.sympify(e).free_symbols
+        symbols.discard(t)
+        return symbols
+
+    def _validate(self):
+        problems = []
+        q_dep, u_dep = self.q_dep, self.u_dep
+        nh, nnh = len(self.holonomic_constraints), len(self.nonholonomic_constraints)
+        if len(q_dep) != nh:
+            problems.append(
+                f"{len(q_dep)} dependent coordinates {list(q_dep)} but {nh} "
+                f"holonomic constraints: they must be equal in number")
+        if len(u_dep) != nh + nnh:
+            problems.append(
+                f"{len(u_dep)} dependent speeds {list(u_dep)} but {nh} holonomic "
+                f"+ {nnh} nonholonomic constraints = {nh + nnh}: they must be "
+                f"equal in number")
+        if len(self.speeds) != len(self.coordinates):
+            problems.append(
+                f"{len(self.speeds)} speeds for {len(self.coordinates)} "
+                f"coordinates: declare one generalized speed per coordinate "
+                f"(dependent ones included)")
+        speeds_and_rates = list(self.speeds) + list(self.coordinate_rates)
+        for i, c in enumerate(self.nonholonomic_constraints):
+            if not _is_linear([c], speeds_and_rates):
+                problems.append(
+                    f"nonholonomic constraint {i} ({c}) is not linear in the "
+                    f"speeds")
+        kdes = self.kdes
+        qd = list(self.coordinate_rates)
+        if len(kdes) != len(qd):
+            problems.append(
+                f"{len(kdes)} kinematic differential equations for "
+                f"{len(qd)} coordinates: they cannot be solved for the "
+                f"coordinate rates")
+        elif not _is_linear(kdes, qd + list(self.speeds)):
+            problems.append(
+                "the kinematic differential equations are not linear in the "
+                "coordinate rates and speeds: they cannot be solved for the "
+                "coordinate rates")
+        # Constants without a value and unknown functions of time.
+        constants = self._free_constants()
+        missing = sorted(constants - set(self.parameters), key=str)
+        if missing:
+            problems.append(
+                f"constants without a value in parameters: {missing}")
+        known = set(self.coordinates) | set(self.speeds) | set(self.specified)
+        dyn = set()
+        exprs = list(kdes) + list(self.holonomic_constraints) + \
+            list(self.nonholonomic_constraints)
+        for body in self.bodies:
+            exprs += list(body.masscenter.vel(self.frame).to_matrix(self.frame))
+        for load in self.loads:
+            exprs += list(load.vector.to_matrix(self.frame))
+        for e in exprs:
+            dyn |= set(me.find_dynamicsymbols(sm.sympify(e)))
+        unknown = sorted((d for d in dyn if not isinstance(d, sm.Derivative)
+                          and d not in known), key=str)
+        if unknown:
+            problems.append(
+                f"functions of time that are neither coordinates, speeds nor "
+                f"specified: {unknown}")
+        if problems:
+            raise DeclarationError(
+                f"system {self.name!r} is inconsistent:\n- "
+                + "\n- ".join(problems))
+        # Solvability of the kinematic differential equations at the
+        # initial state (a symbolic determinant is too costly in general).
+        kin = self.kinematics
+        Kqd, _ = _linear_coefficients(kdes, qd)
+        num = self._numeric_subs_initial()
+        Kqd_n = np.array(Kqd.xreplace(num).evalf(), dtype=float)
+        if abs(np.linalg.det(Kqd_n)) < 1e-12:
+            raise DeclarationError(
+                f"system {self.name!r}: the kinematic differential equations "
+                f"cannot be solved for the coordinate rates (singular "
+                f"coefficient matrix at the initial state)")
+        if not kin.qdot:
+            raise DeclarationError(f"system {self.name!r} has no coordinates")
+        # The initial state must be consistent (raises on violation).
+        self.consistent_initial_state()
+
+    def _numeric_subs_initial(self):
+        d = dict(self.parameters)
+        for qi in self.coordinates:
+            d[qi] = self.initial_state.get(qi, 0.1)
+        for ui in self.speeds:
+            d[ui] = self.initial_state.get(ui, 0.0)
+        d[t] = 0.0
+        return d
+
+    # ------------------------------------------------------------------
+    # Numeric helpers: constraints, consistent states
+    # ------------------------------------------------------------------
+    @cached_property
+    def _constraint_functions(self):
+        """Lambdified constraint functions with parameters as an argument."""
+        q = list(self.coordinates)
+        u = list(self.speeds)
+        p = list(self.parameters)
+        qs = sm.symbols(f"_q0:{len(q)}")
+        us = sm.symbols(f"_u0:{len(u)}")
+        ts = sm.Symbol("_t")
+        qds = sm.symbols(f"_qd0:{len(q)}")
+        # Derivatives first: xreplace matches whole subtrees top-down, so
+        # q'(t) is replaced before its argument q(t) could be.
+        rep = {qi.diff(t): s for qi, s in zip(q, qds)} | dict(zip(q, qs)) \
+            | dict(zip(u, us)) | {t: ts}
+
+        def prep(expr):
+            expr = self.substitute_specified(expr)
+            return sm.Matrix(expr).xreplace(rep)
+
+        kin = self.kinematics
+        hol = prep(sm.Matrix(list(self.holonomic_constraints)))
+        nq_dep = len(self.q_dep)
+        dep_syms = qs[len(self.q_ind):]
+        jac = hol.jacobian(dep_syms) if nq_dep else sm.zeros(0, 0)
+        A = prep(kin.velocity_constraint_A)
+        b = prep(kin.velocity_constraint_b)
+        qdot = prep(sm.Matrix([kin.qdot[qi.diff(t)] for qi in q]))
+        args = [ts, list(qs), list(us), p]
+        f = {
+            "hol": sm.lambdify(args, hol, cse=True),
+            "hol_jac": sm.lambdify(args, jac, cse=True),
+            "A": sm.lambdify(args, A, cse=True),
+            "b": sm.lambdify(args, b, cse=True),
+            "qdot": sm.lambdify(args, qdot, cse=True),
+        }
+        uq = prep(sm.Matrix([kin.u_of_qdot[ui] for ui in u]))
+        f["u_of_qdot"] = sm.lambdify([ts, list(qs), list(qds), p], uq, cse=True)
+        return f
+
+    def parameter_vector(self, parameters: Mapping | None = None) -> np.ndarray:
+        """Default parameter values, overridden by ``parameters``."""
+        values = dict(self.parameters)
+        if parameters:
+            unknown = [k for k in parameters if sm.sympify(k) not in values]
+            if unknown:
+                raise ValueError(
+                    f"unknown parameters {unknown} for system {self.name!r}; "
+                    f"valid: {sorted(map(str, values))}")
+            values.update({sm.sympify(k): float(v) for k, v in parameters.items()})
+        return np.array([values[k] for k in self.parameters], dtype=float)
+
+    def holonomic_residual(self, t0, q, parameters=None) -> np.ndarray:
+        p = self.parameter_vector(parameters)
+        u = np.zeros(len(self.speeds))
+        return np.asarray(self._constraint_functions["hol"](t0, q, u, p),
+                          dtype=float).ravel()
+
+    def velocity_residual(self, t0, q, qd, parameters=None) -> np.ndarray:
+        """Residual of every velocity constraint at (t, q, q')."""
+        p = self.parameter_vector(parameters)
+        u = self.speeds_from_rates(t0, q, qd, parameters)
+        f = self._constraint_functions
+        A = np.asarray(f["A"](t0, q, u, p), dtype=float).reshape(-1, len(u))
+        b = np.asarray(f["b"](t0, q, u, p), dtype=float).ravel()
+        return A @ u + b
+
+    def speeds_from_rates(self, t0, q, qd, parameters=None) -> np.ndarray:
+        p = self.parameter_vector(parameters)
+        return np.asarray(self._constraint_functions["u_of_qdot"](t0, q, qd, p),
+                          dtype=float).ravel()
+
+    def rates_from_speeds(self, t0, q, u, parameters=None) -> np.ndarray:
+        p = self.parameter_vector(parameters)
+        return np.asarray(self._constraint_functions["qdot"](t0, q, u, p),
+                          dtype=float).ravel()
+
+    def solve_dependent_coordinates(self, t0, q_ind, guess, parameters=None,
+                                    tol=1e-13, maxiter=50) -> np.ndarray:
+        """Newton's method on the holonomic constraints for q_dep.
+
+        Raises
+        ------
+        ConstraintError
+            When Newton does not converge, with the final residual.
+        """
+        nind = len(self.q_ind)
+        if not self.q_dep:
+            return np.asarray(q_ind, dtype=float)
+        p = self.parameter_vector(parameters)
+        f = self._constraint_functions
+        q = np.concatenate([np.asarray(q_ind, float), np.asarray(guess, float)])
+        u = np.zeros(len(self.speeds))
+        res = np.inf
+        for _ in range(maxiter):
+            r = np.asarray(f["hol"](t0, q, u, p), dtype=float).ravel()
+            res = np.max(np.abs(r))
+            if res < tol:
+                return q
+            J = np.asarray(f["hol_jac"](t0, q, u, p), dtype=float).reshape(
+                len(r), len(q) - nind)
+            try:
+                step = np.linalg.solve(J, -r)
+            except np.linalg.LinAlgError:
+                break
+            q[nind:] += step
+            if np.max(np.abs(step)) < tol * (1 + np.max(np.abs(q))):
+                r = np.asarray(f["hol"](t0, q, u, p), dtype=float).ravel()
+                res = np.max(np.abs(r))
+                if res < 1e-10:
+                    return q
+        raise ConstraintError(
+            f"system {self.name!r}: the holonomic constraints cannot be "
+            f"satisfied for q_ind = {np.round(q_ind, 6).tolist()} (Newton "
+            f"residual {res:.3g})")
+
+    def solve_dependent_speeds(self, t0, q, u_ind, parameters=None) -> np.ndarray:
+        """All speeds from the independent ones and the velocity constraints."""
+        nu_ind = len(self.u_ind)
+        u = np.concatenate([np.asarray(u_ind, float),
+                            np.zeros(len(self.u_dep))])
+        if not self.u_dep:
+            return u
+        p = self.parameter_vector(parameters)
+        f = self._constraint_functions
+        A = np.asarray(f["A"](t0, q, u, p), dtype=float).reshape(-1, len(u))
+        b = np.asarray(f["b"](t0, q, u, p), dtype=float).ravel()
+        A_ind, A_dep = A[:, :nu_ind], A[:, nu_ind:]
+        cond = np.linalg.cond(A_dep)
+        if not np.isfinite(cond) or cond > 1e12:
+            raise ConstraintError(
+                f"system {self.name!r}: the velocity constraints cannot be "
+                f"solved for the dependent speeds at q = "
+                f"{np.round(q, 6).tolist()} (singular configuration, "
+                f"condition number {cond:.3g})")
+        u[nu_ind:] = np.linalg.solve(A_dep, -(A_ind @ u[:nu_ind] + b))
+        return u
+
+    def consistent_initial_state(self, parameters=None):
+        """(t0, q, q') at the declared initial state, dependent parts solved.
+
+        Raises
+        ------
+        DeclarationError
+            When the declared state violates a constraint (with residual).
+        """
+        t0 = 0.0
+        q_ind = np.array([self.initial_state.get(qi, 0.0) for qi in self.q_ind])
+        given_dep = [qi in self.initial_state for qi in self.q_dep]
+        guess = np.array([self.initial_state.get(qi, 0.0) for qi in self.q_dep])
+        if self.q_dep and all(given_dep):
+            q = np.concatenate([q_ind, guess])
+            res = self.holonomic_residual(t0, q, parameters)
+            if np.max(np.abs(res)) > 1e-8:
+                raise DeclarationError(
+                    f"system {self.name!r}: the initial state violates the "
+                    f"holonomic constraints (residual {res.tolist()})")
+        else:
+            try:
+                q = self.solve_dependent_coordinates(t0, q_ind, guess, parameters)
+            except ConstraintError as exc:
+                raise DeclarationError(
+                    f"system {self.name!r}: the initial state violates the "
+                    f"holonomic constraints: {exc}") from None
+        u_ind = np.array([self.initial_state.get(ui, 0.0) for ui in self.u_ind])
+        try:
+            u = self.solve_dependent_speeds(t0, q, u_ind, parameters)
+        except ConstraintError as exc:
+            raise DeclarationError(str(exc)) from None
+        if self.u_dep and all(ui in self.initial_state for ui in self.u_dep):
+            given = np.array([self.initial_state[ui] for ui in self.u_dep])
+            diff = given - u[len(self.u_ind):]
+            if np.max(np.abs(diff)) > 1e-8:
+                raise DeclarationError(
+                    f"system {self.name!r}: the initial state violates the "
+                    f"velocity constraints (dependent speeds given "
+                    f"{given.tolist()}, constraints require "
+                    f"{u[len(self.u_ind):].tolist()})")
+        qd = self.rates_from_speeds(t0, q, u, parameters)
+        return t0, q, qd
+
+    def random_state(self, seed=None, parameters=None):
+        """A random state consistent with every constraint.
+
+        Independent coordinates are drawn uniformly about the initial state
+        (half-width ``random_spread``), dependent ones solved by Newton from
+        the holonomic constraints, independent speeds drawn uniformly in
+        ``[-speed_scale, speed_scale]`` and dependent speeds solved from the
+        velocity constraints.  Reproducible from ``seed``.
+
+        Returns
+        -------
+        t : float
+        q : ndarray, all coordinates in ``coordinates`` order
+        qd : ndarray, their time derivatives
+        """
+        rng = np.random.default_rng(seed)
+        t0 = float(rng.uniform(0.0, 2.0)) if self.is_rheonomic else 0.0
+        _, q0, _ = self.consistent_initial_state(parameters)
+        nind = len(self.q_ind)
+        spread = np.array([
+            (self.random_spread.get(qi, 0.5)
+             if isinstance(self.random_spread, Mapping) else self.random_spread)
+            for qi in self.q_ind], dtype=float)
+        draw = rng.uniform(-1.0, 1.0, size=nind)
+        u_draw = rng.uniform(-1.0, 1.0, size=len(self.u_ind)) * self.speed_scale
+        last = None
+        for shrink in (1.0, 0.5, 0.25, 0.1, 0.03):
+            q_ind = q0[:nind] + shrink * spread * draw
+            try:
+                q = self.solve_dependent_coordinates(t0, q_ind, q0[nind:],
+                                                     parameters)
+                u = self.solve_dependent_speeds(t0, q, u_draw, parameters)
+            except ConstraintError as exc:
+                last = exc
+                continue
+            qd = self.rates_from_speeds(t0, q, u, parameters)
+            return t0, q, qd
+        raise ConstraintError(
+            f"system {self.name!r}: no consistent random state for seed "
+            f"{seed}: {last}")
