@@ -1,0 +1,42 @@
+"""Shared fixtures: derivations are cached per test session, since several
+test modules read the same (system, formulation) equations."""
+from __future__ import annotations
+
+import functools
+import os
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+from formulations import get_formulation
+from systems import get_system
+
+settings.register_profile(
+    "ci", max_examples=15, deadline=None, derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+settings.register_profile(
+    "dev", max_examples=50, deadline=None,
+    suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile(
+    "long", max_examples=500, deadline=None,
+    suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE",
+                                     "ci" if os.environ.get("CI") else "dev"))
+
+
+@functools.lru_cache(maxsize=None)
+def cached_system(name: str, options: tuple = ()):
+    return get_system(name, **dict(options))
+
+
+@functools.lru_cache(maxsize=None)
+def cached_eom(formulation: str, name: str, options: tuple = ()):
+    return get_formulation(formulation).derive(cached_system(name, options))
+
+
+@pytest.fixture(scope="session")
+def derive():
+    """``derive(formulation, system_name, **options)`` with a session cache."""
+    def _derive(formulation, name, **options):
+        return cached_eom(formulation, name, tuple(sorted(options.items())))
+    return _derive

@@ -1,0 +1,99 @@
+"""Every registered formulation against the reference ("kane") on every
+catalogue system: the same q'' at random consistent states.
+
+The list of formulations and of systems is read from the registries, so a
+new backend or a new system takes part without editing this file.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from formulations import FORMULATIONS, UnsupportedSystemError
+from systems import CATALOGUE
+
+from conftest import cached_eom, cached_system
+
+N_STATES = 20
+#: Variants of catalogue systems checked besides their defaults.
+VARIANTS = {
+    "n_link_pendulum": [(("angles", "absolute"), ("n", 3)),
+                        (("angles", "relative"), ("n", 3))],
+}
+
+
+def _cases():
+    for name in CATALOGUE:
+        for opts in VARIANTS.get(name, [()]):
+            for form in FORMULATIONS:
+                if form == "kane":
+                    continue
+                oid = "-".join(f"{k}={v}" for k, v in opts)
+                yield pytest.param(form, name, opts,
+                                   id=f"{form}-{name}" + (f"-{oid}" if oid else ""))
+
+
+def _relative_error(a, b):
+    scale = max(np.max(np.abs(b)), 1.0)
+    return float(np.max(np.abs(a - b)) / scale)
+
+
+@pytest.mark.parametrize("formulation,name,opts", list(_cases()))
+def test_same_accelerations_as_kane(formulation, name, opts):
+    ms = cached_system(name, opts)
+    try:
+        eom = cached_eom(formulation, name, opts)
+    except UnsupportedSystemError as exc:
+        # A refusal must say why; a peer's refusal is the peer's limitation.
+        assert str(exc), "an UnsupportedSystemError must carry a reason"
+        cls = FORMULATIONS[formulation]
+        if not cls.is_peer:
+            pytest.fail(f"{formulation} refused {name}: {exc}")
+        return
+    ref = cached_eom("kane", name, opts).numeric()
+    model = eom.numeric()
+    worst = 0.0
+    for seed in range(N_STATES):
+        t0, q, qd = ms.random_state(seed)
+        worst = max(worst, _relative_error(
+            model.coordinate_accelerations(t0, q, qd),
+            ref.coordinate_accelerations(t0, q, qd)))
+    assert worst < 1e-9, f"{formulation} vs kane on {name}: {worst:.3g}"
+
+
+@pytest.mark.parametrize("name", list(CATALOGUE))
+def test_kane_derives_every_catalogue_system(name):
+    eom = cached_eom("kane", name, ())
+    n_u = len(eom.system.speeds)
+    assert eom.mass_matrix.shape == (n_u, n_u)
+    t0, q, qd = eom.system.random_state(0)
+    qdd = eom.numeric().coordinate_accelerations(t0, q, qd)
+    assert qdd.shape == (len(eom.system.coordinates),)
+    assert np.all(np.isfinite(qdd))
+
+
+@pytest.mark.parametrize("formulation", list(FORMULATIONS))
+def test_rhs_returns_a_fresh_array(formulation):
+    """An integrator may keep a reference to an earlier derivative."""
+    try:
+        eom = cached_eom(formulation, "double_pendulum", ())
+    except UnsupportedSystemError:
+        pytest.fail(f"{formulation} must handle the double pendulum")
+    model = eom.numeric()
+    t0, q, qd = eom.system.random_state(3)
+    x = model.state_from(q, qd, t0)
+    first = model.rhs(t0, x)
+    kept = first.copy()
+    second = model.rhs(t0, x + 0.1)
+    assert first is not second
+    np.testing.assert_array_equal(first, kept)
+
+
+@pytest.mark.parametrize("formulation", list(FORMULATIONS))
+def test_state_round_trip(formulation):
+    eom = cached_eom(formulation, "double_pendulum", ())
+    model = eom.numeric()
+    t0, q, qd = eom.system.random_state(5)
+    q2, qd2 = model.coordinates_from(model.state_from(q, qd, t0), t0)
+    np.testing.assert_allclose(q2, q, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(qd2, qd, rtol=1e-12, atol=1e-12)
