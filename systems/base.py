@@ -471,17 +471,25 @@ class MechanicalSystem:
                 + "\n- ".join(problems))
         # Solvability of the kinematic differential equations at the
         # initial state (a symbolic determinant is too costly in general).
-        kin = self.kinematics
-        Kqd, _ = _linear_coefficients(kdes, qd)
+        if not qd:
+            raise DeclarationError(f"system {self.name!r} has no coordinates")
         num = self._numeric_subs_initial()
-        Kqd_n = np.array(Kqd.xreplace(num).evalf(), dtype=float)
-        if abs(np.linalg.det(Kqd_n)) < 1e-12:
+        for what, variables in (("coordinate rates", qd),
+                                ("speeds", list(self.speeds))):
+            K, _ = _linear_coefficients(kdes, variables)
+            K_n = np.array(K.xreplace(num).evalf(), dtype=float)
+            if abs(np.linalg.det(K_n)) < 1e-12:
+                raise DeclarationError(
+                    f"system {self.name!r}: the kinematic differential "
+                    f"equations cannot be solved for the {what} (singular "
+                    f"coefficient matrix at the initial state)")
+        try:
+            self.kinematics
+        except (sm.matrices.exceptions.NonInvertibleMatrixError,
+                ValueError) as exc:
             raise DeclarationError(
                 f"system {self.name!r}: the kinematic differential equations "
-                f"cannot be solved for the coordinate rates (singular "
-                f"coefficient matrix at the initial state)")
-        if not kin.qdot:
-            raise DeclarationError(f"system {self.name!r} has no coordinates")
+                f"cannot be solved for the coordinate rates ({exc})") from None
         # The initial state must be consistent (raises on violation).
         self.consistent_initial_state()
 

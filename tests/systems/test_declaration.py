@@ -1,0 +1,172 @@
+"""The declaration contract: bad declarations fail when constructed with a
+ValueError naming the problem; consistent random states are consistent."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import sympy as sm
+import sympy.physics.mechanics as me
+
+from systems import (CATALOGUE, ConstraintError, DeclarationError,
+                     MechanicalSystem, get_system)
+
+t = me.dynamicsymbols._t
+
+
+def _slider_on_circle(**overrides):
+    """A particle on a circle of radius r, described by redundant Cartesian
+    coordinates x (independent) and y (dependent), x^2 + y^2 = r^2."""
+    x, y = me.dynamicsymbols("x y")
+    vx, vy = me.dynamicsymbols("vx vy")
+    m, r, g = sm.symbols("m r g", positive=True)
+    N = me.ReferenceFrame("N")
+    O = me.Point("O")
+    O.set_vel(N, 0)
+    P = O.locatenew("P", x * N.x + y * N.y)
+    P.set_vel(N, vx * N.x + vy * N.y)
+    system = me.System(N, O)
+    system.add_coordinates(x)
+    system.add_coordinates(y, independent=False)
+    system.add_speeds(vx)
+    system.add_speeds(vy, independent=False)
+    system.add_kdes(vx - x.diff(), vy - y.diff())
+    system.add_holonomic_constraints(x**2 + y**2 - r**2)
+    system.add_bodies(me.Particle("P", P, m))
+    system.add_loads(me.Force(P, -m * g * N.y))
+    kwargs = dict(name="slider_on_circle", system=system,
+                  parameters={m: 1.0, r: 2.0, g: 9.81},
+                  initial_state={x: 1.0, vx: 0.3, y: -np.sqrt(3.0)})
+    kwargs.update(overrides)
+    return kwargs, (x, y, vx, vy, m, r, g, N, O, P, system)
+
+
+def test_a_consistent_declaration_builds_and_solves_dependent_parts():
+    kwargs, (x, y, *_rest) = _slider_on_circle()
+    ms = MechanicalSystem(**kwargs)
+    t0, q, qd = ms.consistent_initial_state()
+    # Independent derivation: y = -sqrt(r^2 - x^2), y' = -x x'/y.
+    assert q[1] == pytest.approx(-np.sqrt(4.0 - 1.0), abs=1e-12)
+    assert qd[1] == pytest.approx(-q[0] * qd[0] / q[1], rel=1e-12)
+
+
+def test_dependent_coordinates_must_match_holonomic_constraints():
+    kwargs, parts = _slider_on_circle()
+    system = parts[-1]
+    system.add_holonomic_constraints(parts[0] - 1)
+    with pytest.raises(DeclarationError, match="dependent coordinates"):
+        MechanicalSystem(**kwargs)
+
+
+def test_nonholonomic_constraint_must_be_linear_in_speeds():
+    kwargs, (x, y, vx, vy, *_rest, system) = _slider_on_circle()
+    system.holonomic_constraints = []
+    system.add_nonholonomic_constraints(vx**2 + vy - 1)
+    with pytest.raises(DeclarationError, match="not linear in the speeds"):
+        MechanicalSystem(**kwargs)
+
+
+def test_every_constant_needs_a_value():
+    kwargs, (x, y, vx, vy, m, r, g, *_rest) = _slider_on_circle()
+    kwargs["parameters"] = {m: 1.0, r: 2.0}
+    with pytest.raises(DeclarationError, match=r"constants without a value.*\[g\]"):
+        MechanicalSystem(**kwargs)
+
+
+def test_kdes_must_be_solvable_for_coordinate_rates():
+    kwargs, (x, y, vx, vy, *_rest, system) = _slider_on_circle()
+    # Both equations give x' only: y' cannot be solved for.
+    system.kdes = [vx - x.diff(), vy - 2 * x.diff()]
+    with pytest.raises(DeclarationError, match="cannot be solved for the coordinate rates"):
+        MechanicalSystem(**kwargs)
+
+
+def test_kdes_must_be_as_many_as_coordinates():
+    kwargs, (x, y, vx, vy, *_rest, system) = _slider_on_circle()
+    system.kdes = [vx - x.diff()]
+    with pytest.raises(DeclarationError, match="cannot be solved for the coordinate rates"):
+        MechanicalSystem(**kwargs)
+
+
+def test_initial_state_violating_a_constraint_reports_the_residual():
+    kwargs, (x, y, *_rest) = _slider_on_circle()
+    kwargs["initial_state"] = dict(kwargs["initial_state"]) | {y: -1.0}
+    # x^2 + y^2 - r^2 = 1 + 1 - 4 = -2
+    with pytest.raises(DeclarationError, match=r"violates the holonomic constraints \(residual \[-2\.0\]\)"):
+        MechanicalSystem(**kwargs)
+
+
+def test_initial_state_without_any_solution_is_refused():
+    kwargs, (x, y, vx, *_rest) = _slider_on_circle()
+    kwargs["initial_state"] = {x: 3.0, vx: 0.0}  # |x| > r: no y exists
+    with pytest.raises(DeclarationError, match="violates the holonomic constraints"):
+        MechanicalSystem(**kwargs)
+
+
+def test_unknown_function_of_time_is_refused():
+    kwargs, (x, y, vx, vy, m, r, g, N, O, P, system) = _slider_on_circle()
+    F = me.dynamicsymbols("F")
+    system.add_loads(me.Force(P, F * N.x))
+    with pytest.raises(DeclarationError, match=r"neither coordinates, speeds nor specified: \[F\(t\)\]"):
+        MechanicalSystem(**kwargs)
+
+
+def test_system_must_be_a_sympy_system():
+    with pytest.raises(TypeError, match="sympy.physics.mechanics.System"):
+        MechanicalSystem(name="x", system=object(), parameters={}, initial_state={})
+
+
+def test_unknown_catalogue_name_lists_valid_names():
+    with pytest.raises(ValueError, match="valid names: .*double_pendulum"):
+        get_system("no_such_system")
+
+
+def test_unknown_builder_option_lists_valid_options():
+    with pytest.raises(ValueError, match=r"valid options: \['n', 'angles'\]"):
+        get_system("n_link_pendulum", links=3)
+
+
+@pytest.mark.parametrize("bad", [0, -1, 2.5, True])
+def test_n_link_pendulum_rejects_bad_n(bad):
+    with pytest.raises(ValueError, match="positive integer"):
+        get_system("n_link_pendulum", n=bad)
+
+
+@pytest.mark.parametrize("name", list(CATALOGUE))
+def test_random_states_are_consistent_and_reproducible(name):
+    ms = get_system(name)
+    for seed in range(5):
+        t0, q, qd = ms.random_state(seed)
+        t1, q1, qd1 = ms.random_state(seed)
+        assert t0 == t1
+        np.testing.assert_array_equal(q, q1)
+        np.testing.assert_array_equal(qd, qd1)
+        if ms.holonomic_constraints:
+            assert np.max(np.abs(ms.holonomic_residual(t0, q))) < 1e-10
+        if ms.system.velocity_constraints.shape[0]:
+            assert np.max(np.abs(ms.velocity_residual(t0, q, qd))) < 1e-10
+    # Different seeds give different states.
+    assert not np.allclose(ms.random_state(0)[1], ms.random_state(1)[1])
+
+
+def test_random_state_of_redundant_system_satisfies_circle():
+    kwargs, _ = _slider_on_circle()
+    ms = MechanicalSystem(**kwargs)
+    for seed in range(10):
+        t0, q, qd = ms.random_state(seed)
+        assert q[0]**2 + q[1]**2 == pytest.approx(4.0, abs=1e-12)
+        assert q[0] * qd[0] + q[1] * qd[1] == pytest.approx(0.0, abs=1e-12)
+
+
+def test_dependent_coordinates_unreachable_raise_constraint_error():
+    kwargs, _ = _slider_on_circle()
+    ms = MechanicalSystem(**kwargs)
+    with pytest.raises(ConstraintError, match="cannot be satisfied"):
+        ms.solve_dependent_coordinates(0.0, [5.0], [-1.0])
+
+
+def test_fingerprint_changes_with_parameters_and_not_otherwise():
+    a = get_system("n_link_pendulum", n=2)
+    b = get_system("n_link_pendulum", n=2)
+    c = get_system("n_link_pendulum", n=2, angles="absolute")
+    assert a.fingerprint() == b.fingerprint()
+    assert a.fingerprint() != c.fingerprint()
