@@ -1,0 +1,381 @@
+"""The Gibbs-Appell equations, from the acceleration energy.
+
+For each body B (mass m, central inertia I, mass-centre acceleration a,
+angular velocity w and angular acceleration alpha in the inertial frame)
+the acceleration energy ("energy of accelerations", Gibbs' function) is
+
+    S_B = 1/2 m a.a + 1/2 alpha.I.alpha + alpha.(w x I.w)  (+ terms free of u')
+
+and S = sum_B S_B.  With the dependent speeds eliminated, S is a function of
+the independent speed rates u_r' (r = 1..p), and the equations of motion are
+
+    dS/du_r' = F~_r,     F~_r = F_r + sum_s F_s C_sr,
+
+with ``F_r`` the generalized active forces of all speeds and ``C`` from the
+velocity constraints ``A u + b = 0`` solved for the dependent speeds,
+``u_dep = C u_ind + c`` (``C = -A_dep^-1 A_ind``).  Differentiating the
+constraints once gives the dependent speed RATES,
+
+    u_dep' = C u_ind' + d,     d = -A_dep^-1 (A' u + b'),
+
+which is how they leave S.  Holonomic constraints enter the same way,
+through their differentiated (velocity) form; explicit time is kept
+wherever the declaration has it.
+
+Choices, and why
+----------------
+* **Terms dropped from S.**  Only the derivatives of S with respect to u'
+  enter the equations, so terms free of u' are irrelevant.  The rotational
+  part uses the issue's form above (the term 1/2 (w x I.w).I^-1.(w x I.w)
+  of the exact expression is free of u' and never formed).  The default
+  strategy ``"split"`` also drops the u'-free part of the translational term:
+  with ``a = a1 + a0`` (``a1`` linear in u', ``a0 = a(u'=0)``) it forms
+  ``1/2 m a1.a1 + m a1.a0``, and likewise ``alpha1``, ``alpha0``.  The
+  returned ``extras["acceleration_energy"]`` is the S so formed; it differs
+  from the full acceleration energy only by terms free of u'.
+* **Unknowns and state.**  The unknowns are the p independent speed rates
+  only: the mass matrix is p x p (two equations for the wheelbarrow, where
+  Kane's implementation here solves for all speed rates together with the
+  differentiated constraints).  The dependent speeds STAY in the state
+  (q, u): their rates ``C u_ind' + d`` are expressed through the unknowns in
+  ``state_rates`` and ``accelerations``.  Keeping them avoids substituting
+  ``u_dep = C u_ind + c`` (with the symbolic inverse of ``A_dep``) into
+  every velocity; inside S the dependent speeds appear only as state
+  values, which is exact on the constraint manifold because S is
+  differentiated with respect to rates only.  The state and coordinate maps
+  are then those of :func:`~formulations.base.speed_form`, and integrating
+  x' drifts off the velocity constraints exactly as Kane's state does
+  (``d/dt (A u + b) = 0`` holds to round-off).
+* **How S is formed** (option ``strategy``) dominates the cost; the
+  alternatives are implemented for measurement:
+
+  ``"split"`` (default)
+      per body, u'-free parts dropped (above), differentiated per body
+      without expansion; dependent rates substituted before S is formed.
+  ``"full"``
+      per body, S_B as written above (translational term in full),
+      differentiated per body without expansion.
+  ``"summed"``
+      as ``"full"``, but S summed over the bodies before differentiating.
+  ``"expanded"``
+      S summed and fully expanded into a polynomial in u' (the textbook
+      hand procedure), then differentiated.
+
+  and option ``elimination``: ``"substitute"`` (default; u_dep' replaced
+  by ``C u_ind' + d`` in a and alpha before S is formed) or ``"chain"`` (S
+  formed in all u'; ``dS/du_r' + sum_s C_sr dS/du_s'`` after
+  differentiation, then the dependent rates substituted).
+
+Measured cost (``python -m formulations.gibbs_appell``; seconds are the
+derivation's ``timings["total"]`` on the development machine, op counts
+``raw/cse`` of mass matrix and forcing from ``eom.op_counts``)::
+
+MEASURED_TABLE
+
+Extras published: ``acceleration_energy`` (S, in (t, q, u, u_ind')),
+``generalized_active_forces`` (the F~ column), ``dependent_speed_coefficients``
+(C), ``dependent_speed_rates`` ({u_dep': C u_ind' + d}).
+"""
+from __future__ import annotations
+
+import dataclasses
+import sys
+
+import sympy as sm
+import sympy.physics.mechanics as me
+
+from .base import Derivation, Formulation, register, speed_form
+from .kane import body_kinematics
+
+__all__ = ["GibbsAppell", "acceleration_energy", "benchmark"]
+
+t = me.dynamicsymbols._t
+
+STRATEGIES = ("split", "full", "summed", "expanded")
+ELIMINATIONS = ("substitute", "chain")
+
+
+def _sub_vec(vec, rep):
+    return vec.applyfunc(lambda e: e.xreplace(rep)) if vec != 0 else vec
+
+
+def _split(vec, zero):
+    """(vec - vec0, vec0) with vec0 = vec at zero speed rates."""
+    if vec == 0:
+        return vec, vec
+    vec0 = _sub_vec(vec, zero)
+    return vec - vec0, vec0
+
+
+def acceleration_energy(entry, *, drop_free_terms=True, zero=None):
+    """Acceleration energy of one body from its kinematics.
+
+    Parameters
+    ----------
+    entry : dict
+        ``{"body", "a", "w", "alpha"}`` as returned by
+        :func:`formulations.kane.body_kinematics` (``w`` and ``alpha`` are
+        None for a particle).
+    drop_free_terms : bool
+        Leave out the u'-free part of ``1/2 m a.a`` and of
+        ``1/2 alpha.I.alpha`` (then ``zero``, the substitution setting the
+        speed rates to zero, is required).  The term
+        ``1/2 (w x I.w).I^-1.(w x I.w)`` is never formed.
+
+    Returns
+    -------
+    sympy.Expr
+        ``1/2 m a.a + 1/2 alpha.I.alpha + alpha.(w x I.w)`` (up to terms
+        free of the speed rates).
+
+    Examples
+    --------
+    >>> import sympy as sm, sympy.physics.mechanics as me
+    >>> N = me.ReferenceFrame("N"); m = sm.Symbol("m")
+    >>> x = me.dynamicsymbols("x")
+    >>> P = me.Particle("P", me.Point("P"), m)
+    >>> acceleration_energy({"body": P, "a": x.diff(me.dynamicsymbols._t, 2) * N.x,
+    ...                      "w": None, "alpha": None}, drop_free_terms=False)
+    m*Derivative(x(t), (t, 2))**2/2
+    """
+    body = entry["body"]
+    a, w, alpha = entry["a"], entry["w"], entry["alpha"]
+    m = body.mass
+    if drop_free_terms:
+        if zero is None:
+            raise ValueError("drop_free_terms=True needs the zero substitution")
+        a1, a0 = _split(a, zero)
+        S = m * (a1.dot(a1) / 2 + a1.dot(a0)) if a1 != 0 else sm.S.Zero
+    else:
+        S = m * a.dot(a) / 2 if a != 0 else sm.S.Zero
+    if w is None:
+        return S
+    I = body.central_inertia
+    gyro = w.cross(I.dot(w))
+    if alpha == 0:
+        return S
+    if drop_free_terms:
+        al1, al0 = _split(alpha, zero)
+        if al1 != 0:
+            S += al1.dot(I.dot(al1)) / 2 + al1.dot(I.dot(al0) + gyro)
+    else:
+        S += alpha.dot(I.dot(alpha)) / 2 + alpha.dot(gyro)
+    return S
+
+
+def generalized_active_forces(system, speeds, qdot):
+    """F_r = sum_P v^P_r . R_P + sum_B w^B_r . T_B for every speed."""
+    N = system.frame
+    F = [sm.S.Zero] * len(speeds)
+    for load in system.loads:
+        if isinstance(load, me.Force):
+            v = _sub_vec(load.point.vel(N), qdot)
+        else:
+            v = _sub_vec(load.frame.ang_vel_in(N), qdot)
+        for r, u in enumerate(speeds):
+            vr = v.diff(u, N, var_in_dcm=False)
+            F[r] += load.vector.dot(vr)
+    return sm.Matrix(F)
+
+
+@register
+class GibbsAppell(Formulation):
+    """The Gibbs-Appell equations dS/du_r' = F~_r in the independent speeds.
+
+    Parameters
+    ----------
+    strategy : {"split", "full", "summed", "expanded"}
+        How the acceleration energy is formed (see the module docstring).
+    elimination : {"substitute", "chain"}
+        Whether the dependent speed rates are substituted before S is
+        formed or through the chain rule after differentiation.
+    count_ops : bool
+        As for every :class:`~formulations.base.Formulation`.
+
+    Examples
+    --------
+    >>> from formulations import get_formulation
+    >>> eom = get_formulation("gibbs_appell").derive("double_pendulum")
+    >>> eom.mass_matrix.shape
+    (2, 2)
+    """
+
+    name = "gibbs_appell"
+    version = "1"
+    summary = "Gibbs-Appell: dS/du_r' = F~_r, S the acceleration energy"
+    handles_holonomic = True
+    handles_nonholonomic = True
+    handles_rheonomic = True
+    uses_multipliers = False
+
+    def __init__(self, *, strategy: str = "split",
+                 elimination: str = "substitute", count_ops: bool = True):
+        super().__init__(count_ops=count_ops)
+        if not isinstance(strategy, str):
+            raise TypeError(f"strategy must be a str, not {type(strategy).__name__}")
+        if strategy not in STRATEGIES:
+            raise ValueError(
+                f"strategy must be one of {list(STRATEGIES)}, not {strategy!r}")
+        if not isinstance(elimination, str):
+            raise TypeError(
+                f"elimination must be a str, not {type(elimination).__name__}")
+        if elimination not in ELIMINATIONS:
+            raise ValueError(f"elimination must be one of {list(ELIMINATIONS)}, "
+                             f"not {elimination!r}")
+        self.strategy = strategy
+        self.elimination = elimination
+
+    @property
+    def options(self) -> dict:
+        return super().options | {"strategy": self.strategy,
+                                  "elimination": self.elimination}
+
+    def _derive(self, ms, stage) -> Derivation:
+        kin = ms.kinematics
+        qdot = dict(kin.qdot)
+        u = list(ms.speeds)
+        u_ind, u_dep = list(ms.u_ind), list(ms.u_dep)
+        p = len(u_ind)
+        ud = [ui.diff(t) for ui in u]
+        ud_ind, ud_dep = ud[:p], ud[p:]
+        with stage("constraints"):
+            A = sm.Matrix(kin.velocity_constraint_A)
+            b = sm.Matrix(kin.velocity_constraint_b)
+            if u_dep:
+                A_dep = A[:, p:]
+                C = A_dep.LUsolve(-A[:, :p])
+                # A u' + e = 0 is the velocity constraint differentiated once.
+                dvc = (A * sm.Matrix(u) + b).diff(t).xreplace(qdot)
+                e = dvc.xreplace({x: 0 for x in ud})
+                d = A_dep.LUsolve(-e)
+                dep_rates = {ud_dep[s]: (C[s, :] * sm.Matrix(ud_ind))[0] + d[s]
+                             for s in range(len(u_dep))}
+            else:
+                C = sm.zeros(0, p)
+                dep_rates = {}
+        with stage("kinematics"):
+            entries = body_kinematics(ms.system, qdot)
+            if self.elimination == "substitute" and dep_rates:
+                for entry in entries:
+                    entry["a"] = _sub_vec(entry["a"], dep_rates)
+                    if entry["alpha"] is not None:
+                        entry["alpha"] = _sub_vec(entry["alpha"], dep_rates)
+        # Differentiate with respect to plain symbols standing for u'.
+        rates = ud_ind if self.elimination == "substitute" else ud
+        zs = sm.symbols(f"_gz0:{len(rates)}")
+        to_z = dict(zip(rates, zs))
+        zero = {zi: 0 for zi in zs}
+        with stage("acceleration_energy"):
+            for entry in entries:
+                entry["a"] = _sub_vec(entry["a"], to_z)
+                if entry["alpha"] is not None:
+                    entry["alpha"] = _sub_vec(entry["alpha"], to_z)
+            drop = self.strategy == "split"
+            S_bodies = [acceleration_energy(en, drop_free_terms=drop, zero=zero)
+                        for en in entries]
+            if self.strategy in ("summed", "expanded"):
+                S_total = sm.Add(*S_bodies)
+                if self.strategy == "expanded":
+                    S_total = sm.expand(S_total)
+                S_parts = [S_total]
+            else:
+                S_total = sm.Add(*S_bodies)
+                S_parts = S_bodies
+        with stage("differentiation"):
+            G = sm.Matrix([sm.Add(*[sm.diff(S, zr) for S in S_parts])
+                           for zr in zs])
+            if self.elimination == "chain" and u_dep:
+                G = G[:p, :] + C.T * G[p:, :]
+                dep_z = {to_z[k]: v.xreplace(to_z) for k, v in dep_rates.items()}
+                G = G.xreplace(dep_z)
+                S_total = S_total.xreplace(dep_z)
+                zs = zs[:p]
+                zero = {zi: 0 for zi in zs}
+        with stage("generalized_active_forces"):
+            F = generalized_active_forces(ms.system, u, qdot)
+            Ft = F[:p, :] + C.T * F[p:, :]
+        with stage("assembly"):
+            M = G.jacobian(zs)
+            f = Ft - G.xreplace(zero)
+            from_z = {zi: ud_ind[i] for i, zi in enumerate(zs)}
+            M = M.xreplace(from_z)
+            f = f.xreplace(from_z)
+        base = speed_form(ms, M, f)
+        n_q = len(ms.coordinates)
+        state_rates = sm.Matrix(base.state_rates)
+        accelerations = sm.Matrix(base.accelerations)
+        if dep_rates:
+            state_rates = state_rates[:n_q + p, :].col_join(
+                sm.Matrix([dep_rates[x] for x in ud_dep]))
+            accelerations = accelerations.xreplace(dep_rates)
+        extras = {
+            "acceleration_energy": S_total.xreplace(from_z),
+            "generalized_active_forces": sm.ImmutableMatrix(Ft),
+            "dependent_speed_coefficients": sm.ImmutableMatrix(C),
+            "dependent_speed_rates": dep_rates,
+        }
+        return dataclasses.replace(
+            base, unknowns=tuple(ud_ind), state_rates=state_rates,
+            accelerations=accelerations, extras=extras)
+
+
+# ----------------------------------------------------------------------
+# Measurement of the strategies (rerun: python -m formulations.gibbs_appell)
+# ----------------------------------------------------------------------
+def benchmark(cases=None, variants=None, file=sys.stdout):
+    """Derivation seconds and op counts of the S strategies next to Kane's.
+
+    Parameters
+    ----------
+    cases : list of (system name, options dict), optional
+        Default: n_link_pendulum n = 3..8 (relative angles) and every other
+        catalogue system with its default options.
+    variants : list of (strategy, elimination), optional
+        Default: every strategy with ``"substitute"`` elimination, and
+        ``("split", "chain")``.
+
+    Returns
+    -------
+    list of dict
+        One row per (case, method): system, method, seconds, ops_raw,
+        ops_cse.  The table is printed to ``file`` as well.
+
+    Examples
+    --------
+    >>> rows = benchmark([("double_pendulum", {})], [("split", "substitute")],
+    ...                  file=None)
+    >>> sorted(r["method"] for r in rows)
+    ['gibbs_appell[split/substitute]', 'kane']
+    """
+    from systems import CATALOGUE, get_system
+    from .base import get_formulation
+    if cases is None:
+        cases = [("n_link_pendulum", {"n": n}) for n in range(3, 9)]
+        cases += [(name, {}) for name in CATALOGUE if name != "n_link_pendulum"]
+    if variants is None:
+        variants = [(s, "substitute") for s in STRATEGIES] + [("split", "chain")]
+    rows = []
+    for name, opts in cases:
+        ms = get_system(name, **opts)
+        label = name + "".join(f" {k}={v}" for k, v in opts.items())
+        methods = [("kane", get_formulation("kane"))]
+        methods += [(f"gibbs_appell[{s}/{e}]",
+                     GibbsAppell(strategy=s, elimination=e)) for s, e in variants]
+        for mname, form in methods:
+            eom = form.derive(ms)
+            rows.append({"system": label, "method": mname,
+                         "seconds": eom.timings["total"],
+                         "ops_raw": eom.op_counts["raw"],
+                         "ops_cse": eom.op_counts["cse"]})
+            if file is not None:
+                r = rows[-1]
+                print(f"{r['system']:<26} {r['method']:<36} "
+                      f"{r['seconds']:9.3f} {r['ops_raw']:>9} {r['ops_cse']:>7}",
+                      file=file, flush=True)
+    return rows
+
+
+if __name__ == "__main__":  # pragma: no cover
+    print(f"{'system':<26} {'method':<36} {'seconds':>9} {'ops_raw':>9} "
+          f"{'ops_cse':>7}")
+    benchmark()
