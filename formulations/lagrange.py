@@ -1,0 +1,303 @@
+"""Lagrange's equations of the second kind with multipliers, in ALL
+declared coordinates.
+
+For coordinates q (independent and dependent alike), the kinetic energy
+T(t, q, q') of the declared bodies and the generalized forces Q of the
+declared loads,
+
+    d/dt(dT/dq') - dT/dq = Q + C^T lambda,
+    C(t, q) q'' = gamma(t, q, q'),
+
+where the rows of ``C q' + c = 0`` are every velocity constraint written in
+coordinate rates: the time derivatives of the holonomic constraints
+``Phi(t, q) = 0`` (so ``C = Phi_q`` there) followed by the nonholonomic
+constraints, and ``gamma`` comes from differentiating those rows once more.
+There is one multiplier per holonomic and per nonholonomic constraint, and
+``C^T lambda`` is the generalized constraint force.  The unknowns are
+``(q'', lambda)`` and the augmented system is
+
+    [[M, -C^T], [C, 0]] [q''; lambda] = [f; gamma],
+
+with ``M = d^2 T / dq'^2`` and ``f = Q + dT/dq - (d/dt dT/dq')|_{q''=0}``.
+
+Choices
+-------
+* Kinetic energy only, every load as a generalized force.  The declaration's
+  loads already hold every force (gravity and springs included) and its
+  ``potential_energy`` is informational; writing ``L = T - V`` would count
+  the conservative forces twice unless their loads were dropped, and which
+  loads those are cannot be told reliably from a declaration.  So
+  ``Q_j = sum_P F_P . dv_P/dq'_j + sum_B T_B . dw_B/dq'_j``.
+* Declarations are written in generalized speeds u; velocities, angular
+  velocities and loads are converted to (t, q, q') through the kinematic
+  differential equations (``ms.kinematics.u_of_qdot``), so systems whose
+  speeds are not coordinate rates (body angular rates of a rolling disc)
+  are handled in coordinate rates.
+* Explicit time and prescribed functions of time stay in the equations
+  (rheonomic systems); the numeric layer substitutes ``specified``.
+* Optional Baumgarte stabilization, ``baumgarte=(alpha, beta)``: the
+  acceleration-level constraint rows become
+  ``C q'' = gamma - 2 alpha g - beta^2 Phi`` with ``g = C q' + c`` the
+  velocity-level residual (the ``beta^2 Phi`` term on holonomic rows only).
+  On states that satisfy the constraints the added terms vanish, so the
+  accelerations are unchanged there; off the constraint manifold they pull
+  the residuals back with the stated gains.
+
+Constraint forces
+-----------------
+A declared :class:`systems.ConstraintForce` is recovered from the
+multipliers when some coordinate q_k moves exactly the force's auxiliary
+motion: the partial velocity of every body in ``cf.bodies`` (and of
+``cf.points``) with respect to q_k' equals the auxiliary velocity
+(``direction``, or ``direction x r`` for a torque; angular partial velocity
+zero or ``direction``), and every other body has zero partial velocities.
+The force is then the generalized constraint force of that coordinate,
+``(C^T lambda)_k``.  Declarations that model a joint's reaction with an
+extra coordinate held by a holonomic constraint get their reactions this
+way; others are listed in ``extras["unrecovered_constraint_forces"]``.
+
+Extras published: ``kinetic_energy`` (in t, q, q'), ``generalized_forces``
+(Q), ``constraint_jacobian`` (C), ``constraint_bias`` (gamma without
+stabilization), ``n_dynamic_equations``, ``baumgarte`` and, where any is
+recovered, ``constraint_forces`` (name -> expression in t, q, q', q'',
+lambda).
+"""
+from __future__ import annotations
+
+import numbers
+
+import sympy as sm
+import sympy.physics.mechanics as me
+
+from .base import Derivation, Formulation, rate_form, register
+
+__all__ = ["Lagrange"]
+
+t = me.dynamicsymbols._t
+
+
+def _sub_vec(vec, rep):
+    return vec.applyfunc(lambda e: e.xreplace(rep)) if vec != 0 else vec
+
+
+def _check_gains(baumgarte):
+    if baumgarte is None:
+        return None
+    if (not isinstance(baumgarte, (tuple, list)) or len(baumgarte) != 2
+            or not all(isinstance(g, numbers.Real)
+                       and not isinstance(g, bool) for g in baumgarte)):
+        raise TypeError(
+            f"baumgarte must be None or a pair of real gains (alpha, beta), "
+            f"not {baumgarte!r}")
+    alpha, beta = (float(g) for g in baumgarte)
+    if alpha < 0 or beta < 0:
+        raise ValueError(
+            f"baumgarte gains must be non-negative (alpha >= 0, beta >= 0), "
+            f"not {baumgarte!r}")
+    return alpha, beta
+
+
+@register
+class Lagrange(Formulation):
+    """Lagrange's equations with one multiplier per constraint.
+
+    Parameters
+    ----------
+    baumgarte : (float, float), optional
+        Gains ``(alpha, beta)`` of Baumgarte's stabilization added to the
+        acceleration-level constraint rows; ``None`` (default) for none.
+    count_ops : bool
+        See :class:`~formulations.base.Formulation`.
+
+    Examples
+    --------
+    >>> from formulations import get_formulation
+    >>> eom = get_formulation("lagrange").derive("double_pendulum")
+    >>> eom.n_equations, eom.n_multipliers
+    (2, 0)
+    >>> stab = get_formulation("lagrange", baumgarte=(5.0, 5.0))
+    >>> stab.options["baumgarte"]
+    (5.0, 5.0)
+    """
+
+    name = "lagrange"
+    version = "1"
+    summary = ("Lagrange's equations in all coordinates, one multiplier per "
+               "constraint: [[M, -C^T], [C, 0]] [q''; lambda] = [f; gamma]")
+    handles_holonomic = True
+    handles_nonholonomic = True
+    handles_rheonomic = True
+    uses_multipliers = True
+
+    def __init__(self, *, baumgarte=None, count_ops: bool = True):
+        super().__init__(count_ops=count_ops)
+        self.baumgarte = _check_gains(baumgarte)
+
+    @property
+    def options(self) -> dict:
+        return super().options | {"baumgarte": self.baumgarte}
+
+    def _derive(self, ms, stage) -> Derivation:
+        N = ms.frame
+        kin = ms.kinematics
+        u_map = dict(kin.u_of_qdot)
+        q = list(ms.coordinates)
+        qd = [qi.diff(t) for qi in q]
+        n = len(q)
+        # Plain symbols for q and q' make the partial derivatives cheap and
+        # leave time only where it is explicit (or in prescribed functions).
+        Q = [sm.Dummy(f"q{i}") for i in range(n)]
+        QD = [sm.Dummy(f"qd{i}") for i in range(n)]
+        to_plain = dict(zip(qd, QD)) | dict(zip(q, Q))
+        back = dict(zip(Q, q)) | dict(zip(QD, qd))
+
+        def plain(expr):
+            # Derivatives before their arguments: xreplace is top-down and
+            # q'(t) contains q(t).
+            return sm.sympify(expr).xreplace(u_map).xreplace(to_plain)
+
+        with stage("kinetic_energy"):
+            T = sm.S.Zero
+            for body in ms.bodies:
+                v = _sub_vec(body.masscenter.vel(N), u_map)
+                T += body.mass * v.dot(v) / 2
+                if isinstance(body, me.RigidBody):
+                    w = _sub_vec(body.frame.ang_vel_in(N), u_map).express(
+                        body.frame)
+                    T += w.dot(body.central_inertia.dot(w)) / 2
+            T = plain(T)
+
+        with stage("generalized_forces"):
+            Qgen = [sm.S.Zero] * n
+            for load in ms.loads:
+                if isinstance(load, me.Force):
+                    vel = _sub_vec(load.point.vel(N), u_map)
+                else:
+                    vel = _sub_vec(load.frame.ang_vel_in(N), u_map)
+                vec = _sub_vec(load.vector, u_map)
+                for j in range(n):
+                    partial = vel.diff(qd[j], N, var_in_dcm=False)
+                    if partial != 0:
+                        Qgen[j] += plain(vec.dot(partial))
+            Qgen = sm.Matrix(Qgen)
+
+        with stage("lagrange_operator"):
+            p = sm.Matrix([T.diff(s) for s in QD])
+            M = sm.zeros(n, n)
+            for i in range(n):
+                for j in range(i, n):
+                    M[i, j] = M[j, i] = p[i].diff(QD[j])
+            # d/dt(dT/dq') at q'' = 0: through q, and through explicit time
+            # (t itself and prescribed functions of t).
+            dp = p.jacobian(Q) * sm.Matrix(QD) + p.diff(t)
+            dTdq = sm.Matrix([T.diff(s) for s in Q])
+            f_dyn = Qgen + dTdq - dp
+
+        with stage("constraints"):
+            hol = sm.Matrix([plain(c) for c in ms.holonomic_constraints])
+            nonhol = sm.Matrix([plain(c) for c in ms.nonholonomic_constraints])
+            nh, nn = len(hol), len(nonhol)
+            if nh:
+                C_h = hol.jacobian(Q)
+                g_h = C_h * sm.Matrix(QD) + hol.diff(t)
+            else:
+                C_h, g_h = sm.zeros(0, n), sm.zeros(0, 1)
+            if nn:
+                C_n = nonhol.jacobian(QD)
+                g_n = nonhol
+            else:
+                C_n, g_n = sm.zeros(0, n), sm.zeros(0, 1)
+            C = C_h.col_join(C_n)
+            g = g_h.col_join(g_n)
+            m = nh + nn
+            if m:
+                # g is linear in q', so its total derivative is
+                # C q'' + g_q q' + g_t.
+                gamma = -(g.jacobian(Q) * sm.Matrix(QD) + g.diff(t))
+            else:
+                gamma = sm.zeros(0, 1)
+            gamma_stab = gamma
+            if m and self.baumgarte is not None:
+                alpha, beta = (sm.Float(x) for x in self.baumgarte)
+                phi = hol.col_join(sm.zeros(nn, 1))
+                gamma_stab = gamma - 2 * alpha * g - beta**2 * phi
+
+        with stage("assembly"):
+            lam = list(me.dynamicsymbols(f"lambda1:{m + 1}")) if m else []
+            mass = M.row_join(-C.T).col_join(C.row_join(sm.zeros(m, m))) \
+                if m else M
+            forcing = f_dyn.col_join(gamma_stab) if m else f_dyn
+            mass = mass.xreplace(back)
+            forcing = forcing.xreplace(back)
+
+        with stage("constraint_forces"):
+            generalized_reaction = (C.xreplace(back).T * sm.Matrix(lam)
+                                    if m else sm.zeros(n, 1))
+            forces, missing = _recover_constraint_forces(
+                ms, u_map, qd, generalized_reaction)
+
+        extras = {
+            "kinetic_energy": T.xreplace(back),
+            "generalized_forces": sm.ImmutableMatrix(Qgen.xreplace(back)),
+            "constraint_jacobian": sm.ImmutableMatrix(C.xreplace(back)),
+            "constraint_bias": sm.ImmutableMatrix(gamma.xreplace(back)),
+            "n_dynamic_equations": n,
+            "baumgarte": self.baumgarte,
+        }
+        if forces:
+            extras["constraint_forces"] = forces
+        if missing:
+            extras["unrecovered_constraint_forces"] = tuple(missing)
+        return rate_form(ms, mass, forcing, multipliers=lam, extras=extras)
+
+
+def _is_zero_vector(vec, frame) -> bool:
+    if vec == 0:
+        return True
+    return all(sm.simplify(e) == 0 for e in vec.to_matrix(frame))
+
+
+def _recover_constraint_forces(ms, u_map, qd, reaction):
+    """Declared constraint forces whose auxiliary motion is a coordinate's."""
+    N = ms.frame
+    found, missing = {}, []
+    for cf in ms.constraint_forces:
+        moving = set(cf.bodies)
+        points = [b.masscenter for b in cf.bodies] + list(cf.points)
+
+        def v_aux(X):
+            if cf.kind == "force":
+                return cf.direction
+            return cf.direction.cross(X.pos_from(cf.point))
+
+        w_aux = 0 if cf.kind == "force" else cf.direction
+        match = None
+        for k, qdk in enumerate(qd):
+            ok = True
+            for X in points:
+                pv = _sub_vec(X.vel(N), u_map).diff(qdk, N, var_in_dcm=False)
+                if not _is_zero_vector(pv - v_aux(X), N):
+                    ok = False
+                    break
+            for body in ms.bodies if ok else ():
+                if isinstance(body, me.RigidBody):
+                    pw = _sub_vec(body.frame.ang_vel_in(N), u_map).diff(
+                        qdk, N, var_in_dcm=False)
+                    if not _is_zero_vector(
+                            pw - (w_aux if body in moving else 0), N):
+                        ok = False
+                        break
+                if body not in moving:
+                    pv = _sub_vec(body.masscenter.vel(N), u_map).diff(
+                        qdk, N, var_in_dcm=False)
+                    if not _is_zero_vector(pv, N):
+                        ok = False
+                        break
+            if ok:
+                match = k
+                break
+        if match is None:
+            missing.append(cf.name)
+        else:
+            found[cf.name] = reaction[match]
+    return found, missing
