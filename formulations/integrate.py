@@ -1,0 +1,497 @@
+"""Integration of any formulation's equations with controlled constraint
+drift.
+
+Every formulation integrates an index-1 form: the constraints enter only at
+acceleration level (differentiated holonomic constraints, or dependent
+speeds solved from the velocity constraints), so numerical errors make the
+position- and velocity-level residuals drift.  :func:`integrate` offers two
+remedies:
+
+``stabilization="projection"`` (default, works for every formulation)
+    The time span is split into segments of at most ``projection_interval``
+    seconds (and at every output time).  At the end of each segment the
+    coordinates are projected onto ``Phi(t, q) = 0`` by Gauss-Newton steps
+    of minimal Euclidean norm, ``q <- q - Phi_q^+ Phi``, and the rates onto
+    the velocity constraints ``B(t, q) q' + c = 0`` by
+    ``q' <- q' - B^+ (B q' + c)``; integration restarts from the projected
+    state with the last step size, so a restart costs about one extra
+    evaluation.
+``stabilization="baumgarte"``
+    Baumgarte's stabilization written into the equations themselves: the
+    model must come from ``get_formulation("lagrange", baumgarte=(alpha,
+    beta))``, whose acceleration-level constraint rows carry
+    ``-2 alpha Phi' - beta^2 Phi``.  Nothing is projected.
+``stabilization=None``
+    Plain integration, to observe the drift.
+
+States are reported at output times as the integrator reached them, before
+any projection, so the residuals in the result are the drift the
+trajectory actually shows, not the (near zero) residual after projection.
+"""
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass
+from typing import Mapping
+
+import numpy as np
+import sympy as sm
+import sympy.physics.mechanics as me
+from scipy.integrate import solve_ivp
+
+from systems.base import ConstraintError
+
+from .base import EquationsOfMotion
+from .numeric import NumericModel, SingularConfigurationError
+
+__all__ = ["integrate", "IntegrationResult", "project_state",
+           "STABILIZATIONS"]
+
+t = me.dynamicsymbols._t
+
+#: Valid values of ``stabilization``.
+STABILIZATIONS = ("projection", "baumgarte", None)
+
+
+@dataclass(frozen=True, eq=False)
+class IntegrationResult:
+    """A trajectory with its constraint residuals.
+
+    Attributes
+    ----------
+    t : ndarray, shape (n_points,)
+    q, qd : ndarray, shape (n_points, n_coordinates)
+        All coordinates (``system.coordinates`` order) and their rates.
+    holonomic_residual : ndarray, shape (n_points, n_holonomic)
+        ``Phi(t, q)`` along the trajectory.
+    velocity_residual : ndarray, shape (n_points, n_velocity_constraints)
+        Every velocity constraint (differentiated holonomic ones, then
+        nonholonomic ones) along the trajectory.
+    nfev : int
+        Evaluations of the right-hand side (projection costs none).
+    success : bool
+    message : str
+    stabilization : str or None
+    n_projections : int
+        Projections performed (0 unless ``stabilization="projection"``).
+    system, formulation : str
+        Names, for reports.
+    """
+
+    t: np.ndarray
+    q: np.ndarray
+    qd: np.ndarray
+    holonomic_residual: np.ndarray
+    velocity_residual: np.ndarray
+    nfev: int
+    success: bool
+    message: str
+    stabilization: str | None
+    n_projections: int
+    system: str
+    formulation: str
+
+    @property
+    def max_holonomic_residual(self) -> float:
+        r = self.holonomic_residual
+        return float(np.max(np.abs(r))) if r.size else 0.0
+
+    @property
+    def max_velocity_residual(self) -> float:
+        r = self.velocity_residual
+        return float(np.max(np.abs(r))) if r.size else 0.0
+
+    def __repr__(self):
+        return (f"IntegrationResult(system={self.system!r}, "
+                f"formulation={self.formulation!r}, points={len(self.t)}, "
+                f"t_final={self.t[-1]:.6g}, nfev={self.nfev}, "
+                f"success={self.success}, stabilization={self.stabilization!r}, "
+                f"max_holonomic_residual={self.max_holonomic_residual:.3g}, "
+                f"max_velocity_residual={self.max_velocity_residual:.3g})")
+
+
+# ----------------------------------------------------------------------
+# Constraint functions in (t, q, q') for projection
+# ----------------------------------------------------------------------
+_PROJECTORS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _projection_functions(ms):
+    """Lambdified Phi, Phi_q, B, c of one declaration (cached per object)."""
+    try:
+        return _PROJECTORS[ms]
+    except KeyError:
+        pass
+    q = list(ms.coordinates)
+    n = len(q)
+    Ts = sm.Symbol("_t")
+    Q = sm.symbols(f"_q0:{n}")
+    QD = sm.symbols(f"_qd0:{n}")
+    P = list(ms.parameters)
+    u_map = dict(ms.kinematics.u_of_qdot)
+    rep = {qi.diff(t): s for qi, s in zip(q, QD)} | dict(zip(q, Q))
+
+    def plain(exprs):
+        m = sm.Matrix([sm.sympify(e).xreplace(u_map) for e in exprs])
+        m = ms.substitute_specified(m) if ms.specified else m
+        return m.xreplace(rep)
+
+    hol = plain(ms.holonomic_constraints)
+    nonhol = plain(ms.nonholonomic_constraints)
+    if len(hol):
+        # Explicit time derivative after the prescribed functions are
+        # substituted, so it is a plain derivative in _t.
+        jac = hol.jacobian(Q)
+        vel = jac * sm.Matrix(QD) + hol.xreplace({t: Ts}).diff(Ts)
+    else:
+        jac = sm.zeros(0, n)
+        vel = sm.zeros(0, 1)
+    vel = vel.col_join(nonhol) if len(nonhol) else vel
+    vel = vel.xreplace({t: Ts})
+    hol = hol.xreplace({t: Ts})
+    jac = jac.xreplace({t: Ts})
+    B = vel.jacobian(QD) if len(vel) else sm.zeros(0, n)
+    c = vel.xreplace({s: 0 for s in QD}) if len(vel) else sm.zeros(0, 1)
+    args = [Ts, list(Q), P]
+    funcs = {
+        "n_hol": len(hol), "n_vel": len(vel), "n": n,
+        "phi": sm.lambdify(args, hol, cse=True),
+        "phi_q": sm.lambdify(args, jac, cse=True),
+        "B": sm.lambdify(args, B, cse=True),
+        "c": sm.lambdify(args, c, cse=True),
+    }
+    _PROJECTORS[ms] = funcs
+    return funcs
+
+
+def _describe(ms, q):
+    names = [str(c).replace("(t)", "") for c in ms.coordinates]
+    return ", ".join(f"{n}={v:.6g}" for n, v in zip(names, q))
+
+
+def project_state(system, t0, q, qd, parameters=None, *, tol=1e-12,
+                  maxiter=20):
+    """Project (q, q') onto the position and velocity constraints.
+
+    Minimal-norm corrections: Gauss-Newton ``q <- q - Phi_q^+ Phi(t, q)``
+    until ``max |Phi| <= tol``, then ``q' <- q' - B^+ (B q' + c)`` with the
+    velocity constraints written as ``B(t, q) q' + c(t, q) = 0``.
+
+    Parameters
+    ----------
+    system : MechanicalSystem
+    t0 : float
+    q, qd : array_like
+        All coordinates and their rates.
+    parameters : mapping or array_like, optional
+        Parameter values (a mapping of overrides, or the full vector in
+        ``system.parameters`` order).
+    tol : float
+        Tolerance on the holonomic residual.
+    maxiter : int
+        Gauss-Newton iterations before giving up.
+
+    Returns
+    -------
+    q, qd : ndarray
+        Projected copies.
+
+    Raises
+    ------
+    ConstraintError
+        When the iteration does not converge (a configuration where the
+        constraints cannot be met or their Jacobian is singular), naming it.
+
+    Examples
+    --------
+    >>> from systems import get_system
+    >>> ms = get_system("four_bar")
+    >>> t0, q, qd = ms.random_state(seed=0)
+    >>> q2, qd2 = project_state(ms, t0, q + 1e-6, qd)
+    >>> bool(abs(ms.holonomic_residual(t0, q2)).max() < 1e-12)
+    True
+    """
+    f = _projection_functions(system)
+    if parameters is None or isinstance(parameters, Mapping):
+        p = system.parameter_vector(parameters)
+    else:
+        p = np.asarray(parameters, dtype=float)
+    n = f["n"]
+    q = np.array(q, dtype=float)
+    qd = np.array(qd, dtype=float)
+    if f["n_hol"]:
+        res = np.inf
+        for _ in range(maxiter):
+            r = np.asarray(f["phi"](t0, q, p), dtype=float).ravel()
+            res = np.max(np.abs(r))
+            if res <= tol:
+                break
+            J = np.asarray(f["phi_q"](t0, q, p), dtype=float).reshape(-1, n)
+            q -= np.linalg.lstsq(J, r, rcond=None)[0]
+        else:
+            raise ConstraintError(
+                f"system {system.name!r}: cannot project onto the holonomic "
+                f"constraints at t={t0:.6g}, {_describe(system, q)} "
+                f"(residual {res:.3g} after {maxiter} iterations)")
+    if f["n_vel"]:
+        B = np.asarray(f["B"](t0, q, p), dtype=float).reshape(-1, n)
+        c = np.asarray(f["c"](t0, q, p), dtype=float).ravel()
+        qd -= np.linalg.lstsq(B, B @ qd + c, rcond=None)[0]
+    return q, qd
+
+
+# ----------------------------------------------------------------------
+# Integration
+# ----------------------------------------------------------------------
+def _resolve_model(eom_or_model, parameters):
+    if isinstance(eom_or_model, EquationsOfMotion):
+        return eom_or_model.numeric(parameters)
+    if isinstance(eom_or_model, NumericModel):
+        if parameters is not None:
+            return NumericModel(eom_or_model.eom, parameters)
+        return eom_or_model
+    raise TypeError(
+        f"eom_or_model must be an EquationsOfMotion or a NumericModel, not "
+        f"{type(eom_or_model).__name__}")
+
+
+def _check_initial(ms, t0, q, qd, pmap, tol):
+    n = len(ms.coordinates)
+    q = np.asarray(q, dtype=float).ravel()
+    qd = np.asarray(qd, dtype=float).ravel()
+    if q.shape != (n,) or qd.shape != (n,):
+        raise ValueError(
+            f"initial_state of {ms.name!r} needs {n} coordinates and {n} "
+            f"rates ({[str(c) for c in ms.coordinates]}), got {q.size} and "
+            f"{qd.size}")
+    hol = ms.holonomic_residual(t0, q, pmap)
+    vel = ms.velocity_residual(t0, q, qd, pmap)
+    bad = []
+    if hol.size and np.max(np.abs(hol)) > tol:
+        bad.append(f"holonomic residual {np.max(np.abs(hol)):.3g}")
+    if vel.size and np.max(np.abs(vel)) > tol:
+        bad.append(f"velocity residual {np.max(np.abs(vel)):.3g}")
+    if bad:
+        raise ConstraintError(
+            f"inconsistent initial state of {ms.name!r} at t={t0:.6g}, "
+            f"{_describe(ms, q)}: {' and '.join(bad)} exceed {tol:.1g}; "
+            f"start from system.consistent_initial_state() or "
+            f"system.random_state(seed), or project with project_state()")
+    return q, qd
+
+
+def integrate(eom_or_model, t_final, *, method="DOP853", rtol=1e-10,
+              atol=1e-10, t_eval=None, stabilization="projection",
+              initial_state=None, parameters=None, projection_interval=0.5,
+              projection_tol=1e-12, consistency_tol=1e-8, max_step=np.inf):
+    """Integrate a formulation's equations of motion from a consistent state.
+
+    Parameters
+    ----------
+    eom_or_model : EquationsOfMotion or NumericModel
+        Any formulation's equations (``get_formulation(name).derive(sys)``)
+        or their numeric model.
+    t_final : float
+        End time; integration starts at the initial state's time.
+    method : str
+        A ``scipy.integrate.solve_ivp`` method.
+    rtol, atol : float
+        Integrator tolerances.
+    t_eval : array_like, optional
+        Output times.  Default: every segment boundary (every
+        ``projection_interval``), or the integrator's own steps when nothing
+        is projected.
+    stabilization : {"projection", "baumgarte", None}
+        See the module documentation.  ``"baumgarte"`` needs equations
+        derived with ``get_formulation("lagrange", baumgarte=(alpha, beta))``.
+    initial_state : (t0, q, qd), optional
+        Start here instead of ``system.consistent_initial_state()``; must
+        satisfy the constraints within ``consistency_tol``.
+    parameters : mapping, optional
+        Parameter overrides (as in ``system.parameter_vector``).
+    projection_interval : float
+        Longest time between projections (seconds).
+    projection_tol : float
+        Holonomic residual the projection reaches.
+    consistency_tol : float
+        Largest constraint residual accepted in ``initial_state``.
+    max_step : float
+        Passed to ``solve_ivp``.
+
+    Returns
+    -------
+    IntegrationResult
+
+    Raises
+    ------
+    ConstraintError
+        For an initial state that violates the constraints (naming it).
+    SingularConfigurationError
+        When the equations cannot be solved at a configuration met at the
+        start or along the way (e.g. a linkage at a dead point), naming it.
+    ValueError
+        For an unknown ``stabilization`` or ``"baumgarte"`` without gains.
+
+    Examples
+    --------
+    >>> from formulations import get_formulation
+    >>> from formulations.integrate import integrate
+    >>> eom = get_formulation("lagrange").derive("four_bar")
+    >>> res = integrate(eom, 1.0)
+    >>> res.success, bool(res.max_holonomic_residual < 1e-8)
+    (True, True)
+    """
+    if stabilization not in STABILIZATIONS:
+        raise ValueError(
+            f"stabilization must be one of {list(STABILIZATIONS)}, not "
+            f"{stabilization!r}")
+    model = _resolve_model(eom_or_model, parameters)
+    eom, ms = model.eom, model.system
+    if stabilization == "baumgarte" and not eom.options.get("baumgarte"):
+        raise ValueError(
+            f"stabilization='baumgarte' needs equations with Baumgarte gains: "
+            f"derive them with get_formulation('lagrange', "
+            f"baumgarte=(alpha, beta)); {eom.formulation!r} was derived with "
+            f"options {dict(eom.options)}")
+    if not (isinstance(projection_interval, (int, float))
+            and projection_interval > 0):
+        raise ValueError(
+            f"projection_interval must be a positive number, not "
+            f"{projection_interval!r}")
+    pmap = dict(zip(ms.parameters, model.p))
+    if initial_state is None:
+        t0, q0, qd0 = ms.consistent_initial_state(pmap)
+    else:
+        try:
+            t0, q0, qd0 = initial_state
+        except (TypeError, ValueError):
+            raise TypeError(
+                "initial_state must be a tuple (t0, q, qd)") from None
+        t0 = float(t0)
+        q0, qd0 = _check_initial(ms, t0, q0, qd0, pmap, consistency_tol)
+    t_final = float(t_final)
+    if not t_final > t0:
+        raise ValueError(f"t_final ({t_final}) must exceed the initial time "
+                         f"({t0})")
+    # A singular configuration at the start is reported before integrating.
+    try:
+        model.coordinate_accelerations(t0, q0, qd0)
+    except np.linalg.LinAlgError as exc:
+        # Non-finite entries (a division by zero in the equations) make the
+        # condition number itself fail.
+        raise SingularConfigurationError(
+            f"{eom.formulation}: the equations of {ms.name!r} cannot be "
+            f"evaluated at t={t0:.6g}, {_describe(ms, q0)} ({exc})") from None
+
+    nfev = [0]
+    last = {}
+
+    def fun(tt, x):
+        nfev[0] += 1
+        last["t"], last["x"] = tt, x
+        dx = model.rhs(tt, x)
+        if not np.all(np.isfinite(dx)):
+            q, _ = model.coordinates_from(x, tt)
+            raise SingularConfigurationError(
+                f"{eom.formulation}: non-finite derivative for {ms.name!r} "
+                f"at t={tt:.6g}, {_describe(ms, q)}")
+        return dx
+
+    project = (stabilization == "projection"
+               and (ms.holonomic_constraints or ms.nonholonomic_constraints))
+    if t_eval is not None:
+        t_eval = np.asarray(t_eval, dtype=float).ravel()
+        if t_eval.size == 0 or np.any(np.diff(t_eval) <= 0) or \
+                t_eval[0] < t0 or t_eval[-1] > t_final:
+            raise ValueError(
+                f"t_eval must be increasing and within [{t0}, {t_final}]")
+    if project:
+        n_seg = int(np.ceil((t_final - t0) / projection_interval - 1e-9))
+        bounds = np.linspace(t0, t_final, n_seg + 1)
+        if t_eval is not None:
+            bounds = np.union1d(bounds, t_eval)
+    else:
+        bounds = np.array([t0, t_final])
+
+    x = model.state_from(q0, qd0, t0)
+    ts, xs = [], []
+    if t_eval is None or t_eval[0] == t0:
+        ts.append(t0)
+        xs.append(x.copy())
+    success, message, first_step = True, "", None
+    n_proj = 0
+    for a, b in zip(bounds[:-1], bounds[1:]):
+        if t_eval is not None:
+            inside = t_eval[(t_eval > a) & (t_eval <= b)]
+        elif project:
+            inside = np.array([b])
+        else:
+            inside = None
+        step = None if first_step is None else min(first_step, b - a)
+        sol = solve_ivp(fun, (a, b), x, method=method, rtol=rtol, atol=atol,
+                        t_eval=inside, first_step=step, max_step=max_step,
+                        dense_output=project)
+        if not sol.success:
+            success, message = False, sol.message
+            _raise_if_singular(model, sol, last)
+            if sol.t.size:
+                ts.extend(sol.t)
+                xs.extend(sol.y.T)
+            break
+        ts.extend(sol.t)
+        xs.extend(sol.y.T)
+        x = _final_state(sol, b)
+        if project:
+            if sol.sol is not None and len(sol.sol.ts) > 1:
+                # The last step was cut to end the segment; the one before
+                # is the integrator's own choice.
+                first_step = float(np.max(np.abs(np.diff(sol.sol.ts[-3:]))))
+            q, qd = model.coordinates_from(x, b)
+            q, qd = project_state(ms, b, q, qd, model.p, tol=projection_tol)
+            x = model.state_from(q, qd, b)
+            n_proj += 1
+    if success:
+        message = "The solver successfully reached the end of the integration interval."
+    T = np.asarray(ts, dtype=float)
+    Xs = np.asarray(xs, dtype=float)
+    n = len(ms.coordinates)
+    qs = np.empty((len(T), n))
+    qds = np.empty((len(T), n))
+    for i, (tt, xx) in enumerate(zip(T, Xs)):
+        qs[i], qds[i] = model.coordinates_from(xx, tt)
+    if not np.all(np.isfinite(qs)) or not np.all(np.isfinite(qds)):
+        raise SingularConfigurationError(
+            f"{eom.formulation}: the trajectory of {ms.name!r} became "
+            f"non-finite after t={T[np.isfinite(qs).all(axis=1)][-1]:.6g}")
+    hol = np.array([ms.holonomic_residual(tt, qq, pmap)
+                    for tt, qq in zip(T, qs)]).reshape(len(T), -1)
+    vel = np.array([ms.velocity_residual(tt, qq, vv, pmap)
+                    for tt, qq, vv in zip(T, qs, qds)]).reshape(len(T), -1)
+    return IntegrationResult(
+        t=T, q=qs, qd=qds, holonomic_residual=hol, velocity_residual=vel,
+        nfev=nfev[0], success=success, message=message,
+        stabilization=stabilization, n_projections=n_proj,
+        system=ms.name, formulation=eom.formulation)
+
+
+def _final_state(sol, b):
+    if sol.sol is not None:
+        return np.asarray(sol.sol(b), dtype=float)
+    return sol.y[:, -1].copy()
+
+
+def _raise_if_singular(model, sol, last):
+    """A failed integration near a singular configuration is reported as
+    such (the step size collapses there instead of producing NaN)."""
+    if not last:
+        return
+    tt, x = last["t"], np.asarray(last["x"], dtype=float)
+    M, _ = model.mass_matrix_and_forcing(tt, x)
+    cond = np.linalg.cond(M)
+    if not np.isfinite(cond) or cond > 1e10:
+        q, _ = model.coordinates_from(x, tt)
+        raise SingularConfigurationError(
+            f"{model.eom.formulation}: integration of {model.system.name!r} "
+            f"stopped near a singular configuration at t={tt:.6g}, "
+            f"{_describe(model.system, q)} (condition number of the mass "
+            f"matrix {cond:.3g}): {sol.message}")
