@@ -70,19 +70,18 @@ def four_bar(coordinates: str = "redundant") -> MechanicalSystem:
     about k), coupler L2, rocker L3 (pivot D), ground L4 = AD along j.
     Point masses m1 at the crank-coupler joint P1 and m2 at the
     coupler-rocker joint P2.  Gravity g acts along +i (the seed's "i"
-    axis points down).  q1, q2, q3 are the absolute angles of crank,
-    coupler and rocker from i::
+    axis points down, j along the ground link, k = i x j out of the
+    page).  q1, q2, q3 are the absolute angles of crank, coupler and
+    rocker from i, positive about k; on the catalogue branch the rocker
+    hangs on the +i side of the ground link::
 
-              j
-              ^
-          D o-----------.
-            |  \\ L3     .   (rocker DP2, angle q3)
-         L4 |   o P2 (m2)
-            |  /
-            | / L2        (coupler P1P2, angle q2)
-          A o--o P1 (m1)  (crank AP1, angle q1, torque tau)
-            |
-            v i  (gravity)
+          A o-------------------o D     --> j
+             \\        L4       /
+           L1 \\ (q1, tau)     / L3 (rocker, q3)
+               o P1 (m1)     /
+                `----L2-----o P2 (m2)
+          |       (coupler, q2)
+          v i  (gravity)
 
     Loop closure: ``L1 c1 + L2 c2 - L3 c3 = 0``,
     ``L1 s1 + L2 s2 - L3 s3 - L4 = 0``.
@@ -91,7 +90,8 @@ def four_bar(coordinates: str = "redundant") -> MechanicalSystem:
     Grashof crank-rocker (0.2 + 0.7 < 0.5 + 0.6, crank shortest): the
     crank turns fully and the distance DP1 stays in [0.4, 0.8], inside
     (|L2 - L3|, L2 + L3) = (0.2, 1.2), so coupler and rocker are never
-    collinear and the loop Jacobian for (q2, q3) is never singular.
+    collinear and the loop Jacobian for (q2, q3) is never singular;
+    random states therefore cover the whole crank turn (q1 = 0.5 +- 3).
 
     Parameters
     ----------
