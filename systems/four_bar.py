@@ -34,7 +34,7 @@ def four_bar_closed_form(q1, L1, L2, L3, L4):
     >>> import numpy as np
     >>> q2, q3 = four_bar_closed_form(0.4, 0.2, 0.7, 0.5, 0.6)
     >>> res = 0.2*np.cos(0.4) + 0.7*np.cos(q2) - 0.5*np.cos(q3)
-    >>> abs(res) < 1e-12
+    >>> bool(abs(res) < 1e-12)
     True
     """
     symbolic = any(isinstance(x, sm.Basic) for x in (q1, L1, L2, L3, L4))
