@@ -58,6 +58,13 @@ def rod_slider_shaft() -> MechanicalSystem:
 
     The potential energy holds gravity and the constant torque
     (``-T q2``), so ``T + V`` is conserved.
+
+    Examples
+    --------
+    >>> from systems import get_system
+    >>> ms = get_system("rod_slider_shaft")
+    >>> [cf.name for cf in ms.constraint_forces]
+    ['R1', 'M2', 'R3', 'R2']
     """
     q1, q2 = me.dynamicsymbols("q1 q2")
     u1, u2 = me.dynamicsymbols("u1 u2")

@@ -40,6 +40,13 @@ def rolling_disc() -> MechanicalSystem:
     Central inertia: ``m r^2 / 2`` about the axis, ``m r^2 / 4`` about a
     diameter.  Rolling does no work, so ``T + V`` with
     ``V = m g r cos(q2)`` is conserved.
+
+    Examples
+    --------
+    >>> from systems import get_system
+    >>> ms = get_system("rolling_disc")
+    >>> len(ms.coordinates), ms.degrees_of_freedom
+    (5, 3)
     """
     q1, q2, q3, x, y = me.dynamicsymbols("q1 q2 q3 x y")
     u1, u2, u3, u4, u5 = me.dynamicsymbols("u1:6")

@@ -49,6 +49,13 @@ def wheelbarrow() -> MechanicalSystem:
         (I + J/2 + m_wb l^2) omega' - l m_wb v omega = -2 p R sin(beta)
 
     The handle forces keep pushing, so the energy is not conserved.
+
+    Examples
+    --------
+    >>> from systems import get_system
+    >>> ms = get_system("wheelbarrow")
+    >>> len(ms.coordinates), len(ms.speeds), ms.degrees_of_freedom
+    (4, 4, 2)
     """
     phi, theta, Xc, Yc = me.dynamicsymbols("phi theta X_c Y_c")
     v, w, vx, vy = me.dynamicsymbols("v omega v_x v_y")

@@ -167,3 +167,18 @@ def test_energy_with_torque_work_is_conserved():
     assert sol.success
     e = [energy(*model.coordinates_from(x)) for x in sol.y.T]
     assert abs(e[-1] - e[0]) / max(abs(e[0]), 1.0) < 1e-8
+
+
+
+def test_declared_potential_energy():
+    import sympy as sm
+
+    ms = cached_system("rod_slider_shaft")
+    P = _params(ms)
+    q1, q2 = ms.coordinates
+    V = sm.lambdify([q1, q2], ms.potential_energy.subs(dict(ms.parameters)))
+    cb = np.cos(P["beta"])
+    for q in ([0.3, 1.2], [0.9, -2.0]):
+        hand = -P["g"] * (P["m_R"] * P["L"] + P["m_P"] * q[0]) * cb \
+            - P["T"] * q[1]
+        assert np.isclose(V(*q), hand, rtol=1e-13, atol=0.0)
