@@ -85,9 +85,9 @@ import sympy as sm
 import sympy.physics.mechanics as me
 
 from .base import Derivation, Formulation, register, speed_form
-from .kane import body_kinematics
 
-__all__ = ["GibbsAppell", "acceleration_energy", "benchmark"]
+__all__ = ["GibbsAppell", "acceleration_energy", "body_kinematics",
+           "generalized_active_forces", "benchmark"]
 
 t = me.dynamicsymbols._t
 
@@ -95,16 +95,53 @@ STRATEGIES = ("split", "full", "summed", "expanded")
 ELIMINATIONS = ("substitute", "chain")
 
 
-def _sub_vec(vec, rep):
-    return vec.applyfunc(lambda e: e.xreplace(rep)) if vec != 0 else vec
-
-
-def _split(vec, zero):
-    """(vec - vec0, vec0) with vec0 = vec at zero speed rates."""
+def _components(vec, frame, qdot):
+    """3x1 components of ``vec`` in ``frame``, coordinate rates replaced."""
     if vec == 0:
-        return vec, vec
-    vec0 = _sub_vec(vec, zero)
-    return vec - vec0, vec0
+        return sm.zeros(3, 1)
+    return vec.to_matrix(frame).xreplace(qdot)
+
+
+def _natural_frame(vec, default):
+    """The frame of a vector's first component (where it is simplest)."""
+    return vec.args[0][1] if vec != 0 else default
+
+
+def body_kinematics(system, qdot):
+    """Kinematics of every body in components of a frame moving with it.
+
+    For a rigid body the frame is its own (where the inertia is constant);
+    for a particle, the frame of the first component of its velocity.  The
+    acceleration follows from the transport theorem, ``a = d/dt(v_F) +
+    w_F x v_F``, so nothing is re-expressed in the inertial frame.
+
+    Returns
+    -------
+    list of dict
+        ``{"body", "a", "w", "alpha", "inertia"}``: 3x1 matrices in (t, q,
+        u, u') (``w``, ``alpha``, ``inertia`` are None for a particle).
+    """
+    N = system.frame
+    out = []
+    for body in system.bodies:
+        vel = body.masscenter.vel(N)
+        rigid = isinstance(body, me.RigidBody)
+        F = body.frame if rigid else _natural_frame(vel, N)
+        wF = _components(F.ang_vel_in(N), F, qdot)
+        v = _components(vel, F, qdot)
+        entry = {"body": body, "a": v.diff(t).xreplace(qdot) + wF.cross(v),
+                 "w": None, "alpha": None, "inertia": None}
+        if rigid:
+            # The components of d/dt(w) in N and in F coincide (w x w = 0).
+            entry["w"] = wF
+            entry["alpha"] = wF.diff(t).xreplace(qdot)
+            entry["inertia"] = body.central_inertia.to_matrix(F)
+        out.append(entry)
+    return out
+
+
+def _dot(x, y):
+    return sm.Add(*[xi * yi for xi, yi in zip(x, y)])
 
 
 def acceleration_energy(entry, *, drop_free_terms=True, zero=None):
@@ -113,9 +150,9 @@ def acceleration_energy(entry, *, drop_free_terms=True, zero=None):
     Parameters
     ----------
     entry : dict
-        ``{"body", "a", "w", "alpha"}`` as returned by
-        :func:`formulations.kane.body_kinematics` (``w`` and ``alpha`` are
-        None for a particle).
+        ``{"body", "a", "w", "alpha", "inertia"}``, 3x1 component matrices
+        in one frame as returned by :func:`body_kinematics` (``w``,
+        ``alpha``, ``inertia`` are None for a particle).
     drop_free_terms : bool
         Leave out the u'-free part of ``1/2 m a.a`` and of
         ``1/2 alpha.I.alpha`` (then ``zero``, the substitution setting the
@@ -131,51 +168,51 @@ def acceleration_energy(entry, *, drop_free_terms=True, zero=None):
     Examples
     --------
     >>> import sympy as sm, sympy.physics.mechanics as me
-    >>> N = me.ReferenceFrame("N"); m = sm.Symbol("m")
-    >>> x = me.dynamicsymbols("x")
+    >>> m, xdd = sm.symbols("m xdd")
     >>> P = me.Particle("P", me.Point("P"), m)
-    >>> acceleration_energy({"body": P, "a": x.diff(me.dynamicsymbols._t, 2) * N.x,
-    ...                      "w": None, "alpha": None}, drop_free_terms=False)
-    m*Derivative(x(t), (t, 2))**2/2
+    >>> acceleration_energy({"body": P, "a": sm.Matrix([xdd, 0, 0]),
+    ...                      "w": None, "alpha": None, "inertia": None},
+    ...                     drop_free_terms=False)
+    m*xdd**2/2
     """
-    body = entry["body"]
-    a, w, alpha = entry["a"], entry["w"], entry["alpha"]
-    m = body.mass
+    m = entry["body"].mass
+    a, w, alpha, I = entry["a"], entry["w"], entry["alpha"], entry["inertia"]
     if drop_free_terms:
         if zero is None:
             raise ValueError("drop_free_terms=True needs the zero substitution")
-        a1, a0 = _split(a, zero)
-        S = m * (a1.dot(a1) / 2 + a1.dot(a0)) if a1 != 0 else sm.S.Zero
+        a0 = a.xreplace(zero)
+        a1 = a - a0
+        S = m * (_dot(a1, a1) / 2 + _dot(a1, a0))
     else:
-        S = m * a.dot(a) / 2 if a != 0 else sm.S.Zero
+        S = m * _dot(a, a) / 2
     if w is None:
         return S
-    I = body.central_inertia
-    gyro = w.cross(I.dot(w))
-    if alpha == 0:
-        return S
+    gyro = w.cross(I * w)
     if drop_free_terms:
-        al1, al0 = _split(alpha, zero)
-        if al1 != 0:
-            S += al1.dot(I.dot(al1)) / 2 + al1.dot(I.dot(al0) + gyro)
+        al0 = alpha.xreplace(zero)
+        al1 = alpha - al0
+        S += _dot(al1, I * al1) / 2 + _dot(al1, I * al0 + gyro)
     else:
-        S += alpha.dot(I.dot(alpha)) / 2 + alpha.dot(gyro)
+        S += _dot(alpha, I * alpha) / 2 + _dot(alpha, gyro)
     return S
 
 
 def generalized_active_forces(system, speeds, qdot):
-    """F_r = sum_P v^P_r . R_P + sum_B w^B_r . T_B for every speed."""
+    """F_r = sum_P v^P_r . R_P + sum_B w^B_r . T_B for every speed.
+
+    Each load is dotted in the frame its vector is written in.
+    """
     N = system.frame
-    F = [sm.S.Zero] * len(speeds)
+    F = sm.zeros(len(speeds), 1)
     for load in system.loads:
+        E = _natural_frame(load.vector, N)
+        comps = _components(load.vector, E, {})
         if isinstance(load, me.Force):
-            v = _sub_vec(load.point.vel(N), qdot)
+            v = _components(load.point.vel(N), E, qdot)
         else:
-            v = _sub_vec(load.frame.ang_vel_in(N), qdot)
-        for r, u in enumerate(speeds):
-            vr = v.diff(u, N, var_in_dcm=False)
-            F[r] += load.vector.dot(vr)
-    return sm.Matrix(F)
+            v = _components(load.frame.ang_vel_in(N), E, qdot)
+        F += v.jacobian(speeds).T * comps
+    return F
 
 
 @register
@@ -257,9 +294,9 @@ class GibbsAppell(Formulation):
             entries = body_kinematics(ms.system, qdot)
             if self.elimination == "substitute" and dep_rates:
                 for entry in entries:
-                    entry["a"] = _sub_vec(entry["a"], dep_rates)
+                    entry["a"] = entry["a"].xreplace(dep_rates)
                     if entry["alpha"] is not None:
-                        entry["alpha"] = _sub_vec(entry["alpha"], dep_rates)
+                        entry["alpha"] = entry["alpha"].xreplace(dep_rates)
         # Differentiate with respect to plain symbols standing for u'.
         rates = ud_ind if self.elimination == "substitute" else ud
         zs = sm.symbols(f"_gz0:{len(rates)}")
@@ -267,9 +304,9 @@ class GibbsAppell(Formulation):
         zero = {zi: 0 for zi in zs}
         with stage("acceleration_energy"):
             for entry in entries:
-                entry["a"] = _sub_vec(entry["a"], to_z)
+                entry["a"] = entry["a"].xreplace(to_z)
                 if entry["alpha"] is not None:
-                    entry["alpha"] = _sub_vec(entry["alpha"], to_z)
+                    entry["alpha"] = entry["alpha"].xreplace(to_z)
             drop = self.strategy == "split"
             S_bodies = [acceleration_energy(en, drop_free_terms=drop, zero=zero)
                         for en in entries]
@@ -354,14 +391,19 @@ def benchmark(cases=None, variants=None, file=sys.stdout):
         cases += [(name, {}) for name in CATALOGUE if name != "n_link_pendulum"]
     if variants is None:
         variants = [(s, "substitute") for s in STRATEGIES] + [("split", "chain")]
+    from sympy.core.cache import clear_cache
     rows = []
     for name, opts in cases:
-        ms = get_system(name, **opts)
         label = name + "".join(f" {k}={v}" for k, v in opts.items())
         methods = [("kane", get_formulation("kane"))]
         methods += [(f"gibbs_appell[{s}/{e}]",
                      GibbsAppell(strategy=s, elimination=e)) for s, e in variants]
         for mname, form in methods:
+            # A fresh declaration and an empty sympy cache: points cache
+            # their velocities and sympy caches results, so whichever
+            # method ran second would otherwise be timed cheaper.
+            ms = get_system(name, **opts)
+            clear_cache()
             eom = form.derive(ms)
             rows.append({"system": label, "method": mname,
                          "seconds": eom.timings["total"],
