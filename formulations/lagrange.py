@@ -66,6 +66,8 @@ from __future__ import annotations
 
 import numbers
 
+import numpy as np
+
 import sympy as sm
 import sympy.physics.mechanics as me
 
@@ -251,10 +253,30 @@ class Lagrange(Formulation):
         return rate_form(ms, mass, forcing, multipliers=lam, extras=extras)
 
 
+def _numerically_zero(expr, rng) -> bool:
+    """Cheap screen: ``expr`` at random values of everything in it."""
+    funcs = sorted(me.find_dynamicsymbols(expr), key=sm.count_ops,
+                   reverse=True)
+    # Derivatives before the functions inside them (xreplace is top-down).
+    expr = expr.xreplace({f: sm.Float(rng.uniform(0.3, 1.3)) for f in funcs})
+    expr = expr.xreplace({s: sm.Float(rng.uniform(0.3, 1.3))
+                          for s in expr.free_symbols})
+    try:
+        return abs(complex(expr.evalf())) < 1e-9
+    except TypeError:
+        return True
+
+
 def _is_zero_vector(vec, frame) -> bool:
     if vec == 0:
         return True
-    return all(sm.simplify(e) == 0 for e in vec.to_matrix(frame))
+    rng = np.random.default_rng(0)
+    entries = [sm.sympify(e) for e in vec.to_matrix(frame)]
+    # A nonzero value at a random point settles it; only candidates that
+    # pass are simplified.
+    if not all(_numerically_zero(e, rng) for e in entries):
+        return False
+    return all(sm.simplify(e) == 0 for e in entries)
 
 
 def _recover_constraint_forces(ms, u_map, qd, reaction):
