@@ -410,6 +410,15 @@ def integrate(eom_or_model, t_final, *, method="DOP853", rtol=1e-10,
         bounds = np.linspace(t0, t_final, n_seg + 1)
         if t_eval is not None:
             bounds = np.union1d(bounds, t_eval)
+            # Grid points that differ from output times by round-off only
+            # would make empty segments.
+            keep = np.concatenate([[True], np.diff(bounds) >
+                                   1e-9 * max(1.0, abs(t_final))])
+            keep[-1] = True
+            bounds = bounds[keep]
+            if len(bounds) > 2 and bounds[-1] - bounds[-2] <= \
+                    1e-9 * max(1.0, abs(t_final)):
+                bounds = np.delete(bounds, -2)
     else:
         bounds = np.array([t0, t_final])
 
@@ -434,12 +443,13 @@ def integrate(eom_or_model, t_final, *, method="DOP853", rtol=1e-10,
         if not sol.success:
             success, message = False, sol.message
             _raise_if_singular(model, sol, last)
-            if sol.t.size:
+            if len(sol.t):
                 ts.extend(sol.t)
                 xs.extend(sol.y.T)
             break
-        ts.extend(sol.t)
-        xs.extend(sol.y.T)
+        if len(sol.t):
+            ts.extend(sol.t)
+            xs.extend(sol.y.T)
         x = _final_state(sol, b)
         if project:
             if sol.sol is not None and len(sol.sol.ts) > 1:
