@@ -424,7 +424,9 @@ def integrate(eom_or_model, t_final, *, method="DOP853", rtol=1e-10,
 
     x = model.state_from(q0, qd0, t0)
     ts, xs = [], []
-    if t_eval is None or t_eval[0] == t0:
+    # solve_ivp reports t0 itself only when it chooses the output times.
+    if (t_eval is None and project) or (t_eval is not None
+                                        and t_eval[0] == t0):
         ts.append(t0)
         xs.append(x.copy())
     success, message, first_step = True, "", None
@@ -470,9 +472,11 @@ def integrate(eom_or_model, t_final, *, method="DOP853", rtol=1e-10,
     for i, (tt, xx) in enumerate(zip(T, Xs)):
         qs[i], qds[i] = model.coordinates_from(xx, tt)
     if not np.all(np.isfinite(qs)) or not np.all(np.isfinite(qds)):
+        finite = T[np.isfinite(qs).all(axis=1) & np.isfinite(qds).all(axis=1)]
+        after = f" after t={finite[-1]:.6g}" if finite.size else ""
         raise SingularConfigurationError(
             f"{eom.formulation}: the trajectory of {ms.name!r} became "
-            f"non-finite after t={T[np.isfinite(qs).all(axis=1)][-1]:.6g}")
+            f"non-finite{after}")
     hol = np.array([ms.holonomic_residual(tt, qq, pmap)
                     for tt, qq in zip(T, qs)]).reshape(len(T), -1)
     vel = np.array([ms.velocity_residual(tt, qq, vv, pmap)

@@ -222,3 +222,10 @@ def test_wrong_input_types():
         integrate("four_bar", 1.0)
     with pytest.raises(ValueError, match="t_final"):
         integrate(cached_eom("lagrange", "four_bar"), 0.0)
+
+
+def test_unconstrained_output_times_are_the_solver_steps_once_each():
+    res = integrate(cached_eom("lagrange", "double_pendulum"), 1.0)
+    assert res.n_projections == 0
+    assert res.t[0] == 0.0 and np.all(np.diff(res.t) > 0)
+    assert res.holonomic_residual.shape == (len(res.t), 0)
