@@ -81,6 +81,13 @@ from __future__ import annotations
 import dataclasses
 import sys
 
+if __name__ == "__main__":  # pragma: no cover
+    # Importing the package has registered this module already; run its
+    # copy rather than registering the class a second time.
+    from formulations.gibbs_appell import _main
+    _main()
+    raise SystemExit(0)
+
 import sympy as sm
 import sympy.physics.mechanics as me
 
@@ -95,11 +102,15 @@ STRATEGIES = ("split", "full", "summed", "expanded")
 ELIMINATIONS = ("substitute", "chain")
 
 
-def _components(vec, frame, qdot):
-    """3x1 components of ``vec`` in ``frame``, coordinate rates replaced."""
-    if vec == 0:
-        return sm.zeros(3, 1)
-    return vec.to_matrix(frame).xreplace(qdot)
+class _SympyFrames:
+    """Vector components through sympy's own direction cosine matrices."""
+
+    @staticmethod
+    def components(vec, frame, rep=None):
+        if vec == 0:
+            return sm.zeros(3, 1)
+        m = vec.to_matrix(frame)
+        return m.xreplace(rep) if rep else m
 
 
 def _natural_frame(vec, default):
@@ -107,13 +118,16 @@ def _natural_frame(vec, default):
     return vec.args[0][1] if vec != 0 else default
 
 
-def body_kinematics(system, qdot):
+def body_kinematics(system, qdot, frames=None):
     """Kinematics of every body in components of a frame moving with it.
 
     For a rigid body the frame is its own (where the inertia is constant);
     for a particle, the frame of the first component of its velocity.  The
     acceleration follows from the transport theorem, ``a = d/dt(v_F) +
     w_F x v_F``, so nothing is re-expressed in the inertial frame.
+
+    ``frames`` supplies ``components(vec, frame, rep)``; sympy's direction
+    cosine matrices are used by default.
 
     Returns
     -------
@@ -122,13 +136,14 @@ def body_kinematics(system, qdot):
         u, u') (``w``, ``alpha``, ``inertia`` are None for a particle).
     """
     N = system.frame
+    fa = frames or _SympyFrames()
     out = []
     for body in system.bodies:
         vel = body.masscenter.vel(N)
         rigid = isinstance(body, me.RigidBody)
         F = body.frame if rigid else _natural_frame(vel, N)
-        wF = _components(F.ang_vel_in(N), F, qdot)
-        v = _components(vel, F, qdot)
+        wF = fa.components(F.ang_vel_in(N), F, qdot)
+        v = fa.components(vel, F, qdot)
         entry = {"body": body, "a": v.diff(t).xreplace(qdot) + wF.cross(v),
                  "w": None, "alpha": None, "inertia": None}
         if rigid:
@@ -197,20 +212,21 @@ def acceleration_energy(entry, *, drop_free_terms=True, zero=None):
     return S
 
 
-def generalized_active_forces(system, speeds, qdot):
+def generalized_active_forces(system, speeds, qdot, frames=None):
     """F_r = sum_P v^P_r . R_P + sum_B w^B_r . T_B for every speed.
 
     Each load is dotted in the frame its vector is written in.
     """
     N = system.frame
+    fa = frames or _SympyFrames()
     F = sm.zeros(len(speeds), 1)
     for load in system.loads:
         E = _natural_frame(load.vector, N)
-        comps = _components(load.vector, E, {})
+        comps = fa.components(load.vector, E)
         if isinstance(load, me.Force):
-            v = _components(load.point.vel(N), E, qdot)
+            v = fa.components(load.point.vel(N), E, qdot)
         else:
-            v = _components(load.frame.ang_vel_in(N), E, qdot)
+            v = fa.components(load.frame.ang_vel_in(N), E, qdot)
         F += v.jacobian(speeds).T * comps
     return F
 
@@ -267,6 +283,9 @@ class GibbsAppell(Formulation):
         return super().options | {"strategy": self.strategy,
                                   "elimination": self.elimination}
 
+    def _frames(self):
+        return _SympyFrames()
+
     def _derive(self, ms, stage) -> Derivation:
         kin = ms.kinematics
         qdot = dict(kin.qdot)
@@ -291,7 +310,8 @@ class GibbsAppell(Formulation):
                 C = sm.zeros(0, p)
                 dep_rates = {}
         with stage("kinematics"):
-            entries = body_kinematics(ms.system, qdot)
+            frames = self._frames()
+            entries = body_kinematics(ms.system, qdot, frames)
             if self.elimination == "substitute" and dep_rates:
                 for entry in entries:
                     entry["a"] = entry["a"].xreplace(dep_rates)
@@ -329,7 +349,7 @@ class GibbsAppell(Formulation):
                 zs = zs[:p]
                 zero = {zi: 0 for zi in zs}
         with stage("generalized_active_forces"):
-            F = generalized_active_forces(ms.system, u, qdot)
+            F = generalized_active_forces(ms.system, u, qdot, frames)
             Ft = F[:p, :] + C.T * F[p:, :]
         with stage("assembly"):
             M = G.jacobian(zs)
@@ -417,7 +437,31 @@ def benchmark(cases=None, variants=None, file=sys.stdout):
     return rows
 
 
-if __name__ == "__main__":  # pragma: no cover
+def _main(argv=None):
+    """Print the measurement table: every strategy on the catalogue and on
+    n_link_pendulum n = 3..5, the non-expanding ones up to n = 8 (expanding
+    S of the 6-link chain alone takes minutes)."""
+    import argparse
+    parser = argparse.ArgumentParser(
+        prog="python -m formulations.gibbs_appell",
+        description="Derivation cost of the ways of forming S, beside Kane's.")
+    parser.add_argument("--max-n", type=int, default=8,
+                        help="largest n of n_link_pendulum (default 8)")
+    parser.add_argument("--systems", nargs="*", default=None,
+                        help="catalogue systems besides n_link_pendulum "
+                             "(default: all)")
+    args = parser.parse_args(argv)
+    from systems import CATALOGUE
+    names = args.systems if args.systems is not None else [
+        n for n in CATALOGUE if n != "n_link_pendulum"]
     print(f"{'system':<26} {'method':<36} {'seconds':>9} {'ops_raw':>9} "
-          f"{'ops_cse':>7}")
-    benchmark()
+          f"{'ops_cse':>7}", flush=True)
+    every = [(s, "substitute") for s in STRATEGIES] + [("split", "chain"),
+                                                       ("summed", "chain")]
+    cheap = [v for v in every if v[0] != "expanded"]
+    small = [("n_link_pendulum", {"n": n}) for n in range(3, min(args.max_n, 5) + 1)]
+    large = [("n_link_pendulum", {"n": n}) for n in range(6, args.max_n + 1)]
+    rows = benchmark(small + [(n, {}) for n in names], every)
+    rows += benchmark(large, cheap)
+    return rows
+
