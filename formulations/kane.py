@@ -30,97 +30,127 @@ import sympy as sm
 import sympy.physics.mechanics as me
 
 from .base import Derivation, Formulation, register, speed_form
+from .kinematics import FrameAlgebra
 
-__all__ = ["Kane", "body_kinematics", "generalized_forces"]
+__all__ = ["Kane", "body_kinematics", "BodyKinematics"]
 
 t = me.dynamicsymbols._t
 
 
-def _sub_vec(vec, rep):
-    return vec.applyfunc(lambda e: e.xreplace(rep)) if vec != 0 else vec
+class BodyKinematics:
+    """Kinematics of one body in components of a frame F moving with it.
+
+    Attributes
+    ----------
+    body, frame : the body and the frame F of the components (the body's
+        own frame for a rigid body, where its inertia is constant).
+    v, a0 : 3x1 velocity of the mass centre and its acceleration without
+        the speed-rate terms (a = sum_s v_s u_s' + a0).
+    w, alpha0 : the same for the angular velocity (rigid bodies; else None).
+    vr, wr : 3 x o partial velocities and partial angular velocities.
+    inertia : 3x3 central inertia in F (rigid bodies; else None).
+    """
+
+    __slots__ = ("body", "frame", "v", "a0", "w", "alpha0", "vr", "wr",
+                 "inertia", "frame_w")
+
+    def inertia_force(self):
+        """Components of -m a0 (speed-rate terms excluded)."""
+        return -self.body.mass * self.a0
+
+    def inertia_torque(self):
+        """Components of -(I alpha0 + w x I w), or None for a particle."""
+        if self.w is None:
+            return None
+        Iw = self.inertia * self.w
+        return -(self.inertia * self.alpha0 + self.w.cross(Iw))
 
 
-def _body_frame(body):
-    return getattr(body, "frame", None) if isinstance(body, me.RigidBody) else None
+def body_kinematics(system, qdot, speeds, fa: FrameAlgebra):
+    """:class:`BodyKinematics` of every body, in (t, q, u).
 
-
-def body_kinematics(system, qdot):
-    """Velocity, acceleration, angular velocity and angular acceleration of
-    each body in the inertial frame, in (t, q, u, u').
-
-    Angular quantities are expressed in the body's own frame, where its
-    inertia is constant.  Returns a list of dicts (one per body).
+    Accelerations come from the transport theorem in the body's frame:
+    a = d/dt(v_F) + w_F x v_F, so no vector is re-expressed in the
+    inertial frame.
     """
     N = system.frame
+    ud_zero = {u.diff(t): 0 for u in speeds}
     out = []
     for body in system.bodies:
-        v = _sub_vec(body.masscenter.vel(N), qdot)
-        a = _sub_vec(v.dt(N), qdot)
-        entry = {"body": body, "v": v, "a": a, "w": None, "alpha": None}
-        B = _body_frame(body)
-        if B is not None:
-            w = _sub_vec(B.ang_vel_in(N), qdot).express(B)
-            # d/dt in N equals d/dt in B for the angular velocity.
-            alpha = _sub_vec(w.dt(B), qdot)
-            entry["w"], entry["alpha"] = w, alpha
-        out.append(entry)
+        k = BodyKinematics()
+        k.body = body
+        vel = body.masscenter.vel(N)
+        if isinstance(body, me.RigidBody):
+            F = body.frame
+        else:
+            F = vel.args[0][1] if vel != 0 else N
+        k.frame = F
+        wF = fa.components(F.ang_vel_in(N), F, qdot)
+        k.frame_w = wF
+        v = fa.components(vel, F, qdot)
+        k.v = v
+        k.a0 = (v.diff(t).xreplace(qdot) + wF.cross(v)).xreplace(ud_zero)
+        k.vr = v.jacobian(speeds)
+        if isinstance(body, me.RigidBody):
+            k.w = wF
+            k.alpha0 = wF.diff(t).xreplace(qdot).xreplace(ud_zero)
+            k.wr = wF.jacobian(speeds)
+            k.inertia = body.central_inertia.to_matrix(F)
+        else:
+            k.w = k.alpha0 = k.wr = k.inertia = None
+        out.append(k)
     return out
 
 
-def _inertia_force_terms(entry):
-    """(-m a, -(I.alpha + w x I.w)) of one body."""
-    body = entry["body"]
-    R = -body.mass * entry["a"]
-    if entry["w"] is None:
-        return R, None
-    I = body.central_inertia
-    w, alpha = entry["w"], entry["alpha"]
-    T = -(I.dot(alpha) + w.cross(I.dot(w)))
-    return R, T
+def _load_frame(vec, default):
+    return vec.args[0][1] if vec != 0 else default
 
 
-def generalized_forces(system, kin_entries, speeds, qdot):
-    """(F, F*, partial velocities, partial angular velocities) for ``speeds``."""
+def generalized_active_forces(system, qdot, speeds, fa: FrameAlgebra):
+    """F_r for every speed, and the partial velocities of the load points."""
     N = system.frame
-    n = len(speeds)
-    F = [sm.S.Zero] * n
-    Fs = [sm.S.Zero] * n
+    F = sm.zeros(len(speeds), 1)
     pv, pw = {}, {}
-    for e in kin_entries:
-        body = e["body"]
-        R, T = _inertia_force_terms(e)
-        vr = [e["v"].diff(u, N, var_in_dcm=False) for u in speeds]
-        pv[body.masscenter.name] = tuple(vr)
-        if e["w"] is not None:
-            B = _body_frame(body)
-            wr = [e["w"].diff(u, B, var_in_dcm=False) for u in speeds]
-            pw[B.name] = tuple(wr)
-        for r in range(n):
-            Fs[r] += R.dot(vr[r])
-            if T is not None:
-                Fs[r] += T.dot(pw[_body_frame(body).name][r])
     for load in system.loads:
+        E = _load_frame(load.vector, N)
+        comps = fa.components(load.vector, E)
         if isinstance(load, me.Force):
-            v = _sub_vec(load.point.vel(N), qdot)
-            vr = [v.diff(u, N, var_in_dcm=False) for u in speeds]
-            pv.setdefault(load.point.name, tuple(vr))
-            for r in range(n):
-                F[r] += load.vector.dot(vr[r])
+            vr = fa.components(load.point.vel(N), E, qdot).jacobian(speeds)
+            pv.setdefault(load.point.name, (vr, E))
         else:
-            w = _sub_vec(load.frame.ang_vel_in(N), qdot)
-            wr = [w.diff(u, N, var_in_dcm=False) for u in speeds]
-            pw.setdefault(load.frame.name, tuple(wr))
-            for r in range(n):
-                F[r] += load.vector.dot(wr[r])
-    return sm.Matrix(F), sm.Matrix(Fs), pv, pw
+            vr = fa.components(load.frame.ang_vel_in(N), E, qdot).jacobian(speeds)
+            pw.setdefault(load.frame.name, (vr, E))
+        F += vr.T * comps
+    return F, pv, pw
+
+
+def mass_matrix_and_inertia_forcing(kins, n):
+    """Holonomic mass matrix sum m v_r.v_s + w_r.I.w_s and the inertia forcing
+    F*_r with the speed rates set to zero."""
+    M = sm.zeros(n, n)
+    f = sm.zeros(n, 1)
+    for k in kins:
+        m = k.body.mass
+        M += m * (k.vr.T * k.vr)
+        f += k.vr.T * k.inertia_force()
+        if k.w is not None:
+            M += k.wr.T * k.inertia * k.wr
+            f += k.wr.T * k.inertia_torque()
+    return M, f
 
 
 @register
 class Kane(Formulation):
-    """Kane's method from partial velocities (this project's implementation)."""
+    """Kane's method from partial velocities (this project's implementation).
+
+    Velocities, accelerations and partial velocities are formed as
+    components in each body's own frame (:mod:`formulations.kinematics`),
+    and the mass matrix directly as sum m v_r.v_s + w_r.I.w_s, so no
+    Jacobian of the inertia forces is taken.
+    """
 
     name = "kane"
-    version = "1"
+    version = "2"
     summary = "Kane's method: partial velocities, F_r + F*_r = 0"
     handles_holonomic = True
     handles_nonholonomic = True
@@ -132,91 +162,107 @@ class Kane(Formulation):
         kin = ms.kinematics
         qdot = dict(kin.qdot)
         u = list(ms.speeds)
-        u_ind, u_dep = list(ms.u_ind), list(ms.u_dep)
-        p = len(u_ind)
+        p = len(ms.u_ind)
+        m = len(ms.u_dep)
         ud = [ui.diff(t) for ui in u]
         ud_zero = {x: 0 for x in ud}
+        fa = FrameAlgebra()
         with stage("constraints"):
             A = sm.Matrix(kin.velocity_constraint_A)
             b = sm.Matrix(kin.velocity_constraint_b)
-            if u_dep:
-                C = A[:, p:].LUsolve(-A[:, :p])
-            else:
-                C = sm.zeros(0, p)
+            C = A[:, p:].LUsolve(-A[:, :p]) if m else sm.zeros(0, p)
         with stage("kinematics"):
-            entries = body_kinematics(ms.system, qdot)
+            kins = body_kinematics(ms.system, qdot, u, fa)
         with stage("generalized_forces"):
-            F, Fs, pv, pw = generalized_forces(ms.system, entries, u, qdot)
-            Ft = F[:p, :] + C.T * F[p:, :]
-            Fst = Fs[:p, :] + C.T * Fs[p:, :]
+            F, load_pv, load_pw = generalized_active_forces(ms.system, qdot, u, fa)
+            Mh, fstar = mass_matrix_and_inertia_forcing(kins, len(u))
         with stage("assembly"):
-            M_dyn = -Fst.jacobian(ud)
-            f_dyn = Ft + Fst.xreplace(ud_zero)
-            if u_dep:
+            rhs = F + fstar
+            if m:
+                M = Mh[:p, :] + C.T * Mh[p:, :]
+                f = rhs[:p, :] + C.T * rhs[p:, :]
                 vc = A * sm.Matrix(u) + b
                 dvc = vc.diff(t).xreplace(qdot)
-                M_con = dvc.jacobian(ud)
-                f_con = -dvc.xreplace(ud_zero)
-                M = M_dyn.col_join(M_con)
-                f = f_dyn.col_join(f_con)
+                M = M.col_join(dvc.jacobian(ud))
+                f = f.col_join(-dvc.xreplace(ud_zero))
             else:
-                M, f = M_dyn, f_dyn
+                M, f = Mh, rhs
         with stage("constraint_forces"):
-            forces = {cf.name: _constraint_force(ms, cf, entries, qdot)
+            forces = {cf.name: _constraint_force(ms, cf, kins, qdot, fa)
                       for cf in ms.constraint_forces}
-        nh_pv = {k: tuple(v[r] + sum((v[p + s] * C[s, r]
-                                      for s in range(len(u_dep))), sm.S.Zero * N.x)
-                          for r in range(p)) for k, v in pv.items()}
-        nh_pw = {k: tuple(v[r] + sum((v[p + s] * C[s, r]
-                                      for s in range(len(u_dep))), sm.S.Zero * N.x)
-                          for r in range(p)) for k, v in pw.items()}
-        extras = {
-            "partial_velocities": pv,
-            "partial_angular_velocities": pw,
-            "nonholonomic_partial_velocities": nh_pv,
-            "nonholonomic_partial_angular_velocities": nh_pw,
-            "generalized_active_forces": sm.ImmutableMatrix(Ft),
-            "generalized_inertia_forces": sm.ImmutableMatrix(Fst),
-            "dependent_speed_coefficients": sm.ImmutableMatrix(C),
-        }
+        extras = _extras(ms, kins, load_pv, load_pw, C, F, fstar, Mh, ud, fa)
         if forces:
             extras["constraint_forces"] = forces
         return speed_form(ms, M, f, extras)
 
 
-def _constraint_force(ms, cf, entries, qdot):
+def _extras(ms, kins, load_pv, load_pw, C, F, fstar, Mh, ud, fa):
+    p = len(ms.u_ind)
+    pv, pw = {}, {}
+    for k in kins:
+        pv[k.body.masscenter.name] = (k.vr, k.frame)
+        if k.w is not None:
+            pw[k.frame.name] = (k.wr, k.frame)
+    for name, val in load_pv.items():
+        pv.setdefault(name, val)
+    for name, val in load_pw.items():
+        pw.setdefault(name, val)
+    T = sm.eye(p).col_join(C) if C.shape[0] else sm.eye(p)
+
+    def vectors(d, cols):
+        return {name: tuple(fa.vector(mat[:, r], E) for r in range(cols.shape[1]))
+                for name, (mat, E) in ((n, (v[0] * cols, v[1]))
+                                       for n, v in d.items())}
+
+    n = len(ms.speeds)
+    Fstar = -Mh * sm.Matrix(ud) + fstar
+    return {
+        "partial_velocities": vectors(pv, sm.eye(n)),
+        "partial_angular_velocities": vectors(pw, sm.eye(n)),
+        "nonholonomic_partial_velocities": vectors(pv, T),
+        "nonholonomic_partial_angular_velocities": vectors(pw, T),
+        "generalized_active_forces": sm.ImmutableMatrix(T.T * F),
+        "generalized_inertia_forces": sm.ImmutableMatrix(T.T * Fstar),
+        "dependent_speed_coefficients": sm.ImmutableMatrix(C),
+    }
+
+
+def _constraint_force(ms, cf, kins, qdot, fa):
     """Component of a constraint force from its auxiliary speed's equation.
 
     With the auxiliary motion a translation along d (force) or a rotation
     about d through P (torque), the partial velocity of a point X of the
     moving bodies is d, or d x r_PX; the force's own generalized active
     force is its component along d.  At zero auxiliary speed Kane's equation
-    of the auxiliary speed reads R + F_aux + F*_aux = 0.
+    of the auxiliary speed reads R + F_aux + F*_aux = 0, where the inertia
+    forces include the speed-rate terms (the result is in t, q, u, u').
     """
     N = ms.frame
     d = cf.direction
     moving = set(cf.bodies)
     points = {b.masscenter for b in cf.bodies} | set(cf.points)
-    frames = {_body_frame(b) for b in cf.bodies} - {None}
+    frames = {b.frame for b in cf.bodies if isinstance(b, me.RigidBody)}
+    ud = sm.Matrix([u.diff(t) for u in ms.speeds])
 
-    def v_aux(X):
-        if cf.kind == "force":
-            return d
-        return d.cross(X.pos_from(cf.point))
+    def v_aux(X, E):
+        vec = d if cf.kind == "force" else d.cross(X.pos_from(cf.point))
+        return fa.components(vec, E)
 
     total = sm.S.Zero
-    for e in entries:
-        body = e["body"]
-        if body not in moving:
+    for k in kins:
+        if k.body not in moving:
             continue
-        R, T = _inertia_force_terms(e)
-        total += R.dot(v_aux(body.masscenter))
-        if cf.kind == "torque" and T is not None:
-            total += T.dot(d)
+        a_full = -k.body.mass * (k.vr * ud) + k.inertia_force()
+        total += a_full.dot(v_aux(k.body.masscenter, k.frame))
+        if cf.kind == "torque" and k.w is not None:
+            T_full = -k.inertia * (k.wr * ud) + k.inertia_torque()
+            total += T_full.dot(fa.components(d, k.frame))
     for load in ms.loads:
+        E = _load_frame(load.vector, N)
+        comps = fa.components(load.vector, E)
         if isinstance(load, me.Force):
             if load.point in points:
-                total += load.vector.dot(v_aux(load.point))
+                total += comps.dot(v_aux(load.point, E))
         elif cf.kind == "torque" and load.frame in frames:
-            total += load.vector.dot(d)
+            total += comps.dot(fa.components(d, E))
     return sm.sympify(-total).xreplace(qdot)

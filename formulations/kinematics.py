@@ -1,0 +1,133 @@
+"""Compact vector algebra for derivations: components in chosen frames.
+
+sympy's vector algebra re-expresses vectors through direction cosine
+matrices composed frame by frame.  For a chain of bodies each oriented from
+its parent (as joints naturally give) the composed matrices are products of
+sines and cosines whose size doubles with every link, which is where the
+exponential growth of sympy's raw expressions comes from.  Here successive
+rotations about the same body axis are merged first, so a planar chain
+yields ``cos(q1 + q2 + q3)`` instead of the expanded products, and every
+derived quantity is a 3-vector of components in one frame.
+
+>>> import sympy.physics.mechanics as me
+>>> q1, q2 = me.dynamicsymbols("q1 q2")
+>>> N = me.ReferenceFrame("N")
+>>> A = N.orientnew("A", "Axis", (q1, N.z))
+>>> B = A.orientnew("B", "Axis", (q2, A.z))
+>>> FrameAlgebra().dcm(B, N)[0, 0]
+cos(q1(t) + q2(t))
+"""
+from __future__ import annotations
+
+from collections import deque
+
+import sympy as sm
+import sympy.physics.mechanics as me
+
+__all__ = ["FrameAlgebra", "axis_rotation"]
+
+t = me.dynamicsymbols._t
+
+
+def axis_rotation(axis: int, angle) -> sm.Matrix:
+    """``X.dcm(Y)`` for X rotated by ``angle`` about axis ``axis`` of Y."""
+    c, s = sm.cos(angle), sm.sin(angle)
+    i, j = (axis + 1) % 3, (axis + 2) % 3
+    R = sm.eye(3)
+    R[i, i], R[i, j], R[j, i], R[j, j] = c, s, -s, c
+    return R
+
+
+def _as_axis_rotation(M):
+    """(axis, angle) when M is a simple rotation about a body axis."""
+    for k in range(3):
+        i, j = (k + 1) % 3, (k + 2) % 3
+        if M[k, k] != 1 or any(M[k, m] != 0 or M[m, k] != 0 for m in (i, j)):
+            continue
+        c = M[i, i]
+        if not isinstance(c, sm.cos) or M[j, j] != c:
+            return None
+        a = c.args[0]
+        if M[i, j] == sm.sin(a) and M[j, i] == -sm.sin(a):
+            return k, a
+        if M[i, j] == -sm.sin(a) and M[j, i] == sm.sin(a):
+            return k, -a
+        return None
+    return None
+
+
+class FrameAlgebra:
+    """Direction cosine matrices with merged same-axis rotations, and vector
+    components in any frame, cached for one derivation.
+
+    The frames themselves are not changed: sympy's own caches stay as they
+    were, so other formulations see the declaration untouched.
+    """
+
+    def __init__(self):
+        self._dcm = {}
+
+    @staticmethod
+    def _path(A, B):
+        if A is B:
+            return [A]
+        prev = {A: None}
+        queue = deque([A])
+        while queue:
+            F = queue.popleft()
+            for G in F._dcm_dict:
+                if G not in prev:
+                    prev[G] = F
+                    if G is B:
+                        path = [B]
+                        while prev[path[-1]] is not None:
+                            path.append(prev[path[-1]])
+                        return path[::-1]
+                    queue.append(G)
+        raise ValueError(f"frames {A} and {B} are not connected")
+
+    def dcm(self, A, B) -> sm.Matrix:
+        """``A.dcm(B)``: components in A of B's basis vectors; v_A = dcm v_B."""
+        key = (A, B)
+        if key in self._dcm:
+            return self._dcm[key]
+        path = self._path(A, B)
+        result = sm.eye(3)
+        run_axis, run_angle = None, sm.S.Zero
+        for F, G in zip(path[:-1], path[1:]):
+            step = F._dcm_dict[G]
+            rot = _as_axis_rotation(step)
+            if rot is not None and rot[0] == run_axis:
+                run_angle += rot[1]
+                continue
+            if run_axis is not None:
+                result = result * axis_rotation(run_axis, run_angle)
+                run_axis = None
+            if rot is not None:
+                run_axis, run_angle = rot
+            else:
+                result = result * step
+        if run_axis is not None:
+            result = result * axis_rotation(run_axis, run_angle)
+        self._dcm[key] = result
+        self._dcm[(B, A)] = result.T
+        return result
+
+    def components(self, vec, frame, rep=None) -> sm.Matrix:
+        """3x1 components of a sympy vector in ``frame``.
+
+        ``rep`` is an optional xreplace applied to the measure numbers
+        first (e.g. the kinematic differential equations' q' -> f(q, u)).
+        """
+        out = sm.zeros(3, 1)
+        if vec == 0:
+            return out
+        for measure, F in vec.args:
+            m = measure.xreplace(rep) if rep else measure
+            out += m if F is frame else self.dcm(frame, F) * m
+        return out
+
+    def vector(self, components, frame):
+        """The sympy vector with the given components in ``frame``."""
+        return (components[0] * frame.x + components[1] * frame.y
+                + components[2] * frame.z)
