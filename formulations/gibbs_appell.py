@@ -92,6 +92,7 @@ import sympy as sm
 import sympy.physics.mechanics as me
 
 from .base import Derivation, Formulation, register, speed_form
+from .kinematics import FrameAlgebra
 
 __all__ = ["GibbsAppell", "acceleration_energy", "body_kinematics",
            "generalized_active_forces", "benchmark"]
@@ -100,6 +101,7 @@ t = me.dynamicsymbols._t
 
 STRATEGIES = ("split", "full", "summed", "expanded")
 ELIMINATIONS = ("substitute", "chain")
+FRAMES = ("merged", "sympy")
 
 
 class _SympyFrames:
@@ -126,8 +128,9 @@ def body_kinematics(system, qdot, frames=None):
     acceleration follows from the transport theorem, ``a = d/dt(v_F) +
     w_F x v_F``, so nothing is re-expressed in the inertial frame.
 
-    ``frames`` supplies ``components(vec, frame, rep)``; sympy's direction
-    cosine matrices are used by default.
+    ``frames`` supplies ``components(vec, frame, rep)``; by default a
+    :class:`~formulations.kinematics.FrameAlgebra` (merged same-axis
+    rotations, as Kane's method here uses).
 
     Returns
     -------
@@ -136,7 +139,7 @@ def body_kinematics(system, qdot, frames=None):
         u, u') (``w``, ``alpha``, ``inertia`` are None for a particle).
     """
     N = system.frame
-    fa = frames or _SympyFrames()
+    fa = frames or FrameAlgebra()
     out = []
     for body in system.bodies:
         vel = body.masscenter.vel(N)
@@ -218,7 +221,7 @@ def generalized_active_forces(system, speeds, qdot, frames=None):
     Each load is dotted in the frame its vector is written in.
     """
     N = system.frame
-    fa = frames or _SympyFrames()
+    fa = frames or FrameAlgebra()
     F = sm.zeros(len(speeds), 1)
     for load in system.loads:
         E = _natural_frame(load.vector, N)
@@ -242,6 +245,11 @@ class GibbsAppell(Formulation):
     elimination : {"substitute", "chain"}
         Whether the dependent speed rates are substituted before S is
         formed or through the chain rule after differentiation.
+    frames : {"merged", "sympy"}
+        Vector components through
+        :class:`~formulations.kinematics.FrameAlgebra` (successive rotations
+        about one axis merged, as in Kane's method here) or through sympy's
+        own direction cosine matrices.
     count_ops : bool
         As for every :class:`~formulations.base.Formulation`.
 
@@ -262,8 +270,15 @@ class GibbsAppell(Formulation):
     uses_multipliers = False
 
     def __init__(self, *, strategy: str = "split",
-                 elimination: str = "substitute", count_ops: bool = True):
+                 elimination: str = "substitute", frames: str = "merged",
+                 count_ops: bool = True):
         super().__init__(count_ops=count_ops)
+        if not isinstance(frames, str):
+            raise TypeError(f"frames must be a str, not {type(frames).__name__}")
+        if frames not in FRAMES:
+            raise ValueError(
+                f"frames must be one of {list(FRAMES)}, not {frames!r}")
+        self.frames = frames
         if not isinstance(strategy, str):
             raise TypeError(f"strategy must be a str, not {type(strategy).__name__}")
         if strategy not in STRATEGIES:
@@ -281,10 +296,12 @@ class GibbsAppell(Formulation):
     @property
     def options(self) -> dict:
         return super().options | {"strategy": self.strategy,
-                                  "elimination": self.elimination}
+                                  "elimination": self.elimination,
+                                  "frames": self.frames}
 
     def _frames(self):
-        return _SympyFrames()
+        # One instance per derivation: it caches direction cosine matrices.
+        return FrameAlgebra() if self.frames == "merged" else _SympyFrames()
 
     def _derive(self, ms, stage) -> Derivation:
         kin = ms.kinematics
@@ -382,20 +399,25 @@ class GibbsAppell(Formulation):
 def benchmark(cases=None, variants=None, file=sys.stdout):
     """Derivation seconds and op counts of the S strategies next to Kane's.
 
+    Every derivation starts from a freshly built declaration with sympy's
+    cache cleared: points cache their velocities and sympy caches results,
+    so whichever method ran second would otherwise be timed cheaper.
+
     Parameters
     ----------
     cases : list of (system name, options dict), optional
-        Default: n_link_pendulum n = 3..8 (relative angles) and every other
+        Default: n_link_pendulum n = 3..5 (relative angles) and every other
         catalogue system with its default options.
-    variants : list of (strategy, elimination), optional
-        Default: every strategy with ``"substitute"`` elimination, and
-        ``("split", "chain")``.
+    variants : list of (strategy, elimination[, frames]), optional
+        Default: every strategy with ``"substitute"`` elimination.
+    file : file object or None
+        Where the table is printed (None: not printed).
 
     Returns
     -------
     list of dict
         One row per (case, method): system, method, seconds, ops_raw,
-        ops_cse.  The table is printed to ``file`` as well.
+        ops_cse.
 
     Examples
     --------
@@ -404,24 +426,24 @@ def benchmark(cases=None, variants=None, file=sys.stdout):
     >>> sorted(r["method"] for r in rows)
     ['gibbs_appell[split/substitute]', 'kane']
     """
+    from sympy.core.cache import clear_cache
     from systems import CATALOGUE, get_system
     from .base import get_formulation
     if cases is None:
-        cases = [("n_link_pendulum", {"n": n}) for n in range(3, 9)]
+        cases = [("n_link_pendulum", {"n": n}) for n in range(3, 6)]
         cases += [(name, {}) for name in CATALOGUE if name != "n_link_pendulum"]
     if variants is None:
-        variants = [(s, "substitute") for s in STRATEGIES] + [("split", "chain")]
-    from sympy.core.cache import clear_cache
+        variants = [(s, "substitute") for s in STRATEGIES]
     rows = []
     for name, opts in cases:
         label = name + "".join(f" {k}={v}" for k, v in opts.items())
         methods = [("kane", get_formulation("kane"))]
-        methods += [(f"gibbs_appell[{s}/{e}]",
-                     GibbsAppell(strategy=s, elimination=e)) for s, e in variants]
+        for v in variants:
+            tag = "/".join(v[:2]) + (f"/{v[2]}" if len(v) > 2 else "")
+            methods.append((f"gibbs_appell[{tag}]", GibbsAppell(
+                strategy=v[0], elimination=v[1],
+                frames=v[2] if len(v) > 2 else "merged")))
         for mname, form in methods:
-            # A fresh declaration and an empty sympy cache: points cache
-            # their velocities and sympy caches results, so whichever
-            # method ran second would otherwise be timed cheaper.
             ms = get_system(name, **opts)
             clear_cache()
             eom = form.derive(ms)
@@ -431,16 +453,15 @@ def benchmark(cases=None, variants=None, file=sys.stdout):
                          "ops_cse": eom.op_counts["cse"]})
             if file is not None:
                 r = rows[-1]
-                print(f"{r['system']:<26} {r['method']:<36} "
+                print(f"{r['system']:<26} {r['method']:<38} "
                       f"{r['seconds']:9.3f} {r['ops_raw']:>9} {r['ops_cse']:>7}",
                       file=file, flush=True)
     return rows
 
 
 def _main(argv=None):
-    """Print the measurement table: every strategy on the catalogue and on
-    n_link_pendulum n = 3..5, the non-expanding ones up to n = 8 (expanding
-    S of the 6-link chain alone takes minutes)."""
+    """Print the measurement table: every variant on the catalogue and on
+    n_link_pendulum n = 3..5, the cheaper ones up to n = 8."""
     import argparse
     parser = argparse.ArgumentParser(
         prog="python -m formulations.gibbs_appell",
@@ -454,11 +475,13 @@ def _main(argv=None):
     from systems import CATALOGUE
     names = args.systems if args.systems is not None else [
         n for n in CATALOGUE if n != "n_link_pendulum"]
-    print(f"{'system':<26} {'method':<36} {'seconds':>9} {'ops_raw':>9} "
+    print(f"{'system':<26} {'method':<38} {'seconds':>9} {'ops_raw':>9} "
           f"{'ops_cse':>7}", flush=True)
-    every = [(s, "substitute") for s in STRATEGIES] + [("split", "chain"),
-                                                       ("summed", "chain")]
-    cheap = [v for v in every if v[0] != "expanded"]
+    every = [(s, "substitute") for s in STRATEGIES] + [
+        ("split", "chain"), ("summed", "chain"), ("split", "substitute", "sympy")]
+    # Expanding S, or composing direction cosines without merging, grows
+    # too fast for the larger chains (minutes each).
+    cheap = [v for v in every if v[0] != "expanded" and v[2:] != ("sympy",)]
     small = [("n_link_pendulum", {"n": n}) for n in range(3, min(args.max_n, 5) + 1)]
     large = [("n_link_pendulum", {"n": n}) for n in range(6, args.max_n + 1)]
     rows = benchmark(small + [(n, {}) for n in names], every)

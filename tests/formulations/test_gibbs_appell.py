@@ -219,6 +219,18 @@ def test_strategies_agree_with_sympy_kane(name, strategy, elimination):
                                ref.coordinate_accelerations(t0, q, qd)) < 1e-9
 
 
+@pytest.mark.parametrize("name", ["wheelbarrow", "four_bar", "double_pendulum"])
+def test_sympy_direction_cosines_agree_with_sympy_kane(name):
+    ms = cached_system(name)
+    eom = GibbsAppell(frames="sympy", count_ops=False).derive(ms)
+    ref = cached_eom("sympy_kane", name).numeric()
+    model = eom.numeric()
+    for seed in range(5):
+        t0, q, qd = ms.random_state(seed)
+        assert _relative_error(model.coordinate_accelerations(t0, q, qd),
+                               ref.coordinate_accelerations(t0, q, qd)) < 1e-9
+
+
 # ----------------------------------------------------------------------
 # Options
 # ----------------------------------------------------------------------
@@ -233,6 +245,8 @@ def test_registered():
     ({"strategy": 3}, TypeError, "str"),
     ({"elimination": "later"}, ValueError, "chain"),
     ({"elimination": None}, TypeError, "str"),
+    ({"frames": "inertial"}, ValueError, "merged"),
+    ({"frames": 1.0}, TypeError, "str"),
 ])
 def test_bad_options_name_the_valid_choices(kwargs, exc, words):
     with pytest.raises(exc, match=words):
