@@ -1,0 +1,714 @@
+"""Kolev's modified Lagrange equations of the second kind.
+
+Reference: P. Kolev, "Modified equations of Lagrange of II order"
+(``shared/seeds/kolev_modified_lagrange_bg.txt``), eqs (2.14)-(2.21).
+To our knowledge no other public software implements the method; this
+module is written as its reference implementation.
+
+The method
+----------
+A holonomic system with k degrees of freedom is described by n > k
+coordinates q_1..q_n tied by s = n - k holonomic constraints (2.14).  Solve
+the constraints for s dependent coordinates (2.16),
+
+    q_r = f_r(q_independent)                     (r = 1..s),
+
+so that their variations are ``dq_r = sum_j df_r/dq_j dq_j`` (2.17).  The
+kinetic energy T is written in ALL n coordinates and their rates, and so
+are the generalized forces Q_1..Q_n.  Substituting (2.17) into the general
+equation of dynamics (2.18) gives, for each independent coordinate q_j
+(2.19), (2.20), (2.21)::
+
+    d/dt(dT/dq_j') - dT/dq_j = Q_j + sum_r (Q_r + Phi_r) df_r/dq_j,
+    Phi_r = -(d/dt(dT/dq_r') - dT/dq_r),
+
+k equations without multipliers; only then are q_r, q_r', q_r'' replaced by
+f_r and its first and second time derivatives.  The point of the method is
+that the dependent coordinates never enter T squared: T is differentiated
+as written in all coordinates, and f_r enters only linearly, through
+df_r/dq_j and the final substitution.
+
+Writing ``E_i = d/dt(dT/dq_i') - dT/dq_i - Q_i`` for every coordinate,
+(2.20) reads ``E_j + sum_r E_r df_r/dq_j = 0``, i.e. ``G^T E = 0`` with the
+n x k matrix ``G = d q' / d q_ind'`` (identity rows for the independent
+coordinates, ``df_r/dq_j`` for the dependent ones).  That form is what this
+module evaluates, and it covers three cases:
+
+1. **Explicit dependent coordinates** (the paper's case).  Where the
+   declaration gives ``dependent_solutions`` ``{q_r: f_r(t, q_ind)}`` for
+   every dependent coordinate, G has rows ``df_r/dq_j`` and q_r, q_r', q_r''
+   are replaced by ``f_r``, ``df_r/dt``, ``d^2 f_r/dt^2``.  The state is
+   ``(q_ind, q_ind')``: the dependent coordinates leave the state.
+2. **Implicit dependent coordinates.**  Where the declaration has holonomic
+   constraints ``Phi(t, q) = 0`` without explicit solutions, the implicit
+   function theorem gives the same coefficients,
+
+       df/dq_ind = -(dPhi/dq_dep)^-1 dPhi/dq_ind,
+       q_dep' = df/dq_ind q_ind' - (dPhi/dq_dep)^-1 dPhi/dt,
+
+   and q_dep'' follows by differentiating that once more.  The dependent
+   coordinates themselves cannot be written down, so they STAY in the state
+   ``(q, q_ind')`` with rates from the velocity relation above: they are
+   obtained from the constraints by integrating their differentiated form,
+   and a consistent starting state (``ms.random_state``,
+   ``ms.consistent_initial_state`` or ``ms.solve_dependent_coordinates``,
+   which solve the constraints by Newton's method) keeps them on the
+   constraint manifold up to the integrator's drift.  The option
+   ``dependent="implicit"`` forces this path on a system that has explicit
+   solutions (useful to compare the two).
+3. **Nonholonomic constraints** (Maggi's form).  Constraints linear in the
+   rates, ``B(t, q) q' + b(t, q) = 0`` (after the declaration's speeds are
+   converted to coordinate rates), are solved for as many dependent rates;
+   ``q_D' = C q_I' + c``.  The virtual displacements obey
+   ``dq_D = C dq_I``, so the construction is the same with ``C`` in place
+   of ``df_r/dq_j`` (this is Maggi's form of the equations of motion):
+   ``E_I + C^T E_D = 0``.  The coordinates whose rates are dependent stay
+   in the state.  Which rates are dependent: the dependent coordinates of
+   the declaration first, then, for each nonholonomic constraint, a
+   coordinate whose rate appears in the declaration's dependent speeds
+   (searched from the last coordinate backwards), checked numerically to
+   give an invertible ``B_D`` at random consistent states.
+
+Choices
+-------
+* T from the declared bodies, ``1/2 m v.v + 1/2 w.I.w`` (central inertia);
+  the declaration's speeds are replaced by their expressions in (t, q, q')
+  through ``ms.kinematics.u_of_qdot``.
+* Every load is a generalized force, ``Q_i = sum_P F_P . dv_P/dq_i' +
+  sum_B M_B . dw_B/dq_i'`` (partial velocities of the load points, angular
+  velocities of the loaded frames, with respect to the coordinate rates);
+  ``potential_energy`` is not used, because the loads already hold every
+  force (gravity and springs included).
+* Explicit time and prescribed functions of time stay in the equations
+  (rheonomic systems, rheonomic constraints, time-dependent f_r); the
+  numeric layer substitutes ``specified``.
+* No simplification: operation counts compare like with like.
+* Constraint forces are not recovered (the method has no multipliers).
+
+Variants (option ``variant``)
+-----------------------------
+``"modified"`` (default)
+    Kolev's equations as above.
+``"substituted"``
+    Lagrange's equations in minimal coordinates, the approach the paper sets
+    out to improve on: f_r and df_r/dt are substituted into the velocities
+    BEFORE T is formed (so they enter T squared), and the plain equations
+    ``d/dt(dT/dq_j') - dT/dq_j = Q_j`` in the independent coordinates follow
+    (Maggi's form for any nonholonomic constraints, exactly as above).  It
+    needs explicit solutions of every holonomic constraint and refuses a
+    system without them (:class:`UnsupportedSystemError`).
+
+:func:`kolev_cost_table` measures both variants against Lagrange's equations
+with multipliers (the ``"lagrange"`` formulation) on the paper's kind of
+systems.
+
+Derivation contract
+-------------------
+``states``
+    ``(q_keep, q_I')``: every coordinate not eliminated by an explicit
+    solution, then the independent coordinate rates.
+``unknowns``
+    ``q_I''``, the independent coordinate accelerations (k of them, no
+    multipliers).
+``state_rates``
+    ``q_keep' = G q_I' + g`` (rows of the kept coordinates), ``q_I''``.
+``accelerations``
+    q'' of all n coordinates: ``d/dt (G q_I' + g)`` (for explicit solutions
+    ``d^2 f_r/dt^2``), in (t, states, unknowns).
+``state_map``, ``coordinate_map``
+    Selection of (q_keep, q_I') from (q, q'); and (q, q') from the state,
+    with eliminated coordinates given by f_r and every rate by
+    ``G q_I' + g``.
+
+Extras published: ``variant``, ``dependent_coordinates`` (``"explicit"``,
+``"implicit"`` or ``"none"``), ``independent_rates`` (q_I'),
+``dependent_rates`` (q_D' not eliminated), ``rate_coefficients`` (G, in t
+and the states), ``rate_offsets`` (g), ``kinetic_energy`` (T in t, q, q' as
+differentiated), ``generalized_forces`` (Q, one per coordinate of T).
+"""
+from __future__ import annotations
+
+import time
+from typing import Mapping, Sequence
+
+import numpy as np
+import sympy as sm
+import sympy.physics.mechanics as me
+
+from .base import (Derivation, Formulation, UnsupportedSystemError,
+                   get_formulation, register)
+
+__all__ = ["ModifiedLagrange", "modified_lagrange_equations",
+           "kinetic_energy_in_rates", "generalized_forces_in_rates",
+           "kolev_cost_table"]
+
+t = me.dynamicsymbols._t
+
+_VARIANTS = ("modified", "substituted")
+_DEPENDENT = ("auto", "explicit", "implicit")
+
+
+def _d(x, n=1):
+    return x.diff(t, n)
+
+
+def _converter(ms, rates=None):
+    """Vector -> column of components in a frame, with the declaration's
+    speeds written in (t, q, q') and then ``rates`` applied.
+
+    Components are taken BEFORE substituting: a vector kept in a frame
+    oriented by a dependent coordinate would otherwise bring that
+    coordinate back through the direction cosines when dotted.
+    """
+    u_map = dict(ms.kinematics.u_of_qdot)
+    extra = dict(rates or {})
+
+    def conv(vec, frame):
+        m = sm.Matrix(vec.to_matrix(frame)) if vec != 0 else sm.zeros(3, 1)
+        m = m.xreplace(u_map)
+        return m.xreplace(extra) if extra else m
+
+    return conv
+
+
+# ----------------------------------------------------------------------
+# The method in the paper's own terms
+# ----------------------------------------------------------------------
+def modified_lagrange_equations(kinetic_energy, coordinates: Sequence,
+                                generalized_forces: Mapping,
+                                dependent_solutions: Mapping) -> list:
+    """Kolev's modified Lagrange equations (2.20), (2.21), one per
+    independent coordinate, as expressions equal to zero.
+
+    For each independent coordinate q_j the expression is
+
+        d/dt(dT/dq_j') - dT/dq_j - Q_j - sum_r (Q_r + Phi_r) df_r/dq_j,
+        Phi_r = -(d/dt(dT/dq_r') - dT/dq_r),
+
+    with q_r, q_r', q_r'' then replaced by f_r and its time derivatives.
+
+    Parameters
+    ----------
+    kinetic_energy : sympy expression
+        T in ALL coordinates (functions of time) and their first derivatives.
+    coordinates : sequence of dynamicsymbols
+        All n coordinates, dependent ones included, in any order.
+    generalized_forces : mapping
+        ``{q_i: Q_i}`` for every coordinate (missing ones count as zero).
+    dependent_solutions : mapping
+        ``{q_r: f_r}`` with f_r in the independent coordinates (and t).
+
+    Returns
+    -------
+    list
+        One expression per independent coordinate (``coordinates`` order,
+        dependent ones skipped); the equations are ``expression = 0``.
+
+    Examples
+    --------
+    A particle on the line y = 2 x under gravity -y, with x independent:
+
+    >>> import sympy as sm, sympy.physics.mechanics as me
+    >>> x, y = me.dynamicsymbols("x y")
+    >>> m, g = sm.symbols("m g")
+    >>> T = m * (x.diff()**2 + y.diff()**2) / 2
+    >>> eq, = modified_lagrange_equations(T, [x, y], {y: -m * g}, {y: 2 * x})
+    >>> sm.simplify(eq - (5 * m * x.diff(me.dynamicsymbols._t, 2) + 2 * m * g))
+    0
+    """
+    coordinates = list(coordinates)
+    unknown = [q for q in dependent_solutions if q not in coordinates]
+    if unknown:
+        raise ValueError(
+            f"dependent_solutions names {unknown}, which are not among the "
+            f"coordinates {coordinates}")
+    dep = [q for q in coordinates if q in dependent_solutions]
+    ind = [q for q in coordinates if q not in dependent_solutions]
+    T = sm.sympify(kinetic_energy)
+    Q = {q: sm.sympify(generalized_forces.get(q, 0)) for q in coordinates}
+
+    def lagrange_operator(q):
+        return _d(T.diff(_d(q))) - T.diff(q)
+
+    f = {r: sm.sympify(dependent_solutions[r]) for r in dep}
+    sub = {}
+    for r in dep:
+        sub[_d(r, 2)] = _d(f[r], 2)
+        sub[_d(r)] = _d(f[r])
+        sub[r] = f[r]
+    Phi = {r: -lagrange_operator(r) for r in dep}
+    out = []
+    for j in ind:
+        rhs = Q[j] + sum((Q[r] + Phi[r]) * f[r].diff(j) for r in dep)
+        out.append((lagrange_operator(j) - rhs).xreplace(sub))
+    return out
+
+
+# ----------------------------------------------------------------------
+# T and Q of a declaration, in coordinate rates
+# ----------------------------------------------------------------------
+def kinetic_energy_in_rates(ms, rates: Mapping | None = None):
+    """Kinetic energy of the declared bodies in (t, q, q').
+
+    Parameters
+    ----------
+    ms : MechanicalSystem
+    rates : mapping, optional
+        Extra replacements applied to the velocities after the speeds are
+        converted (e.g. ``{q_r: f_r, q_r': df_r/dt}`` to form T in minimal
+        coordinates).
+
+    Examples
+    --------
+    >>> from systems import get_system
+    >>> T = kinetic_energy_in_rates(get_system("double_pendulum"))
+    >>> sorted(str(s) for s in T.free_symbols)
+    ['l', 'm', 't']
+    """
+    N = ms.frame
+    conv = _converter(ms, rates)
+    T = sm.S.Zero
+    for body in ms.bodies:
+        v = conv(body.masscenter.vel(N), N)
+        T += body.mass * (v.T * v)[0, 0] / 2
+        if isinstance(body, me.RigidBody):
+            B = body.frame
+            w = conv(B.ang_vel_in(N), B)
+            inertia = body.central_inertia.to_matrix(B)
+            T += (w.T * inertia * w)[0, 0] / 2
+    return T
+
+
+def generalized_forces_in_rates(ms, coordinates: Sequence,
+                                rates: Mapping | None = None) -> sm.Matrix:
+    """Generalized forces of the declared loads for ``coordinates``.
+
+    ``Q_i = sum_P F_P . dv_P/dq_i' + sum_B M_B . dw_B/dq_i'`` with the load
+    points' velocities and the loaded frames' angular velocities written in
+    (t, q, q') (then ``rates`` applied, as in
+    :func:`kinetic_energy_in_rates`).  Speeds inside the load vectors are
+    converted too.
+
+    Examples
+    --------
+    >>> from systems import get_system
+    >>> ms = get_system("double_pendulum")
+    >>> generalized_forces_in_rates(ms, ms.coordinates).shape
+    (2, 1)
+    """
+    N = ms.frame
+    conv = _converter(ms, rates)
+    qd = [_d(q) for q in coordinates]
+    Q = [sm.S.Zero] * len(qd)
+    for load in ms.loads:
+        if isinstance(load, me.Force):
+            vel = conv(load.point.vel(N), N)
+        else:
+            vel = conv(load.frame.ang_vel_in(N), N)
+        vec = conv(load.vector, N)
+        if vel.is_zero_matrix or vec.is_zero_matrix:
+            continue
+        for i, r in enumerate(qd):
+            Q[i] += (vec.T * vel.diff(r))[0, 0]
+    return sm.Matrix(Q)
+
+
+# ----------------------------------------------------------------------
+# The formulation
+# ----------------------------------------------------------------------
+def _explicit_solutions(ms):
+    """The declared f_r when every dependent coordinate has one written in
+    the independent coordinates and t only; otherwise None (and why)."""
+    q_dep = ms.q_dep
+    if not q_dep:
+        return {}, ""
+    sols = ms.dependent_solutions
+    missing = [q for q in q_dep if q not in sols]
+    if missing:
+        return None, f"no explicit solution is declared for {missing}"
+    for q in q_dep:
+        others = set(me.find_dynamicsymbols(sm.sympify(sols[q]))) & set(q_dep)
+        if others:
+            return None, (f"the declared solution for {q} contains the "
+                          f"dependent coordinates {sorted(map(str, others))}")
+    return {q: sm.sympify(sols[q]) for q in q_dep}, ""
+
+
+@register
+class ModifiedLagrange(Formulation):
+    """Kolev's modified Lagrange equations of the second kind.
+
+    Parameters
+    ----------
+    variant : {"modified", "substituted"}
+        ``"modified"``: Kolev's equations (T in all coordinates).
+        ``"substituted"``: Lagrange's equations with the explicit solutions
+        substituted into T (minimal coordinates), for comparison.
+    dependent : {"auto", "explicit", "implicit"}
+        How dependent coordinates of holonomic constraints are treated:
+        ``"auto"`` uses the declared explicit solutions where every
+        dependent coordinate has one, the implicit-function-theorem form
+        otherwise; ``"explicit"`` requires them (refusing a system without);
+        ``"implicit"`` keeps the dependent coordinates in the state even
+        when solutions are declared.  Ignored without holonomic constraints.
+    count_ops : bool
+        See :class:`~formulations.base.Formulation`.
+
+    Examples
+    --------
+    >>> from formulations import get_formulation
+    >>> eom = get_formulation("modified_lagrange").derive("double_pendulum")
+    >>> eom.n_equations, eom.n_multipliers
+    (2, 0)
+    >>> get_formulation("modified_lagrange", variant="substituted").options["variant"]
+    'substituted'
+    """
+
+    name = "modified_lagrange"
+    version = "1"
+    summary = ("Kolev's modified Lagrange equations: T in all coordinates, "
+               "dependent ones eliminated after differentiation")
+    handles_holonomic = True
+    handles_nonholonomic = True
+    handles_rheonomic = True
+    uses_multipliers = False
+    needs_dependent_solutions = False
+
+    def __init__(self, *, variant: str = "modified", dependent: str = "auto",
+                 count_ops: bool = True):
+        super().__init__(count_ops=count_ops)
+        for label, value, valid in (("variant", variant, _VARIANTS),
+                                    ("dependent", dependent, _DEPENDENT)):
+            if not isinstance(value, str):
+                raise TypeError(f"{label} must be a string, one of "
+                                f"{list(valid)}, not {type(value).__name__}")
+            if value not in valid:
+                raise ValueError(f"{label} must be one of {list(valid)}, "
+                                 f"not {value!r}")
+        if variant == "substituted" and dependent == "implicit":
+            raise ValueError(
+                "variant='substituted' substitutes explicit solutions into T "
+                "and cannot be combined with dependent='implicit'; valid "
+                "dependent values for it: ['auto', 'explicit']")
+        self.variant = variant
+        self.dependent = dependent
+
+    @property
+    def options(self) -> dict:
+        return {"count_ops": self.count_ops, "variant": self.variant,
+                "dependent": self.dependent}
+
+    def check_supported(self, system) -> None:
+        super().check_supported(system)
+        if not system.q_dep:
+            return
+        sols, why = _explicit_solutions(system)
+        needs_explicit = (self.variant == "substituted"
+                          or self.dependent == "explicit")
+        if sols is None and needs_explicit:
+            what = ("minimal coordinates (variant='substituted')"
+                    if self.variant == "substituted"
+                    else "dependent='explicit'")
+            raise UnsupportedSystemError(
+                f"{self.name}: {what} needs explicit solutions of the "
+                f"holonomic constraints of {system.name!r}, but {why}; use "
+                f"variant='modified' with dependent='auto' or 'implicit'")
+
+    # ------------------------------------------------------------------
+    def _derive(self, ms, stage) -> Derivation:
+        coords = list(ms.coordinates)
+        sols, _ = _explicit_solutions(ms)
+        explicit = bool(ms.q_dep) and sols is not None \
+            and self.dependent != "implicit"
+        elim = {q: sols[q] for q in ms.q_dep} if explicit else {}
+        keep = [q for q in coords if q not in elim]
+        # q_elim, q_elim' in the kept coordinates (f_r and df_r/dt).
+        elim_rates = {}
+        for r, f in elim.items():
+            elim_rates[_d(r)] = _d(f)
+            elim_rates[r] = f
+
+        with stage("energy_and_forces"):
+            if self.variant == "substituted":
+                T_coords = keep
+                T = kinetic_energy_in_rates(ms, elim_rates)
+                Q = generalized_forces_in_rates(ms, keep, elim_rates)
+            else:
+                T_coords = coords
+                T = kinetic_energy_in_rates(ms)
+                Q = generalized_forces_in_rates(ms, coords)
+
+        with stage("constraints"):
+            rows, preset = self._rate_constraints(ms, explicit, elim_rates)
+            dep_rates = self._choose_dependent(ms, keep, rows, preset,
+                                               explicit, elim)
+            ind = [q for q in keep if q not in dep_rates]
+            rate, acc, G, g = self._rate_relations(
+                coords, keep, ind, dep_rates, rows, elim)
+
+        with stage("lagrange_operator"):
+            E = []
+            for qi, Qi in zip(T_coords, Q):
+                E.append(_d(T.diff(_d(qi))) - T.diff(qi) - Qi)
+            E = sm.Matrix(E)
+
+        with stage("assembly"):
+            idx = {q: i for i, q in enumerate(coords)}
+            G_T = G.extract([idx[q] for q in T_coords], list(range(len(ind))))
+            sub = {}
+            for q in coords:
+                sub[_d(q, 2)] = acc[idx[q]]
+                sub[_d(q)] = rate[idx[q]]
+            for r, f in elim.items():
+                sub[r] = f
+            # Kolev's order: the Lagrange operator of every coordinate is
+            # formed first, then q_r, q_r', q_r'' are replaced.
+            E_sub = E.xreplace(sub)
+            eqs = G_T.T * E_sub
+            qdd_I = [_d(q, 2) for q in ind]
+            M = eqs.jacobian(qdd_I)
+            forcing = -eqs.xreplace({a: 0 for a in qdd_I})
+
+        states = tuple(keep) + tuple(_d(q) for q in ind)
+        state_rates = sm.Matrix([rate[idx[q]] for q in keep] + qdd_I)
+        coord_values = [elim.get(q, q) for q in coords]
+        coordinate_map = sm.Matrix(coord_values + list(rate))
+        state_map = sm.Matrix(list(states))
+        extras = {
+            "variant": self.variant,
+            "dependent_coordinates": ("none" if not ms.q_dep else
+                                      "explicit" if explicit else "implicit"),
+            "independent_rates": tuple(_d(q) for q in ind),
+            "dependent_rates": tuple(_d(q) for q in dep_rates),
+            "rate_coefficients": sm.ImmutableMatrix(G),
+            "rate_offsets": sm.ImmutableMatrix(g),
+            "kinetic_energy": T,
+            "generalized_forces": sm.ImmutableMatrix(Q),
+        }
+        return Derivation(
+            states=states, unknowns=tuple(qdd_I), mass_matrix=M,
+            forcing=forcing, state_rates=state_rates,
+            accelerations=sm.Matrix(acc), state_map=state_map,
+            coordinate_map=coordinate_map, extras=extras)
+
+    # ------------------------------------------------------------------
+    @staticmethod
+    def _rate_constraints(ms, explicit, elim_rates):
+        """Velocity constraints in coordinate rates, ``rows = 0``, each
+        linear in q'; and the coordinates whose rates they must determine
+        (the declaration's dependent coordinates in the implicit form)."""
+        u_map = dict(ms.kinematics.u_of_qdot)
+        rows = []
+        preset = []
+        if ms.q_dep and not explicit:
+            # d/dt Phi(t, q) = Phi_q q' + Phi_t: the implicit function theorem.
+            rows += [_d(sm.sympify(c)) for c in ms.holonomic_constraints]
+            preset = list(ms.q_dep)
+        for c in ms.nonholonomic_constraints:
+            c = sm.sympify(c).xreplace(u_map)
+            rows.append(c.xreplace(elim_rates) if elim_rates else c)
+        return rows, preset
+
+    @staticmethod
+    def _choose_dependent(ms, keep, rows, preset, explicit, elim):
+        """Coordinates whose rates the constraint rows determine."""
+        n_free = len(rows) - len(preset)
+        if n_free == 0:
+            return list(preset)
+        qd = [_d(q) for q in keep]
+        B = sm.Matrix(rows).jacobian(qd)
+        # Prefer coordinates whose rates make up the declaration's dependent
+        # speeds (u_dep = x' for a contact point), then later coordinates.
+        u_map = dict(ms.kinematics.u_of_qdot)
+        in_udep = set()
+        for ui in ms.u_dep:
+            in_udep |= set(me.find_dynamicsymbols(sm.sympify(u_map[ui])))
+        candidates = [q for q in reversed(keep) if q not in preset]
+        candidates.sort(key=lambda q: _d(q) not in in_udep)
+        samples = _numeric_samples(ms, B, keep, elim)
+        chosen = list(preset)
+        col = {q: i for i, q in enumerate(keep)}
+
+        def full_rank(cols):
+            return all(np.linalg.matrix_rank(S[:, [col[c] for c in cols]],
+                                             tol=1e-9) == len(cols)
+                       for S in samples)
+
+        if preset and not full_rank(chosen):
+            raise UnsupportedSystemError(
+                f"modified_lagrange: the constraints of {ms.name!r} cannot "
+                f"be solved for the rates of the dependent coordinates "
+                f"{list(preset)} at random consistent states")
+        for q in candidates:
+            if len(chosen) == len(rows):
+                break
+            if full_rank(chosen + [q]):
+                chosen.append(q)
+        if len(chosen) < len(rows):
+            raise UnsupportedSystemError(
+                f"modified_lagrange: the {len(rows)} velocity constraints of "
+                f"{ms.name!r} are not independent in the coordinate rates "
+                f"(rank below {len(rows)} at random consistent states), so "
+                f"no set of dependent rates can be solved for")
+        return [q for q in keep if q in chosen]
+
+    @staticmethod
+    def _rate_relations(coords, keep, ind, dep_rates, rows, elim):
+        """q' = G q_I' + g and q'' of all coordinates, in (t, states, q_I'')."""
+        qd_I = [_d(q) for q in ind]
+        rate = {q: _d(q) for q in ind}
+        if dep_rates:
+            R = sm.Matrix(rows)
+            qd_D = [_d(q) for q in dep_rates]
+            B_D = R.jacobian(qd_D)
+            B_I = R.jacobian(qd_I)
+            b = R.xreplace({x: 0 for x in qd_D + qd_I})
+            C, c = _solve_for_dependent(B_D, -B_I, -b)
+            sol = C * sm.Matrix(qd_I) + c
+            for q, e in zip(dep_rates, sol):
+                rate[q] = e
+        keep_rate = {_d(q): rate[q] for q in keep}
+        for r, f in elim.items():
+            rate[r] = _d(f).xreplace(keep_rate)
+        acc = {q: _d(q, 2) for q in ind}
+        dep_acc = {}
+        for q in dep_rates:
+            dep_acc[q] = _d(rate[q]).xreplace(keep_rate)
+        keep_acc = {_d(q, 2): (acc[q] if q in acc else dep_acc[q])
+                    for q in keep}
+        acc.update(dep_acc)
+        for r, f in elim.items():
+            acc[r] = _d(f, 2).xreplace(keep_acc).xreplace(keep_rate)
+        rate_v = sm.Matrix([rate[q] for q in coords])
+        acc_v = sm.Matrix([acc[q] for q in coords])
+        if qd_I:
+            G = rate_v.jacobian(qd_I)
+        else:
+            G = sm.zeros(len(coords), 0)
+        g = rate_v.xreplace({x: 0 for x in qd_I})
+        return list(rate_v), list(acc_v), G, g
+
+
+#: Largest dependent block inverted through its determinant.
+_ADJUGATE_MAX = 3
+
+
+def _solve_for_dependent(B_D, *rhs):
+    """``B_D^-1 rhs`` for each right-hand side.
+
+    Small blocks are inverted as ``adj(B_D) / det(B_D)`` with the
+    determinant simplified: elimination pivots on an entry, and an entry can
+    vanish where the block does not (the wheelbarrow's rolling constraints
+    give ``[[-sin, cos], [cos, sin]]``, whose LU solution divides by
+    ``sin(theta)`` although the determinant is -1).  Larger blocks are
+    solved by LU, as Kane's method here does.
+    """
+    k = B_D.shape[0]
+    if k <= _ADJUGATE_MAX:
+        det = B_D.det(method="berkowitz")
+        if sm.count_ops(det) <= 400:
+            det = sm.simplify(det)
+        adj = B_D.adjugate(method="berkowitz")
+        return tuple(adj * r / det for r in rhs)
+    return tuple(B_D.LUsolve(r) for r in rhs)
+
+
+def _numeric_samples(ms, B, keep, elim, n=3):
+    """B evaluated at a few random consistent states (for rank decisions)."""
+    B = ms.substitute_specified(B)
+    out = []
+    coords = list(ms.coordinates)
+    params = dict(ms.parameters)
+    for seed in range(n):
+        t0, q, _ = ms.random_state(seed=1000 + seed)
+        rep = dict(params)
+        rep.update({qi: float(v) for qi, v in zip(coords, q)})
+        rep[t] = float(t0)
+        vals = B.xreplace(rep).evalf()
+        out.append(np.array(vals.tolist(), dtype=float))
+    return out
+
+
+# ----------------------------------------------------------------------
+# The paper's motivation as data
+# ----------------------------------------------------------------------
+_COST_SYSTEMS = ("four_bar", "crank_slider", "kolev_manipulator")
+_COST_VARIANTS = (
+    ("modified", "modified_lagrange", {"variant": "modified",
+                                       "dependent": "explicit"}),
+    ("modified_implicit", "modified_lagrange", {"variant": "modified",
+                                                "dependent": "implicit"}),
+    ("substituted", "modified_lagrange", {"variant": "substituted"}),
+    ("multipliers", "lagrange", {}),
+)
+
+
+def kolev_cost_table(systems: Sequence[str] = _COST_SYSTEMS):
+    """Operation counts and derivation times, measured now, of Kolev's
+    modified equations against the two approaches the paper improves on.
+
+    Rows per system:
+
+    ``modified``
+        Kolev's equations with the declared explicit solutions f_r.
+    ``modified_implicit``
+        Kolev's equations with df_r/dq_j from the implicit function theorem
+        (dependent coordinates kept in the state).
+    ``substituted``
+        Lagrange's equations in minimal coordinates, f_r substituted in T.
+    ``multipliers``
+        Lagrange's equations with multipliers (the ``"lagrange"``
+        formulation), where it is registered.
+
+    A variant that refuses a system (or a formulation that is not
+    registered) gives a row with ``error`` set and no numbers.
+
+    Parameters
+    ----------
+    systems : sequence of str
+        Catalogue names; by default the paper's kind of system:
+        ``("four_bar", "crank_slider", "kolev_manipulator")``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``system, variant, formulation, seconds, ops_raw, ops_cse,
+        n_equations, n_unknowns, n_multipliers, error``.
+
+    Examples
+    --------
+    >>> df = kolev_cost_table(["four_bar"])      # doctest: +SKIP
+    >>> sorted(df["variant"])                    # doctest: +SKIP
+    ['modified', 'modified_implicit', 'multipliers', 'substituted']
+    """
+    import pandas as pd
+    from systems import get_system
+
+    if isinstance(systems, str):
+        raise TypeError("systems must be a sequence of catalogue names, not "
+                        "a single string")
+    rows = []
+    for name in systems:
+        ms = get_system(name)
+        for label, form, opts in _COST_VARIANTS:
+            row = {"system": name, "variant": label, "formulation": form,
+                   "seconds": np.nan, "ops_raw": np.nan, "ops_cse": np.nan,
+                   "n_equations": np.nan, "n_unknowns": np.nan,
+                   "n_multipliers": np.nan, "error": ""}
+            try:
+                f = get_formulation(form, **opts)
+                eom = f.derive(ms)
+            except (UnsupportedSystemError, ValueError) as exc:
+                row["error"] = f"{type(exc).__name__}: {exc}"
+                rows.append(row)
+                continue
+            row.update(seconds=float(eom.timings["total"]),
+                       ops_raw=eom.op_counts.get("raw", np.nan),
+                       ops_cse=eom.op_counts.get("cse", np.nan),
+                       n_equations=eom.n_equations,
+                       n_unknowns=eom.n_unknowns,
+                       n_multipliers=eom.n_multipliers)
+            rows.append(row)
+    return pd.DataFrame(rows, columns=[
+        "system", "variant", "formulation", "seconds", "ops_raw", "ops_cse",
+        "n_equations", "n_unknowns", "n_multipliers", "error"])

@@ -1,0 +1,321 @@
+"""Kolev's modified Lagrange equations ("modified_lagrange").
+
+References the tests hold the formulation against:
+
+* Kolev's own application, eq (3.10) of
+  ``shared/seeds/kolev_modified_lagrange_bg.txt``, transcribed below as
+  printed.  Reproducing it EXACTLY needs two printed signs corrected (as
+  ``shared/catalogue.md`` section 9 records): the centroid condition (3.2)
+  is printed ``m1 q1 + m2 q2 + m2 h cos(gamma) q3 = 0`` but (3.8) solves
+  ``m1 q1 - m2 q2 - m2 h cos(gamma) q3 = 0``; and the first term of T in
+  (3.5) is printed ``m1 (qG' - q1')^2`` where ``m1 (qG' + q1')^2`` is
+  meant (so (3.9)'s ``Phi_1 = -m1 (qG'' - q1'')`` becomes
+  ``-m1 (qG'' + q1'')``).  A test below shows that no other combination of
+  those signs reproduces (3.10).
+* The wheelbarrow's published (2-111), (2-112) (corrected in the
+  catalogue): Maggi's form of the method on a nonholonomic system.
+* A pendulum written in Cartesian coordinates with the holonomic constraint
+  ``x^2 + y^2 = l^2`` (implicit and explicit dependent coordinate),
+  against the analytic pendulum ``theta'' = -(g/l) sin(theta)``.
+
+Agreement with Kane's method on every catalogue system is checked in
+``tests/test_contract.py``.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import sympy as sm
+import sympy.physics.mechanics as me
+
+from formulations import UnsupportedSystemError, get_formulation
+from formulations.modified_lagrange import (kolev_cost_table,
+                                            modified_lagrange_equations)
+from systems import MechanicalSystem, get_system
+
+from conftest import cached_system
+
+t = me.dynamicsymbols._t
+
+
+def _d(x, n=1):
+    return x.diff(t, n)
+
+
+def _is_zero(expr):
+    return sm.simplify(sm.expand(expr)) == 0
+
+
+# ----------------------------------------------------------------------
+# Kolev's manipulator, eq (3.10)
+# ----------------------------------------------------------------------
+def _printed_3_10(qG, q2, q3, m1, m2, J, h, gamma, g, F_D, c22, c23, c33):
+    """(3.10) as printed, each equation as LHS - RHS."""
+    cg = sm.cos(gamma)
+    return [
+        (m1 + m2) * _d(qG, 2) - (F_D - (m1 + m2) * g),
+        _d(q2, 2) + _d(q3, 2) * h * cg
+        + c22 * (m1 + m2) / (m1 * m2) * q2
+        + (c23 * m1 + c22 * m2 * h * cg) / (m1 * m2) * q3
+        - F_D / (m1 + m2),
+        _d(q2, 2) * (m1 + m2) * m2 * h * cg / m1
+        + _d(q3, 2) * (J + (m2 * h * cg)**2 / m1)
+        + q2 * (m1 + m2) / m1 * (c23 + c22 * m2 / m1 * h * cg)
+        + q3 * (2 * c23 * m2 / m1 * h * cg + c22 * (m2 / m1 * h * cg)**2
+                + c33 + m2 * g * h * sm.sin(gamma))
+        - F_D * m2 / m1 * h * cg,
+    ]
+
+
+def _printed_normalization(m1, m2):
+    """The factor each printed equation of (3.10) was divided by: the
+    second is printed divided by its q2'' coefficient m2 (m1 + m2) / m1."""
+    return [1, m2 * (m1 + m2) / m1, 1]
+
+
+def _paper_symbols():
+    qG, q1, q2, q3 = me.dynamicsymbols("qG q1 q2 q3")
+    m1, m2, J, h, g = sm.symbols("m1 m2 J_O2 h g", positive=True)
+    gamma, F_D, c22, c23, c33 = sm.symbols("gamma F_D c22 c23 c33")
+    return qG, q1, q2, q3, m1, m2, J, h, gamma, g, F_D, c22, c23, c33
+
+
+def _paper_equations(body1_sign, constraint_sign):
+    """The method applied to the paper's T (3.5), Q (3.6), f_1 (3.8),
+    with the two sign choices the printed text is ambiguous about:
+    ``body1_sign`` = +1 for ``m1 (qG' + q1')^2`` (catalogue), -1 as printed;
+    ``constraint_sign`` = +1 for ``q1 = (m2/m1)(q2 + h cos(gamma) q3)`` as in
+    (3.8) (catalogue), -1 for the solution of the printed (3.2)."""
+    qG, q1, q2, q3, m1, m2, J, h, gamma, g, F_D, c22, c23, c33 = \
+        _paper_symbols()
+    cg = sm.cos(gamma)
+    T = (m1 * (_d(qG) + body1_sign * _d(q1))**2 + m2 * (_d(qG) - _d(q2))**2
+         + J * _d(q3)**2) / 2 - m2 * (_d(qG) - _d(q2)) * _d(q3) * h * cg
+    Q = {qG: F_D - (m1 + m2) * g,
+         q1: F_D - m1 * g - c22 * (q1 + q2) - c23 * q3,
+         q2: m2 * g - c22 * (q1 + q2) - c23 * q3,
+         q3: m2 * g * h * (cg - q3 * sm.sin(gamma)) - c23 * (q1 + q2)
+         - c33 * q3}
+    f1 = constraint_sign * (m2 / m1 * q2 + m2 / m1 * q3 * h * cg)
+    eqs = modified_lagrange_equations(T, [qG, q1, q2, q3], Q, {q1: f1})
+    printed = _printed_3_10(qG, q2, q3, m1, m2, J, h, gamma, g, F_D,
+                            c22, c23, c33)
+    return eqs, printed, _printed_normalization(m1, m2)
+
+
+def test_paper_T_and_Q_reproduce_3_10_exactly():
+    eqs, printed, k = _paper_equations(+1, +1)
+    assert len(eqs) == 3
+    for ours, pub, kj in zip(eqs, printed, k):
+        assert _is_zero(ours - kj * pub)
+
+
+@pytest.mark.parametrize("body1_sign,constraint_sign",
+                         [(-1, +1), (+1, -1), (-1, -1)],
+                         ids=["printed-T", "printed-3.2", "both-printed"])
+def test_printed_signs_do_not_reproduce_3_10(body1_sign, constraint_sign):
+    """Why the catalogue corrects (3.2) and (3.5): with the printed signs
+    the method does not give (3.10), for any normalization of the second
+    equation."""
+    eqs, printed, _ = _paper_equations(body1_sign, constraint_sign)
+    qG, q1, q2, q3 = _paper_symbols()[:4]
+    mismatched = False
+    for ours, pub in zip(eqs, printed):
+        # The ratio of the q'' coefficients fixes the only freedom left.
+        acc = [_d(q, 2) for q in (qG, q2, q3)]
+        a = next(x for x in acc if sm.expand(pub).coeff(x) != 0)
+        ratio = sm.expand(ours).coeff(a) / sm.expand(pub).coeff(a)
+        if not _is_zero(ours - ratio * pub):
+            mismatched = True
+    assert mismatched
+
+
+@pytest.fixture(scope="module")
+def kolev_eom():
+    return get_formulation("modified_lagrange").derive(
+        cached_system("kolev_manipulator"))
+
+
+def test_declared_manipulator_reproduces_3_10_exactly(kolev_eom):
+    ms = kolev_eom.system
+    assert kolev_eom.extras["dependent_coordinates"] == "explicit"
+    by_name = {str(s): s for s in ms.parameters}
+    qG, q1, q2, q3 = me.dynamicsymbols("qG q1 q2 q3")
+    printed = _printed_3_10(qG, q2, q3, *(by_name[n] for n in (
+        "m1", "m2", "J_O2", "h", "gamma", "g", "F_D", "c22", "c23", "c33")))
+    k = _printed_normalization(by_name["m1"], by_name["m2"])
+    assert kolev_eom.unknowns == (_d(qG, 2), _d(q2, 2), _d(q3, 2))
+    ours = kolev_eom.mass_matrix * sm.Matrix(kolev_eom.unknowns) \
+        - kolev_eom.forcing
+    for oj, pj, kj in zip(ours, printed, k):
+        assert _is_zero(oj - kj * pj)
+
+
+def test_dependent_coefficients_are_those_of_3_9(kolev_eom):
+    ms = kolev_eom.system
+    by_name = {str(s): s for s in ms.parameters}
+    m1, m2, h, gamma = (by_name[n] for n in ("m1", "m2", "h", "gamma"))
+    q1 = me.dynamicsymbols("q1")
+    G = kolev_eom.extras["rate_coefficients"]
+    row = G.row(list(ms.coordinates).index(q1))
+    # (3.9): df1/dqG = 0, df1/dq2 = m2/m1, df1/dq3 = (m2/m1) h cos(gamma).
+    expected = [0, m2 / m1, m2 / m1 * h * sm.cos(gamma)]
+    assert all(_is_zero(a - b) for a, b in zip(row, expected))
+
+
+def test_dependent_coordinate_never_enters_T_of_the_modified_form(kolev_eom):
+    """The method's point: T is differentiated in all coordinates, f_1 is
+    not substituted into it; the minimal-coordinate variant does."""
+    q1 = me.dynamicsymbols("q1")
+    assert kolev_eom.extras["kinetic_energy"].has(_d(q1))
+    sub = get_formulation("modified_lagrange", variant="substituted").derive(
+        kolev_eom.system)
+    assert not sub.extras["kinetic_energy"].has(q1)
+    # Both are the same three equations (3.10).
+    diff = (kolev_eom.mass_matrix.inv() * kolev_eom.forcing
+            - sub.mass_matrix.inv() * sub.forcing)
+    assert all(_is_zero(e) for e in diff)
+
+
+# ----------------------------------------------------------------------
+# Nonholonomic: Maggi's form on the wheelbarrow, (2-111), (2-112)
+# ----------------------------------------------------------------------
+def test_wheelbarrow_gives_published_2_111_2_112():
+    ms = cached_system("wheelbarrow")
+    eom = get_formulation("modified_lagrange").derive(ms)
+    phi, theta, Xc, Yc = me.dynamicsymbols("phi theta X_c Y_c")
+    assert eom.unknowns == (_d(phi, 2), _d(theta, 2))
+    assert set(eom.extras["dependent_rates"]) == {_d(Xc), _d(Yc)}
+    s = {str(x): x for x in ms.parameters}
+    m_w, m_wb, l, I, J, r, R, beta, p = (s[n] for n in (
+        "m_w", "m_wb", "l", "I", "J", "r", "R", "beta", "p"))
+    # Published, with v = r phi', omega = theta' (the declaration's speeds).
+    v, w = r * _d(phi), _d(theta)
+    vd = (2 * R * sm.cos(beta) - m_wb * l * w**2) / (m_w + m_wb + J / r**2)
+    wd = (-2 * p * R * sm.sin(beta) + l * m_wb * v * w) \
+        / (I + J / 2 + m_wb * l**2)
+    sol = eom.mass_matrix.LUsolve(eom.forcing)
+    assert _is_zero(sol[0] - vd / r)
+    assert _is_zero(sol[1] - wd)
+
+
+# ----------------------------------------------------------------------
+# Implicit and explicit dependent coordinates: a Cartesian pendulum
+# ----------------------------------------------------------------------
+def _cartesian_pendulum(explicit: bool) -> MechanicalSystem:
+    """Particle on a massless rod of length l: (x, y), y dependent."""
+    x, y = me.dynamicsymbols("x y")
+    ux, uy = me.dynamicsymbols("u_x u_y")
+    m, g, l = sm.symbols("m g l", positive=True)
+    N = me.ReferenceFrame("N")
+    O = me.Point("O")
+    O.set_vel(N, 0)
+    P = O.locatenew("P", x * N.x + y * N.y)
+    P.set_vel(N, ux * N.x + uy * N.y)
+    system = me.System(N, O)
+    system.add_coordinates(x)
+    system.add_coordinates(y, independent=False)
+    system.add_speeds(ux)
+    system.add_speeds(uy, independent=False)
+    system.add_kdes(ux - x.diff(), uy - y.diff())
+    system.add_holonomic_constraints(x**2 + y**2 - l**2)
+    system.add_bodies(me.Particle("bob", P, m))
+    system.add_loads(me.Force(P, -m * g * N.y))
+    return MechanicalSystem(
+        name="cartesian_pendulum", system=system,
+        parameters={m: 1.3, g: 9.81, l: 1.0},
+        initial_state={x: 0.6, y: -0.8, ux: 0.0},
+        dependent_solutions={y: -sm.sqrt(l**2 - x**2)} if explicit else None,
+        random_spread=0.5, speed_scale=2.0)
+
+
+@pytest.mark.parametrize("explicit", [False, True], ids=["implicit", "explicit"])
+def test_cartesian_pendulum_matches_the_analytic_pendulum(explicit):
+    ms = _cartesian_pendulum(explicit)
+    eom = get_formulation("modified_lagrange").derive(ms)
+    x, y = me.dynamicsymbols("x y")
+    assert eom.n_equations == 1 and eom.n_multipliers == 0
+    assert eom.extras["dependent_coordinates"] == (
+        "explicit" if explicit else "implicit")
+    # Implicit: y stays in the state; explicit: it is eliminated.
+    assert (y in eom.states) is (not explicit)
+    model = eom.numeric()
+    g, l = 9.81, 1.0
+    for seed in range(10):
+        t0, (xv, yv), (xd, yd) = ms.random_state(seed)
+        th = np.arctan2(xv, -yv)          # x = l sin th, y = -l cos th
+        thd = xd / (l * np.cos(th))
+        thdd = -g / l * np.sin(th)
+        expected = [l * (np.cos(th) * thdd - np.sin(th) * thd**2),
+                    l * (np.sin(th) * thdd + np.cos(th) * thd**2)]
+        np.testing.assert_allclose(
+            model.coordinate_accelerations(t0, [xv, yv], [xd, yd]),
+            expected, rtol=1e-10, atol=1e-10)
+
+
+def test_implicit_coefficients_follow_the_implicit_function_theorem():
+    ms = _cartesian_pendulum(explicit=False)
+    eom = get_formulation("modified_lagrange").derive(ms)
+    x, y = me.dynamicsymbols("x y")
+    G = eom.extras["rate_coefficients"]
+    # -(dPhi/dy)^-1 dPhi/dx with Phi = x^2 + y^2 - l^2.
+    assert _is_zero(G[1, 0] - (-(2 * x) / (2 * y)))
+    assert G[0, 0] == 1
+
+
+def test_substituted_variant_refuses_a_system_without_explicit_solutions():
+    ms = _cartesian_pendulum(explicit=False)
+    with pytest.raises(UnsupportedSystemError, match="explicit solutions"):
+        get_formulation("modified_lagrange", variant="substituted").derive(ms)
+    with pytest.raises(UnsupportedSystemError, match="explicit solutions"):
+        get_formulation("modified_lagrange", dependent="explicit").derive(ms)
+
+
+def test_options_are_validated():
+    with pytest.raises(ValueError, match=r"\['modified', 'substituted'\]"):
+        get_formulation("modified_lagrange", variant="minimal")
+    with pytest.raises(TypeError, match="variant"):
+        get_formulation("modified_lagrange", variant=1)
+    with pytest.raises(ValueError, match=r"\['auto', 'explicit', 'implicit'\]"):
+        get_formulation("modified_lagrange", dependent="numeric")
+    with pytest.raises(ValueError, match="implicit"):
+        get_formulation("modified_lagrange", variant="substituted",
+                        dependent="implicit")
+
+
+# ----------------------------------------------------------------------
+# The comparison data of the paper's motivation
+# ----------------------------------------------------------------------
+def _check_cost_rows(df, name):
+    ms = cached_system(name)
+    rows = df[df["system"] == name].set_index("variant")
+    assert set(rows.index) == {"modified", "modified_implicit",
+                               "substituted", "multipliers"}
+    for variant in ("modified", "modified_implicit", "substituted"):
+        assert rows.loc[variant, "error"] == ""
+        assert rows.loc[variant, "n_equations"] == ms.degrees_of_freedom
+        assert rows.loc[variant, "n_multipliers"] == 0
+        assert rows.loc[variant, "seconds"] > 0
+        assert rows.loc[variant, "ops_cse"] > 0
+    assert rows.loc["multipliers", "n_multipliers"] == \
+        len(ms.holonomic_constraints)
+
+
+def test_cost_table_on_the_manipulator():
+    df = kolev_cost_table(["kolev_manipulator"])
+    assert list(df.columns) == [
+        "system", "variant", "formulation", "seconds", "ops_raw", "ops_cse",
+        "n_equations", "n_unknowns", "n_multipliers", "error"]
+    _check_cost_rows(df, "kolev_manipulator")
+
+
+def test_cost_table_rejects_a_bare_string():
+    with pytest.raises(TypeError, match="sequence"):
+        kolev_cost_table("four_bar")
+
+
+@pytest.mark.slow
+def test_cost_table_on_the_mechanisms():
+    df = kolev_cost_table()
+    for name in ("four_bar", "crank_slider", "kolev_manipulator"):
+        _check_cost_rows(df, name)
