@@ -82,7 +82,12 @@ Choices
 * Explicit time and prescribed functions of time stay in the equations
   (rheonomic systems, rheonomic constraints, time-dependent f_r); the
   numeric layer substitutes ``specified``.
-* No simplification: operation counts compare like with like.
+* No simplification, with one exception: the determinant of a small block
+  of dependent rates (up to 3 x 3) is simplified and the block inverted as
+  ``adj / det``, because elimination would divide by an entry that can
+  vanish where the block does not (the wheelbarrow's rolling constraints:
+  LU divides by ``sin(theta)``, the determinant is -1).  Larger blocks are
+  solved by LU.
 * Constraint forces are not recovered (the method has no multipliers).
 
 Variants (option ``variant``)

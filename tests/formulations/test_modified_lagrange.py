@@ -180,6 +180,24 @@ def test_dependent_coordinate_never_enters_T_of_the_modified_form(kolev_eom):
 # ----------------------------------------------------------------------
 # Nonholonomic: Maggi's form on the wheelbarrow, (2-111), (2-112)
 # ----------------------------------------------------------------------
+def test_wheelbarrow_at_zero_heading():
+    """The declared initial state (heading 0): the dependent rates must not
+    divide by sin(theta)."""
+    ms = cached_system("wheelbarrow")
+    eom = get_formulation("modified_lagrange").derive(ms)
+    t0, q, qd = ms.consistent_initial_state()
+    assert q[1] == 0.0
+    qdd = eom.numeric().coordinate_accelerations(t0, q, qd)
+    s = {str(x): v for x, v in ms.parameters.items()}
+    # (2-111), (2-112) at omega = 0; X_c'' = v' and Y_c'' = v omega = 0.
+    vd = 2 * s["R"] * np.cos(s["beta"]) / (s["m_w"] + s["m_wb"]
+                                           + s["J"] / s["r"]**2)
+    wd = -2 * s["p"] * s["R"] * np.sin(s["beta"]) / (
+        s["I"] + s["J"] / 2 + s["m_wb"] * s["l"]**2)
+    np.testing.assert_allclose(qdd, [vd / s["r"], wd, vd, 0.0],
+                               rtol=1e-12, atol=1e-12)
+
+
 def test_wheelbarrow_gives_published_2_111_2_112():
     ms = cached_system("wheelbarrow")
     eom = get_formulation("modified_lagrange").derive(ms)
@@ -251,6 +269,49 @@ def test_cartesian_pendulum_matches_the_analytic_pendulum(explicit):
         np.testing.assert_allclose(
             model.coordinate_accelerations(t0, [xv, yv], [xd, yd]),
             expected, rtol=1e-10, atol=1e-10)
+
+
+def _bead_on_rotating_rod(explicit: bool) -> MechanicalSystem:
+    """Bead (x, y) on a rod turning at the constant rate w in a horizontal
+    plane: the rheonomic constraint ``-x sin(w t) + y cos(w t) = 0``."""
+    x, y = me.dynamicsymbols("x y")
+    ux, uy = me.dynamicsymbols("u_x u_y")
+    m, w = sm.symbols("m w", positive=True)
+    N = me.ReferenceFrame("N")
+    O = me.Point("O")
+    O.set_vel(N, 0)
+    P = O.locatenew("P", x * N.x + y * N.y)
+    P.set_vel(N, ux * N.x + uy * N.y)
+    system = me.System(N, O)
+    system.add_coordinates(x)
+    system.add_coordinates(y, independent=False)
+    system.add_speeds(ux)
+    system.add_speeds(uy, independent=False)
+    system.add_kdes(ux - x.diff(), uy - y.diff())
+    system.add_holonomic_constraints(-x * sm.sin(w * t) + y * sm.cos(w * t))
+    system.add_bodies(me.Particle("bead", P, m))
+    return MechanicalSystem(
+        name="bead_on_rotating_rod", system=system,
+        parameters={m: 0.7, w: 0.5}, initial_state={x: 1.0, ux: 0.0},
+        dependent_solutions={y: x * sm.tan(w * t)} if explicit else None,
+        random_spread=0.5, speed_scale=1.0)
+
+
+@pytest.mark.parametrize("explicit", [False, True], ids=["implicit", "explicit"])
+def test_rheonomic_constraint_matches_the_rotating_rod(explicit):
+    """Along the rod r'' = w^2 r, so with x = r cos(w t), y = r sin(w t):
+    x'' = -2 w r' sin(w t), y'' = 2 w r' cos(w t)."""
+    ms = _bead_on_rotating_rod(explicit)
+    assert ms.is_rheonomic
+    model = get_formulation("modified_lagrange").derive(ms).numeric()
+    w = 0.5
+    for seed in range(10):
+        t0, q, qd = ms.random_state(seed)
+        c, s = np.cos(w * t0), np.sin(w * t0)
+        rd = qd[0] * c + qd[1] * s
+        np.testing.assert_allclose(
+            model.coordinate_accelerations(t0, q, qd),
+            [-2 * w * rd * s, 2 * w * rd * c], rtol=1e-10, atol=1e-10)
 
 
 def test_implicit_coefficients_follow_the_implicit_function_theorem():
