@@ -66,15 +66,56 @@ class BodyKinematics:
         return -(self.inertia * self.alpha0 + self.w.cross(Iw))
 
 
-def body_kinematics(system, qdot, speeds, fa: FrameAlgebra):
-    """:class:`BodyKinematics` of every body, in (t, q, u).
+class _VectorCalculus:
+    """Velocity, partial velocities and acceleration of a point from its
+    declared velocity, frame by frame.
 
-    Accelerations come from the transport theorem in the body's frame:
-    a = d/dt(v_F) + w_F x v_F, so no vector is re-expressed in the
-    inertial frame.
+    The declared velocity is a sum of small measure vectors in several
+    frames; each is differentiated while small (d/dt in N of m_G in G is
+    m_G' + w_G x m_G) and only then brought into the target frame through
+    the compact direction cosine matrices, so no large expression is ever
+    differentiated.
     """
+
+    def __init__(self, N, qdot, speeds, fa):
+        self.N, self.qdot, self.speeds, self.fa = N, qdot, list(speeds), fa
+        self.ud_zero = {u.diff(t): 0 for u in speeds}
+        self._w = {}
+
+    def frame_rate(self, G):
+        if G not in self._w:
+            self._w[G] = self.fa.components(G.ang_vel_in(self.N), G, self.qdot)
+        return self._w[G]
+
+    def velocity(self, vec, F, acceleration=True):
+        n = len(self.speeds)
+        v, vr, a = sm.zeros(3, 1), sm.zeros(3, n), sm.zeros(3, 1)
+        if vec == 0:
+            return v, vr, a
+        for measure, G in vec.args:
+            m = measure.xreplace(self.qdot)
+            R = None if G is F else self.fa.dcm(F, G)
+            mr = m.jacobian(self.speeds)
+            if acceleration:
+                aG = m.diff(t).xreplace(self.qdot).xreplace(self.ud_zero) \
+                    + self.frame_rate(G).cross(m)
+            if R is None:
+                v += m
+                vr += mr
+                if acceleration:
+                    a += aG
+            else:
+                v += R * m
+                vr += R * mr
+                if acceleration:
+                    a += R * aG
+        return v, vr, a
+
+
+def body_kinematics(system, qdot, speeds, fa: FrameAlgebra):
+    """:class:`BodyKinematics` of every body, in (t, q, u)."""
     N = system.frame
-    ud_zero = {u.diff(t): 0 for u in speeds}
+    calc = _VectorCalculus(N, qdot, speeds, fa)
     out = []
     for body in system.bodies:
         k = BodyKinematics()
@@ -85,21 +126,40 @@ def body_kinematics(system, qdot, speeds, fa: FrameAlgebra):
         else:
             F = vel.args[0][1] if vel != 0 else N
         k.frame = F
-        wF = fa.components(F.ang_vel_in(N), F, qdot)
+        wF = calc.frame_rate(F)
         k.frame_w = wF
-        v = fa.components(vel, F, qdot)
-        k.v = v
-        k.a0 = (v.diff(t).xreplace(qdot) + wF.cross(v)).xreplace(ud_zero)
-        k.vr = v.jacobian(speeds)
+        k.v, k.vr, k.a0 = calc.velocity(vel, F)
         if isinstance(body, me.RigidBody):
             k.w = wF
-            k.alpha0 = wF.diff(t).xreplace(qdot).xreplace(ud_zero)
+            k.alpha0 = wF.diff(t).xreplace(qdot).xreplace(calc.ud_zero)
             k.wr = wF.jacobian(speeds)
             k.inertia = body.central_inertia.to_matrix(F)
         else:
             k.w = k.alpha0 = k.wr = k.inertia = None
         out.append(k)
     return out
+
+
+def solve_dependent(A_dep, rhs):
+    """Solve ``A_dep X = rhs`` symbolically without a vanishing pivot.
+
+    Gaussian elimination picks the first symbolically nonzero pivot, which
+    may vanish at ordinary configurations (a wheel heading of zero makes
+    sin(theta) a zero pivot), leaving 0/0 in the equations.  For the small
+    blocks of velocity constraints the adjugate over a simplified
+    determinant has no such spurious singularity.
+    """
+    n = A_dep.shape[0]
+    if n > 3:
+        return A_dep.LUsolve(rhs)
+    det = A_dep.det(method="berkowitz")
+    if sm.count_ops(det) < 400:
+        det = sm.trigsimp(det)
+    if det == 0:
+        raise ValueError("the velocity constraints cannot be solved for the "
+                         "dependent speeds (their coefficient matrix is "
+                         "singular everywhere)")
+    return (A_dep.adjugate() * rhs) / det
 
 
 def _load_frame(vec, default):
@@ -109,16 +169,18 @@ def _load_frame(vec, default):
 def generalized_active_forces(system, qdot, speeds, fa: FrameAlgebra):
     """F_r for every speed, and the partial velocities of the load points."""
     N = system.frame
+    calc = _VectorCalculus(N, qdot, speeds, fa)
     F = sm.zeros(len(speeds), 1)
     pv, pw = {}, {}
     for load in system.loads:
         E = _load_frame(load.vector, N)
         comps = fa.components(load.vector, E)
         if isinstance(load, me.Force):
-            vr = fa.components(load.point.vel(N), E, qdot).jacobian(speeds)
+            _, vr, _ = calc.velocity(load.point.vel(N), E, acceleration=False)
             pv.setdefault(load.point.name, (vr, E))
         else:
-            vr = fa.components(load.frame.ang_vel_in(N), E, qdot).jacobian(speeds)
+            _, vr, _ = calc.velocity(load.frame.ang_vel_in(N), E,
+                                     acceleration=False)
             pw.setdefault(load.frame.name, (vr, E))
         F += vr.T * comps
     return F, pv, pw
@@ -170,7 +232,7 @@ class Kane(Formulation):
         with stage("constraints"):
             A = sm.Matrix(kin.velocity_constraint_A)
             b = sm.Matrix(kin.velocity_constraint_b)
-            C = A[:, p:].LUsolve(-A[:, :p]) if m else sm.zeros(0, p)
+            C = solve_dependent(A[:, p:], -A[:, :p]) if m else sm.zeros(0, p)
         with stage("kinematics"):
             kins = body_kinematics(ms.system, qdot, u, fa)
         with stage("generalized_forces"):
@@ -241,7 +303,8 @@ def _constraint_force(ms, cf, kins, qdot, fa):
     d = cf.direction
     moving = set(cf.bodies)
     points = {b.masscenter for b in cf.bodies} | set(cf.points)
-    frames = {b.frame for b in cf.bodies if isinstance(b, me.RigidBody)}
+    frames = {b.frame for b in cf.bodies if isinstance(b, me.RigidBody)} \
+        | set(cf.frames)
     ud = sm.Matrix([u.diff(t) for u in ms.speeds])
 
     def v_aux(X, E):

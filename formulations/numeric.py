@@ -139,6 +139,11 @@ class NumericModel:
             1e13) at the configuration, naming it.
         """
         M, f = self.mass_matrix_and_forcing(t0, x)
+        if not (np.all(np.isfinite(M)) and np.all(np.isfinite(f))):
+            raise SingularConfigurationError(
+                f"{self.eom.formulation}: the equations of "
+                f"{self.system.name!r} are not finite at t={t0:.6g}, "
+                f"{self._describe(t0, x)}")
         if check:
             cond = np.linalg.cond(M)
             if not np.isfinite(cond) or cond > 1e13:

@@ -90,11 +90,11 @@ class SympyLagrange(Formulation):
                 if isinstance(load, me.Force):
                     P = me.Point(f"_lp{i}")
                     P.set_vel(N, sub(load.point.vel(N)))
-                    forcelist.append((P, load.vector))
+                    forcelist.append((P, sub(load.vector)))
                 else:
                     F = me.ReferenceFrame(f"_lf{i}")
                     F.set_ang_vel(N, sub(load.frame.ang_vel_in(N)))
-                    forcelist.append((F, load.vector))
+                    forcelist.append((F, sub(load.vector)))
             nonhol = [sm.sympify(c).xreplace(u_map)
                       for c in ms.nonholonomic_constraints]
         with stage("lagranges_equations"):

@@ -64,6 +64,8 @@ class ConstraintForce:
         The bodies that move with the auxiliary motion.
     points : sequence of Point, optional
         Further points (load points) rigidly attached to ``bodies``.
+    frames : sequence of ReferenceFrame, optional
+        Further frames rigidly attached to ``bodies`` on which torques act.
     """
 
     name: str
@@ -72,6 +74,7 @@ class ConstraintForce:
     point: Any
     bodies: tuple
     points: tuple = ()
+    frames: tuple = ()
 
     def __post_init__(self):
         if self.kind not in ("force", "torque"):
@@ -80,6 +83,7 @@ class ConstraintForce:
                 f"['force', 'torque'], not {self.kind!r}")
         object.__setattr__(self, "bodies", tuple(self.bodies))
         object.__setattr__(self, "points", tuple(self.points))
+        object.__setattr__(self, "frames", tuple(self.frames))
 
 
 def has_explicit_time(expr) -> bool:
@@ -548,13 +552,44 @@ class MechanicalSystem:
         """Default parameter values, overridden by ``parameters``."""
         values = dict(self.parameters)
         if parameters:
-            unknown = [k for k in parameters if sm.sympify(k) not in values]
+            by_name = {str(k): k for k in values}
+            unknown = [k for k in parameters
+                       if k not in values and str(k) not in by_name]
             if unknown:
                 raise ValueError(
                     f"unknown parameters {unknown} for system {self.name!r}; "
-                    f"valid: {sorted(map(str, values))}")
-            values.update({sm.sympify(k): float(v) for k, v in parameters.items()})
+                    f"valid: {sorted(by_name)}")
+            for k, v in parameters.items():
+                values[k if k in values else by_name[str(k)]] = float(v)
         return np.array([values[k] for k in self.parameters], dtype=float)
+
+    def kinetic_energy(self) -> sm.Expr:
+        """Kinetic energy of every body in (t, q, q')."""
+        N = self.frame
+        u_map = dict(self.kinematics.u_of_qdot)
+        T = sm.S.Zero
+        for body in self.bodies:
+            T += body.kinetic_energy(N)
+        return sm.sympify(T).xreplace(u_map)
+
+    @cached_property
+    def _energy_function(self):
+        q = list(self.coordinates)
+        Q = sm.symbols(f"_q0:{len(q)}")
+        QD = sm.symbols(f"_qd0:{len(q)}")
+        Ts = sm.Symbol("_t")
+        rep = {qi.diff(t): s for qi, s in zip(q, QD)} | dict(zip(q, Q)) \
+            | {t: Ts}
+        V = self.potential_energy if self.potential_energy is not None else 0
+        E = self.substitute_specified(sm.Matrix([self.kinetic_energy(), V]))
+        return sm.lambdify([Ts, list(Q), list(QD), list(self.parameters)],
+                           E.xreplace(rep), cse=True)
+
+    def energy(self, t0, q, qd, parameters=None):
+        """(T, V) at a state; V is 0 where no potential energy is declared."""
+        p = self.parameter_vector(parameters)
+        T, V = np.asarray(self._energy_function(t0, q, qd, p), float).ravel()
+        return float(T), float(V)
 
     def holonomic_residual(self, t0, q, parameters=None) -> np.ndarray:
         p = self.parameter_vector(parameters)
