@@ -1,0 +1,218 @@
+"""The comparison harness: rows, failures as rows, time-outs, resume after
+an interrupt, the derivation cache, executors and the CLI."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import sympy as sm
+
+from compare import run
+from compare.cache import DerivationCache, cache_key
+from compare.runner import agreement, expand_cases
+from formulations import FORMULATIONS, Formulation, get_formulation
+from systems import get_system
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_small_run_rows_agreement_and_energy(tmp_path):
+    res = run(["double_pendulum"], ["kane", "sympy_kane"], t_final=1.0, jobs=1,
+              progress=False, out=tmp_path, use_cache=False, n_samples=51)
+    f = res.frame.set_index("formulation")
+    assert set(f["status"]) == {"ok"}
+    # The two derivations are equal, so trajectories agree to the
+    # integrator's tolerance over the whole horizon.
+    assert f.loc["sympy_kane", "qdd_max_rel_dev"] < 1e-12
+    assert f.loc["sympy_kane", "max_rel_dev_q"] < 1e-8
+    assert f.loc["sympy_kane", "agreement_horizon"] == pytest.approx(1.0)
+    # A conservative system: T + V is constant along the trajectory.
+    assert f.loc["kane", "energy_drift"] < 1e-8
+    for col in ("derive_s", "ops_raw", "ops_cse", "codegen_s", "rhs_us",
+                "integrate_s", "nfev", "n_equations", "n_unknowns"):
+        assert f.loc["kane", col] > 0, col
+    traj = res.trajectories["double_pendulum/kane"]
+    assert traj["q"].shape == (51, 2) and traj["qd"].shape == (51, 2)
+    assert (tmp_path / "results.csv").exists()
+    meta = json.loads((tmp_path / "metadata.json").read_text())
+    assert meta["options"]["t_final"] == 1.0 and meta["versions"]["sympy"] == sm.__version__
+    assert meta["calibration_s"] > 0
+
+
+def test_agreement_horizon_is_first_exceedance():
+    t = np.linspace(0, 1, 11)
+    ref = np.zeros((11, 1))
+    q = ref.copy()
+    q[7:] = 1e-3  # departs at t = 0.7
+    ag = agreement(t, q, ref, ref, ref, threshold=1e-6)
+    assert ag["agreement_horizon"] == pytest.approx(0.7)
+    assert ag["max_abs_dev_q"] == pytest.approx(1e-3)
+
+
+class _Broken(Formulation):
+    name = "_broken_for_test"
+    handles_holonomic = handles_nonholonomic = True
+
+    def _derive(self, system, stage):
+        raise RuntimeError("deliberate failure")
+
+
+class _Slow(Formulation):
+    name = "_slow_for_test"
+    handles_holonomic = handles_nonholonomic = True
+
+    def _derive(self, system, stage):
+        time.sleep(30)
+
+
+@pytest.fixture
+def extra_formulations():
+    FORMULATIONS[_Broken.name] = _Broken
+    FORMULATIONS[_Slow.name] = _Slow
+    yield
+    FORMULATIONS.pop(_Broken.name)
+    FORMULATIONS.pop(_Slow.name)
+
+
+def test_failing_and_hanging_cases_become_rows(extra_formulations, tmp_path):
+    res = run(["double_pendulum"], ["kane", _Broken.name, _Slow.name],
+              t_final=0.2, jobs=1, progress=False, use_cache=False, timeout=3)
+    f = res.frame.set_index("formulation")
+    assert f.loc["kane", "status"] == "ok"
+    assert f.loc[_Broken.name, "status"] == "error"
+    assert "deliberate failure" in f.loc[_Broken.name, "error"]
+    assert f.loc[_Slow.name, "status"] == "timeout"
+
+
+def test_unknown_names_are_refused_with_the_valid_ones():
+    with pytest.raises(ValueError, match="valid: .*double_pendulum"):
+        expand_cases(["no_such_system"])
+    with pytest.raises(ValueError, match="valid: .*kane"):
+        expand_cases(["double_pendulum"], ["no_such_formulation"])
+    with pytest.raises(ValueError, match="t_final"):
+        run(["double_pendulum"], ["kane"], t_final=-1, jobs=1, progress=False)
+
+
+def test_resume_skips_finished_cases(tmp_path):
+    kw = dict(t_final=0.2, jobs=1, progress=False, out=tmp_path, use_cache=False)
+    first = run(["double_pendulum"], ["kane", "sympy_kane"], **kw)
+    assert first.metadata["resumed_cases"] == 0
+    second = run(["double_pendulum"], ["kane", "sympy_kane"], **kw)
+    assert second.metadata["resumed_cases"] == 2
+    pd.testing.assert_series_equal(first.frame["ops_raw"], second.frame["ops_raw"])
+    # Other options do not resume the old rows.
+    third = run(["double_pendulum"], ["kane"], **(kw | {"t_final": 0.3}))
+    assert third.metadata["resumed_cases"] == 0
+
+
+def test_interrupted_cli_run_keeps_rows_and_resumes(tmp_path):
+    env = dict(os.environ, EOMCOMPARE_CACHE=str(tmp_path / "cache"))
+    cmd = [sys.executable, "-m", "compare", "run", "--systems", "double_pendulum",
+           "n_link_pendulum", "--n", "2", "--formulations", "kane", "sympy_kane",
+           "sympy_lagrange", "--t-final", "0.3", "--jobs", "1", "--quiet",
+           "--no-report", "--out", str(tmp_path / "run")]
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    rows = tmp_path / "run" / "rows.jsonl"
+    deadline = time.time() + 120
+    while time.time() < deadline and proc.poll() is None:
+        if rows.exists() and rows.read_text().count("\n") >= 1:
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    kept = rows.read_text().count("\n")
+    assert kept >= 1
+    if proc.returncode != 0:  # interrupted before the end, as intended
+        assert proc.returncode == 130, err
+        assert "resume" in err
+    again = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True,
+                           timeout=300)
+    assert again.returncode == 0, again.stderr
+    meta = json.loads((tmp_path / "run" / "metadata.json").read_text())
+    assert meta["resumed_cases"] == kept
+    frame = pd.read_csv(tmp_path / "run" / "results.csv")
+    assert len(frame) == 6 and set(frame["status"]) == {"ok"}
+
+
+def test_cache_round_trip_detects_corruption_and_staleness(tmp_path):
+    ms = get_system("four_bar")
+    kane = get_formulation("kane")
+    cache = DerivationCache(tmp_path)
+    eom, hit = cache.derive(ms, kane)
+    assert not hit
+    again, hit = cache.derive(ms, kane)
+    assert hit and again.extras.get("from_cache")
+    assert again.mass_matrix == eom.mass_matrix and again.forcing == eom.forcing
+    t0, q, qd = ms.random_state(2)
+    np.testing.assert_allclose(again.numeric().coordinate_accelerations(t0, q, qd),
+                               eom.numeric().coordinate_accelerations(t0, q, qd),
+                               rtol=1e-14)
+    # Corrupt the stored payload: detected, rebuilt, never used.
+    path = next(tmp_path.rglob("*.pkl"))
+    data = bytearray(path.read_bytes())
+    data[-10] ^= 0xFF
+    path.write_bytes(bytes(data))
+    rebuilt, hit = cache.derive(ms, kane)
+    assert not hit and cache.rebuilt and "checksum" in cache.rebuilt[-1]
+    # Another declaration or formulation version has another key.
+    assert cache_key(get_system("four_bar", coordinates="minimal"), kane) != \
+        cache_key(ms, kane)
+
+    class KaneNext(type(kane)):
+        version = kane.version + ".next"
+    assert cache_key(ms, KaneNext()) != cache_key(ms, kane)
+
+
+def test_dask_local_cluster_executor():
+    distributed = pytest.importorskip(
+        "distributed", reason="the 'cluster' extra (dask.distributed) is not installed")
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1,
+                                  processes=False, dashboard_address=None) as lc, \
+            distributed.Client(lc) as client:
+        res = run(["double_pendulum"], ["kane", "sympy_kane"], t_final=0.2,
+                  executor=client.get_executor(), progress=False, use_cache=False)
+    assert set(res.frame["status"]) == {"ok"}
+    assert res.frame.set_index("formulation").loc["sympy_kane", "qdd_max_rel_dev"] < 1e-12
+
+
+def _cli(*args, **kw):
+    return subprocess.run([sys.executable, "-m", "compare", *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=600, **kw)
+
+
+def test_cli_list_help_and_bad_names():
+    out = _cli("list")
+    assert out.returncode == 0
+    for name in ("double_pendulum", "kane", "sympy_lagrange"):
+        assert name in out.stdout
+    for sub in ("run", "report", "regress"):
+        assert _cli(sub, "--help").returncode == 0
+    bad = _cli("run", "--systems", "nope", "--quiet")
+    assert bad.returncode == 2 and "valid" in bad.stderr
+
+
+def test_regress_passes_on_same_derivations_and_fails_on_changed_counts(tmp_path):
+    base = tmp_path / "base"
+    env = dict(os.environ, EOMCOMPARE_CACHE=str(tmp_path / "cache"))
+    common = ["--systems", "double_pendulum", "--formulations", "kane",
+              "sympy_kane", "--t-final", "0.3", "--jobs", "1", "--quiet"]
+    assert _cli("run", *common, "--no-report", "--out", str(base), env=env).returncode == 0
+    ok = _cli("regress", "--baseline", str(base), "--ignore-times", "--quiet",
+              "--out", str(tmp_path / "new"), env=env)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    frame = pd.read_csv(base / "results.csv")
+    frame.loc[frame["formulation"] == "kane", "ops_cse"] += 1
+    frame.to_csv(base / "results.csv", index=False)
+    bad = _cli("regress", "--baseline", str(base / "results.csv"), "--ignore-times",
+               "--run", str(tmp_path / "new"), env=env)
+    assert bad.returncode == 1
+    assert "double_pendulum/kane: ops: ops_cse changed" in bad.stdout
