@@ -91,11 +91,12 @@ if __name__ == "__main__":  # pragma: no cover
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from .base import Derivation, Formulation, register, speed_form
+from .base import (Derivation, Formulation, UnsupportedSystemError,
+                   register, speed_form)
 from .kinematics import FrameAlgebra
 
 __all__ = ["GibbsAppell", "acceleration_energy", "body_kinematics",
-           "generalized_active_forces", "benchmark"]
+           "generalized_active_forces", "solve_dependent_block", "benchmark"]
 
 t = me.dynamicsymbols._t
 
@@ -113,6 +114,37 @@ class _SympyFrames:
             return sm.zeros(3, 1)
         m = vec.to_matrix(frame)
         return m.xreplace(rep) if rep else m
+
+
+def solve_dependent_block(A_dep, rhs):
+    """``A_dep^-1 rhs`` without a spurious symbolic pivot.
+
+    Gaussian elimination takes the first symbolically nonzero pivot, which
+    can vanish at ordinary configurations (sin(theta) at a wheelbarrow
+    heading of zero), leaving 0/0 in the equations.  Small blocks (the usual
+    case: one or two rolling or loop constraints) are solved through the
+    adjugate over a simplified determinant instead, whose zeros are the
+    true singular configurations.
+
+    Examples
+    --------
+    >>> import sympy as sm
+    >>> th = sm.Symbol("theta")
+    >>> A = sm.Matrix([[-sm.sin(th), sm.cos(th)], [sm.cos(th), sm.sin(th)]])
+    >>> solve_dependent_block(A, sm.Matrix([0, 1])).T
+    Matrix([[cos(theta), sin(theta)]])
+    """
+    if A_dep.shape[0] > 3:
+        return A_dep.LUsolve(rhs)
+    det = A_dep.det(method="berkowitz")
+    if sm.count_ops(det) < 400:
+        det = sm.trigsimp(sm.simplify(det))
+    if det == 0:
+        raise UnsupportedSystemError(
+            "the velocity constraints cannot be solved for the dependent "
+            "speeds: their coefficient matrix is singular everywhere; declare "
+            "other dependent speeds")
+    return A_dep.adjugate() * rhs / det
 
 
 def _natural_frame(vec, default):
@@ -316,11 +348,11 @@ class GibbsAppell(Formulation):
             b = sm.Matrix(kin.velocity_constraint_b)
             if u_dep:
                 A_dep = A[:, p:]
-                C = A_dep.LUsolve(-A[:, :p])
                 # A u' + e = 0 is the velocity constraint differentiated once.
                 dvc = (A * sm.Matrix(u) + b).diff(t).xreplace(qdot)
                 e = dvc.xreplace({x: 0 for x in ud})
-                d = A_dep.LUsolve(-e)
+                Cd = solve_dependent_block(A_dep, (-A[:, :p]).row_join(-e))
+                C, d = Cd[:, :p], Cd[:, p:]
                 dep_rates = {ud_dep[s]: (C[s, :] * sm.Matrix(ud_ind))[0] + d[s]
                              for s in range(len(u_dep))}
             else:
