@@ -1,0 +1,778 @@
+"""Markdown and standalone HTML reports of a comparison run.
+
+The report is built once as a sequence of blocks (headings, paragraphs,
+tables, figures) and rendered twice: ``report.md`` links the PNG files in
+``figures/``; ``report.html`` embeds the same PNGs as base64 data, so the
+HTML file can be mailed or archived on its own.
+
+Every section tolerates a partial run: a failed case has few columns, a
+resumed run may lack trajectories, a column may be missing altogether.
+Missing numbers are shown as an em dash, never as ``nan``.
+"""
+from __future__ import annotations
+
+import base64
+import html
+import importlib
+import inspect
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["write_report", "build_report", "summary_columns"]
+
+#: Columns of the per-system summary table: frame column -> heading.
+SUMMARY_COLUMNS = {
+    "formulation": "formulation",
+    "status": "status",
+    "derive_s": "derive s",
+    "ops_raw": "ops raw",
+    "ops_cse": "ops cse",
+    "n_equations": "eqs",
+    "n_unknowns": "unknowns",
+    "n_multipliers": "mult.",
+    "qdd_max_rel_dev": "q'' rel. dev.",
+    "max_rel_dev_q": "q rel. dev.",
+    "agreement_horizon": "agrees until s",
+    "energy_drift": "energy drift",
+    "max_position_residual": "pos. residual",
+    "max_velocity_residual": "vel. residual",
+    "rhs_us": "rhs µs",
+    "integrate_s": "solve s",
+    "nfev": "nfev",
+}
+_INT_COLUMNS = {"ops_raw", "ops_cse", "n_equations", "n_unknowns",
+                "n_multipliers", "nfev"}
+#: Systems whose builder takes ``n`` (scaling figures).
+_SCALABLE = ("n_link_pendulum", "n_link_pendulum_on_cart")
+#: Deviations are drawn no lower than this on log axes (exact zeros).
+_DEV_FLOOR = 1e-17
+#: Names, in order of preference, of a function of ``compare.benchmarks``
+#: returning the published-against-computed table.
+_BENCHMARK_FUNCTIONS = ("published_vs_computed", "published_table",
+                        "benchmark_table", "benchmarks_table",
+                        "comparison_table", "table")
+
+
+def summary_columns() -> dict:
+    """Frame columns of the per-system summary table and their headings.
+
+    Examples
+    --------
+    >>> summary_columns()["derive_s"]
+    'derive s'
+    """
+    return dict(SUMMARY_COLUMNS)
+
+
+# ----------------------------------------------------------------------
+# Blocks
+# ----------------------------------------------------------------------
+@dataclass
+class _Heading:
+    level: int
+    text: str
+
+
+@dataclass
+class _Para:
+    text: str
+
+
+@dataclass
+class _Table:
+    frame: pd.DataFrame
+    caption: str = ""
+    digits: int = 3
+
+
+@dataclass
+class _Figure:
+    path: Path
+    caption: str
+
+
+@dataclass
+class _Report:
+    out: Path
+    blocks: list = field(default_factory=list)
+
+    def h(self, level, text):
+        self.blocks.append(_Heading(level, text))
+
+    def p(self, text):
+        self.blocks.append(_Para(text))
+
+    def table(self, frame, caption="", digits=3):
+        self.blocks.append(_Table(frame, caption, digits))
+
+    def figure(self, path, caption):
+        if path is not None:
+            self.blocks.append(_Figure(Path(path), caption))
+
+
+# ----------------------------------------------------------------------
+# Formatting
+# ----------------------------------------------------------------------
+def _is_missing(x) -> bool:
+    if x is None:
+        return True
+    if isinstance(x, float) and math.isnan(x):
+        return True
+    try:
+        return bool(pd.isna(x)) if np.ndim(x) == 0 else False
+    except (TypeError, ValueError):
+        return False
+
+
+def _fmt(x, column: str = "", digits: int | None = 3) -> str:
+    """A cell as text: ``digits`` significant digits (None: every digit of
+    the float), integers whole, missing as —."""
+    if _is_missing(x):
+        return "—"
+    if isinstance(x, (bool, np.bool_)):
+        return "yes" if x else "no"
+    if isinstance(x, (int, np.integer)):
+        return str(int(x))
+    if isinstance(x, (float, np.floating)):
+        x = float(x)
+        if column in _INT_COLUMNS and math.isfinite(x) and x == int(x):
+            return str(int(x))
+        if x == 0:
+            return "0"
+        if not math.isfinite(x):
+            return str(x)
+        return repr(x) if digits is None else f"{x:.{digits}g}"
+    return str(x)
+
+
+def _text_frame(frame: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
+    return pd.DataFrame({str(c): [_fmt(v, c, digits) for v in frame[c]]
+                         for c in frame.columns}, index=frame.index)
+
+
+def _md_cell(s: str) -> str:
+    return str(s).replace("|", "\\|").replace("\n", " ")
+
+
+def _md_table(frame: pd.DataFrame, digits: int = 3) -> str:
+    text = _text_frame(frame, digits)
+    head = "| " + " | ".join(_md_cell(c) for c in text.columns) + " |"
+    rule = "|" + "|".join("---" for _ in text.columns) + "|"
+    rows = ["| " + " | ".join(_md_cell(v) for v in row) + " |"
+            for row in text.itertuples(index=False)]
+    return "\n".join([head, rule, *rows])
+
+
+def _html_table(frame: pd.DataFrame, caption: str, digits: int = 3) -> str:
+    text = _text_frame(frame, digits)
+    parts = ["<table>"]
+    if caption:
+        parts.append(f"<caption>{html.escape(caption)}</caption>")
+    parts.append("<thead><tr>" + "".join(f"<th>{html.escape(str(c))}</th>"
+                                        for c in text.columns) + "</tr></thead><tbody>")
+    status_col = list(text.columns).index("status") if "status" in text.columns else None
+    for row in text.itertuples(index=False):
+        cls = ""
+        if status_col is not None and row[status_col] not in ("ok", "—"):
+            cls = ' class="bad"' if row[status_col] != "unsupported" else ' class="na"'
+        parts.append(f"<tr{cls}>" + "".join(f"<td>{html.escape(str(v))}</td>"
+                                            for v in row) + "</tr>")
+    parts.append("</tbody></table>")
+    return "\n".join(parts)
+
+
+def _slug(text: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in str(text))
+
+
+# ----------------------------------------------------------------------
+# The frame, made uniform
+# ----------------------------------------------------------------------
+def _prepared(frame: pd.DataFrame) -> pd.DataFrame:
+    """A copy with every column the report reads (missing ones as NaN)."""
+    f = frame.copy()
+    for col in ("system", "variant", "formulation", "status", "error", "case",
+                *SUMMARY_COLUMNS):
+        if col not in f.columns:
+            f[col] = np.nan
+    f["system"] = f["system"].fillna("?").astype(str)
+    f["formulation"] = f["formulation"].fillna("?").astype(str)
+    f["status"] = f["status"].fillna("unknown").astype(str)
+    f["variant"] = f["variant"].apply(lambda v: "" if _is_missing(v) else str(v))
+    f["error"] = f["error"].apply(lambda v: "" if _is_missing(v) else str(v))
+    if "label" not in frame.columns:
+        f["label"] = np.nan
+    f["label"] = [lab if not _is_missing(lab) else
+                  (f"{s}[{v}]" if v else s)
+                  for lab, s, v in zip(f["label"], f["system"], f["variant"])]
+    f["case"] = [c if not _is_missing(c) else f"{lab}/{form}"
+                 for c, lab, form in zip(f["case"], f["label"], f["formulation"])]
+    for col in SUMMARY_COLUMNS:
+        if col not in ("formulation", "status"):
+            f[col] = pd.to_numeric(f[col], errors="coerce")
+    return f.reset_index(drop=True)
+
+
+def _variant_options(variant: str) -> dict:
+    """``"n=3,coordinates=minimal"`` back to builder keyword arguments."""
+    import ast
+    opts = {}
+    for part in filter(None, variant.split(",")):
+        key, _, value = part.partition("=")
+        try:
+            opts[key] = ast.literal_eval(value)
+        except (ValueError, SyntaxError):
+            opts[key] = value
+    return opts
+
+
+def _n_of(variant: str):
+    n = _variant_options(variant).get("n")
+    return n if isinstance(n, int) else None
+
+
+def _coordinate_names(system: str, variant: str, count: int) -> list[str]:
+    """The system's coordinate names; ``q[i]`` when it cannot be built."""
+    try:
+        from systems import get_system
+        names = [str(c).replace("(t)", "") for c in
+                 get_system(system, **_variant_options(variant)).coordinates]
+        if len(names) == count:
+            return names
+    except Exception:  # names are a nicety; the figure does not need them
+        pass
+    return [f"q[{i}]" for i in range(count)]
+
+
+# ----------------------------------------------------------------------
+# Figures
+# ----------------------------------------------------------------------
+_STYLES = ["-", "--", "-.", ":", (0, (5, 1, 1, 1)), (0, (1, 3))]
+_MARKERS = ["o", "s", "^", "v", "D", "x", "+", "*"]
+
+
+def _pyplot():
+    import matplotlib
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+    plt.rcParams.update({"font.size": 9, "axes.titlesize": 10,
+                         "axes.grid": True, "grid.alpha": 0.3,
+                         "legend.fontsize": 8})
+    return plt
+
+
+def _save(fig, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110, bbox_inches="tight")
+    import matplotlib.pyplot as plt
+    plt.close(fig)
+    return path
+
+
+def _formulation_styles(formulations) -> dict:
+    import matplotlib
+    colours = matplotlib.colormaps["tab10"].colors
+    return {f: {"color": colours[i % len(colours)],
+                "linestyle": _STYLES[i % len(_STYLES)],
+                "marker": _MARKERS[i % len(_MARKERS)]}
+            for i, f in enumerate(formulations)}
+
+
+def _trajectory_figure(plt, label, rows, trajectories, reference, styles, path):
+    """Up to three coordinates of every formulation, overlaid."""
+    cases = [(r.formulation, trajectories.get(r.case, {})) for r in rows]
+    cases = [(f, a) for f, a in cases if "t" in a and "q" in a and len(a["t"])]
+    if not cases:
+        return None
+    ref = dict(cases).get(reference, cases[0][1])
+    q_ref = np.asarray(ref["q"])
+    if q_ref.ndim != 2 or q_ref.shape[1] == 0:
+        return None
+    # The coordinates that move most say most about the motion.
+    spread = np.ptp(q_ref, axis=0)
+    shown = sorted(np.argsort(-spread, kind="stable")[:3])
+    names = _coordinate_names(rows[0].system, rows[0].variant, q_ref.shape[1])
+    fig, axes = plt.subplots(len(shown), 1, sharex=True, squeeze=False,
+                             figsize=(7.5, 1.9 * len(shown) + 0.6))
+    n_t = len(ref["t"])
+    for ax, j in zip(axes[:, 0], shown):
+        for k, (form, arr) in enumerate(cases):
+            q = np.asarray(arr["q"])
+            if q.ndim != 2 or q.shape[1] <= j:
+                continue
+            st = styles[form]
+            ax.plot(arr["t"], q[:, j], color=st["color"], linestyle=st["linestyle"],
+                    marker=st["marker"], markevery=(k * 3, max(n_t // 12, 1)),
+                    markersize=4, linewidth=2.2 if form == reference else 1.3,
+                    alpha=0.9, label=form + (" (reference)" if form == reference else ""))
+        ax.set_ylabel(names[j])
+    axes[0, 0].set_title(f"{label}: coordinates against time")
+    axes[-1, 0].set_xlabel("t [s]")
+    axes[0, 0].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    return _save(fig, path)
+
+
+def _deviations(rows, trajectories, reference, threshold):
+    """Formulation -> (t, relative deviation from the reference)."""
+    from .runner import agreement
+    by_form = {r.formulation: trajectories.get(r.case, {}) for r in rows}
+    ref = by_form.get(reference, {})
+    if not all(k in ref for k in ("t", "q", "qd")):
+        return {}
+    out = {}
+    for form, arr in by_form.items():
+        if form == reference:
+            continue
+        dev = arr.get("deviation")
+        if dev is None and all(k in arr for k in ("t", "q", "qd")) and len(arr["t"]):
+            try:
+                dev = agreement(np.asarray(arr["t"]), np.asarray(arr["q"]),
+                                np.asarray(arr["qd"]), np.asarray(ref["q"]),
+                                np.asarray(ref["qd"]), threshold)["deviation"]
+            except (ValueError, IndexError):  # shapes differ: nothing to compare
+                dev = None
+        if dev is not None and len(dev):
+            dev = np.asarray(dev, dtype=float)
+            out[form] = (np.asarray(arr["t"])[:len(dev)], dev)
+    return out
+
+
+def _deviation_figure(plt, label, devs, reference, threshold, styles, path):
+    if not devs:
+        return None
+    fig, ax = plt.subplots(figsize=(7.5, 3.0))
+    for form, (t, dev) in devs.items():
+        st = styles[form]
+        ax.semilogy(t, np.maximum(dev, _DEV_FLOOR), color=st["color"],
+                    linestyle=st["linestyle"], linewidth=1.4, label=form)
+    if threshold:
+        ax.axhline(threshold, color="0.3", linewidth=0.8, linestyle=":",
+                   label=f"threshold {threshold:g}")
+    ax.set_ylim(bottom=_DEV_FLOOR / 3)
+    ax.set_xlabel("t [s]")
+    ax.set_ylabel("relative deviation")
+    ax.set_title(f"{label}: deviation from {reference} (exact zeros drawn "
+                 f"at {_DEV_FLOOR:g})")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    return _save(fig, path)
+
+
+def _log_axis(ax, values, axis="y"):
+    """Log scale starting at a whole decade, ticks as plain numbers."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+    v = pd.to_numeric(pd.Series(values), errors="coerce")
+    v = v[v > 0]
+    getattr(ax, f"set_{axis}scale")("log")
+    target = ax.yaxis if axis == "y" else ax.xaxis
+    if len(v):
+        lo = 10.0 ** math.floor(math.log10(v.min()))
+        hi = 10.0 ** math.ceil(math.log10(v.max() * 1.05))
+        getattr(ax, f"set_{axis}lim")(lo, hi)
+    target.set_major_locator(LogLocator(base=10))
+    target.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}"))
+    target.set_minor_formatter(NullFormatter())
+
+
+def _bars_figure(plt, frame, formulations, styles, path):
+    """Grouped bars per system variant: operation counts and times."""
+    ok = frame[frame["status"] == "ok"]
+    metrics = [(c, t) for c, t in (("ops_raw", "operations, raw"),
+                                   ("ops_cse", "operations after cse"),
+                                   ("derive_s", "derivation s"),
+                                   ("rhs_us", "right-hand side µs per call"))
+               if ok[c].notna().any() and (ok[c] > 0).any()]
+    if not metrics or ok.empty:
+        return None
+    labels = list(dict.fromkeys(ok["label"]))
+    forms = [f for f in formulations if f in set(ok["formulation"])]
+    width = 0.8 / max(len(forms), 1)
+    x = np.arange(len(labels))
+    fig, axes = plt.subplots(len(metrics), 1, sharex=True, squeeze=False,
+                             figsize=(max(7.5, 0.55 * len(labels) * max(len(forms), 2) / 2
+                                          + 2.5), 2.3 * len(metrics) + 1.2))
+    for ax, (col, title) in zip(axes[:, 0], metrics):
+        table = ok.pivot_table(index="label", columns="formulation", values=col,
+                               aggfunc="first").reindex(index=labels)
+        for i, form in enumerate(forms):
+            vals = table[form].to_numpy(dtype=float) if form in table else np.full(len(labels), np.nan)
+            vals = np.where(vals > 0, vals, np.nan)
+            ax.bar(x - 0.4 + width * (i + 0.5), vals, width, label=form,
+                   color=styles[form]["color"])
+        _log_axis(ax, ok[col])
+        ax.set_ylabel(title)
+        ax.grid(axis="x", visible=False)
+    axes[-1, 0].set_xticks(x)
+    axes[-1, 0].set_xticklabels(labels, rotation=35, ha="right")
+    axes[0, 0].set_title("Cost per formulation (log scale; missing bar: failed "
+                         "or not run)")
+    axes[0, 0].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    return _save(fig, path)
+
+
+def _scaling_figure(plt, frame, system, formulations, styles, path):
+    """Operations and derivation seconds against n, log-log."""
+    from matplotlib.ticker import NullFormatter
+    f = frame[(frame["system"] == system) & (frame["status"] == "ok")].copy()
+    f["n"] = [_n_of(v) for v in f["variant"]]
+    f = f[f["n"].notna()]
+    if f["n"].nunique() < 2:
+        return None
+    metrics = [(c, t) for c, t in (("ops_cse", "operations after cse"),
+                                   ("ops_raw", "operations, raw"),
+                                   ("derive_s", "derivation s"))
+               if (f[c] > 0).any()]
+    if not metrics:
+        return None
+    fig, axes = plt.subplots(1, len(metrics), squeeze=False,
+                             figsize=(3.4 * len(metrics) + 1.6, 3.2))
+    ns = sorted(int(n) for n in f["n"].unique())
+    for ax, (col, title) in zip(axes[0], metrics):
+        for form in formulations:
+            g = f[(f["formulation"] == form) & (f[col] > 0)].sort_values("n")
+            if g.empty:
+                continue
+            st = styles[form]
+            ax.loglog(g["n"].astype(float), g[col], color=st["color"],
+                      linestyle=st["linestyle"], marker=st["marker"],
+                      markersize=4, label=form)
+        _log_axis(ax, f[col])
+        ax.set_xticks(ns)
+        ax.set_xticklabels([str(n) for n in ns])
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.set_xlabel("n")
+        ax.set_title(title)
+    fig.suptitle(f"{system}: scaling with the number of links", y=1.04)
+    axes[0, -1].legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False)
+    return _save(fig, path)
+
+
+# ----------------------------------------------------------------------
+# Optional sections
+# ----------------------------------------------------------------------
+def _benchmark_table():
+    """(frame, note): the published-vs-computed table if a module offers it."""
+    try:
+        mod = importlib.import_module("compare.benchmarks")
+    except ImportError as exc:
+        return None, f"not available: compare.benchmarks cannot be imported ({exc})."
+    candidates = [(n, getattr(mod, n)) for n in _BENCHMARK_FUNCTIONS
+                  if callable(getattr(mod, n, None))]
+    candidates += [(name, obj) for name, obj in vars(mod).items()
+                   if inspect.isfunction(obj) and not name.startswith("_")
+                   and getattr(obj, "__module__", "") == mod.__name__
+                   and "published" in name and name not in dict(candidates)]
+    for name, fn in candidates:
+        try:
+            required = [p for p in inspect.signature(fn).parameters.values()
+                        if p.default is p.empty
+                        and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD,
+                                       p.KEYWORD_ONLY)]
+        except (TypeError, ValueError):
+            continue
+        if required:
+            continue
+        try:
+            table = fn()
+        except Exception as exc:  # the report goes on without this section
+            return None, (f"not available: compare.benchmarks.{name}() "
+                          f"failed: {type(exc).__name__}: {exc}")
+        if isinstance(table, pd.DataFrame):
+            return table, f"from compare.benchmarks.{name}()"
+    return None, ("not available: compare.benchmarks offers no function "
+                  "returning the published-against-computed table.")
+
+
+def _kolev_table():
+    try:
+        mod = importlib.import_module("formulations.modified_lagrange")
+    except ImportError as exc:
+        return None, f"not available: formulations.modified_lagrange ({exc})."
+    fn = getattr(mod, "kolev_cost_table", None)
+    if not callable(fn):
+        return None, ("not available: formulations.modified_lagrange has no "
+                      "kolev_cost_table.")
+    try:
+        table = fn()
+    except Exception as exc:  # the report goes on without this section
+        return None, f"not available: kolev_cost_table() failed: {type(exc).__name__}: {exc}"
+    if not isinstance(table, pd.DataFrame):
+        return None, "not available: kolev_cost_table() did not return a table."
+    return table, "measured while writing this report by kolev_cost_table()"
+
+
+# ----------------------------------------------------------------------
+# The report
+# ----------------------------------------------------------------------
+def build_report(result, out, *, benchmarks: bool = True, kolev: bool = True,
+                 figures: bool = True):
+    """The report's blocks, with the figures written to ``out/figures``.
+
+    Most users want :func:`write_report`; this is the part that reads the
+    result, for renderers of other formats.
+    """
+    out = Path(out)
+    fig_dir = out / "figures"
+    fig_dir.mkdir(parents=True, exist_ok=True)
+    for old in fig_dir.glob("*.png"):
+        old.unlink()  # figures of systems no longer in the run must not linger
+    meta = dict(getattr(result, "metadata", {}) or {})
+    options = dict(meta.get("options", {}) or {})
+    reference = options.get("reference", "kane")
+    threshold = options.get("threshold")
+    frame = _prepared(result.frame)
+    trajectories = getattr(result, "trajectories", {}) or {}
+    formulations = list(dict.fromkeys(
+        [reference] * (reference in set(frame["formulation"]))
+        + sorted(frame["formulation"].unique())))
+    rep = _Report(out)
+
+    plt, styles, fig_note = None, {}, "Figures were not requested for this report."
+    if figures:
+        try:
+            plt = _pyplot()
+            styles = _formulation_styles(formulations)
+            fig_note = None
+        except ImportError as exc:
+            fig_note = ("Figures are not available: matplotlib cannot be "
+                        f"imported ({exc}).")
+
+    rep.h(1, "Comparison of equation-of-motion formulations")
+    counts = frame["status"].value_counts().to_dict()
+    rep.p(f"{len(frame)} cases: " + ", ".join(f"{v} {k}" for k, v in counts.items())
+          + f". Reference formulation: {reference}. Deviations are relative to "
+          "the reference's largest magnitude (at least 1); the horizon of "
+          "agreement is the first time the deviation of q or q' exceeds "
+          f"{_fmt(threshold)}, the end of the run when it never does.")
+    if fig_note:
+        rep.p(fig_note)
+
+    # --- metadata -----------------------------------------------------
+    rep.h(2, "Run")
+    versions = meta.get("versions", {}) or {}
+    machine = meta.get("machine", {}) or {}
+    rows = [("date (UTC)", meta.get("created", "—")),
+            ("git commit", meta.get("git_commit") or "—"),
+            ("versions", ", ".join(f"{k} {v}" for k, v in versions.items()) or "—"),
+            ("machine", ", ".join(f"{k} {v}" for k, v in machine.items()) or "—"),
+            ("options", ", ".join(f"{k}={v}" for k, v in options.items()) or "—"),
+            ("calibration s", _fmt(meta.get("calibration_s"))),
+            ("wall s", _fmt(meta.get("wall_s"))),
+            ("cases resumed from disk", _fmt(meta.get("resumed_cases"))),
+            ("report written", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))]
+    rep.table(pd.DataFrame(rows, columns=["item", "value"]))
+
+    # --- overview -----------------------------------------------------
+    if len(frame):
+        rep.h(2, "Overview")
+        rep.p("Largest relative deviation of q'' from the reference at random "
+              "consistent states, or the status of a case that did not finish "
+              "(— : not run).")
+        cell = [(_fmt(d) if s == "ok" else s) for d, s in
+                zip(frame["qdd_max_rel_dev"], frame["status"])]
+        ov = frame.assign(cell=cell).pivot_table(
+            index="label", columns="formulation", values="cell", aggfunc="first")
+        ov = ov.reindex(index=list(dict.fromkeys(frame["label"])),
+                        columns=[f for f in formulations if f in ov.columns])
+        rep.table(ov.reset_index().rename(columns={"label": "system"}))
+
+    # --- failures -----------------------------------------------------
+    failed = frame[~frame["status"].isin(["ok", "unsupported"])]
+    unsupported = frame[frame["status"] == "unsupported"]
+    rep.h(2, "Failures")
+    if failed.empty:
+        rep.p("No case failed.")
+    else:
+        rep.table(failed[["case", "status", "error"]].rename(
+            columns={"case": "case", "status": "status", "error": "error"}))
+    if not unsupported.empty:
+        rep.p("Combinations a formulation declines (not failures):")
+        rep.table(unsupported[["case", "status", "error"]])
+
+    # --- per system ---------------------------------------------------
+    rep.h(2, "Systems")
+    for system in dict.fromkeys(frame["system"]):
+        rep.h(3, system)
+        for label in dict.fromkeys(frame.loc[frame["system"] == system, "label"]):
+            sub = frame[frame["label"] == label]
+            if label != system:
+                rep.h(4, label)
+            table = sub[list(SUMMARY_COLUMNS)].rename(columns=SUMMARY_COLUMNS)
+            rep.table(table, caption=label)
+            errs = sub[sub["error"] != ""]
+            for r in errs.itertuples():
+                rep.p(f"{r.formulation}: {r.status}: {r.error}")
+            if plt is None:
+                continue
+            rows_ = list(sub.itertuples())
+            slug = _slug(label)
+            rep.figure(_trajectory_figure(plt, label, rows_, trajectories, reference,
+                                          styles, fig_dir / f"trajectories_{slug}.png"),
+                       f"{label}: coordinates of every formulation, overlaid "
+                       "(the three that move most).")
+            devs = _deviations(rows_, trajectories, reference, threshold or 0.0)
+            rep.figure(_deviation_figure(plt, label, devs, reference, threshold,
+                                         styles, fig_dir / f"deviation_{slug}.png"),
+                       f"{label}: relative deviation of q and q' from {reference} "
+                       "against time.")
+
+    # --- cost ---------------------------------------------------------
+    rep.h(2, "Cost")
+    if plt is not None:
+        path = _bars_figure(plt, frame, formulations, styles, fig_dir / "cost.png")
+        if path:
+            rep.figure(path, "Operation counts (raw and after common-subexpression "
+                             "elimination), derivation seconds and right-hand-side "
+                             "microseconds per formulation.")
+        else:
+            rep.p("No successful case to chart.")
+    scal = [s for s in _SCALABLE if s in set(frame["system"])]
+    rep.h(2, "Scaling with n")
+    drawn = False
+    for system in scal:
+        path = None
+        if plt is not None:
+            path = _scaling_figure(plt, frame, system, formulations, styles,
+                                   fig_dir / f"scaling_{_slug(system)}.png")
+        if path:
+            drawn = True
+            rep.figure(path, f"{system}: operations after cse, raw operations and "
+                             "derivation seconds against n (log-log).")
+    if not drawn and plt is not None:
+        rep.p("Not drawn: the run has no n-link system with two or more sizes "
+              "(use --n 2 3 5).")
+
+    # --- optional sections --------------------------------------------
+    rep.h(2, "Benchmarks: published against computed")
+    if benchmarks:
+        table, note = _benchmark_table()
+        rep.p(f"Section {note}" if table is None else f"Table {note}.")
+        if table is not None:
+            # Published numbers carry many digits; three would hide a misfit.
+            rep.table(table.reset_index(drop=True), digits=None)
+    else:
+        rep.p("Section not available: not requested for this report.")
+    rep.h(2, "Kolev's motivation: cost of eliminating dependent coordinates")
+    if kolev:
+        table, note = _kolev_table()
+        if table is None:
+            rep.p(f"Section {note}")
+        else:
+            rep.p("Kolev's modified Lagrange equations keep the kinetic energy "
+                  "T in all coordinates and eliminate the dependent ones after "
+                  "differentiating. Rows: 'modified' uses the declared explicit "
+                  "solutions of the constraints, 'modified_implicit' their "
+                  "derivatives from the implicit function theorem, "
+                  "'substituted' is Lagrange's equations in minimal "
+                  "coordinates with the solutions substituted into T before "
+                  "differentiating, 'multipliers' is Lagrange's equations with "
+                  f"one multiplier per constraint. Numbers {note}.")
+            rep.table(table)
+    else:
+        rep.p("Section not available: not requested for this report.")
+    return rep
+
+
+_CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:1200px;
+margin:2em auto;padding:0 1em;color:#222;line-height:1.4}
+table{border-collapse:collapse;margin:0.6em 0 1.2em;font-size:0.85em}
+th,td{border:1px solid #ccc;padding:3px 7px;text-align:right;vertical-align:top}
+th{background:#f0f0f0}
+td:first-child,th:first-child{text-align:left}
+caption{caption-side:top;text-align:left;font-weight:600;padding:2px 0}
+tr.bad td{background:#fde8e8}
+tr.na td{background:#f4f4f4;color:#666}
+figure{margin:0.5em 0 1.5em}
+figure img{max-width:100%}
+figcaption{font-size:0.85em;color:#555}
+pre{background:#f6f6f6;padding:0.6em;overflow-x:auto}
+h2{border-bottom:1px solid #ddd;padding-bottom:0.2em;margin-top:1.6em}
+"""
+
+
+def _render_markdown(rep: _Report) -> str:
+    parts = []
+    for b in rep.blocks:
+        if isinstance(b, _Heading):
+            parts.append("#" * b.level + " " + b.text)
+        elif isinstance(b, _Para):
+            parts.append(b.text)
+        elif isinstance(b, _Table):
+            parts.append(_md_table(b.frame, b.digits))
+        elif isinstance(b, _Figure):
+            rel = b.path.relative_to(rep.out).as_posix()
+            parts.append(f"![{b.caption}]({rel})\n\n*{b.caption}*")
+    return "\n\n".join(parts) + "\n"
+
+
+def _render_html(rep: _Report) -> str:
+    title = next((b.text for b in rep.blocks if isinstance(b, _Heading)), "Report")
+    parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+             f"<title>{html.escape(title)}</title>", f"<style>{_CSS}</style>",
+             "</head><body>"]
+    for b in rep.blocks:
+        if isinstance(b, _Heading):
+            parts.append(f"<h{b.level}>{html.escape(b.text)}</h{b.level}>")
+        elif isinstance(b, _Para):
+            parts.append(f"<p>{html.escape(b.text)}</p>")
+        elif isinstance(b, _Table):
+            parts.append(_html_table(b.frame, b.caption, b.digits))
+        elif isinstance(b, _Figure):
+            data = base64.b64encode(b.path.read_bytes()).decode("ascii")
+            cap = html.escape(b.caption)
+            parts.append(f'<figure><img alt="{cap}" src="data:image/png;base64,'
+                         f'{data}"><figcaption>{cap}</figcaption></figure>')
+    parts.append("</body></html>")
+    return "\n".join(parts) + "\n"
+
+
+def write_report(result, out, *, benchmarks: bool = True,
+                 kolev: bool = True, figures: bool = True) -> dict:
+    """Write ``report.md``, a standalone ``report.html`` and ``figures/``.
+
+    Parameters
+    ----------
+    result : compare.runner.ComparisonResult
+        A run, fresh or read back with :func:`compare.runner.load`.
+    out : str or Path
+        Directory of the report (usually the run's own directory).
+    benchmarks : bool
+        Include the published-against-computed table of
+        ``compare.benchmarks`` when that module offers one.
+    kolev : bool
+        Include ``formulations.modified_lagrange.kolev_cost_table()``
+        (it derives a few systems again: seconds).
+    figures : bool
+        Draw the figures (matplotlib); without them the report is text and
+        tables only.
+
+    Returns
+    -------
+    dict
+        ``{"markdown": Path, "html": Path}``.
+
+    Examples
+    --------
+    >>> from compare import run
+    >>> from compare.report import write_report
+    >>> res = run(["double_pendulum"], ["kane", "sympy_kane"], t_final=0.5,
+    ...           jobs=1, progress=False, use_cache=False)   # doctest: +SKIP
+    >>> paths = write_report(res, "reports/example")           # doctest: +SKIP
+    >>> sorted(paths)                                          # doctest: +SKIP
+    ['html', 'markdown']
+    """
+    if not hasattr(result, "frame") or not isinstance(result.frame, pd.DataFrame):
+        raise TypeError("result must be a ComparisonResult (with a pandas .frame), "
+                        f"not {type(result).__name__}")
+    out = Path(out)
+    rep = build_report(result, out, benchmarks=benchmarks, kolev=kolev,
+                       figures=figures)
+    md, page = out / "report.md", out / "report.html"
+    md.write_text(_render_markdown(rep), encoding="utf-8")
+    page.write_text(_render_html(rep), encoding="utf-8")
+    return {"markdown": md, "html": page}

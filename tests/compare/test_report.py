@@ -1,0 +1,220 @@
+"""The comparison report: files, a standalone HTML page, every case shown,
+failures with their errors, readable PNG figures, optional sections that
+degrade to a note instead of failing."""
+from __future__ import annotations
+
+import base64
+import dataclasses
+import html
+import re
+import sys
+import types
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from compare import load, run
+from compare.report import write_report
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+SYSTEMS = ["double_pendulum", "rotating_tube"]
+FORMULATIONS = ["kane", "sympy_kane"]
+
+
+FAILED = {"system": "double_pendulum", "variant": np.nan,
+          "formulation": "gibbs_appell", "status": "error",
+          "error": "ZeroDivisionError: mass matrix <singular> at q=0"}
+DECLINED = {"system": "rotating_tube", "formulation": "lagrange",
+            "status": "unsupported",
+            "error": "lagrange does not handle rheonomic constraints"}
+# Rows of a scalable system at three sizes, without trajectories.
+SCALING = [{"system": "n_link_pendulum", "variant": f"n={n}",
+            "label": f"n_link_pendulum[n={n}]", "formulation": f,
+            "status": "ok", "ops_raw": ops * 10, "ops_cse": ops,
+            "derive_s": ops / 100}
+           for n, base in ((2, 60), (3, 140), (5, 400))
+           for f, ops in (("kane", base), ("sympy_kane", base * 1.2))]
+
+
+@pytest.fixture(scope="module")
+def result(tmp_path_factory):
+    out = tmp_path_factory.mktemp("run")
+    return run(SYSTEMS, FORMULATIONS, t_final=0.5, jobs=1, progress=False,
+               use_cache=False, out=out)
+
+
+def _with_rows(result, rows):
+    frame = pd.concat([result.frame, pd.DataFrame(rows)], ignore_index=True)
+    return dataclasses.replace(result, frame=frame)
+
+
+def _write(result, out, **kw):
+    kw.setdefault("kolev", False)
+    paths = write_report(result, out, **kw)
+    return (paths, paths["markdown"].read_text(encoding="utf-8"),
+            paths["html"].read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def report(result, tmp_path_factory):
+    """The report of the real run, with a failed (identifying columns only),
+    a declined case and a scalable system added to its frame."""
+    out = tmp_path_factory.mktemp("report")
+    # The CLI's ``report`` path: the run read back from disk.
+    loaded = _with_rows(load(result.out), [FAILED, DECLINED, *SCALING])
+    paths, md, page = _write(loaded, out)
+    return types.SimpleNamespace(out=out, paths=paths, md=md, page=page,
+                                 frame=loaded.frame)
+
+
+def _section(markdown: str, title: str) -> str:
+    """The text of one ``## title`` section of the markdown report."""
+    start = markdown.index(f"## {title}")
+    end = markdown.find("\n## ", start + 1)
+    return markdown[start:end if end >= 0 else None]
+
+
+def _table_row(section: str, first_cell: str) -> list[str]:
+    line = next(l for l in section.splitlines() if l.startswith(f"| {first_cell} |"))
+    return [c.strip() for c in line.strip("|").split("|")]
+
+
+def test_files_and_standalone_html(report):
+    out, page, md = report.out, report.page, report.md
+    assert report.paths == {"markdown": out / "report.md",
+                            "html": out / "report.html"}
+    # Standalone: every src/href is inline data, no stylesheet or script file.
+    refs = re.findall(r'(?:src|href)\s*=\s*["\']([^"\']*)', page)
+    assert refs, "the report has no figures"
+    assert all(r.startswith("data:image/png;base64,") for r in refs), refs
+    assert "<link" not in page and "<script" not in page
+    # The HTML embeds exactly the PNGs of figures/; markdown links them all.
+    pngs = sorted((out / "figures").glob("*.png"))
+    assert len(refs) == len(pngs)
+    linked = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", md)
+    assert sorted(linked) == sorted(f"figures/{p.name}" for p in pngs)
+    embedded = {base64.b64decode(r.split(",", 1)[1]) for r in refs}
+    assert embedded == {p.read_bytes() for p in pngs}
+
+
+def test_figures_are_valid_pngs(report):
+    import matplotlib.image as mpimg
+    names = {p.name for p in (report.out / "figures").glob("*.png")}
+    # A trajectory and a deviation figure per run system, the cost chart and
+    # the scaling of the system given at three sizes.
+    expected = {f"{kind}_{s}.png" for s in SYSTEMS
+                for kind in ("trajectories", "deviation")}
+    expected |= {"cost.png", "scaling_n_link_pendulum.png"}
+    assert names == expected
+    for name in names:
+        path = report.out / "figures" / name
+        assert path.read_bytes()[:8] == PNG_MAGIC
+        image = mpimg.imread(path)
+        assert image.ndim == 3 and image.shape[0] > 100 and image.shape[1] > 100
+        # Not a blank canvas: a drawn figure has many distinct colours.
+        assert len(np.unique(image.reshape(-1, image.shape[2]), axis=0)) > 20
+    assert "figures/scaling_n_link_pendulum.png" in _section(report.md,
+                                                             "Scaling with n")
+
+
+def test_every_case_appears_with_its_numbers(result, report):
+    md, page = report.md, report.page
+    for system in SYSTEMS:
+        assert f"### {system}" in md
+        assert f"<h3>{system}</h3>" in page
+    systems = _section(md, "Systems")
+    for row in result.frame.itertuples():
+        section = systems[systems.index(f"### {row.system}"):]
+        cells = _table_row(section, row.formulation)
+        assert cells[1] == "ok"
+        assert cells[3] == str(int(row.ops_raw)) and cells[4] == str(int(row.ops_cse))
+        assert cells[5] == str(int(row.n_equations))
+        assert float(cells[2]) == pytest.approx(row.derive_s, rel=5e-3)
+        assert float(cells[10]) == pytest.approx(row.agreement_horizon, rel=5e-3)
+
+
+def test_metadata_is_reported(result, report):
+    run_section = _section(report.md, "Run")
+    meta = result.metadata
+    assert meta["created"] in run_section
+    assert meta["git_commit"] in run_section
+    assert f"sympy {meta['versions']['sympy']}" in run_section
+    assert "t_final=0.5" in run_section and "reference=kane" in run_section
+
+
+def test_failed_and_unsupported_rows_are_shown_with_their_errors(report):
+    md, page = report.md, report.page
+    failures = _section(md, "Failures")
+    assert "double_pendulum/gibbs_appell" in failures
+    assert FAILED["error"] in failures
+    assert DECLINED["error"] in failures and "rotating_tube/lagrange" in failures
+    # Escaped in the HTML: the message is text, not markup.
+    assert html.escape(FAILED["error"]) in page
+    assert "<singular>" not in page
+    # The failed row in its system's table, its missing numbers as dashes.
+    systems = _section(md, "Systems")
+    dp = systems[systems.index("### double_pendulum"):systems.index("### rotating_tube")]
+    cells = _table_row(dp, "gibbs_appell")
+    assert cells[1] == "error" and set(cells[2:]) == {"—"}
+    assert "nan" not in md.lower()
+    overview = _section(md, "Overview")
+    header = _table_row(overview, "system")
+    assert _table_row(overview, "double_pendulum")[header.index("gibbs_appell")] == "error"
+
+
+def test_scaling_not_drawn_for_one_size(tmp_path):
+    """An all-failed run still gives a report, which says what it lacks."""
+    frame = pd.DataFrame([FAILED])
+    lone = types.SimpleNamespace(frame=frame, trajectories={}, metadata={})
+    _, md, page = _write(lone, tmp_path, benchmarks=False)
+    assert "Not drawn" in _section(md, "Scaling with n")
+    assert FAILED["error"] in _section(md, "Failures")
+    assert not list((tmp_path / "figures").glob("*.png"))
+    assert "data:image" not in page
+
+
+def test_optional_sections_missing(result, tmp_path, monkeypatch):
+    import formulations.modified_lagrange as ml
+    monkeypatch.setitem(sys.modules, "compare.benchmarks", None)  # import fails
+    monkeypatch.delattr(ml, "kolev_cost_table")
+    _, md, _ = _write(result, tmp_path, kolev=True, figures=False)
+    assert "not available" in _section(md, "Benchmarks: published against computed")
+    assert "not available" in _section(md, "Kolev's motivation")
+
+
+def test_optional_sections_present(result, tmp_path, monkeypatch):
+    import formulations.modified_lagrange as ml
+    # Meijaard et al. (2007), M[0, 0] and a weave eigenvalue at v = 4 m/s.
+    bench = types.ModuleType("compare.benchmarks")
+    bench.published_vs_computed = lambda: pd.DataFrame(
+        {"quantity": ["M[0,0]", "weave re, v=4"],
+         "published": [80.81722, 0.41325331521125],
+         "computed": [80.81722, 0.41325331521125]})
+    monkeypatch.setitem(sys.modules, "compare.benchmarks", bench)
+    monkeypatch.setattr(ml, "kolev_cost_table", lambda: pd.DataFrame(
+        {"system": ["four_bar"], "variant": ["modified"], "ops_cse": [166.0],
+         "error": [""]}))
+    _, md, page = _write(result, tmp_path, kolev=True, figures=False)
+    section = _section(md, "Benchmarks: published against computed")
+    # The published digits survive: a three-digit table would hide a misfit.
+    assert "0.41325331521125" in section and "80.81722" in section
+    kolev = _section(md, "Kolev's motivation")
+    assert "| four_bar | modified | 166 |" in kolev
+
+
+def test_benchmark_function_that_raises(result, tmp_path, monkeypatch):
+    bench = types.ModuleType("compare.benchmarks")
+
+    def published_vs_computed():
+        raise RuntimeError("bicycle not declared")
+    bench.published_vs_computed = published_vs_computed
+    monkeypatch.setitem(sys.modules, "compare.benchmarks", bench)
+    _, md, _ = _write(result, tmp_path, figures=False)
+    section = _section(md, "Benchmarks: published against computed")
+    assert "not available" in section and "bicycle not declared" in section
+
+
+def test_rejects_a_non_result(tmp_path):
+    with pytest.raises(TypeError, match="ComparisonResult"):
+        write_report(pd.DataFrame(), tmp_path)
