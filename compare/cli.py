@@ -18,7 +18,9 @@ DEFAULT_OUT = Path("reports") / "latest"
 
 def _add_run_options(p: argparse.ArgumentParser):
     p.add_argument("--systems", nargs="+", metavar="NAME",
-                   help=f"systems to compare (default: all of {', '.join(CATALOGUE)})")
+                   help=f"systems to compare, or 'all' (default: all of "
+                        f"{', '.join(CATALOGUE)} except the slow published "
+                        f"benchmarks whipple_bicycle and andrews_squeezer)")
     p.add_argument("--formulations", nargs="+", metavar="NAME",
                    help=f"formulations (default: all of {', '.join(FORMULATIONS)})")
     p.add_argument("--n", nargs="+", type=int, default=None, metavar="N",

@@ -41,6 +41,10 @@ DEFAULT_VARIANTS: dict[str, list[dict]] = {
     "crank_slider": [{"coordinates": "redundant"}, {"coordinates": "minimal"}],
     "four_bar": [{"coordinates": "redundant"}, {"coordinates": "minimal"}],
 }
+#: Published-benchmark systems left out of the default run: their
+#: derivations take minutes per formulation (``--all`` or naming them in
+#: ``systems`` includes them).
+HEAVY = ("whipple_bicycle", "andrews_squeezer")
 #: Systems whose builder takes ``n``.
 SCALABLE = ("n_link_pendulum", "n_link_pendulum_on_cart")
 
@@ -142,7 +146,11 @@ def expand_cases(systems: Sequence[str] | None = None,
     ValueError
         Naming an unknown system or formulation and the valid ones.
     """
-    systems = list(CATALOGUE) if not systems else list(systems)
+    if not systems:
+        systems = [s for s in CATALOGUE if s not in HEAVY]
+    elif systems == "all" or list(systems) == ["all"]:
+        systems = list(CATALOGUE)
+    systems = list(systems)
     formulations = list(FORMULATIONS) if not formulations else list(formulations)
     bad = [s for s in systems if s not in CATALOGUE]
     if bad:
@@ -413,7 +421,8 @@ def run(systems=None, formulations=None, *, n=None, variants=None,
     Parameters
     ----------
     systems, formulations : sequence of str, optional
-        Default: the whole catalogue and every registered formulation.
+        Default: the catalogue less the :data:`HEAVY` benchmark systems
+        (``"all"`` for every system), and every registered formulation.
     n : sequence of int, optional
         Sizes of the scalable systems (default ``[3]``).
     variants : mapping, optional
