@@ -230,14 +230,17 @@ class EquationsOfMotion:
         from .numeric import generate
         return generate(self)
 
-    def numeric(self, parameters: Mapping | None = None):
+    def numeric(self, parameters: Mapping | None = None,
+                backend: str = "lambdify", **options):
         """The numeric contract: a :class:`~formulations.numeric.NumericModel`.
 
         Code is generated once per equations object (parameters are runtime
         arguments), so different parameter values cost nothing extra.
+        ``backend="c"`` compiles it to C, ``"auto"`` does so when a compiler
+        is available (see :func:`formulations.numeric.numeric_model`).
         """
-        from .numeric import NumericModel
-        return NumericModel(self, parameters)
+        from .numeric import numeric_model
+        return numeric_model(self, parameters, backend=backend, **options)
 
 
 class _StageTimer:

@@ -13,7 +13,7 @@ import sympy as sm
 import sympy.physics.mechanics as me
 
 __all__ = ["NumericModel", "SingularConfigurationError", "generate",
-           "plain_symbols"]
+           "plain_symbols", "plain_parts", "numeric_model", "BACKENDS"]
 
 t = me.dynamicsymbols._t
 
@@ -53,9 +53,17 @@ def _to_plain(exprs, rep, ms):
     return m
 
 
-def generate(eom) -> dict:
-    """Lambdify (with cse) the pieces of the numeric contract."""
-    start = time.perf_counter()
+def plain_parts(eom) -> dict:
+    """Every piece of the numeric contract in plain symbols.
+
+    Returns a dict with the symbol lists ``T, X, Z, Q, QD, P`` (see
+    :func:`plain_symbols`) and the matrices ``M, f`` (mass matrix and
+    forcing in (T, X, P)), ``R, A`` (state rates and coordinate
+    accelerations in (T, X, Z, P)), ``C`` (coordinates and rates in
+    (T, X, P)), ``S`` (state in (T, Q, QD, P)) and, when the formulation
+    recovers constraint forces, ``F`` (in (T, X, Z, P)) with their names in
+    ``forces_names``.  Every backend generates its code from these.
+    """
     ms = eom.system
     T, X, Z, Q, QD, P = plain_symbols(eom)
     q = ms.coordinates
@@ -69,13 +77,29 @@ def generate(eom) -> dict:
     rep[t] = T
     x_rep = dict(rep)
     qrep = {qi.diff(t): s for qi, s in zip(q, QD)} | dict(zip(q, Q)) | {t: T}
+    parts = {
+        "T": T, "X": X, "Z": Z, "Q": Q, "QD": QD, "P": P,
+        "M": _to_plain(eom.mass_matrix, x_rep, ms),
+        "f": _to_plain(eom.forcing, x_rep, ms),
+        "R": _to_plain(eom.state_rates, x_rep, ms),
+        "A": _to_plain(eom.accelerations, x_rep, ms),
+        "C": _to_plain(eom.coordinate_map, x_rep, ms),
+        "S": _to_plain(eom.state_map, qrep, ms),
+    }
+    forces = eom.extras.get("constraint_forces")
+    if forces:
+        names = list(forces)
+        parts["F"] = _to_plain(sm.Matrix([forces[n] for n in names]), x_rep, ms)
+        parts["forces_names"] = names
+    return parts
 
-    M = _to_plain(eom.mass_matrix, x_rep, ms)
-    f = _to_plain(eom.forcing, x_rep, ms)
-    R = _to_plain(eom.state_rates, x_rep, ms)
-    A = _to_plain(eom.accelerations, x_rep, ms)
-    C = _to_plain(eom.coordinate_map, x_rep, ms)
-    S = _to_plain(eom.state_map, qrep, ms)
+
+def generate(eom) -> dict:
+    """Lambdify (with cse) the pieces of the numeric contract."""
+    start = time.perf_counter()
+    parts = plain_parts(eom)
+    T, X, Z, Q, QD, P = (parts[k] for k in ("T", "X", "Z", "Q", "QD", "P"))
+    M, f, R, A, C, S = (parts[k] for k in ("M", "f", "R", "A", "C", "S"))
     args_x = [T, list(X), list(P)]
     args_xz = [T, list(X), list(Z), list(P)]
     out = {
@@ -85,13 +109,72 @@ def generate(eom) -> dict:
         "coords": sm.lambdify(args_x, C, cse=True),
         "state": sm.lambdify([T, list(Q), list(QD), list(P)], S, cse=True),
     }
-    forces = eom.extras.get("constraint_forces")
-    if forces:
-        names = list(forces)
-        F = _to_plain(sm.Matrix([forces[n] for n in names]), x_rep, ms)
-        out["forces"] = (names, sm.lambdify(args_xz, F, cse=True))
+    if "F" in parts:
+        out["forces"] = (parts["forces_names"],
+                         sm.lambdify(args_xz, parts["F"], cse=True))
     out["seconds"] = time.perf_counter() - start
     return out
+
+
+def _generate_batch(eom) -> dict:
+    """Lambdified mass matrix, forcing and rates as flat lists of entries,
+    for states stacked along a leading axis (entries may be scalars)."""
+    parts = plain_parts(eom)
+    T, X, Z, P = (parts[k] for k in ("T", "X", "Z", "P"))
+    return {
+        "Mf": sm.lambdify([T, list(X), list(P)],
+                          list(parts["M"]) + list(parts["f"]), cse=True),
+        "rates": sm.lambdify([T, list(X), list(Z), list(P)], list(parts["R"]),
+                             cse=True),
+    }
+
+
+#: Numeric backends selectable with ``eom.numeric(backend=...)``.
+BACKENDS = ("lambdify", "c", "auto")
+
+
+def numeric_model(eom, parameters: Mapping | None = None,
+                  backend: str = "lambdify", **options):
+    """The numeric model of ``eom`` evaluated by ``backend``.
+
+    Parameters
+    ----------
+    backend : {"lambdify", "c", "auto"}
+        ``"lambdify"`` (default, needs no compiler): numpy code from
+        sympy's lambdify.  ``"c"``: :class:`formulations.compiled.CompiledModel`,
+        C compiled with the system compiler; raises
+        :class:`formulations.compiled.CompiledBackendError` when that cannot
+        be built.  ``"auto"``: ``"c"`` when it can be built, else a warning
+        and ``"lambdify"``.
+    **options
+        Passed to :class:`~formulations.compiled.CompiledModel` (compiler,
+        cflags, cache_dir).
+
+    Examples
+    --------
+    >>> from formulations import get_formulation
+    >>> eom = get_formulation("kane").derive("double_pendulum")
+    >>> type(numeric_model(eom)).__name__
+    'NumericModel'
+    """
+    if backend not in BACKENDS:
+        raise ValueError(f"`backend` must be one of {list(BACKENDS)}, not "
+                         f"{backend!r}")
+    if backend == "lambdify":
+        if options:
+            raise TypeError(f"the lambdify backend takes no options, not "
+                            f"{sorted(options)}")
+        return NumericModel(eom, parameters)
+    from .compiled import CompiledBackendError, CompiledModel
+    if backend == "c":
+        return CompiledModel(eom, parameters, **options)
+    try:
+        return CompiledModel(eom, parameters, **options)
+    except CompiledBackendError as exc:
+        import warnings
+        warnings.warn(f"the compiled backend is not available, using "
+                      f"lambdify: {exc}", RuntimeWarning, stacklevel=3)
+        return NumericModel(eom, parameters)
 
 
 class NumericModel:
@@ -171,6 +254,57 @@ class NumericModel:
         z = self.solve_unknowns(t0, x)
         return np.asarray(self._f["rates"](t0, x, z, self.p),
                           dtype=float).reshape(self.n_states)
+
+    def rhs_batch(self, t0, X) -> np.ndarray:
+        """x' for many states at once, vectorized over the leading axis.
+
+        Parameters
+        ----------
+        t0 : float or array of shape (k,)
+        X : array of shape (k, n_states)
+
+        Returns
+        -------
+        ndarray of shape (k, n_states), fresh.
+
+        Examples
+        --------
+        >>> from formulations import get_formulation
+        >>> model = get_formulation("kane").derive("double_pendulum").numeric()
+        >>> model.rhs_batch(0.0, [[0.1, 0.2, 0.0, 0.0]] * 3).shape
+        (3, 4)
+        """
+        X = np.asarray(X, dtype=float)
+        if X.ndim != 2 or X.shape[1] != self.n_states:
+            raise ValueError(f"X must have shape (k, {self.n_states}), not "
+                             f"{X.shape}")
+        k = X.shape[0]
+        T = np.asarray(t0, dtype=float)
+        if T.ndim and T.shape != (k,):
+            raise ValueError(f"t0 must be a number or have shape ({k},), not "
+                             f"{T.shape}")
+        self.nfev += k
+        fns = self._f.get("batch")
+        if fns is None:
+            fns = self._f["batch"] = _generate_batch(self.eom)
+        n = len(self.eom.unknowns)
+        Mf = np.empty((k, n * n + n))
+        for j, v in enumerate(fns["Mf"](T, X.T, self.p)):
+            Mf[:, j] = v
+        M, f = Mf[:, :n * n].reshape(k, n, n), Mf[:, n * n:]
+        try:
+            Z = np.linalg.solve(M, f[:, :, None])[:, :, 0]
+            ok = bool(np.all(np.isfinite(Z)))
+        except np.linalg.LinAlgError:
+            ok = False
+        if not ok:
+            # One state at a time, to raise for the state that fails.
+            Z = np.array([self.solve_unknowns(T if T.ndim == 0 else T[i], X[i])
+                          for i in range(k)]).reshape(k, n)
+        out = np.empty((k, self.n_states))
+        for j, v in enumerate(fns["rates"](T, X.T, Z.T, self.p)):
+            out[:, j] = v
+        return out
 
     def state_from(self, q, qd, t0=0.0) -> np.ndarray:
         """The formulation's state x from all coordinates and their rates."""

@@ -1,0 +1,664 @@
+"""A compiled numeric backend: C from sympy's code printers, one C call per
+right-hand side.
+
+The mass matrix and forcing are printed as cse-reduced C, the dense solve is
+an LU factorization with partial pivoting in C, and the state rates follow in
+the same call, so that ``rhs(t, x)`` is a single call into compiled code
+that writes a fresh numpy array.  The module is compiled with the system C
+compiler (``$CC``, else ``cc``, ``gcc`` or ``clang``) as a cffi extension
+and cached on disk under a hash of its source, in ``$EOMCOMPARE_CACHE/compiled``
+(default ``~/.cache/eomcompare/compiled``); a second process or a second
+derivation of the same equations loads it without compiling.
+
+Select it with ``eom.numeric(backend="c")``; ``backend="auto"`` uses it when a
+compiler is available and otherwise warns and falls back to lambdify, which
+stays the default and needs no compiler.
+
+Examples
+--------
+>>> from formulations import get_formulation
+>>> eom = get_formulation("kane").derive("double_pendulum")
+>>> model = eom.numeric(backend="auto")
+>>> t0, q, qd = eom.system.random_state(seed=0)
+>>> model.rhs(t0, model.state_from(q, qd, t0)).shape
+(4,)
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import threading
+import time
+import weakref
+from pathlib import Path
+from typing import Mapping
+
+import numpy as np
+import sympy as sm
+from sympy.printing.c import C99CodePrinter
+
+from .numeric import NumericModel, SingularConfigurationError, plain_parts
+
+__all__ = ["CompiledModel", "CompiledBackendError", "CompilerNotFoundError",
+           "CompilationError", "find_compiler", "compiled_cache_dir",
+           "c_source"]
+
+#: Flags for every build; part of the cache key.  No fast-math: the backend
+#: must agree with lambdify to rounding.
+DEFAULT_CFLAGS = ("-O2", "-fPIC", "-shared", "-fno-math-errno")
+
+
+class CompiledBackendError(RuntimeError):
+    """The compiled backend cannot be built here; ``backend="auto"`` falls
+    back to lambdify on it."""
+
+
+class CompilerNotFoundError(CompiledBackendError):
+    """No C compiler, no Python headers or no cffi: the message names what
+    is missing."""
+
+
+class CompilationError(CompiledBackendError):
+    """The compiler ran and failed (or the equations cannot be printed as C);
+    the message carries its output."""
+
+
+# ----------------------------------------------------------------------
+# Environment: compiler, headers, cache directory
+# ----------------------------------------------------------------------
+def find_compiler(cc: str | None = None) -> list[str]:
+    """The C compiler command as an argument list.
+
+    ``cc`` if given, else ``$CC``, else the first of ``cc``, ``gcc``,
+    ``clang`` on the PATH.
+
+    Raises
+    ------
+    CompilerNotFoundError
+        Naming the command that was looked for.
+
+    Examples
+    --------
+    >>> find_compiler("gcc")[0].endswith("gcc")  # doctest: +SKIP
+    True
+    """
+    if cc is None:
+        cc = os.environ.get("CC") or None
+        origin = "$CC"
+    else:
+        origin = "the compiler argument"
+    if cc is not None:
+        if not isinstance(cc, str):
+            raise TypeError(f"compiler must be a str, not {type(cc).__name__}")
+        words = shlex.split(cc)
+        path = shutil.which(words[0]) if words else None
+        if path is None:
+            raise CompilerNotFoundError(
+                f"C compiler {cc!r} (from {origin}) was not found; install a C "
+                f"compiler (gcc or clang) or point CC to one, or use "
+                f"backend='lambdify', which needs none")
+        return [path] + words[1:]
+    for name in ("cc", "gcc", "clang"):
+        path = shutil.which(name)
+        if path:
+            return [path]
+    raise CompilerNotFoundError(
+        "no C compiler found: none of cc, gcc, clang is on the PATH and CC is "
+        "not set; install gcc or clang, or use backend='lambdify', which "
+        "needs none")
+
+
+def _python_include() -> str:
+    inc = sysconfig.get_paths()["include"]
+    if not os.path.exists(os.path.join(inc, "Python.h")):
+        raise CompilerNotFoundError(
+            f"the Python headers are missing (no Python.h in {inc}); install "
+            f"the Python development package (e.g. python3-dev), or use "
+            f"backend='lambdify'")
+    return inc
+
+
+def _cffi():
+    try:
+        import cffi
+    except ImportError:
+        raise CompilerNotFoundError(
+            "the compiled backend needs cffi (pip install cffi); or use "
+            "backend='lambdify'") from None
+    return cffi
+
+
+def compiled_cache_dir(directory=None) -> Path:
+    """Where compiled modules are kept: ``directory``, else
+    ``$EOMCOMPARE_CACHE/compiled``, else ``~/.cache/eomcompare/compiled``."""
+    if directory is not None:
+        return Path(directory)
+    env = os.environ.get("EOMCOMPARE_CACHE")
+    if env:
+        return Path(env) / "compiled"
+    return Path.home() / ".cache" / "eomcompare" / "compiled"
+
+
+# ----------------------------------------------------------------------
+# C generation
+# ----------------------------------------------------------------------
+class _Printer(C99CodePrinter):
+    """C99 with small integer powers as products (``pow`` is a libm call)."""
+
+    def _print_Pow(self, expr):
+        b, e = expr.base, expr.exp
+        if e.is_Integer and 0 < abs(int(e)) <= 8:
+            base = self._print(b) if b.is_Atom else f"({self._print(b)})"
+            prod = "*".join([base] * abs(int(e)))
+            # Parenthesized: the Mul printer puts powers in denominators.
+            return f"({prod})" if e > 0 else f"(1.0/({prod}))"
+        return super()._print_Pow(expr)
+
+
+_HEADER = r"""
+#include <math.h>
+#include <string.h>
+#ifndef M_PI
+#define M_PI 3.14159265358979323846
+#endif
+#ifndef M_E
+#define M_E 2.7182818284590452354
+#endif
+
+#define NX {nx}
+#define NZ {nz}
+#define NZA {nza}
+
+/* Solve A z = b in place (b becomes z) by LU with partial pivoting, as
+   LAPACK's dgesv; A is n x n, row-major.  1: zero or NaN pivot (singular),
+   2: a non-finite solution. */
+static int eom_lu_solve(int n, double *A, double *b)
+{{
+    for (int k = 0; k < n; ++k) {{
+        int piv = k;
+        double big = fabs(A[k * n + k]);
+        for (int i = k + 1; i < n; ++i) {{
+            double v = fabs(A[i * n + k]);
+            if (v > big) {{ big = v; piv = i; }}
+        }}
+        if (!(big > 0.0)) return 1;
+        if (piv != k) {{
+            for (int j = k; j < n; ++j) {{
+                double s = A[k * n + j];
+                A[k * n + j] = A[piv * n + j];
+                A[piv * n + j] = s;
+            }}
+            double s = b[k]; b[k] = b[piv]; b[piv] = s;
+        }}
+        double inv = 1.0 / A[k * n + k];
+        for (int i = k + 1; i < n; ++i) {{
+            double l = A[i * n + k] * inv;
+            if (l != 0.0) {{
+                for (int j = k + 1; j < n; ++j) A[i * n + j] -= l * A[k * n + j];
+                b[i] -= l * b[k];
+            }}
+        }}
+    }}
+    for (int i = n - 1; i >= 0; --i) {{
+        double s = b[i];
+        for (int j = i + 1; j < n; ++j) s -= A[i * n + j] * b[j];
+        b[i] = s / A[i * n + i];
+        if (!isfinite(b[i])) return 2;
+    }}
+    return 0;
+}}
+"""
+
+_FOOTER = r"""
+/* x' = rhs(t, x): 0 on success, else the solver's status (3: non-finite
+   rates).  out is written in full only on success. */
+static int eom_rhs(double t, const double *x, const double *p, double *out)
+{
+    double M[NZA * NZA], z[NZA];
+    eom_mf(t, x, p, M, z);
+    int status = eom_lu_solve(NZ, M, z);
+    if (status) return status;
+    eom_rates(t, x, z, p, out);
+    for (int i = 0; i < NX; ++i)
+        if (!isfinite(out[i])) return 3;
+    return 0;
+}
+
+/* k states, row-major k x NX; t has stride ts (0: one time for all).
+   Returns 0, or 1 + the index of the first state that failed. */
+static long eom_rhs_batch(long k, const double *t, long ts, const double *X,
+                          const double *p, double *OUT)
+{
+    for (long i = 0; i < k; ++i)
+        if (eom_rhs(t[i * ts], X + i * NX, p, OUT + i * NX)) return i + 1;
+    return 0;
+}
+"""
+
+_CDEF = """
+int eom_rhs(double, const double *, const double *, double *);
+long eom_rhs_batch(long, const double *, long, const double *, const double *,
+                   double *);
+void eom_mf(double, const double *, const double *, double *, double *);
+void eom_rates(double, const double *, const double *, const double *,
+               double *);
+void eom_acc(double, const double *, const double *, const double *,
+             double *);
+void eom_coords(double, const double *, const double *, double *);
+void eom_state(double, const double *, const double *, const double *,
+               double *);
+void eom_forces(double, const double *, const double *, const double *,
+                double *);
+"""
+
+
+def _c_function(printer, signature, outputs):
+    """A C function body: cse over all ``outputs`` [(array name, exprs)]."""
+    exprs = [e for _, es in outputs for e in es]
+    tmps, reduced = sm.cse(exprs, symbols=sm.numbered_symbols("w"),
+                           order="none")
+    lines = [f"static void {signature}", "{"]
+    for s, e in tmps:
+        lines.append(f"    const double {s} = {printer.doprint(e)};")
+    it = iter(reduced)
+    for name, es in outputs:
+        for i in range(len(es)):
+            lines.append(f"    {name}[{i}] = {printer.doprint(next(it))};")
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def c_source(eom) -> tuple[str, dict]:
+    """The C source of the compiled model of ``eom`` and its dimensions.
+
+    Returns
+    -------
+    source : str
+        Self-contained C (math.h only) defining ``eom_mf``, ``eom_rates``,
+        ``eom_acc``, ``eom_coords``, ``eom_state``, ``eom_forces``,
+        ``eom_rhs`` and ``eom_rhs_batch``.
+    info : dict
+        ``nx``, ``nz``, ``nq``, ``forces`` (constraint force names).
+
+    Raises
+    ------
+    CompilationError
+        When an expression has no C form (an undefined function, say).
+
+    Examples
+    --------
+    >>> from formulations import get_formulation
+    >>> src, info = c_source(get_formulation("kane").derive("double_pendulum"))
+    >>> info["nx"], "eom_lu_solve" in src
+    (4, True)
+    """
+    parts = plain_parts(eom)
+    T, X, Z, Q, QD, P = (parts[k] for k in ("T", "X", "Z", "Q", "QD", "P"))
+    rename = {T: sm.Symbol("t")}
+    rename |= {s: sm.Symbol(f"x[{i}]") for i, s in enumerate(X)}
+    rename |= {s: sm.Symbol(f"z[{i}]") for i, s in enumerate(Z)}
+    rename |= {s: sm.Symbol(f"q[{i}]") for i, s in enumerate(Q)}
+    rename |= {s: sm.Symbol(f"qd[{i}]") for i, s in enumerate(QD)}
+    rename |= {s: sm.Symbol(f"p[{i}]") for i, s in enumerate(P)}
+
+    def c(name):
+        return [sm.sympify(e).xreplace(rename) for e in parts[name]]
+
+    nx, nz, nq = len(X), len(Z), len(Q)
+    forces = parts.get("forces_names", [])
+    printer = _Printer()
+    try:
+        body = [
+            _c_function(printer, "eom_mf(double t, const double *x, const "
+                        "double *p, double *M, double *f)",
+                        [("M", c("M")), ("f", c("f"))]),
+            _c_function(printer, "eom_rates(double t, const double *x, const "
+                        "double *z, const double *p, double *out)",
+                        [("out", c("R"))]),
+            _c_function(printer, "eom_acc(double t, const double *x, const "
+                        "double *z, const double *p, double *out)",
+                        [("out", c("A"))]),
+            _c_function(printer, "eom_coords(double t, const double *x, const "
+                        "double *p, double *out)", [("out", c("C"))]),
+            _c_function(printer, "eom_state(double t, const double *q, const "
+                        "double *qd, const double *p, double *out)",
+                        [("out", c("S"))]),
+            _c_function(printer, "eom_forces(double t, const double *x, const "
+                        "double *z, const double *p, double *out)",
+                        [("out", c("F") if forces else [])]),
+        ]
+    except Exception as exc:  # the printers raise several kinds
+        raise CompilationError(
+            f"{eom.formulation}: the equations of {eom.system.name!r} cannot "
+            f"be printed as C: {exc}") from None
+    source = (_HEADER.format(nx=nx, nz=nz, nza=max(nz, 1))
+              + "\n\n".join(body) + "\n" + _FOOTER)
+    return source, {"nx": nx, "nz": nz, "nq": nq, "forces": list(forces)}
+
+
+# ----------------------------------------------------------------------
+# Build and load, cached by source hash
+# ----------------------------------------------------------------------
+_LOADED: dict[str, object] = {}
+_LOCK = threading.Lock()
+
+
+def _load(modname: str, path: Path):
+    spec = importlib.util.spec_from_file_location(modname, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def build_module(source: str, *, compiler: str | None = None,
+                 cflags=None, cache_dir=None):
+    """Compile (or load from the cache) the cffi module of ``source``.
+
+    Returns ``(module, compile_seconds)``; ``compile_seconds`` is 0 when the
+    module came from the cache.
+    """
+    cffi = _cffi()
+    cc = find_compiler(compiler)
+    flags = list(DEFAULT_CFLAGS if cflags is None else cflags)
+    include = _python_include()
+    key = hashlib.sha256("\0".join(
+        [source, _CDEF, " ".join(cc), " ".join(flags), sys.version,
+         cffi.__version__, sysconfig.get_config_var("EXT_SUFFIX") or ""]
+    ).encode()).hexdigest()[:32]
+    modname = f"_eomc_{key}"
+    with _LOCK:
+        if modname in _LOADED:
+            return _LOADED[modname], 0.0
+        directory = compiled_cache_dir(cache_dir)
+        target = directory / (modname + (sysconfig.get_config_var("EXT_SUFFIX")
+                                         or ".so"))
+        seconds = 0.0
+        if not target.exists():
+            start = time.perf_counter()
+            _compile(cffi, cc, flags, include, source, modname, directory,
+                     target)
+            seconds = time.perf_counter() - start
+        try:
+            module = _load(modname, target)
+        except ImportError as exc:
+            raise CompilationError(
+                f"the compiled module {target} does not load: {exc}") from None
+        _LOADED[modname] = module
+        return module, seconds
+
+
+def _compile(cffi, cc, flags, include, source, modname, directory, target):
+    directory.mkdir(parents=True, exist_ok=True)
+    from cffi.recompiler import recompile
+    ffi = cffi.FFI()
+    ffi.cdef(_CDEF)
+    # A private build directory and an atomic rename: processes sharing the
+    # cache never see a half-written module.
+    with tempfile.TemporaryDirectory(dir=directory, prefix="build-") as tmp:
+        csrc = Path(tmp) / f"{modname}.c"
+        # ffi.compile() would chdir into its build directory; only the C
+        # is taken from cffi and the compiler is run here.
+        recompile(ffi, modname, source, c_file=str(csrc),
+                  call_c_compiler=False, uses_ffiplatform=False,
+                  compiler_verbose=False)
+        out = Path(tmp) / target.name
+        cmd = cc + flags + [f"-I{include}", str(csrc), "-o", str(out), "-lm"]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True,
+                                  cwd=tmp)
+        except OSError as exc:
+            raise CompilerNotFoundError(
+                f"C compiler {cc[0]!r} cannot be run: {exc}") from None
+        if proc.returncode != 0:
+            raise CompilationError(
+                f"compiling the generated C failed ({shlex.join(cmd)}):\n"
+                f"{proc.stderr[-4000:]}")
+        shutil.copyfile(csrc, directory / f"{modname}.c")
+        os.replace(out, target)
+
+
+# ----------------------------------------------------------------------
+# The model
+# ----------------------------------------------------------------------
+_SOURCES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _generated_c(eom):
+    """C source and dimensions of ``eom``, generated once per equations."""
+    got = _SOURCES.get(eom)
+    if got is None:
+        start = time.perf_counter()
+        source, info = c_source(eom)
+        got = (source, info, time.perf_counter() - start)
+        _SOURCES[eom] = got
+    return got
+
+
+_F8 = np.dtype(float)
+
+
+class CompiledModel(NumericModel):
+    """The numeric contract of :class:`~formulations.numeric.NumericModel`
+    evaluated in compiled C.
+
+    Parameters
+    ----------
+    eom : EquationsOfMotion
+    parameters : mapping, optional
+        Parameter values overriding the declaration's.
+    compiler : str, optional
+        C compiler command (default ``$CC``, else cc, gcc or clang).
+    cflags : sequence of str, optional
+        Compiler flags (default :data:`DEFAULT_CFLAGS`).
+    cache_dir : path, optional
+        Directory of compiled modules (default :func:`compiled_cache_dir`).
+
+    Raises
+    ------
+    CompilerNotFoundError
+        When no C compiler, Python headers or cffi are available.
+    CompilationError
+        When the generated C does not compile.
+
+    Notes
+    -----
+    ``rhs`` is one C call: mass matrix, forcing, an LU solve with partial
+    pivoting and the state rates.  Every call returns a fresh array.  When
+    the solve fails, the call is repeated through numpy to raise the same
+    :class:`SingularConfigurationError` as the lambdify backend.
+
+    Examples
+    --------
+    >>> from formulations import get_formulation
+    >>> eom = get_formulation("kane").derive("double_pendulum")
+    >>> model = eom.numeric(backend="c")  # doctest: +SKIP
+    >>> model.rhs(0.0, [0.1, 0.2, 0.0, 0.0]).shape  # doctest: +SKIP
+    (4,)
+    """
+
+    backend = "c"
+
+    def __init__(self, eom, parameters: Mapping | None = None, *,
+                 compiler: str | None = None, cflags=None, cache_dir=None):
+        # NumericModel.__init__ would lambdify every piece; nothing here
+        # needs it, so the fields are set directly.
+        self.eom = eom
+        self.system = eom.system
+        self.n_states = len(eom.states)
+        self.n_coordinates = len(eom.system.coordinates)
+        self.nfev = 0
+        source, info, self._codegen_seconds = _generated_c(eom)
+        self._module, self.compile_seconds = build_module(
+            source, compiler=compiler, cflags=cflags, cache_dir=cache_dir)
+        self._lib = self._module.lib
+        self._fb = self._module.ffi.from_buffer
+        self._nz = info["nz"]
+        self._force_names = info["forces"]
+        self._xshape = (self.n_states,)
+        self.p = eom.system.parameter_vector(parameters)
+
+    @property
+    def p(self) -> np.ndarray:
+        """Parameter values in ``system.parameters`` order."""
+        return self._p
+
+    @p.setter
+    def p(self, value):
+        p = np.array(value, dtype=float).ravel()
+        if p.shape != (len(self.system.parameters),):
+            raise ValueError(
+                f"{len(self.system.parameters)} parameter values expected, "
+                f"not {p.size}")
+        self._p = p
+        self._pc = self._fb("double[]", p)
+
+    @property
+    def _f(self):
+        # Lambdified pieces, only if a caller asks for them.
+        return self.eom._generated
+
+    @property
+    def codegen_seconds(self) -> float:
+        """Seconds spent printing the C (compiling excluded)."""
+        return self._codegen_seconds
+
+    def __repr__(self):
+        return (f"CompiledModel(system={self.system.name!r}, "
+                f"formulation={self.eom.formulation!r}, "
+                f"states={self.n_states})")
+
+    def _vec(self, x, n, what):
+        x = np.ascontiguousarray(x, dtype=float)
+        if x.shape != (n,):
+            x = x.ravel()
+            if x.shape != (n,):
+                raise ValueError(f"{what} must have {n} entries, not {x.size}")
+        return x
+
+    def mass_matrix_and_forcing(self, t0, x):
+        x = self._vec(x, self.n_states, "x")
+        n = self._nz
+        M = np.empty((n, n))
+        f = np.empty(n)
+        fb = self._fb
+        self._lib.eom_mf(float(t0), fb("double[]", x), self._pc,
+                         fb("double[]", M), fb("double[]", f))
+        return M, f
+
+    def rhs(self, t0, x) -> np.ndarray:
+        """x' = rhs(t, x) in one C call; a fresh array each call."""
+        self.nfev += 1
+        if type(x) is not np.ndarray or x.dtype is not _F8 \
+                or x.shape != self._xshape:
+            x = self._vec(x, self.n_states, "x")
+        out = np.empty(self.n_states)
+        fb = self._fb
+        try:
+            status = self._lib.eom_rhs(t0, fb("double[]", x), self._pc,
+                                       fb("double[]", out))
+        except (TypeError, ValueError, BufferError):  # a strided view, say
+            x = self._vec(x, self.n_states, "x")
+            status = self._lib.eom_rhs(float(t0), fb("double[]", x),
+                                       self._pc, fb("double[]", out))
+        if status:
+            return self._rates_after_failure(t0, x)
+        return out
+
+    def _rates_after_failure(self, t0, x):
+        # numpy repeats the solve and raises the lambdify backend's error;
+        # if it does not, its solution is used.
+        z = self.solve_unknowns(t0, x)
+        return self._rates(t0, x, z)
+
+    def _rates(self, t0, x, z):
+        out = np.empty(self.n_states)
+        fb = self._fb
+        self._lib.eom_rates(float(t0), fb("double[]", x),
+                            fb("double[]", np.ascontiguousarray(z, float)),
+                            self._pc, fb("double[]", out))
+        return out
+
+    def rhs_batch(self, t0, X) -> np.ndarray:
+        """x' for many states at once: ``X`` of shape (k, n_states) gives
+        (k, n_states); ``t0`` is one time or k times.  One C call."""
+        X = np.ascontiguousarray(X, dtype=float)
+        if X.ndim != 2 or X.shape[1] != self.n_states:
+            raise ValueError(f"X must have shape (k, {self.n_states}), not "
+                             f"{X.shape}")
+        k = X.shape[0]
+        T = np.asarray(t0, dtype=float)
+        if T.ndim == 0:
+            T, ts = T.reshape(1), 0
+        elif T.shape == (k,):
+            T, ts = np.ascontiguousarray(T), 1
+        else:
+            raise ValueError(f"t0 must be a number or have shape ({k},), not "
+                             f"{T.shape}")
+        out = np.empty((k, self.n_states))
+        self.nfev += k
+        if k == 0:
+            return out
+        fb = self._fb
+        bad = self._lib.eom_rhs_batch(k, fb("double[]", T), ts,
+                                      fb("double[]", X), self._pc,
+                                      fb("double[]", out))
+        while bad:
+            i = bad - 1
+            out[i] = self._rates_after_failure(T[i * ts], X[i])
+            if i + 1 == k:
+                break
+            rest = self._lib.eom_rhs_batch(
+                k - i - 1, fb("double[]", T[(i + 1) * ts:] if ts else T), ts,
+                fb("double[]", X[i + 1:]), self._pc, fb("double[]", out[i + 1:]))
+            bad = rest + i + 1 if rest else 0
+        return out
+
+    def state_from(self, q, qd, t0=0.0) -> np.ndarray:
+        n = self.n_coordinates
+        q = self._vec(q, n, "q")
+        qd = self._vec(qd, n, "qd")
+        out = np.empty(self.n_states)
+        fb = self._fb
+        self._lib.eom_state(float(t0), fb("double[]", q), fb("double[]", qd),
+                            self._pc, fb("double[]", out))
+        return out
+
+    def coordinates_from(self, x, t0=0.0):
+        x = self._vec(x, self.n_states, "x")
+        n = self.n_coordinates
+        out = np.empty(2 * n)
+        fb = self._fb
+        self._lib.eom_coords(float(t0), fb("double[]", x), self._pc,
+                             fb("double[]", out))
+        return out[:n].copy(), out[n:].copy()
+
+    def coordinate_accelerations(self, t0, q, qd) -> np.ndarray:
+        x = self.state_from(q, qd, t0)
+        z = self.solve_unknowns(t0, x, check=True)
+        out = np.empty(self.n_coordinates)
+        fb = self._fb
+        self._lib.eom_acc(float(t0), fb("double[]", x),
+                          fb("double[]", np.ascontiguousarray(z, float)),
+                          self._pc, fb("double[]", out))
+        return out
+
+    def constraint_forces(self, t0, q, qd) -> dict:
+        if not self._force_names:
+            raise ValueError(
+                f"{self.eom.formulation} recovers no constraint forces for "
+                f"{self.system.name!r}")
+        x = self.state_from(q, qd, t0)
+        z = self.solve_unknowns(t0, x, check=True)
+        out = np.empty(len(self._force_names))
+        fb = self._fb
+        self._lib.eom_forces(float(t0), fb("double[]", x),
+                             fb("double[]", np.ascontiguousarray(z, float)),
+                             self._pc, fb("double[]", out))
+        return dict(zip(self._force_names, out.tolist()))

@@ -1,0 +1,226 @@
+"""The compiled (C) backend and the batched right-hand side against the
+lambdify backend, on every catalogue system.
+
+The reference is the default numeric contract (sympy's lambdify of the same
+equations, solved by numpy's LAPACK): the compiled code prints the same
+expressions with sympy's C printer and solves with its own LU, so both must
+agree to rounding (1e-12 relative) at every state.
+"""
+from __future__ import annotations
+
+import functools
+import re
+
+import numpy as np
+import pytest
+from scipy.integrate import solve_ivp
+
+from formulations import get_formulation
+from formulations import compiled
+from formulations.compiled import (CompiledModel, CompilerNotFoundError,
+                                   c_source)
+from formulations.numeric import NumericModel, SingularConfigurationError
+from systems import CATALOGUE, get_system
+
+from conftest import cached_eom, cached_system
+
+RTOL = 1e-12
+# A second formulation with other unknowns (multipliers) and other states.
+SECOND = "lagrange"
+
+
+def close(a, b, rtol=RTOL):
+    """Agreement relative to the size of the reference vector."""
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    assert a.shape == b.shape
+    scale = max(1.0, float(np.max(np.abs(b))) if b.size else 1.0)
+    err = float(np.max(np.abs(a - b))) if b.size else 0.0
+    assert err <= rtol * scale, f"max difference {err:.3g} (scale {scale:.3g})"
+
+
+# Derivations of these take tens of seconds.
+HEAVY = {"whipple_bicycle", "andrews_squeezer"}
+
+
+def _cases(formulation, slow=False):
+    out = []
+    for name in CATALOGUE:
+        form = get_formulation(formulation)
+        try:
+            form.check_supported(cached_system(name))
+        except ValueError:
+            continue  # refused by the formulation: no equations to compare
+        marks = [pytest.mark.slow] if slow or name in HEAVY else []
+        out.append(pytest.param(formulation, name, id=f"{formulation}-{name}",
+                                marks=marks))
+    return out
+
+
+CASES = _cases("kane") + _cases(SECOND, slow=True)
+
+
+@functools.lru_cache(maxsize=None)
+def models(formulation, name):
+    eom = cached_eom(formulation, name)
+    return eom, eom.numeric(), eom.numeric(backend="c")
+
+
+def states(eom, lam, k=3):
+    out = []
+    for seed in range(k):
+        t0, q, qd = eom.system.random_state(seed=seed)
+        out.append((t0, q, qd, lam.state_from(q, qd, t0)))
+    return out
+
+
+@pytest.mark.parametrize("formulation, name", CASES)
+def test_compiled_agrees_with_lambdify(formulation, name):
+    eom, lam, cm = models(formulation, name)
+    assert isinstance(cm, CompiledModel) and isinstance(cm, NumericModel)
+    for t0, q, qd, x in states(eom, lam):
+        close(cm.state_from(q, qd, t0), x)
+        for a, b in zip(cm.coordinates_from(x, t0), lam.coordinates_from(x, t0)):
+            close(a, b)
+        for a, b in zip(cm.mass_matrix_and_forcing(t0, x),
+                        lam.mass_matrix_and_forcing(t0, x)):
+            close(a, b)
+        close(cm.rhs(t0, x), lam.rhs(t0, x))
+        close(cm.coordinate_accelerations(t0, q, qd),
+              lam.coordinate_accelerations(t0, q, qd))
+        if "forces" in lam._f:
+            fc, fl = cm.constraint_forces(t0, q, qd), lam.constraint_forces(t0, q, qd)
+            assert list(fc) == list(fl)
+            close(list(fc.values()), list(fl.values()))
+
+
+@pytest.mark.parametrize("formulation, name", CASES)
+def test_batch_agrees_with_single_states(formulation, name):
+    eom, lam, cm = models(formulation, name)
+    st = states(eom, lam, k=4)
+    X = np.array([s[3] for s in st])
+    T = np.array([s[0] + 0.1 * i for i, s in enumerate(st)])
+    t_one = st[0][0]
+    expect_one = np.array([lam.rhs(t_one, x) for x in X])
+    expect_each = np.array([lam.rhs(ti, x) for ti, x in zip(T, X)])
+    for model in (lam, cm):
+        got = model.rhs_batch(t_one, X)
+        assert got.shape == X.shape
+        close(got, expect_one)
+        close(model.rhs_batch(T, X), expect_each)
+
+
+def test_fresh_output_arrays():
+    eom, lam, cm = models("kane", "double_pendulum")
+    (t0, _, _, x1), (t1, _, _, x2) = states(eom, lam, k=2)
+    for model in (lam, cm):
+        a = model.rhs(t0, x1)
+        keep = a.copy()
+        b = model.rhs(t1, x2)
+        assert not np.shares_memory(a, b)
+        np.testing.assert_array_equal(a, keep)
+        A = model.rhs_batch(t0, np.array([x1, x2]))
+        B = model.rhs_batch(t0, np.array([x2, x1]))
+        assert not np.shares_memory(A, B)
+        np.testing.assert_array_equal(A[0], keep)
+
+
+def test_solve_ivp_same_path_as_lambdify():
+    # RK45 keeps references to earlier derivatives across rejected steps:
+    # an output array reused between calls changes the step sequence.
+    eom, lam, cm = models("kane", "double_pendulum")
+    t0, q, qd, x = states(eom, lam, k=1)[0]
+    runs = [solve_ivp(m.rhs, (t0, t0 + 2.0), x, method="RK45", rtol=1e-9,
+                      atol=1e-9) for m in (lam, cm)]
+    assert runs[0].nfev == runs[1].nfev
+    close(runs[1].y[:, -1], runs[0].y[:, -1], rtol=1e-9)
+
+
+def test_parameters_are_runtime_arguments(tmp_path):
+    eom = cached_eom("kane", "double_pendulum")
+    p = {sym: 2.0 * v for sym, v in eom.system.parameters.items()}
+    a = eom.numeric(backend="c", cache_dir=tmp_path)
+    b = eom.numeric(p, backend="c", cache_dir=tmp_path)
+    assert a._module is b._module  # one compiled module for both
+    t0, q, qd = eom.system.random_state(seed=3)
+    x = a.state_from(q, qd, t0)
+    close(b.rhs(t0, x), eom.numeric(p).rhs(t0, x))
+    close(a.rhs(t0, x), eom.numeric().rhs(t0, x))
+    with pytest.raises(ValueError, match="parameter values expected"):
+        a.p = [1.0]
+
+
+def test_disk_cache_keyed_by_source(tmp_path, monkeypatch):
+    # Two derivations of the same system give the same source and so one
+    # file; another system another file.  The files are loaded, not rebuilt,
+    # by a process that has not loaded them yet.
+    e1 = get_formulation("kane").derive(get_system("n_link_pendulum", n=1))
+    e2 = get_formulation("kane").derive(get_system("n_link_pendulum", n=1))
+    assert c_source(e1)[0] == c_source(e2)[0]
+    e3 = cached_eom("kane", "rotating_tube")
+    monkeypatch.setattr(compiled, "_LOADED", {})
+    m1 = CompiledModel(e1, cache_dir=tmp_path)
+    files = sorted(p.name for p in tmp_path.glob("_eomc_*.c"))
+    assert len(files) == 1 and re.fullmatch(r"_eomc_[0-9a-f]{32}\.c", files[0])
+    CompiledModel(e3, cache_dir=tmp_path)
+    assert len(list(tmp_path.glob("_eomc_*.c"))) == 2
+    monkeypatch.setattr(compiled, "_LOADED", {})
+    m2 = CompiledModel(e2, cache_dir=tmp_path)
+    assert m1.compile_seconds > 0 and m2.compile_seconds == 0
+    assert len(list(tmp_path.glob("_eomc_*.c"))) == 2
+    assert not list(tmp_path.glob("build-*"))  # build directories removed
+    t0, q, qd = e1.system.random_state(seed=0)
+    x = m1.state_from(q, qd, t0)
+    close(m2.rhs(t0, x), e1.numeric().rhs(t0, x))
+
+
+def test_singular_mass_matrix_raises_like_lambdify():
+    # With every mass zero the mass matrix is zero: no solution exists.
+    eom = cached_eom("kane", "n_link_pendulum", (("n", 2),))
+    zero = {s: 0.0 for s in eom.system.parameters if str(s).startswith("m")}
+    cm, lam = eom.numeric(zero, backend="c"), eom.numeric(zero)
+    x = np.array([0.3, 0.2, 0.0, 0.0])
+    for model in (lam, cm):
+        with pytest.raises(SingularConfigurationError, match="singular"):
+            model.rhs(0.0, x)
+        with pytest.raises(SingularConfigurationError, match="singular"):
+            model.rhs_batch(0.0, np.array([x, x]))
+
+
+def test_wrong_shapes_are_refused():
+    eom, lam, cm = models("kane", "double_pendulum")
+    for model in (lam, cm):
+        with pytest.raises(ValueError, match=r"shape \(k, 4\)"):
+            model.rhs_batch(0.0, np.zeros(4))
+        with pytest.raises(ValueError, match="t0"):
+            model.rhs_batch(np.zeros(3), np.zeros((2, 4)))
+    with pytest.raises(ValueError, match="4 entries"):
+        cm.rhs(0.0, np.zeros(3))
+    # Non-float and strided input is converted, not reinterpreted.
+    X = np.zeros((4, 8))
+    X[:, ::2] = [[0, 1, 0, 0]] * 4
+    close(cm.rhs(0.0, X[0, ::2]), lam.rhs(0.0, [0.0, 1.0, 0.0, 0.0]))
+    close(cm.rhs(0.0, [0, 1, 0, 0]), lam.rhs(0.0, [0.0, 1.0, 0.0, 0.0]))
+
+
+def test_missing_compiler_is_named(monkeypatch):
+    eom = cached_eom("kane", "double_pendulum")
+    missing = "/nonexistent/bin/cc-missing"
+    monkeypatch.setenv("CC", missing)
+    with pytest.raises(CompilerNotFoundError, match=re.escape(missing)) as info:
+        eom.numeric(backend="c")
+    assert "lambdify" in str(info.value)
+    with pytest.warns(RuntimeWarning, match="not available.*cc-missing"):
+        model = eom.numeric(backend="auto")
+    assert type(model) is NumericModel
+    t0, q, qd = eom.system.random_state(seed=0)
+    assert model.coordinate_accelerations(t0, q, qd).shape == (2,)
+    # The default never needs a compiler.
+    assert type(eom.numeric()) is NumericModel
+
+
+def test_backend_names_are_checked():
+    eom = cached_eom("kane", "double_pendulum")
+    with pytest.raises(ValueError, match=r"\['lambdify', 'c', 'auto'\]"):
+        eom.numeric(backend="fortran")
+    with pytest.raises(TypeError, match="no options"):
+        eom.numeric(backend="lambdify", cflags=["-O3"])
