@@ -1,0 +1,173 @@
+"""External references for the formulations: Pinocchio's forward dynamics.
+
+Pinocchio (PyPI ``pin``) computes the forward dynamics of a kinematic tree
+by the articulated-body algorithm, in C++, with no symbolic step: an oracle
+written independently of sympy and of every formulation here.
+
+Frame and sign mapping
+----------------------
+For the trees of :func:`compare.strategies.build_tree` (structure
+``("tree", dimension, joints, springs, dampers, gravity, reactions)``):
+
+==========================  ================================================
+declaration                 Pinocchio
+==========================  ================================================
+ground frame N, point O     universe joint (id 0), world frame
+body i, frame ``B{i}``,     joint i (``JointModelR{X,Y,Z}`` or
+origin ``O{i}``             ``JointModelP{X,Y,Z}`` after the axis), one body
+                            appended at the joint frame
+joint offset ``r_i`` in     joint placement ``SE3(I, r_i)`` in the parent
+the parent's frame          joint's frame (rotation identity: the joint
+                            frame is the parent's frame)
+revolute ``q{i}`` about     RX/RY/RZ: the child frame is the parent's turned
+parent axis, right hand     by q about that axis, right hand (same sign)
+prismatic ``q{i}`` along    PX/PY/PZ: the child origin moves by q along the
+parent axis                 axis (same sign)
+mass centre ``c_i`` in      ``Inertia(m, c_i, I_c)`` with ``I_c`` the
+``B{i}``, central inertia   CENTRAL inertia in the body frame (Pinocchio's
+``I{i}_..`` in ``B{i}``     convention for the rotational part)
+``u{i} = q{i}'``            ``v[i]`` (one-dimensional joints: v = q')
+gravity ``(gx, gy, gz)``    ``model.gravity = Motion(g, 0)`` (Pinocchio's
+in N                        default is ``-9.81 z``: always set explicitly)
+joint spring and damper     joint torque/force
+pair                        ``tau_i = -k_i (q_i - s_i) - b_i q_i'`` passed to
+                            ``aba`` (an action-reaction pair along the joint
+                            axis contributes exactly this generalized force)
+==========================  ================================================
+
+Planar trees (dimension 2) use the same mapping with z components zero.
+Trees with declared joint reactions (extra constraint coordinates) are not
+mapped: their extra coordinates are held at zero by constraints, which
+Pinocchio's tree does not have.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from systems import MechanicalSystem
+
+__all__ = ["pinocchio_model", "pinocchio_accelerations", "pinocchio_available"]
+
+
+def pinocchio_available() -> bool:
+    """True when the ``pinocchio`` module (PyPI ``pin``) can be imported."""
+    try:
+        import pinocchio  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _tree_structure(system):
+    if not isinstance(system, MechanicalSystem):
+        raise TypeError(f"system must be a MechanicalSystem, not "
+                        f"{type(system).__name__}")
+    structure = system.options.get("structure")
+    if not structure or structure[0] != "tree":
+        raise ValueError(
+            f"system {system.name!r} is not a tree of "
+            f"compare.strategies.build_tree; valid families: ['tree']")
+    _, dim, joints, springs, dampers, gravity, reactions = structure
+    if reactions:
+        raise ValueError(
+            f"system {system.name!r} declares joint reactions as constraint "
+            f"coordinates, which a Pinocchio tree does not have; valid: "
+            f"trees with joint_reactions=False")
+    return dim, joints, springs, dampers, gravity
+
+
+def pinocchio_model(system, parameters=None):
+    """A ``pinocchio.Model`` of a random tree, with the mapping of the module
+    docstring.
+
+    Parameters
+    ----------
+    system : MechanicalSystem
+        A tree drawn by :func:`compare.strategies.kinematic_trees`.
+    parameters : mapping, optional
+        Parameter values overriding the system's own.
+
+    Returns
+    -------
+    model : pinocchio.Model
+    joint_torque : callable ``(q, qd) -> tau``
+        The joint springs and dampers as generalized forces.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For anything but such a tree (naming the valid family).
+    ImportError
+        When Pinocchio is not installed (``pip install pin``).
+
+    Examples
+    --------
+    >>> from hypothesis import find
+    >>> from compare.strategies import open_chains
+    >>> ms = find(open_chains(max_bodies=2), lambda ms: True)
+    >>> model, tau = pinocchio_model(ms)
+    >>> model.nq == len(ms.coordinates)
+    True
+    """
+    dim, joints, springs, dampers, gravity = _tree_structure(system)
+    import pinocchio as pin
+
+    values = {str(k): v for k, v in zip(system.parameters,
+                                        system.parameter_vector(parameters))}
+    comps = "xyz"
+
+    def vec(prefix, k):
+        return np.array([values.get(f"{prefix}{c}{k}", 0.0) for c in comps])
+
+    model = pin.Model()
+    joint_ids = []
+    kinds = {("R", 0): pin.JointModelRX, ("R", 1): pin.JointModelRY,
+             ("R", 2): pin.JointModelRZ, ("P", 0): pin.JointModelPX,
+             ("P", 1): pin.JointModelPY, ("P", 2): pin.JointModelPZ}
+    for i, (parent, kind, axis) in enumerate(joints):
+        k = i + 1
+        parent_id = 0 if parent < 0 else joint_ids[parent]
+        placement = pin.SE3(np.eye(3), vec("r", k))
+        jid = model.addJoint(parent_id, kinds[(kind, axis)](), placement,
+                             f"joint{k}")
+        joint_ids.append(jid)
+        I = np.array([
+            [values[f"I{k}_xx"], values[f"I{k}_xy"], values[f"I{k}_zx"]],
+            [values[f"I{k}_xy"], values[f"I{k}_yy"], values[f"I{k}_yz"]],
+            [values[f"I{k}_zx"], values[f"I{k}_yz"], values[f"I{k}_zz"]]])
+        model.appendBodyToJoint(
+            jid, pin.Inertia(values[f"m{k}"], vec("c", k), I),
+            pin.SE3.Identity())
+    g = np.array([values.get(f"g{c}", 0.0) for c in comps]) if gravity \
+        else np.zeros(3)
+    model.gravity = pin.Motion(g, np.zeros(3))
+    n = len(joints)
+    stiff = np.array([values.get(f"k{k}", 0.0) for k in range(1, n + 1)])
+    rest = np.array([values.get(f"s{k}", 0.0) for k in range(1, n + 1)])
+    damp = np.array([values.get(f"b{k}", 0.0) for k in range(1, n + 1)])
+
+    def joint_torque(q, qd):
+        q, qd = np.asarray(q, float), np.asarray(qd, float)
+        return -stiff * (q - rest) - damp * qd
+
+    return model, joint_torque
+
+
+def pinocchio_accelerations(system, q, qd, parameters=None):
+    """q'' of a random tree from Pinocchio's articulated-body algorithm.
+
+    Examples
+    --------
+    >>> from hypothesis import find
+    >>> from compare.strategies import open_chains
+    >>> ms = find(open_chains(max_bodies=1), lambda ms: True)
+    >>> t0, q, qd = ms.random_state(seed=0)
+    >>> pinocchio_accelerations(ms, q, qd).shape
+    (1,)
+    """
+    import pinocchio as pin
+
+    model, tau = pinocchio_model(system, parameters)
+    data = model.createData()
+    q, qd = np.asarray(q, float), np.asarray(qd, float)
+    return np.array(pin.aba(model, data, q, qd, tau(q, qd)), dtype=float)

@@ -1,0 +1,974 @@
+"""Hypothesis strategies of random mechanical systems, for property checks.
+
+Every strategy draws a :class:`systems.MechanicalSystem`: a small symbolic
+structure (which joints, which axes, which loads) and random parameter
+VALUES in its ``parameters`` mapping.  Formulations can then be checked
+against each other, and against independent references, on systems nobody
+wrote by hand.
+
+The symbols of a structure are always named the same way, so two draws with
+the same structure differ only in their parameter values: a derivation made
+for one can be evaluated with the parameters of the other
+(``eom.numeric(other.parameters)``).  Each system carries in its
+``options``:
+
+``"family"``
+    The strategy's family name (``"tree"``, ``"linkage"``,
+    ``"sleigh"``, ``"rolling_disc"``, ``"driven_chain"``).
+``"structure"``
+    A hashable description of the symbolic structure; equal structures
+    give identical equations up to parameter values, so it is a cache key.
+``"nonconservative_power"``
+    The power of the loads that are not in ``potential_energy`` (viscous
+    dampers), an expression in (t, q, u); zero when every load is
+    conservative.  Written from the damper laws, separately from the load
+    vectors, so that an energy balance can check the two against each other.
+
+Strategies
+----------
+:func:`kinematic_trees`, :func:`open_chains`
+    Planar or spatial trees of rigid bodies on revolute and prismatic
+    joints: random masses, inertia tensors (triangle inequalities hold),
+    joint offsets, mass-centre offsets, gravity, joint springs and dampers.
+:func:`closed_loops`
+    Planar n-bar linkages (n = 4, 5, ...), assembled consistently; four-bars
+    optionally with the explicit solutions of
+    :func:`systems.four_bar.four_bar_closed_form`.
+:func:`nonholonomic_systems`
+    The Chaplygin sleigh / knife-edge family and the rolling disc.
+:func:`rheonomic_systems`
+    Planar chains hung from a support moved by a prescribed function of
+    time (``specified``).
+:func:`mechanical_systems`
+    Any of the above.
+:func:`consistent_states`
+    ``(t, q, q')`` states of a given system satisfying every constraint.
+:func:`inertia_tensors`
+    Physically valid central inertia tensors.
+
+Examples
+--------
+>>> from hypothesis import given, settings
+>>> from compare.strategies import open_chains
+>>> @settings(max_examples=2, deadline=None, database=None)
+... @given(open_chains(dimension=2, max_bodies=2))
+... def check(ms):
+...     assert 1 <= ms.degrees_of_freedom <= 2
+>>> check()
+"""
+from __future__ import annotations
+
+import functools
+import numbers
+
+import numpy as np
+import sympy as sm
+import sympy.physics.mechanics as me
+from hypothesis import assume
+from hypothesis import strategies as st
+
+from systems import MechanicalSystem, get_system
+from systems.base import ConstraintError, ConstraintForce
+from systems.four_bar import four_bar_closed_form
+
+__all__ = [
+    "kinematic_trees", "open_chains", "closed_loops", "nonholonomic_systems",
+    "rheonomic_systems", "mechanical_systems", "consistent_states",
+    "inertia_tensors", "build_tree", "JOINT_TYPES", "NONHOLONOMIC_KINDS",
+    "DRIVES",
+]
+
+t = me.dynamicsymbols._t
+
+#: Joint types of :func:`kinematic_trees`: revolute (R) and prismatic (P).
+JOINT_TYPES = ("revolute", "prismatic")
+#: Kinds of :func:`nonholonomic_systems`.
+NONHOLONOMIC_KINDS = ("sleigh", "rolling_disc")
+#: Prescribed drives of :func:`rheonomic_systems`.
+DRIVES = ("translation", "rotation")
+_AXES = "xyz"
+
+
+# ----------------------------------------------------------------------
+# Option validation
+# ----------------------------------------------------------------------
+def _check_bool(name, value):
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be True or False, not {value!r}")
+    return value
+
+
+def _check_int(name, value, low, high=None):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, not {value!r}")
+    value = int(value)
+    if value < low or (high is not None and value > high):
+        rng = f"[{low}, {high}]" if high is not None else f">= {low}"
+        raise ValueError(f"{name} must be in {rng}, not {value}")
+    return value
+
+
+def _check_choices(name, values, valid):
+    if isinstance(values, str):
+        values = (values,)
+    try:
+        values = tuple(values)
+    except TypeError:
+        raise TypeError(
+            f"{name} must be a sequence of names from {list(valid)}, not "
+            f"{values!r}") from None
+    bad = [v for v in values if v not in valid]
+    if bad or not values:
+        raise ValueError(
+            f"{name} must be a non-empty selection of {list(valid)}, not "
+            f"{list(values)!r}")
+    return tuple(dict.fromkeys(values))
+
+
+def _check_range(lo_name, lo, hi_name, hi):
+    if lo > hi:
+        raise ValueError(f"{lo_name} ({lo}) must not exceed {hi_name} ({hi})")
+
+
+# ----------------------------------------------------------------------
+# Numbers
+# ----------------------------------------------------------------------
+def _floats(lo, hi):
+    return st.floats(lo, hi, allow_nan=False, allow_infinity=False)
+
+
+@st.composite
+def _rotation(draw):
+    """A uniformly spread rotation matrix, from a normalized quaternion."""
+    v = np.array([draw(_floats(-1.0, 1.0)) for _ in range(4)])
+    n = np.linalg.norm(v)
+    if n < 0.1:
+        v, n = np.array([1.0, 0.0, 0.0, 0.0]), 1.0
+    w, x, y, z = v / n
+    return np.array([
+        [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+        [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+        [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+
+
+def inertia_tensors(*, mass=1.0):
+    """Central inertia tensors (3x3 arrays) of bodies of mass ``mass``.
+
+    The principal moments are ``(b + c, a + c, a + b)`` for second moments
+    ``a, b, c`` of the mass distribution along the principal axes (drawn in
+    ``[0.01, 1] * mass``), so they are positive and satisfy the triangle
+    inequalities ``I1 <= I2 + I3`` (and cyclic) as every rigid body's do;
+    the principal axes have a random orientation.
+
+    Parameters
+    ----------
+    mass : float
+        Positive mass that scales the tensor.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from hypothesis import given, settings
+    >>> @settings(max_examples=3, database=None)
+    ... @given(inertia_tensors(mass=2.0))
+    ... def check(I):
+    ...     assert np.all(np.linalg.eigvalsh(I) > 0)
+    >>> check()
+    """
+    if isinstance(mass, bool) or not isinstance(mass, numbers.Real):
+        raise TypeError(f"mass must be a real number, not {mass!r}")
+    if not mass > 0:
+        raise ValueError(f"mass must be positive, not {mass!r}")
+    return _inertia_tensors(float(mass))
+
+
+@st.composite
+def _inertia_tensors(draw, mass):
+    a, b, c = (draw(_floats(0.01, 1.0)) * mass for _ in range(3))
+    R = draw(_rotation())
+    I = R @ np.diag([b + c, a + c, a + b]) @ R.T
+    return (I + I.T) / 2
+
+
+def _inertia_symbols(i):
+    return sm.symbols(f"I{i}_xx I{i}_yy I{i}_zz I{i}_xy I{i}_yz I{i}_zx",
+                      real=True)
+
+
+def _inertia_values(syms, I):
+    return dict(zip(syms, (I[0, 0], I[1, 1], I[2, 2], I[0, 1], I[1, 2],
+                           I[2, 0])))
+
+
+def _inertia_dyadic(frame, syms):
+    return me.inertia(frame, *syms)
+
+
+# ----------------------------------------------------------------------
+# Kinematic trees
+# ----------------------------------------------------------------------
+def build_tree(structure, values, *, initial=None, name="random_tree"):
+    """The :class:`MechanicalSystem` of a tree structure with given values.
+
+    Parameters
+    ----------
+    structure : tuple
+        ``(dimension, joints, springs, dampers, gravity, reactions)`` with
+        ``joints`` a tuple of ``(parent, kind, axis)``, one per body in
+        order: ``parent`` the index of the parent body (-1 for the ground,
+        otherwise an earlier body), ``kind`` ``"R"`` or ``"P"``, ``axis``
+        0, 1 or 2 (x, y, z of the parent's frame; planar trees turn about z
+        and slide along x or y).  ``reactions`` is a tuple of body indices
+        whose joint reaction (force of the parent on the subtree, along the
+        parent's x and y) is declared as constraint coordinates.
+    values : mapping
+        Parameter name -> value, for every parameter of the structure.
+    initial : mapping, optional
+        Coordinate name -> initial value.
+
+    Returns
+    -------
+    MechanicalSystem
+
+    Notes
+    -----
+    Frames and signs (the conventions :mod:`compare.oracles` maps to
+    Pinocchio): body i has frame ``B{i}`` and origin ``O{i}``.  Its joint
+    sits at ``J{i} = O_parent + r_i`` with ``r_i = (rx{i}, ry{i}, rz{i})`` in
+    the parent's frame (the ground's ``N`` and ``O`` for parent -1) and the
+    joint frame is the parent's frame.  A revolute joint turns ``B{i}`` by
+    ``q{i}`` about the joint frame's axis, with ``O{i} = J{i}``; a prismatic
+    joint keeps ``B{i}`` parallel to the parent and puts
+    ``O{i} = J{i} + q{i} * axis``.  The mass centre is ``G{i} = O{i} + c_i``
+    with ``c_i = (cx{i}, cy{i}, cz{i})`` in ``B{i}``; ``I{i}_..`` is the
+    central inertia in ``B{i}``.  Speeds are ``u{i} = q{i}'``.  Gravity is
+    ``(gx, gy, gz)`` in ``N``.  A spring ``-k{i} (q{i} - s{i})`` and a
+    damper ``-b{i} u{i}`` act in each joint as an action-reaction pair (a
+    torque about, or a force along, the joint axis).
+    """
+    dim, joints, springs, dampers, gravity, reactions = structure
+    n = len(joints)
+    initial = dict(initial or {})
+    N = me.ReferenceFrame("N")
+    O = me.Point("O")
+    O.set_vel(N, 0)
+    q = me.dynamicsymbols(f"q1:{n + 1}")
+    u = me.dynamicsymbols(f"u1:{n + 1}")
+    planar = dim == 2
+    frames, origins, bodies = [], [], []
+    loads, V, power = [], sm.S.Zero, sm.S.Zero
+    sym = {}
+
+    def s(name, **kw):
+        if name not in sym:
+            sym[name] = sm.Symbol(name, real=True, **kw)
+        return sym[name]
+
+    z_coords, z_speeds, cforces = [], [], []
+    gvec = (s("gx") * N.x + s("gy") * N.y
+            + (0 if planar else s("gz") * N.z)) if gravity else 0
+    children = {i: [j for j, jt in enumerate(joints) if jt[0] == i]
+                for i in range(n)}
+
+    def subtree(i):
+        out = [i]
+        for c in children[i]:
+            out += subtree(c)
+        return out
+
+    for i, (parent, kind, axis) in enumerate(joints):
+        k = i + 1
+        Pf = N if parent < 0 else frames[parent]
+        Po = O if parent < 0 else origins[parent]
+        a = (Pf.x, Pf.y, Pf.z)[axis]
+        r = s(f"rx{k}") * Pf.x + s(f"ry{k}") * Pf.y
+        if not planar:
+            r += s(f"rz{k}") * Pf.z
+        J = Po.locatenew(f"J{k}", r)
+        J.v2pt_theory(Po, N, Pf)
+        if i in reactions:
+            # The joint may slide along the parent's x and y; the holonomic
+            # constraints hold it, and their multipliers are the reaction.
+            zx, zy = me.dynamicsymbols(f"zx{k} zy{k}")
+            wx, wy = me.dynamicsymbols(f"wx{k} wy{k}")
+            Jc = J.locatenew(f"Jc{k}", zx * Pf.x + zy * Pf.y)
+            Jc.set_vel(Pf, wx * Pf.x + wy * Pf.y)
+            Jc.v1pt_theory(J, N, Pf)
+            z_coords += [zx, zy]
+            z_speeds += [wx, wy]
+            J = Jc
+        if kind == "R":
+            B = Pf.orientnew(f"B{k}", "Axis", (q[i], a))
+            B.set_ang_vel(Pf, u[i] * a)
+            Ob = J
+        else:
+            B = Pf.orientnew(f"B{k}", "Axis", (sm.S.Zero, Pf.z))
+            B.set_ang_vel(Pf, 0)
+            Ob = J.locatenew(f"O{k}", q[i] * a)
+            Ob.set_vel(Pf, u[i] * a)
+            Ob.v1pt_theory(J, N, Pf)
+        c = s(f"cx{k}") * B.x + s(f"cy{k}") * B.y
+        if not planar:
+            c += s(f"cz{k}") * B.z
+        G = Ob.locatenew(f"G{k}", c)
+        G.v2pt_theory(Ob, N, B)
+        m = s(f"m{k}", positive=True)
+        Isyms = _inertia_symbols(k)
+        for x in Isyms:
+            sym[str(x)] = x
+        body = me.RigidBody(f"body{k}", G, B, m, (_inertia_dyadic(B, Isyms), G))
+        frames.append(B)
+        origins.append(Ob)
+        bodies.append(body)
+        if gravity:
+            loads.append(me.Force(G, m * gvec))
+            V -= m * sum(gvec.dot(e) * G.pos_from(O).dot(e)
+                         for e in (N.x, N.y, N.z))
+        gen = sm.S.Zero
+        if springs:
+            kk, s0 = s(f"k{k}"), s(f"s{k}")
+            gen += -kk * (q[i] - s0)
+            V += kk * (q[i] - s0) ** 2 / 2
+        if dampers:
+            bb = s(f"b{k}")
+            gen += -bb * u[i]
+            power += -bb * u[i] ** 2
+        if gen != 0:
+            if kind == "R":
+                loads.append(me.Torque(B, gen * a))
+                if parent >= 0:
+                    loads.append(me.Torque(Pf, -gen * a))
+            else:
+                loads.append(me.Force(Ob, gen * a))
+                if parent >= 0:
+                    loads.append(me.Force(J, -gen * a))
+        if i in reactions:
+            cforces.append((i, J, Pf))
+    # Constraint forces need the finished subtrees.
+    cf_objs = []
+    for i, J, Pf in cforces:
+        sub = tuple(bodies[j] for j in subtree(i))
+        pts = tuple(origins[j] for j in subtree(i))
+        cf_objs.append(ConstraintForce(f"Rx{i + 1}", "force", Pf.x, J, sub,
+                                       points=pts))
+        cf_objs.append(ConstraintForce(f"Ry{i + 1}", "force", Pf.y, J, sub,
+                                       points=pts))
+    system = me.System(N, O)
+    system.add_coordinates(*q)
+    system.add_speeds(*u)
+    kdes = [ui - qi.diff() for qi, ui in zip(q, u)]
+    if z_coords:
+        system.add_coordinates(*z_coords, independent=False)
+        system.add_speeds(*z_speeds, independent=False)
+        kdes += [w - z.diff() for z, w in zip(z_coords, z_speeds)]
+        system.add_holonomic_constraints(*z_coords)
+    system.add_kdes(*kdes)
+    system.add_bodies(*bodies)
+    system.add_loads(*loads)
+    missing = sorted(set(sym) - set(values))
+    if missing:
+        raise ValueError(f"values missing for parameters {missing}")
+    params = {sym[k]: float(values[k]) for k in sym}
+    init = {qi: float(initial.get(str(qi.func), 0.0)) for qi in q}
+    init |= {ui: 0.0 for ui in u}
+    spread = {qi: (1.5 if kind == "R" else 0.5)
+              for qi, (_, kind, _) in zip(q, joints)}
+    return MechanicalSystem(
+        name=name, system=system, parameters=params, initial_state=init,
+        potential_energy=V, energy_conserved=not dampers,
+        constraint_forces=cf_objs, description=build_tree.__doc__,
+        random_spread=spread, speed_scale=1.0,
+        options={"family": "tree", "structure": ("tree",) + tuple(structure),
+                 "nonconservative_power": power})
+
+
+def _tree_values(draw, structure):
+    """Random values of every parameter of a tree structure."""
+    dim, joints, springs, dampers, gravity, reactions = structure
+    vals = {}
+    comps = "xy" if dim == 2 else "xyz"
+    for i, (_, kind, _) in enumerate(joints):
+        k = i + 1
+        m = draw(_floats(0.5, 3.0))
+        vals[f"m{k}"] = m
+        for c in comps:
+            vals[f"r{c}{k}"] = draw(_floats(-1.0, 1.0))
+            vals[f"c{c}{k}"] = draw(_floats(-0.6, 0.6))
+        I = draw(_inertia_tensors(m))
+        for x, v in _inertia_values(_inertia_symbols(k), I).items():
+            vals[str(x)] = float(v)
+        if springs:
+            vals[f"k{k}"] = draw(_floats(0.0, 20.0))
+            vals[f"s{k}"] = draw(_floats(-1.0, 1.0))
+        if dampers:
+            vals[f"b{k}"] = draw(_floats(0.0, 2.0))
+    if gravity:
+        for c in comps:
+            vals[f"g{c}"] = draw(_floats(-10.0, 10.0))
+    return vals
+
+
+@st.composite
+def _trees(draw, dim, lo, hi, kinds, branching, springs, dampers, gravity,
+           reactions):
+    n = draw(st.integers(lo, hi))
+    joints = []
+    for i in range(n):
+        parent = (draw(st.integers(-1, i - 1)) if branching and i > 0
+                  else i - 1)
+        kind = draw(st.sampled_from(kinds))
+        if dim == 2:
+            axis = 2 if kind == "R" else draw(st.integers(0, 1))
+        else:
+            axis = draw(st.integers(0, 2))
+        joints.append((parent, kind, axis))
+    react = ()
+    if reactions:
+        revolute = [i for i, j in enumerate(joints) if j[1] == "R"]
+        if revolute:
+            react = (draw(st.sampled_from(revolute)),)
+    structure = (dim, tuple(joints), springs, dampers, gravity, react)
+    values = _tree_values(draw, structure)
+    initial = {f"q{i + 1}": draw(_floats(-1.0, 1.0)) for i in range(n)}
+    return build_tree(structure, values, initial=initial,
+                      name="random_planar_tree" if dim == 2
+                      else "random_spatial_tree")
+
+
+def kinematic_trees(*, dimension=2, min_bodies=1, max_bodies=3,
+                    joint_types=JOINT_TYPES, branching=True, springs=True,
+                    dampers=True, gravity=True, joint_reactions=False):
+    """Random trees of rigid bodies on revolute and prismatic joints.
+
+    Parameters
+    ----------
+    dimension : {2, 3}
+        2: planar (revolute joints about z, prismatic along x or y, gravity
+        in the plane); 3: spatial (any body axis).
+    min_bodies, max_bodies : int
+        Number of bodies, 1 to 6 (3 or fewer keep derivations fast).
+    joint_types : sequence of {"revolute", "prismatic"}
+    branching : bool
+        False for serial chains; True lets a body hang from any earlier one.
+    springs, dampers, gravity : bool
+        Include joint springs, joint dampers, gravity (values random, zero
+        included for springs and dampers).
+    joint_reactions : bool
+        Declare the reaction of one revolute joint (force of the parent on
+        the subtree along the parent's x and y) as two constraint
+        coordinates held by holonomic constraints, with
+        :class:`~systems.ConstraintForce` objects: multipliers and Kane's
+        auxiliary speeds both recover it.
+
+    Returns
+    -------
+    hypothesis strategy of MechanicalSystem
+
+    Raises
+    ------
+    TypeError, ValueError
+        For options of the wrong type or out of range, naming valid ones.
+
+    Examples
+    --------
+    >>> from compare.strategies import kinematic_trees
+    >>> strategy = kinematic_trees(dimension=3, max_bodies=2)
+    """
+    if dimension not in (2, 3) or isinstance(dimension, bool):
+        raise ValueError(f"dimension must be one of [2, 3], not {dimension!r}")
+    lo = _check_int("min_bodies", min_bodies, 1, 6)
+    hi = _check_int("max_bodies", max_bodies, 1, 6)
+    _check_range("min_bodies", lo, "max_bodies", hi)
+    kinds = tuple({"revolute": "R", "prismatic": "P"}[k] for k in
+                  _check_choices("joint_types", joint_types, JOINT_TYPES))
+    for name, v in (("branching", branching), ("springs", springs),
+                    ("dampers", dampers), ("gravity", gravity),
+                    ("joint_reactions", joint_reactions)):
+        _check_bool(name, v)
+    if joint_reactions and "R" not in kinds:
+        raise ValueError("joint_reactions needs 'revolute' in joint_types")
+    return _trees(int(dimension), lo, hi, kinds, branching, springs, dampers,
+                  gravity, joint_reactions)
+
+
+def open_chains(*, dimension=2, min_bodies=1, max_bodies=3,
+                joint_types=JOINT_TYPES, springs=True, dampers=True,
+                gravity=True, joint_reactions=False):
+    """Random serial chains: :func:`kinematic_trees` without branching.
+
+    Examples
+    --------
+    >>> from compare.strategies import open_chains
+    >>> strategy = open_chains(dimension=2, joint_types=["revolute"])
+    """
+    return kinematic_trees(
+        dimension=dimension, min_bodies=min_bodies, max_bodies=max_bodies,
+        joint_types=joint_types, branching=False, springs=springs,
+        dampers=dampers, gravity=gravity, joint_reactions=joint_reactions)
+
+
+# ----------------------------------------------------------------------
+# Closed loops
+# ----------------------------------------------------------------------
+def build_linkage(n_bars, values, initial, *, explicit=False):
+    """A planar n-bar linkage of rigid links with pin joints.
+
+    Ground pivots A (the origin) and D = L0 * N.y.  Links 1..n-2 form a
+    chain from A, link n-1 hangs from D; their absolute angles ``q1..q{n-1}``
+    are measured from N.x about N.z (link n-1 from D towards the joint it
+    shares with link n-2).  Loop closure::
+
+        sum_{i<n-1} L_i e(q_i) - L_{n-1} e(q_{n-1}) = L0 N.y
+
+    The last two angles are dependent.  Link i has mass ``m{i}``, mass
+    centre ``(cx{i}, cy{i})`` in its frame (x along the link), central
+    inertia ``I{i}_..``.  Loads: gravity ``(gx, gy)``, a constant torque
+    ``tau`` on link 1, a spring ``-k1 (q1 - s1)`` and a damper ``-b1 q1'``
+    between the ground and link 1.  For the four-bar the geometry is that
+    of the catalogue's ``four_bar`` (with ``explicit=True`` its closed form
+    gives ``dependent_solutions``).
+    """
+    N = me.ReferenceFrame("N")
+    A = me.Point("O")
+    A.set_vel(N, 0)
+    nl = n_bars - 1
+    q = me.dynamicsymbols(f"q1:{nl + 1}")
+    u = me.dynamicsymbols(f"u1:{nl + 1}")
+    L = sm.symbols(f"L0:{nl + 1}", positive=True)
+    gx, gy, tau, k1, s1, b1 = sm.symbols("gx gy tau k1 s1 b1", real=True)
+    D = A.locatenew("D", L[0] * N.y)
+    D.set_vel(N, 0)
+    bodies, loads, V = [], [], sm.S.Zero
+    tip, frames = A, []
+    syms = {str(x): x for x in (*L, gx, gy, tau, k1, s1, b1)}
+    for i in range(nl):
+        k = i + 1
+        B = N.orientnew(f"B{k}", "Axis", (q[i], N.z))
+        B.set_ang_vel(N, u[i] * N.z)
+        base = D if k == nl else tip
+        cx, cy = sm.symbols(f"cx{k} cy{k}", real=True)
+        m = sm.Symbol(f"m{k}", positive=True)
+        Is = _inertia_symbols(k)
+        syms |= {str(x): x for x in (cx, cy, m, *Is)}
+        G = base.locatenew(f"G{k}", cx * B.x + cy * B.y)
+        G.v2pt_theory(base, N, B)
+        if k < nl:
+            tip = base.locatenew(f"P{k}", L[k] * B.x)
+            tip.v2pt_theory(base, N, B)
+        bodies.append(me.RigidBody(f"link{k}", G, B, m,
+                                   (_inertia_dyadic(B, Is), G)))
+        loads.append(me.Force(G, m * (gx * N.x + gy * N.y)))
+        V -= m * (gx * G.pos_from(A).dot(N.x) + gy * G.pos_from(A).dot(N.y))
+        frames.append(B)
+    loads.append(me.Torque(frames[0], (tau - k1 * (q[0] - s1) - b1 * u[0])
+                           * N.z))
+    V += -tau * q[0] + k1 * (q[0] - s1) ** 2 / 2
+    power = -b1 * u[0] ** 2
+    closure = sum((L[i + 1] * sm.Matrix([sm.cos(q[i]), sm.sin(q[i])])
+                   for i in range(nl - 1)), sm.zeros(2, 1)) \
+        - L[nl] * sm.Matrix([sm.cos(q[-1]), sm.sin(q[-1])]) \
+        - sm.Matrix([0, L[0]])
+    system = me.System(N, A)
+    system.add_coordinates(*q[:-2])
+    system.add_coordinates(*q[-2:], independent=False)
+    system.add_speeds(*u[:-2])
+    system.add_speeds(*u[-2:], independent=False)
+    system.add_kdes(*[ui - qi.diff() for qi, ui in zip(q, u)])
+    system.add_holonomic_constraints(*closure)
+    system.add_bodies(*bodies)
+    system.add_loads(*loads)
+    dep = {}
+    if explicit:
+        q2f, q3f = four_bar_closed_form(q[0], L[1], L[2], L[3], L[0])
+        dep = {q[1]: q2f, q[2]: q3f}
+    params = {syms[k]: float(v) for k, v in values.items()}
+    init = {qi: float(v) for qi, v in zip(q, initial)} | {u[0]: 0.0} \
+        | {ui: 0.0 for ui in u[1:-2]}
+    return MechanicalSystem(
+        name=f"random_{n_bars}_bar", system=system, parameters=params,
+        initial_state=init, dependent_solutions=dep, potential_energy=V,
+        energy_conserved=False, description=build_linkage.__doc__,
+        random_spread=0.25, speed_scale=1.0,
+        options={"family": "linkage",
+                 "structure": ("linkage", n_bars, explicit),
+                 "nonconservative_power": power})
+
+
+def _link_values(draw, nl):
+    vals = {}
+    for k in range(1, nl + 1):
+        m = draw(_floats(0.5, 3.0))
+        vals[f"m{k}"] = m
+        vals[f"cx{k}"] = draw(_floats(-0.3, 1.0))
+        vals[f"cy{k}"] = draw(_floats(-0.3, 0.3))
+        I = draw(_inertia_tensors(m))
+        vals |= {str(x): float(v)
+                 for x, v in _inertia_values(_inertia_symbols(k), I).items()}
+    vals["gx"] = draw(_floats(-10.0, 10.0))
+    vals["gy"] = draw(_floats(-10.0, 10.0))
+    vals["tau"] = draw(_floats(-5.0, 5.0))
+    vals["k1"] = draw(_floats(0.0, 20.0))
+    vals["s1"] = draw(_floats(-1.0, 1.0))
+    vals["b1"] = draw(_floats(0.0, 2.0))
+    return vals
+
+
+@st.composite
+def _linkages(draw, lo, hi, explicit):
+    n_bars = draw(st.integers(lo, hi))
+    nl = n_bars - 1
+    if n_bars == 4 and explicit and draw(st.booleans()):
+        # A Grashof crank-rocker with margins: the crank L1 is shortest and
+        # the distance D P1, in [L4 - L1, L4 + L1], stays 0.1 inside
+        # (|L2 - L3|, L2 + L3), so coupler and rocker are never collinear
+        # and the closed form holds on the whole crank turn.
+        L1 = draw(_floats(0.1, 0.4))
+        L4 = draw(_floats(L1 + 0.3, 1.5))
+        L2 = draw(_floats(L1 + 0.2, 1.5))
+        d = L4 - L1 - 0.1
+        lo3, hi3 = max(L2 - d, L4 + L1 + 0.1 - L2, L1 + 0.05), L2 + d
+        L3 = lo3 + (hi3 - lo3) * draw(_floats(0.02, 0.98))
+        q1 = draw(_floats(-3.0, 3.0))
+        q2, q3 = four_bar_closed_form(q1, L1, L2, L3, L4)
+        vals = {"L0": L4, "L1": L1, "L2": L2, "L3": L3} | _link_values(draw, nl)
+        return build_linkage(4, vals, [q1, float(q2), float(q3)],
+                             explicit=True)
+    lengths = [draw(_floats(0.3, 1.5)) for _ in range(nl)]
+    angles = [draw(_floats(-np.pi, np.pi)) for _ in range(nl - 1)]
+    # The angle between the two dependent links is kept away from 0 and pi
+    # so that the loop can be solved for them (well-conditioned Jacobian).
+    delta = draw(_floats(0.6, np.pi - 0.6)) * draw(st.sampled_from([-1, 1]))
+    # Link n-1 points from D to the tip of link n-2.
+    angles.append(angles[-1] + np.pi + delta)
+    w = sum(L * np.array([np.cos(a), np.sin(a)])
+            for L, a in zip(lengths[:-1], angles[:-1])) \
+        - lengths[-1] * np.array([np.cos(angles[-1]), np.sin(angles[-1])])
+    L0 = float(np.hypot(*w))
+    assume(L0 > 0.2)
+    # Turn the whole assembly so that the ground link lies along +y.
+    rot = np.pi / 2 - float(np.arctan2(w[1], w[0]))
+    angles = [a + rot for a in angles]
+    vals = {"L0": L0} | {f"L{k}": lengths[k - 1] for k in range(1, nl + 1)}
+    vals |= _link_values(draw, nl)
+    return build_linkage(n_bars, vals, angles, explicit=False)
+
+
+def closed_loops(*, min_bars=4, max_bars=5, explicit_four_bar=True):
+    """Random planar n-bar linkages assembled consistently.
+
+    Link lengths and all link angles are drawn first; the ground link is
+    whatever closes the loop, and the assembly is turned so that it lies
+    along +y (gravity has a random direction, so nothing is lost).  The
+    two dependent links meet at an angle kept away from 0 and pi, so the
+    loop equations can be solved for them.
+
+    Parameters
+    ----------
+    min_bars, max_bars : int
+        Bars including the ground, 4 to 7 (n bars have n - 3 degrees of
+        freedom).
+    explicit_four_bar : bool
+        Let some four-bars be Grashof crank-rockers in the catalogue's
+        geometry that carry the explicit solutions of
+        :func:`systems.four_bar.four_bar_closed_form` as
+        ``dependent_solutions``.
+
+    Examples
+    --------
+    >>> from compare.strategies import closed_loops
+    >>> strategy = closed_loops(min_bars=4, max_bars=4)
+    """
+    lo = _check_int("min_bars", min_bars, 4, 7)
+    hi = _check_int("max_bars", max_bars, 4, 7)
+    _check_range("min_bars", lo, "max_bars", hi)
+    _check_bool("explicit_four_bar", explicit_four_bar)
+    return _linkages(lo, hi, explicit_four_bar)
+
+
+# ----------------------------------------------------------------------
+# Nonholonomic systems
+# ----------------------------------------------------------------------
+@functools.lru_cache(maxsize=None)
+def _sleigh_declaration():
+    """The Chaplygin sleigh's declaration (parameters symbolic)."""
+    x, y, th = me.dynamicsymbols("x y theta")
+    u1, u2, u3 = me.dynamicsymbols("u1 u2 u3")
+    m, a, b, beta, gx, gy, k, s0, c = sm.symbols(
+        "m a b beta gx gy k s0 c", real=True)
+    Is = _inertia_symbols(1)
+    N = me.ReferenceFrame("N")
+    O = me.Point("O")
+    O.set_vel(N, 0)
+    B = N.orientnew("B", "Axis", (th, N.z))
+    B.set_ang_vel(N, u3 * N.z)
+    P = O.locatenew("P", x * N.x + y * N.y)
+    P.set_vel(N, u1 * B.x + u2 * B.y)
+    G = P.locatenew("G", a * B.x + b * B.y)
+    G.v2pt_theory(P, N, B)
+    body = me.RigidBody("sleigh", G, B, m, (_inertia_dyadic(B, Is), G))
+    system = me.System(N, O)
+    system.add_coordinates(x, y, th)
+    system.add_speeds(u3, u1)
+    system.add_speeds(u2, independent=False)
+    system.add_kdes(x.diff() - (u1 * sm.cos(th) - u2 * sm.sin(th)),
+                    y.diff() - (u1 * sm.sin(th) + u2 * sm.cos(th)),
+                    th.diff() - u3)
+    # The blade at P points along B.x turned by beta: no velocity across it.
+    system.add_nonholonomic_constraints(-sm.sin(beta) * u1 + sm.cos(beta) * u2)
+    system.add_bodies(body)
+    system.add_loads(me.Force(G, m * (gx * N.x + gy * N.y)),
+                     me.Torque(B, (-k * (th - s0) - c * u3) * N.z))
+    V = -m * (gx * G.pos_from(O).dot(N.x) + gy * G.pos_from(O).dot(N.y)) \
+        + k * (th - s0) ** 2 / 2
+    syms = {str(v): v for v in (m, a, b, beta, gx, gy, k, s0, c, *Is)}
+    return system, syms, (x, y, th, u1, u2, u3), V, -c * u3 ** 2
+
+
+@st.composite
+def _sleighs(draw):
+    system, syms, (x, y, th, u1, u2, u3), V, power = _sleigh_declaration()
+    m = draw(_floats(0.5, 3.0))
+    vals = {"m": m, "a": draw(_floats(-1.0, 1.0)),
+            "b": draw(_floats(-0.5, 0.5)), "beta": draw(_floats(-1.0, 1.0)),
+            "gx": draw(_floats(-10.0, 10.0)), "gy": draw(_floats(-10.0, 10.0)),
+            "k": draw(_floats(0.0, 10.0)), "s0": draw(_floats(-1.0, 1.0)),
+            "c": draw(_floats(0.0, 2.0))}
+    I = draw(_inertia_tensors(m))
+    vals |= {str(s): float(v)
+             for s, v in _inertia_values(_inertia_symbols(1), I).items()}
+    init = {x: draw(_floats(-1.0, 1.0)), y: draw(_floats(-1.0, 1.0)),
+            th: draw(_floats(-3.0, 3.0)), u1: 0.0, u3: 0.0}
+    return MechanicalSystem(
+        name="random_sleigh", system=system,
+        parameters={syms[k]: v for k, v in vals.items()}, initial_state=init,
+        potential_energy=V, description=_SLEIGH_DOC,
+        random_spread={x: 1.0, y: 1.0, th: 3.0}, speed_scale=1.0,
+        options={"family": "sleigh", "structure": ("sleigh",),
+                 "nonconservative_power": power})
+
+
+_SLEIGH_DOC = """Chaplygin sleigh: a planar rigid body (mass m, central
+inertia I1_.., mass centre G at (a, b) in the body frame from the blade's
+contact point P = (x, y)) on a plane with in-plane gravity (gx, gy), a
+heading spring -k (theta - s0) and damper -c theta'.  The blade at P points
+along B.x turned by beta and allows no velocity across it.  Speeds: u3 =
+theta', u1, u2 the components of P's velocity along B.x, B.y (u2
+dependent).  With a = b = 0 it is the knife edge."""
+
+
+@st.composite
+def _discs(draw):
+    base = get_system("rolling_disc")
+    by_name = {str(k): k for k in base.parameters}
+    vals = {"m": draw(_floats(0.5, 3.0)), "r": draw(_floats(0.1, 1.0)),
+            "g": draw(_floats(0.0, 10.0))}
+    q2 = base.coordinates[1]
+    init = dict(base.initial_state)
+    init |= {c: draw(_floats(-1.0, 1.0)) for c in base.coordinates}
+    init[q2] = draw(_floats(-0.6, 0.6))
+    for ui in base.u_ind:
+        init[ui] = draw(_floats(-3.0, 3.0))
+    for ui in base.u_dep:
+        init.pop(ui, None)
+    return MechanicalSystem(
+        name="random_rolling_disc", system=base.system,
+        parameters={by_name[k]: v for k, v in vals.items()},
+        initial_state=init, potential_energy=base.potential_energy,
+        energy_conserved=True, description=base.description,
+        random_spread=base.random_spread, speed_scale=base.speed_scale,
+        options={"family": "rolling_disc", "structure": ("rolling_disc",),
+                 "nonconservative_power": sm.S.Zero})
+
+
+def nonholonomic_systems(*, kinds=NONHOLONOMIC_KINDS):
+    """Random nonholonomic systems.
+
+    Parameters
+    ----------
+    kinds : sequence of {"sleigh", "rolling_disc"}
+        ``"sleigh"``: the Chaplygin sleigh / knife-edge family (random mass,
+        inertia, mass-centre offset from the blade, blade angle, in-plane
+        gravity, heading spring and damper).  ``"rolling_disc"``: the
+        catalogue's ``rolling_disc`` declaration with random mass, radius,
+        gravity and initial state.
+
+    Examples
+    --------
+    >>> from compare.strategies import nonholonomic_systems
+    >>> strategy = nonholonomic_systems(kinds=["sleigh"])
+    """
+    kinds = _check_choices("kinds", kinds, NONHOLONOMIC_KINDS)
+    parts = {"sleigh": _sleighs(), "rolling_disc": _discs()}
+    return st.one_of(*[parts[k] for k in kinds])
+
+
+# ----------------------------------------------------------------------
+# Rheonomic systems
+# ----------------------------------------------------------------------
+def build_driven_chain(n, drive, values, initial):
+    """A planar chain of n links (pin joints, relative angles) hung from a
+    support S moved by a prescribed function of time.
+
+    ``drive="translation"``: ``S = s(t) (cos(alpha) N.x + sin(alpha) N.y)``
+    with ``s(t) = A sin(w t + phi)``.  ``drive="rotation"``: S is the tip of
+    an arm of length ``La`` turned about O by ``theta(t) = Omega t +
+    A sin(w t + phi)``, and the first joint angle is measured from the arm.
+    Links are rods along their x axis: length ``l{i}``, mass ``m{i}``,
+    central moment ``J{i}``, mass centre at ``l{i}/2``.  Gravity ``-g N.y``.
+    """
+    N = me.ReferenceFrame("N")
+    O = me.Point("O")
+    O.set_vel(N, 0)
+    q = me.dynamicsymbols(f"q1:{n + 1}")
+    u = me.dynamicsymbols(f"u1:{n + 1}")
+    A, w, phi, g = sm.symbols("A w phi g", real=True)
+    syms = {str(x): x for x in (A, w, phi, g)}
+    if drive == "translation":
+        s, alpha = me.dynamicsymbols("s"), sm.Symbol("alpha", real=True)
+        syms["alpha"] = alpha
+        S = O.locatenew("S", s * (sm.cos(alpha) * N.x + sm.sin(alpha) * N.y))
+        S.set_vel(N, s.diff(t) * (sm.cos(alpha) * N.x + sm.sin(alpha) * N.y))
+        specified = {s: A * sm.sin(w * t + phi)}
+        Pf = N
+    else:
+        th = me.dynamicsymbols("theta")
+        La, Om = sm.symbols("La Omega", real=True)
+        syms |= {"La": La, "Omega": Om}
+        arm = N.orientnew("arm", "Axis", (th, N.z))
+        arm.set_ang_vel(N, th.diff(t) * N.z)
+        S = O.locatenew("S", La * arm.x)
+        S.v2pt_theory(O, N, arm)
+        specified = {th: Om * t + A * sm.sin(w * t + phi)}
+        Pf = arm
+    bodies, loads = [], []
+    joint = S
+    for i in range(n):
+        k = i + 1
+        l, m, J = sm.symbols(f"l{k} m{k} J{k}", positive=True)
+        syms |= {str(l): l, str(m): m, str(J): J}
+        B = Pf.orientnew(f"B{k}", "Axis", (q[i], Pf.z))
+        B.set_ang_vel(Pf, u[i] * Pf.z)
+        G = joint.locatenew(f"G{k}", l / 2 * B.x)
+        G.v2pt_theory(joint, N, B)
+        tip = joint.locatenew(f"P{k}", l * B.x)
+        tip.v2pt_theory(joint, N, B)
+        bodies.append(me.RigidBody(f"link{k}", G, B, m,
+                                   (me.inertia(B, 0, J, J), G)))
+        loads.append(me.Force(G, -m * g * N.y))
+        joint, Pf = tip, B
+    system = me.System(N, O)
+    system.add_coordinates(*q)
+    system.add_speeds(*u)
+    system.add_kdes(*[ui - qi.diff() for qi, ui in zip(q, u)])
+    system.add_bodies(*bodies)
+    system.add_loads(*loads)
+    V = sum(b.mass * g * b.masscenter.pos_from(O).dot(N.y) for b in bodies)
+    return MechanicalSystem(
+        name=f"random_driven_chain", system=system,
+        parameters={syms[k]: v for k, v in values.items()},
+        initial_state={qi: v for qi, v in zip(q, initial)}
+        | {ui: 0.0 for ui in u},
+        specified=specified, potential_energy=V,
+        description=build_driven_chain.__doc__, random_spread=1.5,
+        options={"family": "driven_chain",
+                 "structure": ("driven_chain", n, drive),
+                 "nonconservative_power": None})
+
+
+@st.composite
+def _driven(draw, lo, hi, drives):
+    n = draw(st.integers(lo, hi))
+    drive = draw(st.sampled_from(drives))
+    vals = {"A": draw(_floats(0.0, 1.0)), "w": draw(_floats(0.0, 5.0)),
+            "phi": draw(_floats(-np.pi, np.pi)), "g": draw(_floats(0.0, 10.0))}
+    if drive == "translation":
+        vals["alpha"] = draw(_floats(-np.pi, np.pi))
+    else:
+        vals["La"] = draw(_floats(0.1, 1.0))
+        vals["Omega"] = draw(_floats(-3.0, 3.0))
+    for k in range(1, n + 1):
+        l, m = draw(_floats(0.2, 1.5)), draw(_floats(0.5, 3.0))
+        # Between a thin rod (m l^2/12) and a point mass at the centre.
+        vals |= {f"l{k}": l, f"m{k}": m,
+                 f"J{k}": m * l * l / 12 * draw(_floats(0.05, 1.0))}
+    init = [draw(_floats(-1.5, 1.5)) for _ in range(n)]
+    return build_driven_chain(n, drive, vals, init)
+
+
+def rheonomic_systems(*, min_bodies=1, max_bodies=2, drives=DRIVES):
+    """Random planar chains driven by a prescribed motion of their support.
+
+    The support's motion is a function of time given through ``specified``
+    (see :func:`build_driven_chain`); the energy of such a system is not
+    conserved (the drive does work), so ``nonconservative_power`` is
+    ``None``: unknown.
+
+    Parameters
+    ----------
+    min_bodies, max_bodies : int
+        Links, 1 to 4.
+    drives : sequence of {"translation", "rotation"}
+
+    Examples
+    --------
+    >>> from compare.strategies import rheonomic_systems
+    >>> strategy = rheonomic_systems(drives=["rotation"])
+    """
+    lo = _check_int("min_bodies", min_bodies, 1, 4)
+    hi = _check_int("max_bodies", max_bodies, 1, 4)
+    _check_range("min_bodies", lo, "max_bodies", hi)
+    drives = _check_choices("drives", drives, DRIVES)
+    return _driven(lo, hi, drives)
+
+
+# ----------------------------------------------------------------------
+# Everything, and states
+# ----------------------------------------------------------------------
+def mechanical_systems(*, max_bodies=3):
+    """Any of the families above, each with small structures.
+
+    Examples
+    --------
+    >>> from compare.strategies import mechanical_systems
+    >>> strategy = mechanical_systems(max_bodies=2)
+    """
+    hi = _check_int("max_bodies", max_bodies, 1, 6)
+    return st.one_of(
+        open_chains(dimension=2, max_bodies=hi),
+        kinematic_trees(dimension=3, max_bodies=min(hi, 2)),
+        closed_loops(min_bars=4, max_bars=min(4 + max(hi - 1, 0), 5)),
+        nonholonomic_systems(),
+        rheonomic_systems(max_bodies=min(hi, 2)))
+
+
+def consistent_states(system, *, parameters=None):
+    """States ``(t, q, q')`` of ``system`` satisfying every constraint.
+
+    Drawn by :meth:`systems.MechanicalSystem.random_state` from a random
+    seed (so a failing example names a reproducible state); seeds for which
+    no consistent state is found are rejected.
+
+    Parameters
+    ----------
+    system : MechanicalSystem
+    parameters : mapping, optional
+        Parameter values overriding the system's own.
+
+    Examples
+    --------
+    >>> from systems import get_system
+    >>> from compare.strategies import consistent_states
+    >>> strategy = consistent_states(get_system("four_bar"))
+    """
+    if not isinstance(system, MechanicalSystem):
+        raise TypeError(f"system must be a MechanicalSystem, not "
+                        f"{type(system).__name__}")
+
+    def state(seed):
+        try:
+            return system.random_state(seed=seed, parameters=parameters)
+        except ConstraintError:
+            return None
+
+    return st.integers(0, 2**32 - 1).map(state).filter(
+        lambda s: s is not None)

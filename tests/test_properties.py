@@ -1,0 +1,365 @@
+"""Properties every registered formulation must have on random systems.
+
+Systems come from :mod:`compare.strategies`; the formulations are read from
+:data:`formulations.FORMULATIONS`, so a new backend takes part without
+editing this file.  References:
+
+* q'' of every formulation equals that of ``"kane"`` (1e-8 relative);
+* q'' of random open chains and trees equals Pinocchio's articulated-body
+  algorithm (1e-9 relative), an implementation independent of sympy;
+* a reduced mass matrix (no multipliers, one unknown per degree of freedom)
+  is symmetric positive definite;
+* ``d(T + V)/dt`` equals the power of the non-conservative loads, with T
+  formed here from the bodies, V from the declaration and the power from
+  the damper laws, and ``d/dt`` taken with each formulation's q'';
+* constraint forces from ``"lagrange"``'s multipliers equal those from
+  ``"kane"``'s auxiliary speeds, and a root joint's reaction equals the
+  Newton-Euler balance of the whole tree (sum of m a_G minus gravity).
+
+Derivations are the costly part: they are cached per symbolic structure
+(``options["structure"]``) and evaluated with each example's parameter
+values.  The number of examples scales with the hypothesis profile
+(``ci``, ``dev``, ``long``; see ``tests/conftest.py``).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import sympy as sm
+import sympy.physics.mechanics as me
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from compare import strategies as S
+from compare.oracles import pinocchio_accelerations, pinocchio_available
+from formulations import FORMULATIONS, UnsupportedSystemError, get_formulation
+
+t = me.dynamicsymbols._t
+
+#: Examples per property: a share of the profile's ``max_examples``.
+_PROFILE_EXAMPLES = settings.default.max_examples
+#: Bodies per random tree: 2 in the bounded CI profile, 3 otherwise.
+MAX_BODIES = 2 if _PROFILE_EXAMPLES <= 15 else 3
+MAX_BARS = 4 if _PROFILE_EXAMPLES <= 15 else 5
+STATES_PER_EXAMPLE = 2
+
+
+def _examples(share):
+    return max(2, int(round(_PROFILE_EXAMPLES * share)))
+
+
+_seeds = st.integers(0, 2**31 - 1)
+_EOM: dict = {}
+
+
+def derived(ms, formulation):
+    """Equations of ``ms``'s structure by ``formulation`` (cached), or the
+    formulation's refusal."""
+    key = (ms.name, ms.options["structure"], formulation)
+    if key not in _EOM:
+        try:
+            _EOM[key] = get_formulation(formulation, count_ops=False).derive(ms)
+        except UnsupportedSystemError as exc:
+            _EOM[key] = exc
+    return _EOM[key]
+
+
+def model(ms, formulation):
+    """The numeric model of ``formulation`` with ``ms``'s parameter values,
+    or None where a peer refuses the system."""
+    eom = derived(ms, formulation)
+    if isinstance(eom, UnsupportedSystemError):
+        assert str(eom), "a refusal must carry a reason"
+        if not FORMULATIONS[formulation].is_peer:
+            pytest.fail(f"{formulation} refused {ms.name}: {eom}")
+        return None
+    return eom.numeric(dict(ms.parameters))
+
+
+def states(ms, seeds):
+    return [ms.random_state(seed=s) for s in seeds]
+
+
+def _rel(a, b):
+    return float(np.max(np.abs(np.asarray(a) - np.asarray(b)), initial=0.0)
+                 / max(1.0, float(np.max(np.abs(b), initial=0.0))))
+
+
+# ----------------------------------------------------------------------
+# Same q'' as Kane's method
+# ----------------------------------------------------------------------
+def check_same_accelerations(ms, seeds):
+    ref = model(ms, "kane")
+    for state in states(ms, seeds):
+        a_ref = ref.coordinate_accelerations(*state)
+        for name in FORMULATIONS:
+            m = model(ms, name)
+            if m is None:
+                continue
+            a = m.coordinate_accelerations(*state)
+            assert _rel(a, a_ref) < 1e-8, (
+                f"{name} differs from kane on {ms.name} "
+                f"{ms.options['structure']} at {state}: {a} vs {a_ref}")
+
+
+@settings(max_examples=_examples(0.4))
+@given(ms=S.open_chains(dimension=2, max_bodies=MAX_BODIES),
+       seeds=st.lists(_seeds, min_size=STATES_PER_EXAMPLE,
+                      max_size=STATES_PER_EXAMPLE))
+def test_planar_chains_same_accelerations(ms, seeds):
+    check_same_accelerations(ms, seeds)
+
+
+@settings(max_examples=_examples(0.3))
+@given(ms=S.kinematic_trees(dimension=3, max_bodies=MAX_BODIES),
+       seeds=st.lists(_seeds, min_size=STATES_PER_EXAMPLE,
+                      max_size=STATES_PER_EXAMPLE))
+def test_spatial_trees_same_accelerations(ms, seeds):
+    check_same_accelerations(ms, seeds)
+
+
+@settings(max_examples=_examples(0.3))
+@given(ms=S.closed_loops(max_bars=MAX_BARS),
+       seeds=st.lists(_seeds, min_size=STATES_PER_EXAMPLE,
+                      max_size=STATES_PER_EXAMPLE))
+def test_closed_loops_same_accelerations(ms, seeds):
+    check_same_accelerations(ms, seeds)
+
+
+@settings(max_examples=_examples(0.3))
+@given(ms=S.nonholonomic_systems(),
+       seeds=st.lists(_seeds, min_size=STATES_PER_EXAMPLE,
+                      max_size=STATES_PER_EXAMPLE))
+def test_nonholonomic_same_accelerations(ms, seeds):
+    check_same_accelerations(ms, seeds)
+
+
+@settings(max_examples=_examples(0.3))
+@given(ms=S.rheonomic_systems(max_bodies=MAX_BODIES),
+       seeds=st.lists(_seeds, min_size=STATES_PER_EXAMPLE,
+                      max_size=STATES_PER_EXAMPLE))
+def test_rheonomic_same_accelerations(ms, seeds):
+    check_same_accelerations(ms, seeds)
+
+
+# ----------------------------------------------------------------------
+# Pinocchio as the external oracle
+# ----------------------------------------------------------------------
+needs_pinocchio = pytest.mark.skipif(
+    not pinocchio_available(), reason="Pinocchio (pip install pin) missing")
+
+
+@needs_pinocchio
+@settings(max_examples=_examples(0.5))
+@given(ms=st.one_of(S.open_chains(dimension=2, max_bodies=MAX_BODIES),
+                    S.kinematic_trees(dimension=3, max_bodies=MAX_BODIES)),
+       seeds=st.lists(_seeds, min_size=STATES_PER_EXAMPLE,
+                      max_size=STATES_PER_EXAMPLE))
+def test_trees_match_pinocchio(ms, seeds):
+    for t0, q, qd in states(ms, seeds):
+        oracle = pinocchio_accelerations(ms, q, qd)
+        for name in FORMULATIONS:
+            m = model(ms, name)
+            if m is None:
+                continue
+            a = m.coordinate_accelerations(t0, q, qd)
+            assert _rel(a, oracle) < 1e-9, (
+                f"{name} differs from Pinocchio on {ms.options['structure']}"
+                f": {a} vs {oracle}")
+
+
+@needs_pinocchio
+def test_pinocchio_mapping_on_a_compound_pendulum():
+    """One revolute body: I_O q'' = (r_G x m g)_z + spring + damper, with
+    I_O = I_zz + m |c|^2 (parallel axes), written out here."""
+    structure = (2, ((-1, "R", 2),), True, True, True, ())
+    m, cx, cy, Izz, gx, gy = 1.7, 0.4, -0.2, 0.3, 2.0, -9.0
+    k, s, b = 3.0, 0.1, 0.5
+    values = {"m1": m, "rx1": 0.3, "ry1": 0.2, "cx1": cx, "cy1": cy,
+              "I1_xx": 0.2, "I1_yy": 0.25, "I1_zz": Izz, "I1_xy": 0.0,
+              "I1_yz": 0.0, "I1_zx": 0.0, "k1": k, "s1": s, "b1": b,
+              "gx": gx, "gy": gy}
+    ms = S.build_tree(structure, values)
+    q, qd = 0.7, -1.3
+    c, sn = np.cos(q), np.sin(q)
+    rG = np.array([c * cx - sn * cy, sn * cx + c * cy])
+    torque = rG[0] * m * gy - rG[1] * m * gx - k * (q - s) - b * qd
+    expected = torque / (Izz + m * (cx**2 + cy**2))
+    assert np.isclose(pinocchio_accelerations(ms, [q], [qd])[0], expected,
+                      rtol=1e-12)
+    a = model(ms, "kane").coordinate_accelerations(0.0, [q], [qd])
+    assert np.isclose(a[0], expected, rtol=1e-12)
+
+
+# ----------------------------------------------------------------------
+# Reduced mass matrices are symmetric positive definite
+# ----------------------------------------------------------------------
+@settings(max_examples=_examples(0.4))
+@given(ms=S.mechanical_systems(max_bodies=MAX_BODIES), seed=_seeds)
+def test_reduced_mass_matrix_is_symmetric_positive_definite(ms, seed):
+    t0, q, qd = ms.random_state(seed=seed)
+    checked = 0
+    for name in FORMULATIONS:
+        eom = derived(ms, name)
+        if isinstance(eom, UnsupportedSystemError):
+            continue
+        if eom.multipliers or eom.n_unknowns != ms.degrees_of_freedom:
+            continue
+        m = eom.numeric(dict(ms.parameters))
+        M, _ = m.mass_matrix_and_forcing(t0, m.state_from(q, qd, t0))
+        scale = np.max(np.abs(M))
+        assert np.allclose(M, M.T, rtol=0, atol=1e-10 * scale), (
+            f"{name}: mass matrix of {ms.options['structure']} not symmetric")
+        assert np.min(np.linalg.eigvalsh((M + M.T) / 2)) > 1e-10 * scale, (
+            f"{name}: mass matrix of {ms.options['structure']} not positive "
+            f"definite")
+        checked += 1
+    if ms.is_holonomic and not ms.holonomic_constraints:
+        # Kane's method in independent speeds always gives the reduced form.
+        assert checked >= 1
+
+
+# ----------------------------------------------------------------------
+# Energy balance
+# ----------------------------------------------------------------------
+_ENERGY: dict = {}
+
+
+def _energy_functions(ms):
+    """Gradients of T (from the bodies) and V, and the non-conservative
+    power, as numeric functions of (t, q, q', p)."""
+    key = (ms.name, ms.options["structure"])
+    if key in _ENERGY:
+        return _ENERGY[key]
+    N = ms.frame
+    T = sm.S.Zero
+    for body in ms.bodies:
+        v = body.masscenter.vel(N)
+        T += body.mass * v.dot(v) / 2
+        if isinstance(body, me.RigidBody):
+            w = body.frame.ang_vel_in(N)
+            T += w.dot(body.central_inertia.dot(w)) / 2
+    u_map = dict(ms.kinematics.u_of_qdot)
+    q = list(ms.coordinates)
+    n = len(q)
+    Q, QD = sm.symbols(f"_q0:{n}"), sm.symbols(f"_qd0:{n}")
+    rep = {qi.diff(t): s for qi, s in zip(q, QD)} | dict(zip(q, Q))
+    T = sm.sympify(T).xreplace(u_map).xreplace(rep)
+    V = sm.sympify(ms.potential_energy).xreplace(rep)
+    P = sm.sympify(ms.options["nonconservative_power"]).xreplace(
+        u_map).xreplace(rep)
+    args = [list(Q), list(QD), list(ms.parameters)]
+    grads = sm.Matrix([[T.diff(s) for s in Q], [T.diff(s) for s in QD],
+                       [V.diff(s) for s in Q]])
+    f = sm.lambdify(args, [grads, P], cse=True)
+    _ENERGY[key] = (f, tuple(ms.parameters))
+    return _ENERGY[key]
+
+
+def check_energy_balance(ms, seeds):
+    f, order = _energy_functions(ms)
+    p = np.array([ms.parameters[s] for s in order])
+    for t0, q, qd in states(ms, seeds):
+        grads, P = f(q, qd, p)
+        grads = np.asarray(grads, dtype=float)
+        for name in FORMULATIONS:
+            m = model(ms, name)
+            if m is None:
+                continue
+            qdd = m.coordinate_accelerations(t0, q, qd)
+            terms = np.array([grads[0] @ qd, grads[1] @ qdd, grads[2] @ qd,
+                              -float(P)])
+            residual = terms.sum()
+            assert abs(residual) < 1e-8 * max(1.0, np.abs(terms).sum()), (
+                f"{name}: d(T+V)/dt - P_nc = {residual} on {ms.name} "
+                f"{ms.options['structure']} (terms {terms})")
+
+
+@settings(max_examples=_examples(0.4))
+@given(ms=st.one_of(S.open_chains(dimension=2, max_bodies=MAX_BODIES),
+                    S.kinematic_trees(dimension=3, max_bodies=MAX_BODIES)),
+       seeds=st.lists(_seeds, min_size=1, max_size=1))
+def test_trees_energy_balance(ms, seeds):
+    check_energy_balance(ms, seeds)
+
+
+@settings(max_examples=_examples(0.3))
+@given(ms=st.one_of(S.closed_loops(max_bars=MAX_BARS),
+                    S.nonholonomic_systems()),
+       seeds=st.lists(_seeds, min_size=1, max_size=1))
+def test_constrained_energy_balance(ms, seeds):
+    check_energy_balance(ms, seeds)
+
+
+# ----------------------------------------------------------------------
+# Constraint forces: multipliers against auxiliary speeds
+# ----------------------------------------------------------------------
+def _root_reaction_functions(ms, body_index):
+    """Sum over the tree of m a_G minus its gravity, along N.x and N.y,
+    as a function of (q, u, u', p): the force the ground exerts on the
+    tree through the root joint (Newton's second law of the whole tree,
+    springs and dampers being internal pairs or pure torques)."""
+    N = ms.frame
+    total = 0
+    for body in ms.bodies:
+        g = sm.Symbol("gx", real=True) * N.x + sm.Symbol("gy", real=True) * N.y
+        total += body.mass * (body.masscenter.acc(N) - g)
+    u = list(ms.speeds)
+    q = list(ms.coordinates)
+    kin = dict(ms.kinematics.qdot)
+    exprs = [sm.sympify(total.dot(e)).xreplace(kin) for e in (N.x, N.y)]
+    Q, U, UD = (sm.symbols(f"_{c}0:{len(q)}") for c in "qvw")
+    rep = {ui.diff(t): s for ui, s in zip(u, UD)} | dict(zip(u, U)) \
+        | dict(zip(q, Q))
+    exprs = [e.xreplace(rep) for e in exprs]
+    return sm.lambdify([list(Q), list(U), list(UD), list(ms.parameters)],
+                       exprs, cse=True)
+
+
+@settings(max_examples=_examples(0.3))
+@given(ms=S.kinematic_trees(dimension=2, max_bodies=MAX_BODIES,
+                            joint_types=["revolute", "prismatic"],
+                            joint_reactions=True),
+       seeds=st.lists(_seeds, min_size=STATES_PER_EXAMPLE,
+                      max_size=STATES_PER_EXAMPLE))
+def test_reactions_from_multipliers_equal_auxiliary_speeds(ms, seeds):
+    if not ms.constraint_forces:
+        return  # no revolute joint drawn: nothing to recover
+    kane = model(ms, "kane")
+    lag = derived(ms, "lagrange")
+    assert not lag.extras.get("unrecovered_constraint_forces"), (
+        "lagrange must recover joint reactions declared as constraint "
+        "coordinates")
+    lagm = lag.numeric(dict(ms.parameters))
+    others = [name for name in FORMULATIONS if name not in ("kane",)
+              and not isinstance(derived(ms, name), UnsupportedSystemError)
+              and derived(ms, name).extras.get("constraint_forces")]
+    assert "lagrange" in others
+    structure = ms.options["structure"]
+    (react,) = structure[-1]
+    at_root = structure[2][react][0] == -1
+    newton = _root_reaction_functions(ms, react) if at_root else None
+    p = ms.parameter_vector()
+    for t0, q, qd in states(ms, seeds):
+        ref = kane.constraint_forces(t0, q, qd)
+        for name in others:
+            got = model(ms, name).constraint_forces(t0, q, qd)
+            for k in ref:
+                assert np.isclose(got[k], ref[k], rtol=1e-8,
+                                  atol=1e-8 * max(1.0, abs(ref[k]))), (
+                    f"{name}: {k} = {got[k]} but kane gives {ref[k]} on "
+                    f"{structure}")
+        if newton is not None and all(j[0] >= 0 or i == react
+                                      for i, j in enumerate(structure[2])):
+            # Only the reaction body hangs from the ground: its joint
+            # carries the whole tree.
+            x = kane.state_from(q, qd, t0)
+            ud = kane.solve_unknowns(t0, x)
+            u = x[len(q):]
+            fx, fy = newton(q, u, ud, p)
+            k = react + 1
+            # The reaction components are along the ground frame's x, y.
+            assert np.isclose(ref[f"Rx{k}"], fx, rtol=1e-8,
+                              atol=1e-8 * max(1.0, abs(fx)))
+            assert np.isclose(ref[f"Ry{k}"], fy, rtol=1e-8,
+                              atol=1e-8 * max(1.0, abs(fy)))
