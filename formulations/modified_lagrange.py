@@ -109,27 +109,45 @@ systems.
 
 Derivation contract
 -------------------
+q_keep are the coordinates not eliminated by an explicit solution (all of
+them in the implicit form), q_I those with independent rates, q_D those
+whose rates the velocity constraints determine, ``q' = G q_I' + g``.
+
 ``states``
-    ``(q_keep, q_I')``: every coordinate not eliminated by an explicit
-    solution, then the independent coordinate rates.
+    ``(q_keep, q_I')`` (default); with the dependent rates kept (below)
+    ``(q_keep, q_keep')``.
 ``unknowns``
-    ``q_I''``, the independent coordinate accelerations (k of them, no
-    multipliers).
+    ``q_I''``, the k independent coordinate accelerations, no multipliers
+    (k equations); with the dependent rates kept, ``q_keep''`` (the k
+    equations and the differentiated velocity constraints).
 ``state_rates``
     ``q_keep' = G q_I' + g`` (rows of the kept coordinates), ``q_I''``.
 ``accelerations``
-    q'' of all n coordinates: ``d/dt (G q_I' + g)`` (for explicit solutions
-    ``d^2 f_r/dt^2``), in (t, states, unknowns).
+    q'' of all n coordinates: ``d/dt (G q_I' + g)`` with the rates
+    substituted (``d^2 f_r/dt^2`` for explicit solutions), in (t, states,
+    unknowns).
 ``state_map``, ``coordinate_map``
-    Selection of (q_keep, q_I') from (q, q'); and (q, q') from the state,
+    Selection of the states from (q, q'); and (q, q') from the states,
     with eliminated coordinates given by f_r and every rate by
     ``G q_I' + g``.
 
+Large blocks of dependent rates (option ``dependent_rates``): substituting
+``q_D' = C q_I' + c`` and differentiating it once more is what the method
+prescribes, and for up to three dependent rates it is what happens.  With
+more, the symbolic solution of the constraint block and its time derivative
+grow without bound (the Whipple bicycle's five dependent rates: millions of
+operations in the accelerations alone), so by default the dependent rates
+then stay in the state and their accelerations stay unknown, closed by the
+velocity constraints differentiated once (as Kane's method here closes its
+dependent speed rates).  The k equations ``G^T E = 0`` are unchanged;
+``extras["dependent_rates_eliminated"]`` records which form was built.
+
 Extras published: ``variant``, ``dependent_coordinates`` (``"explicit"``,
-``"implicit"`` or ``"none"``), ``independent_rates`` (q_I'),
-``dependent_rates`` (q_D' not eliminated), ``rate_coefficients`` (G, in t
-and the states), ``rate_offsets`` (g), ``kinetic_energy`` (T in t, q, q' as
-differentiated), ``generalized_forces`` (Q, one per coordinate of T).
+``"implicit"`` or ``"none"``), ``dependent_rates_eliminated``,
+``independent_rates`` (q_I'), ``dependent_rates`` (q_D', not counting
+eliminated coordinates), ``rate_coefficients`` (G, in t and the states),
+``kinetic_energy`` (T in t, q, q' as differentiated), ``generalized_forces``
+(Q, one per coordinate of T).
 """
 from __future__ import annotations
 
@@ -151,6 +169,7 @@ t = me.dynamicsymbols._t
 
 _VARIANTS = ("modified", "substituted")
 _DEPENDENT = ("auto", "explicit", "implicit")
+_DEPENDENT_RATES = ("auto", "eliminate", "keep")
 
 
 def _d(x, n=1):
@@ -158,22 +177,32 @@ def _d(x, n=1):
 
 
 def _converter(ms, rates=None):
-    """Vector -> column of components in a frame, with the declaration's
-    speeds written in (t, q, q') and then ``rates`` applied.
+    """(vector map, scalar map): the declaration's speeds written in
+    (t, q, q'), then ``rates`` applied.
 
-    Components are taken BEFORE substituting: a vector kept in a frame
-    oriented by a dependent coordinate would otherwise bring that
-    coordinate back through the direction cosines when dotted.
+    The vector map acts on components, which leaves the orientation of the
+    frames they are written in untouched; a frame oriented by an eliminated
+    coordinate brings that coordinate back through the direction cosines
+    of a dot product, so every scalar formed from the vectors goes through
+    the scalar map as well.
     """
     u_map = dict(ms.kinematics.u_of_qdot)
     extra = dict(rates or {})
 
-    def conv(vec, frame):
-        m = sm.Matrix(vec.to_matrix(frame)) if vec != 0 else sm.zeros(3, 1)
-        m = m.xreplace(u_map)
-        return m.xreplace(extra) if extra else m
+    def vec(v):
+        if v == 0:
+            return v
+        v = _sub_vec(v, u_map)
+        return _sub_vec(v, extra) if extra else v
 
-    return conv
+    def scalar(e):
+        return sm.sympify(e).xreplace(extra) if extra else sm.sympify(e)
+
+    return vec, scalar
+
+
+def _sub_vec(vec, rep):
+    return vec.applyfunc(lambda e: e.xreplace(rep))
 
 
 # ----------------------------------------------------------------------
@@ -271,16 +300,15 @@ def kinetic_energy_in_rates(ms, rates: Mapping | None = None):
     ['l', 'm', 't']
     """
     N = ms.frame
-    conv = _converter(ms, rates)
+    vec, scalar = _converter(ms, rates)
     T = sm.S.Zero
     for body in ms.bodies:
-        v = conv(body.masscenter.vel(N), N)
-        T += body.mass * (v.T * v)[0, 0] / 2
+        v = vec(body.masscenter.vel(N))
+        T += body.mass * v.dot(v) / 2
         if isinstance(body, me.RigidBody):
-            B = body.frame
-            w = conv(B.ang_vel_in(N), B)
-            inertia = body.central_inertia.to_matrix(B)
-            T += (w.T * inertia * w)[0, 0] / 2
+            w = vec(body.frame.ang_vel_in(N)).express(body.frame)
+            T += w.dot(body.central_inertia.dot(w)) / 2
+    T = scalar(T)
     return T
 
 
@@ -302,19 +330,22 @@ def generalized_forces_in_rates(ms, coordinates: Sequence,
     (2, 1)
     """
     N = ms.frame
-    conv = _converter(ms, rates)
+    vec, scalar = _converter(ms, rates)
     qd = [_d(q) for q in coordinates]
     Q = [sm.S.Zero] * len(qd)
     for load in ms.loads:
         if isinstance(load, me.Force):
-            vel = conv(load.point.vel(N), N)
+            vel = vec(load.point.vel(N))
         else:
-            vel = conv(load.frame.ang_vel_in(N), N)
-        vec = conv(load.vector, N)
-        if vel.is_zero_matrix or vec.is_zero_matrix:
+            vel = vec(load.frame.ang_vel_in(N))
+        force = vec(load.vector)
+        if vel == 0 or force == 0:
             continue
         for i, r in enumerate(qd):
-            Q[i] += (vec.T * vel.diff(r))[0, 0]
+            partial = vel.diff(r, N, var_in_dcm=False)
+            if partial != 0:
+                Q[i] += force.dot(partial)
+    Q = [scalar(e) for e in Q]
     return sm.Matrix(Q)
 
 
@@ -356,6 +387,14 @@ class ModifiedLagrange(Formulation):
         otherwise; ``"explicit"`` requires them (refusing a system without);
         ``"implicit"`` keeps the dependent coordinates in the state even
         when solutions are declared.  Ignored without holonomic constraints.
+    dependent_rates : {"auto", "eliminate", "keep"}
+        Rates determined by the velocity constraints (implicit holonomic or
+        nonholonomic): ``"eliminate"`` replaces them (and their
+        accelerations) by their solution, so the unknowns are the
+        independent accelerations only; ``"keep"`` keeps every rate in the
+        state and every acceleration unknown, closing the equations with
+        the differentiated constraints; ``"auto"`` eliminates when at most
+        three rates are dependent and keeps them otherwise.
     count_ops : bool
         See :class:`~formulations.base.Formulation`.
 
@@ -380,10 +419,12 @@ class ModifiedLagrange(Formulation):
     needs_dependent_solutions = False
 
     def __init__(self, *, variant: str = "modified", dependent: str = "auto",
-                 count_ops: bool = True):
+                 dependent_rates: str = "auto", count_ops: bool = True):
         super().__init__(count_ops=count_ops)
-        for label, value, valid in (("variant", variant, _VARIANTS),
-                                    ("dependent", dependent, _DEPENDENT)):
+        for label, value, valid in (
+                ("variant", variant, _VARIANTS),
+                ("dependent", dependent, _DEPENDENT),
+                ("dependent_rates", dependent_rates, _DEPENDENT_RATES)):
             if not isinstance(value, str):
                 raise TypeError(f"{label} must be a string, one of "
                                 f"{list(valid)}, not {type(value).__name__}")
@@ -397,11 +438,13 @@ class ModifiedLagrange(Formulation):
                 "dependent values for it: ['auto', 'explicit']")
         self.variant = variant
         self.dependent = dependent
+        self.dependent_rates = dependent_rates
 
     @property
     def options(self) -> dict:
         return {"count_ops": self.count_ops, "variant": self.variant,
-                "dependent": self.dependent}
+                "dependent": self.dependent,
+                "dependent_rates": self.dependent_rates}
 
     def check_supported(self, system) -> None:
         super().check_supported(system)
@@ -448,8 +491,11 @@ class ModifiedLagrange(Formulation):
             dep_rates = self._choose_dependent(ms, keep, rows, preset,
                                                explicit, elim)
             ind = [q for q in keep if q not in dep_rates]
-            rate, acc, G, g = self._rate_relations(
-                coords, keep, ind, dep_rates, rows, elim)
+            eliminate = (not dep_rates or self.dependent_rates == "eliminate"
+                         or (self.dependent_rates == "auto"
+                             and len(dep_rates) <= _ADJUGATE_MAX))
+            rate, acc, G = self._rate_relations(
+                coords, keep, ind, dep_rates, rows, elim, eliminate)
 
         with stage("lagrange_operator"):
             E = []
@@ -462,39 +508,51 @@ class ModifiedLagrange(Formulation):
             G_T = G.extract([idx[q] for q in T_coords], list(range(len(ind))))
             sub = {}
             for q in coords:
-                sub[_d(q, 2)] = acc[idx[q]]
-                sub[_d(q)] = rate[idx[q]]
+                if acc[idx[q]] != _d(q, 2):
+                    sub[_d(q, 2)] = acc[idx[q]]
+                if rate[idx[q]] != _d(q):
+                    sub[_d(q)] = rate[idx[q]]
             for r, f in elim.items():
                 sub[r] = f
             # Kolev's order: the Lagrange operator of every coordinate is
             # formed first, then q_r, q_r', q_r'' are replaced.
             E_sub = E.xreplace(sub)
             eqs = G_T.T * E_sub
-            qdd_I = [_d(q, 2) for q in ind]
-            M = eqs.jacobian(qdd_I)
-            forcing = -eqs.xreplace({a: 0 for a in qdd_I})
+            if eliminate:
+                unknowns = [_d(q, 2) for q in ind]
+            else:
+                # Dependent accelerations stay unknown, closed by the
+                # differentiated velocity constraints.
+                unknowns = [_d(q, 2) for q in keep]
+                if rows:
+                    eqs = eqs.col_join(_d(sm.Matrix(rows)))
+            M = eqs.jacobian(unknowns)
+            forcing = -eqs.xreplace({a: 0 for a in unknowns})
 
-        states = tuple(keep) + tuple(_d(q) for q in ind)
-        state_rates = sm.Matrix([rate[idx[q]] for q in keep] + qdd_I)
+        if eliminate:
+            states = tuple(keep) + tuple(_d(q) for q in ind)
+            state_rates = [rate[idx[q]] for q in keep] + unknowns
+        else:
+            states = tuple(keep) + tuple(_d(q) for q in keep)
+            state_rates = [_d(q) for q in keep] + unknowns
         coord_values = [elim.get(q, q) for q in coords]
-        coordinate_map = sm.Matrix(coord_values + list(rate))
-        state_map = sm.Matrix(list(states))
         extras = {
             "variant": self.variant,
             "dependent_coordinates": ("none" if not ms.q_dep else
                                       "explicit" if explicit else "implicit"),
+            "dependent_rates_eliminated": eliminate,
             "independent_rates": tuple(_d(q) for q in ind),
             "dependent_rates": tuple(_d(q) for q in dep_rates),
             "rate_coefficients": sm.ImmutableMatrix(G),
-            "rate_offsets": sm.ImmutableMatrix(g),
             "kinetic_energy": T,
             "generalized_forces": sm.ImmutableMatrix(Q),
         }
         return Derivation(
-            states=states, unknowns=tuple(qdd_I), mass_matrix=M,
-            forcing=forcing, state_rates=state_rates,
-            accelerations=sm.Matrix(acc), state_map=state_map,
-            coordinate_map=coordinate_map, extras=extras)
+            states=states, unknowns=tuple(unknowns), mass_matrix=M,
+            forcing=forcing, state_rates=sm.Matrix(state_rates),
+            accelerations=sm.Matrix(acc), state_map=sm.Matrix(list(states)),
+            coordinate_map=sm.Matrix(coord_values + list(rate)),
+            extras=extras)
 
     # ------------------------------------------------------------------
     @staticmethod
@@ -558,10 +616,21 @@ class ModifiedLagrange(Formulation):
         return [q for q in keep if q in chosen]
 
     @staticmethod
-    def _rate_relations(coords, keep, ind, dep_rates, rows, elim):
-        """q' = G q_I' + g and q'' of all coordinates, in (t, states, q_I'')."""
+    def _rate_relations(coords, keep, ind, dep_rates, rows, elim, eliminate):
+        """Rates and accelerations of all coordinates, and G = dq'/dq_I'.
+
+        With ``eliminate`` the dependent rates are ``C q_I' + c`` and their
+        accelerations its time derivative; otherwise every kept coordinate's
+        rate and acceleration stays itself (state and unknown).  Eliminated
+        coordinates always get ``df_r/dt`` and ``d^2 f_r/dt^2``.
+        """
         qd_I = [_d(q) for q in ind]
-        rate = {q: _d(q) for q in ind}
+        qd_keep = [_d(q) for q in keep]
+        n_I = len(ind)
+        G_keep = sm.zeros(len(keep), n_I)
+        for j, q in enumerate(ind):
+            G_keep[keep.index(q), j] = 1
+        rate = {q: _d(q) for q in keep}
         if dep_rates:
             R = sm.Matrix(rows)
             qd_D = [_d(q) for q in dep_rates]
@@ -569,29 +638,27 @@ class ModifiedLagrange(Formulation):
             B_I = R.jacobian(qd_I)
             b = R.xreplace({x: 0 for x in qd_D + qd_I})
             C, c = _solve_for_dependent(B_D, -B_I, -b)
-            sol = C * sm.Matrix(qd_I) + c
-            for q, e in zip(dep_rates, sol):
-                rate[q] = e
-        keep_rate = {_d(q): rate[q] for q in keep}
+            for i, q in enumerate(dep_rates):
+                G_keep[keep.index(q), :] = C.row(i)
+            if eliminate:
+                sol = C * sm.Matrix(qd_I) + c
+                for q, e in zip(dep_rates, sol):
+                    rate[q] = e
+        keep_rate = {_d(q): rate[q] for q in keep if rate[q] != _d(q)}
+        acc = {q: _d(q, 2) for q in keep}
+        if eliminate:
+            for q in dep_rates:
+                acc[q] = _d(rate[q]).xreplace(keep_rate)
+        keep_acc = {_d(q, 2): acc[q] for q in keep if acc[q] != _d(q, 2)}
+        G_rows = {q: G_keep.row(i) for i, q in enumerate(keep)}
         for r, f in elim.items():
-            rate[r] = _d(f).xreplace(keep_rate)
-        acc = {q: _d(q, 2) for q in ind}
-        dep_acc = {}
-        for q in dep_rates:
-            dep_acc[q] = _d(rate[q]).xreplace(keep_rate)
-        keep_acc = {_d(q, 2): (acc[q] if q in acc else dep_acc[q])
-                    for q in keep}
-        acc.update(dep_acc)
-        for r, f in elim.items():
+            fd = _d(f)
+            G_rows[r] = sm.Matrix([fd]).jacobian(qd_keep) * G_keep
+            rate[r] = fd.xreplace(keep_rate)
             acc[r] = _d(f, 2).xreplace(keep_acc).xreplace(keep_rate)
-        rate_v = sm.Matrix([rate[q] for q in coords])
-        acc_v = sm.Matrix([acc[q] for q in coords])
-        if qd_I:
-            G = rate_v.jacobian(qd_I)
-        else:
-            G = sm.zeros(len(coords), 0)
-        g = rate_v.xreplace({x: 0 for x in qd_I})
-        return list(rate_v), list(acc_v), G, g
+        G = sm.Matrix.vstack(*[G_rows[q] for q in coords]) if n_I \
+            else sm.zeros(len(coords), 0)
+        return ([rate[q] for q in coords], [acc[q] for q in coords], G)
 
 
 #: Largest dependent block inverted through its determinant.

@@ -136,17 +136,24 @@ def kolev_eom():
         cached_system("kolev_manipulator"))
 
 
-def test_declared_manipulator_reproduces_3_10_exactly(kolev_eom):
-    ms = kolev_eom.system
-    assert kolev_eom.extras["dependent_coordinates"] == "explicit"
+@pytest.mark.parametrize("options", [
+    {}, {"variant": "substituted"}, {"dependent": "implicit"}],
+    ids=["modified", "substituted", "implicit"])
+def test_declared_manipulator_reproduces_3_10_exactly(options):
+    ms = cached_system("kolev_manipulator")
+    eom = get_formulation("modified_lagrange", **options).derive(ms)
     by_name = {str(s): s for s in ms.parameters}
+    m1, m2, h, gamma = (by_name[n] for n in ("m1", "m2", "h", "gamma"))
     qG, q1, q2, q3 = me.dynamicsymbols("qG q1 q2 q3")
     printed = _printed_3_10(qG, q2, q3, *(by_name[n] for n in (
         "m1", "m2", "J_O2", "h", "gamma", "g", "F_D", "c22", "c23", "c33")))
-    k = _printed_normalization(by_name["m1"], by_name["m2"])
-    assert kolev_eom.unknowns == (_d(qG, 2), _d(q2, 2), _d(q3, 2))
-    ours = kolev_eom.mass_matrix * sm.Matrix(kolev_eom.unknowns) \
-        - kolev_eom.forcing
+    k = _printed_normalization(m1, m2)
+    assert eom.unknowns == (_d(qG, 2), _d(q2, 2), _d(q3, 2))
+    ours = eom.mass_matrix * sm.Matrix(eom.unknowns) - eom.forcing
+    if options.get("dependent") == "implicit":
+        # q1 stays a state; on the constraint manifold it is (3.8).
+        assert q1 in eom.states
+        ours = ours.xreplace({q1: m2 / m1 * (q2 + h * sm.cos(gamma) * q3)})
     for oj, pj, kj in zip(ours, printed, k):
         assert _is_zero(oj - kj * pj)
 
@@ -165,16 +172,14 @@ def test_dependent_coefficients_are_those_of_3_9(kolev_eom):
 
 def test_dependent_coordinate_never_enters_T_of_the_modified_form(kolev_eom):
     """The method's point: T is differentiated in all coordinates, f_1 is
-    not substituted into it; the minimal-coordinate variant does."""
+    not substituted into it; the minimal-coordinate variant does (both
+    give (3.10), above)."""
     q1 = me.dynamicsymbols("q1")
     assert kolev_eom.extras["kinetic_energy"].has(_d(q1))
+    assert q1 not in kolev_eom.states
     sub = get_formulation("modified_lagrange", variant="substituted").derive(
         kolev_eom.system)
     assert not sub.extras["kinetic_energy"].has(q1)
-    # Both are the same three equations (3.10).
-    diff = (kolev_eom.mass_matrix.inv() * kolev_eom.forcing
-            - sub.mass_matrix.inv() * sub.forcing)
-    assert all(_is_zero(e) for e in diff)
 
 
 # ----------------------------------------------------------------------
@@ -198,11 +203,13 @@ def test_wheelbarrow_at_zero_heading():
                                rtol=1e-12, atol=1e-12)
 
 
-def test_wheelbarrow_gives_published_2_111_2_112():
+@pytest.mark.parametrize("rates", ["eliminate", "keep"])
+def test_wheelbarrow_gives_published_2_111_2_112(rates):
     ms = cached_system("wheelbarrow")
-    eom = get_formulation("modified_lagrange").derive(ms)
+    eom = get_formulation("modified_lagrange",
+                          dependent_rates=rates).derive(ms)
     phi, theta, Xc, Yc = me.dynamicsymbols("phi theta X_c Y_c")
-    assert eom.unknowns == (_d(phi, 2), _d(theta, 2))
+    assert eom.unknowns[:2] == (_d(phi, 2), _d(theta, 2))
     assert set(eom.extras["dependent_rates"]) == {_d(Xc), _d(Yc)}
     s = {str(x): x for x in ms.parameters}
     m_w, m_wb, l, I, J, r, R, beta, p = (s[n] for n in (
@@ -212,9 +219,15 @@ def test_wheelbarrow_gives_published_2_111_2_112():
     vd = (2 * R * sm.cos(beta) - m_wb * l * w**2) / (m_w + m_wb + J / r**2)
     wd = (-2 * p * R * sm.sin(beta) + l * m_wb * v * w) \
         / (I + J / 2 + m_wb * l**2)
-    sol = eom.mass_matrix.LUsolve(eom.forcing)
-    assert _is_zero(sol[0] - vd / r)
-    assert _is_zero(sol[1] - wd)
+    z = [vd / r, wd]
+    if rates == "keep":
+        # X_c'', Y_c'' are unknowns too, closed by the differentiated
+        # rolling constraints: their values follow from the kinematics.
+        z += [vd * sm.cos(theta) - v * sm.sin(theta) * w,
+              vd * sm.sin(theta) + v * sm.cos(theta) * w]
+    res = (eom.mass_matrix * sm.Matrix(z) - eom.forcing).xreplace(
+        {_d(Xc): v * sm.cos(theta), _d(Yc): v * sm.sin(theta)})
+    assert all(_is_zero(e) for e in res)
 
 
 # ----------------------------------------------------------------------
@@ -247,16 +260,23 @@ def _cartesian_pendulum(explicit: bool) -> MechanicalSystem:
         random_spread=0.5, speed_scale=2.0)
 
 
-@pytest.mark.parametrize("explicit", [False, True], ids=["implicit", "explicit"])
-def test_cartesian_pendulum_matches_the_analytic_pendulum(explicit):
+@pytest.mark.parametrize("explicit,rates", [
+    (False, "eliminate"), (False, "keep"), (True, "eliminate")],
+    ids=["implicit", "implicit-rates-kept", "explicit"])
+def test_cartesian_pendulum_matches_the_analytic_pendulum(explicit, rates):
     ms = _cartesian_pendulum(explicit)
-    eom = get_formulation("modified_lagrange").derive(ms)
+    eom = get_formulation("modified_lagrange",
+                          dependent_rates=rates).derive(ms)
     x, y = me.dynamicsymbols("x y")
-    assert eom.n_equations == 1 and eom.n_multipliers == 0
+    # One equation of motion (plus the differentiated constraint when the
+    # dependent rate is kept), never a multiplier.
+    assert eom.n_equations == (2 if rates == "keep" else 1)
+    assert eom.n_multipliers == 0
     assert eom.extras["dependent_coordinates"] == (
         "explicit" if explicit else "implicit")
     # Implicit: y stays in the state; explicit: it is eliminated.
     assert (y in eom.states) is (not explicit)
+    assert (_d(y) in eom.states) is (rates == "keep")
     model = eom.numeric()
     g, l = 9.81, 1.0
     for seed in range(10):
@@ -342,6 +362,8 @@ def test_options_are_validated():
     with pytest.raises(ValueError, match="implicit"):
         get_formulation("modified_lagrange", variant="substituted",
                         dependent="implicit")
+    with pytest.raises(ValueError, match=r"\['auto', 'eliminate', 'keep'\]"):
+        get_formulation("modified_lagrange", dependent_rates="all")
 
 
 # ----------------------------------------------------------------------
