@@ -1,0 +1,714 @@
+"""The performance benchmark: ``python -m compare bench``.
+
+Measures in one run, as medians of repeats, and writes CSV files, a table of
+targets and log-log figures into ``--out`` (default ``reports/bench/``):
+
+1. derivation seconds and operation counts (raw and after cse) of
+   ``n_link_pendulum`` (relative angles) and ``n_link_pendulum_on_cart`` at
+   n = 1 .. 20 for every registered formulation.  Each (system, formulation,
+   n) runs in its own process under a time cap, so a peer that grows
+   exponentially stops at the cap (recorded as ``capped``) and cannot hang
+   the run; larger n of a capped formulation are not attempted;
+2. right-hand-side microseconds per call of the lambdify and C backends,
+   their batched per-state cost, and Pinocchio's ``aba`` on the same
+   pendulum at n = 2, 5, 10, 20;
+3. the ``solve_ivp`` time of 10 s of ``n_link_pendulum_on_cart(5)`` with
+   each formulation's right-hand side against a Pinocchio ``aba``
+   right-hand side, same solver and tolerances.
+
+Ratios are formed from numbers of the same run and compared with the
+performance targets; a missed target is printed as missed.
+
+Needs the ``bench`` extra (``pip install eomcompare[bench]``: Pinocchio and
+matplotlib); without Pinocchio the comparisons with it are reported as not
+measured.
+
+Examples
+--------
+>>> from compare import bench
+>>> bench.main(["--quick", "--out", "/tmp/bench"])  # doctest: +SKIP
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import timeit
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["main", "pinocchio_chain", "fit_growth"]
+
+PENDULUMS = ("n_link_pendulum", "n_link_pendulum_on_cart")
+# Solver settings of the end-to-end comparison (the reference measurements
+# of the field use these).
+SOLVER = {"method": "DOP853", "rtol": 1e-8, "atol": 1e-8}
+
+
+# ----------------------------------------------------------------------
+# Pinocchio oracle of the planar chains
+# ----------------------------------------------------------------------
+def pinocchio_chain(n: int, *, cart: bool = False, m: float = 1.0,
+                    l: float = 1.0, m0: float = 2.0, g: float = 9.81):
+    """Pinocchio model of ``n_link_pendulum`` (relative angles) or, with
+    ``cart``, of ``n_link_pendulum_on_cart`` at the catalogue's default
+    parameters.
+
+    Revolute z joints with relative angles, each at ``[l, 0, 0]`` in its
+    parent; uniform rods ``Inertia(m, [l/2, 0, 0], diag(0, ml^2/12,
+    ml^2/12))``; gravity ``-g`` along y; the cart a prismatic x joint
+    carrying a point mass.  Configuration and velocity order: (x,) q1..qn.
+
+    Examples
+    --------
+    >>> model = pinocchio_chain(3)  # doctest: +SKIP
+    >>> model.nq  # doctest: +SKIP
+    3
+    """
+    import pinocchio as pin
+
+    model = pin.Model()
+    parent = 0
+    if cart:
+        parent = model.addJoint(0, pin.JointModelPX(), pin.SE3.Identity(),
+                                "cart")
+        model.appendBodyToJoint(
+            parent, pin.Inertia(m0, np.zeros(3), np.zeros((3, 3))),
+            pin.SE3.Identity())
+    rod = pin.Inertia(m, np.array([l / 2, 0.0, 0.0]),
+                      np.diag([0.0, m * l * l / 12, m * l * l / 12]))
+    for i in range(n):
+        place = pin.SE3.Identity() if i == 0 else \
+            pin.SE3(np.eye(3), np.array([l, 0.0, 0.0]))
+        parent = model.addJoint(parent, pin.JointModelRZ(), place, f"j{i + 1}")
+        model.appendBodyToJoint(parent, rod, pin.SE3.Identity())
+    model.gravity = pin.Motion(np.array([0.0, -g, 0.0]), np.zeros(3))
+    return model
+
+
+def _pinocchio():
+    try:
+        import pinocchio
+    except Exception as exc:  # ImportError, or a broken binary install
+        return None, f"Pinocchio not available ({exc}); pip install pin"
+    return pinocchio, ""
+
+
+def _pin_rhs(model):
+    import pinocchio as pin
+
+    data = model.createData()
+    nv = model.nv
+    tau = np.zeros(nv)
+    aba = pin.aba
+
+    def rhs(t, x):
+        return np.concatenate((x[nv:], aba(model, data, x[:nv], x[nv:], tau)))
+
+    return rhs, data
+
+
+# ----------------------------------------------------------------------
+# Timing helpers
+# ----------------------------------------------------------------------
+def _per_call(fn, repeats: int, min_seconds: float = 0.05) -> float:
+    """Median seconds per call of ``fn()`` over ``repeats`` batches, each
+    batch at least ``min_seconds`` long."""
+    number = 1
+    while True:
+        s = timeit.timeit(fn, number=number)
+        if s >= min_seconds or number >= 1 << 22:
+            break
+        number *= 2 if s <= 0 else max(2, int(min_seconds / s * 1.2))
+    runs = timeit.repeat(fn, number=number, repeat=repeats)
+    return statistics.median(runs) / number
+
+
+def fit_growth(ns, ys) -> dict:
+    """Fit ``y ~ c n^p`` and ``y ~ c e^(b n)`` by least squares in logs.
+
+    Returns ``{"power": p, "power_rms": .., "exp_rate": b, "exp_rms": ..,
+    "points": k}``: the exponent of the power law, the rate of the
+    exponential and the rms residual (in natural log units) of each fit;
+    the growth is called polynomial when the power law fits at least as
+    well.
+
+    Examples
+    --------
+    >>> r = fit_growth([1, 2, 4, 8], [3, 12, 48, 192])
+    >>> round(r["power"], 6)
+    2.0
+    """
+    n = np.asarray(ns, float)
+    y = np.asarray(ys, float)
+    ok = np.isfinite(y) & (y > 0)
+    n, y = n[ok], y[ok]
+    if len(n) < 3:
+        return {"power": math.nan, "power_rms": math.nan,
+                "exp_rate": math.nan, "exp_rms": math.nan, "points": len(n)}
+    ly = np.log(y)
+    out = {"points": int(len(n))}
+    for key, xs in (("power", np.log(n)), ("exp", n)):
+        A = np.column_stack([np.ones_like(xs), xs])
+        coef, *_ = np.linalg.lstsq(A, ly, rcond=None)
+        rms = float(np.sqrt(np.mean((A @ coef - ly) ** 2)))
+        if key == "power":
+            out["power"], out["power_rms"] = float(coef[1]), rms
+        else:
+            out["exp_rate"], out["exp_rms"] = float(coef[1]), rms
+    return out
+
+
+# ----------------------------------------------------------------------
+# 1. Derivations, each in a child process under a time cap
+# ----------------------------------------------------------------------
+def _child(spec_json: str) -> None:
+    """Run in a child process: derive, write timings, then count ops.
+
+    Writes JSON lines to ``spec["out"]``: ``ready`` once imports and the
+    declaration are done (so the parent's time cap covers the derivation
+    only), one ``seconds`` per derivation, then ``raw``/``cse`` counts.
+    """
+    spec = json.loads(spec_json)
+    import sympy
+    from formulations import count_operations, get_formulation
+    from systems import get_system
+
+    path = spec["out"]
+
+    def put(rec):
+        with open(path, "a") as fh:
+            fh.write(json.dumps(rec) + "\n")
+
+    system = get_system(spec["system"], n=spec["n"], angles="relative")
+    form = get_formulation(spec["formulation"], count_ops=False)
+    put({"ready": True})
+    eom, spent = None, 0.0
+    for _ in range(spec["repeats"]):
+        # sympy's global cache would make later repeats cheaper.
+        sympy.core.cache.clear_cache()
+        start = time.perf_counter()
+        eom = form.derive(system)
+        seconds = time.perf_counter() - start
+        spent += seconds
+        put({"seconds": seconds})
+        if spent + seconds > spec["cap"]:
+            break  # another repeat would not fit in the cap
+    if spec["count"]:
+        counts = count_operations(eom.mass_matrix, eom.forcing)
+        put({"raw": counts["raw"], "cse": counts["cse"]})
+
+
+def _read_jsonl(path):
+    recs = []
+    try:
+        with open(path) as fh:
+            for line in fh:
+                if line.endswith("\n"):
+                    recs.append(json.loads(line))
+    except FileNotFoundError:
+        pass
+    return recs
+
+
+def _derive_once(system, formulation, n, repeats, cap, count=True,
+                 startup=120.0) -> dict:
+    """One (system, formulation, n) in a child process.
+
+    The child is killed when a derivation runs past ``cap`` seconds (status
+    ``capped``), or when counting operations takes longer than ``cap``
+    after the last derivation (counts left empty, timings kept).
+    """
+    fd, path = tempfile.mkstemp(suffix=".jsonl")
+    os.close(fd)
+    spec = json.dumps({"system": system, "formulation": formulation, "n": n,
+                       "repeats": repeats, "out": path, "count": count,
+                       "cap": cap})
+    proc = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sys; from compare.bench import _child; _child(sys.argv[1])",
+         spec], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    start = time.perf_counter()
+    status, mark, seen = "ok", start, 0
+    try:
+        while True:
+            try:
+                proc.wait(timeout=0.2)
+                break
+            except subprocess.TimeoutExpired:
+                pass
+            recs = _read_jsonl(path)
+            now = time.perf_counter()
+            if len(recs) > seen:
+                seen, mark = len(recs), now
+            last = recs[-1] if recs else {}
+            if not recs and now - start > startup:
+                status = "error: the child did not start"
+            elif "ready" in last and now - mark > cap:
+                status = "capped"
+            elif "seconds" in last and now - mark > cap:
+                # Counting (or a further repeat) past the cap: keep timings.
+                status = "ok" if count else "capped"
+            else:
+                continue
+            proc.kill()
+            proc.wait()
+            break
+        err = proc.stderr.read() if proc.stderr else ""
+        if status == "ok" and proc.returncode not in (0, None, -9):
+            status = "error: " + (err.strip().splitlines() or ["?"])[-1]
+    finally:
+        if proc.stderr:
+            proc.stderr.close()
+        recs = _read_jsonl(path)
+        os.unlink(path)
+    seconds = [r["seconds"] for r in recs if "seconds" in r]
+    counts = [r for r in recs if "raw" in r]
+    med = statistics.median(seconds) if seconds else math.nan
+    if seconds and med > cap:
+        status = "capped"
+    return {"system": system, "formulation": formulation, "n": n,
+            "seconds": med, "repeats": len(seconds),
+            "ops_raw": counts[0]["raw"] if counts else math.nan,
+            "ops_cse": counts[0]["cse"] if counts else math.nan,
+            "status": status, "wall": time.perf_counter() - start}
+
+
+def bench_derivations(ns, formulations, repeats, cap, log) -> list[dict]:
+    rows = []
+    for system in PENDULUMS:
+        for form in formulations:
+            stopped = None
+            for n in ns:
+                if stopped is not None:
+                    rows.append({"system": system, "formulation": form, "n": n,
+                                 "seconds": math.nan, "repeats": 0,
+                                 "ops_raw": math.nan, "ops_cse": math.nan,
+                                 "status": f"capped (at n={stopped})",
+                                 "wall": 0.0})
+                    continue
+                # Repeats only where a derivation is short: medians of long
+                # ones add little and cost a lot.
+                r = repeats if n <= 10 else 1
+                row = _derive_once(system, form, n, r, cap)
+                rows.append(row)
+                log(f"  {system:24s} {form:18s} n={n:2d} "
+                    f"{row['seconds']:8.3f} s  raw {row['ops_raw']:>10} "
+                    f"cse {row['ops_cse']:>7}  {row['status']}")
+                if row["status"] != "ok":
+                    stopped = n
+    return rows
+
+
+# ----------------------------------------------------------------------
+# 2. Right-hand side per call
+# ----------------------------------------------------------------------
+def bench_rhs(ns, repeats, batch, log, formulation="kane") -> list[dict]:
+    from formulations import get_formulation
+    from systems import get_system
+
+    pin, why = _pinocchio()
+    rows = []
+    for n in ns:
+        eom = get_formulation(formulation, count_ops=False).derive(
+            get_system("n_link_pendulum", n=n, angles="relative"))
+        t0, q, qd = eom.system.random_state(seed=1)
+        lam = eom.numeric()
+        x = lam.state_from(q, qd, t0)
+        X = np.array([lam.state_from(*eom.system.random_state(seed=s)[1:])
+                      for s in range(batch)])
+        entry = {"n": n, "formulation": formulation}
+        entry["lambdify_us"] = _per_call(lambda: lam.rhs(t0, x), repeats) * 1e6
+        entry["lambdify_batch_us_per_state"] = _per_call(
+            lambda: lam.rhs_batch(t0, X), repeats) * 1e6 / batch
+        try:
+            cm = eom.numeric(backend="c")
+        except Exception as exc:  # no compiler: reported, not fatal
+            log(f"  C backend unavailable: {exc}")
+            cm = None
+        if cm is not None:
+            entry["c_us"] = _per_call(lambda: cm.rhs(t0, x), repeats) * 1e6
+            entry["c_batch_us_per_state"] = _per_call(
+                lambda: cm.rhs_batch(t0, X), repeats) * 1e6 / batch
+            entry["c_vs_lambdify_maxdiff"] = float(
+                np.max(np.abs(cm.rhs(t0, x) - lam.rhs(t0, x))))
+        if pin is not None:
+            model = pinocchio_chain(n)
+            data = model.createData()
+            qq, vv = np.array(x[:n]), np.array(x[n:])
+            tau = np.zeros(n)
+            entry["aba_us"] = _per_call(
+                lambda: pin.aba(model, data, qq, vv, tau), repeats) * 1e6
+            prhs, _ = _pin_rhs(model)
+            entry["aba_rhs_us"] = _per_call(lambda: prhs(t0, x), repeats) * 1e6
+            # The same system: accelerations agree to rounding.
+            entry["aba_vs_lambdify_maxdiff"] = float(
+                np.max(np.abs(prhs(t0, x) - lam.rhs(t0, x))))
+        rows.append(entry)
+        log("  n={n:2d} ".format(n=n) + "  ".join(
+            f"{k} {v:.3g}" for k, v in entry.items()
+            if isinstance(v, float)))
+    if pin is None:
+        log(f"  {why}")
+    return rows
+
+
+# ----------------------------------------------------------------------
+# 3. End-to-end solve
+# ----------------------------------------------------------------------
+def bench_solve(formulations, repeats, log, n=5, t_end=10.0) -> list[dict]:
+    from scipy.integrate import solve_ivp
+
+    from formulations import UnsupportedSystemError, get_formulation
+    from systems import get_system
+
+    system = get_system("n_link_pendulum_on_cart", n=n, angles="relative")
+    t0 = 0.0
+    q0 = np.array([system.initial_state[c] for c in system.coordinates],
+                  dtype=float)
+    qd0 = np.zeros(len(q0))
+    rows = []
+
+    def timed(fun, y0):
+        times, sol = [], None
+        for _ in range(repeats):
+            start = time.perf_counter()
+            sol = solve_ivp(fun, (t0, t_end), y0, **SOLVER)
+            times.append(time.perf_counter() - start)
+        return statistics.median(times), sol
+
+    pin, why = _pinocchio()
+    ref = None
+    if pin is not None:
+        prhs, _ = _pin_rhs(pinocchio_chain(n, cart=True))
+        y0 = np.concatenate([q0, qd0])
+        sec, sol = timed(prhs, y0)
+        ref = sol
+        rows.append({"formulation": "pinocchio", "backend": "aba",
+                     "seconds": sec, "nfev": sol.nfev,
+                     "success": sol.success, "q_diff_t1": 0.0})
+        log(f"  pinocchio aba             {sec:8.3f} s  nfev {sol.nfev}")
+    else:
+        log(f"  {why}")
+    for form in formulations:
+        try:
+            eom = get_formulation(form, count_ops=False).derive(system)
+        except UnsupportedSystemError as exc:
+            log(f"  {form}: {exc}")
+            continue
+        for backend in ("lambdify", "c"):
+            try:
+                model = eom.numeric(backend=backend)
+            except Exception as exc:
+                log(f"  {form} {backend}: unavailable ({exc})")
+                continue
+            y0 = model.state_from(q0, qd0, t0)
+            sec, sol = timed(model.rhs, y0)
+            # Agreement with the oracle inside the horizon where chaotic
+            # trajectories of correct models still agree.
+            diff = math.nan
+            if ref is not None:
+                a = solve_ivp(model.rhs, (t0, 1.0), y0, **SOLVER)
+                b = solve_ivp(prhs, (t0, 1.0), np.concatenate([q0, qd0]),
+                              **SOLVER)
+                qa, _ = model.coordinates_from(a.y[:, -1], 1.0)
+                diff = float(np.max(np.abs(qa - b.y[:len(q0), -1])))
+            rows.append({"formulation": form, "backend": backend,
+                         "seconds": sec, "nfev": sol.nfev,
+                         "success": sol.success, "q_diff_t1": diff})
+            log(f"  {form:18s} {backend:8s} {sec:8.3f} s  nfev {sol.nfev}"
+                f"  |q - q_pin|(1 s) {diff:.1e}")
+    return rows
+
+
+# ----------------------------------------------------------------------
+# Targets
+# ----------------------------------------------------------------------
+def _target(rows, name, value, limit, note="", bound=False):
+    """One target row; ``bound``: ``value`` is an upper bound of the ratio
+    (the peer hit the cap)."""
+    if value is None or not math.isfinite(value):
+        status = "not measured"
+    else:
+        status = "met" if value <= limit else "MISSED"
+    rows.append({"target": name, "value": value, "limit": limit,
+                 "status": status, "note": ("< " if bound else "") + note
+                 if bound else note})
+
+
+def _deriv_time(drows, system, form, n):
+    for r in drows:
+        if (r["system"], r["formulation"], r["n"]) == (system, form, n):
+            return r
+    return None
+
+
+def evaluate_targets(drows, rrows, srows, cap, n_ref=10) -> list[dict]:
+    out = []
+    sysname = "n_link_pendulum"
+    for ours, peer in (("kane", "sympy_kane"), ("gibbs_appell", "sympy_kane"),
+                       ("lagrange", "sympy_lagrange")):
+        a = _deriv_time(drows, sysname, ours, n_ref)
+        b = _deriv_time(drows, sysname, peer, n_ref)
+        if a is None or b is None:
+            continue
+        if b["status"].startswith("capped"):
+            # The peer took longer than the cap: the ratio is below this.
+            _target(out, f"derivation {ours} / {peer}, {sysname} n={n_ref}",
+                    a["seconds"] / cap, 0.25,
+                    note=f"{peer} capped at {cap:g} s", bound=True)
+        else:
+            _target(out, f"derivation {ours} / {peer}, {sysname} n={n_ref}",
+                    a["seconds"] / b["seconds"], 0.25,
+                    note=f"{a['seconds']:.3g} s / {b['seconds']:.3g} s")
+    a = _deriv_time(drows, sysname, "kane", n_ref)
+    b = _deriv_time(drows, sysname, "sympy_kane", n_ref)
+    if a and b:
+        _target(out, f"cse ops kane / sympy_kane, {sysname} n={n_ref}",
+                a["ops_cse"] / b["ops_cse"], 0.7,
+                note=f"{a['ops_cse']} / {b['ops_cse']}")
+    n_max = max((r["n"] for r in drows), default=0)
+    forms = sorted({r["formulation"] for r in drows})
+    from formulations import FORMULATIONS
+    for system in PENDULUMS:
+        for form in forms:
+            r = _deriv_time(drows, system, form, n_max)
+            peer = FORMULATIONS[form].is_peer if form in FORMULATIONS else False
+            secs = r["seconds"] if r and r["status"] == "ok" else math.inf
+            _target(out, f"{form} derives {system} n={n_max} (seconds)",
+                    secs, 60.0, note=("peer, for reference; " if peer else "")
+                    + (r["status"] if r else "not run"))
+            ys = [(x["n"], x["ops_raw"]) for x in drows
+                  if x["system"] == system and x["formulation"] == form
+                  and x["status"] == "ok"]
+            if len(ys) >= 3:
+                fit = fit_growth(*zip(*ys))
+                poly = fit["power_rms"] <= fit["exp_rms"]
+                out.append({
+                    "target": f"{form} raw ops growth, {system}",
+                    "value": fit["power"], "limit": math.nan,
+                    "status": "polynomial" if poly else
+                    ("exponential" if not peer else "exponential (peer)"),
+                    "note": f"n^{fit['power']:.2f} (rms {fit['power_rms']:.2f})"
+                            f" vs e^({fit['exp_rate']:.2f} n) (rms "
+                            f"{fit['exp_rms']:.2f}), {fit['points']} points"})
+                ts = [(x["n"], x["seconds"]) for x in drows
+                      if x["system"] == system and x["formulation"] == form
+                      and x["status"] == "ok" and x["n"] >= 3]
+                tf = fit_growth(*zip(*ts)) if len(ts) >= 3 else None
+                if tf:
+                    out.append({
+                        "target": f"{form} derivation time growth, {system}",
+                        "value": tf["power"], "limit": math.nan,
+                        "status": "fitted",
+                        "note": f"seconds ~ n^{tf['power']:.2f} (n >= 3)"})
+    for r in rrows:
+        if r["n"] in (5, 10) and "c_us" in r and "aba_us" in r:
+            _target(out, f"rhs C / Pinocchio aba, n_link_pendulum n={r['n']}",
+                    r["c_us"] / r["aba_us"], 2.0,
+                    note=f"{r['c_us']:.2f} us / {r['aba_us']:.2f} us")
+        if "c_batch_us_per_state" in r:
+            out.append({"target": f"batched C rhs per state, n={r['n']} (us)",
+                        "value": r["c_batch_us_per_state"], "limit": math.nan,
+                        "status": "reported",
+                        "note": f"lambdify batched "
+                                f"{r['lambdify_batch_us_per_state']:.3g} us"})
+    ref = [r for r in srows if r["formulation"] == "pinocchio"]
+    if ref:
+        base = ref[0]["seconds"]
+        for r in srows:
+            if r["formulation"] == "pinocchio":
+                continue
+            limit = 1.5 if r["backend"] == "c" else math.nan
+            value = r["seconds"] / base
+            if r["backend"] == "c":
+                _target(out, f"solve {r['formulation']} ({r['backend']}) / "
+                        f"Pinocchio, on_cart n=5, 10 s", value, limit,
+                        note=f"{r['seconds']:.3g} s / {base:.3g} s")
+            else:
+                out.append({"target": f"solve {r['formulation']} (lambdify) / "
+                            f"Pinocchio, on_cart n=5, 10 s", "value": value,
+                            "limit": math.nan, "status": "reported",
+                            "note": f"{r['seconds']:.3g} s / {base:.3g} s"})
+    return out
+
+
+# ----------------------------------------------------------------------
+# Output
+# ----------------------------------------------------------------------
+def _write_csv(path: Path, rows: list[dict]) -> None:
+    if not rows:
+        return
+    keys = []
+    for r in rows:
+        keys += [k for k in r if k not in keys]
+    with open(path, "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=keys)
+        w.writeheader()
+        w.writerows(rows)
+
+
+def _format_targets(trows) -> str:
+    lines = [f"{'target':68s} {'value':>9s} {'limit':>7s}  status"]
+    for r in trows:
+        v = r["value"]
+        vs = f"{v:9.3g}" if isinstance(v, (int, float)) and math.isfinite(v) \
+            else f"{'-':>9s}"
+        lim = r["limit"]
+        ls = f"<= {lim:g}" if isinstance(lim, (int, float)) and \
+            math.isfinite(lim) else ""
+        lines.append(f"{r['target']:68s} {vs} {ls:>7s}  {r['status']}"
+                     + (f"  ({r['note']})" if r.get("note") else ""))
+    return "\n".join(lines)
+
+
+def _figures(out: Path, drows, rrows, log) -> None:
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        log("  matplotlib not available: no figures (pip install matplotlib)")
+        return
+    if drows:
+        fig, axes = plt.subplots(2, 2, figsize=(11, 8))
+        for j, system in enumerate(PENDULUMS):
+            for form in sorted({r["formulation"] for r in drows}):
+                pts = [(r["n"], r["seconds"], r["ops_raw"], r["ops_cse"])
+                       for r in drows if r["system"] == system
+                       and r["formulation"] == form and r["status"] == "ok"]
+                if not pts:
+                    continue
+                n, s, raw, cse = map(np.array, zip(*pts))
+                axes[0, j].loglog(n, s, "o-", label=form)
+                line = axes[1, j].loglog(n, raw, "o-", label=f"{form} raw")
+                axes[1, j].loglog(n, cse, "x--", color=line[0].get_color(),
+                                  label=f"{form} cse")
+            axes[0, j].set_title(f"{system}: derivation")
+            axes[0, j].set_ylabel("seconds")
+            axes[1, j].set_ylabel("operations (mass matrix + forcing)")
+            for ax in axes[:, j]:
+                ax.set_xlabel("n")
+                ax.grid(True, which="both", alpha=0.3)
+            axes[0, j].legend(fontsize=7)
+            axes[1, j].legend(fontsize=6, ncol=2)
+        fig.tight_layout()
+        fig.savefig(out / "derivation.png", dpi=120)
+        plt.close(fig)
+    if rrows:
+        fig, ax = plt.subplots(figsize=(6, 4.5))
+        n = [r["n"] for r in rrows]
+        for key, label in (("lambdify_us", "lambdify"), ("c_us", "C"),
+                           ("lambdify_batch_us_per_state",
+                            "lambdify batched, per state"),
+                           ("c_batch_us_per_state", "C batched, per state"),
+                           ("aba_us", "Pinocchio aba"),
+                           ("aba_rhs_us", "Pinocchio aba rhs")):
+            ys = [r.get(key, math.nan) for r in rrows]
+            if any(math.isfinite(y) for y in ys):
+                ax.loglog(n, ys, "o-", label=label)
+        ax.set_xlabel("n (n_link_pendulum)")
+        ax.set_ylabel("microseconds per right-hand side")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        fig.savefig(out / "rhs.png", dpi=120)
+        plt.close(fig)
+
+
+def main(argv=None) -> int:
+    """Run the benchmark; see the module docstring.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        ``--quick`` (few n, one repeat), ``--out DIR``, ``--time-cap S``
+        (seconds per derivation), ``--formulations A,B``,
+        ``--skip derive,rhs,solve``.
+
+    Returns
+    -------
+    int
+        0; missed targets are reported, not turned into a failure.
+    """
+    from formulations import formulation_names
+
+    ap = argparse.ArgumentParser(
+        prog="python -m compare bench",
+        description="Derivation scaling and numeric cost against Pinocchio.")
+    ap.add_argument("--quick", action="store_true",
+                    help="few n and one repeat (minutes instead of an hour)")
+    ap.add_argument("--out", default="reports/bench",
+                    help="directory of the CSV files, table and figures")
+    ap.add_argument("--time-cap", type=float, default=60.0,
+                    help="seconds allowed for one derivation (default 60)")
+    ap.add_argument("--formulations", default=None,
+                    help="comma-separated names (default: all registered)")
+    ap.add_argument("--skip", default="",
+                    help="comma-separated parts to skip: derive, rhs, solve")
+    args = ap.parse_args(argv)
+    if args.time_cap <= 0:
+        ap.error("--time-cap must be positive")
+    names = formulation_names()
+    forms = names if args.formulations is None else \
+        [f.strip() for f in args.formulations.split(",") if f.strip()]
+    bad = [f for f in forms if f not in names]
+    if bad:
+        ap.error(f"unknown formulations {bad}; valid: {names}")
+    skip = {s.strip() for s in args.skip.split(",") if s.strip()}
+    bad = skip - {"derive", "rhs", "solve"}
+    if bad:
+        ap.error(f"--skip takes derive, rhs, solve, not {sorted(bad)}")
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    logfile = open(out / "bench.log", "w")
+
+    def log(msg):
+        print(msg, flush=True)
+        logfile.write(msg + "\n")
+        logfile.flush()
+
+    if args.quick:
+        ns_derive, ns_rhs, repeats, batch = [1, 2, 3, 5, 8, 10], [2, 5, 10], 1, 200
+    else:
+        ns_derive, ns_rhs, repeats, batch = list(range(1, 21)), [2, 5, 10, 20], 3, 1000
+    start = time.perf_counter()
+    log(f"benchmark: formulations {forms}, time cap {args.time_cap:g} s, "
+        f"{'quick' if args.quick else 'full'} run")
+    drows = rrows = srows = []
+    if "derive" not in skip:
+        log("1. derivations (seconds, raw ops, cse ops)")
+        drows = bench_derivations(ns_derive, forms, repeats, args.time_cap, log)
+        _write_csv(out / "derivation.csv", drows)
+    if "rhs" not in skip:
+        log("2. right-hand side, microseconds per call (median of "
+            f"{max(repeats, 5)} repeats)")
+        rrows = bench_rhs(ns_rhs, max(repeats, 5), batch, log)
+        _write_csv(out / "rhs.csv", rrows)
+    if "solve" not in skip:
+        log("3. solve_ivp of 10 s, n_link_pendulum_on_cart(5), "
+            f"{SOLVER}")
+        srows = bench_solve(forms, repeats, log)
+        _write_csv(out / "solve.csv", srows)
+    trows = evaluate_targets(drows, rrows, srows, args.time_cap,
+                             n_ref=10 if 10 in ns_derive else max(ns_derive))
+    _write_csv(out / "targets.csv", trows)
+    table = _format_targets(trows)
+    log("\nTargets (ratios from this run)\n" + table)
+    (out / "targets.txt").write_text(table + "\n")
+    _figures(out, drows, rrows, log)
+    log(f"\nwritten to {out}/ in {time.perf_counter() - start:.0f} s")
+    logfile.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
