@@ -488,14 +488,14 @@ class ModifiedLagrange(Formulation):
 
         with stage("constraints"):
             rows, preset = self._rate_constraints(ms, explicit, elim_rates)
-            dep_rates = self._choose_dependent(ms, keep, rows, preset,
-                                               explicit, elim)
+            dep_rates, samples = self._choose_dependent(
+                ms, keep, rows, preset, explicit, elim)
             ind = [q for q in keep if q not in dep_rates]
             eliminate = (not dep_rates or self.dependent_rates == "eliminate"
                          or (self.dependent_rates == "auto"
                              and len(dep_rates) <= _ADJUGATE_MAX))
             rate, acc, G = self._rate_relations(
-                coords, keep, ind, dep_rates, rows, elim, eliminate)
+                coords, keep, ind, dep_rates, rows, elim, eliminate, samples)
 
         with stage("lagrange_operator"):
             E = []
@@ -576,10 +576,12 @@ class ModifiedLagrange(Formulation):
     def _choose_dependent(ms, keep, rows, preset, explicit, elim):
         """Coordinates whose rates the constraint rows determine."""
         n_free = len(rows) - len(preset)
-        if n_free == 0:
-            return list(preset)
         qd = [_d(q) for q in keep]
-        B = sm.Matrix(rows).jacobian(qd)
+        B = sm.Matrix(rows).jacobian(qd) if rows else None
+        if n_free == 0:
+            samples = (_numeric_samples(ms, B, keep, elim)
+                       if len(rows) > _ADJUGATE_MAX else [])
+            return list(preset), samples
         # Prefer coordinates whose rates make up the declaration's dependent
         # speeds (u_dep = x' for a contact point), then later coordinates.
         u_map = dict(ms.kinematics.u_of_qdot)
@@ -613,10 +615,11 @@ class ModifiedLagrange(Formulation):
                 f"{ms.name!r} are not independent in the coordinate rates "
                 f"(rank below {len(rows)} at random consistent states), so "
                 f"no set of dependent rates can be solved for")
-        return [q for q in keep if q in chosen]
+        return [q for q in keep if q in chosen], samples
 
     @staticmethod
-    def _rate_relations(coords, keep, ind, dep_rates, rows, elim, eliminate):
+    def _rate_relations(coords, keep, ind, dep_rates, rows, elim, eliminate,
+                        samples=()):
         """Rates and accelerations of all coordinates, and G = dq'/dq_I'.
 
         With ``eliminate`` the dependent rates are ``C q_I' + c`` and their
@@ -637,7 +640,9 @@ class ModifiedLagrange(Formulation):
             B_D = R.jacobian(qd_D)
             B_I = R.jacobian(qd_I)
             b = R.xreplace({x: 0 for x in qd_D + qd_I})
-            C, c = _solve_for_dependent(B_D, -B_I, -b)
+            cols = [keep.index(q) for q in dep_rates]
+            C, c = _solve_for_dependent(B_D, -B_I, -b,
+                                        samples=[S[:, cols] for S in samples])
             for i, q in enumerate(dep_rates):
                 G_keep[keep.index(q), :] = C.row(i)
             if eliminate:
@@ -665,7 +670,7 @@ class ModifiedLagrange(Formulation):
 _ADJUGATE_MAX = 3
 
 
-def _solve_for_dependent(B_D, *rhs):
+def _solve_for_dependent(B_D, *rhs, samples=()):
     """``B_D^-1 rhs`` for each right-hand side.
 
     Small blocks are inverted as ``adj(B_D) / det(B_D)`` with the
@@ -673,7 +678,11 @@ def _solve_for_dependent(B_D, *rhs):
     vanish where the block does not (the wheelbarrow's rolling constraints
     give ``[[-sin, cos], [cos, sin]]``, whose LU solution divides by
     ``sin(theta)`` although the determinant is -1).  Larger blocks are
-    solved by LU, as Kane's method here does.
+    solved by Gaussian elimination whose pivots are chosen where they are
+    largest at the numeric ``samples`` of ``B_D`` (the declared initial
+    state and random consistent states), so that no pivot vanishes there
+    (the upright Whipple bicycle, where the first nonzero symbolic pivot
+    is zero).
     """
     k = B_D.shape[0]
     if k <= _ADJUGATE_MAX:
@@ -682,7 +691,48 @@ def _solve_for_dependent(B_D, *rhs):
             det = sm.simplify(det)
         adj = B_D.adjugate(method="berkowitz")
         return tuple(adj * r / det for r in rhs)
-    return tuple(B_D.LUsolve(r) for r in rhs)
+    return _guided_elimination(B_D, rhs, samples)
+
+
+def _guided_elimination(A, rhs, samples):
+    """Gaussian elimination on ``A X = [rhs...]`` with row pivots chosen by
+    the smallest magnitude over numeric samples of A (largest wins)."""
+    n = A.shape[0]
+    A = sm.Matrix(A).copy()
+    widths = [r.shape[1] for r in rhs]
+    R = sm.Matrix.hstack(*rhs).copy()
+    nums = [np.array(S, dtype=float) for S in samples]
+    for col in range(n):
+        if nums:
+            score = [min(abs(S[i, col]) for S in nums) for i in range(col, n)]
+            piv = col + int(np.argmax(score))
+        else:
+            piv = next((i for i in range(col, n) if A[i, col] != 0), col)
+        if piv != col:
+            A.row_swap(col, piv)
+            R.row_swap(col, piv)
+            for S in nums:
+                S[[col, piv]] = S[[piv, col]]
+        for i in range(col + 1, n):
+            if A[i, col] == 0:
+                continue
+            factor = A[i, col] / A[col, col]
+            A[i, :] = A[i, :] - factor * A[col, :]
+            R[i, :] = R[i, :] - factor * R[col, :]
+            for S in nums:
+                S[i] = S[i] - S[i, col] / S[col, col] * S[col]
+    X = sm.zeros(n, R.shape[1])
+    for i in reversed(range(n)):
+        acc = R[i, :]
+        for j in range(i + 1, n):
+            if A[i, j] != 0:
+                acc = acc - A[i, j] * X[j, :]
+        X[i, :] = acc / A[i, i]
+    out, start = [], 0
+    for w in widths:
+        out.append(X[:, start:start + w])
+        start += w
+    return tuple(out)
 
 
 def _numeric_samples(ms, B, keep, elim, n=3):
@@ -691,8 +741,9 @@ def _numeric_samples(ms, B, keep, elim, n=3):
     out = []
     coords = list(ms.coordinates)
     params = dict(ms.parameters)
-    for seed in range(n):
-        t0, q, _ = ms.random_state(seed=1000 + seed)
+    states = [ms.consistent_initial_state()[:2]]
+    states += [ms.random_state(seed=1000 + seed)[:2] for seed in range(n)]
+    for t0, q in states:
         rep = dict(params)
         rep.update({qi: float(v) for qi, v in zip(coords, q)})
         rep[t] = float(t0)
