@@ -66,8 +66,11 @@ module evaluates, and it covers three cases:
    in the state.  Which rates are dependent: the dependent coordinates of
    the declaration first, then, for each nonholonomic constraint, a
    coordinate whose rate appears in the declaration's dependent speeds
-   (searched from the last coordinate backwards), checked numerically to
-   give an invertible ``B_D`` at random consistent states.
+   (then the others, from the last coordinate backwards), checked
+   numerically to give an invertible ``B_D`` at the declared initial state
+   and at random consistent states.  A system whose velocity constraints
+   cannot be solved for any set of rates there (constraints not
+   independent) is refused with :class:`UnsupportedSystemError`.
 
 Choices
 -------
@@ -87,7 +90,9 @@ Choices
   ``adj / det``, because elimination would divide by an entry that can
   vanish where the block does not (the wheelbarrow's rolling constraints:
   LU divides by ``sin(theta)``, the determinant is -1).  Larger blocks are
-  solved by LU.
+  eliminated with pivots chosen where they are largest at the declared
+  initial state and random consistent states (the upright Whipple bicycle
+  makes the first symbolically nonzero pivot vanish).
 * Constraint forces are not recovered (the method has no multipliers).
 
 Variants (option ``variant``)
