@@ -102,12 +102,17 @@ def pinocchio_model(system, parameters=None):
 
     Examples
     --------
-    >>> from hypothesis import find
-    >>> from compare.strategies import open_chains
-    >>> ms = find(open_chains(max_bodies=2), lambda ms: True)
-    >>> model, tau = pinocchio_model(ms)
-    >>> model.nq == len(ms.coordinates)
-    True
+    >>> from compare.strategies import build_tree
+    >>> structure = (2, ((-1, "R", 2), (0, "P", 0)), False, False, True, ())
+    >>> values = {"gx": 0.0, "gy": -9.81}
+    >>> for k in (1, 2):
+    ...     values |= {f"m{k}": 1.0, f"rx{k}": 0.5, f"ry{k}": 0.0,
+    ...                f"cx{k}": 0.2, f"cy{k}": 0.0, f"I{k}_xx": 0.1,
+    ...                f"I{k}_yy": 0.1, f"I{k}_zz": 0.1, f"I{k}_xy": 0.0,
+    ...                f"I{k}_yz": 0.0, f"I{k}_zx": 0.0}
+    >>> model, tau = pinocchio_model(build_tree(structure, values))
+    >>> model.nq
+    2
     """
     dim, joints, springs, dampers, gravity = _tree_structure(system)
     import pinocchio as pin
@@ -158,12 +163,15 @@ def pinocchio_accelerations(system, q, qd, parameters=None):
 
     Examples
     --------
-    >>> from hypothesis import find
-    >>> from compare.strategies import open_chains
-    >>> ms = find(open_chains(max_bodies=1), lambda ms: True)
-    >>> t0, q, qd = ms.random_state(seed=0)
-    >>> pinocchio_accelerations(ms, q, qd).shape
-    (1,)
+    >>> from compare.strategies import build_tree
+    >>> structure = (2, ((-1, "R", 2),), False, False, True, ())
+    >>> values = {"m1": 2.0, "rx1": 0.0, "ry1": 0.0, "cx1": 0.5, "cy1": 0.0,
+    ...           "I1_xx": 0.0, "I1_yy": 0.5, "I1_zz": 0.5, "I1_xy": 0.0,
+    ...           "I1_yz": 0.0, "I1_zx": 0.0, "gx": 0.0, "gy": -9.81}
+    >>> ms = build_tree(structure, values)
+    >>> qdd = pinocchio_accelerations(ms, [0.0], [0.0])
+    >>> round(float(qdd[0]), 6)  # -m g c / (I_zz + m c^2) = -9.81 / 1
+    -9.81
     """
     import pinocchio as pin
 

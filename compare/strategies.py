@@ -207,48 +207,11 @@ def _inertia_dyadic(frame, syms):
 # ----------------------------------------------------------------------
 # Kinematic trees
 # ----------------------------------------------------------------------
-def build_tree(structure, values, *, initial=None, name="random_tree"):
-    """The :class:`MechanicalSystem` of a tree structure with given values.
-
-    Parameters
-    ----------
-    structure : tuple
-        ``(dimension, joints, springs, dampers, gravity, reactions)`` with
-        ``joints`` a tuple of ``(parent, kind, axis)``, one per body in
-        order: ``parent`` the index of the parent body (-1 for the ground,
-        otherwise an earlier body), ``kind`` ``"R"`` or ``"P"``, ``axis``
-        0, 1 or 2 (x, y, z of the parent's frame; planar trees turn about z
-        and slide along x or y).  ``reactions`` is a tuple of body indices
-        whose joint reaction (force of the parent on the subtree, along the
-        parent's x and y) is declared as constraint coordinates.
-    values : mapping
-        Parameter name -> value, for every parameter of the structure.
-    initial : mapping, optional
-        Coordinate name -> initial value.
-
-    Returns
-    -------
-    MechanicalSystem
-
-    Notes
-    -----
-    Frames and signs (the conventions :mod:`compare.oracles` maps to
-    Pinocchio): body i has frame ``B{i}`` and origin ``O{i}``.  Its joint
-    sits at ``J{i} = O_parent + r_i`` with ``r_i = (rx{i}, ry{i}, rz{i})`` in
-    the parent's frame (the ground's ``N`` and ``O`` for parent -1) and the
-    joint frame is the parent's frame.  A revolute joint turns ``B{i}`` by
-    ``q{i}`` about the joint frame's axis, with ``O{i} = J{i}``; a prismatic
-    joint keeps ``B{i}`` parallel to the parent and puts
-    ``O{i} = J{i} + q{i} * axis``.  The mass centre is ``G{i} = O{i} + c_i``
-    with ``c_i = (cx{i}, cy{i}, cz{i})`` in ``B{i}``; ``I{i}_..`` is the
-    central inertia in ``B{i}``.  Speeds are ``u{i} = q{i}'``.  Gravity is
-    ``(gx, gy, gz)`` in ``N``.  A spring ``-k{i} (q{i} - s{i})`` and a
-    damper ``-b{i} u{i}`` act in each joint as an action-reaction pair (a
-    torque about, or a force along, the joint axis).
-    """
+@functools.lru_cache(maxsize=None)
+def _tree_declaration(structure):
+    """The symbolic part of :func:`build_tree`, once per structure."""
     dim, joints, springs, dampers, gravity, reactions = structure
     n = len(joints)
-    initial = dict(initial or {})
     N = me.ReferenceFrame("N")
     O = me.Point("O")
     O.set_vel(N, 0)
@@ -365,6 +328,51 @@ def build_tree(structure, values, *, initial=None, name="random_tree"):
     system.add_kdes(*kdes)
     system.add_bodies(*bodies)
     system.add_loads(*loads)
+    return system, sym, q, u, V, power, tuple(cf_objs)
+
+
+def build_tree(structure, values, *, initial=None, name="random_tree"):
+    """The :class:`MechanicalSystem` of a tree structure with given values.
+
+    Parameters
+    ----------
+    structure : tuple
+        ``(dimension, joints, springs, dampers, gravity, reactions)`` with
+        ``joints`` a tuple of ``(parent, kind, axis)``, one per body in
+        order: ``parent`` the index of the parent body (-1 for the ground,
+        otherwise an earlier body), ``kind`` ``"R"`` or ``"P"``, ``axis``
+        0, 1 or 2 (x, y, z of the parent's frame; planar trees turn about z
+        and slide along x or y).  ``reactions`` is a tuple of body indices
+        whose joint reaction (force of the parent on the subtree, along the
+        parent's x and y) is declared as constraint coordinates.
+    values : mapping
+        Parameter name -> value, for every parameter of the structure.
+    initial : mapping, optional
+        Coordinate name -> initial value.
+
+    Returns
+    -------
+    MechanicalSystem
+
+    Notes
+    -----
+    Frames and signs (the conventions :mod:`compare.oracles` maps to
+    Pinocchio): body i has frame ``B{i}`` and origin ``O{i}``.  Its joint
+    sits at ``J{i} = O_parent + r_i`` with ``r_i = (rx{i}, ry{i}, rz{i})`` in
+    the parent's frame (the ground's ``N`` and ``O`` for parent -1) and the
+    joint frame is the parent's frame.  A revolute joint turns ``B{i}`` by
+    ``q{i}`` about the joint frame's axis, with ``O{i} = J{i}``; a prismatic
+    joint keeps ``B{i}`` parallel to the parent and puts
+    ``O{i} = J{i} + q{i} * axis``.  The mass centre is ``G{i} = O{i} + c_i``
+    with ``c_i = (cx{i}, cy{i}, cz{i})`` in ``B{i}``; ``I{i}_..`` is the
+    central inertia in ``B{i}``.  Speeds are ``u{i} = q{i}'``.  Gravity is
+    ``(gx, gy, gz)`` in ``N``.  A spring ``-k{i} (q{i} - s{i})`` and a
+    damper ``-b{i} u{i}`` act in each joint as an action-reaction pair (a
+    torque about, or a force along, the joint axis).
+    """
+    dim, joints, springs, dampers, gravity, reactions = structure
+    system, sym, q, u, V, power, cf_objs = _tree_declaration(structure)
+    initial = dict(initial or {})
     missing = sorted(set(sym) - set(values))
     if missing:
         raise ValueError(f"values missing for parameters {missing}")
@@ -510,24 +518,9 @@ def open_chains(*, dimension=2, min_bodies=1, max_bodies=3,
 # ----------------------------------------------------------------------
 # Closed loops
 # ----------------------------------------------------------------------
-def build_linkage(n_bars, values, initial, *, explicit=False):
-    """A planar n-bar linkage of rigid links with pin joints.
-
-    Ground pivots A (the origin) and D = L0 * N.y.  Links 1..n-2 form a
-    chain from A, link n-1 hangs from D; their absolute angles ``q1..q{n-1}``
-    are measured from N.x about N.z (link n-1 from D towards the joint it
-    shares with link n-2).  Loop closure::
-
-        sum_{i<n-1} L_i e(q_i) - L_{n-1} e(q_{n-1}) = L0 N.y
-
-    The last two angles are dependent.  Link i has mass ``m{i}``, mass
-    centre ``(cx{i}, cy{i})`` in its frame (x along the link), central
-    inertia ``I{i}_..``.  Loads: gravity ``(gx, gy)``, a constant torque
-    ``tau`` on link 1, a spring ``-k1 (q1 - s1)`` and a damper ``-b1 q1'``
-    between the ground and link 1.  For the four-bar the geometry is that
-    of the catalogue's ``four_bar`` (with ``explicit=True`` its closed form
-    gives ``dependent_solutions``).
-    """
+@functools.lru_cache(maxsize=None)
+def _linkage_declaration(n_bars, explicit):
+    """The symbolic part of :func:`build_linkage`, once per structure."""
     N = me.ReferenceFrame("N")
     A = me.Point("O")
     A.set_vel(N, 0)
@@ -581,6 +574,28 @@ def build_linkage(n_bars, values, initial, *, explicit=False):
     if explicit:
         q2f, q3f = four_bar_closed_form(q[0], L[1], L[2], L[3], L[0])
         dep = {q[1]: q2f, q[2]: q3f}
+    return system, syms, q, u, V, power, dep
+
+
+def build_linkage(n_bars, values, initial, *, explicit=False):
+    """A planar n-bar linkage of rigid links with pin joints.
+
+    Ground pivots A (the origin) and D = L0 * N.y.  Links 1..n-2 form a
+    chain from A, link n-1 hangs from D; their absolute angles ``q1..q{n-1}``
+    are measured from N.x about N.z (link n-1 from D towards the joint it
+    shares with link n-2).  Loop closure::
+
+        sum_{i<n-1} L_i e(q_i) - L_{n-1} e(q_{n-1}) = L0 N.y
+
+    The last two angles are dependent.  Link i has mass ``m{i}``, mass
+    centre ``(cx{i}, cy{i})`` in its frame (x along the link), central
+    inertia ``I{i}_..``.  Loads: gravity ``(gx, gy)``, a constant torque
+    ``tau`` on link 1, a spring ``-k1 (q1 - s1)`` and a damper ``-b1 q1'``
+    between the ground and link 1.  For the four-bar the geometry is that
+    of the catalogue's ``four_bar`` (with ``explicit=True`` its closed form
+    gives ``dependent_solutions``).
+    """
+    system, syms, q, u, V, power, dep = _linkage_declaration(n_bars, explicit)
     params = {syms[k]: float(v) for k, v in values.items()}
     init = {qi: float(v) for qi, v in zip(q, initial)} | {u[0]: 0.0} \
         | {ui: 0.0 for ui in u[1:-2]}
@@ -756,9 +771,15 @@ theta', u1, u2 the components of P's velocity along B.x, B.y (u2
 dependent).  With a = b = 0 it is the knife edge."""
 
 
+@functools.lru_cache(maxsize=None)
+def _disc_declaration():
+    # Building the catalogue's disc simplifies its constraints: once only.
+    return get_system("rolling_disc")
+
+
 @st.composite
 def _discs(draw):
-    base = get_system("rolling_disc")
+    base = _disc_declaration()
     by_name = {str(k): k for k in base.parameters}
     vals = {"m": draw(_floats(0.5, 3.0)), "r": draw(_floats(0.1, 1.0)),
             "g": draw(_floats(0.0, 10.0))}
@@ -805,17 +826,9 @@ def nonholonomic_systems(*, kinds=NONHOLONOMIC_KINDS):
 # ----------------------------------------------------------------------
 # Rheonomic systems
 # ----------------------------------------------------------------------
-def build_driven_chain(n, drive, values, initial):
-    """A planar chain of n links (pin joints, relative angles) hung from a
-    support S moved by a prescribed function of time.
-
-    ``drive="translation"``: ``S = s(t) (cos(alpha) N.x + sin(alpha) N.y)``
-    with ``s(t) = A sin(w t + phi)``.  ``drive="rotation"``: S is the tip of
-    an arm of length ``La`` turned about O by ``theta(t) = Omega t +
-    A sin(w t + phi)``, and the first joint angle is measured from the arm.
-    Links are rods along their x axis: length ``l{i}``, mass ``m{i}``,
-    central moment ``J{i}``, mass centre at ``l{i}/2``.  Gravity ``-g N.y``.
-    """
+@functools.lru_cache(maxsize=None)
+def _driven_declaration(n, drive):
+    """The symbolic part of :func:`build_driven_chain`, once per structure."""
     N = me.ReferenceFrame("N")
     O = me.Point("O")
     O.set_vel(N, 0)
@@ -863,6 +876,21 @@ def build_driven_chain(n, drive, values, initial):
     system.add_bodies(*bodies)
     system.add_loads(*loads)
     V = sum(b.mass * g * b.masscenter.pos_from(O).dot(N.y) for b in bodies)
+    return system, syms, q, u, V, specified
+
+
+def build_driven_chain(n, drive, values, initial):
+    """A planar chain of n links (pin joints, relative angles) hung from a
+    support S moved by a prescribed function of time.
+
+    ``drive="translation"``: ``S = s(t) (cos(alpha) N.x + sin(alpha) N.y)``
+    with ``s(t) = A sin(w t + phi)``.  ``drive="rotation"``: S is the tip of
+    an arm of length ``La`` turned about O by ``theta(t) = Omega t +
+    A sin(w t + phi)``, and the first joint angle is measured from the arm.
+    Links are rods along their x axis: length ``l{i}``, mass ``m{i}``,
+    central moment ``J{i}``, mass centre at ``l{i}/2``.  Gravity ``-g N.y``.
+    """
+    system, syms, q, u, V, specified = _driven_declaration(n, drive)
     return MechanicalSystem(
         name=f"random_driven_chain", system=system,
         parameters={syms[k]: v for k, v in values.items()},
