@@ -499,6 +499,7 @@ class CompiledModel(NumericModel):
             source, compiler=compiler, cflags=cflags, cache_dir=cache_dir)
         self._lib = self._module.lib
         self._fb = self._module.ffi.from_buffer
+        self._dbl = self._module.ffi.typeof("double[]")
         self._nz = info["nz"]
         self._force_names = info["forces"]
         self._xshape = (self.n_states,)
@@ -555,18 +556,19 @@ class CompiledModel(NumericModel):
     def rhs(self, t0, x) -> np.ndarray:
         """x' = rhs(t, x) in one C call; a fresh array each call."""
         self.nfev += 1
+        # The fast path takes float64 arrays of the right shape as they are;
+        # anything else is converted (never reinterpreted).
         if type(x) is not np.ndarray or x.dtype is not _F8 \
                 or x.shape != self._xshape:
             x = self._vec(x, self.n_states, "x")
         out = np.empty(self.n_states)
-        fb = self._fb
+        fb, dbl = self._fb, self._dbl
         try:
-            status = self._lib.eom_rhs(t0, fb("double[]", x), self._pc,
-                                       fb("double[]", out))
+            status = self._lib.eom_rhs(t0, fb(dbl, x), self._pc, fb(dbl, out))
         except (TypeError, ValueError, BufferError):  # a strided view, say
             x = self._vec(x, self.n_states, "x")
-            status = self._lib.eom_rhs(float(t0), fb("double[]", x),
-                                       self._pc, fb("double[]", out))
+            status = self._lib.eom_rhs(float(t0), fb(dbl, x), self._pc,
+                                       fb(dbl, out))
         if status:
             return self._rates_after_failure(t0, x)
         return out
