@@ -26,13 +26,13 @@ Choices, and why
 ----------------
 * **Terms dropped from S.**  Only the derivatives of S with respect to u'
   enter the equations, so terms free of u' are irrelevant.  The rotational
-  part uses the issue's form above (the term 1/2 (w x I.w).I^-1.(w x I.w)
-  of the exact expression is free of u' and never formed).  The default
-  strategy ``"split"`` also drops the u'-free part of the translational term:
-  with ``a = a1 + a0`` (``a1`` linear in u', ``a0 = a(u'=0)``) it forms
-  ``1/2 m a1.a1 + m a1.a0``, and likewise ``alpha1``, ``alpha0``.  The
-  returned ``extras["acceleration_energy"]`` is the S so formed; it differs
-  from the full acceleration energy only by terms free of u'.
+  part uses the form above: the term 1/2 (w x I.w).I^-1.(w x I.w) of the
+  exact expression is free of u' and never formed.  The translational term
+  is kept whole by the default strategy (its u'-free part costs nothing
+  there, see below); strategy ``"split"`` drops it too, forming
+  ``1/2 m a1.a1 + m a1.a0`` with ``a = a1 + a0`` (``a1`` linear in u',
+  ``a0 = a(u'=0)``), and likewise for alpha.  The returned
+  ``extras["acceleration_energy"]`` is the S so formed.
 * **Unknowns and state.**  The unknowns are the p independent speed rates
   only: the mass matrix is p x p (two equations for the wheelbarrow, where
   Kane's implementation here solves for all speed rates together with the
@@ -47,24 +47,48 @@ Choices, and why
   x' drifts off the velocity constraints exactly as Kane's state does
   (``d/dt (A u + b) = 0`` holds to round-off).
 * **How S is formed** (option ``strategy``) dominates the cost; the
-  alternatives are implemented for measurement:
+  alternatives are implemented so they can be measured:
 
-  ``"split"`` (default)
-      per body, u'-free parts dropped (above), differentiated per body
-      without expansion; dependent rates substituted before S is formed.
+  ``"components"`` (default)
+      per body, S_B is written in placeholder symbols for the components
+      of a and alpha (a 3- or 6-variable quadratic), differentiated with
+      respect to them, and only then are the kinematics substituted:
+      ``dS/du_r' = sum_B dS_B/dx_B . dx_B/du_r'`` (x_B = (a, alpha)).
+  ``"split"``
+      per body, u'-free parts dropped (above), S_B built from the
+      kinematic expressions and differentiated by sympy per body.
   ``"full"``
-      per body, S_B as written above (translational term in full),
-      differentiated per body without expansion.
+      as ``"split"`` with the whole translational term.
   ``"summed"``
       as ``"full"``, but S summed over the bodies before differentiating.
   ``"expanded"``
       S summed and fully expanded into a polynomial in u' (the textbook
-      hand procedure), then differentiated.
+      procedure by hand), then differentiated.
 
-  and option ``elimination``: ``"substitute"`` (default; u_dep' replaced
+  The measured differences have two causes.  Expanding multiplies out the
+  trigonometric products of the kinematics (n_link_pendulum, n = 5: 9714
+  raw ops against 3796 for the other forms, rolling disc 14576 against
+  1813) and is the slowest; on the smallest systems its collection of like
+  terms makes it the most compact.  Differentiating the squares of
+  kinematic expressions with sympy (``"split"``, ``"full"``,
+  ``"summed"``) distributes the factor 2 of ``d(x^2) = 2 x x'`` into the
+  sum x', so the mass matrix carries products like
+  ``(l1 cos q2 + l2/2)(2 l1 cos q2 + l2)/2`` that cse cannot merge;
+  differentiating in placeholder components avoids that and matches
+  Kane's operation counts here (Kane's method is the same computation
+  arranged by partial velocities).  Per body or summed makes no
+  difference to the result, as sympy differentiates a sum term by term.
+
+  Option ``elimination``: ``"substitute"`` (default; u_dep' replaced
   by ``C u_ind' + d`` in a and alpha before S is formed) or ``"chain"`` (S
   formed in all u'; ``dS/du_r' + sum_s C_sr dS/du_s'`` after
-  differentiation, then the dependent rates substituted).
+  differentiation, then the dependent rates substituted).  Substituting
+  first is cheaper for nonholonomic systems (wheelbarrow 449 against 1074
+  raw ops, rolling disc 1813 against 4111) and equal for the others.
+  Option ``frames``: ``"merged"`` (default) uses the shared
+  :class:`~formulations.kinematics.FrameAlgebra`; ``"sympy"`` sympy's
+  composed direction cosines, which grow as products of sines and
+  cosines along a chain (n_link_pendulum, n = 5: 15002 raw ops).
 
 Measured cost (``python -m formulations.gibbs_appell``; seconds are the
 derivation's ``timings["total"]`` on the development machine, op counts
@@ -100,7 +124,7 @@ __all__ = ["GibbsAppell", "acceleration_energy", "body_kinematics",
 
 t = me.dynamicsymbols._t
 
-STRATEGIES = ("split", "full", "summed", "expanded")
+STRATEGIES = ("components", "split", "full", "summed", "expanded")
 ELIMINATIONS = ("substitute", "chain")
 FRAMES = ("merged", "sympy")
 
@@ -114,6 +138,10 @@ class _SympyFrames:
             return sm.zeros(3, 1)
         m = vec.to_matrix(frame)
         return m.xreplace(rep) if rep else m
+
+    @staticmethod
+    def dcm(A, B):
+        return A.dcm(B)
 
 
 def solve_dependent_block(A_dep, rhs):
@@ -155,14 +183,16 @@ def _natural_frame(vec, default):
 def body_kinematics(system, qdot, frames=None):
     """Kinematics of every body in components of a frame moving with it.
 
-    For a rigid body the frame is its own (where the inertia is constant);
-    for a particle, the frame of the first component of its velocity.  The
-    acceleration follows from the transport theorem, ``a = d/dt(v_F) +
-    w_F x v_F``, so nothing is re-expressed in the inertial frame.
+    For a rigid body the frame F is its own (where the inertia is
+    constant); for a particle, the frame of the first component of its
+    velocity.  A velocity declared as ``sum_G m_G`` (components m_G in
+    frames G) has the acceleration ``sum_G R_FG (m_G' + w_G x m_G)``: each
+    measure number is differentiated where it was declared, before any
+    rotation, so no rotated (larger) expression is differentiated.
 
-    ``frames`` supplies ``components(vec, frame, rep)``; by default a
-    :class:`~formulations.kinematics.FrameAlgebra` (merged same-axis
-    rotations, as Kane's method here uses).
+    ``frames`` supplies ``components(vec, frame, rep)`` and ``dcm(A, B)``;
+    by default a :class:`~formulations.kinematics.FrameAlgebra` (merged
+    same-axis rotations, as Kane's method here uses).
 
     Returns
     -------
@@ -172,16 +202,27 @@ def body_kinematics(system, qdot, frames=None):
     """
     N = system.frame
     fa = frames or FrameAlgebra()
+    rates = {}
+
+    def frame_rate(G):
+        if G not in rates:
+            rates[G] = fa.components(G.ang_vel_in(N), G, qdot)
+        return rates[G]
+
     out = []
     for body in system.bodies:
         vel = body.masscenter.vel(N)
         rigid = isinstance(body, me.RigidBody)
         F = body.frame if rigid else _natural_frame(vel, N)
-        wF = fa.components(F.ang_vel_in(N), F, qdot)
-        v = fa.components(vel, F, qdot)
-        entry = {"body": body, "a": v.diff(t).xreplace(qdot) + wF.cross(v),
-                 "w": None, "alpha": None, "inertia": None}
+        a = sm.zeros(3, 1)
+        for measure, G in (vel.args if vel != 0 else ()):
+            m = measure.xreplace(qdot)
+            aG = m.diff(t).xreplace(qdot) + frame_rate(G).cross(m)
+            a += aG if G is F else fa.dcm(F, G) * aG
+        entry = {"body": body, "a": a, "w": None, "alpha": None,
+                 "inertia": None}
         if rigid:
+            wF = frame_rate(F)
             # The components of d/dt(w) in N and in F coincide (w x w = 0).
             entry["w"] = wF
             entry["alpha"] = wF.diff(t).xreplace(qdot)
@@ -247,6 +288,22 @@ def acceleration_energy(entry, *, drop_free_terms=True, zero=None):
     return S
 
 
+def _energy_in_components(entry):
+    """S_B in placeholder components of (a, alpha), its gradient with
+    respect to them (the kinematics substituted after differentiating),
+    and S_B with the kinematics substituted."""
+    body = entry["body"]
+    rigid = entry["w"] is not None
+    X = sm.Matrix(sm.symbols(f"_ga0:{6 if rigid else 3}"))
+    fake = {"body": body, "a": X[:3, :], "w": entry["w"],
+            "alpha": X[3:, :] if rigid else None, "inertia": entry["inertia"]}
+    S = acceleration_energy(fake, drop_free_terms=False)
+    grad = sm.Matrix([S.diff(xi) for xi in X])
+    x = entry["a"] if not rigid else entry["a"].col_join(entry["alpha"])
+    rep = dict(zip(X, x))
+    return S.xreplace(rep), grad.xreplace(rep)
+
+
 def generalized_active_forces(system, speeds, qdot, frames=None):
     """F_r = sum_P v^P_r . R_P + sum_B w^B_r . T_B for every speed.
 
@@ -272,7 +329,7 @@ class GibbsAppell(Formulation):
 
     Parameters
     ----------
-    strategy : {"split", "full", "summed", "expanded"}
+    strategy : {"components", "split", "full", "summed", "expanded"}
         How the acceleration energy is formed (see the module docstring).
     elimination : {"substitute", "chain"}
         Whether the dependent speed rates are substituted before S is
@@ -301,7 +358,7 @@ class GibbsAppell(Formulation):
     handles_rheonomic = True
     uses_multipliers = False
 
-    def __init__(self, *, strategy: str = "split",
+    def __init__(self, *, strategy: str = "components",
                  elimination: str = "substitute", frames: str = "merged",
                  count_ops: bool = True):
         super().__init__(count_ops=count_ops)
@@ -377,8 +434,15 @@ class GibbsAppell(Formulation):
                 if entry["alpha"] is not None:
                     entry["alpha"] = entry["alpha"].xreplace(to_z)
             drop = self.strategy == "split"
-            S_bodies = [acceleration_energy(en, drop_free_terms=drop, zero=zero)
-                        for en in entries]
+            if self.strategy == "components":
+                S_bodies, grads = [], []
+                for en in entries:
+                    S_B, grad = _energy_in_components(en)
+                    S_bodies.append(S_B)
+                    grads.append(grad)
+            else:
+                S_bodies = [acceleration_energy(en, drop_free_terms=drop,
+                                                zero=zero) for en in entries]
             if self.strategy in ("summed", "expanded"):
                 S_total = sm.Add(*S_bodies)
                 if self.strategy == "expanded":
@@ -388,8 +452,17 @@ class GibbsAppell(Formulation):
                 S_total = sm.Add(*S_bodies)
                 S_parts = S_bodies
         with stage("differentiation"):
-            G = sm.Matrix([sm.Add(*[sm.diff(S, zr) for S in S_parts])
-                           for zr in zs])
+            if self.strategy == "components":
+                # dS/du_r' = sum_B dS_B/dx_B . dx_B/du_r' with x_B the
+                # stacked components (a, alpha) of body B.
+                G = sm.zeros(len(zs), 1)
+                for en, grad in zip(entries, grads):
+                    x = en["a"] if en["alpha"] is None \
+                        else en["a"].col_join(en["alpha"])
+                    G += x.jacobian(zs).T * grad
+            else:
+                G = sm.Matrix([sm.Add(*[sm.diff(S, zr) for S in S_parts])
+                               for zr in zs])
             if self.elimination == "chain" and u_dep:
                 G = G[:p, :] + C.T * G[p:, :]
                 dep_z = {to_z[k]: v.xreplace(to_z) for k, v in dep_rates.items()}
@@ -510,13 +583,19 @@ def _main(argv=None):
     print(f"{'system':<26} {'method':<38} {'seconds':>9} {'ops_raw':>9} "
           f"{'ops_cse':>7}", flush=True)
     every = [(s, "substitute") for s in STRATEGIES] + [
-        ("split", "chain"), ("summed", "chain"), ("split", "substitute", "sympy")]
+        ("components", "chain"), ("split", "chain"),
+        ("components", "substitute", "sympy")]
     # Expanding S, or composing direction cosines without merging, grows
     # too fast for the larger chains (minutes each).
     cheap = [v for v in every if v[0] != "expanded" and v[2:] != ("sympy",)]
     small = [("n_link_pendulum", {"n": n}) for n in range(3, min(args.max_n, 5) + 1)]
     large = [("n_link_pendulum", {"n": n}) for n in range(6, args.max_n + 1)]
-    rows = benchmark(small + [(n, {}) for n in names], every)
+    # The largest catalogue systems (tens of seconds for Kane alone) are
+    # measured with the default only.
+    huge = {"whipple_bicycle", "andrews_squeezer"}
+    rows = benchmark(small + [(n, {}) for n in names if n not in huge], every)
     rows += benchmark(large, cheap)
+    rows += benchmark([(n, {}) for n in names if n in huge],
+                      [("components", "substitute")])
     return rows
 
