@@ -522,17 +522,21 @@ class ModifiedLagrange(Formulation):
             # Kolev's order: the Lagrange operator of every coordinate is
             # formed first, then q_r, q_r', q_r'' are replaced.
             E_sub = E.xreplace(sub)
-            eqs = G_T.T * E_sub
             if eliminate:
                 unknowns = [_d(q, 2) for q in ind]
             else:
                 # Dependent accelerations stay unknown, closed by the
                 # differentiated velocity constraints.
                 unknowns = [_d(q, 2) for q in keep]
-                if rows:
-                    eqs = eqs.col_join(_d(sm.Matrix(rows)))
-            M = eqs.jacobian(unknowns)
-            forcing = -eqs.xreplace({a: 0 for a in unknowns})
+            zero = {a: 0 for a in unknowns}
+            # G^T E is linear in the unknowns through E alone: split E
+            # first rather than differentiate the products with G.
+            M = G_T.T * E_sub.jacobian(unknowns)
+            forcing = -(G_T.T * E_sub.xreplace(zero))
+            if not eliminate and rows:
+                acc_rows = _d(sm.Matrix(rows))
+                M = M.col_join(acc_rows.jacobian(unknowns))
+                forcing = forcing.col_join(-acc_rows.xreplace(zero))
 
         if eliminate:
             states = tuple(keep) + tuple(_d(q) for q in ind)
