@@ -102,3 +102,13 @@ def test_published_vs_computed_table():
         bm.published_vs_computed(["kane"], benchmarks=["tricycle"])
     with pytest.raises(ValueError, match="must be one of"):
         bm.rolling_disc_critical_speed("no_such_method")
+
+
+def test_derivations_over_the_time_limit_are_reported(tmp_path, monkeypatch):
+    """A derivation that exceeds the limit is a row saying so, not a hang."""
+    monkeypatch.setenv("EOMCOMPARE_CACHE", str(tmp_path))
+    df = bm.published_vs_computed(["kane"], benchmarks=["rolling_disc"],
+                                  derive_timeout=1e-3)
+    assert len(df) == 1
+    assert "TimeoutError" in df["quantity"].iloc[0]
+    assert np.isnan(df["computed"].iloc[0])
