@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-__all__ = ["write_report", "build_report", "summary_columns"]
+__all__ = ["write_report", "summary_columns"]
 
 #: Columns of the per-system summary table: frame column -> heading.
 SUMMARY_COLUMNS = {
@@ -170,7 +170,7 @@ def _md_table(frame: pd.DataFrame, digits: int = 3) -> str:
 
 def _html_table(frame: pd.DataFrame, caption: str, digits: int = 3) -> str:
     text = _text_frame(frame, digits)
-    parts = ["<table>"]
+    parts = ['<div class="scroll"><table>']
     if caption:
         parts.append(f"<caption>{html.escape(caption)}</caption>")
     parts.append("<thead><tr>" + "".join(f"<th>{html.escape(str(c))}</th>"
@@ -182,7 +182,7 @@ def _html_table(frame: pd.DataFrame, caption: str, digits: int = 3) -> str:
             cls = ' class="bad"' if row[status_col] != "unsupported" else ' class="na"'
         parts.append(f"<tr{cls}>" + "".join(f"<td>{html.escape(str(v))}</td>"
                                             for v in row) + "</tr>")
-    parts.append("</tbody></table>")
+    parts.append("</tbody></table></div>")
     return "\n".join(parts)
 
 
@@ -350,6 +350,10 @@ def _deviation_figure(plt, label, devs, reference, threshold, styles, path):
         st = styles[form]
         ax.semilogy(t, np.maximum(dev, _DEV_FLOOR), color=st["color"],
                     linestyle=st["linestyle"], linewidth=1.4, label=form)
+        beyond = np.nonzero(dev > threshold)[0] if threshold else []
+        if len(beyond):
+            # The end of the horizon of agreement, where the reader looks.
+            ax.axvline(t[beyond[0]], color=st["color"], linewidth=0.8, alpha=0.6)
     if threshold:
         ax.axhline(threshold, color="0.3", linewidth=0.8, linestyle=":",
                    label=f"threshold {threshold:g}")
@@ -446,16 +450,42 @@ def _scaling_figure(plt, frame, system, formulations, styles, path):
         ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_xlabel("n")
         ax.set_title(title)
+    fig.subplots_adjust(wspace=0.35)
     fig.suptitle(f"{system}: scaling with the number of links", y=1.04)
     axes[0, -1].legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False)
     return _save(fig, path)
 
 
+def _stage_table(frame: pd.DataFrame):
+    """One row per case, one column per derivation stage (seconds)."""
+    import json
+    if "stage_s" not in frame.columns:
+        return None
+    rows = []
+    for r in frame.itertuples():
+        try:
+            stages = json.loads(r.stage_s) if isinstance(r.stage_s, str) else {}
+        except ValueError:
+            stages = {}
+        if isinstance(stages, dict) and stages:
+            rows.append({"case": r.case, **stages})
+    if not rows:
+        return None
+    table = pd.DataFrame(rows)
+    # "total" last, the stages in the order the derivations report them.
+    cols = ["case"] + [c for c in table.columns if c not in ("case", "total")]
+    return table[cols + (["total"] if "total" in table.columns else [])]
+
+
 # ----------------------------------------------------------------------
 # Optional sections
 # ----------------------------------------------------------------------
-def _benchmark_table():
-    """(frame, note): the published-vs-computed table if a module offers it."""
+def _benchmark_table(formulations=None):
+    """(frame, note): the published-vs-computed table if a module offers it.
+
+    A function that takes ``formulations`` is given the run's, so the report
+    does not derive the benchmarks with formulations the run left out.
+    """
     try:
         mod = importlib.import_module("compare.benchmarks")
     except ImportError as exc:
@@ -476,8 +506,11 @@ def _benchmark_table():
             continue
         if required:
             continue
+        kwargs = {}
+        if formulations and "formulations" in inspect.signature(fn).parameters:
+            kwargs["formulations"] = list(formulations)
         try:
-            table = fn()
+            table = fn(**kwargs)
         except Exception as exc:  # the report goes on without this section
             return None, (f"not available: compare.benchmarks.{name}() "
                           f"failed: {type(exc).__name__}: {exc}")
@@ -508,12 +541,11 @@ def _kolev_table():
 # ----------------------------------------------------------------------
 # The report
 # ----------------------------------------------------------------------
-def build_report(result, out, *, benchmarks: bool = True, kolev: bool = True,
+def _build_report(result, out, *, benchmarks: bool = True, kolev: bool = True,
                  figures: bool = True):
     """The report's blocks, with the figures written to ``out/figures``.
 
-    Most users want :func:`write_report`; this is the part that reads the
-    result, for renderers of other formats.
+    Rendered to markdown and HTML by :func:`write_report`.
     """
     out = Path(out)
     fig_dir = out / "figures"
@@ -587,8 +619,7 @@ def build_report(result, out, *, benchmarks: bool = True, kolev: bool = True,
     if failed.empty:
         rep.p("No case failed.")
     else:
-        rep.table(failed[["case", "status", "error"]].rename(
-            columns={"case": "case", "status": "status", "error": "error"}))
+        rep.table(failed[["case", "status", "error"]])
     if not unsupported.empty:
         rep.p("Combinations a formulation declines (not failures):")
         rep.table(unsupported[["case", "status", "error"]])
@@ -630,6 +661,10 @@ def build_report(result, out, *, benchmarks: bool = True, kolev: bool = True,
                              "microseconds per formulation.")
         else:
             rep.p("No successful case to chart.")
+    stages = _stage_table(frame)
+    if stages is not None:
+        rep.p("Derivation seconds by stage (as timed by each formulation).")
+        rep.table(stages)
     scal = [s for s in _SCALABLE if s in set(frame["system"])]
     rep.h(2, "Scaling with n")
     drawn = False
@@ -649,7 +684,7 @@ def build_report(result, out, *, benchmarks: bool = True, kolev: bool = True,
     # --- optional sections --------------------------------------------
     rep.h(2, "Benchmarks: published against computed")
     if benchmarks:
-        table, note = _benchmark_table()
+        table, note = _benchmark_table(formulations)
         rep.p(f"Section {note}" if table is None else f"Table {note}.")
         if table is not None:
             # Published numbers carry many digits; three would hide a misfit.
@@ -690,7 +725,9 @@ tr.na td{background:#f4f4f4;color:#666}
 figure{margin:0.5em 0 1.5em}
 figure img{max-width:100%}
 figcaption{font-size:0.85em;color:#555}
-pre{background:#f6f6f6;padding:0.6em;overflow-x:auto}
+.scroll{overflow-x:auto}
+nav ul{list-style:none;padding-left:0;columns:2;font-size:0.9em}
+nav li.l3{padding-left:1.5em}
 h2{border-bottom:1px solid #ddd;padding-bottom:0.2em;margin-top:1.6em}
 """
 
@@ -715,9 +752,21 @@ def _render_html(rep: _Report) -> str:
     parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
              f"<title>{html.escape(title)}</title>", f"<style>{_CSS}</style>",
              "</head><body>"]
+    # A contents list: the report of a full run is long.
+    toc = ['<nav><ul>']
+    for b in rep.blocks:
+        if isinstance(b, _Heading) and b.level in (2, 3):
+            toc.append(f'<li class="l{b.level}"><a href="#{_slug(b.text)}">'
+                       f"{html.escape(b.text)}</a></li>")
+    toc.append("</ul></nav>")
+    seen_h1 = False
     for b in rep.blocks:
         if isinstance(b, _Heading):
-            parts.append(f"<h{b.level}>{html.escape(b.text)}</h{b.level}>")
+            anchor = f' id="{_slug(b.text)}"' if b.level in (2, 3) else ""
+            parts.append(f"<h{b.level}{anchor}>{html.escape(b.text)}</h{b.level}>")
+            if b.level == 1 and not seen_h1:
+                parts.extend(toc)
+                seen_h1 = True
         elif isinstance(b, _Para):
             parts.append(f"<p>{html.escape(b.text)}</p>")
         elif isinstance(b, _Table):
@@ -743,7 +792,9 @@ def write_report(result, out, *, benchmarks: bool = True,
         Directory of the report (usually the run's own directory).
     benchmarks : bool
         Include the published-against-computed table of
-        ``compare.benchmarks`` when that module offers one.
+        ``compare.benchmarks`` when that module offers one, for the run's
+        formulations (it may derive the benchmark systems: minutes when
+        they are not in the derivation cache).
     kolev : bool
         Include ``formulations.modified_lagrange.kolev_cost_table()``
         (it derives a few systems again: seconds).
@@ -770,7 +821,7 @@ def write_report(result, out, *, benchmarks: bool = True,
         raise TypeError("result must be a ComparisonResult (with a pandas .frame), "
                         f"not {type(result).__name__}")
     out = Path(out)
-    rep = build_report(result, out, benchmarks=benchmarks, kolev=kolev,
+    rep = _build_report(result, out, benchmarks=benchmarks, kolev=kolev,
                        figures=figures)
     md, page = out / "report.md", out / "report.html"
     md.write_text(_render_markdown(rep), encoding="utf-8")

@@ -50,7 +50,10 @@ def _with_rows(result, rows):
 
 
 def _write(result, out, **kw):
+    # Both optional sections derive systems again (minutes for the
+    # bicycle); the tests that need them supply stand-ins.
     kw.setdefault("kolev", False)
+    kw.setdefault("benchmarks", False)
     paths = write_report(result, out, **kw)
     return (paths, paths["markdown"].read_text(encoding="utf-8"),
             paths["html"].read_text(encoding="utf-8"))
@@ -84,8 +87,13 @@ def test_files_and_standalone_html(report):
     out, page, md = report.out, report.page, report.md
     assert report.paths == {"markdown": out / "report.md",
                             "html": out / "report.html"}
-    # Standalone: every src/href is inline data, no stylesheet or script file.
-    refs = re.findall(r'(?:src|href)\s*=\s*["\']([^"\']*)', page)
+    # Standalone: every src is inline data and every link points inside the
+    # page; no stylesheet or script file.
+    links = re.findall(r'href\s*=\s*["\']([^"\']*)', page)
+    assert links and all(h.startswith("#") for h in links), links
+    ids = set(re.findall(r'id="([^"]+)"', page))
+    assert {h[1:] for h in links} <= ids
+    refs = re.findall(r'src\s*=\s*["\']([^"\']*)', page)
     assert refs, "the report has no figures"
     assert all(r.startswith("data:image/png;base64,") for r in refs), refs
     assert "<link" not in page and "<script" not in page
@@ -122,7 +130,7 @@ def test_every_case_appears_with_its_numbers(result, report):
     md, page = report.md, report.page
     for system in SYSTEMS:
         assert f"### {system}" in md
-        assert f"<h3>{system}</h3>" in page
+        assert f"<h3 id=\"{system}\">{system}</h3>" in page
     systems = _section(md, "Systems")
     for row in result.frame.itertuples():
         section = systems[systems.index(f"### {row.system}"):]
@@ -178,7 +186,8 @@ def test_optional_sections_missing(result, tmp_path, monkeypatch):
     import formulations.modified_lagrange as ml
     monkeypatch.setitem(sys.modules, "compare.benchmarks", None)  # import fails
     monkeypatch.delattr(ml, "kolev_cost_table")
-    _, md, _ = _write(result, tmp_path, kolev=True, figures=False)
+    _, md, _ = _write(result, tmp_path, kolev=True, benchmarks=True,
+                      figures=False)
     assert "not available" in _section(md, "Benchmarks: published against computed")
     assert "not available" in _section(md, "Kolev's motivation")
 
@@ -187,7 +196,7 @@ def test_optional_sections_present(result, tmp_path, monkeypatch):
     import formulations.modified_lagrange as ml
     # Meijaard et al. (2007), M[0, 0] and a weave eigenvalue at v = 4 m/s.
     bench = types.ModuleType("compare.benchmarks")
-    bench.published_vs_computed = lambda: pd.DataFrame(
+    bench.published_vs_computed = lambda formulations=None: pd.DataFrame(
         {"quantity": ["M[0,0]", "weave re, v=4"],
          "published": [80.81722, 0.41325331521125],
          "computed": [80.81722, 0.41325331521125]})
@@ -195,7 +204,8 @@ def test_optional_sections_present(result, tmp_path, monkeypatch):
     monkeypatch.setattr(ml, "kolev_cost_table", lambda: pd.DataFrame(
         {"system": ["four_bar"], "variant": ["modified"], "ops_cse": [166.0],
          "error": [""]}))
-    _, md, page = _write(result, tmp_path, kolev=True, figures=False)
+    _, md, page = _write(result, tmp_path, kolev=True, benchmarks=True,
+                         figures=False)
     section = _section(md, "Benchmarks: published against computed")
     # The published digits survive: a three-digit table would hide a misfit.
     assert "0.41325331521125" in section and "80.81722" in section
@@ -206,13 +216,15 @@ def test_optional_sections_present(result, tmp_path, monkeypatch):
 def test_benchmark_function_that_raises(result, tmp_path, monkeypatch):
     bench = types.ModuleType("compare.benchmarks")
 
-    def published_vs_computed():
-        raise RuntimeError("bicycle not declared")
+    def published_vs_computed(formulations=None):
+        raise RuntimeError(f"bicycle not declared for {formulations}")
     bench.published_vs_computed = published_vs_computed
     monkeypatch.setitem(sys.modules, "compare.benchmarks", bench)
-    _, md, _ = _write(result, tmp_path, figures=False)
+    _, md, _ = _write(result, tmp_path, benchmarks=True, figures=False)
     section = _section(md, "Benchmarks: published against computed")
-    assert "not available" in section and "bicycle not declared" in section
+    assert "not available" in section
+    # The run's formulations were passed on.
+    assert "bicycle not declared for ['kane', 'sympy_kane']" in section
 
 
 def test_rejects_a_non_result(tmp_path):
