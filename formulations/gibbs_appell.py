@@ -33,19 +33,29 @@ Choices, and why
   ``1/2 m a1.a1 + m a1.a0`` with ``a = a1 + a0`` (``a1`` linear in u',
   ``a0 = a(u'=0)``), and likewise for alpha.  The returned
   ``extras["acceleration_energy"]`` is the S so formed.
-* **Unknowns and state.**  The unknowns are the p independent speed rates
-  only: the mass matrix is p x p (two equations for the wheelbarrow, where
-  Kane's implementation here solves for all speed rates together with the
-  differentiated constraints).  The dependent speeds STAY in the state
-  (q, u): their rates ``C u_ind' + d`` are expressed through the unknowns in
-  ``state_rates`` and ``accelerations``.  Keeping them avoids substituting
-  ``u_dep = C u_ind + c`` (with the symbolic inverse of ``A_dep``) into
-  every velocity; inside S the dependent speeds appear only as state
-  values, which is exact on the constraint manifold because S is
-  differentiated with respect to rates only.  The state and coordinate maps
-  are then those of :func:`~formulations.base.speed_form`, and integrating
-  x' drifts off the velocity constraints exactly as Kane's state does
-  (``d/dt (A u + b) = 0`` holds to round-off).
+* **Unknowns and state** (option ``elimination``).  By default
+  (``"append"``) S is formed in all speed rates and the dependent ones
+  leave the derivative through the chain rule,
+  ``dS/du_r' + sum_s C_sr dS/du_s' = F~_r`` (r independent); the dependent
+  rates stay unknowns beside them, fixed by the velocity constraints
+  differentiated once (``A u' + e = 0`` appended), so the unknowns are all
+  u' and the state is (q, u), as for Kane's method here.  With
+  ``"substitute"`` the unknowns are the p independent speed rates only (a
+  p x p mass matrix: the two equations of the wheelbarrow): the dependent
+  rates ``C u_ind' + d`` replace u_dep' in a and alpha before S is formed;
+  ``"chain"`` substitutes them after differentiating.  In both reduced
+  forms the dependent speeds STAY in the state (q, u), their rates
+  expressed through the unknowns in ``state_rates`` and
+  ``accelerations``: inside S they appear only as state values, which is
+  exact on the constraint manifold because S is differentiated with
+  respect to rates only, and substituting ``u_dep = C u_ind + c`` into
+  every velocity is avoided.  Integrating x' then drifts off the velocity
+  constraints exactly as Kane's state does (``d/dt (A u + b) = 0`` holds
+  to round-off).  The default is ``"append"`` because ``d`` carries the
+  differentiated constraints into every body's acceleration: the
+  wheelbarrow costs 252 raw ops appended against 449 substituted, and
+  the Whipple bicycle's reduced form did not finish in ten minutes where
+  the appended one derives as fast as Kane's method.
 * **How S is formed** (option ``strategy``) dominates the cost; the
   alternatives are implemented so they can be measured:
 
@@ -79,12 +89,9 @@ Choices, and why
   arranged by partial velocities).  Per body or summed makes no
   difference to the result, as sympy differentiates a sum term by term.
 
-  Option ``elimination``: ``"substitute"`` (default; u_dep' replaced
-  by ``C u_ind' + d`` in a and alpha before S is formed) or ``"chain"`` (S
-  formed in all u'; ``dS/du_r' + sum_s C_sr dS/du_s'`` after
-  differentiation, then the dependent rates substituted).  Substituting
-  first is cheaper for nonholonomic systems (wheelbarrow 449 against 1074
-  raw ops, rolling disc 1813 against 4111) and equal for the others.
+  Substituting the dependent rates before forming S is cheaper than
+  after (wheelbarrow 449 against 1074 raw ops, rolling disc 1813 against
+  4111), and appending them as unknowns cheaper still (252, 1750).
   Option ``frames``: ``"merged"`` (default) uses the shared
   :class:`~formulations.kinematics.FrameAlgebra`; ``"sympy"`` sympy's
   composed direction cosines, which grow as products of sines and
@@ -125,7 +132,7 @@ __all__ = ["GibbsAppell", "acceleration_energy", "body_kinematics",
 t = me.dynamicsymbols._t
 
 STRATEGIES = ("components", "split", "full", "summed", "expanded")
-ELIMINATIONS = ("substitute", "chain")
+ELIMINATIONS = ("append", "substitute", "chain")
 FRAMES = ("merged", "sympy")
 
 
@@ -331,9 +338,10 @@ class GibbsAppell(Formulation):
     ----------
     strategy : {"components", "split", "full", "summed", "expanded"}
         How the acceleration energy is formed (see the module docstring).
-    elimination : {"substitute", "chain"}
-        Whether the dependent speed rates are substituted before S is
-        formed or through the chain rule after differentiation.
+    elimination : {"append", "substitute", "chain"}
+        Dependent speed rates kept as unknowns with the differentiated
+        velocity constraints appended, or eliminated (p x p equations) by
+        substitution before S is formed or after differentiation.
     frames : {"merged", "sympy"}
         Vector components through
         :class:`~formulations.kinematics.FrameAlgebra` (successive rotations
@@ -359,7 +367,7 @@ class GibbsAppell(Formulation):
     uses_multipliers = False
 
     def __init__(self, *, strategy: str = "components",
-                 elimination: str = "substitute", frames: str = "merged",
+                 elimination: str = "append", frames: str = "merged",
                  count_ops: bool = True):
         super().__init__(count_ops=count_ops)
         if not isinstance(frames, str):
@@ -408,10 +416,14 @@ class GibbsAppell(Formulation):
                 # A u' + e = 0 is the velocity constraint differentiated once.
                 dvc = (A * sm.Matrix(u) + b).diff(t).xreplace(qdot)
                 e = dvc.xreplace({x: 0 for x in ud})
-                Cd = solve_dependent_block(A_dep, (-A[:, :p]).row_join(-e))
-                C, d = Cd[:, :p], Cd[:, p:]
-                dep_rates = {ud_dep[s]: (C[s, :] * sm.Matrix(ud_ind))[0] + d[s]
-                             for s in range(len(u_dep))}
+                if self.elimination == "append":
+                    C = solve_dependent_block(A_dep, -A[:, :p])
+                    dep_rates = {}
+                else:
+                    Cd = solve_dependent_block(A_dep, (-A[:, :p]).row_join(-e))
+                    C, d = Cd[:, :p], Cd[:, p:]
+                    dep_rates = {ud_dep[s]: (C[s, :] * sm.Matrix(ud_ind))[0]
+                                 + d[s] for s in range(len(u_dep))}
             else:
                 C = sm.zeros(0, p)
                 dep_rates = {}
@@ -463,8 +475,9 @@ class GibbsAppell(Formulation):
             else:
                 G = sm.Matrix([sm.Add(*[sm.diff(S, zr) for S in S_parts])
                                for zr in zs])
-            if self.elimination == "chain" and u_dep:
+            if self.elimination != "substitute" and u_dep:
                 G = G[:p, :] + C.T * G[p:, :]
+            if self.elimination == "chain" and u_dep:
                 dep_z = {to_z[k]: v.xreplace(to_z) for k, v in dep_rates.items()}
                 G = G.xreplace(dep_z)
                 S_total = S_total.xreplace(dep_z)
@@ -476,9 +489,22 @@ class GibbsAppell(Formulation):
         with stage("assembly"):
             M = G.jacobian(zs)
             f = Ft - G.xreplace(zero)
-            from_z = {zi: ud_ind[i] for i, zi in enumerate(zs)}
+            from_z = {zi: ud[i] for i, zi in enumerate(zs)}
             M = M.xreplace(from_z)
             f = f.xreplace(from_z)
+            if self.elimination == "append" and u_dep:
+                # The dependent rates stay unknowns, fixed by the velocity
+                # constraints differentiated once.
+                M = M.col_join(dvc.jacobian(ud))
+                f = f.col_join(-e)
+        extras = {
+            "acceleration_energy": S_total.xreplace(from_z),
+            "generalized_active_forces": sm.ImmutableMatrix(Ft),
+            "dependent_speed_coefficients": sm.ImmutableMatrix(C),
+            "dependent_speed_rates": dep_rates,
+        }
+        if self.elimination == "append" or not u_dep:
+            return speed_form(ms, M, f, extras)
         base = speed_form(ms, M, f)
         n_q = len(ms.coordinates)
         state_rates = sm.Matrix(base.state_rates)
@@ -487,12 +513,6 @@ class GibbsAppell(Formulation):
             state_rates = state_rates[:n_q + p, :].col_join(
                 sm.Matrix([dep_rates[x] for x in ud_dep]))
             accelerations = accelerations.xreplace(dep_rates)
-        extras = {
-            "acceleration_energy": S_total.xreplace(from_z),
-            "generalized_active_forces": sm.ImmutableMatrix(Ft),
-            "dependent_speed_coefficients": sm.ImmutableMatrix(C),
-            "dependent_speed_rates": dep_rates,
-        }
         return dataclasses.replace(
             base, unknowns=tuple(ud_ind), state_rates=state_rates,
             accelerations=accelerations, extras=extras)

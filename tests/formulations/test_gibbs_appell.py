@@ -34,8 +34,8 @@ def _relative_error(a, b):
 # Wheelbarrow: (2-111), (2-112) corrected
 # ----------------------------------------------------------------------
 def test_wheelbarrow_two_equations_in_the_independent_speed_rates():
-    eom = cached_eom("gibbs_appell", "wheelbarrow")
-    ms = eom.system
+    ms = cached_system("wheelbarrow")
+    eom = GibbsAppell(elimination="substitute", count_ops=False).derive(ms)
     assert eom.mass_matrix.shape == (2, 2)
     assert eom.unknowns == tuple(u.diff(t) for u in ms.u_ind)
     assert eom.multipliers == ()
@@ -52,7 +52,7 @@ def _vanishes_identically(expr, angles):
     return n == 0
 
 
-@pytest.mark.parametrize("elimination", ELIMINATIONS)
+@pytest.mark.parametrize("elimination", ["substitute", "chain"])
 def test_wheelbarrow_satisfies_published_equations_symbolically(elimination):
     ms = cached_system("wheelbarrow")
     eom = GibbsAppell(elimination=elimination, count_ops=False).derive(ms)
@@ -202,8 +202,8 @@ def test_rolling_disc_natively_in_three_speed_rates():
     """The disc's two rolling constraints are eliminated: three equations
     in the rates of the body angular-velocity components, and the S
     published contains no dependent speed rate."""
-    eom = cached_eom("gibbs_appell", "rolling_disc")
-    ms = eom.system
+    ms = cached_system("rolling_disc")
+    eom = GibbsAppell(elimination="substitute", count_ops=False).derive(ms)
     assert eom.mass_matrix.shape == (3, 3)
     assert eom.unknowns == tuple(u.diff(t) for u in ms.u_ind)
     S = eom.extras["acceleration_energy"]
@@ -232,7 +232,8 @@ def test_strategies_agree_with_sympy_kane(name, strategy, elimination):
     ms = cached_system(name)
     eom = GibbsAppell(strategy=strategy, elimination=elimination,
                       count_ops=False).derive(ms)
-    assert eom.mass_matrix.shape == (ms.degrees_of_freedom,) * 2
+    n_eq = len(ms.speeds) if elimination == "append" else ms.degrees_of_freedom
+    assert eom.mass_matrix.shape == (n_eq, n_eq)
     ref = cached_eom("sympy_kane", name).numeric()
     model = eom.numeric()
     for seed in range(5):
@@ -293,7 +294,7 @@ def test_registered():
 @pytest.mark.parametrize("kwargs,exc,words", [
     ({"strategy": "sorted"}, ValueError, "split"),
     ({"strategy": 3}, TypeError, "str"),
-    ({"elimination": "later"}, ValueError, "chain"),
+    ({"elimination": "later"}, ValueError, "append"),
     ({"elimination": None}, TypeError, "str"),
     ({"frames": "inertial"}, ValueError, "merged"),
     ({"frames": 1.0}, TypeError, "str"),
