@@ -48,6 +48,10 @@ def _add_run_options(p: argparse.ArgumentParser):
                    help="do not resume finished cases found in --out")
     p.add_argument("--no-report", action="store_true",
                    help="write the data only, no report")
+    p.add_argument("--benchmarks", action="store_true",
+                   help="add the published-benchmark section to the report "
+                        "(derives the Whipple bicycle and Andrews' squeezer "
+                        "with every formulation: long on an empty cache)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
@@ -73,7 +77,7 @@ def cmd_run(args) -> int:
     print_summary(result)
     if not args.no_report:
         from .report import write_report
-        paths = write_report(result, args.out)
+        paths = write_report(result, args.out, benchmarks=args.benchmarks)
         print(f"\nreport: {paths['markdown']} and {paths['html']}")
     return 0
 
@@ -82,7 +86,7 @@ def cmd_report(args) -> int:
     from .report import write_report
     from .runner import load
     result = load(args.out)
-    paths = write_report(result, args.out)
+    paths = write_report(result, args.out, benchmarks=args.benchmarks)
     print(f"report: {paths['markdown']} and {paths['html']}")
     return 0
 
@@ -125,6 +129,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("report", help="write the report of a saved run")
     p.add_argument("--out", type=Path, default=DEFAULT_OUT,
                    help=f"directory of the run (default {DEFAULT_OUT})")
+    p.add_argument("--benchmarks", action="store_true",
+                   help="add the published-benchmark section (long)")
     p = sub.add_parser("regress",
                        help="compare a run with a stored baseline; non-zero exit "
                             "on a regression")
