@@ -437,11 +437,13 @@ def _target(rows, name, value, limit, note="", bound=False):
     (the peer hit the cap)."""
     if value is None or not math.isfinite(value):
         status = "not measured"
+    elif value <= limit:
+        status = "met"
     else:
-        status = "met" if value <= limit else "MISSED"
+        # Above the limit but only a bound: the true ratio is unknown.
+        status = "undetermined" if bound else "MISSED"
     rows.append({"target": name, "value": value, "limit": limit,
-                 "status": status, "note": ("< " if bound else "") + note
-                 if bound else note})
+                 "status": status, "note": note})
 
 
 def _deriv_time(drows, system, form, n):
@@ -460,11 +462,15 @@ def evaluate_targets(drows, rrows, srows, cap, n_ref=10) -> list[dict]:
         b = _deriv_time(drows, sysname, peer, n_ref)
         if a is None or b is None:
             continue
-        if b["status"].startswith("capped"):
+        if a["status"] != "ok":
+            _target(out, f"derivation {ours} / {peer}, {sysname} n={n_ref}",
+                    math.nan, 0.25, note=f"{ours}: {a['status']}")
+        elif b["status"] != "ok":
             # The peer took longer than the cap: the ratio is below this.
             _target(out, f"derivation {ours} / {peer}, {sysname} n={n_ref}",
-                    a["seconds"] / cap, 0.25,
-                    note=f"{peer} capped at {cap:g} s", bound=True)
+                    a["seconds"] / cap, 0.25, bound=True,
+                    note=f"an upper bound: {a['seconds']:.3g} s / cap "
+                         f"{cap:g} s, {peer} {b['status']}")
         else:
             _target(out, f"derivation {ours} / {peer}, {sysname} n={n_ref}",
                     a["seconds"] / b["seconds"], 0.25,
@@ -474,7 +480,8 @@ def evaluate_targets(drows, rrows, srows, cap, n_ref=10) -> list[dict]:
     if a and b:
         _target(out, f"cse ops kane / sympy_kane, {sysname} n={n_ref}",
                 a["ops_cse"] / b["ops_cse"], 0.7,
-                note=f"{a['ops_cse']} / {b['ops_cse']}")
+                note=f"{a['ops_cse']} / {b['ops_cse']}" +
+                ("" if b["status"] == "ok" else f", sympy_kane {b['status']}"))
     n_max = max((r["n"] for r in drows), default=0)
     forms = sorted({r["formulation"] for r in drows})
     from formulations import FORMULATIONS
@@ -482,14 +489,29 @@ def evaluate_targets(drows, rrows, srows, cap, n_ref=10) -> list[dict]:
         for form in forms:
             r = _deriv_time(drows, system, form, n_max)
             peer = FORMULATIONS[form].is_peer if form in FORMULATIONS else False
-            secs = r["seconds"] if r and r["status"] == "ok" else math.inf
-            _target(out, f"{form} derives {system} n={n_max} (seconds)",
-                    secs, 60.0, note=("peer, for reference; " if peer else "")
-                    + (r["status"] if r else "not run"))
+            name = f"{form} derives {system} n={n_max} (seconds)"
+            note = ("peer, for reference; " if peer else "") + \
+                (r["status"] if r else "not run")
+            if r and r["status"].startswith("capped") and cap >= 60.0:
+                # Stopped by a cap of a minute or more: over the limit.
+                out.append({"target": name, "value": math.inf, "limit": 60.0,
+                            "status": "over (peer)" if peer else "MISSED",
+                            "note": note})
+            else:
+                _target(out, name, r["seconds"] if r and r["status"] == "ok"
+                        else math.nan, 60.0, note=note)
+            # Small n say little about the growth (a single link has no
+            # coupling): fitted from n = 3 on, with 4 points at least.
             ys = [(x["n"], x["ops_raw"]) for x in drows
                   if x["system"] == system and x["formulation"] == form
-                  and x["status"] == "ok"]
-            if len(ys) >= 3:
+                  and x["status"] == "ok" and x["n"] >= 3
+                  and math.isfinite(x["ops_raw"])]
+            if len(ys) < 4:
+                out.append({"target": f"{form} raw ops growth, {system}",
+                            "value": math.nan, "limit": math.nan,
+                            "status": "too few points",
+                            "note": f"{len(ys)} counted sizes with n >= 3"})
+            else:
                 fit = fit_growth(*zip(*ys))
                 poly = fit["power_rms"] <= fit["exp_rms"]
                 out.append({
@@ -503,7 +525,7 @@ def evaluate_targets(drows, rrows, srows, cap, n_ref=10) -> list[dict]:
                 ts = [(x["n"], x["seconds"]) for x in drows
                       if x["system"] == system and x["formulation"] == form
                       and x["status"] == "ok" and x["n"] >= 3]
-                tf = fit_growth(*zip(*ts)) if len(ts) >= 3 else None
+                tf = fit_growth(*zip(*ts)) if len(ts) >= 4 else None
                 if tf:
                     out.append({
                         "target": f"{form} derivation time growth, {system}",
@@ -560,7 +582,7 @@ def _format_targets(trows) -> str:
     lines = [f"{'target':68s} {'value':>9s} {'limit':>7s}  status"]
     for r in trows:
         v = r["value"]
-        vs = f"{v:9.3g}" if isinstance(v, (int, float)) and math.isfinite(v) \
+        vs = f"{v:9.3g}" if isinstance(v, (int, float)) and not math.isnan(v) \
             else f"{'-':>9s}"
         lim = r["limit"]
         ls = f"<= {lim:g}" if isinstance(lim, (int, float)) and \
@@ -598,6 +620,10 @@ def _figures(out: Path, drows, rrows, log) -> None:
             for ax in axes[:, j]:
                 ax.set_xlabel("n")
                 ax.grid(True, which="both", alpha=0.3)
+            ns = sorted({r["n"] for r in drows})
+            for ax in axes[:, j]:
+                ax.set_xticks(ns, [str(k) for k in ns], minor=False)
+                ax.minorticks_off()
             axes[0, j].legend(fontsize=7)
             axes[1, j].legend(fontsize=6, ncol=2)
         fig.tight_layout()
@@ -615,6 +641,8 @@ def _figures(out: Path, drows, rrows, log) -> None:
             ys = [r.get(key, math.nan) for r in rrows]
             if any(math.isfinite(y) for y in ys):
                 ax.loglog(n, ys, "o-", label=label)
+        ax.set_xticks(n, [str(k) for k in n])
+        ax.minorticks_off()
         ax.set_xlabel("n (n_link_pendulum)")
         ax.set_ylabel("microseconds per right-hand side")
         ax.grid(True, which="both", alpha=0.3)
