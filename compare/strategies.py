@@ -218,7 +218,7 @@ def _tree_declaration(structure):
     q = me.dynamicsymbols(f"q1:{n + 1}")
     u = me.dynamicsymbols(f"u1:{n + 1}")
     planar = dim == 2
-    frames, origins, bodies = [], [], []
+    frames, origins, bodies, joint_points = [], [], [], []
     loads, V, power = [], sm.S.Zero, sm.S.Zero
     sym = {}
 
@@ -260,6 +260,7 @@ def _tree_declaration(structure):
             z_coords += [zx, zy]
             z_speeds += [wx, wy]
             J = Jc
+        joint_points.append(J)
         if kind == "R":
             B = Pf.orientnew(f"B{k}", "Axis", (q[i], a))
             B.set_ang_vel(Pf, u[i] * a)
@@ -311,7 +312,11 @@ def _tree_declaration(structure):
     cf_objs = []
     for i, J, Pf in cforces:
         sub = tuple(bodies[j] for j in subtree(i))
-        pts = tuple(origins[j] for j in subtree(i))
+        # Every load point on the subtree's bodies: their origins and the
+        # points where their children's joint springs push back.
+        pts = tuple(origins[j] for j in subtree(i)) + tuple(
+            joint_points[c] for c, jt in enumerate(joints)
+            if jt[0] in subtree(i))
         cf_objs.append(ConstraintForce(f"Rx{i + 1}", "force", Pf.x, J, sub,
                                        points=pts))
         cf_objs.append(ConstraintForce(f"Ry{i + 1}", "force", Pf.y, J, sub,
@@ -433,8 +438,11 @@ def _trees(draw, dim, lo, hi, kinds, branching, springs, dampers, gravity,
     react = ()
     if reactions:
         revolute = [i for i, j in enumerate(joints) if j[1] == "R"]
-        if revolute:
-            react = (draw(st.sampled_from(revolute)),)
+        if not revolute:
+            # A reaction is asked for: the first joint becomes revolute.
+            joints[0] = (-1, "R", 2 if dim == 2 else joints[0][2])
+            revolute = [0]
+        react = (draw(st.sampled_from(revolute)),)
     structure = (dim, tuple(joints), springs, dampers, gravity, react)
     values = _tree_values(draw, structure)
     initial = {f"q{i + 1}": draw(_floats(-1.0, 1.0)) for i in range(n)}
@@ -466,7 +474,8 @@ def kinematic_trees(*, dimension=2, min_bodies=1, max_bodies=3,
         the subtree along the parent's x and y) as two constraint
         coordinates held by holonomic constraints, with
         :class:`~systems.ConstraintForce` objects: multipliers and Kane's
-        auxiliary speeds both recover it.
+        auxiliary speeds both recover it.  Where no revolute joint is
+        drawn, the first joint is made revolute.
 
     Returns
     -------
