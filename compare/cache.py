@@ -43,8 +43,27 @@ def _package_version() -> str:
         return "0+unknown"
 
 
+def _source_digest(formulation: Formulation) -> str:
+    """Hash of the code a derivation runs: the formulation's own module and
+    the shared modules every formulation uses.  A forgotten version bump
+    then still never serves equations derived by older code."""
+    import inspect
+    import sys
+    modules = {type(formulation).__module__, "formulations.base",
+               "formulations.kinematics", "systems.base"}
+    h = hashlib.sha256()
+    for name in sorted(modules):
+        mod = sys.modules.get(name)
+        try:
+            h.update(inspect.getsource(mod).encode())
+        except (TypeError, OSError):
+            h.update(name.encode())
+    return h.hexdigest()
+
+
 def cache_key(system, formulation: Formulation) -> str:
     parts = {
+        "source": _source_digest(formulation),
         "system": system.fingerprint(),
         "formulation": formulation.name,
         "formulation_version": formulation.version,
