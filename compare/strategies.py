@@ -74,7 +74,8 @@ from systems.four_bar import four_bar_closed_form
 __all__ = [
     "kinematic_trees", "open_chains", "closed_loops", "nonholonomic_systems",
     "rheonomic_systems", "mechanical_systems", "consistent_states",
-    "inertia_tensors", "build_tree", "JOINT_TYPES", "NONHOLONOMIC_KINDS",
+    "inertia_tensors", "build_tree", "build_linkage", "build_sleigh",
+    "build_driven_chain", "JOINT_TYPES", "NONHOLONOMIC_KINDS",
     "DRIVES",
 ]
 
@@ -734,9 +735,12 @@ def _sleigh_declaration():
     system.add_coordinates(x, y, th)
     system.add_speeds(u3, u1)
     system.add_speeds(u2, independent=False)
-    system.add_kdes(x.diff() - (u1 * sm.cos(th) - u2 * sm.sin(th)),
-                    y.diff() - (u1 * sm.sin(th) + u2 * sm.cos(th)),
-                    th.diff() - u3)
+    # Written solved for the speeds: the declaration's speeds in coordinate
+    # rates (which multiplier formulations use) then carry no spurious
+    # 1/sin(theta) from a symbolic elimination.
+    system.add_kdes(u1 - (sm.cos(th) * x.diff() + sm.sin(th) * y.diff()),
+                    u2 - (-sm.sin(th) * x.diff() + sm.cos(th) * y.diff()),
+                    u3 - th.diff())
     # The blade at P points along B.x turned by beta: no velocity across it.
     system.add_nonholonomic_constraints(-sm.sin(beta) * u1 + sm.cos(beta) * u2)
     system.add_bodies(body)
@@ -748,9 +752,34 @@ def _sleigh_declaration():
     return system, syms, (x, y, th, u1, u2, u3), V, -c * u3 ** 2
 
 
+def build_sleigh(values, initial=None):
+    """The Chaplygin sleigh with parameter values by name (``m, a, b, beta,
+    gx, gy, k, s0, c, I1_xx .. I1_zx``) and initial ``x, y, theta``.
+
+    Examples
+    --------
+    >>> from compare.strategies import build_sleigh
+    >>> values = dict(m=1.0, a=0.0, b=0.0, beta=0.0, gx=0.0, gy=0.0, k=0.0,
+    ...               s0=0.0, c=0.0, I1_xx=0.1, I1_yy=0.1, I1_zz=0.2,
+    ...               I1_xy=0.0, I1_yz=0.0, I1_zx=0.0)
+    >>> build_sleigh(values).degrees_of_freedom
+    2
+    """
+    system, syms, (x, y, th, u1, u2, u3), V, power = _sleigh_declaration()
+    initial = dict(initial or {})
+    init = {x: initial.get("x", 0.0), y: initial.get("y", 0.0),
+            th: initial.get("theta", 0.0), u1: 0.0, u3: 0.0}
+    return MechanicalSystem(
+        name="random_sleigh", system=system,
+        parameters={syms[k]: float(values[k]) for k in syms},
+        initial_state=init, potential_energy=V, description=_SLEIGH_DOC,
+        random_spread={x: 1.0, y: 1.0, th: 3.0}, speed_scale=1.0,
+        options={"family": "sleigh", "structure": ("sleigh",),
+                 "nonconservative_power": power})
+
+
 @st.composite
 def _sleighs(draw):
-    system, syms, (x, y, th, u1, u2, u3), V, power = _sleigh_declaration()
     m = draw(_floats(0.5, 3.0))
     vals = {"m": m, "a": draw(_floats(-1.0, 1.0)),
             "b": draw(_floats(-0.5, 0.5)), "beta": draw(_floats(-1.0, 1.0)),
@@ -760,15 +789,9 @@ def _sleighs(draw):
     I = draw(_inertia_tensors(m))
     vals |= {str(s): float(v)
              for s, v in _inertia_values(_inertia_symbols(1), I).items()}
-    init = {x: draw(_floats(-1.0, 1.0)), y: draw(_floats(-1.0, 1.0)),
-            th: draw(_floats(-3.0, 3.0)), u1: 0.0, u3: 0.0}
-    return MechanicalSystem(
-        name="random_sleigh", system=system,
-        parameters={syms[k]: v for k, v in vals.items()}, initial_state=init,
-        potential_energy=V, description=_SLEIGH_DOC,
-        random_spread={x: 1.0, y: 1.0, th: 3.0}, speed_scale=1.0,
-        options={"family": "sleigh", "structure": ("sleigh",),
-                 "nonconservative_power": power})
+    init = {"x": draw(_floats(-1.0, 1.0)), "y": draw(_floats(-1.0, 1.0)),
+            "theta": draw(_floats(-3.0, 3.0))}
+    return build_sleigh(vals, init)
 
 
 _SLEIGH_DOC = """Chaplygin sleigh: a planar rigid body (mass m, central
