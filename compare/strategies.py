@@ -87,7 +87,6 @@ JOINT_TYPES = ("revolute", "prismatic")
 NONHOLONOMIC_KINDS = ("sleigh", "rolling_disc")
 #: Prescribed drives of :func:`rheonomic_systems`.
 DRIVES = ("translation", "rotation")
-_AXES = "xyz"
 
 
 # ----------------------------------------------------------------------
@@ -281,7 +280,8 @@ def _tree_declaration(structure):
         Isyms = _inertia_symbols(k)
         for x in Isyms:
             sym[str(x)] = x
-        body = me.RigidBody(f"body{k}", G, B, m, (_inertia_dyadic(B, Isyms), G))
+        body = me.RigidBody(f"body{k}", G, B, m,
+                            (_inertia_dyadic(B, Isyms), G))
         frames.append(B)
         origins.append(Ob)
         bodies.append(body)
@@ -655,7 +655,8 @@ def _linkages(draw, lo, hi, explicit):
         L3 = lo3 + (hi3 - lo3) * draw(_floats(0.02, 0.98))
         q1 = draw(_floats(-3.0, 3.0))
         q2, q3 = four_bar_closed_form(q1, L1, L2, L3, L4)
-        vals = {"L0": L4, "L1": L1, "L2": L2, "L3": L3} | _link_values(draw, nl)
+        vals = {"L0": L4, "L1": L1, "L2": L2, "L3": L3} \
+            | _link_values(draw, nl)
         return build_linkage(4, vals, [q1, float(q2), float(q3)],
                              explicit=True)
     lengths = [draw(_floats(0.3, 1.5)) for _ in range(nl)]
