@@ -72,7 +72,20 @@ def derived(ms, formulation):
                                             count_ops=False).derive(ms)
         except UnsupportedSystemError as exc:
             _EOM[key] = exc
+        except Exception as exc:
+            # Failing again on every draw of the structure keeps hypothesis
+            # from calling the failure flaky.  (The derivation is made from
+            # the structure's first draw, whose values a formulation may
+            # sample: a failure names that draw's structure.)
+            _EOM[key] = _Failed(exc)
+    if isinstance(_EOM[key], _Failed):
+        raise _EOM[key].error
     return _EOM[key]
+
+
+class _Failed:
+    def __init__(self, error):
+        self.error = error
 
 
 def model(ms, formulation):
