@@ -187,7 +187,7 @@ def _richardson_jacobian(f, y0, steps, levels=3):
 
 def linearize(eom, operating_point, *, inputs: Sequence | None = None,
               parameters: Mapping | None = None, step: float = 1e-3,
-              tol: float = 1e-8) -> LinearModel:
+              tol: float = 1e-8, backend: str = "lambdify") -> LinearModel:
     """Linearize ``eom`` about ``operating_point`` in the minimal state.
 
     Parameters
@@ -207,6 +207,8 @@ def linearize(eom, operating_point, *, inputs: Sequence | None = None,
         Largest finite-difference step (scaled by ``max(1, |y_j|)``).
     tol : float
         Largest constraint residual accepted at the operating point.
+    backend : str
+        Numeric backend of the contract (``EquationsOfMotion.numeric``).
 
     Returns
     -------
@@ -285,7 +287,7 @@ def linearize(eom, operating_point, *, inputs: Sequence | None = None,
     def field_at(y, pvals):
         key = tuple(pvals.values())
         if key not in models:
-            models[key] = eom.numeric(pvals)
+            models[key] = eom.numeric(pvals, backend=backend)
         model = models[key]
         p = model.p
         q = ms.solve_dependent_coordinates(t0, y[:nq], q0[nq:], pvals)
