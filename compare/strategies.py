@@ -45,6 +45,10 @@ Strategies
     ``(t, q, q')`` states of a given system satisfying every constraint.
 :func:`inertia_tensors`
     Physically valid central inertia tensors.
+:func:`build_tree`, :func:`build_linkage`, :func:`build_sleigh`,
+:func:`build_driven_chain`
+    The builders behind the strategies, for fixed structures and values
+    (regression cases, hand-made checks).
 
 Examples
 --------
