@@ -200,9 +200,19 @@ def bicycle_linear_model(formulation, speed: float, *, parameters=None,
     measures it.
     """
     eom = benchmark_equations(formulation, "whipple_bicycle", use_cache)
+    if parameters is None:
+        return _default_bicycle_model(eom, float(speed))
     op = upright_bicycle_state(speed, parameters)
     lin = linearize(eom, op, inputs=_BICYCLE_INPUTS, parameters=parameters)
     return lin.submodel(_BICYCLE_STATES)
+
+
+@functools.lru_cache(maxsize=256)
+def _default_bicycle_model(eom, speed):
+    # Keyed on the equations object itself: the matrices, the eigenvalue
+    # table and the report reuse the same linearizations.
+    op = upright_bicycle_state(speed)
+    return linearize(eom, op, inputs=_BICYCLE_INPUTS).submodel(_BICYCLE_STATES)
 
 
 def bicycle_eigenvalues(formulation, speed: float, *, parameters=None,
