@@ -26,6 +26,10 @@ VARIANTS = {
 }
 
 
+#: Published-benchmark systems: each derivation takes tens of seconds.
+HEAVY = ("whipple_bicycle", "andrews_squeezer")
+
+
 def _cases():
     for name in CATALOGUE:
         for opts in VARIANTS.get(name, [()]):
@@ -33,8 +37,10 @@ def _cases():
                 if form == "kane":
                     continue
                 oid = "-".join(f"{k}={v}" for k, v in opts)
-                yield pytest.param(form, name, opts,
-                                   id=f"{form}-{name}" + (f"-{oid}" if oid else ""))
+                yield pytest.param(
+                    form, name, opts,
+                    id=f"{form}-{name}" + (f"-{oid}" if oid else ""),
+                    marks=[pytest.mark.slow] if name in HEAVY else [])
 
 
 def _relative_error(a, b):
@@ -65,7 +71,9 @@ def test_same_accelerations_as_kane(formulation, name, opts):
     assert worst < 1e-9, f"{formulation} vs kane on {name}: {worst:.3g}"
 
 
-@pytest.mark.parametrize("name", list(CATALOGUE))
+@pytest.mark.parametrize("name", [
+    pytest.param(n, marks=[pytest.mark.slow] if n in HEAVY else [])
+    for n in CATALOGUE])
 def test_kane_derives_every_catalogue_system(name):
     eom = cached_eom("kane", name, ())
     n_u = len(eom.system.speeds)

