@@ -10,4 +10,13 @@ from .runner import (Case, ComparisonResult, RunOptions, expand_cases, load,
                      run)
 
 __all__ = ["run", "load", "Case", "RunOptions", "ComparisonResult",
-           "expand_cases"]
+           "expand_cases", "bicycle_eigenvalues"]
+
+
+def __getattr__(name):
+    # The benchmark module pulls in linearization and the bicycle; load it
+    # only when asked for.
+    if name == "bicycle_eigenvalues":
+        from .benchmarks import bicycle_eigenvalues
+        return bicycle_eigenvalues
+    raise AttributeError(f"module 'compare' has no attribute {name!r}")

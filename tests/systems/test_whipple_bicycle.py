@@ -165,3 +165,10 @@ def test_bicycle_eigenvalues_contract():
         bm.bicycle_eigenvalues(3, 1.0)
     with pytest.raises(ValueError, match="must be one of"):
         bm.bicycle_eigenvalues("no_such_method", 1.0)
+
+
+def test_bicycle_eigenvalues_is_reachable_from_the_package():
+    import compare
+    assert compare.bicycle_eigenvalues is bm.bicycle_eigenvalues
+    with pytest.raises(AttributeError):
+        compare.no_such_function
