@@ -18,6 +18,7 @@ from formulations.integrate import (IntegrationResult, integrate,
 from formulations.numeric import SingularConfigurationError
 from systems import CATALOGUE, ConstraintError, MechanicalSystem
 
+from helpers import cartesian_pendulum
 from conftest import cached_eom, cached_system
 
 
@@ -25,35 +26,10 @@ def _param(ms, name):
     return next(k for k in ms.parameters if str(k) == name)
 
 
-def cartesian_pendulum() -> MechanicalSystem:
-    """Particle on a circle of radius l about O in gravity -y, coordinates
-    x (independent), y (dependent): x^2 + y^2 - l^2 = 0."""
-    x, y, ux, uy = me.dynamicsymbols("x y u_x u_y")
-    m, g, l = sm.symbols("m g l", positive=True)
-    N = me.ReferenceFrame("N")
-    O = me.Point("O")
-    O.set_vel(N, 0)
-    P = O.locatenew("P", x * N.x + y * N.y)
-    P.set_vel(N, ux * N.x + uy * N.y)
-    system = me.System(N, O)
-    system.add_coordinates(x)
-    system.add_coordinates(y, independent=False)
-    system.add_speeds(ux)
-    system.add_speeds(uy, independent=False)
-    system.add_kdes(ux - x.diff(), uy - y.diff())
-    system.add_holonomic_constraints(x**2 + y**2 - l**2)
-    system.add_bodies(me.Particle("bob", P, m))
-    system.add_loads(me.Force(P, -m * g * N.y))
-    l0, th0 = 0.9, 0.7
-    return MechanicalSystem(
-        name="cartesian_pendulum", system=system,
-        parameters={m: 1.3, g: 9.81, l: l0},
-        initial_state={x: l0 * np.sin(th0), y: -l0 * np.cos(th0), ux: 0.0})
-
-
 @pytest.fixture(scope="module")
 def pendulum():
-    ms = cartesian_pendulum()
+    ms = cartesian_pendulum(length=0.9, x0=0.9 * np.sin(0.7),
+                            random_spread=0.5, speed_scale=1.0)
     return ms, get_formulation("lagrange").derive(ms)
 
 

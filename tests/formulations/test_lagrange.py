@@ -20,6 +20,7 @@ from formulations.numeric import SingularConfigurationError
 from systems import MechanicalSystem
 from systems.rod_slider_shaft_extended import rod_slider_shaft_extended
 
+from helpers import cartesian_pendulum
 from conftest import cached_eom, cached_system
 
 N_STATES = 20
@@ -37,32 +38,6 @@ def _values(ms):
 # ----------------------------------------------------------------------
 # Small systems with hand-derived multipliers
 # ----------------------------------------------------------------------
-def cartesian_pendulum() -> MechanicalSystem:
-    """A particle on a circle in gravity -y, in redundant coordinates x, y:
-    ``Phi = x^2 + y^2 - l^2 = 0`` (x independent, y dependent)."""
-    x, y, ux, uy = me.dynamicsymbols("x y u_x u_y")
-    m, g, l = sm.symbols("m g l", positive=True)
-    N = me.ReferenceFrame("N")
-    O = me.Point("O")
-    O.set_vel(N, 0)
-    P = O.locatenew("P", x * N.x + y * N.y)
-    P.set_vel(N, ux * N.x + uy * N.y)
-    system = me.System(N, O)
-    system.add_coordinates(x)
-    system.add_coordinates(y, independent=False)
-    system.add_speeds(ux)
-    system.add_speeds(uy, independent=False)
-    system.add_kdes(ux - x.diff(), uy - y.diff())
-    system.add_holonomic_constraints(x**2 + y**2 - l**2)
-    system.add_bodies(me.Particle("bob", P, m))
-    system.add_loads(me.Force(P, -m * g * N.y))
-    return MechanicalSystem(
-        name="cartesian_pendulum", system=system,
-        parameters={m: 1.3, g: 9.81, l: 0.9},
-        initial_state={x: 0.5, y: -0.7483314773547883, ux: 0.4},
-        random_spread=0.3, speed_scale=2.0)
-
-
 def knife_edge() -> MechanicalSystem:
     """A knife edge on a horizontal plane (contact point G at (x, y),
     heading theta), driven by a forward force F and a torque tau.
@@ -101,7 +76,7 @@ def knife_edge() -> MechanicalSystem:
 
 @pytest.fixture(scope="module")
 def pendulum():
-    ms = cartesian_pendulum()
+    ms = cartesian_pendulum(length=0.9, x0=0.5, ux0=0.4)
     return ms, get_formulation("lagrange").derive(ms)
 
 

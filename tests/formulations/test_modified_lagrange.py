@@ -34,6 +34,7 @@ from formulations.modified_lagrange import (_guided_elimination,
                                             modified_lagrange_equations)
 from systems import MechanicalSystem, get_system
 
+from helpers import cartesian_pendulum
 from conftest import cached_system
 
 t = me.dynamicsymbols._t
@@ -248,38 +249,12 @@ def test_wheelbarrow_gives_published_2_111_2_112(rates):
 # ----------------------------------------------------------------------
 # Implicit and explicit dependent coordinates: a Cartesian pendulum
 # ----------------------------------------------------------------------
-def _cartesian_pendulum(explicit: bool) -> MechanicalSystem:
-    """Particle on a massless rod of length l: (x, y), y dependent."""
-    x, y = me.dynamicsymbols("x y")
-    ux, uy = me.dynamicsymbols("u_x u_y")
-    m, g, l = sm.symbols("m g l", positive=True)
-    N = me.ReferenceFrame("N")
-    O = me.Point("O")
-    O.set_vel(N, 0)
-    P = O.locatenew("P", x * N.x + y * N.y)
-    P.set_vel(N, ux * N.x + uy * N.y)
-    system = me.System(N, O)
-    system.add_coordinates(x)
-    system.add_coordinates(y, independent=False)
-    system.add_speeds(ux)
-    system.add_speeds(uy, independent=False)
-    system.add_kdes(ux - x.diff(), uy - y.diff())
-    system.add_holonomic_constraints(x**2 + y**2 - l**2)
-    system.add_bodies(me.Particle("bob", P, m))
-    system.add_loads(me.Force(P, -m * g * N.y))
-    return MechanicalSystem(
-        name="cartesian_pendulum", system=system,
-        parameters={m: 1.3, g: 9.81, l: 1.0},
-        initial_state={x: 0.6, y: -0.8, ux: 0.0},
-        dependent_solutions={y: -sm.sqrt(l**2 - x**2)} if explicit else None,
-        random_spread=0.5, speed_scale=2.0)
-
-
 @pytest.mark.parametrize("explicit,rates", [
     (False, "eliminate"), (False, "keep"), (True, "eliminate")],
     ids=["implicit", "implicit-rates-kept", "explicit"])
 def test_cartesian_pendulum_matches_the_analytic_pendulum(explicit, rates):
-    ms = _cartesian_pendulum(explicit)
+    ms = cartesian_pendulum(length=1.0, x0=0.6, explicit=explicit,
+                            random_spread=0.5)
     eom = get_formulation("modified_lagrange",
                           dependent_rates=rates).derive(ms)
     x, y = me.dynamicsymbols("x y")
@@ -350,7 +325,7 @@ def test_rheonomic_constraint_matches_the_rotating_rod(explicit):
 
 
 def test_implicit_coefficients_follow_the_implicit_function_theorem():
-    ms = _cartesian_pendulum(explicit=False)
+    ms = cartesian_pendulum(length=1.0, x0=0.6, random_spread=0.5)
     eom = get_formulation("modified_lagrange").derive(ms)
     x, y = me.dynamicsymbols("x y")
     G = eom.extras["rate_coefficients"]
@@ -360,7 +335,7 @@ def test_implicit_coefficients_follow_the_implicit_function_theorem():
 
 
 def test_substituted_variant_refuses_a_system_without_explicit_solutions():
-    ms = _cartesian_pendulum(explicit=False)
+    ms = cartesian_pendulum(length=1.0, x0=0.6, random_spread=0.5)
     with pytest.raises(UnsupportedSystemError, match="explicit solutions"):
         get_formulation("modified_lagrange", variant="substituted").derive(ms)
     with pytest.raises(UnsupportedSystemError, match="explicit solutions"):

@@ -1,0 +1,43 @@
+"""Small hand-checkable systems shared by several test modules."""
+from __future__ import annotations
+
+import math
+
+import sympy as sm
+import sympy.physics.mechanics as me
+
+from systems import MechanicalSystem
+
+
+def cartesian_pendulum(*, length: float = 0.9, x0: float = 0.5,
+                       ux0: float = 0.0, explicit: bool = False,
+                       random_spread: float = 0.3,
+                       speed_scale: float = 2.0) -> MechanicalSystem:
+    """A particle (mass m) on a massless rod of length l about O, gravity -y,
+    in redundant Cartesian coordinates: x independent, y dependent,
+    ``x^2 + y^2 - l^2 = 0``, hanging branch y < 0.
+
+    With ``explicit`` the solution ``y = -sqrt(l^2 - x^2)`` is declared.
+    """
+    x, y, ux, uy = me.dynamicsymbols("x y u_x u_y")
+    m, g, l = sm.symbols("m g l", positive=True)
+    N = me.ReferenceFrame("N")
+    O = me.Point("O")
+    O.set_vel(N, 0)
+    P = O.locatenew("P", x * N.x + y * N.y)
+    P.set_vel(N, ux * N.x + uy * N.y)
+    system = me.System(N, O)
+    system.add_coordinates(x)
+    system.add_coordinates(y, independent=False)
+    system.add_speeds(ux)
+    system.add_speeds(uy, independent=False)
+    system.add_kdes(ux - x.diff(), uy - y.diff())
+    system.add_holonomic_constraints(x**2 + y**2 - l**2)
+    system.add_bodies(me.Particle("bob", P, m))
+    system.add_loads(me.Force(P, -m * g * N.y))
+    return MechanicalSystem(
+        name="cartesian_pendulum", system=system,
+        parameters={m: 1.3, g: 9.81, l: length},
+        initial_state={x: x0, y: -math.sqrt(length**2 - x0**2), ux: ux0},
+        dependent_solutions={y: -sm.sqrt(l**2 - x**2)} if explicit else None,
+        random_spread=random_spread, speed_scale=speed_scale)
