@@ -41,3 +41,25 @@ def cartesian_pendulum(*, length: float = 0.9, x0: float = 0.5,
         initial_state={x: x0, y: -math.sqrt(length**2 - x0**2), ux: ux0},
         dependent_solutions={y: -sm.sqrt(l**2 - x**2)} if explicit else None,
         random_spread=random_spread, speed_scale=speed_scale)
+
+
+def power_balance(ms):
+    """The terms of d(T + V)/dt along the motion, as a numeric function of
+    (q, q', q''): T from the declared bodies, V the declared potential.
+
+    For a conservative declaration the terms sum to zero with the true
+    accelerations; their largest magnitude gives the scale of the check.
+    """
+    t = me.dynamicsymbols._t
+    N = ms.frame
+    qs, qds = list(ms.coordinates), [q.diff(t) for q in ms.coordinates]
+    qdds = [q.diff(t, 2) for q in ms.coordinates]
+    T = sm.sympify(sum(b.kinetic_energy(N) for b in ms.bodies))
+    E = T.xreplace(dict(ms.kinematics.u_of_qdot)) + ms.potential_energy
+    terms = [E.diff(q) * qd for q, qd in zip(qs, qds)] + \
+        [E.diff(qd) * qdd for qd, qdd in zip(qds, qdds)]
+    Q, QD, QDD = (sm.symbols(f"{s}0:{len(qs)}") for s in ("Q", "QD", "QDD"))
+    rep = dict(zip(qdds, QDD)) | dict(zip(qds, QD)) | dict(zip(qs, Q))
+    terms = [sm.sympify(e).xreplace(rep).xreplace(dict(ms.parameters))
+             for e in terms]
+    return sm.lambdify([Q, QD, QDD], terms)

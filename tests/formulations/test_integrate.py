@@ -8,15 +8,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import sympy as sm
-import sympy.physics.mechanics as me
 from scipy.integrate import solve_ivp
 
 from formulations import FORMULATIONS, UnsupportedSystemError, get_formulation
 from formulations.integrate import (IntegrationResult, integrate,
                                     project_state)
 from formulations.numeric import SingularConfigurationError
-from systems import CATALOGUE, ConstraintError, MechanicalSystem
+from systems import CATALOGUE, ConstraintError
 
 from helpers import cartesian_pendulum
 from conftest import cached_eom, cached_system

@@ -32,7 +32,7 @@ from formulations import UnsupportedSystemError, get_formulation
 from formulations.modified_lagrange import (_guided_elimination,
                                             kolev_cost_table,
                                             modified_lagrange_equations)
-from systems import MechanicalSystem, get_system
+from systems import MechanicalSystem
 
 from helpers import cartesian_pendulum
 from conftest import cached_system

@@ -21,6 +21,7 @@ import numpy as np
 import sympy as sm
 import sympy.physics.mechanics as me
 
+from helpers import power_balance
 from conftest import cached_eom, cached_system
 
 t = me.dynamicsymbols._t
@@ -195,29 +196,13 @@ def test_published_3_10_holds_for_kane():
             assert residual < 1e-10, (seed, residual, terms)
 
 
-def _power_balance(ms):
-    """d(T + V)/dt along the motion, and the size of its terms."""
-    N = ms.frame
-    qs, qds = list(ms.coordinates), [q.diff(t) for q in ms.coordinates]
-    qdds = [q.diff(t, 2) for q in ms.coordinates]
-    T = sm.sympify(sum(b.kinetic_energy(N) for b in ms.bodies))
-    E = T.xreplace(dict(ms.kinematics.u_of_qdot)) + ms.potential_energy
-    terms = [E.diff(q) * qd for q, qd in zip(qs, qds)] + \
-        [E.diff(qd) * qdd for qd, qdd in zip(qds, qdds)]
-    Q, QD, QDD = (sm.symbols(f"{s}0:{len(qs)}") for s in ("Q", "QD", "QDD"))
-    rep = dict(zip(qdds, QDD)) | dict(zip(qds, QD)) | dict(zip(qs, Q))
-    terms = [sm.sympify(e).xreplace(rep).xreplace(dict(ms.parameters))
-             for e in terms]
-    return sm.lambdify([Q, QD, QDD], terms)
-
-
 def test_energy_is_conserved_as_declared():
     """T + V (V with the constant drive as a potential) is constant: its
     rate, formed from the declared bodies and potential, vanishes with the
     accelerations of Kane's equations."""
     ms = cached_system("kolev_manipulator")
     assert ms.energy_conserved
-    rate = _power_balance(ms)
+    rate = power_balance(ms)
     model = cached_eom("kane", "kolev_manipulator").numeric()
     for seed in range(N_STATES):
         t0, q, qd = ms.random_state(seed)
