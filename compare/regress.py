@@ -17,7 +17,6 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-import pandas as pd
 
 from .runner import ComparisonResult, load, run
 

@@ -929,7 +929,7 @@ def build_driven_chain(n, drive, values, initial):
     """
     system, syms, q, u, V, specified = _driven_declaration(n, drive)
     return MechanicalSystem(
-        name=f"random_driven_chain", system=system,
+        name="random_driven_chain", system=system,
         parameters={syms[k]: v for k, v in values.items()},
         initial_state={qi: v for qi, v in zip(q, initial)}
         | {ui: 0.0 for ui in u},

@@ -220,7 +220,6 @@ class Kane(Formulation):
     uses_multipliers = False
 
     def _derive(self, ms, stage) -> Derivation:
-        N = ms.frame
         kin = ms.kinematics
         qdot = dict(kin.qdot)
         u = list(ms.speeds)

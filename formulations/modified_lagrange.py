@@ -156,7 +156,6 @@ eliminated coordinates), ``rate_coefficients`` (G, in t and the states),
 """
 from __future__ import annotations
 
-import time
 from typing import Mapping, Sequence
 
 import numpy as np

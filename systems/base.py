@@ -11,7 +11,7 @@ declaration; none of them changes it.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from types import MappingProxyType
 from typing import Any, Mapping, Sequence

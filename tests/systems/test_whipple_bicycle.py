@@ -15,7 +15,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import sympy as sm
-import sympy.physics.mechanics as me
 
 from compare import benchmarks as bm
 from conftest import cached_eom, cached_system
