@@ -306,8 +306,20 @@ class MechanicalSystem:
         N = self.frame
         exprs = list(self.kdes) + list(self.holonomic_constraints) \
             + list(self.nonholonomic_constraints)
+        # Measure numbers and each frame's own orientation step: expressing
+        # the velocities in N would compose the direction cosine matrices,
+        # which grows exponentially along a chain of bodies.
         for body in self.bodies:
-            exprs += list(body.masscenter.vel(N).to_matrix(N))
+            exprs += [m for vec in (body.masscenter.vel(N),) if vec != 0
+                      for m, _ in vec.args]
+        seen, stack = {N}, [N]
+        while stack:
+            F = stack.pop()
+            for G, dcm in F._dcm_dict.items():
+                if G not in seen:
+                    seen.add(G)
+                    stack.append(G)
+                    exprs += list(dcm)
         return any(has_explicit_time(e) for e in exprs)
 
     def __repr__(self):
