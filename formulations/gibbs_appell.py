@@ -166,7 +166,8 @@ import sympy.physics.mechanics as me
 
 from .base import (Derivation, Formulation, UnsupportedSystemError,
                    register, speed_form)
-from .kinematics import FrameAlgebra
+from .calculus import jacobian
+from .kinematics import FrameAlgebra, generalized_forces, natural_frame
 
 __all__ = ["GibbsAppell", "acceleration_energy", "body_kinematics",
            "generalized_active_forces", "solve_dependent_block", "benchmark"]
@@ -224,11 +225,6 @@ def solve_dependent_block(A_dep, rhs):
     return A_dep.adjugate() * rhs / det
 
 
-def _natural_frame(vec, default):
-    """The frame of a vector's first component (where it is simplest)."""
-    return vec.args[0][1] if vec != 0 else default
-
-
 def body_kinematics(system, qdot, frames=None):
     """Kinematics of every body in components of a frame moving with it.
 
@@ -262,7 +258,7 @@ def body_kinematics(system, qdot, frames=None):
     for body in system.bodies:
         vel = body.masscenter.vel(N)
         rigid = isinstance(body, me.RigidBody)
-        F = body.frame if rigid else _natural_frame(vel, N)
+        F = body.frame if rigid else natural_frame(vel, N)
         a = sm.zeros(3, 1)
         for measure, G in (vel.args if vel != 0 else ()):
             m = measure.xreplace(qdot)
@@ -358,18 +354,8 @@ def generalized_active_forces(system, speeds, qdot, frames=None):
 
     Each load is dotted in the frame its vector is written in.
     """
-    N = system.frame
-    fa = frames or FrameAlgebra()
-    F = sm.zeros(len(speeds), 1)
-    for load in system.loads:
-        E = _natural_frame(load.vector, N)
-        comps = fa.components(load.vector, E)
-        if isinstance(load, me.Force):
-            v = fa.components(load.point.vel(N), E, qdot)
-        else:
-            v = fa.components(load.frame.ang_vel_in(N), E, qdot)
-        F += v.jacobian(speeds).T * comps
-    return F
+    return generalized_forces(system.loads, system.frame,
+                              frames or FrameAlgebra(), speeds, qdot)
 
 
 @register
@@ -513,7 +499,7 @@ class GibbsAppell(Formulation):
                 for en, grad in zip(entries, grads):
                     x = en["a"] if en["alpha"] is None \
                         else en["a"].col_join(en["alpha"])
-                    G += x.jacobian(zs).T * grad
+                    G += jacobian(x, zs).T * grad
             else:
                 G = sm.Matrix([sm.Add(*[sm.diff(S, zr) for S in S_parts])
                                for zr in zs])
@@ -529,7 +515,7 @@ class GibbsAppell(Formulation):
             F = generalized_active_forces(ms.system, u, qdot, frames)
             Ft = F[:p, :] + C.T * F[p:, :]
         with stage("assembly"):
-            M = G.jacobian(zs)
+            M = jacobian(G, zs)
             f = Ft - G.xreplace(zero)
             from_z = {zi: ud[i] for i, zi in enumerate(zs)}
             M = M.xreplace(from_z)
@@ -537,7 +523,7 @@ class GibbsAppell(Formulation):
             if self.elimination == "append" and u_dep:
                 # The dependent rates stay unknowns, fixed by the velocity
                 # constraints differentiated once.
-                M = M.col_join(dvc.jacobian(ud))
+                M = M.col_join(jacobian(dvc, ud))
                 f = f.col_join(-e)
         extras = {
             "acceleration_energy": S_total.xreplace(from_z),

@@ -30,6 +30,7 @@ import sympy as sm
 import sympy.physics.mechanics as me
 
 from .base import Derivation, Formulation, register, speed_form
+from .calculus import jacobian
 from .kinematics import FrameAlgebra
 
 __all__ = ["Kane", "body_kinematics", "BodyKinematics"]
@@ -95,7 +96,7 @@ class _VectorCalculus:
         for measure, G in vec.args:
             m = measure.xreplace(self.qdot)
             R = None if G is F else self.fa.dcm(F, G)
-            mr = m.jacobian(self.speeds)
+            mr = jacobian(m, self.speeds)
             if acceleration:
                 aG = m.diff(t).xreplace(self.qdot).xreplace(self.ud_zero) \
                     + self.frame_rate(G).cross(m)
@@ -132,7 +133,7 @@ def body_kinematics(system, qdot, speeds, fa: FrameAlgebra):
         if isinstance(body, me.RigidBody):
             k.w = wF
             k.alpha0 = wF.diff(t).xreplace(qdot).xreplace(calc.ud_zero)
-            k.wr = wF.jacobian(speeds)
+            k.wr = jacobian(wF, speeds)
             k.inertia = body.central_inertia.to_matrix(F)
         else:
             k.w = k.alpha0 = k.wr = k.inertia = None
@@ -244,7 +245,7 @@ class Kane(Formulation):
                 f = rhs[:p, :] + C.T * rhs[p:, :]
                 vc = A * sm.Matrix(u) + b
                 dvc = vc.diff(t).xreplace(qdot)
-                M = M.col_join(dvc.jacobian(ud))
+                M = M.col_join(jacobian(dvc, ud))
                 f = f.col_join(-dvc.xreplace(ud_zero))
             else:
                 M, f = Mh, rhs
@@ -268,22 +269,36 @@ def _extras(ms, kins, load_pv, load_pw, C, F, fstar, Mh, ud, fa):
         pv.setdefault(name, val)
     for name, val in load_pw.items():
         pw.setdefault(name, val)
-    T = sm.eye(p).col_join(C) if C.shape[0] else sm.eye(p)
+    holonomic = not C.shape[0]
+    T = sm.eye(p).col_join(C) if not holonomic else None
 
-    def vectors(d, cols):
-        return {name: tuple(fa.vector(mat[:, r], E) for r in range(cols.shape[1]))
-                for name, (mat, E) in ((n, (v[0] * cols, v[1]))
-                                       for n, v in d.items())}
+    def vectors(d, cols=None):
+        # cols None: the identity (holonomic partial velocities as they are);
+        # symbolic products with an identity matrix are not free.
+        out = {}
+        for name, (mat, E) in d.items():
+            mat = mat if cols is None else mat * cols
+            out[name] = tuple(fa.vector(mat[:, r], E)
+                              for r in range(mat.shape[1]))
+        return out
 
-    n = len(ms.speeds)
-    Fstar = -Mh * sm.Matrix(ud) + fstar
+    # F* = -M u' + f*, entry by entry: a matrix product would distribute
+    # the sign over every term of the large entries of M.
+    Fstar = sm.Matrix([fstar[i] - sm.Add(*[Mh[i, j] * ud[j]
+                                           for j in range(len(ud))])
+                       for i in range(len(ud))])
+    holo_pv, holo_pw = vectors(pv), vectors(pw)
     return {
-        "partial_velocities": vectors(pv, sm.eye(n)),
-        "partial_angular_velocities": vectors(pw, sm.eye(n)),
-        "nonholonomic_partial_velocities": vectors(pv, T),
-        "nonholonomic_partial_angular_velocities": vectors(pw, T),
-        "generalized_active_forces": sm.ImmutableMatrix(T.T * F),
-        "generalized_inertia_forces": sm.ImmutableMatrix(T.T * Fstar),
+        "partial_velocities": holo_pv,
+        "partial_angular_velocities": holo_pw,
+        "nonholonomic_partial_velocities":
+            holo_pv if holonomic else vectors(pv, T),
+        "nonholonomic_partial_angular_velocities":
+            holo_pw if holonomic else vectors(pw, T),
+        "generalized_active_forces":
+            sm.ImmutableMatrix(F if holonomic else T.T * F),
+        "generalized_inertia_forces":
+            sm.ImmutableMatrix(Fstar if holonomic else T.T * Fstar),
         "dependent_speed_coefficients": sm.ImmutableMatrix(C),
     }
 

@@ -24,7 +24,10 @@ from collections import deque
 import sympy as sm
 import sympy.physics.mechanics as me
 
-__all__ = ["FrameAlgebra", "axis_rotation"]
+from .calculus import jacobian
+
+__all__ = ["FrameAlgebra", "axis_rotation", "natural_frame",
+           "kinetic_energy", "generalized_forces"]
 
 t = me.dynamicsymbols._t
 
@@ -117,13 +120,17 @@ class FrameAlgebra:
         """3x1 components of a sympy vector in ``frame``.
 
         ``rep`` is an optional xreplace applied to the measure numbers
-        first (e.g. the kinematic differential equations' q' -> f(q, u)).
+        first (e.g. the kinematic differential equations' q' -> f(q, u)),
+        or a sequence of them applied in turn.
         """
         out = sm.zeros(3, 1)
         if vec == 0:
             return out
+        reps = [rep] if isinstance(rep, dict) else list(rep or ())
         for measure, F in vec.args:
-            m = measure.xreplace(rep) if rep else measure
+            m = measure
+            for r in reps:
+                m = m.xreplace(r)
             out += m if F is frame else self.dcm(frame, F) * m
         return out
 
@@ -131,3 +138,52 @@ class FrameAlgebra:
         """The sympy vector with the given components in ``frame``."""
         return (components[0] * frame.x + components[1] * frame.y
                 + components[2] * frame.z)
+
+
+def natural_frame(vec, default):
+    """The frame of a vector's first term, where it is simplest."""
+    return vec.args[0][1] if vec != 0 else default
+
+
+def kinetic_energy(bodies, N, fa: FrameAlgebra, rep=None) -> sm.Expr:
+    """Kinetic energy of ``bodies`` in N from components in each body's own
+    frame (a particle: the frame of its velocity's first term).
+
+    Taking the components in the body's frame keeps the central inertia
+    constant and, through the merged rotations of ``fa``, keeps the size of
+    the velocities polynomial in the length of a chain; sympy's ``dot`` of
+    the same vectors composes the direction cosine matrices frame by frame.
+    ``rep`` is applied to the measure numbers first (e.g. speeds written in
+    coordinate rates).
+    """
+    T = sm.S.Zero
+    for body in bodies:
+        vel = body.masscenter.vel(N)
+        rigid = isinstance(body, me.RigidBody)
+        F = body.frame if rigid else natural_frame(vel, N)
+        v = fa.components(vel, F, rep)
+        T += body.mass * v.dot(v) / 2
+        if rigid:
+            w = fa.components(body.frame.ang_vel_in(N), F, rep)
+            T += w.dot(body.central_inertia.to_matrix(F) * w) / 2
+    return T
+
+
+def generalized_forces(loads, N, fa: FrameAlgebra, rates, rep=None) -> sm.Matrix:
+    """``Q_i = sum_P F_P . dv_P/dr_i + sum_B T_B . dw_B/dr_i`` for the
+    velocity variables ``rates`` (speeds or coordinate rates), with every
+    vector in the components of its load's own frame; ``rep`` as in
+    :func:`kinetic_energy` (applied to the loads' measure numbers too)."""
+    rates = list(rates)
+    Q = sm.zeros(len(rates), 1)
+    for load in loads:
+        E = natural_frame(load.vector, N)
+        comps = fa.components(load.vector, E, rep)
+        if isinstance(load, me.Force):
+            vel = load.point.vel(N)
+        else:
+            vel = load.frame.ang_vel_in(N)
+        if vel == 0 or comps == sm.zeros(3, 1):
+            continue
+        Q += jacobian(fa.components(vel, E, rep), rates).T * comps
+    return Q

@@ -72,6 +72,8 @@ import sympy as sm
 import sympy.physics.mechanics as me
 
 from .base import Derivation, Formulation, rate_form, register
+from .calculus import directional_derivative, gradient, jacobian
+from .kinematics import FrameAlgebra, generalized_forces, kinetic_energy
 
 __all__ = ["Lagrange"]
 
@@ -146,8 +148,9 @@ class Lagrange(Formulation):
         q = list(ms.coordinates)
         qd = [qi.diff(t) for qi in q]
         n = len(q)
-        # Plain symbols for q and q' make the partial derivatives cheap and
-        # leave time only where it is explicit (or in prescribed functions).
+        # Plain symbols for q and q' leave time only where it is explicit
+        # (or in prescribed functions): used for the explicit time
+        # derivatives.
         Q = [sm.Dummy(f"q{i}") for i in range(n)]
         QD = [sm.Dummy(f"qd{i}") for i in range(n)]
         to_plain = dict(zip(qd, QD)) | dict(zip(q, Q))
@@ -158,41 +161,28 @@ class Lagrange(Formulation):
             # q'(t) contains q(t).
             return sm.sympify(expr).xreplace(u_map).xreplace(to_plain)
 
+        fa = FrameAlgebra()
         with stage("kinetic_energy"):
-            T = sm.S.Zero
-            for body in ms.bodies:
-                v = _sub_vec(body.masscenter.vel(N), u_map)
-                T += body.mass * v.dot(v) / 2
-                if isinstance(body, me.RigidBody):
-                    w = _sub_vec(body.frame.ang_vel_in(N), u_map).express(
-                        body.frame)
-                    T += w.dot(body.central_inertia.dot(w)) / 2
-            T = plain(T)
+            T = sm.sympify(kinetic_energy(ms.bodies, N, fa, u_map))
 
         with stage("generalized_forces"):
-            Qgen = [sm.S.Zero] * n
-            for load in ms.loads:
-                if isinstance(load, me.Force):
-                    vel = _sub_vec(load.point.vel(N), u_map)
-                else:
-                    vel = _sub_vec(load.frame.ang_vel_in(N), u_map)
-                vec = _sub_vec(load.vector, u_map)
-                for j in range(n):
-                    partial = vel.diff(qd[j], N, var_in_dcm=False)
-                    if partial != 0:
-                        Qgen[j] += plain(vec.dot(partial))
-            Qgen = sm.Matrix(Qgen)
+            Qgen = generalized_forces(ms.loads, N, fa, qd, u_map)
 
         with stage("lagrange_operator"):
-            p = sm.Matrix([T.diff(s) for s in QD])
-            M = sm.zeros(n, n)
-            for i in range(n):
-                for j in range(i, n):
-                    M[i, j] = M[j, i] = p[i].diff(QD[j])
-            # d/dt(dT/dq') at q'' = 0: through q, and through explicit time
-            # (t itself and prescribed functions of t).
-            dp = p.jacobian(Q) * sm.Matrix(QD) + p.diff(t)
-            dTdq = sm.Matrix([T.diff(s) for s in Q])
+            # q and q' are independent variables of T here (the large
+            # expressions stay in q(t), q'(t): no round trip through plain
+            # symbols).
+            p = sm.Matrix(gradient(T, qd))
+            M = jacobian(p, qd)
+            # d/dt(dT/dq') at q'' = 0: through q (one directional derivative
+            # along q', not n partial ones), and through explicit time (t
+            # itself and prescribed functions of t).
+            along = dict(zip(q, qd))
+            memo = {}
+            dp = sm.Matrix([directional_derivative(pi, along, memo) for pi in p])
+            if ms.is_rheonomic:
+                dp += p.xreplace(to_plain).diff(t).xreplace(back)
+            dTdq = sm.Matrix(gradient(T, q))
             f_dyn = Qgen + dTdq - dp
 
         with stage("constraints"):
@@ -200,12 +190,12 @@ class Lagrange(Formulation):
             nonhol = sm.Matrix([plain(c) for c in ms.nonholonomic_constraints])
             nh, nn = len(hol), len(nonhol)
             if nh:
-                C_h = hol.jacobian(Q)
+                C_h = jacobian(hol, Q)
                 g_h = C_h * sm.Matrix(QD) + hol.diff(t)
             else:
                 C_h, g_h = sm.zeros(0, n), sm.zeros(0, 1)
             if nn:
-                C_n = nonhol.jacobian(QD)
+                C_n = jacobian(nonhol, QD)
                 g_n = nonhol
             else:
                 C_n, g_n = sm.zeros(0, n), sm.zeros(0, 1)
@@ -215,7 +205,7 @@ class Lagrange(Formulation):
             if m:
                 # g is linear in q', so its total derivative is
                 # C q'' + g_q q' + g_t.
-                gamma = -(g.jacobian(Q) * sm.Matrix(QD) + g.diff(t))
+                gamma = -(jacobian(g, Q) * sm.Matrix(QD) + g.diff(t))
             else:
                 gamma = sm.zeros(0, 1)
             gamma_stab = gamma
@@ -226,23 +216,24 @@ class Lagrange(Formulation):
 
         with stage("assembly"):
             lam = list(me.dynamicsymbols(f"lambda1:{m + 1}")) if m else []
+            # Only the (small) constraint rows were formed in plain symbols.
+            C, gamma, gamma_stab = (x.xreplace(back)
+                                    for x in (C, gamma, gamma_stab))
             mass = M.row_join(-C.T).col_join(C.row_join(sm.zeros(m, m))) \
                 if m else M
             forcing = f_dyn.col_join(gamma_stab) if m else f_dyn
-            mass = mass.xreplace(back)
-            forcing = forcing.xreplace(back)
 
         with stage("constraint_forces"):
-            generalized_reaction = (C.xreplace(back).T * sm.Matrix(lam)
+            generalized_reaction = (C.T * sm.Matrix(lam)
                                     if m else sm.zeros(n, 1))
             forces, missing = _recover_constraint_forces(
                 ms, u_map, qd, generalized_reaction)
 
         extras = {
-            "kinetic_energy": T.xreplace(back),
-            "generalized_forces": sm.ImmutableMatrix(Qgen.xreplace(back)),
-            "constraint_jacobian": sm.ImmutableMatrix(C.xreplace(back)),
-            "constraint_bias": sm.ImmutableMatrix(gamma.xreplace(back)),
+            "kinetic_energy": T,
+            "generalized_forces": sm.ImmutableMatrix(Qgen),
+            "constraint_jacobian": sm.ImmutableMatrix(C),
+            "constraint_bias": sm.ImmutableMatrix(gamma),
             "n_dynamic_equations": n,
             "baumgarte": self.baumgarte,
         }

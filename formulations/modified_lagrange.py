@@ -164,6 +164,10 @@ import sympy.physics.mechanics as me
 
 from .base import (Derivation, Formulation, UnsupportedSystemError,
                    get_formulation, register)
+from .calculus import directional_derivative, jacobian, time_derivative
+from .kinematics import FrameAlgebra
+from .kinematics import generalized_forces as _generalized_forces
+from .kinematics import kinetic_energy as _kinetic_energy
 
 __all__ = ["ModifiedLagrange", "modified_lagrange_equations",
            "kinetic_energy_in_rates", "generalized_forces_in_rates",
@@ -180,33 +184,9 @@ def _d(x, n=1):
     return x.diff(t, n)
 
 
-def _converter(ms, rates=None):
-    """(vector map, scalar map): the declaration's speeds written in
-    (t, q, q'), then ``rates`` applied.
-
-    The vector map acts on components, which leaves the orientation of the
-    frames they are written in untouched; a frame oriented by an eliminated
-    coordinate brings that coordinate back through the direction cosines
-    of a dot product, so every scalar formed from the vectors goes through
-    the scalar map as well.
-    """
-    u_map = dict(ms.kinematics.u_of_qdot)
-    extra = dict(rates or {})
-
-    def vec(v):
-        if v == 0:
-            return v
-        v = _sub_vec(v, u_map)
-        return _sub_vec(v, extra) if extra else v
-
-    def scalar(e):
-        return sm.sympify(e).xreplace(extra) if extra else sm.sympify(e)
-
-    return vec, scalar
-
-
-def _sub_vec(vec, rep):
-    return vec.applyfunc(lambda e: e.xreplace(rep))
+def _rates(expr, rates):
+    """``rates`` applied to a scalar or matrix (nothing when empty)."""
+    return expr.xreplace(dict(rates)) if rates else expr
 
 
 # ----------------------------------------------------------------------
@@ -303,17 +283,10 @@ def kinetic_energy_in_rates(ms, rates: Mapping | None = None):
     >>> sorted(str(s) for s in T.free_symbols)
     ['l', 'm', 't']
     """
-    N = ms.frame
-    vec, scalar = _converter(ms, rates)
-    T = sm.S.Zero
-    for body in ms.bodies:
-        v = vec(body.masscenter.vel(N))
-        T += body.mass * v.dot(v) / 2
-        if isinstance(body, me.RigidBody):
-            w = vec(body.frame.ang_vel_in(N)).express(body.frame)
-            T += w.dot(body.central_inertia.dot(w)) / 2
-    T = scalar(T)
-    return T
+    u_map = dict(ms.kinematics.u_of_qdot)
+    T = _kinetic_energy(ms.bodies, ms.frame, FrameAlgebra(),
+                       [u_map, rates or {}])
+    return _rates(T, rates)
 
 
 def generalized_forces_in_rates(ms, coordinates: Sequence,
@@ -333,24 +306,12 @@ def generalized_forces_in_rates(ms, coordinates: Sequence,
     >>> generalized_forces_in_rates(ms, ms.coordinates).shape
     (2, 1)
     """
-    N = ms.frame
-    vec, scalar = _converter(ms, rates)
-    qd = [_d(q) for q in coordinates]
-    Q = [sm.S.Zero] * len(qd)
-    for load in ms.loads:
-        if isinstance(load, me.Force):
-            vel = vec(load.point.vel(N))
-        else:
-            vel = vec(load.frame.ang_vel_in(N))
-        force = vec(load.vector)
-        if vel == 0 or force == 0:
-            continue
-        for i, r in enumerate(qd):
-            partial = vel.diff(r, N, var_in_dcm=False)
-            if partial != 0:
-                Q[i] += force.dot(partial)
-    Q = [scalar(e) for e in Q]
-    return sm.Matrix(Q)
+    u_map = dict(ms.kinematics.u_of_qdot)
+    # ``rates`` acts on the measure numbers before the differentiation and
+    # on the whole result (direction cosines of eliminated coordinates).
+    Q = _generalized_forces(ms.loads, ms.frame, FrameAlgebra(),
+                           [_d(q) for q in coordinates], [u_map, rates or {}])
+    return _rates(Q, rates)
 
 
 # ----------------------------------------------------------------------
@@ -503,8 +464,11 @@ class ModifiedLagrange(Formulation):
 
         with stage("lagrange_operator"):
             E = []
+            memo = {}
             for qi, Qi in zip(T_coords, Q):
-                E.append(_d(T.diff(_d(qi))) - T.diff(qi) - Qi)
+                p_i = directional_derivative(T, {_d(qi): sm.S.One})
+                E.append(time_derivative(p_i, t, memo)
+                         - directional_derivative(T, {qi: sm.S.One}) - Qi)
             E = sm.Matrix(E)
 
         with stage("assembly"):
@@ -530,11 +494,14 @@ class ModifiedLagrange(Formulation):
             zero = {a: 0 for a in unknowns}
             # G^T E is linear in the unknowns through E alone: split E
             # first rather than differentiate the products with G.
-            M = G_T.T * E_sub.jacobian(unknowns)
-            forcing = -(G_T.T * E_sub.xreplace(zero))
+            M = jacobian(E_sub, unknowns)
+            forcing = -E_sub.xreplace(zero)
+            if G_T != sm.eye(*G_T.shape):
+                # (a product with the identity is not free on large entries)
+                M, forcing = G_T.T * M, G_T.T * forcing
             if not eliminate and rows:
                 acc_rows = _d(sm.Matrix(rows))
-                M = M.col_join(acc_rows.jacobian(unknowns))
+                M = M.col_join(jacobian(acc_rows, unknowns))
                 forcing = forcing.col_join(-acc_rows.xreplace(zero))
 
         if eliminate:
