@@ -29,13 +29,16 @@ from __future__ import annotations
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from .base import Derivation, Formulation, register, speed_form
+from .base import (Derivation, Formulation, UnsupportedSystemError, register,
+                   speed_form)
 from .calculus import jacobian
-from .kinematics import FrameAlgebra
+from .composite import composite_equations
+from .kinematics import FrameAlgebra, generalized_forces
 
 __all__ = ["Kane", "body_kinematics", "BodyKinematics"]
 
 t = me.dynamicsymbols._t
+_ASSEMBLIES = ("auto", "composite", "direct")
 
 
 class BodyKinematics:
@@ -210,10 +213,33 @@ class Kane(Formulation):
     components in each body's own frame (:mod:`formulations.kinematics`),
     and the mass matrix directly as sum m v_r.v_s + w_r.I.w_s, so no
     Jacobian of the inertia forces is taken.
+
+    Parameters
+    ----------
+    assembly : {"auto", "composite", "direct"}
+        How M and the forcing are summed.  ``"direct"``: body by body.
+        ``"composite"``: by nested composite bodies
+        (:mod:`formulations.composite`), O(n^2) terms for a chain instead
+        of O(n^3); only for systems whose speeds each move their bodies as
+        one rigid motion and form a tree (an error otherwise).  ``"auto"``
+        (default): composite where it applies, else direct.
+    count_ops : bool
+        See :class:`~formulations.base.Formulation`.
     """
 
     name = "kane"
-    version = "2"
+    version = "3"
+
+    def __init__(self, *, assembly: str = "auto", count_ops: bool = True):
+        super().__init__(count_ops=count_ops)
+        if assembly not in _ASSEMBLIES:
+            raise ValueError(f"assembly must be one of {list(_ASSEMBLIES)}, "
+                             f"not {assembly!r}")
+        self.assembly = assembly
+
+    @property
+    def options(self) -> dict:
+        return super().options | {"assembly": self.assembly}
     summary = "Kane's method: partial velocities, F_r + F*_r = 0"
     handles_holonomic = True
     handles_nonholonomic = True
@@ -237,9 +263,25 @@ class Kane(Formulation):
             kins = body_kinematics(ms.system, qdot, u, fa)
         with stage("generalized_forces"):
             F, load_pv, load_pw = generalized_active_forces(ms.system, qdot, u, fa)
-            Mh, fstar = mass_matrix_and_inertia_forcing(kins, len(u))
+            composite = None
+            if self.assembly != "direct":
+                calc = _VectorCalculus(ms.frame, qdot, u, fa)
+                composite = composite_equations(ms, qdot, u, fa, calc)
+                if composite is None and self.assembly == "composite":
+                    raise UnsupportedSystemError(
+                        f"{ms.name}: composite assembly needs every speed to "
+                        "move its bodies as one rigid motion, in a tree; use "
+                        "assembly='auto' or 'direct'")
+            if composite is None:
+                Mh, fstar = mass_matrix_and_inertia_forcing(kins, len(u))
+                rhs = F + fstar
+            else:
+                Mh, rhs, used = composite
+                others = [ld for ld in ms.loads if ld not in used]
+                if others:
+                    rhs = rhs + generalized_forces(others, ms.frame, fa, u, qdot)
+                fstar = rhs - F
         with stage("assembly"):
-            rhs = F + fstar
             if m:
                 M = Mh[:p, :] + C.T * Mh[p:, :]
                 f = rhs[:p, :] + C.T * rhs[p:, :]

@@ -1,0 +1,290 @@
+"""Kane's mass matrix and forcing by composite bodies (tree-structured
+systems).
+
+Summing ``m v_r . v_s + w_r . I w_s`` body by body costs one term per body
+moved by both speeds: O(n^3) terms for a chain of n bodies.  When every
+speed moves its bodies as ONE rigid motion (a twist), the bodies moved by
+both r and s form a composite body, and
+
+    M_rs = m v_r . v_s + v_r . (w_s x h) + v_s . (w_r x h) + w_r . J w_s,
+    F_r  = v_r . F + w_r . T,
+
+with (w_r, v_r) the twist of speed r at a reference point X, and the
+composite's mass m, first moment h and inertia J about X, and its resultant
+force F and moment T about X (applied loads at the mass centres plus the
+inertia forces without the speed-rate terms).  The composites are nested,
+so each is built from the ones inside it (Featherstone's composite-rigid-
+body idea, here symbolic): O(n^2) entries of O(1) terms each.  The
+reference point of a speed is a declared point on its axis, where its own
+twist vanishes, so most terms drop out.
+
+The structure is detected, not declared: the twist of speed r is read off
+one body it moves and checked on every other (exactly when the difference
+is syntactically zero, else by value at random states); the sets of bodies
+moved by the speeds must be nested or disjoint (a tree).  Anything else
+(closed loops, absolute joint angles, rolling contact) returns ``None`` and
+the body-by-body sum is used.
+"""
+from __future__ import annotations
+
+from collections import deque
+
+import numpy as np
+import sympy as sm
+import sympy.physics.mechanics as me
+
+from .calculus import jacobian
+
+__all__ = ["composite_equations"]
+
+t = me.dynamicsymbols._t
+
+
+class _Sampler:
+    """Values of expressions at a few random points (every function of time
+    and every symbol drawn in [0.3, 1.3]), to decide identities that are not
+    syntactic: an identity of analytic functions that holds at random points
+    holds everywhere but on a set of measure zero."""
+
+    def __init__(self, rng, trials=2):
+        self.rng, self.trials = rng, trials
+        self.points = [({}, {}) for _ in range(trials)]
+        self.cache = {}
+
+    def _draw(self, table, key):
+        for point in self.points:
+            d = point[table]
+            if key not in d:
+                d[key] = sm.Float(self.rng.uniform(0.3, 1.3))
+
+    def value(self, expr) -> np.ndarray:
+        """Complex values of ``expr`` at the sample points."""
+        expr = sm.sympify(expr)
+        if expr in self.cache:
+            return self.cache[expr]
+        funcs = sorted(me.find_dynamicsymbols(expr), key=sm.count_ops,
+                       reverse=True)
+        for f in funcs:
+            self._draw(0, f)
+        for x in expr.free_symbols:
+            self._draw(1, x)
+        out = []
+        for fvals, svals in self.points:
+            e = expr.xreplace({f: fvals[f] for f in funcs})
+            out.append(complex(e.xreplace(svals).evalf()))
+        self.cache[expr] = np.array(out)
+        return self.cache[expr]
+
+    def vector(self, vec) -> np.ndarray:
+        """(trials, 3) values of a 3x1 matrix."""
+        return np.array([self.value(x) for x in vec]).T
+
+    def vanishes(self, exprs) -> bool:
+        rest = [e for e in exprs if e != 0]
+        return all(np.all(np.abs(self.value(e)) < 1e-9) for e in rest)
+
+
+def _skew_apply(w, v):
+    return w.cross(v) if any(x != 0 for x in w) else sm.zeros(3, 1)
+
+
+def _points(O):
+    """Every point connected to O through declared positions."""
+    seen, queue = [O], deque([O])
+    while queue:
+        P = queue.popleft()
+        for Q in P._pos_dict:
+            if Q not in seen:
+                seen.append(Q)
+                queue.append(Q)
+    return seen
+
+
+class _Node:
+    __slots__ = ("bodies", "X", "X_value", "m", "h", "J", "F", "T",
+                 "children")
+
+
+def composite_equations(ms, qdot, speeds, fa, calc, rng=None):
+    """``(M, f, loads_used)`` by composite bodies, or None when the system
+    is not a tree of twists (see the module docstring).
+
+    ``f`` holds the inertia forces without speed-rate terms and the loads in
+    ``loads_used`` (forces at mass centres, torques on body frames); the
+    caller adds the generalized forces of the other loads.
+    """
+    sample = _Sampler(rng or np.random.default_rng(12345))
+    N, O = ms.frame, ms.system.fixed_point
+    bodies = list(ms.bodies)
+    n = len(speeds)
+    if not bodies or n == 0:
+        return None
+    ud_zero = calc.ud_zero
+    # Kinematics of every body in N components.
+    c, vr, wr, force, torque, inertia, mass = [], [], [], [], [], [], []
+    try:
+        for b in bodies:
+            c.append(fa.components(b.masscenter.pos_from(O), N))
+    except ValueError:
+        return None
+    for b in bodies:
+        _, vr_b, a0 = calc.velocity(b.masscenter.vel(N), N)
+        vr.append(vr_b)
+        mass.append(b.mass)
+        force.append(-b.mass * a0)
+        if isinstance(b, me.RigidBody):
+            B = b.frame
+            R = fa.dcm(N, B)
+            wB = calc.frame_rate(B)
+            alpha0 = wB.diff(t).xreplace(qdot).xreplace(ud_zero)
+            IB = b.central_inertia.to_matrix(B)
+            tau = -(IB * alpha0 + wB.cross(IB * wB))
+            wr.append(R * jacobian(wB, speeds))
+            torque.append(R * tau)
+            inertia.append(R * IB * R.T)
+        else:
+            wr.append(sm.zeros(3, n))
+            torque.append(sm.zeros(3, 1))
+            inertia.append(sm.zeros(3, 3))
+    used = []
+    index = {b.masscenter: i for i, b in enumerate(bodies)}
+    frames = {b.frame: i for i, b in enumerate(bodies)
+              if isinstance(b, me.RigidBody)}
+    for load in ms.loads:
+        if isinstance(load, me.Force) and load.point in index:
+            k = index[load.point]
+            force[k] = force[k] + fa.components(load.vector, N, qdot)
+            used.append(load)
+        elif isinstance(load, me.Torque) and load.frame in frames:
+            k = frames[load.frame]
+            torque[k] = torque[k] + fa.components(load.vector, N, qdot)
+            used.append(load)
+
+    # The twist of every speed, read off one body and checked on the rest.
+    moved, w_of, vO_of = [], [], []
+    for r in range(n):
+        S = frozenset(k for k in range(len(bodies))
+                      if any(x != 0 for x in vr[k][:, r])
+                      or any(x != 0 for x in wr[k][:, r]))
+        rigid = [k for k in S if isinstance(bodies[k], me.RigidBody)]
+        ref = min(rigid or S, key=lambda k: sm.count_ops(vr[k][:, r]),
+                  default=None)
+        if ref is None:
+            w, vO = sm.zeros(3, 1), sm.zeros(3, 1)
+        else:
+            w = wr[ref][:, r] if rigid else sm.zeros(3, 1)
+            vO = vr[ref][:, r] - _skew_apply(w, c[ref])
+            checks = []
+            for k in S:
+                if isinstance(bodies[k], me.RigidBody):
+                    checks += list(wr[k][:, r] - w)
+                checks += list(vr[k][:, r] - vO - _skew_apply(w, c[k]))
+            if not sample.vanishes(checks):
+                return None
+        moved.append(S)
+        w_of.append(w)
+        vO_of.append(vO)
+    sets = sorted({S for S in moved if S}, key=len)
+    for i, A in enumerate(sets):
+        for B in sets[i + 1:]:
+            if A & B and not A < B:
+                return None  # overlapping, not nested: not a tree
+
+    # Reference point of each set: a declared point where the twist of one
+    # of its speeds vanishes (a joint axis), else the origin.
+    # (Numerically: the twist's velocity at a point from the values of its
+    # parts, no symbolic work for the many points that do not qualify.)
+    candidates = [fa.components(P.pos_from(O), N) for P in _points(O)]
+    cand_values = [sample.vector(p) for p in candidates]
+
+    def twist_value(r, p_value):
+        w, vO = sample.vector(w_of[r]), sample.vector(vO_of[r])
+        return vO + np.cross(w, p_value)
+
+    def zero_value(x):
+        return bool(np.all(np.abs(x) < 1e-9))
+
+    nodes = {}
+    for S in sets:
+        node = _Node()
+        node.bodies = S
+        node.X = sm.zeros(3, 1)
+        node.X_value = np.zeros((sample.trials, 3))
+        for r in (r for r in range(n) if moved[r] == S):
+            found = next((i for i, pv in enumerate(cand_values)
+                          if zero_value(twist_value(r, pv))), None)
+            if found is not None:
+                node.X, node.X_value = candidates[found], cand_values[found]
+                break
+        inner = [nodes[T] for T in sets if T < S]
+        node.children = [ch for ch in inner
+                         if not any(ch.bodies < o.bodies for o in inner)]
+        covered = frozenset().union(*(ch.bodies for ch in node.children))
+        left = sorted(S - covered)
+        X = node.X
+        m = sm.Add(*[ch.m for ch in node.children], *[mass[k] for k in left])
+        h = sm.zeros(3, 1)
+        J = sm.zeros(3, 3)
+        F = sm.zeros(3, 1)
+        T = sm.zeros(3, 1)
+        for ch in node.children:
+            d = ch.X - X
+            h += ch.h + ch.m * d
+            J += ch.J + _shift(ch.h, ch.m, d)
+            F += ch.F
+            T += ch.T + _skew_apply(d, ch.F)
+        for k in left:
+            rho = c[k] - X
+            h += mass[k] * rho
+            J += inertia[k] + mass[k] * _parallel(rho)
+            F += force[k]
+            T += torque[k] + _skew_apply(rho, force[k])
+        node.m, node.h, node.J, node.F, node.T = m, h, J, F, T
+        nodes[S] = node
+
+    def twist_at(r, X):
+        return vO_of[r] + _skew_apply(w_of[r], X)
+
+    v_at = {}
+
+    def v(r, node):
+        key = (r, node.bodies)
+        if key not in v_at:
+            vanish = zero_value(twist_value(r, node.X_value))
+            v_at[key] = sm.zeros(3, 1) if vanish else twist_at(r, node.X)
+        return v_at[key]
+
+    M = sm.zeros(n, n)
+    f = sm.zeros(n, 1)
+    for r in range(n):
+        if not moved[r]:
+            continue
+        node = nodes[moved[r]]
+        f[r] = v(r, node).dot(node.F) + w_of[r].dot(node.T)
+    for r in range(n):
+        for s in range(r, n):
+            A, B = moved[r], moved[s]
+            if not (A and B and A & B):
+                continue
+            inner = B if B <= A else A
+            node = nodes[inner]
+            vr_, vs_ = v(r, node), v(s, node)
+            wr_, ws_ = w_of[r], w_of[s]
+            val = (node.m * vr_.dot(vs_)
+                   + vr_.dot(_skew_apply(ws_, node.h))
+                   + vs_.dot(_skew_apply(wr_, node.h))
+                   + wr_.dot(node.J * ws_))
+            M[r, s] = M[s, r] = val
+    return M, f, used
+
+
+def _parallel(a):
+    """|a|^2 1 - a a^T: the inertia of a unit mass at a."""
+    return a.dot(a) * sm.eye(3) - a * a.T
+
+
+def _shift(h, m, d):
+    """Change of a composite's inertia when its reference point moves by
+    -d (from Y to X = Y - d), given its first moment h about Y and mass m:
+    sum m_k [P(rho_k + d) - P(rho_k)] = 2 (h.d) 1 - h d^T - d h^T + m P(d)."""
+    return 2 * h.dot(d) * sm.eye(3) - h * d.T - d * h.T + m * _parallel(d)

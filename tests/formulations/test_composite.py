@@ -1,0 +1,79 @@
+"""Kane's composite-body assembly: the same equations as the body-by-body
+sum, used exactly where the system is a tree of twists, and cheaper."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from formulations import UnsupportedSystemError, get_formulation
+from formulations.base import count_operations
+from systems import CATALOGUE, get_system
+
+LIGHT = sorted(set(CATALOGUE) - {"whipple_bicycle", "andrews_squeezer"})
+
+
+def _accelerations(eom, ms, seeds=(0, 1, 2)):
+    model = eom.numeric()
+    return [model.coordinate_accelerations(*ms.random_state(s)[:3])
+            for s in seeds]
+
+
+@pytest.mark.parametrize("name, options", [(n, {}) for n in LIGHT] + [
+    ("n_link_pendulum", {"n": 5}),
+    ("n_link_pendulum_on_cart", {"n": 4}),
+])
+def test_composite_and_direct_sums_agree(name, options):
+    ms = get_system(name, **options)
+    auto = get_formulation("kane", count_ops=False).derive(ms)
+    direct = get_formulation("kane", assembly="direct",
+                             count_ops=False).derive(ms)
+    for a, d in zip(_accelerations(auto, ms), _accelerations(direct, ms)):
+        np.testing.assert_allclose(a, d, rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("name, options", [
+    ("n_link_pendulum", {"n": 4}),
+    ("n_link_pendulum_on_cart", {"n": 3}),
+    ("solar_panels", {}),
+    ("rolling_disc", {}),        # nonholonomic: the holonomic M is a tree
+])
+def test_trees_of_twists_take_the_composite_path(name, options):
+    ms = get_system(name, **options)
+    eom = get_formulation("kane", assembly="composite",
+                          count_ops=False).derive(ms)
+    assert eom.mass_matrix.shape == (len(ms.speeds),) * 2
+
+
+@pytest.mark.parametrize("name, options", [
+    ("n_link_pendulum", {"n": 3, "angles": "absolute"}),
+    ("double_pendulum", {}),
+])
+def test_absolute_angles_are_not_a_tree_of_twists(name, options):
+    # The rate of an absolute angle rotates its own link and only
+    # translates the links beyond it: no single rigid motion.
+    ms = get_system(name, **options)
+    with pytest.raises(UnsupportedSystemError, match="composite"):
+        get_formulation("kane", assembly="composite",
+                        count_ops=False).derive(ms)
+    # "auto" falls back to the body-by-body sum.
+    eom = get_formulation("kane", count_ops=False).derive(ms)
+    ref = get_formulation("sympy_kane", count_ops=False).derive(ms)
+    for a, b in zip(_accelerations(eom, ms), _accelerations(ref, ms)):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-10)
+
+
+def test_composite_mass_matrix_is_smaller_after_cse():
+    ms = get_system("n_link_pendulum", n=6)
+    ops = {}
+    for assembly in ("composite", "direct"):
+        eom = get_formulation("kane", assembly=assembly,
+                              count_ops=False).derive(ms)
+        ops[assembly] = count_operations(eom.mass_matrix, eom.forcing)["cse"]
+    assert ops["composite"] < 0.8 * ops["direct"]
+
+
+def test_assembly_option_is_checked():
+    with pytest.raises(ValueError, match="assembly"):
+        get_formulation("kane", assembly="recursive")
+    assert get_formulation("kane", assembly="direct").options["assembly"] \
+        == "direct"
