@@ -164,6 +164,8 @@ if __name__ == "__main__":  # pragma: no cover
 import sympy as sm
 import sympy.physics.mechanics as me
 
+from systems.base import solve_linear
+
 from .base import (Derivation, Formulation, UnsupportedSystemError,
                    register, speed_form)
 from .calculus import jacobian
@@ -212,17 +214,13 @@ def solve_dependent_block(A_dep, rhs):
     >>> solve_dependent_block(A, sm.Matrix([0, 1])).T
     Matrix([[cos(theta), sin(theta)]])
     """
-    if A_dep.shape[0] > 3:
-        return A_dep.LUsolve(rhs)
-    det = A_dep.det(method="berkowitz")
-    if sm.count_ops(det) < 400:
-        det = sm.trigsimp(sm.simplify(det))
-    if det == 0:
+    try:
+        return solve_linear(A_dep, rhs)
+    except ValueError:
         raise UnsupportedSystemError(
             "the velocity constraints cannot be solved for the dependent "
             "speeds: their coefficient matrix is singular everywhere; declare "
-            "other dependent speeds")
-    return A_dep.adjugate() * rhs / det
+            "other dependent speeds") from None
 
 
 def body_kinematics(system, qdot, frames=None):

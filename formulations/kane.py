@@ -29,11 +29,13 @@ from __future__ import annotations
 import sympy as sm
 import sympy.physics.mechanics as me
 
+from systems.base import solve_linear
+
 from .base import (Derivation, Formulation, UnsupportedSystemError, register,
                    speed_form)
 from .calculus import jacobian
 from .composite import composite_equations
-from .kinematics import FrameAlgebra, generalized_forces
+from .kinematics import FrameAlgebra, generalized_forces, natural_frame
 
 __all__ = ["Kane", "body_kinematics", "BodyKinematics"]
 
@@ -153,21 +155,12 @@ def solve_dependent(A_dep, rhs):
     blocks of velocity constraints the adjugate over a simplified
     determinant has no such spurious singularity.
     """
-    n = A_dep.shape[0]
-    if n > 3:
-        return A_dep.LUsolve(rhs)
-    det = A_dep.det(method="berkowitz")
-    if sm.count_ops(det) < 400:
-        det = sm.trigsimp(det)
-    if det == 0:
+    try:
+        return solve_linear(A_dep, rhs)
+    except ValueError:
         raise ValueError("the velocity constraints cannot be solved for the "
                          "dependent speeds (their coefficient matrix is "
-                         "singular everywhere)")
-    return (A_dep.adjugate() * rhs) / det
-
-
-def _load_frame(vec, default):
-    return vec.args[0][1] if vec != 0 else default
+                         "singular everywhere)") from None
 
 
 def generalized_active_forces(system, qdot, speeds, fa: FrameAlgebra):
@@ -177,7 +170,7 @@ def generalized_active_forces(system, qdot, speeds, fa: FrameAlgebra):
     F = sm.zeros(len(speeds), 1)
     pv, pw = {}, {}
     for load in system.loads:
-        E = _load_frame(load.vector, N)
+        E = natural_frame(load.vector, N)
         comps = fa.components(load.vector, E)
         if isinstance(load, me.Force):
             _, vr, _ = calc.velocity(load.point.vel(N), E, acceleration=False)
@@ -377,7 +370,7 @@ def _constraint_force(ms, cf, kins, qdot, fa):
             T_full = -k.inertia * (k.wr * ud) + k.inertia_torque()
             total += T_full.dot(fa.components(d, k.frame))
     for load in ms.loads:
-        E = _load_frame(load.vector, N)
+        E = natural_frame(load.vector, N)
         comps = fa.components(load.vector, E)
         if isinstance(load, me.Force):
             if load.point in points:

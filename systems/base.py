@@ -27,6 +27,7 @@ __all__ = [
     "ConstraintError",
     "Kinematics",
     "has_explicit_time",
+    "solve_linear",
 ]
 
 t = me.dynamicsymbols._t
@@ -111,6 +112,79 @@ def _linear_coefficients(exprs: Sequence[sm.Expr], variables: Sequence):
     zero = {v: 0 for v in variables}
     b = exprs.xreplace(zero)
     return A, b
+
+
+def solve_linear(A, rhs) -> sm.Matrix:
+    """``A^-1 rhs`` for a small symbolic system, without spurious pivots.
+
+    Gaussian elimination takes the first symbolically nonzero pivot, which
+    can vanish at ordinary configurations (sin(heading) of a wheel at
+    heading zero), leaving 0/0 where the system is perfectly solvable.
+    Here A is split into its independent blocks (connected rows and
+    columns); a diagonal entry divides directly, blocks up to 3x3 go
+    through the adjugate over a simplified determinant, whose zeros are the
+    true singular configurations, and larger blocks through LU.
+
+    Raises
+    ------
+    ValueError
+        When A is singular everywhere (a zero determinant).
+
+    Examples
+    --------
+    >>> th = sm.Symbol("theta")
+    >>> A = sm.Matrix([[-sm.sin(th), sm.cos(th)], [sm.cos(th), sm.sin(th)]])
+    >>> solve_linear(A, sm.Matrix([0, 1])).T
+    Matrix([[cos(theta), sin(theta)]])
+    """
+    A, rhs = sm.Matrix(A), sm.Matrix(rhs)
+    n = A.shape[0]
+    if A.shape != (n, n) or rhs.shape[0] != n:
+        raise ValueError(f"solve_linear needs a square system, not "
+                         f"{A.shape} with {rhs.shape[0]} right-hand rows")
+    # Connected components of the bipartite row/column graph.
+    parent = list(range(2 * n))
+
+    def find(i):
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for i in range(n):
+        for j in range(n):
+            if A[i, j] != 0:
+                parent[find(i)] = find(n + j)
+    groups: dict = {}
+    for i in range(2 * n):
+        groups.setdefault(find(i), []).append(i)
+    X = sm.zeros(n, rhs.shape[1])
+    for members in groups.values():
+        rows = [i for i in members if i < n]
+        cols = [i - n for i in members if i >= n]
+        if len(rows) != len(cols):
+            raise ValueError("the linear system is singular everywhere "
+                             "(its structure leaves a row or column empty)")
+        sol = _solve_block(A.extract(rows, cols), rhs.extract(
+            rows, list(range(rhs.shape[1]))))
+        for k, c in enumerate(cols):
+            X[c, :] = sol[k, :]
+    return X
+
+
+def _solve_block(A, rhs):
+    n = A.shape[0]
+    if n == 1:
+        return rhs / A[0, 0]
+    if n > 3:
+        return A.LUsolve(rhs)
+    det = A.det(method="berkowitz")
+    if sm.count_ops(det) < 400:
+        det = sm.trigsimp(det)
+    if det == 0:
+        raise ValueError("the linear system is singular everywhere (a zero "
+                         "determinant)")
+    return (A.adjugate() * rhs) / det
 
 
 def _is_linear(exprs, variables) -> bool:
@@ -345,10 +419,10 @@ class MechanicalSystem:
         qd = [qi.diff(t) for qi in q]
         kdes = sm.Matrix(list(self.kdes))
         Kqd, rest = _linear_coefficients(kdes, qd)
-        qdot_sol = Kqd.LUsolve(-rest)
+        qdot_sol = solve_linear(Kqd, -rest)
         qdot = {qdi: sm.sympify(e) for qdi, e in zip(qd, qdot_sol)}
         Ku, rest_u = _linear_coefficients(kdes, u)
-        u_sol = Ku.LUsolve(-rest_u)
+        u_sol = solve_linear(Ku, -rest_u)
         u_of_qdot = {ui: sm.sympify(e) for ui, e in zip(u, u_sol)}
         vc = sm.Matrix(list(self.system.velocity_constraints))
         if len(vc):

@@ -170,3 +170,65 @@ def test_fingerprint_changes_with_parameters_and_not_otherwise():
     c = get_system("n_link_pendulum", n=2, angles="absolute")
     assert a.fingerprint() == b.fingerprint()
     assert a.fingerprint() != c.fingerprint()
+
+
+def _heading_particle():
+    """A particle in the plane whose speeds are its velocity components
+    along a frame turned by theta, with the kinematic equations written so
+    that elimination in order pivots on sin(theta)."""
+    x, y, th = me.dynamicsymbols("x y theta")
+    u1, u2, w = me.dynamicsymbols("u1 u2 w")
+    m = sm.Symbol("m", positive=True)
+    N = me.ReferenceFrame("N")
+    A = N.orientnew("A", "Axis", (th, N.z))
+    O = me.Point("O")
+    O.set_vel(N, 0)
+    P = O.locatenew("P", x * N.x + y * N.y)
+    P.set_vel(N, u1 * A.x + u2 * A.y)
+    system = me.System(N, O)
+    system.add_coordinates(x, y, th)
+    system.add_speeds(u1, u2, w)
+    # u2 first: its x' coefficient -sin(theta) is the first pivot.
+    system.add_kdes(u2 - (-sm.sin(th) * x.diff() + sm.cos(th) * y.diff()),
+                    u1 - (sm.cos(th) * x.diff() + sm.sin(th) * y.diff()),
+                    w - th.diff())
+    system.add_bodies(me.Particle("P", P, m))
+    return MechanicalSystem(name="heading_particle", system=system,
+                            parameters={m: 1.0},
+                            initial_state={x: 0, y: 0, th: 0, u1: 1.0,
+                                           u2: 0.5, w: 0.2}), (x, y, th, u1, u2)
+
+
+def test_kinematics_has_no_spurious_pivot_at_heading_zero():
+    ms, (x, y, th, u1, u2) = _heading_particle()
+    at_zero = {th: 0, u1: 1.0, u2: 0.5}
+    qdot = ms.kinematics.qdot
+    # At heading 0 the frame is N: x' = u1, y' = u2 (LU gives 0/0 here).
+    assert complex(qdot[x.diff()].xreplace(at_zero)) == pytest.approx(1.0)
+    assert complex(qdot[y.diff()].xreplace(at_zero)) == pytest.approx(0.5)
+    # Elsewhere: the rotation of (u1, u2) by theta.
+    at = {th: 0.7, u1: 1.0, u2: 0.5}
+    assert float(qdot[x.diff()].xreplace(at)) == pytest.approx(
+        np.cos(0.7) - 0.5 * np.sin(0.7))
+    assert float(qdot[y.diff()].xreplace(at)) == pytest.approx(
+        np.sin(0.7) + 0.5 * np.cos(0.7))
+
+
+def test_solve_linear_blocks_and_singular_matrices():
+    from systems.base import solve_linear
+    a, b, c = sm.symbols("a b c")
+    th = sm.Symbol("theta")
+    # Two independent blocks, permuted: a 2x2 rotation and a 1x1.
+    A = sm.Matrix([[sm.sin(th), 0, sm.cos(th)],
+                   [0, a, 0],
+                   [sm.cos(th), 0, -sm.sin(th)]])
+    rhs = sm.Matrix([b, c, 1])
+    X = solve_linear(A, rhs)
+    vals = {a: 2.0, b: 0.3, c: 0.4, th: 0.0}
+    Xn = np.array(X.xreplace(vals), dtype=float).ravel()
+    An = np.array(A.xreplace(vals), dtype=float)
+    np.testing.assert_allclose(An @ Xn, [0.3, 0.4, 1.0])
+    with pytest.raises(ValueError, match="singular"):
+        solve_linear(sm.Matrix([[a, b], [2 * a, 2 * b]]), sm.Matrix([1, 2]))
+    with pytest.raises(ValueError, match="singular"):
+        solve_linear(sm.Matrix([[a, b], [0, 0]]), sm.Matrix([1, 2]))
