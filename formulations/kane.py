@@ -41,6 +41,10 @@ __all__ = ["Kane", "body_kinematics", "BodyKinematics"]
 
 t = me.dynamicsymbols._t
 _ASSEMBLIES = ("auto", "composite", "direct")
+# Nesting depth from which the composite sums have fewer operations after
+# cse (measured on n_link_pendulum and n_link_pendulum_on_cart; see
+# formulations.composite).
+_AUTO_DEPTH = 5
 
 
 class BodyKinematics:
@@ -215,7 +219,8 @@ class Kane(Formulation):
         (:mod:`formulations.composite`), O(n^2) terms for a chain instead
         of O(n^3); only for systems whose speeds each move their bodies as
         one rigid motion and form a tree (an error otherwise).  ``"auto"``
-        (default): composite where it applies, else direct.
+        (default): composite for trees at least 5 composites deep, where
+        it has fewer operations, else direct.
     count_ops : bool
         See :class:`~formulations.base.Formulation`.
     """
@@ -259,7 +264,9 @@ class Kane(Formulation):
             composite = None
             if self.assembly != "direct":
                 calc = _VectorCalculus(ms.frame, qdot, u, fa)
-                composite = composite_equations(ms, qdot, u, fa, calc)
+                composite = composite_equations(
+                    ms, qdot, u, fa, calc,
+                    min_depth=_AUTO_DEPTH if self.assembly == "auto" else 1)
                 if composite is None and self.assembly == "composite":
                     raise UnsupportedSystemError(
                         f"{ms.name}: composite assembly needs every speed to "

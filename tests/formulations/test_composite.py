@@ -77,3 +77,23 @@ def test_assembly_option_is_checked():
         get_formulation("kane", assembly="recursive")
     assert get_formulation("kane", assembly="direct").options["assembly"] \
         == "direct"
+
+
+@pytest.mark.parametrize("name, options, expected", [
+    ("n_link_pendulum", {"n": 6}, "composite"),
+    ("n_link_pendulum_on_cart", {"n": 4}, "composite"),
+    ("n_link_pendulum", {"n": 3}, "direct"),
+    ("solar_panels", {}, "direct"),
+    ("rolling_disc", {}, "direct"),
+])
+def test_auto_takes_the_composite_sums_for_deep_trees_only(name, options,
+                                                            expected):
+    # Short trees are cheaper summed body by body (fewer operations after
+    # cse); "auto" returns exactly one of the two.
+    ms = get_system(name, **options)
+    auto, chosen, other = (
+        get_formulation("kane", assembly=a, count_ops=False).derive(ms)
+        for a in ("auto", expected,
+                  "direct" if expected == "composite" else "composite"))
+    assert auto.mass_matrix == chosen.mass_matrix
+    assert auto.mass_matrix != other.mass_matrix
