@@ -203,8 +203,12 @@ def _child(spec_json: str) -> None:
         if spent + seconds > spec["cap"]:
             break  # another repeat would not fit in the cap
     if spec["count"]:
+        # The raw count first: it is cheap next to cse and survives a
+        # count cap that stops cse.
+        put({"raw": int(sum(sympy.count_ops(e) for e in
+                            list(eom.mass_matrix) + list(eom.forcing)))})
         counts = count_operations(eom.mass_matrix, eom.forcing)
-        put({"raw": counts["raw"], "cse": counts["cse"]})
+        put({"cse": counts["cse"]})
 
 
 def _read_jsonl(path):
@@ -220,13 +224,15 @@ def _read_jsonl(path):
 
 
 def _derive_once(system, formulation, n, repeats, cap, count=True,
-                 startup=120.0) -> dict:
+                 startup=120.0, count_cap=None) -> dict:
     """One (system, formulation, n) in a child process.
 
     The child is killed when a derivation runs past ``cap`` seconds (status
-    ``capped``), or when counting operations takes longer than ``cap``
-    after the last derivation (counts left empty, timings kept).
+    ``capped``), or when counting operations takes longer than
+    ``count_cap`` (default ``cap``) after the last derivation (the counts
+    not finished left empty, timings kept).
     """
+    count_cap = cap if count_cap is None else count_cap
     fd, path = tempfile.mkstemp(suffix=".jsonl")
     os.close(fd)
     spec = json.dumps({"system": system, "formulation": formulation, "n": n,
@@ -254,8 +260,9 @@ def _derive_once(system, formulation, n, repeats, cap, count=True,
                 status = "error: the child did not start"
             elif "ready" in last and now - mark > cap:
                 status = "capped"
-            elif "seconds" in last and now - mark > cap:
-                # Counting (or a further repeat) past the cap: keep timings.
+            elif ("seconds" in last or "raw" in last) \
+                    and now - mark > (count_cap if count else cap):
+                # Counting (or a further repeat) past its cap: keep timings.
                 status = "ok" if count else "capped"
             else:
                 continue
@@ -271,18 +278,20 @@ def _derive_once(system, formulation, n, repeats, cap, count=True,
         recs = _read_jsonl(path)
         os.unlink(path)
     seconds = [r["seconds"] for r in recs if "seconds" in r]
-    counts = [r for r in recs if "raw" in r]
+    raw = [r["raw"] for r in recs if "raw" in r]
+    cse = [r["cse"] for r in recs if "cse" in r]
     med = statistics.median(seconds) if seconds else math.nan
     if seconds and med > cap:
         status = "capped"
     return {"system": system, "formulation": formulation, "n": n,
             "seconds": med, "repeats": len(seconds),
-            "ops_raw": counts[0]["raw"] if counts else math.nan,
-            "ops_cse": counts[0]["cse"] if counts else math.nan,
+            "ops_raw": raw[0] if raw else math.nan,
+            "ops_cse": cse[0] if cse else math.nan,
             "status": status, "wall": time.perf_counter() - start}
 
 
-def bench_derivations(ns, formulations, repeats, cap, log) -> list[dict]:
+def bench_derivations(ns, formulations, repeats, cap, log,
+                      count_cap=None) -> list[dict]:
     rows = []
     for system in PENDULUMS:
         for form in formulations:
@@ -298,7 +307,8 @@ def bench_derivations(ns, formulations, repeats, cap, log) -> list[dict]:
                 # Repeats only where a derivation is short: medians of long
                 # ones add little and cost a lot.
                 r = repeats if n <= 10 else 1
-                row = _derive_once(system, form, n, r, cap)
+                row = _derive_once(system, form, n, r, cap,
+                                   count_cap=count_cap)
                 rows.append(row)
                 log(f"  {system:24s} {form:18s} n={n:2d} "
                     f"{row['seconds']:8.3f} s  raw {row['ops_raw']:>10} "
@@ -659,7 +669,8 @@ def main(argv=None) -> int:
     ----------
     argv : list of str, optional
         ``--quick`` (few n, one repeat), ``--out DIR``, ``--time-cap S``
-        (seconds per derivation), ``--formulations A,B``,
+        (seconds per derivation), ``--count-cap S`` (seconds for counting
+        operations), ``--formulations A,B``,
         ``--skip derive,rhs,solve``.
 
     Returns
@@ -678,6 +689,10 @@ def main(argv=None) -> int:
                     help="directory of the CSV files, table and figures")
     ap.add_argument("--time-cap", type=float, default=60.0,
                     help="seconds allowed for one derivation (default 60)")
+    ap.add_argument("--count-cap", type=float, default=None,
+                    help="seconds allowed for counting operations after a "
+                         "derivation (default: the time cap); counts not "
+                         "finished are left empty")
     ap.add_argument("--formulations", default=None,
                     help="comma-separated names (default: all registered)")
     ap.add_argument("--skip", default="",
@@ -685,6 +700,8 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if args.time_cap <= 0:
         ap.error("--time-cap must be positive")
+    if args.count_cap is not None and args.count_cap <= 0:
+        ap.error("--count-cap must be positive")
     names = formulation_names()
     forms = names if args.formulations is None else \
         [f.strip() for f in args.formulations.split(",") if f.strip()]
@@ -714,7 +731,8 @@ def main(argv=None) -> int:
     drows = rrows = srows = []
     if "derive" not in skip:
         log("1. derivations (seconds, raw ops, cse ops)")
-        drows = bench_derivations(ns_derive, forms, repeats, args.time_cap, log)
+        drows = bench_derivations(ns_derive, forms, repeats, args.time_cap, log,
+                                  count_cap=args.count_cap)
         _write_csv(out / "derivation.csv", drows)
     if "rhs" not in skip:
         log("2. right-hand side, microseconds per call (median of "

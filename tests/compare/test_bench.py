@@ -1,0 +1,68 @@
+"""The benchmark's machinery: growth fits, capped child derivations and the
+target table (the measurements themselves are not tests: they are run by
+``python -m compare bench`` and read as ratios)."""
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from compare import bench
+
+
+def test_fit_growth_tells_a_power_law_from_an_exponential():
+    ns = list(range(3, 15))
+    power = bench.fit_growth(ns, [5.0 * n**4 for n in ns])
+    assert power["power"] == pytest.approx(4.0)
+    assert power["power_rms"] < power["exp_rms"]
+    expo = bench.fit_growth(ns, [2.0 * 2.0**n for n in ns])
+    assert expo["exp_rate"] == pytest.approx(math.log(2.0))
+    assert expo["exp_rms"] < expo["power_rms"]
+    assert math.isnan(bench.fit_growth([1, 2], [1.0, 2.0])["power"])
+
+
+def test_a_child_derivation_reports_seconds_and_both_counts():
+    row = bench._derive_once("n_link_pendulum", "kane", 2, repeats=2, cap=60.0)
+    assert row["status"] == "ok"
+    assert row["repeats"] == 2 and row["seconds"] > 0
+    # Two links: M 2x2 and forcing 2x1, a few dozen operations.
+    assert 10 < row["ops_raw"] < 1000
+    assert 0 < row["ops_cse"] <= row["ops_raw"] + 20
+
+
+def test_a_derivation_past_the_cap_is_recorded_as_capped():
+    row = bench._derive_once("n_link_pendulum", "sympy_lagrange", 6,
+                             repeats=1, cap=0.05)
+    assert row["status"] == "capped"
+
+
+def test_counting_past_its_cap_keeps_the_timings():
+    row = bench._derive_once("n_link_pendulum", "kane", 10, repeats=1,
+                             cap=60.0, count_cap=0.01)
+    assert row["status"] == "ok" and row["seconds"] > 0
+    assert math.isnan(row["ops_cse"])
+
+
+def test_targets_use_a_bound_when_the_peer_was_capped():
+    def row(form, seconds, status="ok", cse=100.0):
+        return {"system": "n_link_pendulum", "formulation": form, "n": 10,
+                "seconds": seconds, "status": status, "ops_raw": 1000.0,
+                "ops_cse": cse}
+    drows = [row("kane", 1.0, cse=60.0), row("sympy_kane", 8.0),
+             row("lagrange", 2.0),
+             row("sympy_lagrange", math.nan, status="capped")]
+    targets = {t["target"]: t for t in bench.evaluate_targets(
+        drows, [], [], cap=60.0)}
+    kane = targets["derivation kane / sympy_kane, n_link_pendulum n=10"]
+    assert kane["value"] == pytest.approx(1.0 / 8.0) and kane["status"] == "met"
+    lag = targets["derivation lagrange / sympy_lagrange, n_link_pendulum n=10"]
+    assert lag["value"] == pytest.approx(2.0 / 60.0)
+    assert "upper bound" in lag["note"]
+    ops = targets["cse ops kane / sympy_kane, n_link_pendulum n=10"]
+    assert ops["value"] == pytest.approx(0.6) and ops["status"] == "met"
+
+
+def test_bad_caps_are_refused(tmp_path):
+    for flag in ("--time-cap", "--count-cap"):
+        with pytest.raises(SystemExit):
+            bench.main([flag, "0", "--out", str(tmp_path)])
