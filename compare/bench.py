@@ -291,9 +291,9 @@ def _derive_once(system, formulation, n, repeats, cap, count=True,
 
 
 def bench_derivations(ns, formulations, repeats, cap, log,
-                      count_cap=None) -> list[dict]:
+                      count_cap=None, systems=PENDULUMS) -> list[dict]:
     rows = []
-    for system in PENDULUMS:
+    for system in systems:
         for form in formulations:
             stopped = None
             for n in ns:
@@ -495,7 +495,8 @@ def evaluate_targets(drows, rrows, srows, cap, n_ref=10) -> list[dict]:
     n_max = max((r["n"] for r in drows), default=0)
     forms = sorted({r["formulation"] for r in drows})
     from formulations import FORMULATIONS
-    for system in PENDULUMS:
+    for system in [x for x in PENDULUMS if any(r["system"] == x
+                                               for r in drows)]:
         for form in forms:
             r = _deriv_time(drows, system, form, n_max)
             peer = FORMULATIONS[form].is_peer if form in FORMULATIONS else False
@@ -611,8 +612,11 @@ def _figures(out: Path, drows, rrows, log) -> None:
         log("  matplotlib not available: no figures (pip install matplotlib)")
         return
     if drows:
-        fig, axes = plt.subplots(2, 2, figsize=(11, 8))
-        for j, system in enumerate(PENDULUMS):
+        present = [x for x in PENDULUMS if any(r["system"] == x
+                                               for r in drows)]
+        fig, axes = plt.subplots(2, len(present), squeeze=False,
+                                 figsize=(5.5 * len(present), 8))
+        for j, system in enumerate(present):
             for form in sorted({r["formulation"] for r in drows}):
                 pts = [(r["n"], r["seconds"], r["ops_raw"], r["ops_cse"])
                        for r in drows if r["system"] == system
@@ -670,7 +674,7 @@ def main(argv=None) -> int:
     argv : list of str, optional
         ``--quick`` (few n, one repeat), ``--out DIR``, ``--time-cap S``
         (seconds per derivation), ``--count-cap S`` (seconds for counting
-        operations), ``--formulations A,B``,
+        operations), ``--systems S,T``, ``--formulations A,B``,
         ``--skip derive,rhs,solve``.
 
     Returns
@@ -693,6 +697,10 @@ def main(argv=None) -> int:
                     help="seconds allowed for counting operations after a "
                          "derivation (default: the time cap); counts not "
                          "finished are left empty")
+    ap.add_argument("--systems", default=",".join(PENDULUMS),
+                    help="comma-separated scaling systems to derive "
+                         f"(default: {','.join(PENDULUMS)}); one per process "
+                         "runs them side by side on two cores")
     ap.add_argument("--formulations", default=None,
                     help="comma-separated names (default: all registered)")
     ap.add_argument("--skip", default="",
@@ -708,6 +716,10 @@ def main(argv=None) -> int:
     bad = [f for f in forms if f not in names]
     if bad:
         ap.error(f"unknown formulations {bad}; valid: {names}")
+    systems = [x.strip() for x in args.systems.split(",") if x.strip()]
+    if not systems or set(systems) - set(PENDULUMS):
+        ap.error(f"--systems takes {', '.join(PENDULUMS)}, not "
+                 f"{args.systems!r}")
     skip = {s.strip() for s in args.skip.split(",") if s.strip()}
     bad = skip - {"derive", "rhs", "solve"}
     if bad:
@@ -732,7 +744,7 @@ def main(argv=None) -> int:
     if "derive" not in skip:
         log("1. derivations (seconds, raw ops, cse ops)")
         drows = bench_derivations(ns_derive, forms, repeats, args.time_cap, log,
-                                  count_cap=args.count_cap)
+                                  count_cap=args.count_cap, systems=systems)
         _write_csv(out / "derivation.csv", drows)
     if "rhs" not in skip:
         log("2. right-hand side, microseconds per call (median of "

@@ -62,7 +62,21 @@ def test_targets_use_a_bound_when_the_peer_was_capped():
     assert ops["value"] == pytest.approx(0.6) and ops["status"] == "met"
 
 
-def test_bad_caps_are_refused(tmp_path):
-    for flag in ("--time-cap", "--count-cap"):
+def test_bad_options_are_refused(tmp_path):
+    for args in (["--time-cap", "0"], ["--count-cap", "0"],
+                 ["--systems", "double_pendulum"], ["--systems", ","]):
         with pytest.raises(SystemExit):
-            bench.main([flag, "0", "--out", str(tmp_path)])
+            bench.main(args + ["--out", str(tmp_path)])
+
+
+def test_one_system_derived_and_its_targets_only(tmp_path):
+    bench.main(["--quick", "--systems", "n_link_pendulum_on_cart",
+                "--formulations", "kane", "--skip", "rhs,solve",
+                "--out", str(tmp_path)])
+    import pandas as pd
+    rows = pd.read_csv(tmp_path / "derivation.csv")
+    assert set(rows["system"]) == {"n_link_pendulum_on_cart"}
+    assert (rows["status"] == "ok").all()
+    targets = (tmp_path / "targets.txt").read_text()
+    assert "n_link_pendulum_on_cart" in targets
+    assert "kane derives n_link_pendulum " not in targets
