@@ -114,6 +114,27 @@ def _linear_coefficients(exprs: Sequence[sm.Expr], variables: Sequence):
     return A, b
 
 
+def _measures(vec) -> list:
+    """The measure numbers of a sympy vector, frame by frame, WITHOUT
+    expressing it in one frame (composing direction cosine matrices grows
+    exponentially along a chain of bodies oriented from their parents)."""
+    return [] if vec == 0 else [x for m, _ in vec.args for x in m]
+
+
+def _orientation_steps(N) -> list:
+    """(frame, parent, direction cosine matrix) of every frame connected to
+    N, each step as declared."""
+    seen, stack, steps = {N}, [N], []
+    while stack:
+        F = stack.pop()
+        for G, dcm in F._dcm_dict.items():
+            if G not in seen:
+                seen.add(G)
+                stack.append(G)
+                steps.append((G, F, dcm))
+    return steps
+
+
 def solve_linear(A, rhs) -> sm.Matrix:
     """``A^-1 rhs`` for a small symbolic system, without spurious pivots.
 
@@ -384,16 +405,9 @@ class MechanicalSystem:
         # the velocities in N would compose the direction cosine matrices,
         # which grows exponentially along a chain of bodies.
         for body in self.bodies:
-            exprs += [m for vec in (body.masscenter.vel(N),) if vec != 0
-                      for m, _ in vec.args]
-        seen, stack = {N}, [N]
-        while stack:
-            F = stack.pop()
-            for G, dcm in F._dcm_dict.items():
-                if G not in seen:
-                    seen.add(G)
-                    stack.append(G)
-                    exprs += list(dcm)
+            exprs += _measures(body.masscenter.vel(N))
+        for _, _, dcm in _orientation_steps(N):
+            exprs += list(dcm)
         return any(has_explicit_time(e) for e in exprs)
 
     def __repr__(self):
@@ -446,18 +460,22 @@ class MechanicalSystem:
                   sm.srepr(sm.Tuple(*self.kdes)),
                   sm.srepr(sm.Tuple(*self.holonomic_constraints)),
                   sm.srepr(sm.Tuple(*self.nonholonomic_constraints))]
+        def vector(vec):
+            # Measure numbers with their frames (orientations come below).
+            return "0" if vec == 0 else ";".join(
+                F.name + sm.srepr(sm.ImmutableMatrix(m)) for m, F in vec.args)
+
+        for G, F, dcm in _orientation_steps(N):
+            parts.append(f"{G.name}<{F.name}" + sm.srepr(sm.ImmutableMatrix(dcm)))
         for body in self.bodies:
             parts.append(body.name + sm.srepr(body.mass))
-            parts.append(sm.srepr(sm.ImmutableMatrix(
-                body.masscenter.vel(N).to_matrix(N))))
+            parts.append(vector(body.masscenter.vel(N)))
             if isinstance(body, me.RigidBody):
                 parts.append(sm.srepr(sm.ImmutableMatrix(
                     body.central_inertia.to_matrix(body.frame))))
-                parts.append(sm.srepr(sm.ImmutableMatrix(
-                    body.frame.ang_vel_in(N).to_matrix(N))))
+                parts.append(vector(body.frame.ang_vel_in(N)))
         for load in self.loads:
-            parts.append(str(load.location) + sm.srepr(sm.ImmutableMatrix(
-                load.vector.to_matrix(N))))
+            parts.append(str(load.location) + vector(load.vector))
         parts.append(str(sorted((str(k), v) for k, v in self.parameters.items())))
         parts.append(str(sorted((str(k), str(v)) for k, v in self.specified.items())))
         parts.append(str(sorted((str(k), str(v))
@@ -472,21 +490,23 @@ class MechanicalSystem:
         N = self.frame
         exprs = list(self.kdes) + list(self.holonomic_constraints) \
             + list(self.nonholonomic_constraints)
+        for _, _, dcm in _orientation_steps(N):
+            exprs += list(dcm)
         for body in self.bodies:
             exprs.append(sm.sympify(body.mass))
-            exprs += list(body.masscenter.vel(N).to_matrix(N))
+            exprs += _measures(body.masscenter.vel(N))
             try:
-                exprs += list(body.masscenter.pos_from(
-                    self.system.fixed_point).to_matrix(N))
+                exprs += _measures(body.masscenter.pos_from(
+                    self.system.fixed_point))
             except ValueError:
                 pass
             if isinstance(body, me.RigidBody):
                 exprs += list(body.central_inertia.to_matrix(body.frame))
-                exprs += list(body.frame.ang_vel_in(N).to_matrix(N))
+                exprs += _measures(body.frame.ang_vel_in(N))
         for load in self.loads:
-            exprs += list(load.vector.to_matrix(N))
+            exprs += _measures(load.vector)
             if isinstance(load, me.Force):
-                exprs += list(load.point.vel(N).to_matrix(N))
+                exprs += _measures(load.point.vel(N))
         if self.potential_energy is not None:
             exprs.append(self.potential_energy)
         exprs += list(self.specified.values())
@@ -544,9 +564,11 @@ class MechanicalSystem:
         exprs = list(kdes) + list(self.holonomic_constraints) + \
             list(self.nonholonomic_constraints)
         for body in self.bodies:
-            exprs += list(body.masscenter.vel(self.frame).to_matrix(self.frame))
+            exprs += _measures(body.masscenter.vel(self.frame))
         for load in self.loads:
-            exprs += list(load.vector.to_matrix(self.frame))
+            exprs += _measures(load.vector)
+        for _, _, dcm in _orientation_steps(self.frame):
+            exprs += list(dcm)
         for e in exprs:
             dyn |= set(me.find_dynamicsymbols(sm.sympify(e)))
         unknown = sorted((d for d in dyn if not isinstance(d, sm.Derivative)

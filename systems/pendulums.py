@@ -65,13 +65,16 @@ def double_pendulum() -> MechanicalSystem:
 
 
 def _chain(N, base, base_frame, n, angles, prefix=""):
-    """n uniform rods pinned in series at ``base``; returns parts."""
+    """n uniform rods pinned in series at ``base`` (whose frame
+    ``base_frame`` has N's orientation); returns the parts and the height of
+    each link's mass centre above ``base`` along N.y."""
     q = me.dynamicsymbols(f"q1:{n + 1}")
     u = me.dynamicsymbols(f"u1:{n + 1}")
     m = sm.symbols(f"m1:{n + 1}", positive=True)
     l = sm.symbols(f"l1:{n + 1}", positive=True)
-    bodies, frames, points = [], [], []
+    bodies, heights = [], []
     parent_frame, joint = base_frame, base
+    base_height, angle = sm.S.Zero, sm.S.Zero
     for i in range(n):
         if angles == "relative":
             Bi = parent_frame.orientnew(f"B{i + 1}", "Axis", (q[i], parent_frame.z))
@@ -79,16 +82,24 @@ def _chain(N, base, base_frame, n, angles, prefix=""):
         else:
             Bi = N.orientnew(f"B{i + 1}", "Axis", (q[i], N.z))
             Bi.set_ang_vel(N, u[i] * N.z)
+        # v = v_joint + w x r with w = w_abs z and r along the link's x:
+        # written out, because sympy's cross product (v2pt_theory) composes
+        # the direction cosine matrices of the whole chain, which grows
+        # exponentially with n.  The vectors are the ones v2pt_theory gives.
+        w_abs = sum(u[:i + 1]) if angles == "relative" else u[i]
+        # Heights above the base along N.y, for the potential energy, by the
+        # same reasoning: link i's axis makes the angle ``angle`` with N.x.
+        angle = angle + q[i] if angles == "relative" else q[i]
+        heights.append(base_height + l[i] / 2 * sm.sin(angle))
+        base_height = base_height + l[i] * sm.sin(angle)
         Gi = joint.locatenew(f"G{i + 1}", l[i] / 2 * Bi.x)
-        Gi.v2pt_theory(joint, N, Bi)
+        Gi.set_vel(N, joint.vel(N) + w_abs * l[i] / 2 * Bi.y)
         nxt = joint.locatenew(f"P{i + 1}", l[i] * Bi.x)
-        nxt.v2pt_theory(joint, N, Bi)
+        nxt.set_vel(N, joint.vel(N) + w_abs * l[i] * Bi.y)
         bodies.append(me.RigidBody(f"link{i + 1}", Gi, Bi, m[i],
                                    (_rod_inertia(Bi, m[i], l[i]), Gi)))
-        frames.append(Bi)
-        points.append(Gi)
         parent_frame, joint = Bi, nxt
-    return q, u, m, l, bodies
+    return q, u, m, l, bodies, heights
 
 
 def _check_n(n):
@@ -120,14 +131,14 @@ def n_link_pendulum(n: int = 3, angles: str = "relative") -> MechanicalSystem:
     O = me.Point("O")
     O.set_vel(N, 0)
     g = sm.Symbol("g", positive=True)
-    q, u, m, l, bodies = _chain(N, O, N, n, angles)
+    q, u, m, l, bodies, heights = _chain(N, O, N, n, angles)
     system = me.System(N, O)
     system.add_coordinates(*q)
     system.add_speeds(*u)
     system.add_kdes(*[ui - qi.diff() for qi, ui in zip(q, u)])
     system.add_bodies(*bodies)
     system.add_loads(*[me.Force(b.masscenter, -b.mass * g * N.y) for b in bodies])
-    V = sum(b.mass * g * b.masscenter.pos_from(O).dot(N.y) for b in bodies)
+    V = sum(b.mass * g * h for b, h in zip(bodies, heights))
     params = {g: 9.81} | {mi: 1.0 for mi in m} | {li: 1.0 for li in l}
     init = {qi: 0.3 for qi in q} | {ui: 0.0 for ui in u}
     return MechanicalSystem(
@@ -155,14 +166,14 @@ def n_link_pendulum_on_cart(n: int = 3, angles: str = "relative") -> MechanicalS
     C = O.locatenew("C", x * N.x)
     C.set_vel(N, v * N.x)
     cart = me.Particle("cart", C, m0)
-    q, u, m, l, bodies = _chain(N, C, N, n, angles)
+    q, u, m, l, bodies, heights = _chain(N, C, N, n, angles)
     system = me.System(N, O)
     system.add_coordinates(x, *q)
     system.add_speeds(v, *u)
     system.add_kdes(v - x.diff(), *[ui - qi.diff() for qi, ui in zip(q, u)])
     system.add_bodies(cart, *bodies)
     system.add_loads(*[me.Force(b.masscenter, -b.mass * g * N.y) for b in bodies])
-    V = sum(b.mass * g * b.masscenter.pos_from(O).dot(N.y) for b in bodies)
+    V = sum(b.mass * g * h for b, h in zip(bodies, heights))
     params = {g: 9.81, m0: 2.0} | {mi: 1.0 for mi in m} | {li: 1.0 for li in l}
     init = {x: 0.0, v: 0.0} | {qi: -1.2 for qi in q} | {ui: 0.0 for ui in u}
     return MechanicalSystem(
