@@ -11,21 +11,25 @@ remember shared subtrees, and never build a product with a zero factor:
 * :func:`jacobian`: reads the coefficients off expressions linear in the
   variables (velocities in the speeds, accelerations in the speed rates,
   momenta in the rates) and differentiates anything else;
-
-The variables may be symbols, functions of time q(t) or derivatives q'(t);
-each is independent of the others, as sympy's ``diff`` by a function
-treats them.
 * :func:`directional_derivative`: ``sum_j d expr/d x_j * v_j`` in one pass,
   e.g. the time derivative through the coordinates ``sum_j dp/dq_j q_j'``.
 
-Both give the same expressions as sympy up to the order of terms; the tests
-check them against sympy on random expressions.
+The variables may be symbols, functions of time q(t) or derivatives q'(t);
+each is independent of the others, as sympy's ``diff`` by a function
+treats them.  Both give the same expressions as sympy up to the order of
+terms; the tests check them against sympy on random expressions.
+
+Two more walks visit each shared subtree once, where sympy's ``xreplace``
+and ``atoms`` visit it once per occurrence (equations assembled from
+composite bodies share most of their subtrees, so their trees are far
+larger than their graphs): :func:`substitute` and :func:`dynamic_symbols`.
 """
 from __future__ import annotations
 
 import sympy as sm
 
-__all__ = ["jacobian", "directional_derivative", "gradient", "time_derivative"]
+__all__ = ["jacobian", "directional_derivative", "gradient", "time_derivative",
+           "substitute", "dynamic_symbols"]
 
 
 class _Nonlinear(Exception):
@@ -204,3 +208,61 @@ def _walk(e, leaf, fallback, memo):
         out = fallback(e)
     memo[e] = out
     return out
+
+
+def substitute(exprs, mapping, memo=None) -> list:
+    """``[e.xreplace(mapping) for e in exprs]``, each shared subtree
+    rebuilt once.
+
+    Matching is top-down as in ``xreplace``: a node that is a key is
+    replaced whole (so q'(t) is matched before the q(t) inside it).
+
+    Parameters
+    ----------
+    exprs : iterable of sympy expressions
+    mapping : mapping expression -> expression
+    memo : dict, optional
+        Rebuilt subtrees, shared between calls with the SAME mapping.
+
+    Examples
+    --------
+    >>> import sympy as sm
+    >>> x, y, a = sm.symbols("x y a")
+    >>> substitute([sm.sin(x) + x * y, y], {x: a})
+    [a*y + sin(a), y]
+    """
+    memo = {} if memo is None else memo
+
+    def walk(e):
+        got = memo.get(e)
+        if got is not None:
+            return got
+        if e in mapping:
+            out = mapping[e]
+        elif not e.args:
+            out = e
+        else:
+            args = [walk(a) for a in e.args]
+            out = (e.func(*args) if any(a is not b for a, b in zip(args, e.args))
+                   else e)
+        memo[e] = out
+        return out
+
+    return [walk(sm.sympify(e)) for e in exprs]
+
+
+def dynamic_symbols(exprs, t=None) -> set:
+    """The functions of time and their derivatives in ``exprs`` (sympy's
+    ``find_dynamicsymbols``), each shared subtree visited once."""
+    t = sm.physics.mechanics.dynamicsymbols._t if t is None else t
+    seen, found, stack = set(), set(), [sm.sympify(e) for e in exprs]
+    while stack:
+        e = stack.pop()
+        if e in seen:
+            continue
+        seen.add(e)
+        if (isinstance(e, (sm.Derivative, sm.core.function.AppliedUndef))
+                and e.free_symbols == {t}):
+            found.add(e)
+        stack.extend(e.args)
+    return found

@@ -44,6 +44,7 @@ import numpy as np
 import sympy as sm
 from sympy.printing.c import C99CodePrinter
 
+from .calculus import substitute
 from .numeric import NumericModel, SingularConfigurationError, plain_parts
 
 __all__ = ["CompiledModel", "CompiledBackendError", "CompilerNotFoundError",
@@ -308,8 +309,10 @@ def c_source(eom) -> tuple[str, dict]:
     rename |= {s: sm.Symbol(f"qd[{i}]") for i, s in enumerate(QD)}
     rename |= {s: sm.Symbol(f"p[{i}]") for i, s in enumerate(P)}
 
+    memo = {}  # shared subtrees renamed once, across every piece
+
     def c(name):
-        return [sm.sympify(e).xreplace(rename) for e in parts[name]]
+        return substitute(parts[name], rename, memo)
 
     nx, nz, nq = len(X), len(Z), len(Q)
     forces = parts.get("forces_names", [])

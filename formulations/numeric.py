@@ -12,6 +12,8 @@ import numpy as np
 import sympy as sm
 import sympy.physics.mechanics as me
 
+from .calculus import dynamic_symbols, substitute
+
 __all__ = ["NumericModel", "SingularConfigurationError", "generate",
            "plain_symbols", "plain_parts", "numeric_model", "BACKENDS"]
 
@@ -40,13 +42,12 @@ def plain_symbols(eom):
     return T, X, Z, Q, QD, P
 
 
-def _to_plain(exprs, rep, ms):
+def _to_plain(exprs, rep, ms, memo=None):
     m = sm.Matrix(exprs)
     m = ms.substitute_specified(m) if ms.specified else m
-    m = m.xreplace(rep)
-    left = set()
-    for e in m:
-        left |= set(me.find_dynamicsymbols(e))
+    # Shared subtrees substituted and searched once (see calculus).
+    m = sm.Matrix(m.rows, m.cols, substitute(m, rep, memo))
+    left = dynamic_symbols(m)
     if left:
         raise RuntimeError(
             f"functions of time left in generated code: {sorted(map(str, left))}")
@@ -77,19 +78,21 @@ def plain_parts(eom) -> dict:
     rep[t] = T
     x_rep = dict(rep)
     qrep = {qi.diff(t): s for qi, s in zip(q, QD)} | dict(zip(q, Q)) | {t: T}
+    memo = {}  # one substitution shared by every piece in x_rep
     parts = {
         "T": T, "X": X, "Z": Z, "Q": Q, "QD": QD, "P": P,
-        "M": _to_plain(eom.mass_matrix, x_rep, ms),
-        "f": _to_plain(eom.forcing, x_rep, ms),
-        "R": _to_plain(eom.state_rates, x_rep, ms),
-        "A": _to_plain(eom.accelerations, x_rep, ms),
-        "C": _to_plain(eom.coordinate_map, x_rep, ms),
+        "M": _to_plain(eom.mass_matrix, x_rep, ms, memo),
+        "f": _to_plain(eom.forcing, x_rep, ms, memo),
+        "R": _to_plain(eom.state_rates, x_rep, ms, memo),
+        "A": _to_plain(eom.accelerations, x_rep, ms, memo),
+        "C": _to_plain(eom.coordinate_map, x_rep, ms, memo),
         "S": _to_plain(eom.state_map, qrep, ms),
     }
     forces = eom.extras.get("constraint_forces")
     if forces:
         names = list(forces)
-        parts["F"] = _to_plain(sm.Matrix([forces[n] for n in names]), x_rep, ms)
+        parts["F"] = _to_plain(sm.Matrix([forces[n] for n in names]), x_rep,
+                               ms, memo)
         parts["forces_names"] = names
     return parts
 

@@ -10,7 +10,8 @@ import sympy as sm
 import sympy.physics.mechanics as me
 from hypothesis import given, strategies as st
 
-from formulations.calculus import (directional_derivative, gradient, jacobian,
+from formulations.calculus import (directional_derivative, dynamic_symbols,
+                                   gradient, jacobian, substitute,
                                    time_derivative)
 from formulations.kinematics import FrameAlgebra, kinetic_energy
 
@@ -133,3 +134,44 @@ def test_kinetic_energy_components_equal_sympys():
             a = ours.xreplace(funcs).xreplace(pars).xreplace({t: 0.4})
             b = ref.xreplace(funcs).xreplace(pars).xreplace({t: 0.4})
             assert float(a) == pytest.approx(float(b), rel=1e-12), name
+
+
+@given(st.lists(expressions, min_size=1, max_size=3))
+def test_substitute_is_xreplace(exprs):
+    # Derivatives nest their functions: the substitution must match the
+    # derivative whole, as xreplace does, and share work across the list.
+    a, b, c = sm.symbols("a b c")
+    mapping = {q1.diff(t): a, q1: b, x: c * y, u1.diff(t): sm.Integer(3)}
+    memo = {}
+    ours = substitute(exprs, mapping, memo)
+    assert ours == [e.xreplace(mapping) for e in exprs]
+    # The memo is reusable: a second call with the same mapping agrees.
+    assert substitute(exprs, mapping, memo) == ours
+
+
+@given(st.lists(expressions, min_size=1, max_size=3))
+def test_dynamic_symbols_is_find_dynamicsymbols(exprs):
+    ref = set().union(*(me.find_dynamicsymbols(e) for e in exprs))
+    assert dynamic_symbols(exprs) == ref
+
+
+def test_substitute_visits_shared_subtrees_once():
+    # A chain of products of sums: its tree doubles at every level, its
+    # graph grows by a few nodes; the walks must follow the graph.
+    def chain(leaf):
+        e = leaf
+        for _ in range(40):
+            e = (e + 1) * (e + 2)
+        return e
+
+    calls = []
+
+    class Mapping(dict):
+        def __contains__(self, key):
+            calls.append(key)
+            return dict.__contains__(self, key)
+
+    (out,) = substitute([chain(x)], Mapping({x: y}))
+    assert out == chain(y)
+    assert len(calls) < 400  # the tree has more than 2**40 nodes
+    assert dynamic_symbols([chain(q1)]) == {q1}
