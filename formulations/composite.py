@@ -34,54 +34,11 @@ import sympy as sm
 import sympy.physics.mechanics as me
 
 from .calculus import jacobian
+from .identities import RandomPoints
 
 __all__ = ["composite_equations"]
 
 t = me.dynamicsymbols._t
-
-
-class _Sampler:
-    """Values of expressions at a few random points (every function of time
-    and every symbol drawn in [0.3, 1.3]), to decide identities that are not
-    syntactic: an identity of analytic functions that holds at random points
-    holds everywhere but on a set of measure zero."""
-
-    def __init__(self, rng, trials=2):
-        self.rng, self.trials = rng, trials
-        self.points = [({}, {}) for _ in range(trials)]
-        self.cache = {}
-
-    def _draw(self, table, key):
-        for point in self.points:
-            d = point[table]
-            if key not in d:
-                d[key] = sm.Float(self.rng.uniform(0.3, 1.3))
-
-    def value(self, expr) -> np.ndarray:
-        """Complex values of ``expr`` at the sample points."""
-        expr = sm.sympify(expr)
-        if expr in self.cache:
-            return self.cache[expr]
-        funcs = sorted(me.find_dynamicsymbols(expr), key=sm.count_ops,
-                       reverse=True)
-        for f in funcs:
-            self._draw(0, f)
-        for x in expr.free_symbols:
-            self._draw(1, x)
-        out = []
-        for fvals, svals in self.points:
-            e = expr.xreplace({f: fvals[f] for f in funcs})
-            out.append(complex(e.xreplace(svals).evalf()))
-        self.cache[expr] = np.array(out)
-        return self.cache[expr]
-
-    def vector(self, vec) -> np.ndarray:
-        """(trials, 3) values of a 3x1 matrix."""
-        return np.array([self.value(x) for x in vec]).T
-
-    def vanishes(self, exprs) -> bool:
-        rest = [e for e in exprs if e != 0]
-        return all(np.all(np.abs(self.value(e)) < 1e-9) for e in rest)
 
 
 def _skew_apply(w, v):
@@ -119,7 +76,7 @@ def composite_equations(ms, qdot, speeds, fa, calc, rng=None, min_depth=1):
     ``loads_used`` (forces at mass centres, torques on body frames); the
     caller adds the generalized forces of the other loads.
     """
-    sample = _Sampler(rng or np.random.default_rng(12345))
+    sample = RandomPoints(rng)
     N, O = ms.frame, ms.system.fixed_point
     bodies = list(ms.bodies)
     n = len(speeds)

@@ -73,6 +73,7 @@ import sympy.physics.mechanics as me
 
 from .base import Derivation, Formulation, rate_form, register
 from .calculus import directional_derivative, gradient, jacobian
+from .identities import RandomPoints
 from .kinematics import FrameAlgebra, generalized_forces, kinetic_energy
 
 __all__ = ["Lagrange"]
@@ -244,28 +245,13 @@ class Lagrange(Formulation):
         return rate_form(ms, mass, forcing, multipliers=lam, extras=extras)
 
 
-def _numerically_zero(expr, rng) -> bool:
-    """Cheap screen: ``expr`` at random values of everything in it."""
-    funcs = sorted(me.find_dynamicsymbols(expr), key=sm.count_ops,
-                   reverse=True)
-    # Derivatives before the functions inside them (xreplace is top-down).
-    expr = expr.xreplace({f: sm.Float(rng.uniform(0.3, 1.3)) for f in funcs})
-    expr = expr.xreplace({s: sm.Float(rng.uniform(0.3, 1.3))
-                          for s in expr.free_symbols})
-    try:
-        return abs(complex(expr.evalf())) < 1e-9
-    except TypeError:
-        return True
-
-
 def _is_zero_vector(vec, frame) -> bool:
     if vec == 0:
         return True
-    rng = np.random.default_rng(0)
     entries = [sm.sympify(e) for e in vec.to_matrix(frame)]
     # A nonzero value at a random point settles it; only candidates that
     # pass are simplified.
-    if not all(_numerically_zero(e, rng) for e in entries):
+    if not RandomPoints(np.random.default_rng(0)).vanishes(entries):
         return False
     return all(sm.simplify(e) == 0 for e in entries)
 

@@ -1,0 +1,47 @@
+"""Identities decided at random points (formulations.identities)."""
+from __future__ import annotations
+
+import numpy as np
+import sympy as sm
+import sympy.physics.mechanics as me
+
+from formulations.identities import RandomPoints
+
+t = me.dynamicsymbols._t
+q, u = me.dynamicsymbols("q u")
+x, y = sm.symbols("x y")
+
+
+def test_true_identities_vanish_and_others_do_not():
+    points = RandomPoints(np.random.default_rng(1), trials=3)
+    assert points.vanishes([sm.sin(q + x) - sm.sin(q) * sm.cos(x)
+                            - sm.cos(q) * sm.sin(x), sm.S.Zero])
+    assert not points.vanishes([sm.sin(q + x) - sm.sin(q) - sm.sin(x)])
+    # One non-vanishing entry among vanishing ones decides.
+    assert not points.vanishes([sm.S.Zero, sm.cos(q)**2 - 1])
+
+
+def test_derivatives_are_independent_of_their_functions():
+    # q'(t) must get its own value, not sin-of-q's: q' - q is not zero,
+    # and neither is q'' - q'.
+    points = RandomPoints(np.random.default_rng(2))
+    assert not points.vanishes([q.diff(t) - q])
+    assert not points.vanishes([q.diff(t, 2) - q.diff(t)])
+    assert points.vanishes([(q.diff(t) * u - u * q.diff(t))])
+
+
+def test_points_are_shared_between_expressions():
+    points = RandomPoints(np.random.default_rng(3), trials=4)
+    a, b = points.value(sm.sin(q) * x), points.value(x)
+    assert a.shape == (4,)
+    np.testing.assert_allclose(a / b, points.value(sm.sin(q)))
+    np.testing.assert_allclose(points.vector(sm.Matrix([x, y])),
+                               np.column_stack([b, points.value(y)]))
+
+
+def test_an_expression_without_a_value_does_not_vanish():
+    points = RandomPoints(np.random.default_rng(4))
+    f = sm.Function("f")
+    assert np.all(np.isnan(points.value(f(x))))
+    assert not points.vanishes([f(x)])
+    assert not points.vanishes([sm.zoo * x])
