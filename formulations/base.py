@@ -21,7 +21,9 @@ returned expressions in the same way for every formulation.
 """
 from __future__ import annotations
 
+import threading
 import time
+from collections.abc import Mapping as _MappingABC
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -37,6 +39,7 @@ __all__ = [
     "Formulation", "EquationsOfMotion", "Derivation", "FORMULATIONS",
     "register", "get_formulation", "UnsupportedSystemError",
     "count_operations", "speed_form", "rate_form", "formulation_names",
+    "LazyExtras",
 ]
 
 t = me.dynamicsymbols._t
@@ -243,6 +246,50 @@ class EquationsOfMotion:
         return numeric_model(self, parameters, backend=backend, **options)
 
 
+class LazyExtras(_MappingABC):
+    """Extras of which some are computed on first access.
+
+    A formulation whose equations do not need some by-products (Kane's
+    partial velocities when the composite-body sums give the equations)
+    returns them this way, so a derivation only pays for them when a user
+    reads them.  ``eager`` holds the values known already; ``compute()``
+    returns a dict of the keys ``lazy_keys``, called at most once.
+    """
+
+    def __init__(self, eager: Mapping, lazy_keys, compute):
+        self._eager = dict(eager)
+        self._lazy_keys = tuple(k for k in lazy_keys if k not in self._eager)
+        self._compute = compute
+        self._computed = None
+        self._lock = threading.Lock()
+
+    def __getitem__(self, key):
+        if key in self._eager:
+            return self._eager[key]
+        if key not in self._lazy_keys:
+            raise KeyError(key)
+        with self._lock:
+            if self._computed is None:
+                self._computed = dict(self._compute())
+                self._compute = None
+        return self._computed[key]
+
+    def __iter__(self):
+        yield from self._eager
+        yield from self._lazy_keys
+
+    def __len__(self):
+        return len(self._eager) + len(self._lazy_keys)
+
+    def __contains__(self, key):
+        return key in self._eager or key in self._lazy_keys
+
+    @property
+    def computed(self) -> bool:
+        """Whether the lazy values have been computed."""
+        return self._computed is not None or not self._lazy_keys
+
+
 class _StageTimer:
     def __init__(self):
         self.times: dict[str, float] = {}
@@ -368,7 +415,9 @@ class Formulation:
             multipliers=tuple(parts.multipliers),
             op_counts=MappingProxyType(op_counts),
             timings=MappingProxyType(timings),
-            extras=MappingProxyType(dict(parts.extras)),
+            extras=MappingProxyType(
+                parts.extras if isinstance(parts.extras, LazyExtras)
+                else dict(parts.extras)),
             options=MappingProxyType(self.options))
 
     def _derive(self, system: MechanicalSystem, stage) -> Derivation:

@@ -31,8 +31,8 @@ import sympy.physics.mechanics as me
 
 from systems.base import solve_linear
 
-from .base import (Derivation, Formulation, UnsupportedSystemError, register,
-                   speed_form)
+from .base import (Derivation, Formulation, LazyExtras, UnsupportedSystemError,
+                   register, speed_form)
 from .calculus import jacobian
 from .composite import composite_equations
 from .kinematics import FrameAlgebra, generalized_forces, natural_frame
@@ -257,10 +257,7 @@ class Kane(Formulation):
             A = sm.Matrix(kin.velocity_constraint_A)
             b = sm.Matrix(kin.velocity_constraint_b)
             C = solve_dependent(A[:, p:], -A[:, :p]) if m else sm.zeros(0, p)
-        with stage("kinematics"):
-            kins = body_kinematics(ms.system, qdot, u, fa)
         with stage("generalized_forces"):
-            F, load_pv, load_pw = generalized_active_forces(ms.system, qdot, u, fa)
             composite = None
             if self.assembly != "direct":
                 calc = _VectorCalculus(ms.frame, qdot, u, fa)
@@ -272,15 +269,24 @@ class Kane(Formulation):
                         f"{ms.name}: composite assembly needs every speed to "
                         "move its bodies as one rigid motion, in a tree; use "
                         "assembly='auto' or 'direct'")
-            if composite is None:
+        # The body-by-body kinematics and F_r give the direct sums; with the
+        # composite sums they only serve the extras (partial velocities,
+        # F_r and F*_r), which are then computed when first read.
+        kins = None
+        if composite is None:
+            with stage("kinematics"):
+                kins = body_kinematics(ms.system, qdot, u, fa)
+            with stage("generalized_forces"):
+                F, load_pv, load_pw = generalized_active_forces(
+                    ms.system, qdot, u, fa)
                 Mh, fstar = mass_matrix_and_inertia_forcing(kins, len(u))
                 rhs = F + fstar
-            else:
+        else:
+            with stage("generalized_forces"):
                 Mh, rhs, used = composite
                 others = [ld for ld in ms.loads if ld not in used]
                 if others:
                     rhs = rhs + generalized_forces(others, ms.frame, fa, u, qdot)
-                fstar = rhs - F
         with stage("assembly"):
             if m:
                 M = Mh[:p, :] + C.T * Mh[p:, :]
@@ -292,12 +298,31 @@ class Kane(Formulation):
             else:
                 M, f = Mh, rhs
         with stage("constraint_forces"):
+            if ms.constraint_forces and kins is None:
+                kins = body_kinematics(ms.system, qdot, u, fa)
             forces = {cf.name: _constraint_force(ms, cf, kins, qdot, fa)
                       for cf in ms.constraint_forces}
-        extras = _extras(ms, kins, load_pv, load_pw, C, F, fstar, Mh, ud, fa)
-        if forces:
-            extras["constraint_forces"] = forces
+        eager = {"constraint_forces": forces} if forces else {}
+        if composite is None:
+            extras = _extras(ms, kins, load_pv, load_pw, C, F, fstar, Mh, ud,
+                             fa) | eager
+        else:
+            def by_products():
+                k = kins or body_kinematics(ms.system, qdot, u, fa)
+                F, load_pv, load_pw = generalized_active_forces(
+                    ms.system, qdot, u, fa)
+                return _extras(ms, k, load_pv, load_pw, C, F, rhs - F, Mh,
+                               ud, fa)
+
+            extras = LazyExtras(eager, _EXTRAS_KEYS, by_products)
         return speed_form(ms, M, f, extras)
+
+
+_EXTRAS_KEYS = (
+    "partial_velocities", "partial_angular_velocities",
+    "nonholonomic_partial_velocities",
+    "nonholonomic_partial_angular_velocities", "generalized_active_forces",
+    "generalized_inertia_forces", "dependent_speed_coefficients")
 
 
 def _extras(ms, kins, load_pv, load_pw, C, F, fstar, Mh, ud, fa):

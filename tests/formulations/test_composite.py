@@ -97,3 +97,50 @@ def test_auto_takes_the_composite_sums_for_deep_trees_only(name, options,
                   "direct" if expected == "composite" else "composite"))
     assert auto.mass_matrix == chosen.mass_matrix
     assert auto.mass_matrix != other.mass_matrix
+
+
+@pytest.mark.parametrize("name, options", [
+    ("n_link_pendulum", {"n": 3}),
+    ("rolling_disc", {}),        # nonholonomic: F_r and F*_r through C
+])
+def test_composite_extras_are_lazy_and_equal_the_direct_ones(
+        name, options, monkeypatch):
+    import formulations.kane as kane
+    from formulations.identities import RandomPoints
+    calls = []
+    original = kane.generalized_active_forces
+
+    def counted(*args):
+        calls.append(1)
+        return original(*args)
+
+    monkeypatch.setattr(kane, "generalized_active_forces", counted)
+    ms = get_system(name, **options)
+    comp = get_formulation("kane", assembly="composite",
+                           count_ops=False).derive(ms)
+    # The composite sums need no F_r: computed only when the extras are read.
+    assert calls == []
+    direct = get_formulation("kane", assembly="direct",
+                             count_ops=False).derive(ms)
+    assert len(calls) == 1
+    lazy = comp.extras
+    assert set(lazy) == set(direct.extras)
+    lazy["generalized_active_forces"]
+    lazy["partial_velocities"]
+    assert len(calls) == 2  # once, for every key
+    points = RandomPoints(np.random.default_rng(7))
+    N = ms.frame
+    for key in ("generalized_active_forces", "generalized_inertia_forces",
+                "dependent_speed_coefficients"):
+        a, b = lazy[key], direct.extras[key]
+        assert a.shape == b.shape
+        np.testing.assert_allclose(points.vector(a[:]), points.vector(b[:]),
+                                   rtol=1e-9, atol=1e-9)
+    for key in ("nonholonomic_partial_velocities",
+                "nonholonomic_partial_angular_velocities"):
+        assert set(lazy[key]) == set(direct.extras[key])
+        for name_, vecs in lazy[key].items():
+            for va, vb in zip(vecs, direct.extras[key][name_]):
+                np.testing.assert_allclose(
+                    points.vector((va - vb).to_matrix(N) if va != vb
+                                  else [0, 0, 0]), 0, atol=1e-9)
