@@ -603,6 +603,29 @@ def _format_targets(trows) -> str:
     return "\n".join(lines)
 
 
+def _pinocchio_version() -> str | None:
+    try:
+        import pinocchio
+    except ImportError:
+        return None
+    return getattr(pinocchio, "__version__", "unknown")
+
+
+def _log_ticks(ns, ratio: float = 1.3) -> list:
+    """The values of ``ns`` (sorted, positive) to label on a log axis: the
+    first and last, and between them none closer than ``ratio`` to a
+    neighbour, so labels do not run into each other."""
+    ticks = []
+    for k in ns:
+        if not ticks or k >= ticks[-1] * ratio:
+            ticks.append(k)
+    if ns and ticks[-1] != ns[-1]:
+        if len(ticks) > 1 and ns[-1] < ticks[-1] * ratio:
+            ticks.pop()
+        ticks.append(ns[-1])
+    return ticks
+
+
 def _figures(out: Path, drows, rrows, log) -> None:
     try:
         import matplotlib
@@ -634,7 +657,7 @@ def _figures(out: Path, drows, rrows, log) -> None:
             for ax in axes[:, j]:
                 ax.set_xlabel("n")
                 ax.grid(True, which="both", alpha=0.3)
-            ns = sorted({r["n"] for r in drows})
+            ns = _log_ticks(sorted({r["n"] for r in drows}))
             for ax in axes[:, j]:
                 ax.set_xticks(ns, [str(k) for k in ns], minor=False)
                 ax.minorticks_off()
@@ -738,8 +761,18 @@ def main(argv=None) -> int:
     else:
         ns_derive, ns_rhs, repeats, batch = list(range(1, 21)), [2, 5, 10, 20], 3, 1000
     start = time.perf_counter()
+    from .runner import _git_commit, _versions
+    run = {"argv": list(sys.argv[1:] if argv is None else argv),
+           "git_commit": _git_commit(), "versions": _versions(),
+           "cpus": os.cpu_count(),
+           "pinocchio": _pinocchio_version(),
+           "started": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+    (out / "run.json").write_text(json.dumps(run, indent=2) + "\n")
     log(f"benchmark: formulations {forms}, time cap {args.time_cap:g} s, "
         f"{'quick' if args.quick else 'full'} run")
+    log(f"  commit {run['git_commit'] or 'unknown'}, {run['cpus']} cpus, "
+        + ", ".join(f"{k} {v}" for k, v in run["versions"].items())
+        + f", pinocchio {run['pinocchio'] or 'not installed'}")
     drows = rrows = srows = []
     if "derive" not in skip:
         log("1. derivations (seconds, raw ops, cse ops)")
@@ -763,6 +796,8 @@ def main(argv=None) -> int:
     log("\nTargets (ratios from this run)\n" + table)
     (out / "targets.txt").write_text(table + "\n")
     _figures(out, drows, rrows, log)
+    run["seconds"] = round(time.perf_counter() - start, 1)
+    (out / "run.json").write_text(json.dumps(run, indent=2) + "\n")
     log(f"\nwritten to {out}/ in {time.perf_counter() - start:.0f} s")
     logfile.close()
     return 0

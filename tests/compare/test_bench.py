@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 import pytest
+from hypothesis import given, strategies as st
 
 from compare import bench
 
@@ -80,3 +81,23 @@ def test_one_system_derived_and_its_targets_only(tmp_path):
     targets = (tmp_path / "targets.txt").read_text()
     assert "n_link_pendulum_on_cart" in targets
     assert "kane derives n_link_pendulum " not in targets
+    # The run says what it ran: arguments, code and versions.
+    import json
+    run = json.loads((tmp_path / "run.json").read_text())
+    assert run["argv"][:3] == ["--quick", "--systems", "n_link_pendulum_on_cart"]
+    assert run["versions"]["sympy"] == __import__("sympy").__version__
+    assert run["seconds"] > 0
+
+
+@given(st.sets(st.integers(1, 200), max_size=40))
+def test_log_ticks_are_spread_and_keep_the_ends(values):
+    from compare.bench import _log_ticks
+    ns = sorted(values)
+    ticks = _log_ticks(ns)
+    assert set(ticks) <= set(ns)
+    if ns:
+        assert ticks[0] == ns[0] and ticks[-1] == ns[-1]
+    if ns and ns[-1] >= 1.3 * ns[0]:  # else the two ends are all there is
+        assert all(b >= 1.3 * a for a, b in zip(ticks, ticks[1:]))
+    else:
+        assert len(ticks) <= 2
