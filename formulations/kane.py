@@ -168,22 +168,11 @@ def solve_dependent(A_dep, rhs):
 
 
 def generalized_active_forces(system, qdot, speeds, fa: FrameAlgebra):
-    """F_r for every speed, and the partial velocities of the load points."""
-    N = system.frame
-    calc = _VectorCalculus(N, qdot, speeds, fa)
-    F = sm.zeros(len(speeds), 1)
+    """F_r for every speed, and the partial velocities of the load points
+    and angular velocities of the loaded frames (by name)."""
     pv, pw = {}, {}
-    for load in system.loads:
-        E = natural_frame(load.vector, N)
-        comps = fa.components(load.vector, E)
-        if isinstance(load, me.Force):
-            _, vr, _ = calc.velocity(load.point.vel(N), E, acceleration=False)
-            pv.setdefault(load.point.name, (vr, E))
-        else:
-            _, vr, _ = calc.velocity(load.frame.ang_vel_in(N), E,
-                                     acceleration=False)
-            pw.setdefault(load.frame.name, (vr, E))
-        F += vr.T * comps
+    F = generalized_forces(system.loads, system.frame, fa, speeds, qdot,
+                           partials=(pv, pw))
     return F, pv, pw
 
 

@@ -169,21 +169,32 @@ def kinetic_energy(bodies, N, fa: FrameAlgebra, rep=None) -> sm.Expr:
     return T
 
 
-def generalized_forces(loads, N, fa: FrameAlgebra, rates, rep=None) -> sm.Matrix:
+def generalized_forces(loads, N, fa: FrameAlgebra, rates, rep=None,
+                       partials=None) -> sm.Matrix:
     """``Q_i = sum_P F_P . dv_P/dr_i + sum_B T_B . dw_B/dr_i`` for the
     velocity variables ``rates`` (speeds or coordinate rates), with every
     vector in the components of its load's own frame; ``rep`` as in
-    :func:`kinetic_energy` (applied to the loads' measure numbers too)."""
+    :func:`kinetic_energy` (applied to the loads' measure numbers too).
+
+    ``partials``, a pair of dicts ``(points, frames)``, collects the partial
+    velocities of the load points and the partial angular velocities of
+    the loaded frames by name, as ``(3 x len(rates) matrix, frame of its
+    components)``, the first found for each name (Kane's extras)."""
     rates = list(rates)
     Q = sm.zeros(len(rates), 1)
     for load in loads:
         E = natural_frame(load.vector, N)
         comps = fa.components(load.vector, E, rep)
         if isinstance(load, me.Force):
-            vel = load.point.vel(N)
+            vel, name, table = load.point.vel(N), load.point.name, 0
         else:
-            vel = load.frame.ang_vel_in(N)
-        if vel == 0 or comps == sm.zeros(3, 1):
+            vel, name, table = load.frame.ang_vel_in(N), load.frame.name, 1
+        if partials is not None:
+            jac = jacobian(fa.components(vel, E, rep), rates)
+            partials[table].setdefault(name, (jac, E))
+        elif vel == 0 or comps == sm.zeros(3, 1):
             continue
-        Q += jacobian(fa.components(vel, E, rep), rates).T * comps
+        else:
+            jac = jacobian(fa.components(vel, E, rep), rates)
+        Q += jac.T * comps
     return Q
