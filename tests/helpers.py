@@ -9,18 +9,17 @@ import sympy.physics.mechanics as me
 from systems import MechanicalSystem
 
 
-def cartesian_pendulum(*, length: float = 0.9, x0: float = 0.5,
-                       ux0: float = 0.0, explicit: bool = False,
-                       random_spread: float = 0.3,
-                       speed_scale: float = 2.0) -> MechanicalSystem:
-    """A particle (mass m) on a massless rod of length l about O, gravity -y,
-    in redundant Cartesian coordinates: x independent, y dependent,
-    ``x^2 + y^2 - l^2 = 0``, hanging branch y < 0.
+def planar_particle(constraint, *, speeds=("u_x", "u_y"), body="bob"):
+    """A particle P at (x, y) in the plane of N with speeds (x', y'), x
+    independent and y dependent through the holonomic constraint
+    ``constraint(x, y) = 0``; no loads.
 
-    With ``explicit`` the solution ``y = -sqrt(l^2 - x^2)`` is declared.
+    Returns ``(system, (x, y, ux, uy, N, O, P, particle))``; ``particle``
+    has mass symbol ``m``.
     """
-    x, y, ux, uy = me.dynamicsymbols("x y u_x u_y")
-    m, g, l = sm.symbols("m g l", positive=True)
+    x, y = me.dynamicsymbols("x y")
+    ux, uy = me.dynamicsymbols(" ".join(speeds))
+    m = sm.Symbol("m", positive=True)
     N = me.ReferenceFrame("N")
     O = me.Point("O")
     O.set_vel(N, 0)
@@ -32,8 +31,26 @@ def cartesian_pendulum(*, length: float = 0.9, x0: float = 0.5,
     system.add_speeds(ux)
     system.add_speeds(uy, independent=False)
     system.add_kdes(ux - x.diff(), uy - y.diff())
-    system.add_holonomic_constraints(x**2 + y**2 - l**2)
-    system.add_bodies(me.Particle("bob", P, m))
+    system.add_holonomic_constraints(constraint(x, y))
+    particle = me.Particle(body, P, m)
+    system.add_bodies(particle)
+    return system, (x, y, ux, uy, N, O, P, particle)
+
+
+def cartesian_pendulum(*, length: float = 0.9, x0: float = 0.5,
+                       ux0: float = 0.0, explicit: bool = False,
+                       random_spread: float = 0.3,
+                       speed_scale: float = 2.0) -> MechanicalSystem:
+    """A particle (mass m) on a massless rod of length l about O, gravity -y,
+    in redundant Cartesian coordinates: x independent, y dependent,
+    ``x^2 + y^2 - l^2 = 0``, hanging branch y < 0.
+
+    With ``explicit`` the solution ``y = -sqrt(l^2 - x^2)`` is declared.
+    """
+    g, l = sm.symbols("g l", positive=True)
+    system, (x, y, ux, uy, N, O, P, bob) = planar_particle(
+        lambda x, y: x**2 + y**2 - l**2)
+    m = bob.mass
     system.add_loads(me.Force(P, -m * g * N.y))
     return MechanicalSystem(
         name="cartesian_pendulum", system=system,

@@ -34,7 +34,7 @@ from formulations.modified_lagrange import (_guided_elimination,
                                             modified_lagrange_equations)
 from systems import MechanicalSystem
 
-from helpers import cartesian_pendulum
+from helpers import cartesian_pendulum, planar_particle
 from conftest import cached_system
 
 t = me.dynamicsymbols._t
@@ -284,22 +284,10 @@ def test_cartesian_pendulum_matches_the_analytic_pendulum(explicit, rates):
 def _bead_on_rotating_rod(explicit: bool) -> MechanicalSystem:
     """Bead (x, y) on a rod turning at the constant rate w in a horizontal
     plane: the rheonomic constraint ``-x sin(w t) + y cos(w t) = 0``."""
-    x, y = me.dynamicsymbols("x y")
-    ux, uy = me.dynamicsymbols("u_x u_y")
-    m, w = sm.symbols("m w", positive=True)
-    N = me.ReferenceFrame("N")
-    O = me.Point("O")
-    O.set_vel(N, 0)
-    P = O.locatenew("P", x * N.x + y * N.y)
-    P.set_vel(N, ux * N.x + uy * N.y)
-    system = me.System(N, O)
-    system.add_coordinates(x)
-    system.add_coordinates(y, independent=False)
-    system.add_speeds(ux)
-    system.add_speeds(uy, independent=False)
-    system.add_kdes(ux - x.diff(), uy - y.diff())
-    system.add_holonomic_constraints(-x * sm.sin(w * t) + y * sm.cos(w * t))
-    system.add_bodies(me.Particle("bead", P, m))
+    w = sm.Symbol("w", positive=True)
+    system, (x, y, ux, uy, *_, bead) = planar_particle(
+        lambda x, y: -x * sm.sin(w * t) + y * sm.cos(w * t), body="bead")
+    m = bead.mass
     return MechanicalSystem(
         name="bead_on_rotating_rod", system=system,
         parameters={m: 0.7, w: 0.5}, initial_state={x: 1.0, ux: 0.0},

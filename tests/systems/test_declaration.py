@@ -10,28 +10,18 @@ import sympy.physics.mechanics as me
 from systems import (CATALOGUE, ConstraintError, DeclarationError,
                      MechanicalSystem, get_system)
 
+from helpers import planar_particle
+
 t = me.dynamicsymbols._t
 
 
 def _slider_on_circle(**overrides):
     """A particle on a circle of radius r, described by redundant Cartesian
     coordinates x (independent) and y (dependent), x^2 + y^2 = r^2."""
-    x, y = me.dynamicsymbols("x y")
-    vx, vy = me.dynamicsymbols("vx vy")
-    m, r, g = sm.symbols("m r g", positive=True)
-    N = me.ReferenceFrame("N")
-    O = me.Point("O")
-    O.set_vel(N, 0)
-    P = O.locatenew("P", x * N.x + y * N.y)
-    P.set_vel(N, vx * N.x + vy * N.y)
-    system = me.System(N, O)
-    system.add_coordinates(x)
-    system.add_coordinates(y, independent=False)
-    system.add_speeds(vx)
-    system.add_speeds(vy, independent=False)
-    system.add_kdes(vx - x.diff(), vy - y.diff())
-    system.add_holonomic_constraints(x**2 + y**2 - r**2)
-    system.add_bodies(me.Particle("P", P, m))
+    r, g = sm.symbols("r g", positive=True)
+    system, (x, y, vx, vy, N, O, P, particle) = planar_particle(
+        lambda x, y: x**2 + y**2 - r**2, speeds=("vx", "vy"), body="P")
+    m = particle.mass
     system.add_loads(me.Force(P, -m * g * N.y))
     kwargs = dict(name="slider_on_circle", system=system,
                   parameters={m: 1.0, r: 2.0, g: 9.81},
