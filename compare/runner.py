@@ -305,6 +305,8 @@ def agreement(t, q, qd, q_ref, qd_ref, threshold):
 def calibrate(repeats: int = 3) -> float:
     """Seconds of a fixed sympy + numpy workload, to turn times into ratios.
 
+    A run measures it at its start and end and keeps the geometric mean.
+
     The workload is independent of this package, so a slower derivation
     shows as a larger ratio even on a machine that is itself slower.
     """
@@ -467,7 +469,10 @@ def run(systems=None, formulations=None, *, n=None, variants=None,
     todo = [c for c in cases if c.id not in done]
     rows = {cid: row for cid, row in done.items()}
     arrays = {cid: _load_arrays(out, row) for cid, row in done.items()}
-    calibration = calibrate()
+    # The calibration is measured at both ends of the run: a load that
+    # comes and goes during a run would otherwise be charged to, or hidden
+    # from, every case through one short measurement.
+    calibration_start = calibrate()
     started = time.time()
 
     def collect(result):
@@ -523,6 +528,8 @@ def run(systems=None, formulations=None, *, n=None, variants=None,
         if own_executor:
             executor.shutdown()
     frame = _assemble(cases, rows, arrays, opts)
+    calibration_end = calibrate()
+    calibration = float(np.sqrt(calibration_start * calibration_end))
     metadata = {
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "git_commit": _git_commit(),
@@ -535,6 +542,7 @@ def run(systems=None, formulations=None, *, n=None, variants=None,
         "formulations": sorted({c.formulation for c in cases}),
         "n": list(n) if n else [3],
         "calibration_s": calibration,
+        "calibration_ends_s": [calibration_start, calibration_end],
         "wall_s": time.time() - started,
         "resumed_cases": len(done),
     }
