@@ -8,6 +8,7 @@ corrupted or mismatched entry is detected, reported and rebuilt, never used.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -20,7 +21,7 @@ import sympy as sm
 
 from formulations.base import EquationsOfMotion, Formulation
 
-__all__ = ["DerivationCache", "default_cache_dir", "cache_key"]
+__all__ = ["DerivationCache", "default_cache_dir", "cache_key", "code_digest"]
 
 _FIELDS = ("states", "unknowns", "mass_matrix", "forcing", "state_rates",
            "accelerations", "state_map", "coordinate_map", "multipliers")
@@ -43,27 +44,30 @@ def _package_version() -> str:
         return "0+unknown"
 
 
-def _source_digest(formulation: Formulation) -> str:
-    """Hash of the code a derivation runs: the formulation's own module and
-    the shared modules every formulation uses.  A forgotten version bump
-    then still never serves equations derived by older code."""
-    import inspect
-    import sys
-    modules = {type(formulation).__module__, "formulations.base",
-               "formulations.kinematics", "systems.base"}
+@functools.lru_cache(maxsize=None)
+def code_digest(packages: tuple = ("formulations", "systems")) -> str:
+    """Hash of the source of every module in ``packages``, as found on disk.
+
+    The derivation cache keys on the ``formulations`` and ``systems``
+    packages, a comparison run's resume on those and ``compare``: a changed
+    module anywhere in them (a shared helper as much as a formulation's own
+    module) then never serves results of older code, even without a version
+    bump.
+    """
+    import importlib.util
     h = hashlib.sha256()
-    for name in sorted(modules):
-        mod = sys.modules.get(name)
-        try:
-            h.update(inspect.getsource(mod).encode())
-        except (TypeError, OSError):
-            h.update(name.encode())
+    for pkg in packages:
+        spec = importlib.util.find_spec(pkg)
+        for root in (spec.submodule_search_locations or []) if spec else []:
+            for path in sorted(Path(root).rglob("*.py")):
+                h.update(str(path.relative_to(root)).encode())
+                h.update(path.read_bytes())
     return h.hexdigest()
 
 
 def cache_key(system, formulation: Formulation) -> str:
     parts = {
-        "source": _source_digest(formulation),
+        "source": code_digest(),
         "system": system.fingerprint(),
         "formulation": formulation.name,
         "formulation_version": formulation.version,

@@ -128,10 +128,13 @@ class RunOptions:
             raise ValueError("stabilization must be one of ['projection', None]")
 
     def digest(self) -> str:
-        """Hash of the options that change results (resume key)."""
+        """Hash of the options that change results and of the code that
+        computes them (the resume key: rows of older code are not reused)."""
+        from .cache import code_digest
         d = dataclasses.asdict(self)
         for k in ("timeout", "cache_dir", "use_cache", "rhs_calls"):
             d.pop(k)
+        d["code"] = code_digest(("formulations", "systems", "compare"))
         return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:12]
 
 

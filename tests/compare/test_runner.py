@@ -115,6 +115,30 @@ def test_resume_skips_finished_cases(tmp_path):
     assert third.metadata["resumed_cases"] == 0
 
 
+def test_rows_of_other_code_are_not_resumed(tmp_path, monkeypatch):
+    # A run after a code change must not report rows the old code computed.
+    import compare.cache
+    kw = dict(t_final=0.2, jobs=1, progress=False, out=tmp_path, use_cache=False)
+    run(["double_pendulum"], ["kane"], **kw)
+    assert run(["double_pendulum"], ["kane"], **kw).metadata["resumed_cases"] == 1
+    monkeypatch.setattr(compare.cache, "code_digest", lambda packages=(): "edited")
+    assert run(["double_pendulum"], ["kane"], **kw).metadata["resumed_cases"] == 0
+
+
+def test_code_digest_follows_every_module_of_the_packages(tmp_path, monkeypatch):
+    from compare.cache import code_digest
+    pkg = tmp_path / "pkg_for_digest"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "sub" / "helper.py").write_text("X = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    first = code_digest(("pkg_for_digest",))
+    code_digest.cache_clear()
+    (pkg / "sub" / "helper.py").write_text("X = 2\n")
+    assert code_digest(("pkg_for_digest",)) != first
+    code_digest.cache_clear()
+
+
 def test_interrupted_cli_run_keeps_rows_and_resumes(tmp_path):
     env = dict(os.environ, EOMCOMPARE_CACHE=str(tmp_path / "cache"))
     cmd = [sys.executable, "-m", "compare", "run", "--systems", "double_pendulum",
