@@ -603,6 +603,78 @@ def _format_targets(trows) -> str:
     return "\n".join(lines)
 
 
+def _read_csv_rows(path: Path) -> list[dict]:
+    """Rows of a CSV file written by this benchmark (empty when absent)."""
+    if not path.exists():
+        return []
+    import pandas as pd
+    frame = pd.read_csv(path, keep_default_na=False, na_values=["", "nan"])
+    rows = frame.to_dict("records")
+    # Counts read back as floats where a column has gaps: integers again.
+    for r in rows:
+        for k in ("n", "ops_raw", "ops_cse", "repeats"):
+            v = r.get(k)
+            if isinstance(v, float) and math.isfinite(v) and v.is_integer():
+                r[k] = int(v)
+    return rows
+
+
+def _write_report(out: Path, run: dict, trows, drows, rrows, srows) -> Path:
+    """``report.md``: the run, the targets, and per part its figure and
+    table, for a reader (the CSV files hold the same numbers)."""
+    import pandas as pd
+    from .report import _md_table
+
+    def cell(r):
+        if r.get("status") != "ok":
+            return r.get("status", "")
+        return f"{r['seconds']:.3g} s / {_int_or_dash(r.get('ops_cse'))}"
+
+    lines = ["# Performance benchmark", ""]
+    if run:
+        lines += [f"- commit: {run.get('git_commit') or 'unknown'}",
+                  f"- arguments: `{' '.join(run.get('argv', []))}`",
+                  "- versions: " + ", ".join(
+                      f"{k} {v}" for k, v in run.get("versions", {}).items())
+                  + f", pinocchio {run.get('pinocchio') or 'not installed'}",
+                  f"- cpus: {run.get('cpus')}, started {run.get('started')}"
+                  + (f", {run['seconds']:.0f} s" if run.get("seconds") else ""),
+                  ""]
+    if trows:
+        lines += ["## Targets (ratios measured in this run)", "",
+                  _md_table(pd.DataFrame(trows)[
+                      ["target", "value", "limit", "status", "note"]]), ""]
+    if drows:
+        lines += ["## Derivations", "",
+                  "![Derivation seconds and operation counts against n "
+                  "(log-log)](derivation.png)", ""]
+        frame = pd.DataFrame(drows)
+        frame["cell"] = [cell(r) for r in drows]
+        for system in [x for x in PENDULUMS if x in set(frame["system"])]:
+            table = frame[frame["system"] == system].pivot_table(
+                index="n", columns="formulation", values="cell",
+                aggfunc="first").reset_index()
+            lines += [f"### {system}: seconds / operations after cse", "",
+                      _md_table(table), ""]
+    if rrows:
+        lines += ["## Right-hand side, microseconds per call", "",
+                  "![Right-hand-side microseconds against n (log-log)]"
+                  "(rhs.png)", "", _md_table(pd.DataFrame(rrows)), ""]
+    if srows:
+        lines += ["## End-to-end solves", "", _md_table(pd.DataFrame(srows)),
+                  ""]
+    path = out / "report.md"
+    path.write_text("\n".join(lines))
+    return path
+
+
+def _int_or_dash(x) -> str:
+    try:
+        return str(int(x))
+    except (TypeError, ValueError):
+        return "-"
+
+
 def _pinocchio_version() -> str | None:
     try:
         import pinocchio
@@ -728,6 +800,9 @@ def main(argv=None) -> int:
                     help="comma-separated names (default: all registered)")
     ap.add_argument("--skip", default="",
                     help="comma-separated parts to skip: derive, rhs, solve")
+    ap.add_argument("--from-csv", action="store_true",
+                    help="measure nothing: rebuild the targets, figures and "
+                         "report.md from the CSV files of the run in --out")
     args = ap.parse_args(argv)
     if args.time_cap <= 0:
         ap.error("--time-cap must be positive")
@@ -748,6 +823,8 @@ def main(argv=None) -> int:
     if bad:
         ap.error(f"--skip takes derive, rhs, solve, not {sorted(bad)}")
     out = Path(args.out)
+    if args.from_csv:
+        return _rebuild(out, args.time_cap)
     out.mkdir(parents=True, exist_ok=True)
     logfile = open(out / "bench.log", "w")
 
@@ -798,6 +875,7 @@ def main(argv=None) -> int:
     _figures(out, drows, rrows, log)
     run["seconds"] = round(time.perf_counter() - start, 1)
     (out / "run.json").write_text(json.dumps(run, indent=2) + "\n")
+    _write_report(out, run, trows, drows, rrows, srows)
     log(f"\nwritten to {out}/ in {time.perf_counter() - start:.0f} s")
     logfile.close()
     return 0
@@ -805,3 +883,30 @@ def main(argv=None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def _rebuild(out: Path, time_cap: float) -> int:
+    """Targets, figures and report of the run whose CSV files are in
+    ``out`` (``--from-csv``), with its own time cap when run.json has it."""
+    drows = _read_csv_rows(out / "derivation.csv")
+    rrows = _read_csv_rows(out / "rhs.csv")
+    srows = _read_csv_rows(out / "solve.csv")
+    if not (drows or rrows or srows):
+        print(f"no benchmark CSV files in {out}/", file=sys.stderr)
+        return 2
+    run = {}
+    if (out / "run.json").exists():
+        run = json.loads((out / "run.json").read_text())
+        argv = run.get("argv", [])
+        if "--time-cap" in argv[:-1]:
+            time_cap = float(argv[argv.index("--time-cap") + 1])
+    ns = sorted({r["n"] for r in drows}) or [10]
+    trows = evaluate_targets(drows, rrows, srows, time_cap,
+                             n_ref=10 if 10 in ns else max(ns))
+    _write_csv(out / "targets.csv", trows)
+    table = _format_targets(trows)
+    (out / "targets.txt").write_text(table + "\n")
+    print(table)
+    _figures(out, drows, rrows, print)
+    print(f"rebuilt from the CSV files: {_write_report(out, run, trows, drows, rrows, srows)}")
+    return 0

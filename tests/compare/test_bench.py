@@ -87,6 +87,19 @@ def test_one_system_derived_and_its_targets_only(tmp_path):
     assert run["argv"][:3] == ["--quick", "--systems", "n_link_pendulum_on_cart"]
     assert run["versions"]["sympy"] == __import__("sympy").__version__
     assert run["seconds"] > 0
+    report = (tmp_path / "report.md").read_text()
+    assert "## Targets" in report and "### n_link_pendulum_on_cart" in report
+    assert run["git_commit"] in report or not run["git_commit"]
+    # The same targets, figures and report rebuilt from the CSV files alone.
+    (tmp_path / "report.md").unlink()
+    assert bench.main(["--from-csv", "--out", str(tmp_path)]) == 0
+    assert (tmp_path / "targets.txt").read_text() == targets
+    assert (tmp_path / "report.md").read_text() == report
+
+
+def test_rebuilding_without_csv_files_fails_clearly(tmp_path, capsys):
+    assert bench.main(["--from-csv", "--out", str(tmp_path)]) == 2
+    assert "no benchmark CSV files" in capsys.readouterr().err
 
 
 @given(st.sets(st.integers(1, 200), max_size=40))
