@@ -212,7 +212,10 @@ def run_case(case: Case, opts: RunOptions) -> dict:
         old = signal.signal(signal.SIGALRM, _alarm)
         signal.setitimer(signal.ITIMER_REAL, opts.timeout)
     try:
-        _run_case_body(case, opts, row, arrays)
+        # Non-finite values (a 0/0 at a singular configuration) are detected
+        # and become the row's error; numpy's warnings would only repeat it.
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            _run_case_body(case, opts, row, arrays)
     except CaseTimeout:
         row["status"] = "timeout"
         row["error"] = f"time-out after {opts.timeout:g} s"

@@ -242,3 +242,16 @@ def test_regress_passes_on_same_derivations_and_fails_on_changed_counts(tmp_path
                "--run", str(tmp_path / "new"), env=env)
     assert bad.returncode == 1
     assert "double_pendulum/kane: ops: ops_cse changed" in bad.stdout
+
+
+def test_a_singular_case_is_an_error_row_without_numpy_warnings(tmp_path):
+    # sympy's KanesMethod leaves 0/0 in the wheelbarrow at heading 0: the
+    # row says so, and numpy's divide/invalid warnings do not repeat it.
+    import warnings
+    from compare.runner import RunOptions, run_case
+    (case,) = expand_cases(["wheelbarrow"], ["sympy_kane"])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        row = run_case(case, RunOptions(t_final=0.2, cache_dir=tmp_path))["row"]
+    assert row["status"] == "error" and "not finite" in row["error"]
+    assert not [w for w in caught if issubclass(w.category, RuntimeWarning)]
