@@ -284,11 +284,6 @@ class LazyExtras(_MappingABC):
     def __contains__(self, key):
         return key in self._eager or key in self._lazy_keys
 
-    @property
-    def computed(self) -> bool:
-        """Whether the lazy values have been computed."""
-        return self._computed is not None or not self._lazy_keys
-
 
 class _StageTimer:
     def __init__(self):
