@@ -77,8 +77,9 @@ BICYCLE_EIGENVALUES = {
 #: The real pairs at v = 0: (capsize-like, castor-like).
 BICYCLE_EIGENVALUES_AT_REST = (3.13164324790656, 5.53094371765393)
 
-#: Meijaard et al. (2007), the weave and capsize speeds (m/s).  NOT in
-#: ``../shared/benchmarks.md``: recalled from the paper; this project's
+#: Meijaard et al. (2007), Table 2(a): the weave and capsize speeds (m/s).
+#: Not in ``../shared/benchmarks.md``; checked digit for digit against
+#: independent public bicycle codes that quote the table.  This project's
 #: root finding reproduces them to about 1e-14.
 BICYCLE_SPEEDS = {"weave speed": 4.29238253634111,
                   "capsize speed": 6.02426201538837}
@@ -90,11 +91,10 @@ ROLLING_DISC_CRITICAL_SPEED = 1.0 / math.sqrt(3.0)
 ANDREWS_ANGLES = ("beta", "Theta", "gamma", "Phi", "delta", "Omega",
                   "epsilon")
 #: The IVP test set's reference solution of Andrews' mechanism at t = 0.03
-#: (tolerance 1e-14), the seven angles.  NOT in ``../shared/benchmarks.md``:
-#: these digits were recalled from the test set's description; they agree
-#: with this project's stiff integration to about 1e-9 relative, which a
-#: misremembered number would not, but they must be confirmed against the
-#: test set's document before they are cited.
+#: (tolerance 1e-14), the seven angles: the ``SOLN`` routine of the test
+#: set's drivers for this problem, checked digit for digit.  Not in
+#: ``../shared/benchmarks.md``.  This project's stiff integration agrees to
+#: about 1e-9 relative.
 ANDREWS_REFERENCE = (
     15.81077119629904, -15.75637105984298, 0.04082224013073101,
     -0.5347301163226948, 0.5244099658805304, 0.5347301163226948,
@@ -398,10 +398,10 @@ def _rows_bicycle(form, use_cache):
                  ("whipple_bicycle", f"v={v:g} weave re", wre, pair.real.max()),
                  ("whipple_bicycle", f"v={v:g} weave im", wim, np.abs(pair.imag).max()),
                  ("whipple_bicycle", f"v={v:g} castor", cas, real[0])]
-    rows.append(("whipple_bicycle", "weave speed [recalled reference]",
+    rows.append(("whipple_bicycle", "weave speed [Meijaard 2007, Table 2a]",
                  BICYCLE_SPEEDS["weave speed"],
                  bicycle_weave_speed(form, use_cache=use_cache, xtol=1e-11)))
-    rows.append(("whipple_bicycle", "capsize speed [recalled reference]",
+    rows.append(("whipple_bicycle", "capsize speed [Meijaard 2007, Table 2a]",
                  BICYCLE_SPEEDS["capsize speed"],
                  bicycle_capsize_speed(form, use_cache=use_cache, xtol=1e-11)))
     return rows
@@ -415,7 +415,7 @@ def _rows_disc(form, use_cache):
 
 def _rows_andrews(form, use_cache):
     angles, res = andrews_angles(form, use_cache=use_cache)
-    rows = [("andrews_squeezer", f"{n}(0.03) [recalled reference]", ref, val)
+    rows = [("andrews_squeezer", f"{n}(0.03) [IVP test set]", ref, val)
             for n, ref, val in zip(ANDREWS_ANGLES, ANDREWS_REFERENCE, angles)]
     rows.append(("andrews_squeezer", "max |holonomic residual|", 0.0,
                  float(res.max_holonomic_residual)))

@@ -111,9 +111,9 @@ def test_eigenvalues_are_the_published_ones(formulation):
 def test_weave_and_capsize_speeds():
     """Root finding on the weave pair's and the capsize mode's real parts.
     Meijaard et al. (2007) publish v_w = 4.292382536341 m/s and
-    v_c = 6.024262015388 m/s (recalled from the paper: these two numbers
-    are not in ../shared/benchmarks.md); the self-stable range lies
-    between them."""
+    v_c = 6.024262015388 m/s (Table 2a; not in ../shared/benchmarks.md,
+    checked against public codes quoting the table); the self-stable range
+    lies between them."""
     eom = cached_eom("kane", "whipple_bicycle")
     vw = bm.bicycle_weave_speed(eom, bracket=(4.0, 5.0), xtol=1e-10)
     vc = bm.bicycle_capsize_speed(eom, bracket=(5.5, 6.5), xtol=1e-10)
