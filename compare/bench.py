@@ -205,10 +205,11 @@ def _child(spec_json: str) -> None:
     if spec["count"]:
         # The raw count first: it is cheap next to cse and survives a
         # count cap that stops cse.
-        put({"raw": int(sum(sympy.count_ops(e) for e in
-                            list(eom.mass_matrix) + list(eom.forcing)))})
-        counts = count_operations(eom.mass_matrix, eom.forcing)
-        put({"cse": counts["cse"]})
+        raw = int(sum(sympy.count_ops(e) for e in
+                      list(eom.mass_matrix) + list(eom.forcing)))
+        put({"raw": raw})
+        put({"cse": count_operations(eom.mass_matrix, eom.forcing,
+                                     raw=raw)["cse"]})
 
 
 def _read_jsonl(path):
@@ -842,7 +843,7 @@ def main(argv=None) -> int:
     run = {"argv": list(sys.argv[1:] if argv is None else argv),
            "git_commit": _git_commit(), "versions": _versions(),
            "cpus": os.cpu_count(),
-           "pinocchio": _pinocchio_version(),
+           "pinocchio": _pinocchio_version(), "time_cap": args.time_cap,
            "started": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
     (out / "run.json").write_text(json.dumps(run, indent=2) + "\n")
     log(f"benchmark: formulations {forms}, time cap {args.time_cap:g} s, "
@@ -866,23 +867,25 @@ def main(argv=None) -> int:
             f"{SOLVER}")
         srows = bench_solve(forms, repeats, log)
         _write_csv(out / "solve.csv", srows)
-    trows = evaluate_targets(drows, rrows, srows, args.time_cap,
-                             n_ref=10 if 10 in ns_derive else max(ns_derive))
-    _write_csv(out / "targets.csv", trows)
-    table = _format_targets(trows)
-    log("\nTargets (ratios from this run)\n" + table)
-    (out / "targets.txt").write_text(table + "\n")
-    _figures(out, drows, rrows, log)
     run["seconds"] = round(time.perf_counter() - start, 1)
     (out / "run.json").write_text(json.dumps(run, indent=2) + "\n")
-    _write_report(out, run, trows, drows, rrows, srows)
+    _conclude(out, run, drows, rrows, srows, args.time_cap, log)
     log(f"\nwritten to {out}/ in {time.perf_counter() - start:.0f} s")
     logfile.close()
     return 0
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def _conclude(out: Path, run: dict, drows, rrows, srows, time_cap, log):
+    """Targets (CSV and text), figures and report.md of a run's rows."""
+    ns = sorted({r["n"] for r in drows}) or [10]
+    trows = evaluate_targets(drows, rrows, srows, time_cap,
+                             n_ref=10 if 10 in ns else max(ns))
+    _write_csv(out / "targets.csv", trows)
+    table = _format_targets(trows)
+    log("\nTargets (ratios from this run)\n" + table)
+    (out / "targets.txt").write_text(table + "\n")
+    _figures(out, drows, rrows, log)
+    return _write_report(out, run, trows, drows, rrows, srows)
 
 
 def _rebuild(out: Path, time_cap: float) -> int:
@@ -897,16 +900,12 @@ def _rebuild(out: Path, time_cap: float) -> int:
     run = {}
     if (out / "run.json").exists():
         run = json.loads((out / "run.json").read_text())
-        argv = run.get("argv", [])
-        if "--time-cap" in argv[:-1]:
-            time_cap = float(argv[argv.index("--time-cap") + 1])
-    ns = sorted({r["n"] for r in drows}) or [10]
-    trows = evaluate_targets(drows, rrows, srows, time_cap,
-                             n_ref=10 if 10 in ns else max(ns))
-    _write_csv(out / "targets.csv", trows)
-    table = _format_targets(trows)
-    (out / "targets.txt").write_text(table + "\n")
-    print(table)
-    _figures(out, drows, rrows, print)
-    print(f"rebuilt from the CSV files: {_write_report(out, run, trows, drows, rrows, srows)}")
+    path = _conclude(out, run, drows, rrows, srows,
+                     run.get("time_cap", time_cap), print)
+    print(f"rebuilt from the CSV files: {path}")
     return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+

@@ -100,8 +100,11 @@ def _flat(exprs):
     return out
 
 
-def count_operations(*exprs) -> dict:
+def count_operations(*exprs, raw: int | None = None) -> dict:
     """Operation counts of expressions: raw, after ``sympy.cse``, by kind.
+
+    ``raw``, when the caller has counted already (the raw count walks the
+    whole expression tree), is taken as given.
 
     Returns
     -------
@@ -110,7 +113,8 @@ def count_operations(*exprs) -> dict:
         the cse count includes the common subexpressions themselves.
     """
     flat = _flat(exprs)
-    raw = int(sum(sm.count_ops(e) for e in flat))
+    if raw is None:
+        raw = int(sum(sm.count_ops(e) for e in flat))
     replacements, reduced = sm.cse(flat, order="none")
     by_kind: dict[str, int] = {}
     for e in [r[1] for r in replacements] + list(reduced):
