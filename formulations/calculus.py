@@ -44,13 +44,14 @@ def _linear_parts(expr, symbols, memo):
         return memo[key]
     if expr in symbols:
         out = {expr: sm.S.One}
-    elif _is_leaf(expr):
+    elif _is_leaf(expr, symbols):
         out = {}
     elif expr.is_Add:
-        out = {}
+        terms: dict = {}  # one Add per symbol at the end, not one per term
         for a in expr.args:
             for s, c in _linear_parts(a, symbols, memo).items():
-                out[s] = out[s] + c if s in out else c
+                terms.setdefault(s, []).append(c)
+        out = {s: sm.Add(*cs) for s, cs in terms.items()}
     elif expr.is_Mul:
         parts = [_linear_parts(a, symbols, memo) for a in expr.args]
         moving = [i for i, p in enumerate(parts) if p]
@@ -99,11 +100,20 @@ def jacobian(exprs, variables) -> sm.Matrix:
                           for e in exprs for v, m in zip(variables, memos)])
 
 
-def _is_leaf(e) -> bool:
-    """Atoms, functions of time and their derivatives: independent of any
-    variable other than themselves (as in sympy's diff by a function)."""
-    return (e.is_Atom or not e.args or isinstance(e, sm.Derivative)
-            or isinstance(e, sm.core.function.AppliedUndef))
+def _is_leaf(e, variables) -> bool:
+    """Atoms, and functions of plain symbols other than the variables
+    (q(t)) with their derivatives by such symbols (q'(t)): independent of
+    any variable other than themselves, as in sympy's diff by a function.
+    A function of an expression, f(q(t)), or of a variable, f(x), is not a
+    leaf: the chain rule goes through its argument."""
+    if e.is_Atom or not e.args:
+        return True
+    if isinstance(e, sm.Derivative):
+        if not all(v.is_Symbol and v not in variables for v in e.variables):
+            return False
+        e = e.expr
+    return (isinstance(e, sm.core.function.AppliedUndef)
+            and all(a.is_Symbol and a not in variables for a in e.args))
 
 
 def directional_derivative(expr, direction, memo=None):
@@ -157,7 +167,7 @@ def _dd(e, direction, memo):
     def leaf(x):
         if x in direction:
             return direction[x]
-        return sm.S.Zero if _is_leaf(x) else None
+        return sm.S.Zero if _is_leaf(x, direction) else None
 
     def fallback(x):
         return sm.Add(*[x.diff(s) * v for s, v in direction.items()
