@@ -180,15 +180,21 @@ def mass_matrix_and_inertia_forcing(kins, n):
     """Holonomic mass matrix sum m v_r.v_s + w_r.I.w_s and the inertia forcing
     F*_r with the speed rates set to zero."""
     M = sm.zeros(n, n)
-    f = sm.zeros(n, 1)
     for k in kins:
-        m = k.body.mass
-        M += m * (k.vr.T * k.vr)
-        f += k.vr.T * k.inertia_force()
+        M += k.body.mass * (k.vr.T * k.vr)
         if k.w is not None:
             M += k.wr.T * k.inertia * k.wr
+    return M, inertia_forcing(kins, n)
+
+
+def inertia_forcing(kins, n):
+    """F*_r with the speed rates set to zero, body by body."""
+    f = sm.zeros(n, 1)
+    for k in kins:
+        f += k.vr.T * k.inertia_force()
+        if k.w is not None:
             f += k.wr.T * k.inertia_torque()
-    return M, f
+    return f
 
 
 @register
@@ -300,8 +306,10 @@ class Kane(Formulation):
                 k = kins or body_kinematics(ms.system, qdot, u, fa)
                 F, load_pv, load_pw = generalized_active_forces(
                     ms.system, qdot, u, fa)
-                return _extras(ms, k, load_pv, load_pw, C, F, rhs - F, Mh,
-                               ud, fa)
+                # F* from the bodies, not rhs - F: the composite forcing
+                # holds the loads in another form, which would not cancel.
+                return _extras(ms, k, load_pv, load_pw, C, F,
+                               inertia_forcing(k, len(u)), Mh, ud, fa)
 
             extras = LazyExtras(eager, _EXTRAS_KEYS, by_products)
         return speed_form(ms, M, f, extras)
