@@ -76,8 +76,19 @@ class RandomPoints:
         """(trials, len(vec)) values of the entries of a column."""
         return np.array([self.value(x) for x in vec]).T
 
-    def vanishes(self, exprs, tol: float = 1e-9) -> bool:
-        """Whether every expression is zero at every point (an expression
-        without a value there does not vanish)."""
-        rest = [e for e in exprs if e != 0]
-        return all(np.all(np.abs(self.value(e)) < tol) for e in rest)
+    def vanishes(self, exprs, tol: float = 1e-9, unknown: bool = False) -> bool:
+        """Whether every expression is zero at every point.  An expression
+        without a value there (an undefined function, say) counts as
+        ``unknown``: False where a wrong "zero" would be unsafe, True where
+        a caller confirms candidates symbolically afterwards."""
+        for e in exprs:
+            if e == 0:
+                continue
+            v = self.value(e)
+            if np.isnan(v).any():
+                if not unknown:
+                    return False
+                v = v[~np.isnan(v)]
+            if not np.all(np.abs(v) < tol):
+                return False
+        return True

@@ -245,13 +245,14 @@ class Lagrange(Formulation):
         return rate_form(ms, mass, forcing, multipliers=lam, extras=extras)
 
 
-def _is_zero_vector(vec, frame) -> bool:
+def _is_zero_vector(vec, frame, sample) -> bool:
     if vec == 0:
         return True
     entries = [sm.sympify(e) for e in vec.to_matrix(frame)]
     # A nonzero value at a random point settles it; only candidates that
     # pass are simplified.
-    if not RandomPoints(np.random.default_rng(0)).vanishes(entries):
+    # Entries without a value at the points are left to simplify.
+    if not sample.vanishes(entries, unknown=True):
         return False
     return all(sm.simplify(e) == 0 for e in entries)
 
@@ -260,6 +261,8 @@ def _recover_constraint_forces(ms, u_map, qd, reaction):
     """Declared constraint forces whose auxiliary motion is a coordinate's."""
     N = ms.frame
     found, missing = {}, []
+    # One set of random points for every check: values are cached.
+    sample = RandomPoints(np.random.default_rng(0))
     for cf in ms.constraint_forces:
         moving = set(cf.bodies)
         points = [b.masscenter for b in cf.bodies] + list(cf.points)
@@ -275,7 +278,7 @@ def _recover_constraint_forces(ms, u_map, qd, reaction):
             ok = True
             for X in points:
                 pv = _sub_vec(X.vel(N), u_map).diff(qdk, N, var_in_dcm=False)
-                if not _is_zero_vector(pv - v_aux(X), N):
+                if not _is_zero_vector(pv - v_aux(X), N, sample):
                     ok = False
                     break
             for body in ms.bodies if ok else ():
@@ -283,13 +286,13 @@ def _recover_constraint_forces(ms, u_map, qd, reaction):
                     pw = _sub_vec(body.frame.ang_vel_in(N), u_map).diff(
                         qdk, N, var_in_dcm=False)
                     if not _is_zero_vector(
-                            pw - (w_aux if body in moving else 0), N):
+                            pw - (w_aux if body in moving else 0), N, sample):
                         ok = False
                         break
                 if body not in moving:
                     pv = _sub_vec(body.masscenter.vel(N), u_map).diff(
                         qdk, N, var_in_dcm=False)
-                    if not _is_zero_vector(pv, N):
+                    if not _is_zero_vector(pv, N, sample):
                         ok = False
                         break
             if ok:

@@ -45,3 +45,12 @@ def test_an_expression_without_a_value_does_not_vanish():
     assert np.all(np.isnan(points.value(f(x))))
     assert not points.vanishes([f(x)])
     assert not points.vanishes([sm.zoo * x])
+
+
+def test_values_unknown_at_the_points_can_be_left_to_the_caller():
+    points = RandomPoints(np.random.default_rng(5))
+    f = sm.Function("f")
+    assert not points.vanishes([f(x)])  # the safe default
+    assert points.vanishes([f(x)], unknown=True)
+    # A known nonzero value still decides, whatever ``unknown`` says.
+    assert not points.vanishes([f(x), sm.sin(x)], unknown=True)
