@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Mapping as _MappingABC
+from collections.abc import Mapping as _MappingABC, MutableMapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -414,9 +414,11 @@ class Formulation:
             multipliers=tuple(parts.multipliers),
             op_counts=MappingProxyType(op_counts),
             timings=MappingProxyType(timings),
+            # A read-only view; a mutable dict is copied first, a read-only
+            # mapping (LazyExtras computing on first read) is kept as is.
             extras=MappingProxyType(
-                parts.extras if isinstance(parts.extras, LazyExtras)
-                else dict(parts.extras)),
+                dict(parts.extras) if isinstance(parts.extras, MutableMapping)
+                else parts.extras),
             options=MappingProxyType(self.options))
 
     def _derive(self, system: MechanicalSystem, stage) -> Derivation:

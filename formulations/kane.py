@@ -131,10 +131,8 @@ def body_kinematics(system, qdot, speeds, fa: FrameAlgebra):
         k = BodyKinematics()
         k.body = body
         vel = body.masscenter.vel(N)
-        if isinstance(body, me.RigidBody):
-            F = body.frame
-        else:
-            F = vel.args[0][1] if vel != 0 else N
+        F = body.frame if isinstance(body, me.RigidBody) \
+            else natural_frame(vel, N)
         k.frame = F
         wF = calc.frame_rate(F)
         k.frame_w = wF

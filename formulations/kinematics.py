@@ -20,6 +20,7 @@ cos(q1(t) + q2(t))
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Mapping
 
 import sympy as sm
 import sympy.physics.mechanics as me
@@ -126,7 +127,7 @@ class FrameAlgebra:
         out = sm.zeros(3, 1)
         if vec == 0:
             return out
-        reps = [rep] if isinstance(rep, dict) else list(rep or ())
+        reps = [rep] if isinstance(rep, Mapping) else list(rep or ())
         for measure, F in vec.args:
             m = measure
             for r in reps:
