@@ -19,6 +19,8 @@ import os
 import platform
 import signal
 import subprocess
+import sys
+import tempfile
 import threading
 import time
 import traceback
@@ -29,12 +31,37 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from formulations import FORMULATIONS, UnsupportedSystemError, get_formulation
+from formulations import (FORMULATIONS, SingularConfigurationError,
+                          UnsupportedSystemError, get_formulation)
 from formulations.integrate import integrate
 from systems import CATALOGUE, get_system
 
+from .child import Child, ChildDied, ChildTimeout, wait_any
+
 __all__ = ["Case", "RunOptions", "ComparisonResult", "run", "expand_cases",
-           "DEFAULT_VARIANTS", "calibrate"]
+           "DEFAULT_VARIANTS", "calibrate", "RunInterrupted", "RunOutputError",
+           "SOLVERS"]
+
+#: ``scipy.integrate.solve_ivp`` methods a run accepts.
+SOLVERS = ("RK45", "RK23", "DOP853", "Radau", "BDF", "LSODA")
+#: Statuses of rows whose outcome is decided by the options and the code
+#: alone, and which a later run therefore resumes.  A time-out is resumed
+#: only under a time limit no longer than its own; a case whose worker
+#: died ("crashed") is always run again.
+_SETTLED = ("ok", "error", "unsupported", "integration_failed")
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """A run stopped by SIGINT or SIGTERM; finished rows are saved."""
+
+    def __init__(self, signum: int, saved: int):
+        super().__init__(f"interrupted by {signal.Signals(signum).name}")
+        self.signum = signum
+        self.saved = saved
+
+
+class RunOutputError(OSError):
+    """The run's output directory could not be written; the run stopped."""
 
 #: Builder options compared by default besides each system's defaults.
 DEFAULT_VARIANTS: dict[str, list[dict]] = {
@@ -96,7 +123,10 @@ class RunOptions:
     timeout : float
         Seconds a case may take before it becomes a time-out row.
     rhs_calls : int
-        Right-hand-side calls per timing repeat (5 repeats, median).
+        Right-hand-side calls per timing repeat (5 repeats, the fastest).
+    time_repeats : int
+        Derivations per case when it is not read from the cache; the
+        fastest is recorded (noise only ever adds time).
     cache_dir : str or None
         Derivation cache directory (None: the default location).
     use_cache : bool
@@ -113,14 +143,29 @@ class RunOptions:
     stabilization: str | None = "projection"
     timeout: float = 600.0
     rhs_calls: int = 200
+    time_repeats: int = 1
     cache_dir: str | None = None
     use_cache: bool = True
 
     def __post_init__(self):
-        if not (self.t_final > 0 and math.isfinite(self.t_final)):
-            raise ValueError(f"t_final must be a positive number, not {self.t_final!r}")
-        if self.n_samples < 2:
-            raise ValueError(f"n_samples must be at least 2, not {self.n_samples!r}")
+        for name in ("t_final", "rtol", "atol", "threshold", "timeout"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise TypeError(f"{name} must be a number, not "
+                                f"{type(value).__name__}")
+            if not (value > 0 and math.isfinite(value)):
+                raise ValueError(f"{name} must be a positive number, not {value!r}")
+        for name, least in (("n_samples", 2), ("n_states", 1), ("rhs_calls", 1),
+                            ("time_repeats", 1)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise TypeError(f"{name} must be an integer, not "
+                                f"{type(value).__name__}")
+            if value < least:
+                raise ValueError(f"{name} must be at least {least}, not {value!r}")
+        if self.method not in SOLVERS:
+            raise ValueError(f"method must be one of {list(SOLVERS)}, "
+                             f"not {self.method!r}")
         if self.reference not in FORMULATIONS:
             raise ValueError(f"reference must be one of {sorted(FORMULATIONS)}, "
                              f"not {self.reference!r}")
@@ -130,11 +175,17 @@ class RunOptions:
     def digest(self) -> str:
         """Hash of the options that change results and of the code that
         computes them (the resume key: rows of older code are not reused)."""
+        import scipy
+        import sympy
         from .cache import code_digest
         d = dataclasses.asdict(self)
-        for k in ("timeout", "cache_dir", "use_cache", "rhs_calls"):
+        # The time limit decides only whether a case finishes (time-out rows
+        # are checked against it on resume), and the cache only where
+        # equations are read from.
+        for k in ("timeout", "cache_dir", "use_cache", "time_repeats"):
             d.pop(k)
         d["code"] = code_digest(("formulations", "systems", "compare"))
+        d["versions"] = [sympy.__version__, np.__version__, scipy.__version__]
         return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:12]
 
 
@@ -181,68 +232,108 @@ def expand_cases(systems: Sequence[str] | None = None,
 # ----------------------------------------------------------------------
 # One case, in a worker
 # ----------------------------------------------------------------------
-class CaseTimeout(Exception):
-    pass
-
-
-def _alarm(signum, frame):
-    raise CaseTimeout()
-
-
 def _time_rhs(model, t0, x, calls: int) -> float:
-    """Median microseconds per rhs call over 5 repeats of ``calls`` calls."""
+    """Microseconds per rhs call: the fastest of 5 repeats of ``calls`` calls
+    (noise on a shared machine only ever adds time)."""
     times = []
     for _ in range(5):
         start = time.perf_counter()
         for _ in range(calls):
             model.rhs(t0, x)
         times.append((time.perf_counter() - start) / calls)
-    return float(np.median(times) * 1e6)
+    return float(np.min(times) * 1e6)
+
+
+def _is_peer(formulation: str) -> bool:
+    cls = FORMULATIONS.get(formulation)
+    return bool(getattr(cls, "is_peer", False))
+
+
+def _base_row(case: Case, opts: RunOptions) -> dict:
+    return {"case": case.id, "system": case.system, "variant": case.variant,
+            "label": case.label, "formulation": case.formulation,
+            "options_digest": opts.digest(), "status": "ok", "error": "",
+            "peer_limitation": False}
 
 
 def run_case(case: Case, opts: RunOptions) -> dict:
-    """Derive, time, integrate one case; never raises (errors become rows)."""
-    row = {"case": case.id, "system": case.system, "variant": case.variant,
-           "label": case.label, "formulation": case.formulation,
-           "options_digest": opts.digest(), "status": "ok", "error": ""}
+    """Derive, time, integrate one case in this process, with no time limit;
+    never raises (errors become rows).
+
+    A peer (``is_peer``) that declines the system or whose equations are
+    not finite is a limitation of the peer, marked ``peer_limitation``.
+    """
+    row = _base_row(case, opts)
     arrays = {}
-    use_alarm = (threading.current_thread() is threading.main_thread()
-                 and hasattr(signal, "setitimer") and opts.timeout)
-    if use_alarm:
-        old = signal.signal(signal.SIGALRM, _alarm)
-        signal.setitimer(signal.ITIMER_REAL, opts.timeout)
     try:
         # Non-finite values (a 0/0 at a singular configuration) are detected
         # and become the row's error; numpy's warnings would only repeat it.
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             _run_case_body(case, opts, row, arrays)
-    except CaseTimeout:
-        row["status"] = "timeout"
-        row["error"] = f"time-out after {opts.timeout:g} s"
     except UnsupportedSystemError as exc:
         row["status"] = "unsupported"
         row["error"] = str(exc)
+        row["peer_limitation"] = _is_peer(case.formulation)
     except Exception as exc:  # recorded as a row; the run goes on
         row["status"] = "error"
         row["error"] = f"{type(exc).__name__}: {exc}"
         row["traceback"] = traceback.format_exc(limit=6)
-    finally:
-        if use_alarm:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, old)
+        row["peer_limitation"] = (isinstance(exc, SingularConfigurationError)
+                                  and _is_peer(case.formulation))
     return {"row": row, "arrays": arrays}
+
+
+def _outcome(case: Case, opts: RunOptions, child: Child) -> dict:
+    """The result of a finished :class:`~compare.child.Child` as a case."""
+    try:
+        return child.result()
+    except ChildTimeout as exc:
+        status, error = "timeout", str(exc)
+    except ChildDied as exc:
+        status, error = "crashed", str(exc)
+    except Exception as exc:  # run_case never raises; a pickling failure may
+        status, error = "error", f"{type(exc).__name__}: {exc}"
+    row = _base_row(case, opts)
+    row.update(status=status, error=error, timeout_s=opts.timeout,
+               peer_limitation=status == "timeout" and _is_peer(case.formulation))
+    return {"row": row, "arrays": {}}
+
+
+def run_case_isolated(case: Case, opts: RunOptions) -> dict:
+    """:func:`run_case` in a child process killed after ``opts.timeout``
+    seconds (what an executor's workers run)."""
+    child = Child(run_case, case, opts, timeout=opts.timeout)
+    try:
+        while not child.poll():
+            wait_any([child], timeout=1.0)
+    finally:
+        if not child.done:
+            child.kill()
+    return _outcome(case, opts, child)
 
 
 def _run_case_body(case, opts, row, arrays):
     from .cache import DerivationCache
     ms = get_system(case.system, **dict(case.options))
     form = get_formulation(case.formulation)
+    # The calibration workload is measured in the same process, before and
+    # after the timed work, so a load that comes and goes during the case
+    # is seen by both; the fastest measurement is kept.
+    calibrations = [calibrate(repeats=3)]
     if opts.use_cache:
-        eom, hit = DerivationCache(opts.cache_dir).derive(ms, form)
+        cache = DerivationCache(opts.cache_dir)
+        eom, hit = cache.derive(ms, form)
+        repairs = list(getattr(cache, "rebuilt", []) or [])
+        if repairs:
+            row["cache_repair"] = "; ".join(repairs)
     else:
         eom, hit = form.derive(ms), False
     row["from_cache"] = hit
-    row["derive_s"] = eom.timings.get("total", float("nan"))
+    derive_s = eom.timings.get("total", float("nan"))
+    if not hit:
+        for _ in range(opts.time_repeats - 1):
+            derive_s = min(derive_s, form.derive(ms).timings.get("total", derive_s))
+    row["derive_s"] = derive_s
     row["stage_s"] = json.dumps({k: round(v, 6) for k, v in eom.timings.items()})
     row["ops_raw"] = eom.op_counts.get("raw")
     row["ops_cse"] = eom.op_counts.get("cse")
@@ -261,6 +352,8 @@ def _run_case_body(case, opts, row, arrays):
     t0, q0, qd0 = ms.consistent_initial_state()
     row["rhs_us"] = _time_rhs(model, t0, model.state_from(q0, qd0, t0),
                               opts.rhs_calls)
+    calibrations.append(calibrate(repeats=3))
+    row["calibration_s"] = min(calibrations)
     grid = np.linspace(t0, t0 + opts.t_final, opts.n_samples)
     start = time.perf_counter()
     res = integrate(eom, t0 + opts.t_final, method=opts.method, rtol=opts.rtol,
@@ -309,9 +402,12 @@ def agreement(t, q, qd, q_ref, qd_ref, threshold):
 
 
 def calibrate(repeats: int = 3) -> float:
-    """Seconds of a fixed sympy + numpy workload, to turn times into ratios.
+    """Seconds of a fixed sympy + numpy workload, to turn times into ratios
+    (the fastest of ``repeats``).
 
-    A run measures it at its start and end and keeps the geometric mean.
+    Every case measures it alongside its own timings (``calibration_s`` of
+    its row); a run also measures it at its start and end and keeps the
+    geometric mean.
 
     The workload is independent of this package, so a slower derivation
     shows as a larger ratio even on a machine that is itself slower.
@@ -327,7 +423,7 @@ def calibrate(repeats: int = 3) -> float:
         for _ in range(200):
             np.linalg.solve(a + 60 * np.eye(60), a[:, 0])
         times.append(time.perf_counter() - start)
-    return float(np.median(times))
+    return float(np.min(times))
 
 
 # ----------------------------------------------------------------------
@@ -361,7 +457,28 @@ class ComparisonResult:
 
     @property
     def failures(self) -> pd.DataFrame:
-        return self.frame[~self.frame["status"].isin(["ok", "unsupported"])]
+        """Rows that fail the run: any case not ``ok`` except the peers'
+        limitations (see :attr:`limitations`)."""
+        f = self.frame
+        if not len(f):
+            return f
+        return f[(f["status"] != "ok") & ~self._limited()]
+
+    @property
+    def limitations(self) -> pd.DataFrame:
+        """Peer rows that decline a system, time out or give non-finite
+        equations: listed, never a failure of the run."""
+        f = self.frame
+        if not len(f):
+            return f
+        return f[(f["status"] != "ok") & self._limited()]
+
+    def _limited(self) -> pd.Series:
+        f = self.frame
+        if "peer_limitation" not in f.columns:
+            return pd.Series(False, index=f.index)
+        return f["peer_limitation"].map(lambda v: v is True or v == "True"
+                                        or v == 1)
 
 
 def _git_commit() -> str:
@@ -382,42 +499,177 @@ def _versions() -> dict:
     return out
 
 
-def _load_done(out: Path, digest: str) -> dict:
-    done = {}
+def _note(message: str, bar=None) -> None:
+    if bar is not None:
+        bar.write(message, file=sys.stderr)
+    else:
+        print(message, file=sys.stderr, flush=True)
+
+
+def _read_rows(out: Path) -> list[dict]:
+    """The rows of ``rows.jsonl``; unreadable lines (one cut by an
+    interrupted write, a full disk) are dropped from the file, so that the
+    next row appended starts on a line of its own."""
     path = out / "rows.jsonl"
     if not path.exists():
-        return done
-    for line in path.read_text().splitlines():
+        return []
+    text = path.read_text(errors="replace")
+    rows, bad = [], 0
+    for line in text.splitlines():
+        if not line.strip():
+            continue
         try:
             row = json.loads(line)
-        except json.JSONDecodeError:
-            continue  # a line cut by an interrupted write
-        if row.get("options_digest") == digest:
-            done[row["case"]] = row
+            if not isinstance(row, dict) or "case" not in row:
+                raise ValueError("not a row")
+        except ValueError:
+            bad += 1
+            continue
+        rows.append(row)
+    if bad or (text and not text.endswith("\n")):
+        _atomic_write(path, "".join(json.dumps(r, default=str) + "\n"
+                                    for r in rows).encode())
+        _note(f"{path}: dropped {bad} unreadable line(s); those cases run again")
+    return rows
+
+
+def _resumable(out: Path, row: dict, opts: RunOptions) -> str:
+    """Why a row of the same options cannot be resumed ('' when it can)."""
+    status = row.get("status")
+    if status == "timeout":
+        if float(row.get("timeout_s") or 0) < opts.timeout:
+            return "timed out under a shorter time limit"
+    elif status not in _SETTLED:
+        return f"status {status!r} is not a result"
+    if row.get("arrays"):
+        path = out / row["arrays"]
+        try:
+            with np.load(path) as data:
+                digest = str(data["options_digest"]) if "options_digest" in \
+                    data.files else ""
+        except (OSError, ValueError, KeyError) as exc:
+            return f"its trajectory {path.name} cannot be read ({exc})"
+        if digest != row.get("options_digest"):
+            return f"its trajectory {path.name} belongs to another run"
+    return ""
+
+
+def _load_done(out: Path, opts: RunOptions) -> dict:
+    """Finished rows of this run's options and code, by case id."""
+    digest = opts.digest()
+    done = {}
+    for row in _read_rows(out):
+        if row.get("options_digest") != digest:
+            continue
+        why = _resumable(out, row, opts)
+        if why:
+            done.pop(row["case"], None)
+            continue
+        done[row["case"]] = row
     return done
 
 
+def _atomic_write(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
 def _save_case(out: Path, row: dict, arrays: dict):
-    if arrays:
-        tdir = out / "trajectories"
-        tdir.mkdir(parents=True, exist_ok=True)
-        slug = "".join(c if c.isalnum() or c in "-_" else "_" for c in row["case"])
-        np.savez_compressed(tdir / f"{slug}.npz", **arrays)
-        row["arrays"] = f"trajectories/{slug}.npz"
-    with open(out / "rows.jsonl", "a") as fh:
-        fh.write(json.dumps(row, default=str) + "\n")
-        fh.flush()
-        os.fsync(fh.fileno())
+    """Trajectory first (written whole, named by case and options digest),
+    then the row as one line: a row on disk always has its arrays."""
+    try:
+        if arrays:
+            tdir = out / "trajectories"
+            tdir.mkdir(parents=True, exist_ok=True)
+            slug = "".join(c if c.isalnum() or c in "-_" else "_"
+                           for c in row["case"])
+            name = f"{slug}.{row['options_digest']}.npz"
+            tmp = tdir / f".{name}.{os.getpid()}.tmp.npz"
+            try:
+                np.savez_compressed(tmp, options_digest=np.array(
+                    row["options_digest"]), **arrays)
+                os.replace(tmp, tdir / name)
+            finally:
+                tmp.unlink(missing_ok=True)
+            row["arrays"] = f"trajectories/{name}"
+        line = (json.dumps(row, default=str) + "\n").encode()
+        fd = os.open(out / "rows.jsonl", os.O_WRONLY | os.O_APPEND | os.O_CREAT,
+                     0o644)
+        try:
+            written = os.write(fd, line)
+            if written != len(line):
+                raise OSError(28, "short write (disk full?)")
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        raise RunOutputError(
+            exc.errno, f"cannot save case {row['case']} in {out}: "
+                       f"{exc.strerror or exc}") from exc
 
 
 def _load_arrays(out: Path | None, row: dict) -> dict:
-    if out is None or not row.get("arrays"):
+    if out is None or not isinstance(row.get("arrays"), str):
         return {}
     path = out / row["arrays"]
     if not path.exists():
         return {}
     with np.load(path) as data:
-        return {k: data[k] for k in data.files}
+        return {k: data[k] for k in data.files if k != "options_digest"}
+
+
+def check_output_dir(out) -> Path:
+    """``out`` as a directory this process can write, created if needed.
+
+    Raises
+    ------
+    ValueError
+        When it names a file or cannot be created or written.
+    """
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {out} is a file, not a directory")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=out, prefix=".probe")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise ValueError(f"--out {out} cannot be written: "
+                         f"{exc.strerror or exc}") from None
+    return out
+
+
+class _Signals:
+    """SIGINT and SIGTERM set a flag the run polls (main thread only)."""
+
+    def __init__(self):
+        self.signum = None
+        self._old = {}
+
+    def _handler(self, signum, frame):
+        if self.signum is not None:  # a second signal: stop at once
+            raise RunInterrupted(signum, 0)
+        self.signum = signum
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                self._old[sig] = signal.signal(sig, self._handler)
+        return self
+
+    def __exit__(self, *exc):
+        for sig, old in self._old.items():
+            signal.signal(sig, old)
+        return False
 
 
 def run(systems=None, formulations=None, *, n=None, variants=None,
@@ -425,6 +677,9 @@ def run(systems=None, formulations=None, *, n=None, variants=None,
         out=None, progress: bool = True, resume: bool = True,
         **options) -> ComparisonResult:
     """Compare formulations on systems.
+
+    Every case runs in a child process of its own, killed when it takes
+    longer than ``timeout`` seconds (a time-out row).
 
     Parameters
     ----------
@@ -437,18 +692,32 @@ def run(systems=None, formulations=None, *, n=None, variants=None,
         Builder options per system (default :data:`DEFAULT_VARIANTS`).
     executor : concurrent.futures.Executor, optional
         Where cases run: any executor (a dask ``Client.get_executor()`` for
-        clusters).  Default: a process pool of ``jobs`` workers, or the
-        calling process when ``jobs == 1``.
+        clusters), each case in a child process of the executor's worker.
+        Default: ``jobs`` child processes of this one.
+    jobs : int, optional
+        Cases at once (default: the number of CPUs).
     out : path, optional
         Directory for rows.jsonl, trajectories, results.csv and
         metadata.json; a run into a directory holding finished cases of the
-        same options resumes.
+        same options and code resumes them (time-outs only under the same
+        or a shorter time limit; cases whose worker died run again).
+    resume : bool
+        False starts over (drops rows.jsonl and the trajectories).
     **options
         :class:`RunOptions` fields (t_final, method, rtol, atol, ...).
 
     Returns
     -------
     ComparisonResult
+
+    Raises
+    ------
+    RunInterrupted
+        On SIGINT or SIGTERM (a ``KeyboardInterrupt``): running cases are
+        stopped, every case finished by then is saved first.
+    RunOutputError
+        When ``out`` cannot be written during the run (the run stops; the
+        rows saved until then are kept).
 
     Examples
     --------
@@ -460,18 +729,24 @@ def run(systems=None, formulations=None, *, n=None, variants=None,
     """
     opts = RunOptions(**options)
     cases = expand_cases(systems, formulations, n, variants)
+    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int)
+                             or jobs < 1):
+        raise ValueError(f"jobs must be a positive integer, not {jobs!r}")
     if opts.reference not in {c.formulation for c in cases}:
         cases = cases + [Case(c.system, c.options, opts.reference)
                          for c in {(c.system, c.options): c
                                    for c in cases}.values()]
-    out = Path(out) if out else None
+    out = check_output_dir(out) if out else None
     done = {}
     if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
         if resume:
-            done = _load_done(out, opts.digest())
+            done = _load_done(out, opts)
         else:
             (out / "rows.jsonl").unlink(missing_ok=True)
+            tdir = out / "trajectories"
+            if tdir.is_dir():
+                for f in tdir.glob("*.npz"):
+                    f.unlink()
     todo = [c for c in cases if c.id not in done]
     rows = {cid: row for cid, row in done.items()}
     arrays = {cid: _load_arrays(out, row) for cid, row in done.items()}
@@ -480,6 +755,8 @@ def run(systems=None, formulations=None, *, n=None, variants=None,
     # from, every case through one short measurement.
     calibration_start = calibrate()
     started = time.time()
+    repairs = []
+    bar = None
 
     def collect(result):
         row, arr = result["row"], result["arrays"]
@@ -487,52 +764,74 @@ def run(systems=None, formulations=None, *, n=None, variants=None,
             _save_case(out, row, arr)
         rows[row["case"]] = row
         arrays[row["case"]] = arr
+        if row.get("cache_repair"):
+            repairs.append(row["cache_repair"])
+            _note(f"cache: rebuilt {row['case']}: {row['cache_repair']}", bar)
 
-    bar = None
     if progress and todo:
         from tqdm.auto import tqdm
         bar = tqdm(total=len(todo), desc="cases", unit="case")
-    own_executor = False
-    jobs = jobs if jobs is not None else (os.cpu_count() or 1)
-    try:
-        if executor is None and jobs == 1:
-            for case in todo:
-                if bar:
-                    bar.set_postfix_str(case.id)
-                collect(run_case(case, opts))
-                if bar:
-                    bar.update()
-        else:
-            if executor is None:
-                executor = cf.ProcessPoolExecutor(max_workers=jobs)
-                own_executor = True
-            # Longest first: the peers' big derivations should not be last.
-            futures = {executor.submit(run_case, c, opts): c for c in todo}
-            for fut in cf.as_completed(futures):
-                case = futures[fut]
-                try:
-                    collect(fut.result())
-                except Exception as exc:  # a worker died
-                    collect({"row": {"case": case.id, "system": case.system,
-                                     "variant": case.variant, "label": case.label,
-                                     "formulation": case.formulation,
-                                     "options_digest": opts.digest(),
-                                     "status": "error",
-                                     "error": f"worker failed: {type(exc).__name__}: {exc}"},
-                             "arrays": {}})
-                if bar:
-                    bar.set_postfix_str(case.id)
-                    bar.update()
-    except KeyboardInterrupt:
-        if own_executor:
-            executor.shutdown(wait=False, cancel_futures=True)
-            own_executor = False
-        raise
-    finally:
+
+    def advance(case):
         if bar:
-            bar.close()
-        if own_executor:
-            executor.shutdown()
+            bar.set_postfix_str(case.id)
+            bar.update()
+
+    jobs = jobs if jobs is not None else (os.cpu_count() or 1)
+    children: dict = {}
+    futures: dict = {}
+    with _Signals() as signals:
+        try:
+            if executor is None:
+                pending = list(todo)
+                while (pending or children) and signals.signum is None:
+                    while pending and len(children) < jobs:
+                        case = pending.pop(0)
+                        children[case] = Child(run_case, case, opts,
+                                               timeout=opts.timeout)
+                    wait_any(children.values(), timeout=0.5)
+                    for case, child in list(children.items()):
+                        if child.poll():
+                            del children[case]
+                            if signals.signum is not None and \
+                                    not child.finished_normally:
+                                continue  # killed with us (a terminal's ^C)
+                            collect(_outcome(case, opts, child))
+                            advance(case)
+            else:
+                futures = {executor.submit(run_case_isolated, c, opts): c
+                           for c in todo}
+                remaining = set(futures)
+                while remaining and signals.signum is None:
+                    finished, remaining = cf.wait(
+                        remaining, timeout=0.5, return_when=cf.FIRST_COMPLETED)
+                    for fut in finished:
+                        collect(_future_result(futures[fut], opts, fut))
+                        advance(futures[fut])
+                futures = {f: c for f, c in futures.items() if f in remaining}
+            if signals.signum is not None:
+                # Cases whose results are complete are kept, even those
+                # that finished after the signal; the rest are stopped.
+                grace = time.monotonic() + 1.0
+                while children and time.monotonic() < grace:
+                    for case, child in list(children.items()):
+                        if child.poll():
+                            del children[case]
+                            if child.finished_normally:
+                                collect(_outcome(case, opts, child))
+                    if children:
+                        wait_any(children.values(), timeout=0.1)
+                for fut, case in futures.items():
+                    if fut.done() and not fut.cancelled():
+                        collect(_future_result(case, opts, fut))
+                raise RunInterrupted(signals.signum, len(rows))
+        finally:
+            for child in children.values():
+                child.kill()
+            for fut in futures:
+                fut.cancel()
+            if bar:
+                bar.close()
     frame = _assemble(cases, rows, arrays, opts)
     calibration_end = calibrate()
     calibration = float(np.sqrt(calibration_start * calibration_end))
@@ -551,11 +850,26 @@ def run(systems=None, formulations=None, *, n=None, variants=None,
         "calibration_ends_s": [calibration_start, calibration_end],
         "wall_s": time.time() - started,
         "resumed_cases": len(done),
+        "cache_repairs": len(repairs),
     }
     result = ComparisonResult(frame, arrays, metadata, out)
     if out is not None:
-        save(result, out)
+        try:
+            save(result, out)
+        except OSError as exc:
+            raise RunOutputError(exc.errno, f"cannot save the results in {out}: "
+                                            f"{exc.strerror or exc}") from exc
     return result
+
+
+def _future_result(case: Case, opts: RunOptions, fut) -> dict:
+    try:
+        return fut.result()
+    except Exception as exc:  # the executor's worker died
+        row = _base_row(case, opts)
+        row.update(status="crashed",
+                   error=f"worker failed: {type(exc).__name__}: {exc}")
+        return {"row": row, "arrays": {}}
 
 
 def _assemble(cases, rows, arrays, opts) -> pd.DataFrame:
@@ -595,9 +909,10 @@ def _assemble(cases, rows, arrays, opts) -> pd.DataFrame:
 def save(result: ComparisonResult, out) -> None:
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    result.frame.to_csv(out / "results.csv", index=False)
-    (out / "metadata.json").write_text(json.dumps(result.metadata, indent=2,
-                                                  default=str))
+    _atomic_write(out / "results.csv",
+                  result.frame.to_csv(index=False).encode())
+    _atomic_write(out / "metadata.json",
+                  json.dumps(result.metadata, indent=2, default=str).encode())
 
 
 def load(out) -> ComparisonResult:

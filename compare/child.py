@@ -1,0 +1,263 @@
+"""Run a function in a forked child process with a time limit.
+
+This is the harness's one way of bounding the time a piece of work may
+take: the work runs in a child process forked from the caller, its result
+comes back through a pipe, and when the deadline passes the child is
+killed (SIGKILL), whatever it is doing (pure Python, a C extension, a
+compiler it started).  Nothing depends on signals reaching the work
+itself, so a ``try``/``except`` in the work cannot swallow the time-out,
+and the caller may be any thread of any process (a dask worker too).
+
+A child also dies when its parent does (Linux: ``PR_SET_PDEATHSIG``), so
+killing a run never leaves work behind.
+
+>>> call_in_child(pow, 2, 10, timeout=30)
+1024
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import pickle
+import select
+import signal
+import sys
+import threading
+import time
+import traceback
+
+__all__ = ["Child", "ChildTimeout", "ChildDied", "call_in_child", "wait_any"]
+
+# A pipe's write end must reach its own child only: a fork from another
+# thread between os.pipe() and the parent's close would hold it open and
+# the reader would never see end of file.
+_FORK_LOCK = threading.Lock()
+
+
+class ChildTimeout(TimeoutError):
+    """The child ran past its time limit and was killed."""
+
+
+class ChildDied(RuntimeError):
+    """The child ended without sending a result (killed, crashed, exited)."""
+
+    def __init__(self, message, returncode=None):
+        super().__init__(message)
+        self.returncode = returncode
+
+
+def _die_with_parent(parent: int) -> None:
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        os._exit(1)
+
+
+def _child_main(write_fd: int, parent: int, fn, args, kwargs) -> None:
+    # The parent decides about interrupts: it kills this process.  Handlers
+    # inherited through fork must not run the parent's clean-up here.
+    global _FORK_LOCK
+    _FORK_LOCK = threading.Lock()  # copied held from the forking thread
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGALRM):
+        signal.signal(sig, signal.SIG_DFL)
+    _die_with_parent(parent)
+    code = 0
+    try:
+        try:
+            payload = pickle.dumps(("ok", fn(*args, **kwargs)),
+                                   protocol=pickle.HIGHEST_PROTOCOL)
+        except BaseException as exc:  # sent to the parent, raised there
+            tb = traceback.format_exc(limit=8)
+            try:
+                payload = pickle.dumps(("raise", exc, tb))
+            except Exception:
+                payload = pickle.dumps(("raise", RuntimeError(
+                    f"{type(exc).__name__}: {exc}"), tb))
+        with os.fdopen(write_fd, "wb") as fh:
+            fh.write(payload)
+    except BaseException:
+        code = 1
+    finally:
+        os._exit(code)
+
+
+class Child:
+    """One call ``fn(*args, **kwargs)`` running in a forked child process.
+
+    Parameters
+    ----------
+    fn : callable
+        Called in the child; its return value must pickle.
+    args, kwargs
+        Its arguments.
+    timeout : float or None
+        Seconds from the start after which :meth:`poll` kills the child.
+
+    Notes
+    -----
+    Poll the child (or wait for :attr:`fileno` to become readable) until
+    :meth:`poll` returns True, then read :meth:`result`.  The parent must
+    read the pipe while the child writes, which :meth:`poll` does.
+    """
+
+    def __init__(self, fn, *args, timeout: float | None = None, **kwargs):
+        if timeout is not None and not timeout > 0:
+            raise ValueError(f"timeout must be a positive number of seconds, "
+                             f"not {timeout!r}")
+        self.timeout = timeout
+        parent = os.getpid()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        with _FORK_LOCK:
+            read_fd, write_fd = os.pipe()
+            pid = os.fork()
+            if pid == 0:  # pragma: no cover - runs in the child
+                os.close(read_fd)
+                _child_main(write_fd, parent, fn, args, kwargs)
+            os.close(write_fd)
+        self.pid = pid
+        self.started = time.monotonic()
+        self._fd = read_fd
+        os.set_blocking(read_fd, False)
+        self._chunks: list[bytes] = []
+        self._outcome = None  # ("ok", value) / ("raise", exc, tb) / ...
+        self.returncode: int | None = None
+
+    @property
+    def fileno(self) -> int | None:
+        """The pipe's read end while the child runs (for ``select``)."""
+        return self._fd
+
+    @property
+    def deadline(self) -> float | None:
+        return None if self.timeout is None else self.started + self.timeout
+
+    @property
+    def done(self) -> bool:
+        return self._outcome is not None
+
+    @property
+    def finished_normally(self) -> bool:
+        """Done, with a return value or an exception of ``fn``."""
+        return self.done and self._outcome[0] in ("ok", "raise")
+
+    def _drain(self) -> bool:
+        """Read what is available; True at end of file."""
+        while True:
+            try:
+                chunk = os.read(self._fd, 1 << 20)
+            except BlockingIOError:
+                return False
+            if not chunk:
+                return True
+            self._chunks.append(chunk)
+
+    def _reap(self, block: bool) -> None:
+        if self.returncode is not None:
+            return
+        pid, status = os.waitpid(self.pid, 0 if block else os.WNOHANG)
+        if pid:
+            self.returncode = os.waitstatus_to_exitcode(status)
+
+    def _finish(self, outcome) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+        self._outcome = outcome
+
+    def poll(self) -> bool:
+        """Collect output; kill the child past its deadline.  True when done."""
+        if self.done:
+            return True
+        if self._drain():
+            self._reap(block=True)
+            data = b"".join(self._chunks)
+            self._chunks = []
+            try:
+                outcome = pickle.loads(data) if data else None
+            except Exception as exc:
+                outcome = ("died", f"its result could not be read ({exc})")
+            if outcome is None:
+                rc = self.returncode
+                how = (f"killed by signal {signal.Signals(-rc).name}"
+                       if rc is not None and rc < 0 else f"exit code {rc}")
+                outcome = ("died", f"the worker process ended without a result "
+                                   f"({how})")
+            self._finish(outcome)
+            return True
+        deadline = self.deadline
+        if deadline is not None and time.monotonic() > deadline:
+            self.kill()
+            self._finish(("timeout", f"time-out after {self.timeout:g} s"))
+            return True
+        return False
+
+    def kill(self) -> None:
+        """Kill the child (if it runs) and reap it."""
+        if self.returncode is None:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self._reap(block=True)
+        if not self.done:
+            self._finish(("died", "killed by the parent"))
+
+    def result(self):
+        """The return value; raises the child's exception, :class:`ChildTimeout`
+        or :class:`ChildDied`."""
+        if not self.done:
+            raise RuntimeError("the child has not finished: poll() first")
+        kind = self._outcome[0]
+        if kind == "ok":
+            return self._outcome[1]
+        if kind == "raise":
+            exc = self._outcome[1]
+            exc.child_traceback = self._outcome[2]
+            raise exc
+        if kind == "timeout":
+            raise ChildTimeout(self._outcome[1])
+        raise ChildDied(self._outcome[1], self.returncode)
+
+
+def wait_any(children, timeout: float | None = None) -> None:
+    """Block until one of ``children`` has output or a deadline passes."""
+    live = [c for c in children if not c.done]
+    if not live:
+        return
+    now = time.monotonic()
+    waits = [c.deadline - now for c in live if c.deadline is not None]
+    if timeout is not None:
+        waits.append(timeout)
+    wait = max(0.0, min(waits)) if waits else None
+    try:
+        select.select([c.fileno for c in live], [], [], wait)
+    except InterruptedError:  # a signal: the caller's handler has run
+        pass
+
+
+def call_in_child(fn, *args, timeout: float | None = None, **kwargs):
+    """``fn(*args, **kwargs)`` in a child process, killed after ``timeout`` s.
+
+    Raises
+    ------
+    ChildTimeout
+        Past the time limit (the child is killed).
+    ChildDied
+        The child ended without a result (killed by a signal, crashed).
+    Exception
+        Whatever ``fn`` raised, with the child's traceback text as its
+        ``child_traceback`` attribute.
+    """
+    child = Child(fn, *args, timeout=timeout, **kwargs)
+    try:
+        while not child.poll():
+            wait_any([child], timeout=1.0)
+    finally:
+        if not child.done:  # interrupted: leave nothing behind
+            child.kill()
+    return child.result()
