@@ -1,12 +1,23 @@
-"""Command line: ``python -m compare [run|report|regress|list|bench] ...``.
+"""Command line: ``python -m compare [run|report|regress|baseline|list|bench] ...``.
 
 With no subcommand, ``python -m compare`` runs the default comparison
 (every catalogue system with every registered formulation) into
 ``reports/latest/`` and writes its report there.
+
+Exit status (:data:`EXIT_CODES`): 0 success; 1 a case of this project's
+formulations failed (error, time-out, failed integration, a worker that
+died) or ``regress`` found a regression; 2 a usage error, found before
+anything is computed (bad option or name, an output directory that cannot
+be written, an unreachable scheduler, a baseline that cannot be fully
+checked); 3 the output directory could not be written during the run;
+130 and 143 interrupted by SIGINT and SIGTERM.  Limitations of the peers
+(``sympy_*`` declining a system, timing out or giving non-finite
+equations) are listed but do not fail a run.
 """
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from pathlib import Path
 
@@ -14,6 +25,23 @@ from formulations import FORMULATIONS
 from systems import CATALOGUE
 
 DEFAULT_OUT = Path("reports") / "latest"
+BASELINE_OUT = Path("reports") / "baseline"
+#: Exit status of ``python -m compare`` and its meaning.
+EXIT_CODES = {
+    0: "success (peer limitations may be listed)",
+    1: "a case of this project's formulations failed, or regress found a "
+       "regression",
+    2: "usage error, nothing computed: bad option or name, unwritable --out, "
+       "unreachable --scheduler, a baseline that cannot be fully checked",
+    3: "the output directory could not be written during the run (saved "
+       "cases are kept and resumed)",
+    130: "interrupted by SIGINT (finished cases kept; the same command resumes)",
+    143: "interrupted by SIGTERM (finished cases kept; the same command resumes)",
+}
+
+
+class UsageError(ValueError):
+    """A command line that cannot run (exit status 2)."""
 
 
 def _add_run_options(p: argparse.ArgumentParser):
@@ -40,6 +68,9 @@ def _add_run_options(p: argparse.ArgumentParser):
                         "cluster (needs the 'cluster' extra)")
     p.add_argument("--timeout", type=float, default=600.0,
                    help="seconds per case before it is recorded as a time-out")
+    p.add_argument("--time-repeats", type=int, default=1, metavar="K",
+                   help="derive each case K times and keep the fastest "
+                        "(when not read from the cache; default 1)")
     p.add_argument("--out", type=Path, default=DEFAULT_OUT,
                    help=f"output directory (default {DEFAULT_OUT})")
     p.add_argument("--no-cache", action="store_true",
@@ -61,25 +92,66 @@ def _executor(args):
     try:
         from dask.distributed import Client
     except ImportError:
-        sys.exit("--scheduler needs dask.distributed: pip install 'eomcompare[cluster]'")
-    return Client(args.scheduler).get_executor()
+        raise UsageError("--scheduler needs dask.distributed: pip install "
+                         "'eomcompare[cluster]'") from None
+    try:
+        client = Client(args.scheduler, timeout=args.connect_timeout)
+    except Exception as exc:
+        raise UsageError(f"cannot reach the dask scheduler at "
+                         f"{args.scheduler}: {exc}") from None
+    return client.get_executor()
+
+
+def _run_kwargs(args) -> dict:
+    return dict(t_final=args.t_final, method=args.method, rtol=args.rtol,
+                atol=args.atol, reference=args.reference, timeout=args.timeout,
+                time_repeats=args.time_repeats, use_cache=not args.no_cache)
+
+
+def _check_run_args(args) -> None:
+    """Everything that can be checked before computing (ValueError)."""
+    from .runner import RunOptions, check_output_dir, expand_cases
+    RunOptions(**_run_kwargs(args))
+    expand_cases(args.systems, args.formulations, args.n or [2, 3, 5])
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError(f"--jobs must be a positive integer, not {args.jobs}")
+    check_output_dir(args.out)
 
 
 def cmd_run(args) -> int:
     from .runner import run
     from .summary import print_summary
+    _check_run_args(args)
+    executor = _executor(args)
     result = run(args.systems, args.formulations, n=args.n or [2, 3, 5],
-                 executor=_executor(args), jobs=args.jobs, out=args.out,
+                 executor=executor, jobs=args.jobs, out=args.out,
                  progress=not args.quiet, resume=not args.fresh,
-                 t_final=args.t_final, method=args.method, rtol=args.rtol,
-                 atol=args.atol, reference=args.reference,
-                 timeout=args.timeout, use_cache=not args.no_cache)
+                 **_run_kwargs(args))
     print_summary(result)
     if not args.no_report:
         from .report import write_report
         paths = write_report(result, args.out, benchmarks=args.benchmarks)
         print(f"\nreport: {paths['markdown']} and {paths['html']}")
-    return 0
+    return 1 if len(result.failures) else 0
+
+
+def cmd_baseline(args) -> int:
+    """The default comparison, derived afresh with repeated timings, kept
+    as results.csv and metadata.json in ``--out``."""
+    import shutil
+    import tempfile
+    from .runner import check_output_dir, run
+    from .summary import print_summary
+    check_output_dir(args.out)
+    with tempfile.TemporaryDirectory() as tmp:
+        result = run(None, None, n=[2, 3, 5], jobs=args.jobs, out=tmp,
+                     progress=not args.quiet, resume=False, use_cache=False,
+                     time_repeats=args.time_repeats)
+        for name in ("results.csv", "metadata.json"):
+            shutil.copyfile(Path(tmp) / name, args.out / name)
+    print_summary(result)
+    print(f"\nbaseline: {args.out}")
+    return 1 if len(result.failures) else 0
 
 
 def cmd_report(args) -> int:
@@ -126,6 +198,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command")
     p = sub.add_parser("run", help="run a comparison (the default command)")
     _add_run_options(p)
+    p.add_argument("--connect-timeout", type=float, default=10.0,
+                   metavar="SECONDS",
+                   help="seconds to reach --scheduler before giving up "
+                        "(default 10)")
     p = sub.add_parser("report", help="write the report of a saved run")
     p.add_argument("--out", type=Path, default=DEFAULT_OUT,
                    help=f"directory of the run (default {DEFAULT_OUT})")
@@ -146,9 +222,25 @@ def build_parser() -> argparse.ArgumentParser:
                    help="largest accepted q'' deviation from the reference")
     p.add_argument("--ignore-times", action="store_true",
                    help="report time changes without failing on them")
+    p.add_argument("--time-repeats", type=int, default=3, metavar="K",
+                   help="derivations per case in the new run, the fastest "
+                        "kept (default 3; 1 with --ignore-times)")
+    p.add_argument("--confirm", type=int, default=2, metavar="K",
+                   help="measure a case that looks slower up to K more times; "
+                        "a time finding needs every measurement slower "
+                        "(default 2)")
     p.add_argument("--jobs", type=int, default=None)
     p.add_argument("--out", type=Path, default=Path("reports") / "regress",
                    help="where the new run is written")
+    p.add_argument("--quiet", action="store_true")
+    p = sub.add_parser("baseline",
+                       help="write the regression baseline: the default "
+                            "comparison derived afresh, timings repeated")
+    p.add_argument("--out", type=Path, default=BASELINE_OUT,
+                   help=f"baseline directory (default {BASELINE_OUT})")
+    p.add_argument("--time-repeats", type=int, default=3, metavar="K",
+                   help="derivations per case, the fastest kept (default 3)")
+    p.add_argument("--jobs", type=int, default=None)
     p.add_argument("--quiet", action="store_true")
     sub.add_parser("list", help="list systems and formulations")
     sub.add_parser("bench", help="benchmarks: derivation scaling and numeric "
@@ -166,13 +258,23 @@ def main(argv=None) -> int:
         argv = ["run"] + argv
     args = parser.parse_args(argv)
     handlers = {"run": cmd_run, "report": cmd_report, "regress": cmd_regress,
-                "list": cmd_list}
+                "baseline": cmd_baseline, "list": cmd_list}
+    from .runner import RunInterrupted, RunOutputError
     try:
         return handlers[args.command](args)
+    except RunInterrupted as exc:
+        name = signal.Signals(exc.signum).name
+        print(f"\ninterrupted by {name}: {exc.saved} finished case(s) kept; "
+              f"the same command resumes", file=sys.stderr)
+        return 128 + exc.signum
     except KeyboardInterrupt:
         print("\ninterrupted: finished cases are kept; run again to resume",
               file=sys.stderr)
         return 130
+    except RunOutputError as exc:
+        print(f"error: {exc.strerror}; the cases saved before are kept and the "
+              f"same command resumes them", file=sys.stderr)
+        return 3
     except (ValueError, FileNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

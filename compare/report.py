@@ -23,28 +23,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .summary import HEADINGS, REPORT_COLUMNS
+
 __all__ = ["write_report", "summary_columns"]
 
 #: Columns of the per-system summary table: frame column -> heading.
-SUMMARY_COLUMNS = {
-    "formulation": "formulation",
-    "status": "status",
-    "derive_s": "derive s",
-    "ops_raw": "ops raw",
-    "ops_cse": "ops cse",
-    "n_equations": "eqs",
-    "n_unknowns": "unknowns",
-    "n_multipliers": "mult.",
-    "qdd_max_rel_dev": "q'' rel. dev.",
-    "max_rel_dev_q": "q rel. dev.",
-    "agreement_horizon": "agrees until s",
-    "energy_drift": "energy drift",
-    "max_position_residual": "pos. residual",
-    "max_velocity_residual": "vel. residual",
-    "rhs_us": "rhs µs",
-    "integrate_s": "solve s",
-    "nfev": "nfev",
-}
+SUMMARY_COLUMNS = {c: HEADINGS[c] for c in REPORT_COLUMNS}
 _INT_COLUMNS = {"ops_raw", "ops_cse", "n_equations", "n_unknowns",
                 "n_multipliers", "nfev"}
 #: Systems whose builder takes ``n`` (scaling figures).
@@ -613,15 +597,20 @@ def _build_report(result, out, *, benchmarks: bool = True, kolev: bool = True,
         rep.table(ov.reset_index().rename(columns={"label": "system"}))
 
     # --- failures -----------------------------------------------------
-    failed = frame[~frame["status"].isin(["ok", "unsupported"])]
-    unsupported = frame[frame["status"] == "unsupported"]
+    limited = frame["peer_limitation"].map(
+        lambda v: v is True or v == "True" or v == 1) \
+        if "peer_limitation" in frame.columns else frame["status"] != frame["status"]
+    failed = frame[~frame["status"].isin(["ok", "unsupported"]) & ~limited]
+    unsupported = frame[(frame["status"] == "unsupported")
+                        | ((frame["status"] != "ok") & limited)]
     rep.h(2, "Failures")
     if failed.empty:
         rep.p("No case failed.")
     else:
         rep.table(failed[["case", "status", "error"]])
     if not unsupported.empty:
-        rep.p("Combinations a formulation declines (not failures):")
+        rep.p("Combinations a formulation declines, and the peers' "
+              "limitations (not failures):")
         rep.table(unsupported[["case", "status", "error"]])
 
     # --- per system ---------------------------------------------------

@@ -457,21 +457,23 @@ class ComparisonResult:
 
     @property
     def failures(self) -> pd.DataFrame:
-        """Rows that fail the run: any case not ``ok`` except the peers'
-        limitations (see :attr:`limitations`)."""
+        """Rows that fail the run: any case neither ``ok`` nor declined
+        (``unsupported``), except the peers' limitations."""
         f = self.frame
         if not len(f):
             return f
-        return f[(f["status"] != "ok") & ~self._limited()]
+        return f[~f["status"].isin(["ok", "unsupported"]) & ~self._limited()]
 
     @property
     def limitations(self) -> pd.DataFrame:
-        """Peer rows that decline a system, time out or give non-finite
-        equations: listed, never a failure of the run."""
+        """Combinations a formulation declines (``unsupported``) and peer
+        rows that time out or give non-finite equations: listed, never a
+        failure of the run."""
         f = self.frame
         if not len(f):
             return f
-        return f[(f["status"] != "ok") & self._limited()]
+        return f[(f["status"] == "unsupported") | ((f["status"] != "ok")
+                                                   & self._limited())]
 
     def _limited(self) -> pd.Series:
         f = self.frame
