@@ -926,6 +926,6 @@ def load(out) -> ComparisonResult:
     metadata = json.loads((out / "metadata.json").read_text())
     trajectories = {}
     for _, row in frame.iterrows():
-        if isinstance(row.get("arrays"), str):
+        if isinstance(row.get("arrays"), str) and isinstance(row.get("case"), str):
             trajectories[row["case"]] = _load_arrays(out, {"arrays": row["arrays"]})
     return ComparisonResult(frame, trajectories, metadata, out)

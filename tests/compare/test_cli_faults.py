@@ -1,0 +1,349 @@
+"""The command line as a user drives it: resume, exit codes, signals to the
+main process, bad options, cache repairs and faults during a run.
+
+Every test runs ``python -m compare`` in a subprocess on the smallest
+catalogue systems with short horizons.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SMALL = ["--systems", "double_pendulum", "--formulations", "kane", "sympy_kane"]
+
+
+def _env(tmp_path):
+    return dict(os.environ, EOMCOMPARE_CACHE=str(tmp_path / "cache"),
+                PYTHONPATH=str(ROOT))
+
+
+def cli(tmp_path, *args, timeout=300):
+    return subprocess.run([sys.executable, "-m", "compare", *map(str, args)],
+                          cwd=ROOT, env=_env(tmp_path), capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def popen(tmp_path, *args):
+    return subprocess.Popen([sys.executable, "-m", "compare", *map(str, args)],
+                            cwd=ROOT, env=_env(tmp_path), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def rows_of(out: Path) -> list[dict]:
+    path = out / "rows.jsonl"
+    return [json.loads(x) for x in path.read_text().splitlines()] \
+        if path.exists() else []
+
+
+def children_of(pid: int) -> list[int]:
+    out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)],
+                         capture_output=True, text=True).stdout
+    return [int(x) for x in out.split()]
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def wait_for(predicate, seconds, what):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"waited {seconds} s for {what}")
+
+
+def one_line_error(res):
+    lines = res.stderr.strip().splitlines()
+    assert "Traceback" not in res.stderr, res.stderr
+    assert len(lines) == 1, res.stderr
+    return lines[0]
+
+
+# ----------------------------------------------------------------------
+# Resume
+# ----------------------------------------------------------------------
+def test_resume_never_pairs_a_row_with_another_runs_trajectory(tmp_path):
+    out = tmp_path / "run"
+    common = [*SMALL, "--jobs", "1", "--quiet", "--no-report", "--out", out]
+    assert cli(tmp_path, *common, "--t-final", "0.4").returncode == 0
+    # Another horizon into the same directory, one formulation only: it
+    # must not replace the trajectory the first run's rows stand on.
+    other = cli(tmp_path, "run", "--systems", "double_pendulum", "--formulations",
+                "kane", "--t-final", "0.2", "--jobs", "1", "--quiet",
+                "--no-report", "--out", out)
+    assert other.returncode == 0, other.stderr
+    again = cli(tmp_path, *common, "--t-final", "0.4")
+    assert again.returncode == 0, again.stderr
+    meta = json.loads((out / "metadata.json").read_text())
+    assert meta["resumed_cases"] == 2
+    frame = pd.read_csv(out / "results.csv").set_index("formulation")
+    # Both resumed rows stand on 0.4 s trajectories, which agree.
+    assert frame.loc["sympy_kane", "max_rel_dev_q"] < 1e-8
+    assert frame.loc["sympy_kane", "agreement_horizon"] == pytest.approx(0.4)
+    for form in ("kane", "sympy_kane"):
+        with np.load(out / frame.loc[form, "arrays"]) as data:
+            assert data["t"][-1] == pytest.approx(0.4)
+
+
+# ----------------------------------------------------------------------
+# Exit status
+# ----------------------------------------------------------------------
+def test_an_own_formulation_timing_out_fails_the_run(tmp_path):
+    # A thousand seconds of the chaotic double pendulum at 1e-10 take far
+    # longer than the one second allowed.
+    res = cli(tmp_path, "run", "--systems", "double_pendulum", "--formulations",
+              "kane", "--t-final", "1000", "--timeout", "1", "--jobs", "1",
+              "--quiet", "--no-report", "--out", tmp_path / "run")
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert "double_pendulum/kane: timeout" in res.stdout
+    (row,) = rows_of(tmp_path / "run")
+    assert row["status"] == "timeout"
+
+
+def test_a_peers_non_finite_equations_are_listed_but_do_not_fail(tmp_path):
+    # sympy's KanesMethod leaves 0/0 in the wheelbarrow at heading 0.
+    res = cli(tmp_path, "run", "--systems", "wheelbarrow", "--formulations",
+              "kane", "sympy_kane", "--t-final", "0.1", "--jobs", "2",
+              "--quiet", "--no-report", "--out", tmp_path / "run")
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "not failures" in res.stdout
+    assert "wheelbarrow/sympy_kane: error" in res.stdout
+    frame = pd.read_csv(tmp_path / "run" / "results.csv").set_index("formulation")
+    assert frame.loc["kane", "status"] == "ok"
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["--method", "Foo"], "method must be one of"),
+    (["--formulations", "Foo"], "unknown formulations ['Foo']"),
+    (["--timeout", "-5"], "timeout must be a positive number"),
+    (["--rtol", "-1"], "rtol must be a positive number"),
+    (["--jobs", "0"], "--jobs must be a positive integer"),
+])
+def test_bad_options_are_refused_up_front_in_one_line(tmp_path, args, needle):
+    out = tmp_path / "run"
+    res = cli(tmp_path, "run", "--systems", "double_pendulum", *args, "--quiet",
+              "--out", out)
+    assert res.returncode == 2
+    assert needle in one_line_error(res)
+    assert not (out / "rows.jsonl").exists()
+
+
+def test_an_output_that_cannot_be_written_is_refused_before_computing(tmp_path):
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    res = cli(tmp_path, "run", *SMALL, "--quiet", "--out", afile)
+    assert res.returncode == 2 and "is a file" in one_line_error(res)
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    mounted = _mount_tmpfs(locked, "ro,size=64k")
+    if not mounted:
+        if os.geteuid() == 0:
+            pytest.skip("root without mount: no directory it cannot write")
+        locked.chmod(0o500)
+    try:
+        start = time.monotonic()
+        res = cli(tmp_path, "run", *SMALL, "--quiet", "--out", locked / "run")
+        assert res.returncode == 2
+        assert "cannot be written" in one_line_error(res)
+        assert time.monotonic() - start < 60
+    finally:
+        if mounted:
+            subprocess.run(["umount", str(locked)], check=False)
+        locked.chmod(0o700)
+
+
+def test_an_unreachable_scheduler_fails_within_seconds(tmp_path):
+    start = time.monotonic()
+    res = cli(tmp_path, "run", *SMALL, "--quiet", "--scheduler",
+              "tcp://127.0.0.1:9", "--connect-timeout", "2", "--out",
+              tmp_path / "run")
+    assert time.monotonic() - start < 30
+    assert res.returncode == 2
+    assert "tcp://127.0.0.1:9" in one_line_error(res)
+    assert not (tmp_path / "run" / "rows.jsonl").exists()
+
+
+# ----------------------------------------------------------------------
+# Signals to the main process alone
+# ----------------------------------------------------------------------
+@pytest.mark.parametrize("sig, rc", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_to_the_main_process_stops_it_and_its_workers(tmp_path, sig, rc):
+    out = tmp_path / "run"
+    proc = popen(tmp_path, "run", *SMALL, "--t-final", "1000", "--jobs", "2",
+                 "--quiet", "--no-report", "--out", out)
+    try:
+        wait_for(lambda: len(children_of(proc.pid)) == 2, 120, "two workers")
+        workers = children_of(proc.pid)
+        time.sleep(0.5)
+        sent = time.monotonic()
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=30)
+        assert time.monotonic() - sent < 5
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == rc, err
+    assert "resume" in err and "Traceback" not in err
+    time.sleep(0.2)
+    assert not [w for w in workers if alive(w)]
+
+
+def test_cases_finished_in_workers_when_the_signal_comes_are_kept(tmp_path):
+    out = tmp_path / "run"
+    args = ["run", *SMALL, "--t-final", "0.3", "--jobs", "2", "--quiet",
+            "--no-report", "--out", out]
+    assert cli(tmp_path, *args, "--fresh").returncode == 0  # warm the cache
+    proc = popen(tmp_path, *args, "--fresh")
+    try:
+        wait_for(lambda: len(children_of(proc.pid)) == 2, 120, "two workers")
+        workers = children_of(proc.pid)
+        # The main process sleeps while both workers finish their cases.
+        proc.send_signal(signal.SIGSTOP)
+        wait_for(lambda: not any(alive(w) for w in workers), 120,
+                 "the workers to finish")
+        proc.send_signal(signal.SIGTERM)
+        proc.send_signal(signal.SIGCONT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode in (0, 143), err
+    assert sorted(r["formulation"] for r in rows_of(out)) == ["kane", "sympy_kane"]
+    again = cli(tmp_path, *args)
+    assert again.returncode == 0, again.stderr
+    assert json.loads((out / "metadata.json").read_text())["resumed_cases"] == 2
+
+
+# ----------------------------------------------------------------------
+# Cache repairs
+# ----------------------------------------------------------------------
+def test_a_cache_repair_is_reported_and_counted(tmp_path):
+    args = ["run", "--systems", "double_pendulum", "--formulations", "kane",
+            "--t-final", "0.1", "--jobs", "1", "--quiet", "--no-report",
+            "--fresh", "--out", tmp_path / "run"]
+    first = cli(tmp_path, *args)
+    assert first.returncode == 0 and "cache:" not in first.stderr
+    (entry,) = (tmp_path / "cache").rglob("*.pkl")
+    data = bytearray(entry.read_bytes())
+    data[-10] ^= 0xFF
+    entry.write_bytes(bytes(data))
+    second = cli(tmp_path, *args)
+    assert second.returncode == 0, second.stderr
+    lines = [x for x in second.stderr.splitlines() if x.startswith("cache:")]
+    assert len(lines) == 1
+    assert entry.name in lines[0] and "checksum" in lines[0]
+    meta = json.loads((tmp_path / "run" / "metadata.json").read_text())
+    assert meta["cache_repairs"] == 1
+    third = cli(tmp_path, *args)
+    assert "cache:" not in third.stderr
+    assert json.loads((tmp_path / "run" / "metadata.json").read_text()
+                      )["cache_repairs"] == 0
+
+
+# ----------------------------------------------------------------------
+# Faults during a whole run
+# ----------------------------------------------------------------------
+def _mount_tmpfs(path: Path, options: str) -> bool:
+    if os.geteuid() != 0 or not shutil.which("mount"):
+        return False
+    res = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs",
+                          str(path)], capture_output=True)
+    return res.returncode == 0
+
+
+def _assert_unique_complete(out: Path, n: int):
+    frame = pd.read_csv(out / "results.csv")
+    assert len(frame) == n and frame["case"].is_unique
+    assert set(frame["status"]) == {"ok"}
+
+
+def test_a_worker_killed_mid_case_is_a_row_and_runs_again(tmp_path):
+    out = tmp_path / "run"
+    args = ["run", "--systems", "double_pendulum", "rotating_tube",
+            "--formulations", "kane", "--t-final", "0.3", "--jobs", "1",
+            "--quiet", "--no-report", "--out", out]
+    proc = popen(tmp_path, *args)
+    wait_for(lambda: children_of(proc.pid), 120, "a worker")
+    os.kill(children_of(proc.pid)[0], signal.SIGKILL)
+    stdout, err = proc.communicate(timeout=300)
+    assert proc.returncode == 1, stdout + err
+    assert "crashed" in stdout and "SIGKILL" in stdout
+    statuses = sorted(r["status"] for r in rows_of(out))
+    assert statuses == ["crashed", "ok"]
+    again = cli(tmp_path, *args)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert json.loads((out / "metadata.json").read_text())["resumed_cases"] == 1
+    _assert_unique_complete(out, 2)
+
+
+def test_a_cut_last_line_of_rows_is_dropped_and_its_case_runs_again(tmp_path):
+    out = tmp_path / "run"
+    args = ["run", "--systems", "double_pendulum", "rotating_tube",
+            "--formulations", "kane", "--t-final", "0.2", "--jobs", "1",
+            "--quiet", "--no-report", "--out", out]
+    assert cli(tmp_path, *args).returncode == 0
+    path = out / "rows.jsonl"
+    lines = path.read_text().splitlines(keepends=True)
+    path.write_text(lines[0] + lines[1][: len(lines[1]) // 2])  # no newline
+    again = cli(tmp_path, *args)
+    assert again.returncode == 0, again.stderr
+    assert "dropped 1 unreadable line" in again.stderr
+    assert json.loads((out / "metadata.json").read_text())["resumed_cases"] == 1
+    rows = rows_of(out)  # every line parses, one per case
+    assert sorted(r["case"] for r in rows) == sorted({r["case"] for r in rows})
+    _assert_unique_complete(out, 2)
+
+
+def test_a_full_disk_stops_the_run_clearly_and_resume_completes_it(tmp_path):
+    out = tmp_path / "run"
+    out.mkdir()
+    mounted = _mount_tmpfs(out, "size=2m")
+    if not mounted:
+        pytest.skip("needs root and mount for a size-limited tmpfs")
+    try:
+        args = ["run", "--systems", "double_pendulum", "rotating_tube",
+                "solar_panels", "--formulations", "kane", "--t-final", "0.3",
+                "--jobs", "1", "--quiet", "--no-report", "--out", out]
+        proc = popen(tmp_path, *args)
+        wait_for(lambda: rows_of(out), 300, "a first row")
+        filler = out / "filler"
+        fd = os.open(filler, os.O_WRONLY | os.O_CREAT)
+        try:  # take every byte left
+            while os.write(fd, b"\0" * 4096):
+                pass
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+        stdout, err = proc.communicate(timeout=300)
+        kept = rows_of(out)
+        if proc.returncode == 0:  # every case was saved before the disk filled
+            pytest.skip("the run finished before the disk filled")
+        assert proc.returncode == 3, stdout + err
+        assert "No space left on device" in err and "resume" in err
+        assert "Traceback" not in err
+        filler.unlink()
+        again = cli(tmp_path, *args)
+        assert again.returncode == 0, again.stderr
+        meta = json.loads((out / "metadata.json").read_text())
+        assert meta["resumed_cases"] == len(kept) >= 1
+        _assert_unique_complete(out, 3)
+    finally:
+        subprocess.run(["umount", "-l", str(out)], check=False)

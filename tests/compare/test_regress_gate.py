@@ -1,0 +1,135 @@
+"""The regression gate from the command line: baselines it cannot fully
+check, cases on one side only, the time gate, and the committed baseline."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def cli(env, *args, timeout=900):
+    return subprocess.run([sys.executable, "-m", "compare", *map(str, args)],
+                          cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory):
+    cache = tmp_path_factory.mktemp("cache")
+    return dict(os.environ, EOMCOMPARE_CACHE=str(cache), PYTHONPATH=str(ROOT))
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory, env):
+    """A small run, derived afresh with repeated timings."""
+    out = tmp_path_factory.mktemp("base")
+    res = cli(env, "run", "--systems", "double_pendulum", "--formulations",
+              "kane", "sympy_kane", "--t-final", "0.2", "--jobs", "1",
+              "--time-repeats", "3", "--no-cache", "--quiet", "--no-report",
+              "--fresh", "--out", out)
+    assert res.returncode == 0, res.stderr
+    return out
+
+
+def copy_run(src: Path, dst: Path, edit=None) -> Path:
+    dst.mkdir(parents=True, exist_ok=True)
+    for name in ("results.csv", "metadata.json"):
+        shutil.copyfile(src / name, dst / name)
+    if edit is not None:
+        frame = pd.read_csv(dst / "results.csv")
+        frame = edit(frame)
+        frame.to_csv(dst / "results.csv", index=False)
+    return dst
+
+
+def _text_ops(f):
+    f["ops_cse"] = f["ops_cse"].astype(object)
+    f.loc[0, "ops_cse"] = "many"
+    return f
+
+
+@pytest.mark.parametrize("edit, needle", [
+    (lambda f: f.iloc[:0], "holds no cases"),
+    (lambda f: f.drop(columns=["ops_cse"]), "lacks the column(s) ['ops_cse']"),
+    (_text_ops, "ops_cse is 'many', not an operation count"),
+    (lambda f: f.drop(columns=["case"]), "lacks the column(s) ['case']"),
+    (lambda f: f.drop(columns=["rhs_us"]), "lacks the time column(s) ['rhs_us']"),
+])
+def test_a_baseline_the_gate_cannot_fully_check_is_refused(tmp_path, env, base,
+                                                          edit, needle):
+    bad = copy_run(base, tmp_path / "bad", edit)
+    res = cli(env, "regress", "--baseline", bad, "--run", base)
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert "Traceback" not in res.stderr
+    problems = [x for x in res.stderr.splitlines() if needle in x]
+    assert len(problems) == 1, res.stderr
+    assert str(bad) in problems[0]
+
+
+def test_cases_on_one_side_only_are_regressions(tmp_path, env, base):
+    drop_kane = lambda f: f[f["formulation"] != "kane"]  # noqa: E731
+    thin_base = copy_run(base, tmp_path / "thin_base", drop_kane)
+    res = cli(env, "regress", "--baseline", thin_base, "--run", base,
+              "--ignore-times")
+    assert res.returncode == 1
+    assert "double_pendulum/kane: extra:" in res.stdout
+    thin_run = copy_run(base, tmp_path / "thin_run", drop_kane)
+    res = cli(env, "regress", "--baseline", base, "--run", thin_run,
+              "--ignore-times")
+    assert res.returncode == 1
+    assert "double_pendulum/kane: missing:" in res.stdout
+    same = cli(env, "regress", "--baseline", base, "--run", base)
+    assert same.returncode == 0, same.stdout
+
+
+def test_other_run_options_are_a_regression(tmp_path, env, base):
+    other = copy_run(base, tmp_path / "other")
+    meta = json.loads((other / "metadata.json").read_text())
+    meta["options"]["t_final"] = 0.1
+    (other / "metadata.json").write_text(json.dumps(meta))
+    res = cli(env, "regress", "--baseline", base, "--run", other,
+              "--ignore-times")
+    assert res.returncode == 1
+    assert "options: t_final is 0.1, the baseline's 0.2" in res.stdout
+
+
+def test_a_quiet_rerun_of_the_same_code_gives_no_time_finding(tmp_path, env,
+                                                              base):
+    res = cli(env, "regress", "--baseline", base, "--quiet", "--jobs", "1",
+              "--out", tmp_path / "new")
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert ": time:" not in res.stdout
+
+
+def test_a_real_slowdown_is_a_time_regression(tmp_path, env, base):
+    # The baseline made four times faster than the code measures: every
+    # time judged grows about fourfold relative to the calibration.
+    def faster(f):
+        f["derive_s"] = f["derive_s"] / 4
+        f["rhs_us"] = f["rhs_us"] / 4
+        return f
+    fast = copy_run(base, tmp_path / "fast", faster)
+    res = cli(env, "regress", "--baseline", fast, "--run", base)
+    assert res.returncode == 1
+    assert "double_pendulum/kane: time: rhs_us grew" in res.stdout
+    ignored = cli(env, "regress", "--baseline", fast, "--run", base,
+                  "--ignore-times")
+    assert ignored.returncode == 0, ignored.stdout
+
+
+@pytest.mark.slow
+def test_the_committed_baseline_regresses_clean(tmp_path, env):
+    """reports/baseline is the code's: same operation counts, agreement
+    (times ignored).  Regenerate it with ``python -m compare baseline``."""
+    res = cli(env, "regress", "--baseline", ROOT / "reports" / "baseline",
+              "--ignore-times", "--quiet", "--out", tmp_path / "new",
+              timeout=3600)
+    assert res.returncode == 0, res.stdout[-4000:] + res.stderr[-2000:]
