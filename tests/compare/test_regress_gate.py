@@ -126,9 +126,11 @@ def test_a_real_slowdown_is_a_time_regression(tmp_path, env, base):
 
 
 @pytest.mark.slow
-def test_the_committed_baseline_regresses_clean(tmp_path, env):
+def test_the_committed_baseline_regresses_clean(tmp_path):
     """reports/baseline is the code's: same operation counts, agreement
     (times ignored).  Regenerate it with ``python -m compare baseline``."""
+    # The session's derivation cache (keyed by the code) serves the counts.
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
     res = cli(env, "regress", "--baseline", ROOT / "reports" / "baseline",
               "--ignore-times", "--quiet", "--out", tmp_path / "new",
               timeout=3600)
