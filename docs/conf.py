@@ -113,6 +113,6 @@ html_theme_options = {
     "show_relbars": True,
 }
 templates_path: list = []
-exclude_patterns = ["_build", "examples/README.rst", "**.ipynb_checkpoints"]
+exclude_patterns = ["_build", "examples", "**.ipynb_checkpoints"]
 nitpicky = False
 suppress_warnings: list = []
