@@ -99,6 +99,9 @@ sphinx_gallery_conf = {
     "image_scrapers": ("matplotlib",),
     "show_memory": False,
     "min_reported_time": 1,
+    # The execution-times pages load jQuery and DataTables from CDNs; the
+    # site must work offline.
+    "write_computation_times": False,
 }
 
 # ---------------------------------------------------------------------------

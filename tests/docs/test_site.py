@@ -11,6 +11,7 @@ load nothing from the network, and log no console error.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -66,6 +67,23 @@ def browser():
         pytest.skip(f"Chromium and chromedriver are needed: {INSTALL_HINT}")
     with Browser() as b:
         yield b
+
+
+def test_no_page_loads_anything_from_the_network(site):
+    """Scripts, styles and images of every page come from the site itself
+    (links to other sites are fine: they are not loaded)."""
+    pattern = re.compile(
+        r"<(?:script|img|iframe)[^>]+src=[\"']?(?:https?:)?//"
+        r"|<link[^>]+href=[\"']?(?:https?:)?//[^>]*>", re.I)
+    offenders = {}
+    for page in site.rglob("*.html"):
+        found = pattern.findall(page.read_text(encoding="utf-8"))
+        stylesheets = [f for f in found if not f.lower().startswith("<link")
+                       or "stylesheet" in f.lower() or "preload" in f.lower()]
+        if stylesheets:
+            offenders[str(page.relative_to(site))] = stylesheets[:3]
+    assert offenders == {}
+    assert len(list(site.rglob("*.html"))) >= 10
 
 
 def _open(browser, page: Path) -> int:
