@@ -81,6 +81,13 @@ class _Figure:
 
 
 @dataclass
+class _Raw:
+    """Ready-made fragments: one for the HTML, one for the Markdown."""
+    html: str
+    markdown: str
+
+
+@dataclass
 class _Report:
     out: Path
     blocks: list = field(default_factory=list)
@@ -93,6 +100,9 @@ class _Report:
 
     def table(self, frame, caption="", digits=3):
         self.blocks.append(_Table(frame, caption, digits))
+
+    def raw(self, html_text, markdown_text):
+        self.blocks.append(_Raw(html_text, markdown_text))
 
     def figure(self, path, caption):
         if path is not None:
@@ -567,6 +577,11 @@ def _build_report(result, out, *, benchmarks: bool = True, kolev: bool = True,
     if fig_note:
         rep.p(fig_note)
 
+    from .findings import findings
+    stated = findings(result.frame, meta)
+    rep.h(2, "Findings")
+    rep.raw(stated.html(), stated.markdown())
+
     # --- metadata -----------------------------------------------------
     rep.h(2, "Run")
     versions = meta.get("versions", {}) or {}
@@ -626,6 +641,11 @@ def _build_report(result, out, *, benchmarks: bool = True, kolev: bool = True,
             errs = sub[sub["error"] != ""]
             for r in errs.itertuples():
                 rep.p(f"{r.formulation}: {r.status}: {r.error}")
+            from .equations import equations_section
+            rep.h(5, f"Equations of {label}")
+            rep.raw(*equations_section(list(sub.itertuples()), trajectories,
+                                       reference=reference,
+                                       n_states=int(options.get("n_states", 20))))
             if plt is None:
                 continue
             rows_ = list(sub.itertuples())
@@ -718,6 +738,18 @@ figcaption{font-size:0.85em;color:#555}
 nav ul{list-style:none;padding-left:0;columns:2;font-size:0.9em}
 nav li.l3{padding-left:1.5em}
 h2{border-bottom:1px solid #ddd;padding-bottom:0.2em;margin-top:1.6em}
+.eqs{border-left:3px solid #d0d8e8;padding:0 0.8em;margin:0.8em 0;overflow-x:auto}
+.eqs h5{margin:0.3em 0}
+p.form{font-size:0.85em;color:#444}
+.structure{display:flex;gap:1em;align-items:flex-start}
+svg.spy{flex:none}
+.side-by-side{display:grid;grid-template-columns:1fr 1fr;gap:1.2em}
+.pub{border:1px solid #ccc;padding:0.4em 0.8em;margin:0.5em 0;overflow-x:auto}
+.pub.misprint .printed{background:#fde8e8;border:1px dashed #c33;padding:0 0.4em}
+.flag{background:#c33;color:#fff;border-radius:3px;padding:0 0.4em;font-size:0.8em}
+p.note{font-size:0.85em;color:#333}
+details{margin:0.3em 0}
+summary{cursor:pointer;color:#1f4e99}
 """
 
 
@@ -730,6 +762,8 @@ def _render_markdown(rep: _Report) -> str:
             parts.append(b.text)
         elif isinstance(b, _Table):
             parts.append(_md_table(b.frame, b.digits))
+        elif isinstance(b, _Raw):
+            parts.append(b.markdown)
         elif isinstance(b, _Figure):
             rel = b.path.relative_to(rep.out).as_posix()
             parts.append(f"![{b.caption}]({rel})\n\n*{b.caption}*")
@@ -760,6 +794,8 @@ def _render_html(rep: _Report) -> str:
             parts.append(f"<p>{html.escape(b.text)}</p>")
         elif isinstance(b, _Table):
             parts.append(_html_table(b.frame, b.caption, b.digits))
+        elif isinstance(b, _Raw):
+            parts.append(b.html)
         elif isinstance(b, _Figure):
             data = base64.b64encode(b.path.read_bytes()).decode("ascii")
             cap = html.escape(b.caption)

@@ -329,6 +329,11 @@ def _run_case_body(case, opts, row, arrays):
     else:
         eom, hit = form.derive(ms), False
     row["from_cache"] = hit
+    # The report typesets the run's own equations, read back from here.
+    from .equations import pack_equations
+    from .findings import system_classes
+    arrays["equations"] = pack_equations(eom)
+    row["system_class"] = ",".join(system_classes(ms))
     derive_s = eom.timings.get("total", float("nan"))
     if not hit:
         for _ in range(opts.time_repeats - 1):
@@ -454,6 +459,10 @@ class ComparisonResult:
         counts = f["status"].value_counts().to_dict() if len(f) else {}
         return (f"ComparisonResult(cases={len(f)}, status={counts}, "
                 f"out={str(self.out) if self.out else None!r})")
+
+    def _repr_html_(self):
+        from .findings import result_html
+        return result_html(self)
 
     @property
     def failures(self) -> pd.DataFrame:

@@ -1,0 +1,584 @@
+"""The equations a run derived, typeset for the report.
+
+A worker packs each case's equations (:func:`pack_equations`) beside its
+trajectories, so the report shows the equations of the run itself, never a
+re-derivation.  :func:`equations_html` and :func:`equations_markdown` typeset
+them in the form of their formulation: presentation MathML from sympy's own
+printer for the HTML (no script, no network: every current browser lays it
+out), LaTeX from ``sympy.physics.vector``'s printer between ``$$`` for the
+Markdown.  Large systems show their structure instead of pages of symbols:
+sizes, the sparsity pattern of the mass matrix as a small inline SVG, the
+first entries, and the rest and the cse'd form in collapsed ``<details>``.
+
+:func:`published_html` and :func:`published_markdown` put the equations
+printed in a seed document (:mod:`systems.published`) beside the derived
+ones, with the misprints marked and explained and the residual of each
+published equation under every formulation's accelerations from the run.
+"""
+from __future__ import annotations
+
+import html
+import pickle
+from dataclasses import dataclass
+
+import numpy as np
+import sympy as sm
+import sympy.physics.mechanics as me
+from sympy.core.function import AppliedUndef
+from sympy.printing.mathml import MathMLPresentationPrinter
+
+__all__ = ["pack_equations", "unpack_equations", "CaseEquations",
+           "equations_html", "equations_markdown", "published_html",
+           "published_markdown", "mathml", "latex", "FORMS", "is_large"]
+
+t = me.dynamicsymbols._t
+
+#: Formulation -> (name of its form, what M z = f means for it).
+FORMS = {
+    "kane": ("Kane's equations F_r + F*_r = 0",
+             "as M(q, t) u' = f(q, u, t), one row per generalized speed; rows "
+             "of the constraints differentiated follow when dependent speeds "
+             "are kept."),
+    "lagrange": ("Lagrange's equations with multipliers",
+                 "d/dt ∂L/∂q' - ∂L/∂q = Q + Cᵀλ in all coordinates, then the "
+                 "constraint rows C q'' = -C' q' (the constraints "
+                 "differentiated twice); the unknowns are q'' and λ."),
+    "modified_lagrange": ("Kolev's modified Lagrange equations",
+                          "T in all coordinates, the dependent ones eliminated "
+                          "after differentiating: one row per independent "
+                          "coordinate, unknowns its q''."),
+    "gibbs_appell": ("The Gibbs–Appell equations ∂S/∂u'_r = Q_r",
+                     "S the acceleration energy, as M u' = f."),
+    "sympy_kane": ("sympy's KanesMethod", "mass_matrix_full-free form M u' = f."),
+    "sympy_lagrange": ("sympy's LagrangesMethod",
+                       "M q'' = f, with multiplier columns and constraint rows "
+                       "for constrained systems."),
+}
+#: Beyond these sizes a case shows structure, not every symbol.
+LARGE_ROWS = 6
+LARGE_OPS = 400
+#: Entries longer than this are not typeset at all (only counted).
+MAX_ENTRY_OPS = 1500
+#: Lines of cse'd expressions typeset at most.
+MAX_CSE_LINES = 60
+
+
+# ----------------------------------------------------------------------
+# Packing in the worker
+# ----------------------------------------------------------------------
+def _mass_symbols(ms) -> set:
+    out = set()
+    for b in ms.bodies:
+        out |= sm.sympify(getattr(b, "mass", 0)).free_symbols
+        inertia = getattr(b, "inertia", None)
+        if inertia is not None:
+            dyadic = inertia[0] if isinstance(inertia, tuple) else \
+                getattr(inertia, "dyadic", inertia)
+            try:
+                out |= dyadic.to_matrix(ms.frame).free_symbols
+            except (AttributeError, TypeError, ValueError):
+                pass
+    return out - {t}
+
+
+def _constraint_rows(eom) -> int:
+    """How many trailing rows of M z = f are constraint rows.
+
+    Constraint rows are kinematic: neither M nor f contains a mass or an
+    inertia, which is checked (not assumed) row by row from the bottom.
+    """
+    ms = eom.system
+    if not (ms.holonomic_constraints or ms.nonholonomic_constraints):
+        return 0
+    masses = _mass_symbols(ms)
+    if not masses:
+        return 0
+    n, k = eom.mass_matrix.shape[0], 0
+    for i in range(n - 1, -1, -1):
+        syms = eom.mass_matrix.row(i).free_symbols | eom.forcing[i].free_symbols
+        if syms & masses:
+            break
+        k += 1
+    return k if k < n else 0
+
+
+def pack_equations(eom) -> np.ndarray:
+    """The equations of a derivation as bytes in an array (for ``.npz``).
+
+    Holds the mass matrix, forcing, unknowns, multipliers, states and
+    kinematic equations, and how many rows are constraint rows.  Read back
+    with :func:`unpack_equations`.
+    """
+    data = {"formulation": eom.formulation,
+            "mass_matrix": eom.mass_matrix, "forcing": eom.forcing,
+            "unknowns": tuple(eom.unknowns), "multipliers": tuple(eom.multipliers),
+            "states": tuple(eom.states),
+            "kinematic_equations": tuple(eom.kinematic_equations),
+            "constraint_rows": _constraint_rows(eom),
+            "dof": eom.system.degrees_of_freedom}
+    return np.frombuffer(pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL),
+                         dtype=np.uint8)
+
+
+def unpack_equations(array) -> dict:
+    """The dict :func:`pack_equations` stored."""
+    return pickle.loads(np.asarray(array, dtype=np.uint8).tobytes())
+
+
+# ----------------------------------------------------------------------
+# Printing
+# ----------------------------------------------------------------------
+def _is_dynamic(e) -> bool:
+    return isinstance(e, AppliedUndef) and e.args == (t,)
+
+
+class _Printer(MathMLPresentationPrinter):
+    """sympy's presentation printer with mechanics' notation: ``q1(t)`` as
+    q₁ and its time derivatives with dots (as ``vlatex`` writes them)."""
+
+    def __init__(self, settings=None):
+        super().__init__(settings)
+        self._symbols = {}
+
+    def _print_Symbol(self, sym, style="plain"):
+        # Parsing a name into sub- and superscripts dominates printing large
+        # expressions; each symbol is parsed once.
+        key = (sym.name, style)
+        node = self._symbols.get(key)
+        if node is None:
+            node = self._symbols[key] = super()._print_Symbol(sym, style)
+        return node.cloneNode(True)
+
+    def _print_AppliedUndef(self, e):
+        if _is_dynamic(e):
+            return self._print(sm.Symbol(e.func.__name__))
+        return self._print_Function(e)
+
+    def _print_Derivative(self, e):
+        if not (_is_dynamic(e.expr) and set(e.variables) == {t}):
+            return super()._print_Derivative(e)
+        order = len(e.variables)
+        base = self._print(sm.Symbol(e.expr.func.__name__))
+        head = base.childNodes[0] if base.nodeName in ("msub", "msubsup") else base
+        if order <= 3:
+            over = self.dom.createElement("mover")
+            over.setAttribute("accent", "true")
+            dot = self.dom.createElement("mo")
+            dot.appendChild(self.dom.createTextNode(
+                {1: "\u02d9", 2: "\u00a8", 3: "\u20db"}[order]))
+            wrapped = head.cloneNode(True)
+            over.appendChild(wrapped)
+            over.appendChild(dot)
+        else:
+            over = self.dom.createElement("msup")
+            over.appendChild(head.cloneNode(True))
+            mo = self.dom.createElement("mrow")
+            mo.appendChild(self._print(sm.Symbol(f"({order})")))
+            over.appendChild(mo)
+        if head is base:
+            return over
+        base.replaceChild(over, head)
+        return base
+
+
+_PRINTER = _Printer({"order": "none"})
+
+
+def mathml(expr) -> str:
+    """Presentation MathML (the inner content, no ``<math>``) of ``expr``."""
+    return _PRINTER._print(sm.sympify(expr)).toxml()
+
+
+def latex(expr) -> str:
+    return me.vlatex(expr)
+
+
+def _math(inner: str, block: bool = True) -> str:
+    disp = ' display="block"' if block else ""
+    return f'<math xmlns="http://www.w3.org/1998/Math/MathML"{disp}>{inner}</math>'
+
+
+def _mrow(*parts) -> str:
+    return "<mrow>" + "".join(parts) + "</mrow>"
+
+
+_EQ = "<mo>=</mo>"
+
+
+def _ops(expr) -> int:
+    """Size of an expression tree (nodes), a cheap stand-in for count_ops
+    where only "too large to typeset" is decided."""
+    stack, n = [sm.sympify(expr)], 0
+    while stack:
+        e = stack.pop()
+        n += 1
+        stack.extend(e.args)
+    return n
+
+
+# ----------------------------------------------------------------------
+# One case
+# ----------------------------------------------------------------------
+@dataclass
+class CaseEquations:
+    """A case's equations as packed by the worker, with its row's counts."""
+
+    label: str
+    formulation: str
+    data: dict
+    ops_raw: float = float("nan")
+    ops_cse: float = float("nan")
+
+    @property
+    def shape(self):
+        return self.data["mass_matrix"].shape
+
+    @property
+    def n_constraint_rows(self) -> int:
+        return int(self.data.get("constraint_rows", 0))
+
+
+def is_large(case: CaseEquations) -> bool:
+    ops = case.ops_raw
+    if not (ops == ops):  # NaN: count here, only for small matrices
+        ops = 0 if case.shape[0] > LARGE_ROWS else _ops(
+            list(case.data["mass_matrix"]) + list(case.data["forcing"]))
+    return case.shape[0] > LARGE_ROWS or ops > LARGE_OPS
+
+
+def _form_text(case: CaseEquations) -> str:
+    name, what = FORMS.get(case.formulation, (case.formulation, "as M z = f."))
+    n, m = case.shape
+    k = case.n_constraint_rows
+    mult = len(case.data.get("multipliers", ()))
+    parts = [f"{name}, {what}", f"{n} equations in {m} unknowns"]
+    if mult:
+        parts.append(f"{mult} multipliers")
+    if k:
+        parts.append(f"the last {k} rows are constraint rows (no mass or inertia in them)")
+    return "; ".join(parts) + "."
+
+
+def _sparsity_svg(M, cell: int = 6) -> str:
+    """The non-zero pattern of M as a small inline SVG."""
+    n, m = M.shape
+    size = max(min(cell, 240 // max(n, m, 1)), 2)
+    w, h = m * size, n * size
+    rects = [f'<rect x="{j * size}" y="{i * size}" width="{size}" height="{size}"/>'
+             for i in range(n) for j in range(m) if M[i, j] != 0]
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" class="spy" width="{w + 2}" '
+            f'height="{h + 2}" viewBox="-1 -1 {w + 2} {h + 2}" role="img">'
+            f'<title>non-zero pattern of the {n}×{m} mass matrix</title>'
+            f'<rect x="-1" y="-1" width="{w + 2}" height="{h + 2}" fill="none" '
+            f'stroke="#888"/><g fill="#1f4e99">{"".join(rects)}</g></svg>')
+
+
+def _matrix_equation(M, z, f) -> str:
+    return _math(_mrow(mathml(sm.Matrix(M)), mathml(sm.Matrix(z)), _EQ,
+                       mathml(sm.Matrix(f))))
+
+
+def _cse_block(M, f) -> str:
+    exprs = list(M) + list(f)
+    if sum(_ops(e) for e in exprs) > 20 * MAX_ENTRY_OPS:
+        return ("<p>Too long to typeset after cse here; the generated code "
+                "holds the same subexpressions.</p>")
+    repl, reduced = sm.cse(exprs)
+    n, m = M.shape
+    lines = [_mrow(mathml(s), _EQ, mathml(e)) for s, e in repl[:MAX_CSE_LINES]]
+    more = len(repl) - len(lines)
+    body = "".join(f"<mtr><mtd>{ln}</mtd></mtr>" for ln in lines)
+    Mr = sm.Matrix(n, m, reduced[:n * m])
+    fr = sm.Matrix(reduced[n * m:])
+    note = f"<p>{more} further subexpressions not shown.</p>" if more > 0 else ""
+    return (f'<p>{len(repl)} common subexpressions:</p>'
+            + (_math(f'<mtable columnalign="left">{body}</mtable>') if body else "")
+            + note + "<p>with which M and f read</p>"
+            + _math(_mrow(mathml(Mr), _EQ, mathml(fr))))
+
+
+def _entry_html(name: str, expr) -> str:
+    ops = _ops(expr)
+    if ops > MAX_ENTRY_OPS:
+        return f"<p>{html.escape(name)}: {ops} terms (not typeset).</p>"
+    return _math(_mrow(_PRINTER._print(sm.Symbol(name)).toxml(), _EQ, mathml(expr)))
+
+
+def equations_html(case: CaseEquations) -> str:
+    """One case's equations as an HTML fragment (MathML and SVG inside)."""
+    d = case.data
+    M, f, z = d["mass_matrix"], d["forcing"], d["unknowns"]
+    parts = [f'<div class="eqs" id="eq-{_slug(case.label)}-{_slug(case.formulation)}">',
+             f"<h5>{html.escape(case.formulation)}</h5>",
+             f'<p class="form">{html.escape(_form_text(case))}</p>']
+    if not is_large(case):
+        parts.append(_matrix_equation(M, z, f))
+        kdes = d.get("kinematic_equations", ())
+        # Speeds of their own (not q') come with the relations to q'.
+        own_speeds = not any(isinstance(s, sm.Derivative) for s in d.get("states", ()))
+        if kdes and own_speeds and len(kdes) <= LARGE_ROWS:
+            eqs = "".join(f"<mtr><mtd>{_mrow(mathml(k), _EQ, '<mn>0</mn>')}</mtd></mtr>"
+                          for k in kdes)
+            parts.append("<details><summary>kinematic differential equations"
+                         "</summary>" + _math(f'<mtable columnalign="left">{eqs}</mtable>')
+                         + "</details>")
+        parts.append("<details><summary>after common-subexpression elimination"
+                     "</summary>" + _cse_block(M, f) + "</details>")
+    else:
+        n, m = M.shape
+        nnz = sum(1 for x in M if x != 0)
+        ops = [f"{_fmt_int(case.ops_raw)} operations raw",
+               f"{_fmt_int(case.ops_cse)} after cse"]
+        parts.append('<div class="structure">' + _sparsity_svg(M)
+                     + f"<p>M is {n}×{m} with {nnz} non-zero entries "
+                       f"({nnz / (n * m):.0%}); f has {len(f)} entries; "
+                     + ", ".join(ops) + ". Unknowns:</p>"
+                     + _math(mathml(sm.Matrix(z)), block=False) + "</div>")
+        parts.append("<p>First entries:</p>")
+        parts.append(_entry_html("M_11", M[0, 0]))
+        parts.append(_entry_html("f_1", f[0]))
+        rest = [(f"M_{i + 1}{j + 1}" if max(n, m) < 10 else f"M_{i + 1},{j + 1}", M[i, j])
+                for i in range(n) for j in range(m)
+                if M[i, j] != 0 and (i, j) != (0, 0) and j >= i]
+        rest += [(f"f_{i + 1}", f[i]) for i in range(1, len(f))]
+        parts.append(f"<details><summary>the other {len(rest)} non-zero entries "
+                     "(M is symmetric where only its upper triangle is shown)"
+                     "</summary>" + "".join(_entry_html(nm, e) for nm, e in rest)
+                     + "</details>")
+        parts.append("<details><summary>after common-subexpression elimination"
+                     "</summary>" + _cse_block(M, f) + "</details>")
+    parts.append("</div>")
+    return "\n".join(parts)
+
+
+def equations_markdown(case: CaseEquations) -> str:
+    """One case's equations in Markdown, LaTeX between ``$$``."""
+    d = case.data
+    M, f, z = d["mass_matrix"], d["forcing"], d["unknowns"]
+    head = f"**{case.formulation}**: {_form_text(case)}"
+    if not is_large(case):
+        return (head + "\n\n$$\n" + latex(sm.Matrix(M)) + latex(sm.Matrix(z))
+                + " = " + latex(sm.Matrix(f)) + "\n$$")
+    n, m = M.shape
+    nnz = sum(1 for x in M if x != 0)
+    out = [head, f"M is {n}×{m} with {nnz} non-zero entries; "
+                 f"{_fmt_int(case.ops_raw)} operations raw, "
+                 f"{_fmt_int(case.ops_cse)} after cse; every entry is in "
+                 "report.html. First entries:"]
+    for name, e in (("M_{11}", M[0, 0]), ("f_{1}", f[0])):
+        if _ops(e) <= MAX_ENTRY_OPS:
+            out.append(f"$$\n{name} = {latex(e)}\n$$")
+        else:
+            out.append(f"{name}: {_ops(e)} terms (not typeset).")
+    return "\n\n".join(out)
+
+
+def _fmt_int(x) -> str:
+    return "—" if x != x else str(int(x))
+
+
+def _slug(text: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in str(text))
+
+
+# ----------------------------------------------------------------------
+# Published equations beside the derived ones
+# ----------------------------------------------------------------------
+@dataclass
+class PublishedCheck:
+    """A published equation with its residual under each formulation."""
+
+    equation: object  # systems.published.PublishedEquation
+    residuals: dict    # formulation -> (printed, holds) largest relative residual
+
+
+def published_checks(system: str, variant_options: dict, qdd_by_formulation: dict,
+                     n_states: int) -> list[PublishedCheck]:
+    """Evaluate each published equation with the run's accelerations.
+
+    ``qdd_by_formulation`` maps a formulation to its ``qdd`` array of the
+    run (q'' at ``ms.random_state(seed)``, seeds ``0 .. n_states - 1``, the
+    runner's sampling).
+    """
+    from systems import get_system
+    from systems.published import published_equations, residual_function
+    ms = get_system(system, **variant_options)
+    equations = published_equations(ms)
+    if not equations:
+        return []
+    states = [ms.random_state(seed) for seed in range(n_states)]
+    out = []
+    for eq in equations:
+        funcs = {}
+        for which, e, subs in (("printed", eq.printed,
+                                {**eq.substitutions, **eq.printed_reading}),
+                               ("holds", eq.holds, eq.substitutions)):
+            try:
+                funcs[which] = residual_function(e, ms, subs)
+            except ValueError:
+                funcs[which] = None
+        res = {}
+        for form, qdd in qdd_by_formulation.items():
+            qdd = np.asarray(qdd, dtype=float)
+            if qdd.ndim != 2 or len(qdd) != len(states) or \
+                    qdd.shape[1] != len(ms.coordinates):
+                continue
+            vals = {}
+            for which, fn in funcs.items():
+                if fn is None:
+                    vals[which] = float("nan")
+                    continue
+                worst = 0.0
+                for (t0, q, qd), a in zip(states, qdd):
+                    r, scale = fn(t0, q, qd, a)
+                    worst = max(worst, abs(r) / max(scale, 1e-300))
+                vals[which] = worst
+            res[form] = (vals["printed"], vals["holds"])
+        out.append(PublishedCheck(eq, res))
+    return out
+
+
+def _residual_table_html(check: PublishedCheck) -> str:
+    eq = check.equation
+    rows = []
+    for form, (printed, holds) in check.residuals.items():
+        cells = [form]
+        if eq.misprinted:
+            cells.append(_fmt_res(printed))
+        cells.append(_fmt_res(holds))
+        rows.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
+    head = ["formulation"] + (["as printed"] if eq.misprinted else []) + \
+        ["corrected" if eq.misprinted else "as printed"]
+    return ('<table class="residuals"><caption>largest relative residual over '
+            "the run's random states, with each formulation's q''</caption><thead><tr>"
+            + "".join(f"<th>{h}</th>" for h in head) + "</tr></thead><tbody>"
+            + "".join(rows) + "</tbody></table>")
+
+
+def _fmt_res(x) -> str:
+    if x != x:
+        return "— (cannot be evaluated)"
+    return f"{x:.1e}"
+
+
+def published_html(checks: list[PublishedCheck], derived: CaseEquations | None) -> str:
+    """The published equations of a system beside the derived ones."""
+    if not checks:
+        return ""
+    left = []
+    for c in checks:
+        eq = c.equation
+        block = [f'<div class="pub{" misprint" if eq.misprinted else ""}">',
+                 f"<p><b>{html.escape(eq.number)}</b> in "
+                 f"<code>{html.escape(eq.source)}</code>"
+                 + (' <span class="flag">misprint</span>' if eq.misprinted else "")
+                 + "</p>",
+                 "<p>as printed:</p>" if eq.misprinted else "",
+                 _math(mathml(eq.printed)) if not eq.misprinted else
+                 f'<div class="printed">{_math(mathml(eq.printed))}</div>']
+        if eq.misprinted:
+            block += ["<p>corrected:</p>", _math(mathml(eq.corrected))]
+        block += [f'<p class="note">{html.escape(eq.note)}</p>',
+                  _residual_table_html(c), "</div>"]
+        left.append("\n".join(block))
+    right = ""
+    if derived is not None:
+        right = ('<div class="derived"><p>derived by this run '
+                 f"({html.escape(derived.formulation)}):</p>"
+                 + equations_html(derived) + "</div>")
+    return ('<div class="side-by-side"><div class="published">'
+            + "\n".join(left) + "</div>" + right + "</div>")
+
+
+def published_markdown(checks: list[PublishedCheck]) -> str:
+    out = []
+    for c in checks:
+        eq = c.equation
+        out.append(f"**{eq.number}** in `{eq.source}`"
+                   + (" — **misprint**" if eq.misprinted else ""))
+        if eq.misprinted:
+            out.append(f"As printed:\n\n$$\n{latex(eq.printed)}\n$$\n\n"
+                       f"Corrected:\n\n$$\n{latex(eq.corrected)}\n$$")
+        else:
+            out.append(f"$$\n{latex(eq.printed)}\n$$")
+        out.append(eq.note)
+        res = "; ".join(
+            f"{form} {_fmt_res(h)}" + (f" (as printed {_fmt_res(p)})" if eq.misprinted else "")
+            for form, (p, h) in c.residuals.items())
+        if res:
+            out.append(f"Largest relative residual with each formulation's q'': {res}.")
+    return "\n\n".join(out)
+
+
+# ----------------------------------------------------------------------
+# A system's Equations part of the report
+# ----------------------------------------------------------------------
+def _variant_options(variant: str) -> dict:
+    import ast
+    opts = {}
+    for part in filter(None, str(variant).split(",")):
+        key, _, value = part.partition("=")
+        try:
+            opts[key] = ast.literal_eval(value)
+        except (ValueError, SyntaxError):
+            opts[key] = value
+    return opts
+
+
+def case_equations(rows, trajectories) -> list[CaseEquations]:
+    """The packed equations of the given rows (those that have them)."""
+    out = []
+    for r in rows:
+        packed = (trajectories.get(r.case) or {}).get("equations")
+        if packed is None:
+            continue
+        try:
+            data = unpack_equations(packed)
+        except Exception:  # an unreadable entry: that case shows no equations
+            continue
+        out.append(CaseEquations(r.label, r.formulation, data,
+                                 float(r.ops_raw), float(r.ops_cse)))
+    return out
+
+
+def equations_section(rows, trajectories, *, reference: str = "kane",
+                      n_states: int = 20) -> tuple[str, str]:
+    """(html, markdown) of one system variant's Equations part.
+
+    ``rows`` are the report frame's rows of that variant (attributes
+    ``case``, ``label``, ``system``, ``variant``, ``formulation``,
+    ``ops_raw``, ``ops_cse``); ``trajectories`` the run's arrays by case.
+    """
+    cases = case_equations(rows, trajectories)
+    if not cases:
+        return ("<p>The run kept no equations for these cases (a run of an "
+                "older version, or every case failed before deriving).</p>",
+                "The run kept no equations for these cases.")
+    order = {f: i for i, f in enumerate([reference])}
+    cases.sort(key=lambda c: (order.get(c.formulation, 1), c.formulation))
+    html_parts, md_parts = [], []
+    r0 = rows[0]
+    qdd = {r.formulation: trajectories.get(r.case, {}).get("qdd") for r in rows}
+    qdd = {f: a for f, a in qdd.items() if a is not None}
+    checks = []
+    try:
+        from systems.published import PUBLISHED_SYSTEMS
+        if r0.system in PUBLISHED_SYSTEMS:
+            checks = published_checks(r0.system, _variant_options(r0.variant),
+                                      qdd, n_states)
+    except Exception as exc:  # the equations are shown without the check
+        html_parts.append(f"<p>Published equations not checked: "
+                          f"{html.escape(type(exc).__name__)}: {html.escape(str(exc))}</p>")
+    if checks:
+        ref = cases[0] if cases[0].formulation == reference else None
+        html_parts.append("<h5>As published, beside the derived equations</h5>")
+        html_parts.append(published_html(checks, ref))
+        md_parts.append("*As published:*\n\n" + published_markdown(checks))
+    html_parts.append('<div class="eq-grid">')
+    for c in cases:
+        if checks and c.formulation == reference:
+            continue  # shown beside the published ones above
+        html_parts.append(equations_html(c))
+    html_parts.append("</div>")
+    md_parts += [equations_markdown(c) for c in cases]
+    return "\n".join(html_parts), "\n\n".join(md_parts)

@@ -1,0 +1,359 @@
+"""What a comparison run shows, stated in sentences with its numbers.
+
+:func:`findings` reads only the run's rows: per system variant the
+formulation with the fewest operations after cse, the fastest derivation
+and the fastest solve, and every disagreement and refusal; across systems,
+which formulation wins in each class of system (open chains, closed loops,
+nonholonomic, rheonomic) and by how much, and how operation counts and
+derivation times grow with n.  Nothing in it is written by hand.
+
+>>> import pandas as pd
+>>> frame = pd.DataFrame({"label": ["p", "p"], "system": ["p", "p"],
+...     "variant": ["", ""], "formulation": ["a", "b"], "status": ["ok", "ok"],
+...     "ops_cse": [10, 15], "derive_s": [0.2, 0.1], "integrate_s": [1.0, 2.0],
+...     "qdd_max_rel_dev": [0.0, 1e-15], "system_class": ["open chain"] * 2})
+>>> f = findings(frame)
+>>> f.per_system[0]["fewest_ops"]
+'a (10 operations after cse; next b 15, 1.5×)'
+"""
+from __future__ import annotations
+
+import html
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["findings", "Findings", "system_classes", "CLASSES",
+           "result_html", "overview_table", "AGREEMENT_TOL"]
+
+#: Classes of system, in the order they are reported.
+CLASSES = ("open chain", "closed loop", "nonholonomic", "rheonomic")
+#: Largest q'' deviation from the reference still counted as agreement.
+AGREEMENT_TOL = 1e-8
+
+
+def system_classes(ms) -> list[str]:
+    """The classes of a declaration: closed loop (holonomic constraints),
+    nonholonomic, rheonomic (explicit time), open chain (none of these
+    constraints)."""
+    out = []
+    if ms.holonomic_constraints:
+        out.append("closed loop")
+    if ms.nonholonomic_constraints:
+        out.append("nonholonomic")
+    if not out:
+        out.append("open chain")
+    if ms.is_rheonomic:
+        out.append("rheonomic")
+    return out
+
+
+def _classes_of(frame: pd.DataFrame) -> dict:
+    """label -> list of classes, from the rows or else from the catalogue."""
+    out = {}
+    col = "system_class" if "system_class" in frame.columns else None
+    built = {}
+    for r in frame.drop_duplicates("label").itertuples():
+        value = getattr(r, col) if col else None
+        if isinstance(value, str) and value:
+            out[r.label] = value.split(",")
+            continue
+        key = (r.system, r.variant)
+        if key not in built:
+            try:
+                from systems import get_system
+                from .equations import _variant_options
+                built[key] = system_classes(get_system(r.system,
+                                                       **_variant_options(r.variant)))
+            except Exception:  # an unknown system: left out of the classes
+                built[key] = []
+        out[r.label] = built[key]
+    return out
+
+
+def _num(x) -> float:
+    try:
+        x = float(x)
+    except (TypeError, ValueError):
+        return float("nan")
+    return x
+
+
+def _g(x, unit="") -> str:
+    x = _num(x)
+    if not math.isfinite(x):
+        return "—"
+    if unit == "s":
+        return f"{x:.3g} s"
+    if x == int(x) and abs(x) < 1e15:
+        return str(int(x))
+    return f"{x:.3g}"
+
+
+def _best(ok: pd.DataFrame, col: str, unit: str, what: str) -> str | None:
+    vals = [(f, _num(v)) for f, v in zip(ok["formulation"], ok[col])]
+    vals = sorted([(v, f) for f, v in vals if math.isfinite(v) and v > 0])
+    if not vals:
+        return None
+    (v0, f0) = vals[0]
+    text = f"{f0} ({_g(v0, unit)}{what}"
+    if len(vals) > 1:
+        v1, f1 = vals[1]
+        text += f"; next {f1} {_g(v1, unit)}, {v1 / v0:.2g}×"
+    return text + ")"
+
+
+@dataclass
+class Findings:
+    """The statements of :func:`findings` (also as HTML and Markdown)."""
+
+    per_system: list = field(default_factory=list)
+    by_class: list = field(default_factory=list)
+    growth: list = field(default_factory=list)
+    totals: str = ""
+
+    def sentences(self) -> list[str]:
+        out = [self.totals] if self.totals else []
+        for s in self.per_system:
+            parts = []
+            if s.get("fewest_ops"):
+                parts.append(f"fewest operations after cse: {s['fewest_ops']}")
+            if s.get("fastest_derivation"):
+                parts.append(f"fastest derivation: {s['fastest_derivation']}")
+            if s.get("fastest_solve"):
+                parts.append(f"fastest solve: {s['fastest_solve']}")
+            if s.get("disagreements"):
+                parts.append("disagreeing with the reference: "
+                             + ", ".join(s["disagreements"]))
+            if s.get("failures"):
+                parts.append("failed: " + ", ".join(s["failures"]))
+            if s.get("refusals"):
+                parts.append("refused: " + ", ".join(s["refusals"]))
+            out.append(f"{s['label']}: " + "; ".join(parts) + ".")
+        return out + list(self.by_class) + list(self.growth)
+
+    def html(self) -> str:
+        parts = []
+        if self.totals:
+            parts.append(f"<p>{html.escape(self.totals)}</p>")
+        if self.by_class:
+            parts.append("<p><b>By class of system</b> (geometric mean, over the "
+                         "class's systems, of each formulation's value divided by "
+                         "the best one's on that system):</p><ul>"
+                         + "".join(f"<li>{html.escape(s)}</li>" for s in self.by_class)
+                         + "</ul>")
+        if self.growth:
+            parts.append("<p><b>Growth with n</b> (slope of a least-squares line "
+                         "through log value against log n):</p><ul>"
+                         + "".join(f"<li>{html.escape(s)}</li>" for s in self.growth)
+                         + "</ul>")
+        if self.per_system:
+            head = ("<tr><th>system</th><th>fewest ops after cse</th>"
+                    "<th>fastest derivation</th><th>fastest solve</th>"
+                    "<th>disagreements, failures, refusals</th></tr>")
+            rows = []
+            for s in self.per_system:
+                trouble = (["disagrees: " + ", ".join(s["disagreements"])]
+                           if s.get("disagreements") else []) + \
+                    (["failed: " + ", ".join(s["failures"])] if s.get("failures") else []) + \
+                    (["refused: " + ", ".join(s["refusals"])] if s.get("refusals") else [])
+                cls = ' class="bad"' if s.get("disagreements") or s.get("failures") else ""
+                cells = [s["label"], s.get("fewest_ops") or "—",
+                         s.get("fastest_derivation") or "—",
+                         s.get("fastest_solve") or "—", "; ".join(trouble) or "none"]
+                rows.append(f"<tr{cls}>" + "".join(f"<td>{html.escape(c)}</td>"
+                                                   for c in cells) + "</tr>")
+            parts.append('<div class="scroll"><table class="findings"><thead>' + head
+                         + "</thead><tbody>" + "".join(rows) + "</tbody></table></div>")
+        return "\n".join(parts)
+
+    def markdown(self) -> str:
+        parts = [self.totals] if self.totals else []
+        if self.by_class:
+            parts.append("**By class of system** (geometric mean, over the class's "
+                         "systems, of each formulation's value divided by the best "
+                         "one's on that system):\n\n"
+                         + "\n".join(f"- {s}" for s in self.by_class))
+        if self.growth:
+            parts.append("**Growth with n** (slope of log value against log n):\n\n"
+                         + "\n".join(f"- {s}" for s in self.growth))
+        if self.per_system:
+            parts.append("**Per system:**\n\n" + "\n".join(
+                f"- {s}" for s in self.sentences()[1 if self.totals else 0:
+                                                  1 + len(self.per_system)]))
+        return "\n\n".join(parts)
+
+
+def _ratios(frame, col):
+    """label -> {formulation: value / best value on that label}."""
+    out = {}
+    for label, g in frame.groupby("label", sort=False):
+        vals = {f: _num(v) for f, v in zip(g["formulation"], g[col])}
+        vals = {f: v for f, v in vals.items() if math.isfinite(v) and v > 0}
+        if vals:
+            best = min(vals.values())
+            out[label] = {f: v / best for f, v in vals.items()}
+    return out
+
+
+def _class_sentences(ok, classes) -> list[str]:
+    out = []
+    metrics = (("ops_cse", "fewest operations after cse"),
+               ("derive_s", "fastest derivation"),
+               ("integrate_s", "fastest solve"))
+    for cls in CLASSES:
+        labels = [lab for lab, cs in classes.items() if cls in cs]
+        sub = ok[ok["label"].isin(labels)]
+        if sub.empty:
+            continue
+        n_sys = sub["label"].nunique()
+        parts = []
+        for col, what in metrics:
+            if col not in sub.columns:
+                continue
+            ratios = _ratios(sub, col)
+            per_form = {}
+            for lab, r in ratios.items():
+                for f, v in r.items():
+                    per_form.setdefault(f, []).append(v)
+            # Only formulations that finished on every system of the class
+            # compete: a refusal must not count as a win elsewhere.
+            full = {f: float(np.exp(np.mean(np.log(v))))
+                    for f, v in per_form.items() if len(v) == len(ratios)}
+            if not full:
+                continue
+            ranked = sorted(full.items(), key=lambda kv: kv[1])
+            f0, r0 = ranked[0]
+            wins = sum(1 for r in ratios.values() if r.get(f0) == 1.0)
+            text = f"{what}: {f0} (best on {wins} of {len(ratios)}, mean ratio {r0:.2g}"
+            if len(ranked) > 1:
+                f1, r1 = ranked[1]
+                text += f"; next {f1} at {r1:.2g}, {r1 / r0:.2g}× {f0}'s"
+            parts.append(text + ")")
+        if parts:
+            out.append(f"{cls} ({n_sys} system variant{'s' * (n_sys != 1)}): "
+                       + "; ".join(parts) + ".")
+    return out
+
+
+def _n_of(variant) -> int | None:
+    from .equations import _variant_options
+    n = _variant_options(variant if isinstance(variant, str) else "").get("n")
+    return n if isinstance(n, int) else None
+
+
+def _growth_sentences(ok) -> list[str]:
+    out = []
+    ok = ok.assign(n=[_n_of(v) for v in ok["variant"]])
+    ok = ok[ok["n"].notna()]
+    for system, g in ok.groupby("system", sort=False):
+        if g["n"].nunique() < 2:
+            continue
+        parts = {}
+        for col, what in (("ops_cse", "operations after cse"),
+                          ("derive_s", "derivation seconds")):
+            slopes = []
+            for form, h in g.groupby("formulation", sort=False):
+                h = h[[_num(v) > 0 for v in h[col]]]
+                if h["n"].nunique() < 2:
+                    continue
+                x = np.log(h["n"].astype(float).to_numpy())
+                y = np.log(h[col].astype(float).to_numpy())
+                slope = float(np.polyfit(x, y, 1)[0])
+                big = h.loc[h["n"].idxmax()]
+                slopes.append((slope, form, int(big["n"]), _num(big[col])))
+            if slopes:
+                slopes.sort()
+                parts[what] = ", ".join(
+                    f"{f} n^{s:.2g} ({_g(v, 's' if col == 'derive_s' else '')} at n={n})"
+                    for s, f, n, v in slopes)
+        ns = sorted(int(n) for n in g["n"].unique())
+        for what, text in parts.items():
+            out.append(f"{system}, n = {', '.join(map(str, ns))}: {what} grow as {text}.")
+    return out
+
+
+def findings(frame: pd.DataFrame, metadata: dict | None = None) -> Findings:
+    """The statements a run's rows support.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        A run's rows (``ComparisonResult.frame`` or ``results.csv``).
+    metadata : dict, optional
+        The run's metadata (for the reference formulation).
+    """
+    if not isinstance(frame, pd.DataFrame):
+        raise TypeError(f"frame must be a pandas DataFrame, not {type(frame).__name__}")
+    meta = metadata or {}
+    reference = (meta.get("options") or {}).get("reference", "kane")
+    f = frame.copy()
+    for col in ("label", "system", "variant", "formulation", "status", "error",
+                "ops_cse", "derive_s", "integrate_s", "qdd_max_rel_dev"):
+        if col not in f.columns:
+            f[col] = np.nan
+    f["variant"] = ["" if not isinstance(v, str) else v for v in f["variant"]]
+    f["label"] = [lab if isinstance(lab, str) else (f"{s}[{v}]" if v else str(s))
+                  for lab, s, v in zip(f["label"], f["system"], f["variant"])]
+    out = Findings()
+    if f.empty:
+        out.totals = "The run has no cases."
+        return out
+    ok = f[f["status"] == "ok"]
+    counts = f["status"].value_counts().to_dict()
+    dev = pd.to_numeric(ok["qdd_max_rel_dev"], errors="coerce")
+    n_dis = int((dev > AGREEMENT_TOL).sum())
+    out.totals = (f"{len(f)} cases on {f['label'].nunique()} system variants: "
+                  + ", ".join(f"{v} {k}" for k, v in counts.items())
+                  + f". {len(ok) - n_dis} of {len(ok)} finished cases agree with "
+                  f"{reference} to {AGREEMENT_TOL:g} in q''"
+                  + (f" (largest deviation {dev.max():.2g})" if dev.notna().any() else "")
+                  + ".")
+    for label, g in f.groupby("label", sort=False):
+        gok = g[g["status"] == "ok"]
+        d = pd.to_numeric(gok["qdd_max_rel_dev"], errors="coerce")
+        entry = {"label": label,
+                 "fewest_ops": _best(gok, "ops_cse", "", " operations after cse"),
+                 "fastest_derivation": _best(gok, "derive_s", "s", ""),
+                 "fastest_solve": _best(gok, "integrate_s", "s", ""),
+                 "disagreements": [f"{fm} ({x:.2g})" for fm, x in
+                                   zip(gok["formulation"], d) if x > AGREEMENT_TOL],
+                 "failures": [f"{fm} ({st})" for fm, st in
+                              zip(g["formulation"], g["status"])
+                              if st not in ("ok", "unsupported")],
+                 "refusals": list(g.loc[g["status"] == "unsupported", "formulation"])}
+        out.per_system.append(entry)
+    classes = _classes_of(f)
+    out.by_class = _class_sentences(ok, classes)
+    out.growth = _growth_sentences(ok)
+    return out
+
+
+def overview_table(frame: pd.DataFrame, formulations=None) -> pd.DataFrame:
+    """q'' deviation from the reference per system and formulation, or the
+    status of a case that did not finish (text cells)."""
+    from .report import _fmt, _prepared
+    fr = _prepared(frame)
+    if formulations is None:
+        formulations = list(dict.fromkeys(fr["formulation"]))
+    cell = [(_fmt(d) if s == "ok" else s) for d, s in
+            zip(fr["qdd_max_rel_dev"], fr["status"])]
+    ov = fr.assign(cell=cell).pivot_table(
+        index="label", columns="formulation", values="cell", aggfunc="first")
+    ov = ov.reindex(index=list(dict.fromkeys(fr["label"])),
+                    columns=[f for f in formulations if f in ov.columns])
+    return ov.reset_index().rename(columns={"label": "system"})
+
+
+def result_html(result) -> str:
+    """Findings and the overview table of a run, as an HTML fragment."""
+    from .report import _html_table
+    fnd = findings(result.frame, getattr(result, "metadata", None))
+    parts = ["<div><h3>Findings</h3>", fnd.html()]
+    if len(result.frame):
+        parts += ["<h3>Overview: q'' deviation from the reference</h3>",
+                  _html_table(overview_table(result.frame), "")]
+    parts.append("</div>")
+    return "\n".join(parts)
