@@ -112,7 +112,7 @@ def cmd_list(args) -> int:
 
 def cmd_bench(args, rest) -> int:
     try:
-        from . import bench
+        from bench import suite as bench
     except ImportError as exc:
         sys.exit(f"the benchmark is not available: {exc}")
     return bench.main(rest) or 0

@@ -51,7 +51,7 @@ _INT_COLUMNS = {"ops_raw", "ops_cse", "n_equations", "n_unknowns",
 _SCALABLE = ("n_link_pendulum", "n_link_pendulum_on_cart")
 #: Deviations are drawn no lower than this on log axes (exact zeros).
 _DEV_FLOOR = 1e-17
-#: Names, in order of preference, of a function of ``compare.benchmarks``
+#: Names, in order of preference, of a function of ``references.published``
 #: returning the published-against-computed table.
 _BENCHMARK_FUNCTIONS = ("published_vs_computed", "published_table",
                         "benchmark_table", "benchmarks_table",
@@ -487,9 +487,9 @@ def _benchmark_table(formulations=None):
     does not derive the benchmarks with formulations the run left out.
     """
     try:
-        mod = importlib.import_module("compare.benchmarks")
+        mod = importlib.import_module("references.published")
     except ImportError as exc:
-        return None, f"not available: compare.benchmarks cannot be imported ({exc})."
+        return None, f"not available: references.published cannot be imported ({exc})."
     candidates = [(n, getattr(mod, n)) for n in _BENCHMARK_FUNCTIONS
                   if callable(getattr(mod, n, None))]
     candidates += [(name, obj) for name, obj in vars(mod).items()
@@ -512,11 +512,11 @@ def _benchmark_table(formulations=None):
         try:
             table = fn(**kwargs)
         except Exception as exc:  # the report goes on without this section
-            return None, (f"not available: compare.benchmarks.{name}() "
+            return None, (f"not available: references.published.{name}() "
                           f"failed: {type(exc).__name__}: {exc}")
         if isinstance(table, pd.DataFrame):
-            return table, f"from compare.benchmarks.{name}()"
-    return None, ("not available: compare.benchmarks offers no function "
+            return table, f"from references.published.{name}()"
+    return None, ("not available: references.published offers no function "
                   "returning the published-against-computed table.")
 
 
@@ -792,7 +792,7 @@ def write_report(result, out, *, benchmarks: bool = True,
         Directory of the report (usually the run's own directory).
     benchmarks : bool
         Include the published-against-computed table of
-        ``compare.benchmarks`` when that module offers one, for the run's
+        ``references.published`` when that module offers one, for the run's
         formulations (it may derive the benchmark systems: minutes when
         they are not in the derivation cache).
     kolev : bool

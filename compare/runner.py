@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from formulations import FORMULATIONS, UnsupportedSystemError, get_formulation
-from formulations.integrate import integrate
+from numeric.integrate import integrate
 from systems import CATALOGUE, get_system
 
 __all__ = ["Case", "RunOptions", "ComparisonResult", "run", "expand_cases",

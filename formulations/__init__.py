@@ -7,7 +7,7 @@ True
 from .base import (FORMULATIONS, Derivation, EquationsOfMotion, Formulation,
                    UnsupportedSystemError, count_operations, formulation_names,
                    get_formulation, rate_form, register, speed_form)
-from .numeric import NumericModel, SingularConfigurationError
+from numeric.model import NumericModel, SingularConfigurationError
 
 # Every module of this package registers its formulations on import: a new
 # backend is a new module, nothing else to edit.

@@ -16,7 +16,7 @@ How to write a new formulation
 4. Refuse what the method cannot do with :class:`UnsupportedSystemError`
    and a reason; never return a wrong answer.
 
-The numeric contract (:mod:`formulations.numeric`) is generated from the
+The numeric contract (:mod:`numeric.model`) is generated from the
 returned expressions in the same way for every formulation.
 """
 from __future__ import annotations
@@ -234,19 +234,19 @@ class EquationsOfMotion:
 
     @cached_property
     def _generated(self):
-        from .numeric import generate
+        from numeric.model import generate
         return generate(self)
 
     def numeric(self, parameters: Mapping | None = None,
                 backend: str = "lambdify", **options):
-        """The numeric contract: a :class:`~formulations.numeric.NumericModel`.
+        """The numeric contract: a :class:`~numeric.model.NumericModel`.
 
         Code is generated once per equations object (parameters are runtime
         arguments), so different parameter values cost nothing extra.
         ``backend="c"`` compiles it to C, ``"auto"`` does so when a compiler
-        is available (see :func:`formulations.numeric.numeric_model`).
+        is available (see :func:`numeric.model.numeric_model`).
         """
-        from .numeric import numeric_model
+        from numeric.model import numeric_model
         return numeric_model(self, parameters, backend=backend, **options)
 
 

@@ -95,7 +95,7 @@ Choices, and why
   after (wheelbarrow 449 against 1074 raw ops, rolling disc 1813 against
   4111), and appending them as unknowns cheaper still (252, 1750).
   Option ``frames``: ``"merged"`` (default) uses the shared
-  :class:`~formulations.kinematics.FrameAlgebra`; ``"sympy"`` sympy's
+  :class:`~symbolic.frames.FrameAlgebra`; ``"sympy"`` sympy's
   composed direction cosines, which grow as products of sines and
   cosines along a chain (n_link_pendulum, n = 5: 8804 raw ops against
   3478).
@@ -168,8 +168,8 @@ from systems.base import solve_linear
 
 from .base import (Derivation, Formulation, UnsupportedSystemError,
                    register, speed_form)
-from .calculus import jacobian
-from .kinematics import FrameAlgebra, generalized_forces, natural_frame
+from symbolic.calculus import jacobian
+from symbolic.frames import FrameAlgebra, generalized_forces, natural_frame
 
 __all__ = ["GibbsAppell", "acceleration_energy", "body_kinematics",
            "generalized_active_forces", "solve_dependent_block", "benchmark"]
@@ -234,7 +234,7 @@ def body_kinematics(system, qdot, frames=None):
     rotation, so no rotated (larger) expression is differentiated.
 
     ``frames`` supplies ``components(vec, frame, rep)`` and ``dcm(A, B)``;
-    by default a :class:`~formulations.kinematics.FrameAlgebra` (merged
+    by default a :class:`~symbolic.frames.FrameAlgebra` (merged
     same-axis rotations, as Kane's method here uses).
 
     Returns
@@ -370,7 +370,7 @@ class GibbsAppell(Formulation):
         substitution before S is formed or after differentiation.
     frames : {"merged", "sympy"}
         Vector components through
-        :class:`~formulations.kinematics.FrameAlgebra` (successive rotations
+        :class:`~symbolic.frames.FrameAlgebra` (successive rotations
         about one axis merged, as in Kane's method here) or through sympy's
         own direction cosine matrices.
     count_ops : bool

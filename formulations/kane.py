@@ -33,9 +33,9 @@ from systems.base import solve_linear
 
 from .base import (Derivation, Formulation, LazyExtras, UnsupportedSystemError,
                    register, speed_form)
-from .calculus import jacobian
+from symbolic.calculus import jacobian
 from .composite import composite_equations
-from .kinematics import FrameAlgebra, generalized_forces, natural_frame
+from symbolic.frames import FrameAlgebra, generalized_forces, natural_frame
 
 __all__ = ["Kane", "body_kinematics", "BodyKinematics"]
 
@@ -200,7 +200,7 @@ class Kane(Formulation):
     """Kane's method from partial velocities (this project's implementation).
 
     Velocities, accelerations and partial velocities are formed as
-    components in each body's own frame (:mod:`formulations.kinematics`),
+    components in each body's own frame (:mod:`symbolic.frames`),
     and the mass matrix directly as sum m v_r.v_s + w_r.I.w_s, so no
     Jacobian of the inertia forces is taken.
 

@@ -164,10 +164,10 @@ import sympy.physics.mechanics as me
 
 from .base import (Derivation, Formulation, UnsupportedSystemError,
                    get_formulation, register)
-from .calculus import directional_derivative, jacobian, time_derivative
-from .kinematics import FrameAlgebra
-from .kinematics import generalized_forces as _generalized_forces
-from .kinematics import kinetic_energy as _kinetic_energy
+from symbolic.calculus import directional_derivative, jacobian, time_derivative
+from symbolic.frames import FrameAlgebra
+from symbolic.frames import generalized_forces as _generalized_forces
+from symbolic.frames import kinetic_energy as _kinetic_energy
 
 __all__ = ["ModifiedLagrange", "modified_lagrange_equations",
            "kinetic_energy_in_rates", "generalized_forces_in_rates",

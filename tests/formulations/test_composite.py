@@ -109,7 +109,7 @@ def test_auto_takes_the_composite_sums_for_deep_trees_only(name, options,
 def test_composite_extras_are_lazy_and_equal_the_direct_ones(
         name, options, monkeypatch):
     import formulations.kane as kane
-    from formulations.identities import RandomPoints
+    from symbolic.identities import RandomPoints
     calls = []
     original = kane.generalized_active_forces
 

@@ -16,10 +16,10 @@ import pytest
 from scipy.integrate import solve_ivp
 
 from formulations import get_formulation
-from formulations import compiled
-from formulations.compiled import (CompiledModel, CompilerNotFoundError,
+from numeric import compiled
+from numeric.compiled import (CompiledModel, CompilerNotFoundError,
                                    c_source)
-from formulations.numeric import NumericModel, SingularConfigurationError
+from numeric.model import NumericModel, SingularConfigurationError
 from systems import CATALOGUE, get_system
 
 from conftest import cached_eom, cached_system

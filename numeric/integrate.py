@@ -41,8 +41,8 @@ from scipy.integrate import solve_ivp
 
 from systems.base import ConstraintError
 
-from .base import EquationsOfMotion
-from .numeric import NumericModel, SingularConfigurationError
+from formulations.base import EquationsOfMotion
+from .model import NumericModel, SingularConfigurationError
 
 __all__ = ["integrate", "IntegrationResult", "project_state",
            "STABILIZATIONS"]
@@ -335,7 +335,7 @@ def integrate(eom_or_model, t_final, *, method="DOP853", rtol=1e-10,
     Examples
     --------
     >>> from formulations import get_formulation
-    >>> from formulations.integrate import integrate
+    >>> from numeric.integrate import integrate
     >>> eom = get_formulation("lagrange").derive("four_bar")
     >>> res = integrate(eom, 1.0)
     >>> res.success, bool(res.max_holonomic_residual < 1e-8)

@@ -44,8 +44,8 @@ import numpy as np
 import sympy as sm
 from sympy.printing.c import C99CodePrinter
 
-from .calculus import substitute
-from .numeric import NumericModel, SingularConfigurationError, plain_parts
+from symbolic.calculus import substitute
+from .model import NumericModel, SingularConfigurationError, plain_parts
 
 __all__ = ["CompiledModel", "CompiledBackendError", "CompilerNotFoundError",
            "CompilationError", "find_compiler", "compiled_cache_dir",
@@ -448,7 +448,7 @@ _F8 = np.dtype(float)
 
 
 class CompiledModel(NumericModel):
-    """The numeric contract of :class:`~formulations.numeric.NumericModel`
+    """The numeric contract of :class:`~numeric.model.NumericModel`
     evaluated in compiled C.
 
     Parameters

@@ -12,7 +12,7 @@ import numpy as np
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from .calculus import dynamic_symbols, substitute
+from symbolic.calculus import dynamic_symbols, substitute
 
 __all__ = ["NumericModel", "SingularConfigurationError", "generate",
            "plain_symbols", "plain_parts", "numeric_model", "BACKENDS"]
@@ -144,13 +144,13 @@ def numeric_model(eom, parameters: Mapping | None = None,
     ----------
     backend : {"lambdify", "c", "auto"}
         ``"lambdify"`` (default, needs no compiler): numpy code from
-        sympy's lambdify.  ``"c"``: :class:`formulations.compiled.CompiledModel`,
+        sympy's lambdify.  ``"c"``: :class:`numeric.compiled.CompiledModel`,
         C compiled with the system compiler; raises
-        :class:`formulations.compiled.CompiledBackendError` when that cannot
+        :class:`numeric.compiled.CompiledBackendError` when that cannot
         be built.  ``"auto"``: ``"c"`` when it can be built, else a warning
         and ``"lambdify"``.
     **options
-        Passed to :class:`~formulations.compiled.CompiledModel` (compiler,
+        Passed to :class:`~numeric.compiled.CompiledModel` (compiler,
         cflags, cache_dir).
 
     Examples

@@ -41,7 +41,7 @@ import sympy.physics.mechanics as me
 
 from systems.base import ConstraintError, MechanicalSystem
 
-from .base import EquationsOfMotion
+from formulations.base import EquationsOfMotion
 
 __all__ = ["linearize", "LinearModel"]
 
@@ -129,7 +129,7 @@ class LinearModel:
         Examples
         --------
         >>> from formulations import get_formulation
-        >>> from formulations.linearize import linearize
+        >>> from numeric.linearize import linearize
         >>> eom = get_formulation("kane").derive("n_link_pendulum")
         >>> import numpy as np
         >>> q = np.array([-np.pi / 2, 0.0, 0.0])   # hanging straight down
@@ -227,7 +227,7 @@ def linearize(eom, operating_point, *, inputs: Sequence | None = None,
     --------
     >>> import numpy as np
     >>> from formulations import get_formulation
-    >>> from formulations.linearize import linearize
+    >>> from numeric.linearize import linearize
     >>> eom = get_formulation("kane").derive("double_pendulum")
     >>> lin = linearize(eom, (0.0, np.zeros(2), np.zeros(2)))
     >>> lin.states
