@@ -33,13 +33,14 @@ from typing import Any, ClassVar, Mapping
 import sympy as sm
 import sympy.physics.mechanics as me
 
+from symbolic.linsolve import solve_linear
 from systems import MechanicalSystem, get_system
 
 __all__ = [
     "Formulation", "EquationsOfMotion", "Derivation", "FORMULATIONS",
     "register", "get_formulation", "UnsupportedSystemError",
     "count_operations", "speed_form", "rate_form", "formulation_names",
-    "LazyExtras",
+    "LazyExtras", "solve_dependent_speeds",
 ]
 
 t = me.dynamicsymbols._t
@@ -244,9 +245,9 @@ class EquationsOfMotion:
         Code is generated once per equations object (parameters are runtime
         arguments), so different parameter values cost nothing extra.
         ``backend="c"`` compiles it to C, ``"auto"`` does so when a compiler
-        is available (see :func:`numeric.model.numeric_model`).
+        is available (see :func:`numeric.backends.numeric_model`).
         """
-        from numeric.model import numeric_model
+        from numeric.backends import numeric_model
         return numeric_model(self, parameters, backend=backend, **options)
 
 
@@ -464,3 +465,31 @@ def rate_form(system: MechanicalSystem, mass_matrix, forcing,
         state_map=sm.Matrix(list(q) + list(qd)),
         coordinate_map=sm.Matrix(list(q) + list(qd)),
         multipliers=tuple(multipliers), extras=extras or {})
+
+
+def solve_dependent_speeds(A_dep, rhs, samples=()):
+    """``A_dep^-1 rhs``: the dependent speeds (or their coefficients) from
+    the velocity constraints ``A_dep u_dep = rhs``.
+
+    Through :func:`symbolic.linsolve.solve_linear`, which has no spurious
+    symbolic pivot (sin(theta) at a wheelbarrow heading of zero).
+
+    Raises
+    ------
+    UnsupportedSystemError
+        When the coefficient matrix is singular everywhere.
+
+    Examples
+    --------
+    >>> th = sm.Symbol("theta")
+    >>> A = sm.Matrix([[-sm.sin(th), sm.cos(th)], [sm.cos(th), sm.sin(th)]])
+    >>> solve_dependent_speeds(A, sm.Matrix([0, 1])).T
+    Matrix([[cos(theta), sin(theta)]])
+    """
+    try:
+        return solve_linear(A_dep, rhs, samples)
+    except ValueError:
+        raise UnsupportedSystemError(
+            "the velocity constraints cannot be solved for the dependent "
+            "speeds: their coefficient matrix is singular everywhere; declare "
+            "other dependent speeds") from None

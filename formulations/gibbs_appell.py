@@ -164,10 +164,9 @@ if __name__ == "__main__":  # pragma: no cover
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from systems.base import solve_linear
 
 from .base import (Derivation, Formulation, UnsupportedSystemError,
-                   register, speed_form)
+                   register, solve_dependent_speeds, speed_form)
 from symbolic.calculus import jacobian
 from symbolic.frames import FrameAlgebra, generalized_forces, natural_frame
 
@@ -194,33 +193,6 @@ class _SympyFrames:
     @staticmethod
     def dcm(A, B):
         return A.dcm(B)
-
-
-def solve_dependent_block(A_dep, rhs):
-    """``A_dep^-1 rhs`` without a spurious symbolic pivot.
-
-    Gaussian elimination takes the first symbolically nonzero pivot, which
-    can vanish at ordinary configurations (sin(theta) at a wheelbarrow
-    heading of zero), leaving 0/0 in the equations.  Small blocks (the usual
-    case: one or two rolling or loop constraints) are solved through the
-    adjugate over a simplified determinant instead, whose zeros are the
-    true singular configurations.
-
-    Examples
-    --------
-    >>> import sympy as sm
-    >>> th = sm.Symbol("theta")
-    >>> A = sm.Matrix([[-sm.sin(th), sm.cos(th)], [sm.cos(th), sm.sin(th)]])
-    >>> solve_dependent_block(A, sm.Matrix([0, 1])).T
-    Matrix([[cos(theta), sin(theta)]])
-    """
-    try:
-        return solve_linear(A_dep, rhs)
-    except ValueError:
-        raise UnsupportedSystemError(
-            "the velocity constraints cannot be solved for the dependent "
-            "speeds: their coefficient matrix is singular everywhere; declare "
-            "other dependent speeds") from None
 
 
 def body_kinematics(system, qdot, frames=None):
@@ -443,10 +415,10 @@ class GibbsAppell(Formulation):
                 dvc = (A * sm.Matrix(u) + b).diff(t).xreplace(qdot)
                 e = dvc.xreplace({x: 0 for x in ud})
                 if self.elimination == "append":
-                    C = solve_dependent_block(A_dep, -A[:, :p])
+                    C = solve_dependent_speeds(A_dep, -A[:, :p])
                     dep_rates = {}
                 else:
-                    Cd = solve_dependent_block(A_dep, (-A[:, :p]).row_join(-e))
+                    Cd = solve_dependent_speeds(A_dep, (-A[:, :p]).row_join(-e))
                     C, d = Cd[:, :p], Cd[:, p:]
                     dep_rates = {ud_dep[s]: (C[s, :] * sm.Matrix(ud_ind))[0]
                                  + d[s] for s in range(len(u_dep))}

@@ -29,10 +29,9 @@ from __future__ import annotations
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from systems.base import solve_linear
 
 from .base import (Derivation, Formulation, LazyExtras, UnsupportedSystemError,
-                   register, speed_form)
+                   register, solve_dependent_speeds, speed_form)
 from symbolic.calculus import jacobian
 from .composite import composite_equations
 from symbolic.frames import FrameAlgebra, generalized_forces, natural_frame
@@ -148,23 +147,6 @@ def body_kinematics(system, qdot, speeds, fa: FrameAlgebra):
     return out
 
 
-def solve_dependent(A_dep, rhs):
-    """Solve ``A_dep X = rhs`` symbolically without a vanishing pivot.
-
-    Gaussian elimination picks the first symbolically nonzero pivot, which
-    may vanish at ordinary configurations (a wheel heading of zero makes
-    sin(theta) a zero pivot), leaving 0/0 in the equations.  For the small
-    blocks of velocity constraints the adjugate over a simplified
-    determinant has no such spurious singularity.
-    """
-    try:
-        return solve_linear(A_dep, rhs)
-    except ValueError:
-        raise ValueError("the velocity constraints cannot be solved for the "
-                         "dependent speeds (their coefficient matrix is "
-                         "singular everywhere)") from None
-
-
 def generalized_active_forces(system, qdot, speeds, fa: FrameAlgebra):
     """F_r for every speed, and the partial velocities of the load points
     and angular velocities of the loaded frames (by name)."""
@@ -249,7 +231,7 @@ class Kane(Formulation):
         with stage("constraints"):
             A = sm.Matrix(kin.velocity_constraint_A)
             b = sm.Matrix(kin.velocity_constraint_b)
-            C = solve_dependent(A[:, p:], -A[:, :p]) if m else sm.zeros(0, p)
+            C = solve_dependent_speeds(A[:, p:], -A[:, :p]) if m else sm.zeros(0, p)
         with stage("generalized_forces"):
             composite = None
             if self.assembly != "direct":

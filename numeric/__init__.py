@@ -2,8 +2,9 @@
 
 - :mod:`numeric.model` turns an ``EquationsOfMotion`` into a numeric model
   (mass matrix and forcing, right-hand side, coordinate accelerations);
-  :data:`numeric.model.BACKENDS` names the code generators (lambdify, C);
-- :mod:`numeric.compiled` is the C backend;
+  it is the lambdify backend, and :mod:`numeric.compiled` the C one;
+- :mod:`numeric.backends` registers them in ``BACKENDS`` (``eom.numeric(
+  backend="c")``);
 - :mod:`numeric.states` is the numeric half of a declaration: constraint
   residuals, Newton on the holonomic constraints, consistent and random
   states, energy;
