@@ -467,8 +467,9 @@ def _deriv_time(drows, system, form, n):
 def evaluate_targets(drows, rrows, srows, cap, n_ref=10) -> list[dict]:
     out = []
     sysname = "n_link_pendulum"
-    for ours, peer in (("kane", "sympy_kane"), ("gibbs_appell", "sympy_kane"),
-                       ("lagrange", "sympy_lagrange")):
+    from formulations import FORMULATIONS, peer_of
+    pairs = [(f, peer_of(f)) for f in FORMULATIONS if peer_of(f)]
+    for ours, peer in pairs:
         a = _deriv_time(drows, sysname, ours, n_ref)
         b = _deriv_time(drows, sysname, peer, n_ref)
         if a is None or b is None:
@@ -487,7 +488,7 @@ def evaluate_targets(drows, rrows, srows, cap, n_ref=10) -> list[dict]:
                     a["seconds"] / b["seconds"], 0.25,
                     note=f"{a['seconds']:.3g} s / {b['seconds']:.3g} s")
     a = _deriv_time(drows, sysname, "kane", n_ref)
-    b = _deriv_time(drows, sysname, "sympy_kane", n_ref)
+    b = _deriv_time(drows, sysname, peer_of("kane"), n_ref)
     if a and b:
         _target(out, f"cse ops kane / sympy_kane, {sysname} n={n_ref}",
                 a["ops_cse"] / b["ops_cse"], 0.7,

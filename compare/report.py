@@ -48,7 +48,6 @@ SUMMARY_COLUMNS = {
 _INT_COLUMNS = {"ops_raw", "ops_cse", "n_equations", "n_unknowns",
                 "n_multipliers", "nfev"}
 #: Systems whose builder takes ``n`` (scaling figures).
-_SCALABLE = ("n_link_pendulum", "n_link_pendulum_on_cart")
 #: Deviations are drawn no lower than this on log axes (exact zeros).
 _DEV_FLOOR = 1e-17
 #: Names, in order of preference, of a function of ``references.published``
@@ -554,7 +553,8 @@ def _build_report(result, out, *, benchmarks: bool = True, kolev: bool = True,
         old.unlink()  # figures of systems no longer in the run must not linger
     meta = dict(getattr(result, "metadata", {}) or {})
     options = dict(meta.get("options", {}) or {})
-    reference = options.get("reference", "kane")
+    from formulations import REFERENCE
+    reference = options.get("reference", REFERENCE)
     threshold = options.get("threshold")
     frame = _prepared(result.frame)
     trajectories = getattr(result, "trajectories", {}) or {}
@@ -665,7 +665,9 @@ def _build_report(result, out, *, benchmarks: bool = True, kolev: bool = True,
     if stages is not None:
         rep.p("Derivation seconds by stage (as timed by each formulation).")
         rep.table(stages)
-    scal = [s for s in _SCALABLE if s in set(frame["system"])]
+    from systems import CATALOGUE, system_facts
+    scal = [s for s in CATALOGUE if system_facts(s).scalable
+            and s in set(frame["system"])]
     rep.h(2, "Scaling with n")
     drawn = False
     for system in scal:

@@ -21,8 +21,10 @@ returned expressions in the same way for every formulation.
 """
 from __future__ import annotations
 
+import abc
 import threading
 import time
+import inspect
 from collections.abc import Mapping as _MappingABC, MutableMapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -40,7 +42,8 @@ __all__ = [
     "Formulation", "EquationsOfMotion", "Derivation", "FORMULATIONS",
     "register", "get_formulation", "UnsupportedSystemError",
     "count_operations", "speed_form", "rate_form", "formulation_names",
-    "LazyExtras", "solve_dependent_speeds",
+    "LazyExtras", "solve_dependent_speeds", "REFERENCE", "ABILITIES",
+    "check_options", "peer_of",
 ]
 
 t = me.dynamicsymbols._t
@@ -53,17 +56,96 @@ class UnsupportedSystemError(ValueError):
 #: Registry: formulation name -> class.  Every listing reads this.
 FORMULATIONS: dict[str, type["Formulation"]] = {}
 
+#: The formulation every other one is compared with (harness, CLI, report,
+#: tests).
+REFERENCE = "kane"
+
+#: The ability flags every formulation declares (class attributes, bool).
+ABILITIES = ("handles_holonomic", "handles_nonholonomic", "handles_rheonomic",
+             "uses_multipliers", "needs_dependent_solutions", "is_peer")
+
 
 def register(cls):
-    """Class decorator adding a formulation to :data:`FORMULATIONS`."""
+    """Class decorator adding a formulation to :data:`FORMULATIONS`.
+
+    Validates the declaration of the class: a non-empty ``name`` not taken,
+    a concrete class (``_derive`` implemented), every flag of
+    :data:`ABILITIES` a bool (a flag left unset is refused, not read as
+    true), ``version`` a string and ``peer`` the name of a peer or None.
+
+    Raises
+    ------
+    TypeError
+        For a class that is not a concrete Formulation subclass or a flag
+        that is not a bool.
+    ValueError
+        For a missing or taken name.
+    """
     if not (isinstance(cls, type) and issubclass(cls, Formulation)):
         raise TypeError(f"{cls!r} is not a Formulation subclass")
     if not isinstance(cls.name, str) or not cls.name:
         raise ValueError(f"{cls.__name__} must set a non-empty class attribute name")
+    if inspect.isabstract(cls):
+        raise TypeError(f"{cls.__name__} does not implement "
+                        f"{sorted(cls.__abstractmethods__)}")
+    bad = [a for a in ABILITIES if not isinstance(getattr(cls, a), bool)]
+    if bad:
+        raise TypeError(
+            f"{cls.__name__} must set the ability flags {bad} to True or "
+            f"False (every one of {list(ABILITIES)} is declared)")
+    if not isinstance(cls.version, str):
+        raise TypeError(f"{cls.__name__}.version must be a str, not "
+                        f"{type(cls.version).__name__}")
+    if cls.peer is not None and not isinstance(cls.peer, str):
+        raise TypeError(f"{cls.__name__}.peer must be a formulation name or "
+                        f"None, not {cls.peer!r}")
     if cls.name in FORMULATIONS and FORMULATIONS[cls.name] is not cls:
         raise ValueError(f"formulation {cls.name!r} is registered already")
     FORMULATIONS[cls.name] = cls
     return cls
+
+
+def peer_of(name: str) -> str | None:
+    """The peer (the field's tool) a formulation is measured against, if
+    that peer is registered."""
+    peer = FORMULATIONS[name].peer
+    return peer if peer in FORMULATIONS else None
+
+
+def check_options(owner: str, **choices) -> None:
+    """Validate option values against their valid choices.
+
+    ``choices`` maps an option name to ``(value, valid)``, where ``valid``
+    is a tuple of allowed values or a type (or tuple of types).
+
+    Raises
+    ------
+    TypeError
+        For a value of the wrong type.
+    ValueError
+        For a value not among the choices, naming them.
+
+    Examples
+    --------
+    >>> check_options("kane", assembly=("auto", ("auto", "direct")))
+    >>> check_options("kane", assembly=("x", ("auto", "direct")))
+    Traceback (most recent call last):
+    ...
+    ValueError: kane: `assembly` must be one of ['auto', 'direct'], not 'x'
+    """
+    for opt, (value, valid) in choices.items():
+        if isinstance(valid, type) or (isinstance(valid, tuple) and valid
+                                       and all(isinstance(v, type)
+                                               for v in valid)):
+            if not isinstance(value, valid):
+                names = ([valid.__name__] if isinstance(valid, type)
+                         else [v.__name__ for v in valid])
+                raise TypeError(f"{owner}: `{opt}` must be of type "
+                                f"{' or '.join(names)}, not "
+                                f"{type(value).__name__}")
+        elif value not in valid:
+            raise ValueError(f"{owner}: `{opt}` must be one of {list(valid)}, "
+                             f"not {value!r}")
 
 
 def formulation_names(include_peers: bool = True) -> list[str]:
@@ -304,8 +386,8 @@ class _StageTimer:
                 time.perf_counter() - start
 
 
-class Formulation:
-    """Base class of every formulation backend.
+class Formulation(abc.ABC):
+    """Base class of every formulation backend (abstract: ``_derive``).
 
     Class attributes state what a backend can do; :meth:`derive` checks them
     against the system before any work is done.
@@ -320,6 +402,7 @@ class Formulation:
 
     name: ClassVar[str] = NotImplemented
     version: ClassVar[str] = "1"
+    # No default: register() refuses a class that does not say.
     handles_holonomic: ClassVar[bool] = NotImplemented
     handles_nonholonomic: ClassVar[bool] = NotImplemented
     handles_rheonomic: ClassVar[bool] = True
@@ -329,6 +412,9 @@ class Formulation:
     is_peer: ClassVar[bool] = False
     #: One line for listings.
     summary: ClassVar[str] = ""
+    #: The peer (a wrapper of the field's tool) this method is measured
+    #: against in the benchmark, or None.
+    peer: ClassVar[str | None] = None
 
     def __init__(self, *, count_ops: bool = True):
         self.count_ops = bool(count_ops)
@@ -422,8 +508,10 @@ class Formulation:
                 else parts.extras),
             options=MappingProxyType(self.options))
 
+    @abc.abstractmethod
     def _derive(self, system: MechanicalSystem, stage) -> Derivation:
-        raise NotImplementedError
+        """Read ``system`` and return a :class:`Derivation`; wrap each stage
+        of the work in ``with stage("name"):``."""
 
 
 # ----------------------------------------------------------------------

@@ -357,6 +357,7 @@ class GibbsAppell(Formulation):
     """
 
     name = "gibbs_appell"
+    peer = "sympy_kane"
     version = "1"
     summary = "Gibbs-Appell: dS/du_r' = F~_r, S the acceleration energy"
     handles_holonomic = True

@@ -201,6 +201,7 @@ class Kane(Formulation):
     """
 
     name = "kane"
+    peer = "sympy_kane"
     version = "3"
 
     def __init__(self, *, assembly: str = "auto", count_ops: bool = True):

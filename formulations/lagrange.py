@@ -126,6 +126,7 @@ class Lagrange(Formulation):
     """
 
     name = "lagrange"
+    peer = "sympy_lagrange"
     version = "1"
     summary = ("Lagrange's equations in all coordinates, one multiplier per "
                "constraint: [[M, -C^T], [C, 0]] [q''; lambda] = [f; gamma]")
