@@ -122,7 +122,8 @@ class RunOptions:
         d = dataclasses.asdict(self)
         for k in ("timeout", "cache_dir", "use_cache", "rhs_calls"):
             d.pop(k)
-        d["code"] = code_digest(("formulations", "systems", "compare"))
+        d["code"] = code_digest(("symbolic", "numeric", "systems",
+                                 "formulations", "compare"))
         return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:12]
 
 

@@ -138,13 +138,11 @@ def _cffi():
 
 def compiled_cache_dir(directory=None) -> Path:
     """Where compiled modules are kept: ``directory``, else
-    ``$EOMCOMPARE_CACHE/compiled``, else ``~/.cache/eomcompare/compiled``."""
+    ``numeric.cache_dir("compiled")``."""
     if directory is not None:
         return Path(directory)
-    env = os.environ.get("EOMCOMPARE_CACHE")
-    if env:
-        return Path(env) / "compiled"
-    return Path.home() / ".cache" / "eomcompare" / "compiled"
+    from numeric import cache_dir
+    return cache_dir("compiled")
 
 
 # ----------------------------------------------------------------------
