@@ -17,6 +17,6 @@ def __getattr__(name):
     # The benchmark module pulls in linearization and the bicycle; load it
     # only when asked for.
     if name == "bicycle_eigenvalues":
-        from .benchmarks import bicycle_eigenvalues
+        from references.published import bicycle_eigenvalues
         return bicycle_eigenvalues
     raise AttributeError(f"module 'compare' has no attribute {name!r}")

@@ -29,11 +29,9 @@ _MAGIC = b"EOMCACHE1\n"
 
 
 def default_cache_dir() -> Path:
-    env = os.environ.get("EOMCOMPARE_CACHE")
-    if env:
-        return Path(env)
-    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) \
-        / "eomcompare" / "derivations"
+    """``numeric.cache_dir("derivations")``: beside the compiled modules."""
+    from numeric import cache_dir
+    return cache_dir("derivations")
 
 
 def _package_version() -> str:
@@ -45,11 +43,12 @@ def _package_version() -> str:
 
 
 @functools.lru_cache(maxsize=None)
-def code_digest(packages: tuple = ("formulations", "systems")) -> str:
+def code_digest(packages: tuple = ("symbolic", "systems", "formulations")) -> str:
     """Hash of the source of every module in ``packages``, as found on disk.
 
-    The derivation cache keys on the ``formulations`` and ``systems``
-    packages, a comparison run's resume on those and ``compare``: a changed
+    The derivation cache keys on the ``symbolic``, ``systems`` and
+    ``formulations`` packages, a comparison run's resume on those and
+    ``numeric`` and ``compare``: a changed
     module anywhere in them (a shared helper as much as a formulation's own
     module) then never serves results of older code, even without a version
     bump.
@@ -88,7 +87,8 @@ class DerivationCache:
     Parameters
     ----------
     directory : path, optional
-        Default :func:`default_cache_dir` (``$EOMCOMPARE_CACHE`` if set).
+        Default :func:`default_cache_dir` (``$EOMCOMPARE_CACHE/derivations`` if
+        set).
     """
 
     def __init__(self, directory=None):

@@ -21,7 +21,7 @@ import signal
 import sys
 from pathlib import Path
 
-from formulations import FORMULATIONS
+from formulations import FORMULATIONS, REFERENCE
 from systems import CATALOGUE
 
 DEFAULT_OUT = Path("reports") / "latest"
@@ -59,8 +59,9 @@ def _add_run_options(p: argparse.ArgumentParser):
                    help="solve_ivp method (default DOP853)")
     p.add_argument("--rtol", type=float, default=1e-10)
     p.add_argument("--atol", type=float, default=1e-10)
-    p.add_argument("--reference", default="kane",
-                   help="formulation the others are compared with (default kane)")
+    p.add_argument("--reference", default=REFERENCE,
+                   help=f"formulation the others are compared with (default "
+                        f"{REFERENCE})")
     p.add_argument("--jobs", type=int, default=None,
                    help="worker processes (default: number of CPUs; 1 runs inline)")
     p.add_argument("--scheduler", default=None, metavar="ADDRESS",
@@ -184,7 +185,7 @@ def cmd_list(args) -> int:
 
 def cmd_bench(args, rest) -> int:
     try:
-        from . import bench
+        from bench import suite as bench
     except ImportError as exc:
         sys.exit(f"the benchmark is not available: {exc}")
     return bench.main(rest) or 0

@@ -11,7 +11,7 @@ sizes, the sparsity pattern of the mass matrix as a small inline SVG, the
 first entries, and the rest and the cse'd form in collapsed ``<details>``.
 
 :func:`published_html` and :func:`published_markdown` put the equations
-printed in a seed document (:mod:`systems.published`) beside the derived
+printed in a seed document (:mod:`systems.seed_equations`) beside the derived
 ones, with the misprints marked and explained and the residual of each
 published equation under every formulation's accelerations from the run.
 """
@@ -388,7 +388,7 @@ def _slug(text: str) -> str:
 class PublishedCheck:
     """A published equation with its residual under each formulation."""
 
-    equation: object  # systems.published.PublishedEquation
+    equation: object  # systems.seed_equations.PublishedEquation
     residuals: dict    # formulation -> (printed, holds) largest relative residual
 
 
@@ -401,7 +401,7 @@ def published_checks(system: str, variant_options: dict, qdd_by_formulation: dic
     runner's sampling).
     """
     from systems import get_system
-    from systems.published import published_equations, residual_function
+    from systems.seed_equations import published_equations, residual_function
     ms = get_system(system, **variant_options)
     equations = published_equations(ms)
     if not equations:
@@ -562,7 +562,7 @@ def equations_section(rows, trajectories, *, reference: str = "kane",
     qdd = {f: a for f, a in qdd.items() if a is not None}
     checks = []
     try:
-        from systems.published import PUBLISHED_SYSTEMS
+        from systems.seed_equations import PUBLISHED_SYSTEMS
         if r0.system in PUBLISHED_SYSTEMS:
             checks = published_checks(r0.system, _variant_options(r0.variant),
                                       qdd, n_states)

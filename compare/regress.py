@@ -33,7 +33,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from .runner import SCALABLE, ComparisonResult, RunOptions, load, run
+from systems import system_facts
+
+from .runner import ComparisonResult, RunOptions, load, run
 
 __all__ = ["Finding", "BaselineError", "compare_runs", "check_baseline",
            "load_checked", "main"]
@@ -287,7 +289,7 @@ def _rerun(baseline: ComparisonResult, out, *, jobs, quiet, use_cache,
     variants, n = {}, set()
     for system, variant in zip(frame["system"], frame["variant"]):
         vo = _variant_options(variant)
-        if system in SCALABLE and "n" in vo:
+        if system_facts(system).scalable and "n" in vo:
             n.add(int(vo["n"]))
         else:
             variants.setdefault(system, [])

@@ -32,10 +32,9 @@ SUMMARY_COLUMNS = {c: HEADINGS[c] for c in REPORT_COLUMNS}
 _INT_COLUMNS = {"ops_raw", "ops_cse", "n_equations", "n_unknowns",
                 "n_multipliers", "nfev"}
 #: Systems whose builder takes ``n`` (scaling figures).
-_SCALABLE = ("n_link_pendulum", "n_link_pendulum_on_cart")
 #: Deviations are drawn no lower than this on log axes (exact zeros).
 _DEV_FLOOR = 1e-17
-#: Names, in order of preference, of a function of ``compare.benchmarks``
+#: Names, in order of preference, of a function of ``references.published``
 #: returning the published-against-computed table.
 _BENCHMARK_FUNCTIONS = ("published_vs_computed", "published_table",
                         "benchmark_table", "benchmarks_table",
@@ -481,9 +480,9 @@ def _benchmark_table(formulations=None):
     does not derive the benchmarks with formulations the run left out.
     """
     try:
-        mod = importlib.import_module("compare.benchmarks")
+        mod = importlib.import_module("references.published")
     except ImportError as exc:
-        return None, f"not available: compare.benchmarks cannot be imported ({exc})."
+        return None, f"not available: references.published cannot be imported ({exc})."
     candidates = [(n, getattr(mod, n)) for n in _BENCHMARK_FUNCTIONS
                   if callable(getattr(mod, n, None))]
     candidates += [(name, obj) for name, obj in vars(mod).items()
@@ -506,11 +505,11 @@ def _benchmark_table(formulations=None):
         try:
             table = fn(**kwargs)
         except Exception as exc:  # the report goes on without this section
-            return None, (f"not available: compare.benchmarks.{name}() "
+            return None, (f"not available: references.published.{name}() "
                           f"failed: {type(exc).__name__}: {exc}")
         if isinstance(table, pd.DataFrame):
-            return table, f"from compare.benchmarks.{name}()"
-    return None, ("not available: compare.benchmarks offers no function "
+            return table, f"from references.published.{name}()"
+    return None, ("not available: references.published offers no function "
                   "returning the published-against-computed table.")
 
 
@@ -548,7 +547,8 @@ def _build_report(result, out, *, benchmarks: bool = True, kolev: bool = True,
         old.unlink()  # figures of systems no longer in the run must not linger
     meta = dict(getattr(result, "metadata", {}) or {})
     options = dict(meta.get("options", {}) or {})
-    reference = options.get("reference", "kane")
+    from formulations import REFERENCE
+    reference = options.get("reference", REFERENCE)
     threshold = options.get("threshold")
     frame = _prepared(result.frame)
     trajectories = getattr(result, "trajectories", {}) or {}
@@ -674,7 +674,9 @@ def _build_report(result, out, *, benchmarks: bool = True, kolev: bool = True,
     if stages is not None:
         rep.p("Derivation seconds by stage (as timed by each formulation).")
         rep.table(stages)
-    scal = [s for s in _SCALABLE if s in set(frame["system"])]
+    from systems import CATALOGUE, system_facts
+    scal = [s for s in CATALOGUE if system_facts(s).scalable
+            and s in set(frame["system"])]
     rep.h(2, "Scaling with n")
     drawn = False
     for system in scal:
@@ -817,7 +819,7 @@ def write_report(result, out, *, benchmarks: bool = True,
         Directory of the report (usually the run's own directory).
     benchmarks : bool
         Include the published-against-computed table of
-        ``compare.benchmarks`` when that module offers one, for the run's
+        ``references.published`` when that module offers one, for the run's
         formulations (it may derive the benchmark systems: minutes when
         they are not in the derivation cache).
     kolev : bool

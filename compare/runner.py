@@ -31,15 +31,15 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from formulations import (FORMULATIONS, SingularConfigurationError,
+from formulations import (FORMULATIONS, REFERENCE, SingularConfigurationError,
                           UnsupportedSystemError, get_formulation)
-from formulations.integrate import integrate
-from systems import CATALOGUE, get_system
+from numeric.integrate import integrate
+from systems import CATALOGUE, get_system, system_facts
 
 from .child import Child, ChildDied, ChildTimeout, wait_any
 
 __all__ = ["Case", "RunOptions", "ComparisonResult", "run", "expand_cases",
-           "DEFAULT_VARIANTS", "calibrate", "RunInterrupted", "RunOutputError",
+           "calibrate", "RunInterrupted", "RunOutputError",
            "SOLVERS"]
 
 #: ``scipy.integrate.solve_ivp`` methods a run accepts.
@@ -62,18 +62,6 @@ class RunInterrupted(KeyboardInterrupt):
 
 class RunOutputError(OSError):
     """The run's output directory could not be written; the run stopped."""
-
-#: Builder options compared by default besides each system's defaults.
-DEFAULT_VARIANTS: dict[str, list[dict]] = {
-    "crank_slider": [{"coordinates": "redundant"}, {"coordinates": "minimal"}],
-    "four_bar": [{"coordinates": "redundant"}, {"coordinates": "minimal"}],
-}
-#: Published-benchmark systems left out of the default run: their
-#: derivations take minutes per formulation (``--all`` or naming them in
-#: ``systems`` includes them).
-HEAVY = ("whipple_bicycle", "andrews_squeezer")
-#: Systems whose builder takes ``n``.
-SCALABLE = ("n_link_pendulum", "n_link_pendulum_on_cart")
 
 
 @dataclass(frozen=True)
@@ -139,7 +127,7 @@ class RunOptions:
     n_samples: int = 201
     n_states: int = 20
     threshold: float = 1e-6
-    reference: str = "kane"
+    reference: str = REFERENCE
     stabilization: str | None = "projection"
     timeout: float = 600.0
     rhs_calls: int = 200
@@ -184,7 +172,8 @@ class RunOptions:
         # equations are read from.
         for k in ("timeout", "cache_dir", "use_cache", "time_repeats"):
             d.pop(k)
-        d["code"] = code_digest(("formulations", "systems", "compare"))
+        d["code"] = code_digest(("symbolic", "numeric", "systems",
+                                 "formulations", "compare"))
         d["versions"] = [sympy.__version__, np.__version__, scipy.__version__]
         return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:12]
 
@@ -201,7 +190,7 @@ def expand_cases(systems: Sequence[str] | None = None,
         Naming an unknown system or formulation and the valid ones.
     """
     if not systems:
-        systems = [s for s in CATALOGUE if s not in HEAVY]
+        systems = [s for s in CATALOGUE if not system_facts(s).heavy]
     elif systems == "all" or list(systems) == ["all"]:
         systems = list(CATALOGUE)
     systems = list(systems)
@@ -212,15 +201,17 @@ def expand_cases(systems: Sequence[str] | None = None,
     bad = [f for f in formulations if f not in FORMULATIONS]
     if bad:
         raise ValueError(f"unknown formulations {bad}; valid: {sorted(FORMULATIONS)}")
-    variants = DEFAULT_VARIANTS if variants is None else variants
-    n = list(n) if n else [3]
+    n = list(n) if n else []
     for k in n:
         if not isinstance(k, int) or k < 1:
             raise ValueError(f"--n takes positive integers, not {k!r}")
     cases = []
     for s in systems:
-        if s in SCALABLE:
-            opts_list = [{"n": k} for k in n]
+        facts = system_facts(s)
+        if facts.scalable:
+            opts_list = [{"n": k} for k in (n or facts.sizes)]
+        elif variants is None:
+            opts_list = list(facts.variants)
         else:
             opts_list = variants.get(s, [{}])
         for opts in opts_list:
@@ -695,12 +686,12 @@ def run(systems=None, formulations=None, *, n=None, variants=None,
     Parameters
     ----------
     systems, formulations : sequence of str, optional
-        Default: the catalogue less the :data:`HEAVY` benchmark systems
+        Default: the catalogue less its heavy systems (``system_facts``)
         (``"all"`` for every system), and every registered formulation.
     n : sequence of int, optional
         Sizes of the scalable systems (default ``[3]``).
     variants : mapping, optional
-        Builder options per system (default :data:`DEFAULT_VARIANTS`).
+        Builder options per system (default: the catalogue's ``variants``).
     executor : concurrent.futures.Executor, optional
         Where cases run: any executor (a dask ``Client.get_executor()`` for
         clusters), each case in a child process of the executor's worker.

@@ -4,10 +4,11 @@
 >>> "kane" in FORMULATIONS
 True
 """
-from .base import (FORMULATIONS, Derivation, EquationsOfMotion, Formulation,
-                   UnsupportedSystemError, count_operations, formulation_names,
-                   get_formulation, rate_form, register, speed_form)
-from .numeric import NumericModel, SingularConfigurationError
+from .base import (FORMULATIONS, REFERENCE, Derivation, EquationsOfMotion,
+                   Formulation, UnsupportedSystemError, check_options,
+                   count_operations, formulation_names, get_formulation,
+                   peer_of, rate_form, register, speed_form)
+from numeric.model import NumericModel, SingularConfigurationError
 
 # Every module of this package registers its formulations on import: a new
 # backend is a new module, nothing else to edit.
@@ -21,4 +22,5 @@ for _mod in _pkgutil.iter_modules(__path__):
 __all__ = ["FORMULATIONS", "Formulation", "EquationsOfMotion", "Derivation",
            "UnsupportedSystemError", "get_formulation", "register",
            "formulation_names", "count_operations", "speed_form", "rate_form",
-           "NumericModel", "SingularConfigurationError"]
+           "NumericModel", "SingularConfigurationError", "REFERENCE",
+           "peer_of", "check_options"]

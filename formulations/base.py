@@ -16,13 +16,15 @@ How to write a new formulation
 4. Refuse what the method cannot do with :class:`UnsupportedSystemError`
    and a reason; never return a wrong answer.
 
-The numeric contract (:mod:`formulations.numeric`) is generated from the
+The numeric contract (:mod:`numeric.model`) is generated from the
 returned expressions in the same way for every formulation.
 """
 from __future__ import annotations
 
+import abc
 import threading
 import time
+import inspect
 from collections.abc import Mapping as _MappingABC, MutableMapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -33,13 +35,15 @@ from typing import Any, ClassVar, Mapping
 import sympy as sm
 import sympy.physics.mechanics as me
 
+from symbolic.linsolve import solve_linear
 from systems import MechanicalSystem, get_system
 
 __all__ = [
     "Formulation", "EquationsOfMotion", "Derivation", "FORMULATIONS",
     "register", "get_formulation", "UnsupportedSystemError",
     "count_operations", "speed_form", "rate_form", "formulation_names",
-    "LazyExtras",
+    "LazyExtras", "solve_dependent_speeds", "REFERENCE", "ABILITIES",
+    "check_options", "peer_of",
 ]
 
 t = me.dynamicsymbols._t
@@ -52,17 +56,96 @@ class UnsupportedSystemError(ValueError):
 #: Registry: formulation name -> class.  Every listing reads this.
 FORMULATIONS: dict[str, type["Formulation"]] = {}
 
+#: The formulation every other one is compared with (harness, CLI, report,
+#: tests).
+REFERENCE = "kane"
+
+#: The ability flags every formulation declares (class attributes, bool).
+ABILITIES = ("handles_holonomic", "handles_nonholonomic", "handles_rheonomic",
+             "uses_multipliers", "needs_dependent_solutions", "is_peer")
+
 
 def register(cls):
-    """Class decorator adding a formulation to :data:`FORMULATIONS`."""
+    """Class decorator adding a formulation to :data:`FORMULATIONS`.
+
+    Validates the declaration of the class: a non-empty ``name`` not taken,
+    a concrete class (``_derive`` implemented), every flag of
+    :data:`ABILITIES` a bool (a flag left unset is refused, not read as
+    true), ``version`` a string and ``peer`` the name of a peer or None.
+
+    Raises
+    ------
+    TypeError
+        For a class that is not a concrete Formulation subclass or a flag
+        that is not a bool.
+    ValueError
+        For a missing or taken name.
+    """
     if not (isinstance(cls, type) and issubclass(cls, Formulation)):
         raise TypeError(f"{cls!r} is not a Formulation subclass")
     if not isinstance(cls.name, str) or not cls.name:
         raise ValueError(f"{cls.__name__} must set a non-empty class attribute name")
+    if inspect.isabstract(cls):
+        raise TypeError(f"{cls.__name__} does not implement "
+                        f"{sorted(cls.__abstractmethods__)}")
+    bad = [a for a in ABILITIES if not isinstance(getattr(cls, a), bool)]
+    if bad:
+        raise TypeError(
+            f"{cls.__name__} must set the ability flags {bad} to True or "
+            f"False (every one of {list(ABILITIES)} is declared)")
+    if not isinstance(cls.version, str):
+        raise TypeError(f"{cls.__name__}.version must be a str, not "
+                        f"{type(cls.version).__name__}")
+    if cls.peer is not None and not isinstance(cls.peer, str):
+        raise TypeError(f"{cls.__name__}.peer must be a formulation name or "
+                        f"None, not {cls.peer!r}")
     if cls.name in FORMULATIONS and FORMULATIONS[cls.name] is not cls:
         raise ValueError(f"formulation {cls.name!r} is registered already")
     FORMULATIONS[cls.name] = cls
     return cls
+
+
+def peer_of(name: str) -> str | None:
+    """The peer (the field's tool) a formulation is measured against, if
+    that peer is registered."""
+    peer = FORMULATIONS[name].peer
+    return peer if peer in FORMULATIONS else None
+
+
+def check_options(owner: str, **choices) -> None:
+    """Validate option values against their valid choices.
+
+    ``choices`` maps an option name to ``(value, valid)``, where ``valid``
+    is a tuple of allowed values or a type (or tuple of types).
+
+    Raises
+    ------
+    TypeError
+        For a value of the wrong type.
+    ValueError
+        For a value not among the choices, naming them.
+
+    Examples
+    --------
+    >>> check_options("kane", assembly=("auto", ("auto", "direct")))
+    >>> check_options("kane", assembly=("x", ("auto", "direct")))
+    Traceback (most recent call last):
+    ...
+    ValueError: kane: `assembly` must be one of ['auto', 'direct'], not 'x'
+    """
+    for opt, (value, valid) in choices.items():
+        if isinstance(valid, type) or (isinstance(valid, tuple) and valid
+                                       and all(isinstance(v, type)
+                                               for v in valid)):
+            if not isinstance(value, valid):
+                names = ([valid.__name__] if isinstance(valid, type)
+                         else [v.__name__ for v in valid])
+                raise TypeError(f"{owner}: `{opt}` must be of type "
+                                f"{' or '.join(names)}, not "
+                                f"{type(value).__name__}")
+        elif value not in valid:
+            raise ValueError(f"{owner}: `{opt}` must be one of {list(valid)}, "
+                             f"not {value!r}")
 
 
 def formulation_names(include_peers: bool = True) -> list[str]:
@@ -234,19 +317,19 @@ class EquationsOfMotion:
 
     @cached_property
     def _generated(self):
-        from .numeric import generate
+        from numeric.model import generate
         return generate(self)
 
     def numeric(self, parameters: Mapping | None = None,
                 backend: str = "lambdify", **options):
-        """The numeric contract: a :class:`~formulations.numeric.NumericModel`.
+        """The numeric contract: a :class:`~numeric.model.NumericModel`.
 
         Code is generated once per equations object (parameters are runtime
         arguments), so different parameter values cost nothing extra.
         ``backend="c"`` compiles it to C, ``"auto"`` does so when a compiler
-        is available (see :func:`formulations.numeric.numeric_model`).
+        is available (see :func:`numeric.backends.numeric_model`).
         """
-        from .numeric import numeric_model
+        from numeric.backends import numeric_model
         return numeric_model(self, parameters, backend=backend, **options)
 
 
@@ -303,8 +386,8 @@ class _StageTimer:
                 time.perf_counter() - start
 
 
-class Formulation:
-    """Base class of every formulation backend.
+class Formulation(abc.ABC):
+    """Base class of every formulation backend (abstract: ``_derive``).
 
     Class attributes state what a backend can do; :meth:`derive` checks them
     against the system before any work is done.
@@ -319,6 +402,7 @@ class Formulation:
 
     name: ClassVar[str] = NotImplemented
     version: ClassVar[str] = "1"
+    # No default: register() refuses a class that does not say.
     handles_holonomic: ClassVar[bool] = NotImplemented
     handles_nonholonomic: ClassVar[bool] = NotImplemented
     handles_rheonomic: ClassVar[bool] = True
@@ -328,6 +412,9 @@ class Formulation:
     is_peer: ClassVar[bool] = False
     #: One line for listings.
     summary: ClassVar[str] = ""
+    #: The peer (a wrapper of the field's tool) this method is measured
+    #: against in the benchmark, or None.
+    peer: ClassVar[str | None] = None
 
     def __init__(self, *, count_ops: bool = True):
         self.count_ops = bool(count_ops)
@@ -421,8 +508,10 @@ class Formulation:
                 else parts.extras),
             options=MappingProxyType(self.options))
 
+    @abc.abstractmethod
     def _derive(self, system: MechanicalSystem, stage) -> Derivation:
-        raise NotImplementedError
+        """Read ``system`` and return a :class:`Derivation`; wrap each stage
+        of the work in ``with stage("name"):``."""
 
 
 # ----------------------------------------------------------------------
@@ -464,3 +553,31 @@ def rate_form(system: MechanicalSystem, mass_matrix, forcing,
         state_map=sm.Matrix(list(q) + list(qd)),
         coordinate_map=sm.Matrix(list(q) + list(qd)),
         multipliers=tuple(multipliers), extras=extras or {})
+
+
+def solve_dependent_speeds(A_dep, rhs, samples=()):
+    """``A_dep^-1 rhs``: the dependent speeds (or their coefficients) from
+    the velocity constraints ``A_dep u_dep = rhs``.
+
+    Through :func:`symbolic.linsolve.solve_linear`, which has no spurious
+    symbolic pivot (sin(theta) at a wheelbarrow heading of zero).
+
+    Raises
+    ------
+    UnsupportedSystemError
+        When the coefficient matrix is singular everywhere.
+
+    Examples
+    --------
+    >>> th = sm.Symbol("theta")
+    >>> A = sm.Matrix([[-sm.sin(th), sm.cos(th)], [sm.cos(th), sm.sin(th)]])
+    >>> solve_dependent_speeds(A, sm.Matrix([0, 1])).T
+    Matrix([[cos(theta), sin(theta)]])
+    """
+    try:
+        return solve_linear(A_dep, rhs, samples)
+    except ValueError:
+        raise UnsupportedSystemError(
+            "the velocity constraints cannot be solved for the dependent "
+            "speeds: their coefficient matrix is singular everywhere; declare "
+            "other dependent speeds") from None

@@ -33,8 +33,8 @@ import numpy as np
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from .calculus import jacobian
-from .identities import RandomPoints
+from symbolic.calculus import jacobian
+from symbolic.identities import RandomPoints
 
 __all__ = ["composite_equations"]
 

@@ -95,7 +95,7 @@ Choices, and why
   after (wheelbarrow 449 against 1074 raw ops, rolling disc 1813 against
   4111), and appending them as unknowns cheaper still (252, 1750).
   Option ``frames``: ``"merged"`` (default) uses the shared
-  :class:`~formulations.kinematics.FrameAlgebra`; ``"sympy"`` sympy's
+  :class:`~symbolic.frames.FrameAlgebra`; ``"sympy"`` sympy's
   composed direction cosines, which grow as products of sines and
   cosines along a chain (n_link_pendulum, n = 5: 8804 raw ops against
   3478).
@@ -164,12 +164,11 @@ if __name__ == "__main__":  # pragma: no cover
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from systems.base import solve_linear
 
 from .base import (Derivation, Formulation, UnsupportedSystemError,
-                   register, speed_form)
-from .calculus import jacobian
-from .kinematics import FrameAlgebra, generalized_forces, natural_frame
+                   register, solve_dependent_speeds, speed_form)
+from symbolic.calculus import jacobian
+from symbolic.frames import FrameAlgebra, generalized_forces, natural_frame
 
 __all__ = ["GibbsAppell", "acceleration_energy", "body_kinematics",
            "generalized_active_forces", "solve_dependent_block", "benchmark"]
@@ -196,33 +195,6 @@ class _SympyFrames:
         return A.dcm(B)
 
 
-def solve_dependent_block(A_dep, rhs):
-    """``A_dep^-1 rhs`` without a spurious symbolic pivot.
-
-    Gaussian elimination takes the first symbolically nonzero pivot, which
-    can vanish at ordinary configurations (sin(theta) at a wheelbarrow
-    heading of zero), leaving 0/0 in the equations.  Small blocks (the usual
-    case: one or two rolling or loop constraints) are solved through the
-    adjugate over a simplified determinant instead, whose zeros are the
-    true singular configurations.
-
-    Examples
-    --------
-    >>> import sympy as sm
-    >>> th = sm.Symbol("theta")
-    >>> A = sm.Matrix([[-sm.sin(th), sm.cos(th)], [sm.cos(th), sm.sin(th)]])
-    >>> solve_dependent_block(A, sm.Matrix([0, 1])).T
-    Matrix([[cos(theta), sin(theta)]])
-    """
-    try:
-        return solve_linear(A_dep, rhs)
-    except ValueError:
-        raise UnsupportedSystemError(
-            "the velocity constraints cannot be solved for the dependent "
-            "speeds: their coefficient matrix is singular everywhere; declare "
-            "other dependent speeds") from None
-
-
 def body_kinematics(system, qdot, frames=None):
     """Kinematics of every body in components of a frame moving with it.
 
@@ -234,7 +206,7 @@ def body_kinematics(system, qdot, frames=None):
     rotation, so no rotated (larger) expression is differentiated.
 
     ``frames`` supplies ``components(vec, frame, rep)`` and ``dcm(A, B)``;
-    by default a :class:`~formulations.kinematics.FrameAlgebra` (merged
+    by default a :class:`~symbolic.frames.FrameAlgebra` (merged
     same-axis rotations, as Kane's method here uses).
 
     Returns
@@ -370,7 +342,7 @@ class GibbsAppell(Formulation):
         substitution before S is formed or after differentiation.
     frames : {"merged", "sympy"}
         Vector components through
-        :class:`~formulations.kinematics.FrameAlgebra` (successive rotations
+        :class:`~symbolic.frames.FrameAlgebra` (successive rotations
         about one axis merged, as in Kane's method here) or through sympy's
         own direction cosine matrices.
     count_ops : bool
@@ -385,6 +357,7 @@ class GibbsAppell(Formulation):
     """
 
     name = "gibbs_appell"
+    peer = "sympy_kane"
     version = "1"
     summary = "Gibbs-Appell: dS/du_r' = F~_r, S the acceleration energy"
     handles_holonomic = True
@@ -443,10 +416,10 @@ class GibbsAppell(Formulation):
                 dvc = (A * sm.Matrix(u) + b).diff(t).xreplace(qdot)
                 e = dvc.xreplace({x: 0 for x in ud})
                 if self.elimination == "append":
-                    C = solve_dependent_block(A_dep, -A[:, :p])
+                    C = solve_dependent_speeds(A_dep, -A[:, :p])
                     dep_rates = {}
                 else:
-                    Cd = solve_dependent_block(A_dep, (-A[:, :p]).row_join(-e))
+                    Cd = solve_dependent_speeds(A_dep, (-A[:, :p]).row_join(-e))
                     C, d = Cd[:, :p], Cd[:, p:]
                     dep_rates = {ud_dep[s]: (C[s, :] * sm.Matrix(ud_ind))[0]
                                  + d[s] for s in range(len(u_dep))}

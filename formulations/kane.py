@@ -29,13 +29,12 @@ from __future__ import annotations
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from systems.base import solve_linear
 
 from .base import (Derivation, Formulation, LazyExtras, UnsupportedSystemError,
-                   register, speed_form)
-from .calculus import jacobian
+                   register, solve_dependent_speeds, speed_form)
+from symbolic.calculus import jacobian
 from .composite import composite_equations
-from .kinematics import FrameAlgebra, generalized_forces, natural_frame
+from symbolic.frames import FrameAlgebra, generalized_forces, natural_frame
 
 __all__ = ["Kane", "body_kinematics", "BodyKinematics"]
 
@@ -148,23 +147,6 @@ def body_kinematics(system, qdot, speeds, fa: FrameAlgebra):
     return out
 
 
-def solve_dependent(A_dep, rhs):
-    """Solve ``A_dep X = rhs`` symbolically without a vanishing pivot.
-
-    Gaussian elimination picks the first symbolically nonzero pivot, which
-    may vanish at ordinary configurations (a wheel heading of zero makes
-    sin(theta) a zero pivot), leaving 0/0 in the equations.  For the small
-    blocks of velocity constraints the adjugate over a simplified
-    determinant has no such spurious singularity.
-    """
-    try:
-        return solve_linear(A_dep, rhs)
-    except ValueError:
-        raise ValueError("the velocity constraints cannot be solved for the "
-                         "dependent speeds (their coefficient matrix is "
-                         "singular everywhere)") from None
-
-
 def generalized_active_forces(system, qdot, speeds, fa: FrameAlgebra):
     """F_r for every speed, and the partial velocities of the load points
     and angular velocities of the loaded frames (by name)."""
@@ -200,7 +182,7 @@ class Kane(Formulation):
     """Kane's method from partial velocities (this project's implementation).
 
     Velocities, accelerations and partial velocities are formed as
-    components in each body's own frame (:mod:`formulations.kinematics`),
+    components in each body's own frame (:mod:`symbolic.frames`),
     and the mass matrix directly as sum m v_r.v_s + w_r.I.w_s, so no
     Jacobian of the inertia forces is taken.
 
@@ -219,6 +201,7 @@ class Kane(Formulation):
     """
 
     name = "kane"
+    peer = "sympy_kane"
     version = "3"
 
     def __init__(self, *, assembly: str = "auto", count_ops: bool = True):
@@ -249,7 +232,7 @@ class Kane(Formulation):
         with stage("constraints"):
             A = sm.Matrix(kin.velocity_constraint_A)
             b = sm.Matrix(kin.velocity_constraint_b)
-            C = solve_dependent(A[:, p:], -A[:, :p]) if m else sm.zeros(0, p)
+            C = solve_dependent_speeds(A[:, p:], -A[:, :p]) if m else sm.zeros(0, p)
         with stage("generalized_forces"):
             composite = None
             if self.assembly != "direct":

@@ -72,9 +72,9 @@ import sympy as sm
 import sympy.physics.mechanics as me
 
 from .base import Derivation, Formulation, rate_form, register
-from .calculus import directional_derivative, gradient, jacobian
-from .identities import RandomPoints
-from .kinematics import FrameAlgebra, generalized_forces, kinetic_energy
+from symbolic.calculus import directional_derivative, gradient, jacobian
+from symbolic.identities import RandomPoints
+from symbolic.frames import FrameAlgebra, generalized_forces, kinetic_energy
 
 __all__ = ["Lagrange"]
 
@@ -126,6 +126,7 @@ class Lagrange(Formulation):
     """
 
     name = "lagrange"
+    peer = "sympy_lagrange"
     version = "1"
     summary = ("Lagrange's equations in all coordinates, one multiplier per "
                "constraint: [[M, -C^T], [C, 0]] [q''; lambda] = [f; gamma]")

@@ -164,10 +164,11 @@ import sympy.physics.mechanics as me
 
 from .base import (Derivation, Formulation, UnsupportedSystemError,
                    get_formulation, register)
-from .calculus import directional_derivative, jacobian, time_derivative
-from .kinematics import FrameAlgebra
-from .kinematics import generalized_forces as _generalized_forces
-from .kinematics import kinetic_energy as _kinetic_energy
+from symbolic.calculus import directional_derivative, jacobian, time_derivative
+from symbolic.linsolve import ADJUGATE_MAX, solve_linear
+from symbolic.frames import FrameAlgebra
+from symbolic.frames import generalized_forces as _generalized_forces
+from symbolic.frames import kinetic_energy as _kinetic_energy
 
 __all__ = ["ModifiedLagrange", "modified_lagrange_equations",
            "kinetic_energy_in_rates", "generalized_forces_in_rates",
@@ -458,7 +459,7 @@ class ModifiedLagrange(Formulation):
             ind = [q for q in keep if q not in dep_rates]
             eliminate = (not dep_rates or self.dependent_rates == "eliminate"
                          or (self.dependent_rates == "auto"
-                             and len(dep_rates) <= _ADJUGATE_MAX))
+                             and len(dep_rates) <= ADJUGATE_MAX))
             rate, acc, G = self._rate_relations(
                 coords, keep, ind, dep_rates, rows, elim, eliminate, samples)
 
@@ -555,7 +556,7 @@ class ModifiedLagrange(Formulation):
         B = sm.Matrix(rows).jacobian(qd) if rows else None
         if n_free == 0:
             samples = (_numeric_samples(ms, B, keep, elim)
-                       if len(rows) > _ADJUGATE_MAX else [])
+                       if len(rows) > ADJUGATE_MAX else [])
             return list(preset), samples
         # Prefer coordinates whose rates make up the declaration's dependent
         # speeds (u_dep = x' for a contact point), then later coordinates.
@@ -616,8 +617,9 @@ class ModifiedLagrange(Formulation):
             B_I = R.jacobian(qd_I)
             b = R.xreplace({x: 0 for x in qd_D + qd_I})
             cols = [keep.index(q) for q in dep_rates]
-            C, c = _solve_for_dependent(B_D, -B_I, -b,
-                                        samples=[S[:, cols] for S in samples])
+            Cc = solve_linear(B_D, (-B_I).row_join(-b),
+                              samples=[S[:, cols] for S in samples])
+            C, c = Cc[:, :B_I.shape[1]], Cc[:, B_I.shape[1]:]
             for i, q in enumerate(dep_rates):
                 G_keep[keep.index(q), :] = C.row(i)
             if eliminate:
@@ -639,75 +641,6 @@ class ModifiedLagrange(Formulation):
         G = sm.Matrix.vstack(*[G_rows[q] for q in coords]) if n_I \
             else sm.zeros(len(coords), 0)
         return ([rate[q] for q in coords], [acc[q] for q in coords], G)
-
-
-#: Largest dependent block inverted through its determinant.
-_ADJUGATE_MAX = 3
-
-
-def _solve_for_dependent(B_D, *rhs, samples=()):
-    """``B_D^-1 rhs`` for each right-hand side.
-
-    Small blocks are inverted as ``adj(B_D) / det(B_D)`` with the
-    determinant simplified: elimination pivots on an entry, and an entry can
-    vanish where the block does not (the wheelbarrow's rolling constraints
-    give ``[[-sin, cos], [cos, sin]]``, whose LU solution divides by
-    ``sin(theta)`` although the determinant is -1).  Larger blocks are
-    solved by Gaussian elimination whose pivots are chosen where they are
-    largest at the numeric ``samples`` of ``B_D`` (the declared initial
-    state and random consistent states), so that no pivot vanishes there
-    (the upright Whipple bicycle, where the first nonzero symbolic pivot
-    is zero).
-    """
-    k = B_D.shape[0]
-    if k <= _ADJUGATE_MAX:
-        det = B_D.det(method="berkowitz")
-        if sm.count_ops(det) <= 400:
-            det = sm.simplify(det)
-        adj = B_D.adjugate(method="berkowitz")
-        return tuple(adj * r / det for r in rhs)
-    return _guided_elimination(B_D, rhs, samples)
-
-
-def _guided_elimination(A, rhs, samples):
-    """Gaussian elimination on ``A X = [rhs...]`` with row pivots chosen by
-    the smallest magnitude over numeric samples of A (largest wins)."""
-    n = A.shape[0]
-    A = sm.Matrix(A).copy()
-    widths = [r.shape[1] for r in rhs]
-    R = sm.Matrix.hstack(*rhs).copy()
-    nums = [np.array(S, dtype=float) for S in samples]
-    for col in range(n):
-        if nums:
-            score = [min(abs(S[i, col]) for S in nums) for i in range(col, n)]
-            piv = col + int(np.argmax(score))
-        else:
-            piv = next((i for i in range(col, n) if A[i, col] != 0), col)
-        if piv != col:
-            A.row_swap(col, piv)
-            R.row_swap(col, piv)
-            for S in nums:
-                S[[col, piv]] = S[[piv, col]]
-        for i in range(col + 1, n):
-            if A[i, col] == 0:
-                continue
-            factor = A[i, col] / A[col, col]
-            A[i, :] = A[i, :] - factor * A[col, :]
-            R[i, :] = R[i, :] - factor * R[col, :]
-            for S in nums:
-                S[i] = S[i] - S[i, col] / S[col, col] * S[col]
-    X = sm.zeros(n, R.shape[1])
-    for i in reversed(range(n)):
-        acc = R[i, :]
-        for j in range(i + 1, n):
-            if A[i, j] != 0:
-                acc = acc - A[i, j] * X[j, :]
-        X[i, :] = acc / A[i, i]
-    out, start = [], 0
-    for w in widths:
-        out.append(X[:, start:start + w])
-        start += w
-    return tuple(out)
 
 
 def _numeric_samples(ms, B, keep, elim, n=3):

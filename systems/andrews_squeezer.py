@@ -33,7 +33,7 @@ ANDREWS_INITIAL_ANGLES = (
     1.23054744454982119249735015568)
 
 
-@register_system("andrews_squeezer")
+@register_system("andrews_squeezer", heavy=True)
 def andrews_squeezer() -> MechanicalSystem:
     """Andrews' squeezing mechanism: seven rigid bodies in a plane, a drive
     torque ``mom`` on the crank and a spring (stiffness ``c0``, free length

@@ -20,6 +20,10 @@ import numpy as np
 import sympy as sm
 import sympy.physics.mechanics as me
 
+from numeric.states import ConstraintError, SystemStates
+from symbolic.frames import FrameAlgebra, kinetic_energy
+from symbolic.linsolve import solve_linear
+
 __all__ = [
     "MechanicalSystem",
     "ConstraintForce",
@@ -27,7 +31,6 @@ __all__ = [
     "ConstraintError",
     "Kinematics",
     "has_explicit_time",
-    "solve_linear",
 ]
 
 t = me.dynamicsymbols._t
@@ -35,10 +38,6 @@ t = me.dynamicsymbols._t
 
 class DeclarationError(ValueError):
     """A system declaration is inconsistent; the message names the problem."""
-
-
-class ConstraintError(ValueError):
-    """A state or configuration cannot satisfy the constraints."""
 
 
 @dataclass(frozen=True)
@@ -133,79 +132,6 @@ def _orientation_steps(N) -> list:
                 stack.append(G)
                 steps.append((G, F, dcm))
     return steps
-
-
-def solve_linear(A, rhs) -> sm.Matrix:
-    """``A^-1 rhs`` for a small symbolic system, without spurious pivots.
-
-    Gaussian elimination takes the first symbolically nonzero pivot, which
-    can vanish at ordinary configurations (sin(heading) of a wheel at
-    heading zero), leaving 0/0 where the system is perfectly solvable.
-    Here A is split into its independent blocks (connected rows and
-    columns); a diagonal entry divides directly, blocks up to 3x3 go
-    through the adjugate over a simplified determinant, whose zeros are the
-    true singular configurations, and larger blocks through LU.
-
-    Raises
-    ------
-    ValueError
-        When A is singular everywhere (a zero determinant).
-
-    Examples
-    --------
-    >>> th = sm.Symbol("theta")
-    >>> A = sm.Matrix([[-sm.sin(th), sm.cos(th)], [sm.cos(th), sm.sin(th)]])
-    >>> solve_linear(A, sm.Matrix([0, 1])).T
-    Matrix([[cos(theta), sin(theta)]])
-    """
-    A, rhs = sm.Matrix(A), sm.Matrix(rhs)
-    n = A.shape[0]
-    if A.shape != (n, n) or rhs.shape[0] != n:
-        raise ValueError(f"solve_linear needs a square system, not "
-                         f"{A.shape} with {rhs.shape[0]} right-hand rows")
-    # Connected components of the bipartite row/column graph.
-    parent = list(range(2 * n))
-
-    def find(i):
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    for i in range(n):
-        for j in range(n):
-            if A[i, j] != 0:
-                parent[find(i)] = find(n + j)
-    groups: dict = {}
-    for i in range(2 * n):
-        groups.setdefault(find(i), []).append(i)
-    X = sm.zeros(n, rhs.shape[1])
-    for members in groups.values():
-        rows = [i for i in members if i < n]
-        cols = [i - n for i in members if i >= n]
-        if len(rows) != len(cols):
-            raise ValueError("the linear system is singular everywhere "
-                             "(its structure leaves a row or column empty)")
-        sol = _solve_block(A.extract(rows, cols), rhs.extract(
-            rows, list(range(rhs.shape[1]))))
-        for k, c in enumerate(cols):
-            X[c, :] = sol[k, :]
-    return X
-
-
-def _solve_block(A, rhs):
-    n = A.shape[0]
-    if n == 1:
-        return rhs / A[0, 0]
-    if n > 3:
-        return A.LUsolve(rhs)
-    det = A.det(method="berkowitz")
-    if sm.count_ops(det) < 400:
-        det = sm.trigsimp(det)
-    if det == 0:
-        raise ValueError("the linear system is singular everywhere (a zero "
-                         "determinant)")
-    return (A.adjugate() * rhs) / det
 
 
 def _is_linear(exprs, variables) -> bool:
@@ -615,175 +541,52 @@ class MechanicalSystem:
         return d
 
     # ------------------------------------------------------------------
-    # Numeric helpers: constraints, consistent states
+    # The numeric half (numeric.states), delegated
     # ------------------------------------------------------------------
     @cached_property
-    def _constraint_functions(self):
-        """Lambdified constraint functions with parameters as an argument."""
-        q = list(self.coordinates)
-        u = list(self.speeds)
-        p = list(self.parameters)
-        qs = sm.symbols(f"_q0:{len(q)}")
-        us = sm.symbols(f"_u0:{len(u)}")
-        ts = sm.Symbol("_t")
-        qds = sm.symbols(f"_qd0:{len(q)}")
-        # Derivatives first: xreplace matches whole subtrees top-down, so
-        # q'(t) is replaced before its argument q(t) could be.
-        rep = {qi.diff(t): s for qi, s in zip(q, qds)} | dict(zip(q, qs)) \
-            | dict(zip(u, us)) | {t: ts}
-
-        def prep(expr):
-            expr = self.substitute_specified(expr)
-            return sm.Matrix(expr).xreplace(rep)
-
-        kin = self.kinematics
-        hol = prep(sm.Matrix(list(self.holonomic_constraints)))
-        nq_dep = len(self.q_dep)
-        dep_syms = qs[len(self.q_ind):]
-        jac = hol.jacobian(dep_syms) if nq_dep else sm.zeros(0, 0)
-        A = prep(kin.velocity_constraint_A)
-        b = prep(kin.velocity_constraint_b)
-        qdot = prep(sm.Matrix([kin.qdot[qi.diff(t)] for qi in q]))
-        args = [ts, list(qs), list(us), p]
-        f = {
-            "hol": sm.lambdify(args, hol, cse=True),
-            "hol_jac": sm.lambdify(args, jac, cse=True),
-            "A": sm.lambdify(args, A, cse=True),
-            "b": sm.lambdify(args, b, cse=True),
-            "qdot": sm.lambdify(args, qdot, cse=True),
-        }
-        uq = prep(sm.Matrix([kin.u_of_qdot[ui] for ui in u]))
-        f["u_of_qdot"] = sm.lambdify([ts, list(qs), list(qds), p], uq, cse=True)
-        return f
+    def states(self) -> SystemStates:
+        """Numbers from this declaration: constraint residuals, Newton on
+        the holonomic constraints, consistent and random states, energy
+        (a :class:`numeric.states.SystemStates`)."""
+        return SystemStates(self)
 
     def parameter_vector(self, parameters: Mapping | None = None) -> np.ndarray:
         """Default parameter values, overridden by ``parameters``."""
-        values = dict(self.parameters)
-        if parameters:
-            by_name = {str(k): k for k in values}
-            unknown = [k for k in parameters
-                       if k not in values and str(k) not in by_name]
-            if unknown:
-                raise ValueError(
-                    f"unknown parameters {unknown} for system {self.name!r}; "
-                    f"valid: {sorted(by_name)}")
-            for k, v in parameters.items():
-                values[k if k in values else by_name[str(k)]] = float(v)
-        return np.array([values[k] for k in self.parameters], dtype=float)
+        return self.states.parameter_vector(parameters)
 
     def kinetic_energy(self) -> sm.Expr:
         """Kinetic energy of every body in (t, q, q')."""
-        N = self.frame
-        u_map = dict(self.kinematics.u_of_qdot)
-        T = sm.S.Zero
-        for body in self.bodies:
-            T += body.kinetic_energy(N)
-        return sm.sympify(T).xreplace(u_map)
-
-    @cached_property
-    def _energy_function(self):
-        q = list(self.coordinates)
-        Q = sm.symbols(f"_q0:{len(q)}")
-        QD = sm.symbols(f"_qd0:{len(q)}")
-        Ts = sm.Symbol("_t")
-        rep = {qi.diff(t): s for qi, s in zip(q, QD)} | dict(zip(q, Q)) \
-            | {t: Ts}
-        V = self.potential_energy if self.potential_energy is not None else 0
-        E = self.substitute_specified(sm.Matrix([self.kinetic_energy(), V]))
-        return sm.lambdify([Ts, list(Q), list(QD), list(self.parameters)],
-                           E.xreplace(rep), cse=True)
+        return sm.sympify(kinetic_energy(self.bodies, self.frame,
+                                         FrameAlgebra(),
+                                         dict(self.kinematics.u_of_qdot)))
 
     def energy(self, t0, q, qd, parameters=None):
         """(T, V) at a state; V is 0 where no potential energy is declared."""
-        p = self.parameter_vector(parameters)
-        T, V = np.asarray(self._energy_function(t0, q, qd, p), float).ravel()
-        return float(T), float(V)
+        return self.states.energy(t0, q, qd, parameters)
 
     def holonomic_residual(self, t0, q, parameters=None) -> np.ndarray:
-        p = self.parameter_vector(parameters)
-        u = np.zeros(len(self.speeds))
-        return np.asarray(self._constraint_functions["hol"](t0, q, u, p),
-                          dtype=float).ravel()
+        return self.states.holonomic_residual(t0, q, parameters)
 
     def velocity_residual(self, t0, q, qd, parameters=None) -> np.ndarray:
         """Residual of every velocity constraint at (t, q, q')."""
-        p = self.parameter_vector(parameters)
-        u = self.speeds_from_rates(t0, q, qd, parameters)
-        f = self._constraint_functions
-        A = np.asarray(f["A"](t0, q, u, p), dtype=float).reshape(-1, len(u))
-        b = np.asarray(f["b"](t0, q, u, p), dtype=float).ravel()
-        return A @ u + b
+        return self.states.velocity_residual(t0, q, qd, parameters)
 
     def speeds_from_rates(self, t0, q, qd, parameters=None) -> np.ndarray:
-        p = self.parameter_vector(parameters)
-        return np.asarray(self._constraint_functions["u_of_qdot"](t0, q, qd, p),
-                          dtype=float).ravel()
+        return self.states.speeds_from_rates(t0, q, qd, parameters)
 
     def rates_from_speeds(self, t0, q, u, parameters=None) -> np.ndarray:
-        p = self.parameter_vector(parameters)
-        return np.asarray(self._constraint_functions["qdot"](t0, q, u, p),
-                          dtype=float).ravel()
+        return self.states.rates_from_speeds(t0, q, u, parameters)
 
     def solve_dependent_coordinates(self, t0, q_ind, guess, parameters=None,
                                     tol=1e-13, maxiter=50) -> np.ndarray:
-        """Newton's method on the holonomic constraints for q_dep.
-
-        Raises
-        ------
-        ConstraintError
-            When Newton does not converge, with the final residual.
-        """
-        nind = len(self.q_ind)
-        if not self.q_dep:
-            return np.asarray(q_ind, dtype=float)
-        p = self.parameter_vector(parameters)
-        f = self._constraint_functions
-        q = np.concatenate([np.asarray(q_ind, float), np.asarray(guess, float)])
-        u = np.zeros(len(self.speeds))
-        res = np.inf
-        for _ in range(maxiter):
-            r = np.asarray(f["hol"](t0, q, u, p), dtype=float).ravel()
-            res = np.max(np.abs(r))
-            if res < tol:
-                return q
-            J = np.asarray(f["hol_jac"](t0, q, u, p), dtype=float).reshape(
-                len(r), len(q) - nind)
-            try:
-                step = np.linalg.solve(J, -r)
-            except np.linalg.LinAlgError:
-                break
-            q[nind:] += step
-            if np.max(np.abs(step)) < tol * (1 + np.max(np.abs(q))):
-                r = np.asarray(f["hol"](t0, q, u, p), dtype=float).ravel()
-                res = np.max(np.abs(r))
-                if res < 1e-10:
-                    return q
-        raise ConstraintError(
-            f"system {self.name!r}: the holonomic constraints cannot be "
-            f"satisfied for q_ind = {np.round(q_ind, 6).tolist()} (Newton "
-            f"residual {res:.3g})")
+        """Newton's method on the holonomic constraints for q_dep (see
+        :meth:`numeric.states.SystemStates.solve_dependent_coordinates`)."""
+        return self.states.solve_dependent_coordinates(
+            t0, q_ind, guess, parameters, tol=tol, maxiter=maxiter)
 
     def solve_dependent_speeds(self, t0, q, u_ind, parameters=None) -> np.ndarray:
         """All speeds from the independent ones and the velocity constraints."""
-        nu_ind = len(self.u_ind)
-        u = np.concatenate([np.asarray(u_ind, float),
-                            np.zeros(len(self.u_dep))])
-        if not self.u_dep:
-            return u
-        p = self.parameter_vector(parameters)
-        f = self._constraint_functions
-        A = np.asarray(f["A"](t0, q, u, p), dtype=float).reshape(-1, len(u))
-        b = np.asarray(f["b"](t0, q, u, p), dtype=float).ravel()
-        A_ind, A_dep = A[:, :nu_ind], A[:, nu_ind:]
-        cond = np.linalg.cond(A_dep)
-        if not np.isfinite(cond) or cond > 1e12:
-            raise ConstraintError(
-                f"system {self.name!r}: the velocity constraints cannot be "
-                f"solved for the dependent speeds at q = "
-                f"{np.round(q, 6).tolist()} (singular configuration, "
-                f"condition number {cond:.3g})")
-        u[nu_ind:] = np.linalg.solve(A_dep, -(A_ind @ u[:nu_ind] + b))
-        return u
+        return self.states.solve_dependent_speeds(t0, q, u_ind, parameters)
 
     def consistent_initial_state(self, parameters=None):
         """(t0, q, q') at the declared initial state, dependent parts solved.
@@ -829,13 +632,8 @@ class MechanicalSystem:
         return t0, q, qd
 
     def random_state(self, seed=None, parameters=None):
-        """A random state consistent with every constraint.
-
-        Independent coordinates are drawn uniformly about the initial state
-        (half-width ``random_spread``), dependent ones solved by Newton from
-        the holonomic constraints, independent speeds drawn uniformly in
-        ``[-speed_scale, speed_scale]`` and dependent speeds solved from the
-        velocity constraints.  Reproducible from ``seed``.
+        """A random state consistent with every constraint (see
+        :meth:`numeric.states.SystemStates.random_state`).
 
         Returns
         -------
@@ -843,28 +641,4 @@ class MechanicalSystem:
         q : ndarray, all coordinates in ``coordinates`` order
         qd : ndarray, their time derivatives
         """
-        rng = np.random.default_rng(seed)
-        t0 = float(rng.uniform(0.0, 2.0)) if self.is_rheonomic else 0.0
-        _, q0, _ = self.consistent_initial_state(parameters)
-        nind = len(self.q_ind)
-        spread = np.array([
-            (self.random_spread.get(qi, 0.5)
-             if isinstance(self.random_spread, Mapping) else self.random_spread)
-            for qi in self.q_ind], dtype=float)
-        draw = rng.uniform(-1.0, 1.0, size=nind)
-        u_draw = rng.uniform(-1.0, 1.0, size=len(self.u_ind)) * self.speed_scale
-        last = None
-        for shrink in (1.0, 0.5, 0.25, 0.1, 0.03):
-            q_ind = q0[:nind] + shrink * spread * draw
-            try:
-                q = self.solve_dependent_coordinates(t0, q_ind, q0[nind:],
-                                                     parameters)
-                u = self.solve_dependent_speeds(t0, q, u_draw, parameters)
-            except ConstraintError as exc:
-                last = exc
-                continue
-            qd = self.rates_from_speeds(t0, q, u, parameters)
-            return t0, q, qd
-        raise ConstraintError(
-            f"system {self.name!r}: no consistent random state for seed "
-            f"{seed}: {last}")
+        return self.states.random_state(seed, parameters)

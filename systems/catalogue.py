@@ -2,28 +2,110 @@
 from __future__ import annotations
 
 import inspect
+from dataclasses import dataclass, field
 from typing import Callable
 
 from .base import MechanicalSystem
 
-__all__ = ["CATALOGUE", "register_system", "get_system", "system_names"]
+__all__ = ["CATALOGUE", "SystemFacts", "register_system", "get_system",
+           "system_names", "system_facts"]
 
 #: Catalogue name -> builder function returning a :class:`MechanicalSystem`.
 CATALOGUE: dict[str, Callable[..., MechanicalSystem]] = {}
+#: Catalogue name -> what the harness and the tests need to know about it.
+FACTS: dict[str, "SystemFacts"] = {}
 
 
-def register_system(name: str):
-    """Decorator registering a builder under ``name`` (once)."""
+@dataclass(frozen=True)
+class SystemFacts:
+    """Facts about a catalogue entry, declared with it.
+
+    Attributes
+    ----------
+    heavy : bool
+        Its derivations take minutes per formulation: left out of the
+        default comparison run and marked slow in the tests.
+    sizes : tuple of int
+        For a scalable system (its builder takes ``n``), the sizes compared
+        by default; empty otherwise.
+    variants : tuple of dict
+        Builder options compared by default (each a separate case); ``({},)``
+        is the builder's defaults alone.
+    """
+
+    heavy: bool = False
+    sizes: tuple = ()
+    variants: tuple = field(default_factory=lambda: ({},))
+
+    @property
+    def scalable(self) -> bool:
+        return bool(self.sizes)
+
+
+def register_system(name: str, *, heavy: bool = False, sizes=(),
+                    variants=({},)):
+    """Decorator registering a builder under ``name`` (once), with its
+    facts (see :class:`SystemFacts`).
+
+    Raises
+    ------
+    ValueError
+        For a name that is not an identifier or is taken, sizes that are not
+        positive integers, variants naming options the builder does not take
+        or sizes for a builder without ``n``.
+    TypeError
+        For ``heavy`` that is not a bool or variants that are not mappings.
+
+    Examples
+    --------
+    >>> @register_system("my_pendulum", variants=({"n": 1}, {"n": 2}))
+    ... def my_pendulum(n=1): ...                    # doctest: +SKIP
+    """
     if not isinstance(name, str) or not name.isidentifier():
         raise ValueError(f"system name must be an identifier, not {name!r}")
+    if not isinstance(heavy, bool):
+        raise TypeError(f"heavy must be a bool, not {type(heavy).__name__}")
+    sizes = tuple(sizes)
+    if any(not isinstance(k, int) or isinstance(k, bool) or k < 1
+           for k in sizes):
+        raise ValueError(f"sizes must be positive integers, not {sizes}")
+    variants = tuple(variants)
+    if not variants or any(not isinstance(v, dict) for v in variants):
+        raise TypeError("variants must be a non-empty sequence of dicts of "
+                        "builder options")
 
     def decorate(builder):
         if name in CATALOGUE and CATALOGUE[name] is not builder:
             raise ValueError(f"system {name!r} is registered already")
+        valid = list(inspect.signature(builder).parameters)
+        bad = sorted({k for v in variants for k in v if k not in valid})
+        if bad:
+            raise ValueError(f"system {name!r}: variants name options {bad} "
+                             f"the builder does not take; valid: {valid}")
+        if sizes and "n" not in valid:
+            raise ValueError(f"system {name!r}: sizes need a builder taking "
+                             f"n; its options are {valid}")
         CATALOGUE[name] = builder
+        FACTS[name] = SystemFacts(heavy=heavy, sizes=sizes,
+                                  variants=tuple(dict(v) for v in variants))
         return builder
 
     return decorate
+
+
+def system_facts(name: str) -> SystemFacts:
+    """The facts registered with catalogue system ``name``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown name, listing the valid ones.
+    """
+    try:
+        return FACTS[name]
+    except (KeyError, TypeError):
+        raise ValueError(
+            f"unknown system {name!r}; valid names: {sorted(CATALOGUE)}") from None
 
 
 def system_names() -> list[str]:

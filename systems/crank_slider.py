@@ -16,7 +16,8 @@ def _rod_inertia(frame, m, l):
     return me.inertia(frame, 0, m * l**2 / 12, m * l**2 / 12)
 
 
-@register_system("crank_slider")
+@register_system("crank_slider", variants=(
+    {"coordinates": "redundant"}, {"coordinates": "minimal"}))
 def crank_slider(coordinates: str = "redundant") -> MechanicalSystem:
     """Crank OA, connecting rod AB and slider B on a straight guide through
     O, in a vertical plane with gravity -y; 1 degree of freedom.

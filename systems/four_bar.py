@@ -62,7 +62,8 @@ def _rocker_tip_algebraic(q1, L1, L2, L3, L4):
     return L3 * (wx * cb - wy * sb) / d, L3 * (wy * cb + wx * sb) / d
 
 
-@register_system("four_bar")
+@register_system("four_bar", variants=(
+    {"coordinates": "redundant"}, {"coordinates": "minimal"}))
 def four_bar(coordinates: str = "redundant") -> MechanicalSystem:
     """Four-bar linkage carrying two point masses, driven by a torque.
 

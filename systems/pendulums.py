@@ -113,7 +113,7 @@ def _check_angles(angles):
             f"angles must be one of ['relative', 'absolute'], not {angles!r}")
 
 
-@register_system("n_link_pendulum")
+@register_system("n_link_pendulum", sizes=(3,))
 def n_link_pendulum(n: int = 3, angles: str = "relative") -> MechanicalSystem:
     """Planar chain of n uniform rods pinned in series, in gravity -y.
 
@@ -148,7 +148,7 @@ def n_link_pendulum(n: int = 3, angles: str = "relative") -> MechanicalSystem:
         options={"n": n, "angles": angles})
 
 
-@register_system("n_link_pendulum_on_cart")
+@register_system("n_link_pendulum_on_cart", sizes=(3,))
 def n_link_pendulum_on_cart(n: int = 3, angles: str = "relative") -> MechanicalSystem:
     """A cart (particle of mass m0 sliding on the x axis, coordinate x)
     carrying a chain of n uniform rods pinned in series, gravity -y::

@@ -22,7 +22,7 @@ BENCHMARK_PARAMETERS = {
 }
 
 
-@register_system("whipple_bicycle")
+@register_system("whipple_bicycle", heavy=True)
 def whipple_bicycle() -> MechanicalSystem:
     """The Whipple bicycle: rear wheel R, rear frame with rider B, front
     fork and handlebar H, front wheel F; knife-edge wheels rolling without

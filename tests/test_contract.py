@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from formulations import FORMULATIONS, UnsupportedSystemError
-from systems import CATALOGUE
+from systems import CATALOGUE, system_facts
 
 from conftest import cached_eom, cached_system
 
@@ -27,7 +27,7 @@ VARIANTS = {
 
 
 #: Published-benchmark systems: each derivation takes tens of seconds.
-HEAVY = ("whipple_bicycle", "andrews_squeezer")
+HEAVY = {s for s in CATALOGUE if system_facts(s).heavy}
 
 
 def _cases():

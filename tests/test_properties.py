@@ -1,6 +1,6 @@
 """Properties every registered formulation must have on random systems.
 
-Systems come from :mod:`compare.strategies`; the formulations are read from
+Systems come from :mod:`testing.strategies`; the formulations are read from
 :data:`formulations.FORMULATIONS`, so a new backend takes part without
 editing this file.  References:
 
@@ -34,8 +34,8 @@ import sympy.physics.mechanics as me
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from compare import strategies as S
-from compare.oracles import pinocchio_accelerations
+from testing import strategies as S
+from references.oracles import pinocchio_accelerations
 from formulations import FORMULATIONS, UnsupportedSystemError, get_formulation
 
 from conftest import cached_eom

@@ -125,7 +125,7 @@ for row in rows:
 # %%
 # The force along a trajectory
 # ----------------------------
-# :func:`formulations.integrate.integrate` integrates any formulation's
+# :func:`numeric.integrate.integrate` integrates any formulation's
 # equations with the constraints projected; the force is then evaluated
 # along the way.
 import matplotlib.pyplot as plt

@@ -3,7 +3,7 @@ Linearize and get eigenvalues: the Whipple bicycle
 ==================================================
 
 Every formulation's equations can be linearized about an operating point
-through the numeric contract (:func:`formulations.linearize.linearize`),
+through the numeric contract (:func:`numeric.linearize.linearize`),
 in the *minimal* state :math:`(\\mathbf q_{\\mathrm{ind}},
 \\mathbf u_{\\mathrm{ind}})`.  The benchmark here is the Whipple bicycle of
 Meijaard, Papadopoulos, Ruina and Schwab (2007): upright, straight running
@@ -18,13 +18,13 @@ tens of seconds and is done once.
 # %%
 # Eigenvalues at one speed
 # ------------------------
-# :func:`compare.benchmarks.bicycle_eigenvalues` takes a formulation's name
+# :func:`references.published.bicycle_eigenvalues` takes a formulation's name
 # (it then derives the bicycle itself) or equations already derived; it
 # builds the consistent upright state at speed ``v``, linearizes, and
 # returns the lean/steer block's eigenvalues sorted by real part.
 import numpy as np
 
-from compare.benchmarks import bicycle_eigenvalues
+from references.published import bicycle_eigenvalues
 from formulations import get_formulation
 from systems import get_system
 
@@ -49,7 +49,7 @@ print("largest difference from the published values:",
 # What the helper does, step by step, with the public API: derive, build a
 # consistent operating point, linearize, take the eigenvalues of the
 # lean/steer block (roll ``q4``, steer ``q6`` and their rates).
-from formulations.linearize import linearize
+from numeric.linearize import linearize
 
 rear_radius = ms.parameter_vector()[[str(s) for s in ms.parameters].index("rR")]
 q = ms.solve_dependent_coordinates(0.0, np.zeros(7), np.zeros(1))

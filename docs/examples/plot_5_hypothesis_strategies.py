@@ -2,7 +2,7 @@
 Check your own dynamics code with the hypothesis strategies
 ===========================================================
 
-:mod:`compare.strategies` holds `hypothesis <https://hypothesis.works>`_
+:mod:`testing.strategies` holds `hypothesis <https://hypothesis.works>`_
 strategies that draw random :class:`~systems.MechanicalSystem` objects —
 open chains and trees of rigid bodies, closed linkages, nonholonomic
 sleighs and discs, driven (rheonomic) chains — and consistent states of
@@ -70,7 +70,7 @@ def my_accelerations(ms, forget_dT_dq=False):
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from compare.strategies import consistent_states, open_chains
+from testing.strategies import consistent_states, open_chains
 from formulations import get_formulation
 
 

@@ -184,7 +184,7 @@ def test_scaling_not_drawn_for_one_size(tmp_path):
 
 def test_optional_sections_missing(result, tmp_path, monkeypatch):
     import formulations.modified_lagrange as ml
-    monkeypatch.setitem(sys.modules, "compare.benchmarks", None)  # import fails
+    monkeypatch.setitem(sys.modules, "references.published", None)  # import fails
     monkeypatch.delattr(ml, "kolev_cost_table")
     _, md, _ = _write(result, tmp_path, kolev=True, benchmarks=True,
                       figures=False)
@@ -195,12 +195,12 @@ def test_optional_sections_missing(result, tmp_path, monkeypatch):
 def test_optional_sections_present(result, tmp_path, monkeypatch):
     import formulations.modified_lagrange as ml
     # Meijaard et al. (2007), M[0, 0] and a weave eigenvalue at v = 4 m/s.
-    bench = types.ModuleType("compare.benchmarks")
+    bench = types.ModuleType("references.published")
     bench.published_vs_computed = lambda formulations=None: pd.DataFrame(
         {"quantity": ["M[0,0]", "weave re, v=4"],
          "published": [80.81722, 0.41325331521125],
          "computed": [80.81722, 0.41325331521125]})
-    monkeypatch.setitem(sys.modules, "compare.benchmarks", bench)
+    monkeypatch.setitem(sys.modules, "references.published", bench)
     monkeypatch.setattr(ml, "kolev_cost_table", lambda: pd.DataFrame(
         {"system": ["four_bar"], "variant": ["modified"], "ops_cse": [166.0],
          "error": [""]}))
@@ -214,12 +214,12 @@ def test_optional_sections_present(result, tmp_path, monkeypatch):
 
 
 def test_benchmark_function_that_raises(result, tmp_path, monkeypatch):
-    bench = types.ModuleType("compare.benchmarks")
+    bench = types.ModuleType("references.published")
 
     def published_vs_computed(formulations=None):
         raise RuntimeError(f"bicycle not declared for {formulations}")
     bench.published_vs_computed = published_vs_computed
-    monkeypatch.setitem(sys.modules, "compare.benchmarks", bench)
+    monkeypatch.setitem(sys.modules, "references.published", bench)
     _, md, _ = _write(result, tmp_path, benchmarks=True, figures=False)
     section = _section(md, "Benchmarks: published against computed")
     assert "not available" in section

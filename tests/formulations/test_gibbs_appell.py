@@ -17,7 +17,7 @@ import sympy.physics.mechanics as me
 from conftest import cached_eom, cached_system
 from formulations import FORMULATIONS, UnsupportedSystemError, get_formulation
 from formulations.gibbs_appell import ELIMINATIONS, STRATEGIES, GibbsAppell
-from systems import CATALOGUE
+from systems import CATALOGUE, system_facts
 
 t = me.dynamicsymbols._t
 
@@ -255,7 +255,7 @@ def test_sympy_direction_cosines_agree_with_sympy_kane(name):
 
 
 #: Systems whose derivations take tens of seconds.
-LARGE = {"whipple_bicycle", "andrews_squeezer"}
+LARGE = {s for s in CATALOGUE if system_facts(s).heavy}
 
 
 def _initial_state_cases():

@@ -16,7 +16,7 @@ import sympy as sm
 import sympy.physics.mechanics as me
 
 from formulations import get_formulation
-from formulations.numeric import SingularConfigurationError
+from numeric.model import SingularConfigurationError
 from systems import MechanicalSystem
 from systems.rod_slider_shaft_extended import rod_slider_shaft_extended
 

@@ -29,8 +29,7 @@ import sympy as sm
 import sympy.physics.mechanics as me
 
 from formulations import UnsupportedSystemError, get_formulation
-from formulations.modified_lagrange import (_guided_elimination,
-                                            kolev_cost_table,
+from formulations.modified_lagrange import (kolev_cost_table,
                                             modified_lagrange_equations)
 from systems import MechanicalSystem
 
@@ -187,20 +186,6 @@ def test_dependent_coordinate_never_enters_T_of_the_modified_form(kolev_eom):
 # ----------------------------------------------------------------------
 # Nonholonomic: Maggi's form on the wheelbarrow, (2-111), (2-112)
 # ----------------------------------------------------------------------
-def test_guided_elimination_avoids_a_pivot_vanishing_at_the_samples():
-    """Large dependent blocks are eliminated with pivots chosen at numeric
-    samples; the first symbolic pivot here is sin(th), zero at th = 0."""
-    th = sm.Symbol("th")
-    A = sm.Matrix([[sm.sin(th), sm.cos(th)], [sm.cos(th), -sm.sin(th)]])
-    b = sm.Matrix([1, 2])
-    sample = np.array([[0.0, 1.0], [1.0, 0.0]])       # A at th = 0
-    X, = _guided_elimination(A, (b,), [sample])
-    assert all(_is_zero(e) for e in A * X - b)
-    assert X.subs(th, 0) == sm.Matrix([2, 1])         # finite at th = 0
-    assert A == sm.Matrix([[sm.sin(th), sm.cos(th)],
-                           [sm.cos(th), -sm.sin(th)]])  # input untouched
-
-
 def test_wheelbarrow_at_zero_heading():
     """The declared initial state (heading 0): the dependent rates must not
     divide by sin(theta)."""

@@ -11,7 +11,7 @@ import sympy as sm
 
 from conftest import cached_eom, cached_system
 from formulations.base import formulation_names
-from formulations.integrate import integrate
+from numeric.integrate import integrate
 from systems.andrews_squeezer import ANDREWS_INITIAL_ANGLES
 
 #: modified_lagrange needs minutes on this system: it runs as slow.
@@ -130,9 +130,9 @@ def test_accelerations_equal_the_test_set_equations_slow(formulation):
 
 
 #: The test set's reference angles at t = 0.03 (see
-#: compare.benchmarks.ANDREWS_REFERENCE for their provenance).
+#: references.published.ANDREWS_REFERENCE for their provenance).
 def _reference():
-    from compare.benchmarks import ANDREWS_REFERENCE
+    from references.published import ANDREWS_REFERENCE
     return np.array(ANDREWS_REFERENCE)
 
 

@@ -202,23 +202,3 @@ def test_kinematics_has_no_spurious_pivot_at_heading_zero():
         np.cos(0.7) - 0.5 * np.sin(0.7))
     assert float(qdot[y.diff()].xreplace(at)) == pytest.approx(
         np.sin(0.7) + 0.5 * np.cos(0.7))
-
-
-def test_solve_linear_blocks_and_singular_matrices():
-    from systems.base import solve_linear
-    a, b, c = sm.symbols("a b c")
-    th = sm.Symbol("theta")
-    # Two independent blocks, permuted: a 2x2 rotation and a 1x1.
-    A = sm.Matrix([[sm.sin(th), 0, sm.cos(th)],
-                   [0, a, 0],
-                   [sm.cos(th), 0, -sm.sin(th)]])
-    rhs = sm.Matrix([b, c, 1])
-    X = solve_linear(A, rhs)
-    vals = {a: 2.0, b: 0.3, c: 0.4, th: 0.0}
-    Xn = np.array(X.xreplace(vals), dtype=float).ravel()
-    An = np.array(A.xreplace(vals), dtype=float)
-    np.testing.assert_allclose(An @ Xn, [0.3, 0.4, 1.0])
-    with pytest.raises(ValueError, match="singular"):
-        solve_linear(sm.Matrix([[a, b], [2 * a, 2 * b]]), sm.Matrix([1, 2]))
-    with pytest.raises(ValueError, match="singular"):
-        solve_linear(sm.Matrix([[a, b], [0, 0]]), sm.Matrix([1, 2]))

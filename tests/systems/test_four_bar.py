@@ -20,7 +20,7 @@ import sympy as sm
 import sympy.physics.mechanics as me
 
 from formulations import get_formulation
-from formulations.numeric import SingularConfigurationError
+from numeric.model import SingularConfigurationError
 from systems import ConstraintError, get_system
 from systems.four_bar import four_bar_closed_form
 

@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 import sympy as sm
 
-from compare import benchmarks as bm
+from references import published as bm
 from conftest import cached_eom, cached_system
-from formulations.integrate import integrate
+from numeric.integrate import integrate
 
 BICYCLE_FORMULATIONS = ["kane",
                         pytest.param("lagrange", marks=pytest.mark.slow),
@@ -86,7 +86,7 @@ def test_linearized_matrices_are_the_published_ones(formulation):
         assert np.allclose(mats[name], published, rtol=0, atol=1e-8), name
     # The lean/steer block decouples from the rest of the minimal state.
     op = bm.upright_bicycle_state(3.0)
-    from formulations.linearize import linearize
+    from numeric.linearize import linearize
     full = linearize(eom, op)
     assert full.coupling(["q4", "q6", "u4", "u6"]) < 1e-8
 

@@ -1,4 +1,4 @@
-"""The tree-walking derivatives of formulations.calculus against sympy's own
+"""The tree-walking derivatives of symbolic.calculus against sympy's own
 ``diff``/``jacobian`` on random expressions (compared by value at random
 points, so no simplification decides the outcome)."""
 from __future__ import annotations
@@ -10,10 +10,10 @@ import sympy as sm
 import sympy.physics.mechanics as me
 from hypothesis import given, strategies as st
 
-from formulations.calculus import (directional_derivative, dynamic_symbols,
+from symbolic.calculus import (directional_derivative, dynamic_symbols,
                                    gradient, jacobian, substitute,
                                    time_derivative)
-from formulations.kinematics import FrameAlgebra, kinetic_energy
+from symbolic.frames import FrameAlgebra, kinetic_energy
 
 t = me.dynamicsymbols._t
 x, y, z = sm.symbols("x y z")

@@ -39,9 +39,11 @@ import numpy as np
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from systems.base import ConstraintError, MechanicalSystem
+from symbolic.plain import plain_replacements, to_plain
 
-from .base import EquationsOfMotion
+from .model import is_equations_of_motion
+from .states import ConstraintError
+
 
 __all__ = ["linearize", "LinearModel"]
 
@@ -129,7 +131,7 @@ class LinearModel:
         Examples
         --------
         >>> from formulations import get_formulation
-        >>> from formulations.linearize import linearize
+        >>> from numeric.linearize import linearize
         >>> eom = get_formulation("kane").derive("n_link_pendulum")
         >>> import numpy as np
         >>> q = np.array([-np.pi / 2, 0.0, 0.0])   # hanging straight down
@@ -142,22 +144,17 @@ class LinearModel:
         return ev[np.lexsort((ev.imag, ev.real))]
 
 
-def _speed_rate_function(ms: MechanicalSystem):
+def _speed_rate_function(ms):
     """u'(t, q, q', q'', p) from the declaration's u(t, q, q'), exact."""
     if ms in _SPEED_RATE_CACHE:
         return _SPEED_RATE_CACHE[ms]
     q = list(ms.coordinates)
     n = len(q)
     kin = ms.kinematics
-    T = sm.Symbol("_t")
-    Q = sm.symbols(f"_q0:{n}")
-    QD = sm.symbols(f"_qd0:{n}")
-    QDD = sm.symbols(f"_qdd0:{n}")
+    rep, s = plain_replacements(q, accelerations=True)
+    T, Q, QD, QDD = s["T"], s["Q"], s["QD"], s["QDD"]
     P = list(ms.parameters)
-    rep = {qi.diff(t): s for qi, s in zip(q, QD)} | dict(zip(q, Q)) | {t: T}
-    u_expr = sm.Matrix([kin.u_of_qdot[ui] for ui in ms.speeds])
-    u_expr = ms.substitute_specified(u_expr) if ms.specified else u_expr
-    u_plain = u_expr.xreplace(rep)
+    u_plain = to_plain([kin.u_of_qdot[ui] for ui in ms.speeds], rep, ms)
     ud = u_plain.jacobian(Q) * sm.Matrix(QD) + \
         u_plain.jacobian(QD) * sm.Matrix(QDD) + u_plain.diff(T)
     fn = sm.lambdify([T, list(Q), list(QD), list(QDD), P], ud, cse=True)
@@ -227,7 +224,7 @@ def linearize(eom, operating_point, *, inputs: Sequence | None = None,
     --------
     >>> import numpy as np
     >>> from formulations import get_formulation
-    >>> from formulations.linearize import linearize
+    >>> from numeric.linearize import linearize
     >>> eom = get_formulation("kane").derive("double_pendulum")
     >>> lin = linearize(eom, (0.0, np.zeros(2), np.zeros(2)))
     >>> lin.states
@@ -235,7 +232,7 @@ def linearize(eom, operating_point, *, inputs: Sequence | None = None,
     >>> bool(np.all(np.abs(lin.eigenvalues().real) < 1e-6))
     True
     """
-    if not isinstance(eom, EquationsOfMotion):
+    if not is_equations_of_motion(eom):
         raise TypeError(
             f"eom must be an EquationsOfMotion (from Formulation.derive), not "
             f"{type(eom).__name__}")

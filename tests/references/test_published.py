@@ -11,10 +11,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from compare import benchmarks as bm
+from references import published as bm
 from conftest import cached_eom, cached_system
 from formulations.base import formulation_names
-from formulations.linearize import linearize
+from numeric.linearize import linearize
 
 FORMULATIONS = formulation_names()
 UNIT_DISC = {"m": 1.0, "g": 1.0, "r": 1.0}

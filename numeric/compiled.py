@@ -44,8 +44,8 @@ import numpy as np
 import sympy as sm
 from sympy.printing.c import C99CodePrinter
 
-from .calculus import substitute
-from .numeric import NumericModel, SingularConfigurationError, plain_parts
+from symbolic.calculus import substitute
+from .model import NumericModel, SingularConfigurationError, plain_parts
 
 __all__ = ["CompiledModel", "CompiledBackendError", "CompilerNotFoundError",
            "CompilationError", "find_compiler", "compiled_cache_dir",
@@ -138,13 +138,11 @@ def _cffi():
 
 def compiled_cache_dir(directory=None) -> Path:
     """Where compiled modules are kept: ``directory``, else
-    ``$EOMCOMPARE_CACHE/compiled``, else ``~/.cache/eomcompare/compiled``."""
+    ``numeric.cache_dir("compiled")``."""
     if directory is not None:
         return Path(directory)
-    env = os.environ.get("EOMCOMPARE_CACHE")
-    if env:
-        return Path(env) / "compiled"
-    return Path.home() / ".cache" / "eomcompare" / "compiled"
+    from numeric import cache_dir
+    return cache_dir("compiled")
 
 
 # ----------------------------------------------------------------------
@@ -448,7 +446,7 @@ _F8 = np.dtype(float)
 
 
 class CompiledModel(NumericModel):
-    """The numeric contract of :class:`~formulations.numeric.NumericModel`
+    """The numeric contract of :class:`~numeric.model.NumericModel`
     evaluated in compiled C.
 
     Parameters

@@ -11,9 +11,9 @@ import pytest
 from scipy.integrate import solve_ivp
 
 from formulations import FORMULATIONS, UnsupportedSystemError, get_formulation
-from formulations.integrate import (IntegrationResult, integrate,
+from numeric.integrate import (IntegrationResult, integrate,
                                     project_state)
-from formulations.numeric import SingularConfigurationError
+from numeric.model import SingularConfigurationError
 from systems import CATALOGUE, ConstraintError
 
 from helpers import cartesian_pendulum

@@ -53,7 +53,7 @@ Strategies
 Examples
 --------
 >>> from hypothesis import given, settings
->>> from compare.strategies import open_chains
+>>> from testing.strategies import open_chains
 >>> @settings(max_examples=2, deadline=None, database=None)
 ... @given(open_chains(dimension=2, max_bodies=2))
 ... def check(ms):
@@ -68,8 +68,13 @@ import numbers
 import numpy as np
 import sympy as sm
 import sympy.physics.mechanics as me
-from hypothesis import assume
-from hypothesis import strategies as st
+try:
+    from hypothesis import assume
+    from hypothesis import strategies as st
+except ImportError:  # pragma: no cover - depends on the installation
+    raise ImportError(
+        "testing.strategies needs hypothesis, part of the test extra: "
+        "pip install 'eomcompare[test]'") from None
 
 from systems import MechanicalSystem, get_system
 from systems.base import ConstraintError, ConstraintForce
@@ -366,7 +371,7 @@ def build_tree(structure, values, *, initial=None, name="random_tree"):
 
     Notes
     -----
-    Frames and signs (the conventions :mod:`compare.oracles` maps to
+    Frames and signs (the conventions :mod:`references.oracles` maps to
     Pinocchio): body i has frame ``B{i}`` and origin ``O{i}``.  Its joint
     sits at ``J{i} = O_parent + r_i`` with ``r_i = (rx{i}, ry{i}, rz{i})`` in
     the parent's frame (the ground's ``N`` and ``O`` for parent -1) and the
@@ -493,7 +498,7 @@ def kinematic_trees(*, dimension=2, min_bodies=1, max_bodies=3,
 
     Examples
     --------
-    >>> from compare.strategies import kinematic_trees
+    >>> from testing.strategies import kinematic_trees
     >>> strategy = kinematic_trees(dimension=3, max_bodies=2)
     """
     if dimension not in (2, 3) or isinstance(dimension, bool):
@@ -520,7 +525,7 @@ def open_chains(*, dimension=2, min_bodies=1, max_bodies=3,
 
     Examples
     --------
-    >>> from compare.strategies import open_chains
+    >>> from testing.strategies import open_chains
     >>> strategy = open_chains(dimension=2, joint_types=["revolute"])
     """
     return kinematic_trees(
@@ -705,7 +710,7 @@ def closed_loops(*, min_bars=4, max_bars=5, explicit_four_bar=True):
 
     Examples
     --------
-    >>> from compare.strategies import closed_loops
+    >>> from testing.strategies import closed_loops
     >>> strategy = closed_loops(min_bars=4, max_bars=4)
     """
     lo = _check_int("min_bars", min_bars, 4, 7)
@@ -763,7 +768,7 @@ def build_sleigh(values, initial=None):
 
     Examples
     --------
-    >>> from compare.strategies import build_sleigh
+    >>> from testing.strategies import build_sleigh
     >>> values = dict(m=1.0, a=0.0, b=0.0, beta=0.0, gx=0.0, gy=0.0, k=0.0,
     ...               s0=0.0, c=0.0, I1_xx=0.1, I1_yy=0.1, I1_zz=0.2,
     ...               I1_xy=0.0, I1_yz=0.0, I1_zx=0.0)
@@ -852,7 +857,7 @@ def nonholonomic_systems(*, kinds=NONHOLONOMIC_KINDS):
 
     Examples
     --------
-    >>> from compare.strategies import nonholonomic_systems
+    >>> from testing.strategies import nonholonomic_systems
     >>> strategy = nonholonomic_systems(kinds=["sleigh"])
     """
     kinds = _check_choices("kinds", kinds, NONHOLONOMIC_KINDS)
@@ -976,7 +981,7 @@ def rheonomic_systems(*, min_bodies=1, max_bodies=2, drives=DRIVES):
 
     Examples
     --------
-    >>> from compare.strategies import rheonomic_systems
+    >>> from testing.strategies import rheonomic_systems
     >>> strategy = rheonomic_systems(drives=["rotation"])
     """
     lo = _check_int("min_bodies", min_bodies, 1, 4)
@@ -994,7 +999,7 @@ def mechanical_systems(*, max_bodies=3):
 
     Examples
     --------
-    >>> from compare.strategies import mechanical_systems
+    >>> from testing.strategies import mechanical_systems
     >>> strategy = mechanical_systems(max_bodies=2)
     """
     hi = _check_int("max_bodies", max_bodies, 1, 6)
@@ -1022,7 +1027,7 @@ def consistent_states(system, *, parameters=None):
     Examples
     --------
     >>> from systems import get_system
-    >>> from compare.strategies import consistent_states
+    >>> from testing.strategies import consistent_states
     >>> strategy = consistent_states(get_system("four_bar"))
     """
     if not isinstance(system, MechanicalSystem):

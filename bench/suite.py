@@ -25,7 +25,7 @@ measured.
 
 Examples
 --------
->>> from compare import bench
+>>> from bench import suite as bench
 >>> bench.main(["--quick", "--out", "/tmp/bench"])  # doctest: +SKIP
 """
 from __future__ import annotations
@@ -241,7 +241,7 @@ def _derive_once(system, formulation, n, repeats, cap, count=True,
                        "cap": cap})
     proc = subprocess.Popen(
         [sys.executable, "-c",
-         "import sys; from compare.bench import _child; _child(sys.argv[1])",
+         "import sys; from bench.suite import _child; _child(sys.argv[1])",
          spec], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     start = time.perf_counter()
     status, mark, seen = "ok", start, 0
@@ -467,8 +467,9 @@ def _deriv_time(drows, system, form, n):
 def evaluate_targets(drows, rrows, srows, cap, n_ref=10) -> list[dict]:
     out = []
     sysname = "n_link_pendulum"
-    for ours, peer in (("kane", "sympy_kane"), ("gibbs_appell", "sympy_kane"),
-                       ("lagrange", "sympy_lagrange")):
+    from formulations import FORMULATIONS, peer_of
+    pairs = [(f, peer_of(f)) for f in FORMULATIONS if peer_of(f)]
+    for ours, peer in pairs:
         a = _deriv_time(drows, sysname, ours, n_ref)
         b = _deriv_time(drows, sysname, peer, n_ref)
         if a is None or b is None:
@@ -487,7 +488,7 @@ def evaluate_targets(drows, rrows, srows, cap, n_ref=10) -> list[dict]:
                     a["seconds"] / b["seconds"], 0.25,
                     note=f"{a['seconds']:.3g} s / {b['seconds']:.3g} s")
     a = _deriv_time(drows, sysname, "kane", n_ref)
-    b = _deriv_time(drows, sysname, "sympy_kane", n_ref)
+    b = _deriv_time(drows, sysname, peer_of("kane"), n_ref)
     if a and b:
         _target(out, f"cse ops kane / sympy_kane, {sysname} n={n_ref}",
                 a["ops_cse"] / b["ops_cse"], 0.7,
@@ -624,7 +625,7 @@ def _write_report(out: Path, run: dict, trows, drows, rrows, srows) -> Path:
     """``report.md``: the run, the targets, and per part its figure and
     table, for a reader (the CSV files hold the same numbers)."""
     import pandas as pd
-    from .report import _md_table
+    from compare.report import _md_table
 
     def cell(r):
         if r.get("status") != "ok":
@@ -839,7 +840,7 @@ def main(argv=None) -> int:
     else:
         ns_derive, ns_rhs, repeats, batch = list(range(1, 21)), [2, 5, 10, 20], 3, 1000
     start = time.perf_counter()
-    from .runner import _git_commit, _versions
+    from compare.runner import _git_commit, _versions
     run = {"argv": list(sys.argv[1:] if argv is None else argv),
            "git_commit": _git_commit(), "versions": _versions(),
            "cpus": os.cpu_count(),

@@ -16,11 +16,11 @@ import pytest
 from scipy.integrate import solve_ivp
 
 from formulations import get_formulation
-from formulations import compiled
-from formulations.compiled import (CompiledModel, CompilerNotFoundError,
+from numeric import compiled
+from numeric.compiled import (CompiledModel, CompilerNotFoundError,
                                    c_source)
-from formulations.numeric import NumericModel, SingularConfigurationError
-from systems import CATALOGUE, get_system
+from numeric.model import NumericModel, SingularConfigurationError
+from systems import CATALOGUE, get_system, system_facts
 
 from conftest import cached_eom, cached_system
 
@@ -39,7 +39,7 @@ def close(a, b, rtol=RTOL):
 
 
 # Derivations of these take tens of seconds.
-HEAVY = {"whipple_bicycle", "andrews_squeezer"}
+HEAVY = {s for s in CATALOGUE if system_facts(s).heavy}
 
 
 def _cases(formulation, slow=False):

@@ -12,14 +12,14 @@ Three benchmarks whose numbers nobody here chose:
 
 Every number is computed through the numeric contract, so each formulation
 is held to the same published value by the same route
-(:func:`formulations.linearize.linearize` for the linear ones,
-:func:`formulations.integrate.integrate` for the trajectory).
+(:func:`numeric.linearize.linearize` for the linear ones,
+:func:`numeric.integrate.integrate` for the trajectory).
 :func:`published_vs_computed` lays the published numbers beside each
 formulation's and their differences, for the comparison report.
 
 Examples
 --------
->>> from compare.benchmarks import bicycle_eigenvalues
+>>> from references.published import bicycle_eigenvalues
 >>> ev = bicycle_eigenvalues("kane", 5.0)      # doctest: +SKIP
 >>> bool(ev.real.max() < 0)   # self-stable at 5 m/s  # doctest: +SKIP
 True
@@ -36,7 +36,7 @@ import pandas as pd
 from scipy.optimize import brentq
 
 from formulations.base import EquationsOfMotion, formulation_names, get_formulation
-from formulations.linearize import LinearModel, linearize
+from numeric.linearize import LinearModel, linearize
 from systems import get_system
 
 __all__ = [
@@ -113,14 +113,14 @@ def _cached(formulation: str, system: str, use_cache: bool):
     ms = get_system(system)
     form = get_formulation(formulation)
     if use_cache:
-        from .cache import DerivationCache
+        from compare.cache import DerivationCache
         eom, _ = DerivationCache().derive(ms, form)
         return eom
     return form.derive(ms)
 
 
 def _derive_and_store(formulation: str, system: str) -> None:
-    from .cache import DerivationCache
+    from compare.cache import DerivationCache
     DerivationCache().derive(get_system(system), get_formulation(formulation))
 
 
@@ -128,7 +128,7 @@ def _derive_within(formulation: str, system: str, seconds: float) -> None:
     """Derive into the on-disk cache in a child process, given up after
     ``seconds`` (the child is terminated)."""
     import multiprocessing as mp
-    from .cache import DerivationCache
+    from compare.cache import DerivationCache
     if DerivationCache().load(get_system(system),
                               get_formulation(formulation)) is not None:
         return
@@ -365,10 +365,10 @@ def andrews_angles(formulation="lagrange", *, t_final: float = 0.03,
     """The seven angles at ``t_final`` and the integration result.
 
     Integrated from the test set's consistent initial state with
-    :func:`formulations.integrate.integrate` (stiff ``method``, constraint
+    :func:`numeric.integrate.integrate` (stiff ``method``, constraint
     projection).  Returns ``(angles, result)``.
     """
-    from formulations.integrate import integrate
+    from numeric.integrate import integrate
     eom = benchmark_equations(formulation, "andrews_squeezer", use_cache)
     res = integrate(eom, t_final, method=method, rtol=rtol, atol=atol,
                     t_eval=[t_final])

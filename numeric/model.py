@@ -12,10 +12,10 @@ import numpy as np
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from .calculus import dynamic_symbols, substitute
+from symbolic.plain import TIME, plain_replacements, to_plain
 
 __all__ = ["NumericModel", "SingularConfigurationError", "generate",
-           "plain_symbols", "plain_parts", "numeric_model", "BACKENDS"]
+           "plain_symbols", "plain_parts", "is_equations_of_motion"]
 
 t = me.dynamicsymbols._t
 
@@ -32,26 +32,11 @@ def plain_symbols(eom):
     lists for time, states, unknowns, coordinates, rates and parameters.
     """
     ms = eom.system
-    T = sm.Symbol("_t")
+    _, s = plain_replacements(ms.coordinates)
     X = sm.symbols(f"_x0:{len(eom.states)}")
     Z = sm.symbols(f"_z0:{len(eom.unknowns)}")
-    q = ms.coordinates
-    Q = sm.symbols(f"_q0:{len(q)}")
-    QD = sm.symbols(f"_qd0:{len(q)}")
     P = tuple(ms.parameters)
-    return T, X, Z, Q, QD, P
-
-
-def _to_plain(exprs, rep, ms, memo=None):
-    m = sm.Matrix(exprs)
-    m = ms.substitute_specified(m) if ms.specified else m
-    # Shared subtrees substituted and searched once (see calculus).
-    m = sm.Matrix(m.rows, m.cols, substitute(m, rep, memo))
-    left = dynamic_symbols(m)
-    if left:
-        raise RuntimeError(
-            f"functions of time left in generated code: {sorted(map(str, left))}")
-    return m
+    return TIME, X, Z, s["Q"], s["QD"], P
 
 
 def plain_parts(eom) -> dict:
@@ -77,21 +62,21 @@ def plain_parts(eom) -> dict:
         rep[xi] = s
     rep[t] = T
     x_rep = dict(rep)
-    qrep = {qi.diff(t): s for qi, s in zip(q, QD)} | dict(zip(q, Q)) | {t: T}
+    qrep, _ = plain_replacements(q)
     memo = {}  # one substitution shared by every piece in x_rep
     parts = {
         "T": T, "X": X, "Z": Z, "Q": Q, "QD": QD, "P": P,
-        "M": _to_plain(eom.mass_matrix, x_rep, ms, memo),
-        "f": _to_plain(eom.forcing, x_rep, ms, memo),
-        "R": _to_plain(eom.state_rates, x_rep, ms, memo),
-        "A": _to_plain(eom.accelerations, x_rep, ms, memo),
-        "C": _to_plain(eom.coordinate_map, x_rep, ms, memo),
-        "S": _to_plain(eom.state_map, qrep, ms),
+        "M": to_plain(eom.mass_matrix, x_rep, ms, memo),
+        "f": to_plain(eom.forcing, x_rep, ms, memo),
+        "R": to_plain(eom.state_rates, x_rep, ms, memo),
+        "A": to_plain(eom.accelerations, x_rep, ms, memo),
+        "C": to_plain(eom.coordinate_map, x_rep, ms, memo),
+        "S": to_plain(eom.state_map, qrep, ms),
     }
     forces = eom.extras.get("constraint_forces")
     if forces:
         names = list(forces)
-        parts["F"] = _to_plain(sm.Matrix([forces[n] for n in names]), x_rep,
+        parts["F"] = to_plain(sm.Matrix([forces[n] for n in names]), x_rep,
                                ms, memo)
         parts["forces_names"] = names
     return parts
@@ -132,52 +117,16 @@ def _generate_batch(eom) -> dict:
     }
 
 
-#: Numeric backends selectable with ``eom.numeric(backend=...)``.
-BACKENDS = ("lambdify", "c", "auto")
+def is_equations_of_motion(obj) -> bool:
+    """True for an ``EquationsOfMotion`` (from ``Formulation.derive``).
 
-
-def numeric_model(eom, parameters: Mapping | None = None,
-                  backend: str = "lambdify", **options):
-    """The numeric model of ``eom`` evaluated by ``backend``.
-
-    Parameters
-    ----------
-    backend : {"lambdify", "c", "auto"}
-        ``"lambdify"`` (default, needs no compiler): numpy code from
-        sympy's lambdify.  ``"c"``: :class:`formulations.compiled.CompiledModel`,
-        C compiled with the system compiler; raises
-        :class:`formulations.compiled.CompiledBackendError` when that cannot
-        be built.  ``"auto"``: ``"c"`` when it can be built, else a warning
-        and ``"lambdify"``.
-    **options
-        Passed to :class:`~formulations.compiled.CompiledModel` (compiler,
-        cflags, cache_dir).
-
-    Examples
-    --------
-    >>> from formulations import get_formulation
-    >>> eom = get_formulation("kane").derive("double_pendulum")
-    >>> type(numeric_model(eom)).__name__
-    'NumericModel'
+    Read by its attributes: this package imports nothing of
+    ``formulations``, so that the contract can import the runtime without
+    a cycle.
     """
-    if backend not in BACKENDS:
-        raise ValueError(f"`backend` must be one of {list(BACKENDS)}, not "
-                         f"{backend!r}")
-    if backend == "lambdify":
-        if options:
-            raise TypeError(f"the lambdify backend takes no options, not "
-                            f"{sorted(options)}")
-        return NumericModel(eom, parameters)
-    from .compiled import CompiledBackendError, CompiledModel
-    if backend == "c":
-        return CompiledModel(eom, parameters, **options)
-    try:
-        return CompiledModel(eom, parameters, **options)
-    except CompiledBackendError as exc:
-        import warnings
-        warnings.warn(f"the compiled backend is not available, using "
-                      f"lambdify: {exc}", RuntimeWarning, stacklevel=3)
-        return NumericModel(eom, parameters)
+    return all(hasattr(obj, a) for a in (
+        "system", "formulation", "mass_matrix", "forcing", "unknowns",
+        "states", "state_rates", "numeric"))
 
 
 class NumericModel:

@@ -12,7 +12,7 @@ import sympy.physics.mechanics as me
 
 from conftest import cached_eom, cached_system
 from formulations.base import formulation_names
-from formulations.linearize import LinearModel, linearize
+from numeric.linearize import LinearModel, linearize
 from systems.base import ConstraintError, MechanicalSystem
 
 t = me.dynamicsymbols._t

@@ -8,7 +8,7 @@ import math
 import pytest
 from hypothesis import given, strategies as st
 
-from compare import bench
+from bench import suite as bench
 
 
 def test_fit_growth_tells_a_power_law_from_an_exponential():
@@ -112,7 +112,7 @@ def test_rebuilding_without_csv_files_fails_clearly(tmp_path, capsys):
 
 @given(st.sets(st.integers(1, 200), max_size=40))
 def test_log_ticks_are_spread_and_keep_the_ends(values):
-    from compare.bench import _log_ticks
+    from bench.suite import _log_ticks
     ns = sorted(values)
     ticks = _log_ticks(ns)
     assert set(ticks) <= set(ns)

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compare import strategies as S
+from testing import strategies as S
 from formulations import get_formulation
 from systems import MechanicalSystem, get_system
 from systems.four_bar import four_bar_closed_form

@@ -39,10 +39,12 @@ import sympy as sm
 import sympy.physics.mechanics as me
 from scipy.integrate import solve_ivp
 
-from systems.base import ConstraintError
 
-from .base import EquationsOfMotion
-from .numeric import NumericModel, SingularConfigurationError
+from symbolic.plain import plain_replacements, to_plain
+
+from .model import (NumericModel, SingularConfigurationError,
+                    is_equations_of_motion)
+from .states import ConstraintError
 
 __all__ = ["integrate", "IntegrationResult", "project_state",
            "STABILIZATIONS"]
@@ -124,17 +126,14 @@ def _projection_functions(ms):
         pass
     q = list(ms.coordinates)
     n = len(q)
-    Ts = sm.Symbol("_t")
-    Q = sm.symbols(f"_q0:{n}")
-    QD = sm.symbols(f"_qd0:{n}")
+    rep, s = plain_replacements(q)
+    Ts, Q, QD = s["T"], s["Q"], s["QD"]
     P = list(ms.parameters)
     u_map = dict(ms.kinematics.u_of_qdot)
-    rep = {qi.diff(t): s for qi, s in zip(q, QD)} | dict(zip(q, Q))
 
     def plain(exprs):
-        m = sm.Matrix([sm.sympify(e).xreplace(u_map) for e in exprs])
-        m = ms.substitute_specified(m) if ms.specified else m
-        return m.xreplace(rep)
+        return to_plain([sm.sympify(e).xreplace(u_map) for e in exprs],
+                        rep, ms)
 
     hol = plain(ms.holonomic_constraints)
     nonhol = plain(ms.nonholonomic_constraints)
@@ -244,7 +243,7 @@ def project_state(system, t0, q, qd, parameters=None, *, tol=1e-12,
 # Integration
 # ----------------------------------------------------------------------
 def _resolve_model(eom_or_model, parameters):
-    if isinstance(eom_or_model, EquationsOfMotion):
+    if is_equations_of_motion(eom_or_model):
         return eom_or_model.numeric(parameters)
     if isinstance(eom_or_model, NumericModel):
         if parameters is not None:
@@ -335,7 +334,7 @@ def integrate(eom_or_model, t_final, *, method="DOP853", rtol=1e-10,
     Examples
     --------
     >>> from formulations import get_formulation
-    >>> from formulations.integrate import integrate
+    >>> from numeric.integrate import integrate
     >>> eom = get_formulation("lagrange").derive("four_bar")
     >>> res = integrate(eom, 1.0)
     >>> res.success, bool(res.max_holonomic_residual < 1e-8)

@@ -6,7 +6,7 @@ written independently of sympy and of every formulation here.
 
 Frame and sign mapping
 ----------------------
-For the trees of :func:`compare.strategies.build_tree` (structure
+For the trees of :func:`testing.strategies.build_tree` (structure
 ``("tree", dimension, joints, springs, dampers, gravity, reactions)``):
 
 ==========================  ================================================
@@ -66,7 +66,7 @@ def _tree_structure(system):
     if not structure or structure[0] != "tree":
         raise ValueError(
             f"system {system.name!r} is not a tree of "
-            f"compare.strategies.build_tree; valid families: ['tree']")
+            f"testing.strategies.build_tree; valid families: ['tree']")
     _, dim, joints, springs, dampers, gravity, reactions = structure
     if reactions:
         raise ValueError(
@@ -83,7 +83,7 @@ def pinocchio_model(system, parameters=None):
     Parameters
     ----------
     system : MechanicalSystem
-        A tree drawn by :func:`compare.strategies.kinematic_trees`.
+        A tree drawn by :func:`testing.strategies.kinematic_trees`.
     parameters : mapping, optional
         Parameter values overriding the system's own.
 
@@ -102,7 +102,7 @@ def pinocchio_model(system, parameters=None):
 
     Examples
     --------
-    >>> from compare.strategies import build_tree
+    >>> from testing.strategies import build_tree
     >>> structure = (2, ((-1, "R", 2), (0, "P", 0)), False, False, True, ())
     >>> values = {"gx": 0.0, "gy": -9.81}
     >>> for k in (1, 2):
@@ -163,7 +163,7 @@ def pinocchio_accelerations(system, q, qd, parameters=None):
 
     Examples
     --------
-    >>> from compare.strategies import build_tree
+    >>> from testing.strategies import build_tree
     >>> structure = (2, ((-1, "R", 2),), False, False, True, ())
     >>> values = {"m1": 2.0, "rx1": 0.0, "ry1": 0.0, "cx1": 0.5, "cy1": 0.0,
     ...           "I1_xx": 0.0, "I1_yy": 0.5, "I1_zz": 0.5, "I1_xy": 0.0,

@@ -1,11 +1,11 @@
-"""Identities decided at random points (formulations.identities)."""
+"""Identities decided at random points (symbolic.identities)."""
 from __future__ import annotations
 
 import numpy as np
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from formulations.identities import RandomPoints
+from symbolic.identities import RandomPoints
 
 t = me.dynamicsymbols._t
 q, u = me.dynamicsymbols("q u")

@@ -1,0 +1,7 @@
+"""The performance benchmark behind ``python -m compare bench``.
+
+:mod:`bench.suite` measures derivation time and operation counts against
+the size of a scalable system, right-hand-side cost against Pinocchio's
+``aba`` and end-to-end solve time, and checks them against the project's
+performance targets.  Needs the ``bench`` extra.
+"""

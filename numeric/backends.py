@@ -1,0 +1,65 @@
+"""The registry of numeric backends: ``eom.numeric(backend=...)``.
+
+As scipy's ``solve_ivp`` names its methods, a backend is a name mapped to a
+model class taking ``(eom, parameters, **options)``: ``"lambdify"``
+(:class:`numeric.model.NumericModel`, numpy code from sympy's lambdify,
+needs no compiler) and ``"c"`` (:class:`numeric.compiled.CompiledModel`, C
+compiled with the system compiler).  ``"auto"`` is ``"c"`` when it can be
+built, else a warning and ``"lambdify"``.  A new backend is one more entry
+in :data:`BACKENDS`.
+"""
+from __future__ import annotations
+
+import warnings
+from typing import Mapping
+
+from .compiled import CompiledBackendError, CompiledModel
+from .model import NumericModel
+
+__all__ = ["BACKENDS", "numeric_model"]
+
+#: Backend name -> model class.
+BACKENDS: dict[str, type] = {"lambdify": NumericModel, "c": CompiledModel}
+
+
+def numeric_model(eom, parameters: Mapping | None = None,
+                  backend: str = "lambdify", **options):
+    """The numeric model of ``eom`` evaluated by ``backend``.
+
+    Parameters
+    ----------
+    backend : {"lambdify", "c", "auto"}
+        A name in :data:`BACKENDS`, or ``"auto"``: ``"c"`` when it can be
+        built here, else a ``RuntimeWarning`` and ``"lambdify"``.
+    **options
+        Passed to the backend's model (the C backend takes ``compiler``,
+        ``cflags``, ``cache_dir``; lambdify takes none).
+
+    Raises
+    ------
+    ValueError
+        For an unknown backend, naming the valid ones.
+    numeric.compiled.CompiledBackendError
+        With ``backend="c"`` when the C code cannot be built.
+
+    Examples
+    --------
+    >>> from formulations import get_formulation
+    >>> eom = get_formulation("kane").derive("double_pendulum")
+    >>> type(numeric_model(eom)).__name__
+    'NumericModel'
+    """
+    if backend != "auto" and backend not in BACKENDS:
+        raise ValueError(f"`backend` must be one of "
+                         f"{list(BACKENDS) + ['auto']}, not {backend!r}")
+    if backend == "lambdify" and options:
+        raise TypeError(f"the lambdify backend takes no options, not "
+                        f"{sorted(options)}")
+    if backend != "auto":
+        return BACKENDS[backend](eom, parameters, **options)
+    try:
+        return CompiledModel(eom, parameters, **options)
+    except CompiledBackendError as exc:
+        warnings.warn(f"the compiled backend is not available, using "
+                      f"lambdify: {exc}", RuntimeWarning, stacklevel=3)
+        return NumericModel(eom, parameters)

@@ -1,0 +1,252 @@
+"""The numeric half of a declaration: numbers that satisfy its constraints.
+
+A :class:`~systems.MechanicalSystem` is a symbolic declaration; this module
+evaluates it: constraint residuals, Newton's method on the holonomic
+constraints, dependent speeds from the velocity constraints, random
+consistent states, kinetic and potential energy.  The declaration exposes
+all of it through delegating methods (``ms.random_state(seed=0)``), built
+on first use.
+
+Nothing here imports ``systems``: a :class:`SystemStates` reads the
+declaration through its attributes.
+"""
+from __future__ import annotations
+
+from functools import cached_property
+from typing import Mapping
+
+import numpy as np
+import sympy as sm
+import sympy.physics.mechanics as me
+
+from symbolic.plain import plain_replacements, to_plain
+
+__all__ = ["SystemStates", "ConstraintError"]
+
+t = me.dynamicsymbols._t
+
+
+class ConstraintError(ValueError):
+    """A state or configuration cannot satisfy the constraints."""
+
+
+class SystemStates:
+    """Numbers from one declaration.
+
+    Parameters
+    ----------
+    system : MechanicalSystem
+    """
+
+    def __init__(self, system):
+        self.system = system
+
+    def __repr__(self):
+        return f"SystemStates({self.system.name!r})"
+
+    @cached_property
+    def _constraint_functions(self):
+        """Lambdified constraint functions with parameters as an argument."""
+        ms = self.system
+        q = list(ms.coordinates)
+        u = list(ms.speeds)
+        p = list(ms.parameters)
+        rep, s = plain_replacements(q, u)
+        qs, us, qds, ts = s["Q"], s["U"], s["QD"], s["T"]
+
+        def prep(expr):
+            return to_plain(expr, rep, ms)
+
+        kin = ms.kinematics
+        hol = prep(sm.Matrix(list(ms.holonomic_constraints)))
+        nq_dep = len(ms.q_dep)
+        dep_syms = qs[len(ms.q_ind):]
+        jac = hol.jacobian(dep_syms) if nq_dep else sm.zeros(0, 0)
+        A = prep(kin.velocity_constraint_A)
+        b = prep(kin.velocity_constraint_b)
+        qdot = prep(sm.Matrix([kin.qdot[qi.diff(t)] for qi in q]))
+        args = [ts, list(qs), list(us), p]
+        f = {
+            "hol": sm.lambdify(args, hol, cse=True),
+            "hol_jac": sm.lambdify(args, jac, cse=True),
+            "A": sm.lambdify(args, A, cse=True),
+            "b": sm.lambdify(args, b, cse=True),
+            "qdot": sm.lambdify(args, qdot, cse=True),
+        }
+        uq = prep(sm.Matrix([kin.u_of_qdot[ui] for ui in u]))
+        f["u_of_qdot"] = sm.lambdify([ts, list(qs), list(qds), p], uq, cse=True)
+        return f
+
+    def parameter_vector(self, parameters: Mapping | None = None) -> np.ndarray:
+        """Default parameter values, overridden by ``parameters``.
+
+        Raises
+        ------
+        ValueError
+            For a parameter the declaration does not have, listing the valid
+            ones.
+        """
+        ms = self.system
+        values = dict(ms.parameters)
+        if parameters:
+            by_name = {str(k): k for k in values}
+            unknown = [k for k in parameters
+                       if k not in values and str(k) not in by_name]
+            if unknown:
+                raise ValueError(
+                    f"unknown parameters {unknown} for system {ms.name!r}; "
+                    f"valid: {sorted(by_name)}")
+            for k, v in parameters.items():
+                values[k if k in values else by_name[str(k)]] = float(v)
+        return np.array([values[k] for k in ms.parameters], dtype=float)
+
+    @cached_property
+    def _energy_function(self):
+        ms = self.system
+        rep, s = plain_replacements(ms.coordinates)
+        V = ms.potential_energy if ms.potential_energy is not None else 0
+        E = to_plain(sm.Matrix([ms.kinetic_energy(), V]), rep, ms)
+        return sm.lambdify([s["T"], list(s["Q"]), list(s["QD"]),
+                            list(ms.parameters)], E, cse=True)
+
+    def energy(self, t0, q, qd, parameters=None):
+        """(T, V) at a state; V is 0 where no potential energy is declared."""
+        p = self.parameter_vector(parameters)
+        T, V = np.asarray(self._energy_function(t0, q, qd, p), float).ravel()
+        return float(T), float(V)
+
+    def holonomic_residual(self, t0, q, parameters=None) -> np.ndarray:
+        p = self.parameter_vector(parameters)
+        u = np.zeros(len(self.system.speeds))
+        return np.asarray(self._constraint_functions["hol"](t0, q, u, p),
+                          dtype=float).ravel()
+
+    def velocity_residual(self, t0, q, qd, parameters=None) -> np.ndarray:
+        """Residual of every velocity constraint at (t, q, q')."""
+        p = self.parameter_vector(parameters)
+        u = self.speeds_from_rates(t0, q, qd, parameters)
+        f = self._constraint_functions
+        A = np.asarray(f["A"](t0, q, u, p), dtype=float).reshape(-1, len(u))
+        b = np.asarray(f["b"](t0, q, u, p), dtype=float).ravel()
+        return A @ u + b
+
+    def speeds_from_rates(self, t0, q, qd, parameters=None) -> np.ndarray:
+        p = self.parameter_vector(parameters)
+        return np.asarray(self._constraint_functions["u_of_qdot"](t0, q, qd, p),
+                          dtype=float).ravel()
+
+    def rates_from_speeds(self, t0, q, u, parameters=None) -> np.ndarray:
+        p = self.parameter_vector(parameters)
+        return np.asarray(self._constraint_functions["qdot"](t0, q, u, p),
+                          dtype=float).ravel()
+
+    def solve_dependent_coordinates(self, t0, q_ind, guess, parameters=None,
+                                    tol=1e-13, maxiter=50) -> np.ndarray:
+        """Newton's method on the holonomic constraints for q_dep.
+
+        Raises
+        ------
+        ConstraintError
+            When Newton does not converge, with the final residual.
+        """
+        ms = self.system
+        nind = len(ms.q_ind)
+        if not ms.q_dep:
+            return np.asarray(q_ind, dtype=float)
+        p = self.parameter_vector(parameters)
+        f = self._constraint_functions
+        q = np.concatenate([np.asarray(q_ind, float), np.asarray(guess, float)])
+        u = np.zeros(len(ms.speeds))
+        res = np.inf
+        for _ in range(maxiter):
+            r = np.asarray(f["hol"](t0, q, u, p), dtype=float).ravel()
+            res = np.max(np.abs(r))
+            if res < tol:
+                return q
+            J = np.asarray(f["hol_jac"](t0, q, u, p), dtype=float).reshape(
+                len(r), len(q) - nind)
+            try:
+                step = np.linalg.solve(J, -r)
+            except np.linalg.LinAlgError:
+                break
+            q[nind:] += step
+            if np.max(np.abs(step)) < tol * (1 + np.max(np.abs(q))):
+                r = np.asarray(f["hol"](t0, q, u, p), dtype=float).ravel()
+                res = np.max(np.abs(r))
+                if res < 1e-10:
+                    return q
+        raise ConstraintError(
+            f"system {ms.name!r}: the holonomic constraints cannot be "
+            f"satisfied for q_ind = {np.round(q_ind, 6).tolist()} (Newton "
+            f"residual {res:.3g})")
+
+    def solve_dependent_speeds(self, t0, q, u_ind, parameters=None) -> np.ndarray:
+        """All speeds from the independent ones and the velocity constraints.
+
+        Raises
+        ------
+        ConstraintError
+            At a singular configuration of the velocity constraints.
+        """
+        ms = self.system
+        nu_ind = len(ms.u_ind)
+        u = np.concatenate([np.asarray(u_ind, float),
+                            np.zeros(len(ms.u_dep))])
+        if not ms.u_dep:
+            return u
+        p = self.parameter_vector(parameters)
+        f = self._constraint_functions
+        A = np.asarray(f["A"](t0, q, u, p), dtype=float).reshape(-1, len(u))
+        b = np.asarray(f["b"](t0, q, u, p), dtype=float).ravel()
+        A_ind, A_dep = A[:, :nu_ind], A[:, nu_ind:]
+        cond = np.linalg.cond(A_dep)
+        if not np.isfinite(cond) or cond > 1e12:
+            raise ConstraintError(
+                f"system {ms.name!r}: the velocity constraints cannot be "
+                f"solved for the dependent speeds at q = "
+                f"{np.round(q, 6).tolist()} (singular configuration, "
+                f"condition number {cond:.3g})")
+        u[nu_ind:] = np.linalg.solve(A_dep, -(A_ind @ u[:nu_ind] + b))
+        return u
+
+    def random_state(self, seed=None, parameters=None):
+        """A random state consistent with every constraint.
+
+        Independent coordinates are drawn uniformly about the initial state
+        (half-width ``random_spread``), dependent ones solved by Newton from
+        the holonomic constraints, independent speeds drawn uniformly in
+        ``[-speed_scale, speed_scale]`` and dependent speeds solved from the
+        velocity constraints.  Reproducible from ``seed``.
+
+        Returns
+        -------
+        t : float
+        q : ndarray, all coordinates in ``coordinates`` order
+        qd : ndarray, their time derivatives
+        """
+        ms = self.system
+        rng = np.random.default_rng(seed)
+        t0 = float(rng.uniform(0.0, 2.0)) if ms.is_rheonomic else 0.0
+        _, q0, _ = ms.consistent_initial_state(parameters)
+        nind = len(ms.q_ind)
+        spread = np.array([
+            (ms.random_spread.get(qi, 0.5)
+             if isinstance(ms.random_spread, Mapping) else ms.random_spread)
+            for qi in ms.q_ind], dtype=float)
+        draw = rng.uniform(-1.0, 1.0, size=nind)
+        u_draw = rng.uniform(-1.0, 1.0, size=len(ms.u_ind)) * ms.speed_scale
+        last = None
+        for shrink in (1.0, 0.5, 0.25, 0.1, 0.03):
+            q_ind = q0[:nind] + shrink * spread * draw
+            try:
+                q = self.solve_dependent_coordinates(t0, q_ind, q0[nind:],
+                                                     parameters)
+                u = self.solve_dependent_speeds(t0, q, u_draw, parameters)
+            except ConstraintError as exc:
+                last = exc
+                continue
+            qd = self.rates_from_speeds(t0, q, u, parameters)
+            return t0, q, qd
+        raise ConstraintError(
+            f"system {ms.name!r}: no consistent random state for seed "
+            f"{seed}: {last}")

@@ -1,0 +1,205 @@
+"""The layout: modules import each other without a cycle, the packages are
+layered, and a formulation and a system are each added by one file."""
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("symbolic", "numeric", "systems", "formulations", "references",
+            "bench", "testing", "compare")
+#: Lower layers first; a package may import only from layers before it.
+#: The applications on top share a layer: the command line (compare.cli)
+#: dispatches to the benchmark, the report shows the published references,
+#: and both read derivations through the harness's cache; their modules
+#: still form no cycle.
+LAYERS = [{"symbolic"}, {"numeric"}, {"systems"}, {"formulations"},
+          {"references", "compare", "bench", "testing"}]
+
+
+def _modules():
+    mods = {}
+    for pkg in PACKAGES:
+        for path in (ROOT / pkg).rglob("*.py"):
+            rel = path.relative_to(ROOT).with_suffix("")
+            parts = list(rel.parts)
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            mods[".".join(parts)] = path
+    return mods
+
+
+def _import_graph():
+    """Module -> modules of this project it imports, at any depth of the
+    file (function-level imports count: they are cycles all the same)."""
+    mods = _modules()
+    graph = {m: set() for m in mods}
+    for mod, path in mods.items():
+        is_pkg = path.name == "__init__.py"
+        here = mod.split(".") if is_pkg else mod.split(".")[:-1]
+        for node in ast.walk(ast.parse(path.read_text())):
+            targets = []
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = here[:len(here) - node.level + 1]
+                    base = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    base = node.module
+                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in mods
+                           else base for a in node.names]
+            for target in targets:
+                while target and target not in mods:
+                    target = target.rpartition(".")[0]
+                if target and target != mod:
+                    graph[mod].add(target)
+    return graph
+
+
+def _find_cycle(graph):
+    state, stack = {}, []
+
+    def visit(m):
+        state[m] = 1
+        stack.append(m)
+        for n in sorted(graph[m]):
+            if state.get(n) == 1:
+                return stack[stack.index(n):] + [n]
+            if n not in state:
+                found = visit(n)
+                if found:
+                    return found
+        state[m] = 2
+        stack.pop()
+        return None
+
+    for m in sorted(graph):
+        if m not in state:
+            found = visit(m)
+            if found:
+                return found
+    return None
+
+
+def test_graph_sees_the_imports():
+    """The graph is not empty by mistake: known edges are in it."""
+    graph = _import_graph()
+    assert "symbolic.calculus" in graph["symbolic.frames"]
+    assert "numeric.model" in graph["numeric.compiled"]
+    assert "numeric.backends" in graph["formulations.base"]  # inside a method
+    assert _find_cycle({"a": {"b"}, "b": {"a"}}) == ["a", "b", "a"]
+
+
+def test_no_import_cycle_between_modules():
+    cycle = _find_cycle(_import_graph())
+    assert cycle is None, " -> ".join(cycle)
+
+
+def test_packages_import_only_lower_layers():
+    layer = {p: i for i, group in enumerate(LAYERS) for p in group}
+    wrong = []
+    for mod, deps in _import_graph().items():
+        for dep in deps:
+            a, b = mod.split(".")[0], dep.split(".")[0]
+            if layer[b] > layer[a]:
+                wrong.append(f"{mod} -> {dep}")
+    assert not wrong, wrong
+
+
+def test_a_formulation_and_a_system_are_one_file_each(tmp_path):
+    """A toy formulation and a toy system, each in its own module outside
+    the packages, registered and run through compare.run."""
+    (tmp_path / "toy_system.py").write_text(textwrap.dedent('''
+        import sympy as sm
+        import sympy.physics.mechanics as me
+        from systems import MechanicalSystem, register_system
+
+        @register_system("toy_spring", variants=({"k": 1.0}, {"k": 4.0}))
+        def toy_spring(k=1.0):
+            q, u = me.dynamicsymbols("q u")
+            m, kk = sm.symbols("m k")
+            N = me.ReferenceFrame("N")
+            O = me.Point("O")
+            O.set_vel(N, 0)
+            P = O.locatenew("P", q * N.x)
+            P.set_vel(N, u * N.x)
+            body = me.Particle("B", P, m)
+            sys_ = me.System(N, O)
+            sys_.add_bodies(body)
+            sys_.q_ind = [q]
+            sys_.u_ind = [u]
+            sys_.kdes = [q.diff() - u]
+            sys_.add_loads(me.Force(P, -kk * q * N.x))
+            return MechanicalSystem(
+                name="toy_spring", system=sys_,
+                parameters={m: 1.0, kk: k}, initial_state={q: 0.5, u: 0.0},
+                potential_energy=kk * q**2 / 2, energy_conserved=True)
+    '''))
+    (tmp_path / "toy_formulation.py").write_text(textwrap.dedent('''
+        import sympy as sm
+        import sympy.physics.mechanics as me
+        from formulations import Formulation, register, speed_form
+
+        @register
+        class Newton(Formulation):
+            """m u' = F along each speed: one particle, no constraints."""
+            name = "toy_newton"
+            handles_holonomic = False
+            handles_nonholonomic = False
+            handles_rheonomic = False
+            uses_multipliers = False
+            needs_dependent_solutions = False
+            is_peer = False
+
+            def _derive(self, ms, stage):
+                N = ms.frame
+                with stage("newton"):
+                    (body,) = ms.bodies
+                    u = ms.speeds
+                    M = sm.Matrix([[body.mass]])
+                    F = sum((load.vector for load in ms.loads), me.Vector(0))
+                    f = sm.Matrix([F.dot(body.masscenter.vel(N).diff(u[0], N))])
+                return speed_form(ms, M, f)
+    '''))
+    script = textwrap.dedent(f'''
+        import sys
+        sys.path[:0] = [{str(tmp_path)!r}, {str(ROOT)!r}]
+        import toy_system, toy_formulation
+        import compare
+        res = compare.run(["toy_spring"], ["kane", "toy_newton"], t_final=1.0,
+                          jobs=1, progress=False, use_cache=False)
+        df = res.frame
+        print(sorted(set(df["status"])), sorted(set(df["formulation"])),
+              len(df), float(df["qdd_max_rel_dev"].max()))
+    ''')
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True,
+                         text=True, cwd=tmp_path, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    line = out.stdout.strip().splitlines()[-1]
+    assert line.startswith("['ok'] ['kane', 'toy_newton'] 4 "), line
+    assert float(line.rsplit(" ", 1)[1]) < 1e-9, line
+
+
+def test_register_refuses_an_unset_ability():
+    import pytest
+    from formulations import Formulation, register
+
+    class Vague(Formulation):
+        name = "vague"
+
+        def _derive(self, system, stage):  # pragma: no cover - never called
+            raise AssertionError
+
+    with pytest.raises(TypeError, match="handles_holonomic"):
+        register(Vague)
+
+    class Abstract(Formulation):
+        name = "abstract"
+        handles_holonomic = handles_nonholonomic = False
+
+    with pytest.raises(TypeError, match="_derive"):
+        register(Abstract)
