@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["findings", "Findings", "system_classes", "CLASSES",
-           "result_html", "overview_table", "AGREEMENT_TOL"]
+           "AGREEMENT_TOL"]
 
 #: Classes of system, in the order they are reported.
 CLASSES = ("open chain", "closed loop", "nonholonomic", "rheonomic")
@@ -329,31 +329,3 @@ def findings(frame: pd.DataFrame, metadata: dict | None = None) -> Findings:
     out.by_class = _class_sentences(ok, classes)
     out.growth = _growth_sentences(ok)
     return out
-
-
-def overview_table(frame: pd.DataFrame, formulations=None) -> pd.DataFrame:
-    """q'' deviation from the reference per system and formulation, or the
-    status of a case that did not finish (text cells)."""
-    from .report import _fmt, _prepared
-    fr = _prepared(frame)
-    if formulations is None:
-        formulations = list(dict.fromkeys(fr["formulation"]))
-    cell = [(_fmt(d) if s == "ok" else s) for d, s in
-            zip(fr["qdd_max_rel_dev"], fr["status"])]
-    ov = fr.assign(cell=cell).pivot_table(
-        index="label", columns="formulation", values="cell", aggfunc="first")
-    ov = ov.reindex(index=list(dict.fromkeys(fr["label"])),
-                    columns=[f for f in formulations if f in ov.columns])
-    return ov.reset_index().rename(columns={"label": "system"})
-
-
-def result_html(result) -> str:
-    """Findings and the overview table of a run, as an HTML fragment."""
-    from .report import _html_table
-    fnd = findings(result.frame, getattr(result, "metadata", None))
-    parts = ["<div><h3>Findings</h3>", fnd.html()]
-    if len(result.frame):
-        parts += ["<h3>Overview: q'' deviation from the reference</h3>",
-                  _html_table(overview_table(result.frame), "")]
-    parts.append("</div>")
-    return "\n".join(parts)

@@ -23,14 +23,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .summary import HEADINGS, REPORT_COLUMNS
+from .findings import findings
+from .tables import (SUMMARY_COLUMNS, _fmt, _html_table, _md_table, _prepared, _slug)
 
 __all__ = ["write_report", "summary_columns"]
 
-#: Columns of the per-system summary table: frame column -> heading.
-SUMMARY_COLUMNS = {c: HEADINGS[c] for c in REPORT_COLUMNS}
-_INT_COLUMNS = {"ops_raw", "ops_cse", "n_equations", "n_unknowns",
-                "n_multipliers", "nfev"}
 #: Systems whose builder takes ``n`` (scaling figures).
 #: Deviations are drawn no lower than this on log axes (exact zeros).
 _DEV_FLOOR = 1e-17
@@ -106,109 +103,6 @@ class _Report:
     def figure(self, path, caption):
         if path is not None:
             self.blocks.append(_Figure(Path(path), caption))
-
-
-# ----------------------------------------------------------------------
-# Formatting
-# ----------------------------------------------------------------------
-def _is_missing(x) -> bool:
-    if x is None:
-        return True
-    if isinstance(x, float) and math.isnan(x):
-        return True
-    try:
-        return bool(pd.isna(x)) if np.ndim(x) == 0 else False
-    except (TypeError, ValueError):
-        return False
-
-
-def _fmt(x, column: str = "", digits: int | None = 3) -> str:
-    """A cell as text: ``digits`` significant digits (None: every digit of
-    the float), integers whole, missing as —."""
-    if _is_missing(x):
-        return "—"
-    if isinstance(x, (bool, np.bool_)):
-        return "yes" if x else "no"
-    if isinstance(x, (int, np.integer)):
-        return str(int(x))
-    if isinstance(x, (float, np.floating)):
-        x = float(x)
-        if column in _INT_COLUMNS and math.isfinite(x) and x == int(x):
-            return str(int(x))
-        if x == 0:
-            return "0"
-        if not math.isfinite(x):
-            return str(x)
-        return repr(x) if digits is None else f"{x:.{digits}g}"
-    return str(x)
-
-
-def _text_frame(frame: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
-    return pd.DataFrame({str(c): [_fmt(v, c, digits) for v in frame[c]]
-                         for c in frame.columns}, index=frame.index)
-
-
-def _md_cell(s: str) -> str:
-    return str(s).replace("|", "\\|").replace("\n", " ")
-
-
-def _md_table(frame: pd.DataFrame, digits: int = 3) -> str:
-    text = _text_frame(frame, digits)
-    head = "| " + " | ".join(_md_cell(c) for c in text.columns) + " |"
-    rule = "|" + "|".join("---" for _ in text.columns) + "|"
-    rows = ["| " + " | ".join(_md_cell(v) for v in row) + " |"
-            for row in text.itertuples(index=False)]
-    return "\n".join([head, rule, *rows])
-
-
-def _html_table(frame: pd.DataFrame, caption: str, digits: int = 3) -> str:
-    text = _text_frame(frame, digits)
-    parts = ['<div class="scroll"><table>']
-    if caption:
-        parts.append(f"<caption>{html.escape(caption)}</caption>")
-    parts.append("<thead><tr>" + "".join(f"<th>{html.escape(str(c))}</th>"
-                                        for c in text.columns) + "</tr></thead><tbody>")
-    status_col = list(text.columns).index("status") if "status" in text.columns else None
-    for row in text.itertuples(index=False):
-        cls = ""
-        if status_col is not None and row[status_col] not in ("ok", "—"):
-            cls = ' class="bad"' if row[status_col] != "unsupported" else ' class="na"'
-        parts.append(f"<tr{cls}>" + "".join(f"<td>{html.escape(str(v))}</td>"
-                                            for v in row) + "</tr>")
-    parts.append("</tbody></table></div>")
-    return "\n".join(parts)
-
-
-def _slug(text: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_" else "_" for c in str(text))
-
-
-# ----------------------------------------------------------------------
-# The frame, made uniform
-# ----------------------------------------------------------------------
-def _prepared(frame: pd.DataFrame) -> pd.DataFrame:
-    """A copy with every column the report reads (missing ones as NaN)."""
-    f = frame.copy()
-    for col in ("system", "variant", "formulation", "status", "error", "case",
-                *SUMMARY_COLUMNS):
-        if col not in f.columns:
-            f[col] = np.nan
-    f["system"] = f["system"].fillna("?").astype(str)
-    f["formulation"] = f["formulation"].fillna("?").astype(str)
-    f["status"] = f["status"].fillna("unknown").astype(str)
-    f["variant"] = f["variant"].apply(lambda v: "" if _is_missing(v) else str(v))
-    f["error"] = f["error"].apply(lambda v: "" if _is_missing(v) else str(v))
-    if "label" not in frame.columns:
-        f["label"] = np.nan
-    f["label"] = [lab if not _is_missing(lab) else
-                  (f"{s}[{v}]" if v else s)
-                  for lab, s, v in zip(f["label"], f["system"], f["variant"])]
-    f["case"] = [c if not _is_missing(c) else f"{lab}/{form}"
-                 for c, lab, form in zip(f["case"], f["label"], f["formulation"])]
-    for col in SUMMARY_COLUMNS:
-        if col not in ("formulation", "status"):
-            f[col] = pd.to_numeric(f[col], errors="coerce")
-    return f.reset_index(drop=True)
 
 
 def _variant_options(variant: str) -> dict:
@@ -577,7 +471,7 @@ def _build_report(result, out, *, benchmarks: bool = True, kolev: bool = True,
     if fig_note:
         rep.p(fig_note)
 
-    from .findings import findings
+
     stated = findings(result.frame, meta)
     rep.h(2, "Findings")
     rep.raw(stated.html(), stated.markdown())

@@ -452,7 +452,7 @@ class ComparisonResult:
                 f"out={str(self.out) if self.out else None!r})")
 
     def _repr_html_(self):
-        from .findings import result_html
+        from .tables import result_html
         return result_html(self)
 
     @property

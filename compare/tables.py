@@ -1,0 +1,146 @@
+"""Tables of a run as text: cell formatting, Markdown and HTML tables, and
+the overview a notebook shows (shared by the report and ``ComparisonResult``)."""
+from __future__ import annotations
+
+import html
+import math
+
+import numpy as np
+import pandas as pd
+
+from .findings import findings
+from .summary import HEADINGS, REPORT_COLUMNS
+
+#: Columns of the per-system summary table: frame column -> heading.
+SUMMARY_COLUMNS = {c: HEADINGS[c] for c in REPORT_COLUMNS}
+_INT_COLUMNS = {"ops_raw", "ops_cse", "n_equations", "n_unknowns",
+                "n_multipliers", "nfev"}
+
+
+# ----------------------------------------------------------------------
+# Formatting
+# ----------------------------------------------------------------------
+def _is_missing(x) -> bool:
+    if x is None:
+        return True
+    if isinstance(x, float) and math.isnan(x):
+        return True
+    try:
+        return bool(pd.isna(x)) if np.ndim(x) == 0 else False
+    except (TypeError, ValueError):
+        return False
+
+
+def _fmt(x, column: str = "", digits: int | None = 3) -> str:
+    """A cell as text: ``digits`` significant digits (None: every digit of
+    the float), integers whole, missing as —."""
+    if _is_missing(x):
+        return "—"
+    if isinstance(x, (bool, np.bool_)):
+        return "yes" if x else "no"
+    if isinstance(x, (int, np.integer)):
+        return str(int(x))
+    if isinstance(x, (float, np.floating)):
+        x = float(x)
+        if column in _INT_COLUMNS and math.isfinite(x) and x == int(x):
+            return str(int(x))
+        if x == 0:
+            return "0"
+        if not math.isfinite(x):
+            return str(x)
+        return repr(x) if digits is None else f"{x:.{digits}g}"
+    return str(x)
+
+
+def _text_frame(frame: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
+    return pd.DataFrame({str(c): [_fmt(v, c, digits) for v in frame[c]]
+                         for c in frame.columns}, index=frame.index)
+
+
+def _md_cell(s: str) -> str:
+    return str(s).replace("|", "\\|").replace("\n", " ")
+
+
+def _md_table(frame: pd.DataFrame, digits: int = 3) -> str:
+    text = _text_frame(frame, digits)
+    head = "| " + " | ".join(_md_cell(c) for c in text.columns) + " |"
+    rule = "|" + "|".join("---" for _ in text.columns) + "|"
+    rows = ["| " + " | ".join(_md_cell(v) for v in row) + " |"
+            for row in text.itertuples(index=False)]
+    return "\n".join([head, rule, *rows])
+
+
+def _html_table(frame: pd.DataFrame, caption: str, digits: int = 3) -> str:
+    text = _text_frame(frame, digits)
+    parts = ['<div class="scroll"><table>']
+    if caption:
+        parts.append(f"<caption>{html.escape(caption)}</caption>")
+    parts.append("<thead><tr>" + "".join(f"<th>{html.escape(str(c))}</th>"
+                                        for c in text.columns) + "</tr></thead><tbody>")
+    status_col = list(text.columns).index("status") if "status" in text.columns else None
+    for row in text.itertuples(index=False):
+        cls = ""
+        if status_col is not None and row[status_col] not in ("ok", "—"):
+            cls = ' class="bad"' if row[status_col] != "unsupported" else ' class="na"'
+        parts.append(f"<tr{cls}>" + "".join(f"<td>{html.escape(str(v))}</td>"
+                                            for v in row) + "</tr>")
+    parts.append("</tbody></table></div>")
+    return "\n".join(parts)
+
+
+def _slug(text: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in str(text))
+
+
+# ----------------------------------------------------------------------
+# The frame, made uniform
+# ----------------------------------------------------------------------
+def _prepared(frame: pd.DataFrame) -> pd.DataFrame:
+    """A copy with every column the report reads (missing ones as NaN)."""
+    f = frame.copy()
+    for col in ("system", "variant", "formulation", "status", "error", "case",
+                *SUMMARY_COLUMNS):
+        if col not in f.columns:
+            f[col] = np.nan
+    f["system"] = f["system"].fillna("?").astype(str)
+    f["formulation"] = f["formulation"].fillna("?").astype(str)
+    f["status"] = f["status"].fillna("unknown").astype(str)
+    f["variant"] = f["variant"].apply(lambda v: "" if _is_missing(v) else str(v))
+    f["error"] = f["error"].apply(lambda v: "" if _is_missing(v) else str(v))
+    if "label" not in frame.columns:
+        f["label"] = np.nan
+    f["label"] = [lab if not _is_missing(lab) else
+                  (f"{s}[{v}]" if v else s)
+                  for lab, s, v in zip(f["label"], f["system"], f["variant"])]
+    f["case"] = [c if not _is_missing(c) else f"{lab}/{form}"
+                 for c, lab, form in zip(f["case"], f["label"], f["formulation"])]
+    for col in SUMMARY_COLUMNS:
+        if col not in ("formulation", "status"):
+            f[col] = pd.to_numeric(f[col], errors="coerce")
+    return f.reset_index(drop=True)
+
+
+def overview_table(frame: pd.DataFrame, formulations=None) -> pd.DataFrame:
+    """q'' deviation from the reference per system and formulation, or the
+    status of a case that did not finish (text cells)."""
+    fr = _prepared(frame)
+    if formulations is None:
+        formulations = list(dict.fromkeys(fr["formulation"]))
+    cell = [(_fmt(d) if s == "ok" else s) for d, s in
+            zip(fr["qdd_max_rel_dev"], fr["status"])]
+    ov = fr.assign(cell=cell).pivot_table(
+        index="label", columns="formulation", values="cell", aggfunc="first")
+    ov = ov.reindex(index=list(dict.fromkeys(fr["label"])),
+                    columns=[f for f in formulations if f in ov.columns])
+    return ov.reset_index().rename(columns={"label": "system"})
+
+
+def result_html(result) -> str:
+    """Findings and the overview table of a run, as an HTML fragment."""
+    fnd = findings(result.frame, getattr(result, "metadata", None))
+    parts = ["<div><h3>Findings</h3>", fnd.html()]
+    if len(result.frame):
+        parts += ["<h3>Overview: q'' deviation from the reference</h3>",
+                  _html_table(overview_table(result.frame), "")]
+    parts.append("</div>")
+    return "\n".join(parts)
