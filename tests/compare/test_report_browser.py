@@ -13,27 +13,11 @@ silently vanish there.
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 import pytest
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-DRIVER = shutil.which("chromedriver")
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-         "--no-first-run", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync",
-         "--window-size=1280,2000"]
-
-
-def _need(what: str, ok: bool):
-    if ok:
-        return
-    if os.environ.get("CI"):
-        pytest.fail(f"{what} is missing; .ci/run installs it")
-    pytest.skip(f"{what} is not installed (Debian: apt-get install chromium "
-                "chromium-driver; pip install selenium)")
-
+from browser import Browser, need_browser
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
@@ -50,32 +34,21 @@ def report(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def browser(tmp_path_factory):
-    _need("Chromium", CHROMIUM is not None)
-    _need("chromedriver", DRIVER is not None)
-    webdriver = pytest.importorskip("selenium.webdriver") if not os.environ.get("CI") \
-        else __import__("selenium.webdriver", fromlist=["webdriver"])
-    from selenium.webdriver.chrome.service import Service
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = CHROMIUM
-    for flag in FLAGS:
-        opts.add_argument(flag)
-    opts.add_argument(f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}")
-    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(DRIVER), options=opts)
-    yield driver
-    driver.quit()
+def browser():
+    need_browser()
+    with Browser(width=1280, height=2000) as b:
+        yield b
 
 
 def test_report_loads_without_console_errors_and_typesets_every_system(report, browser):
     res, page = report
-    browser.get(Path(page).resolve().as_uri())
-    assert browser.execute_script("return document.readyState") == "complete"
-    errors = [e for e in browser.get_log("browser") if e.get("level") == "SEVERE"]
+    browser.get(Path(page))
+    browser.wait_for("return document.readyState === 'complete'")
+    errors = browser.console_errors()
     assert errors == [], errors
 
     # Every equations block: each <math> has a box and is laid out as MathML.
-    blocks = browser.execute_script("""
+    blocks = browser.execute("""
         return Array.from(document.querySelectorAll('div.eqs')).map(d => ({
           id: d.id,
           maths: Array.from(d.querySelectorAll(':scope > math')).map(m => {
@@ -95,22 +68,22 @@ def test_report_loads_without_console_errors_and_typesets_every_system(report, b
             assert m["display"] == "block math", b
 
     # A matrix is laid out as a table, not as a run of text: its rows stack.
-    heights = browser.execute_script("""
+    heights = browser.execute("""
         const t = document.querySelector('div.eqs mtable');
         return Array.from(t.querySelectorAll(':scope > mtr'))
                     .map(r => r.getBoundingClientRect().top);""")
     assert len(heights) >= 2 and heights == sorted(heights) and heights[0] < heights[-1]
 
     # The published equations beside the derived: the misprint is marked.
-    flags = browser.execute_script(
+    flags = browser.execute(
         "return Array.from(document.querySelectorAll('.pub.misprint .flag'))"
         ".map(e => e.getBoundingClientRect().width);")
     assert len(flags) == 2 and all(w > 0 for w in flags)  # (2-70), (2-111)
 
     artifacts = Path(os.environ.get("EOMCOMPARE_ARTIFACTS", "test-artifacts"))
     artifacts.mkdir(parents=True, exist_ok=True)
-    browser.execute_script(
+    browser.execute(
         "document.querySelector('.side-by-side').scrollIntoView()")
     shot = artifacts / "report.png"
-    assert browser.save_screenshot(str(shot))
+    browser.screenshot(shot)
     assert shot.stat().st_size > 10_000

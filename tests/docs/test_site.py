@@ -1,29 +1,29 @@
-"""The built documentation site, opened in a real headless browser.
+"""The documentation site, built with warnings as errors and opened in a
+real headless browser.
 
-The site is built first (``.ci/run`` does it, after the test suite)::
-
-    sphinx-build -W --keep-going -b html docs docs/_build/html
-
-and opened from disk (``file://``), as a reader without network would:
-pages must render their math (MathJax shipped with the site) and figures,
-load nothing from the network, and log no console error.
+The build runs the tutorials (each asserts what it shows), so a broken
+example, a broken cross-reference or a docstring Sphinx cannot read fails
+here.  The site is opened from disk (``file://``), as a reader without
+network would: pages must render their math (MathJax shipped with the
+site) and figures, load nothing from the network, and log no console
+error.  ``$EOMCOMPARE_DOCS_HTML`` names an already built site to check
+instead of building one.
 """
 from __future__ import annotations
 
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from browser import INSTALL_HINT, Browser, browser_available
+from browser import Browser, need_browser
 
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
-SITE = Path(os.environ.get("EOMCOMPARE_DOCS_HTML",
-                           ROOT / "docs" / "_build" / "html"))
-BUILD = "sphinx-build -W --keep-going -b html docs docs/_build/html"
 
 # MathJax has typeset the page: every math element holds its SVG.
 _TYPESET = """
@@ -55,16 +55,22 @@ return Array.from(document.querySelectorAll('img.sphx-glr-single-img, img.sphx-g
 
 
 @pytest.fixture(scope="module")
-def site() -> Path:
-    if not (SITE / "index.html").is_file():
-        pytest.skip(f"the documentation is not built: run `{BUILD}` first")
-    return SITE
+def site(tmp_path_factory) -> Path:
+    built = os.environ.get("EOMCOMPARE_DOCS_HTML")
+    if built:
+        return Path(built)
+    out = tmp_path_factory.mktemp("site")
+    res = subprocess.run(
+        [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
+         "docs", str(out)], cwd=ROOT, capture_output=True, text=True)
+    assert res.returncode == 0, res.stdout[-5000:] + res.stderr[-5000:]
+    assert (out / "index.html").is_file()
+    return out
 
 
 @pytest.fixture(scope="module")
 def browser():
-    if not browser_available():
-        pytest.skip(f"Chromium and chromedriver are needed: {INSTALL_HINT}")
+    need_browser()
     with Browser() as b:
         yield b
 
