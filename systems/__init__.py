@@ -11,6 +11,7 @@ Every system is declared once, in the vocabulary of
 from .base import (ConstraintError, ConstraintForce, DeclarationError,
                    Kinematics, MechanicalSystem)
 from .catalogue import CATALOGUE, get_system, register_system, system_names
+from .urdf import from_urdf
 
 # Every module of this package registers its systems on import: a new
 # system is a new module, nothing else to edit.
@@ -23,4 +24,4 @@ for _mod in _pkgutil.iter_modules(__path__):
 
 __all__ = ["MechanicalSystem", "ConstraintForce", "DeclarationError",
            "ConstraintError", "Kinematics", "CATALOGUE", "get_system",
-           "register_system", "system_names"]
+           "register_system", "system_names", "from_urdf"]
