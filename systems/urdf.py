@@ -86,6 +86,7 @@ from __future__ import annotations
 
 import io
 import os
+from xml.etree import ElementTree
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -134,6 +135,15 @@ def _read(source):
     else:
         raise TypeError(f"source must be a path or the URDF text, not "
                         f"{type(source).__name__}")
+    # yourdfpy recovers what it can from malformed XML; a file that is not
+    # well-formed is refused here instead of half read.
+    try:
+        root = ElementTree.fromstring(data)
+    except ElementTree.ParseError as exc:
+        raise DeclarationError(f"cannot read the URDF: {exc}") from exc
+    if root.tag != "robot":
+        raise DeclarationError(f"cannot read the URDF: the root element is "
+                               f"<{root.tag}>, not <robot>")
     try:
         model = yourdfpy.URDF.load(
             io.BytesIO(data), build_scene_graph=False, load_meshes=False,
