@@ -44,7 +44,8 @@ DEFAULT_VARIANTS: dict[str, list[dict]] = {
 #: Published-benchmark systems left out of the default run: their
 #: derivations take minutes per formulation (``--all`` or naming them in
 #: ``systems`` includes them).
-HEAVY = ("whipple_bicycle", "andrews_squeezer")
+HEAVY = ("whipple_bicycle", "andrews_squeezer", "ur5", "panda", "puma560",
+         "stanford_arm", "spatial_chain")
 #: Systems whose builder takes ``n``.
 SCALABLE = ("n_link_pendulum", "n_link_pendulum_on_cart")
 

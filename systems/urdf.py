@@ -95,7 +95,8 @@ import sympy.physics.mechanics as me
 
 from .base import DeclarationError, MechanicalSystem
 
-__all__ = ["from_urdf", "URDF_JOINT_TYPES"]
+__all__ = ["from_urdf", "URDF_JOINT_TYPES", "JointSpec", "declare_tree",
+           "inertia_symbols"]
 
 #: The joint types that are imported; fixed joints merge their links.
 URDF_JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed")
@@ -370,14 +371,102 @@ def from_urdf(source, *, name=None, symbolic_inertia=False, snap=1e-9,
         raise DeclarationError(
             f"robot {robot.name!r} has no revolute, continuous or prismatic "
             f"joint: nothing moves")
-    n = len(movers)
+    specs, params = [], {}
+    for body in movers:
+        k, j = body.index, body.joint
+        inertial = _merged_inertia(body, snap)
+        if inertial is None:
+            raise DeclarationError(
+                f"link {body.links[0][0].name!r} (moved by joint {j.name!r}) "
+                f"and the links fixed to it have no <inertial> mass; a moving "
+                f"body needs its mass and inertia")
+        mass, com, inertia = inertial
+        I_vals = [inertia[0, 0], inertia[1, 1], inertia[2, 2],
+                  inertia[0, 1], inertia[1, 2], inertia[2, 0]]
+        if symbolic_inertia:
+            m, c, I = inertia_symbols(k)
+            params[m] = mass
+            params.update(zip(c, com))
+            params.update(zip(I, I_vals))
+        else:
+            scale = max(float(np.max(np.abs(inertia))), 1e-300)
+            m = sm.Float(mass)
+            c = [_snap_value(x, snap) for x in com]
+            I = [sm.S.Zero if abs(x) <= snap * scale else sm.Float(x)
+                 for x in I_vals]
+        R, p = placements[k]
+        b = None
+        if damping and j.dynamics is not None and j.dynamics.damping:
+            b = sm.Float(float(j.dynamics.damping))
+        specs.append(JointSpec(
+            joint=j.name, body=body.links[0][0].name,
+            kind="prismatic" if j.type == "prismatic" else "revolute",
+            parent=parents[k], rotation=R, offset=p, axis=_axis(j, snap),
+            mass=m, com=tuple(c), inertia=tuple(I), damping=b))
+    types = tuple(b.joint.type for b in movers)
+    lines = [f"Robot {robot.name!r} from URDF: {len(specs)} joints, "
+             f"gravity -z.", "coordinate  joint  type  moves link"]
+    lines += [f"q{k}  {s.joint}  {jt}  {s.body}"
+              for k, (s, jt) in enumerate(zip(specs, types), 1)]
+    return declare_tree(
+        name or robot.name, specs, params, description="\n".join(lines),
+        options={"family": "urdf", "joints": tuple(s.joint for s in specs),
+                 "joint_types": types, "urdf": text,
+                 "symbolic_inertia": symbolic_inertia, "snap": float(snap),
+                 "damping": damping})
+
+
+def inertia_symbols(k):
+    """``(m{k}, (cx{k}, cy{k}, cz{k}), (I{k}_xx, I{k}_yy, I{k}_zz, I{k}_xy,
+    I{k}_yz, I{k}_zx))``: the general inertial parameters of body k."""
+    m = sm.Symbol(f"m{k}", positive=True)
+    c = sm.symbols(f"cx{k} cy{k} cz{k}", real=True)
+    I = sm.symbols(f"I{k}_xx I{k}_yy I{k}_zz I{k}_xy I{k}_yz I{k}_zx",
+                   real=True)
+    return m, c, I
+
+
+@dataclass(frozen=True)
+class JointSpec:
+    """One joint of a kinematic tree and the body it moves.
+
+    ``rotation`` and ``offset`` place the joint frame in the parent body's
+    frame (``rotation``: parent components of the joint frame's axes); the
+    body's frame is the joint frame turned by ``q`` about ``axis`` (a unit
+    vector of joint-frame components) or, for a prismatic joint, parallel
+    to it with its origin moved by ``q * axis``.  ``com`` (mass centre) and
+    ``inertia`` (central, ``xx, yy, zz, xy, yz, zx``) are in the body's
+    frame.  Entries may be numbers or symbols.  ``parent`` is the index of
+    the parent body (0: the ground, k: the body of the k-th spec).
+    """
+
+    joint: str
+    body: str
+    kind: str
+    parent: int
+    rotation: sm.ImmutableMatrix
+    offset: sm.ImmutableMatrix
+    axis: sm.ImmutableMatrix
+    mass: object
+    com: tuple
+    inertia: tuple
+    damping: object = None
+
+
+def declare_tree(name, specs, parameters, *, description="", options=None,
+                 gravity=9.81) -> MechanicalSystem:
+    """The :class:`MechanicalSystem` of a fixed-base tree of
+    :class:`JointSpec` (parents before children), gravity ``g`` along
+    ``-N.z``; ``parameters`` holds the values of the symbols in the specs.
+    """
+    n = len(specs)
     q = me.dynamicsymbols(f"q1:{n + 1}")
     u = me.dynamicsymbols(f"u1:{n + 1}")
     g = sm.Symbol("g", positive=True)
     N = me.ReferenceFrame("N")
     O = me.Point("O")
     O.set_vel(N, 0)
-    params = {g: 9.81}
+    params = {g: gravity} | dict(parameters)
     frames, origins = [N], [O]
     # Angular velocity of each body in its own frame, and the z row of its
     # orientation in N (for the potential energy), built recursively: the
@@ -385,12 +474,15 @@ def from_urdf(source, *, name=None, symbolic_inertia=False, snap=1e-9,
     # would compose the rotations of the whole chain at every link.
     omegas, zrows, heights = [sm.zeros(3, 1)], [sm.Matrix([[0, 0, 1]])], [sm.S.Zero]
     rigid, loads, V = [], [], sm.S.Zero
-    for body in movers:
-        k = body.index
-        j = body.joint
-        p_idx = parents[k]
+    for k, spec in enumerate(specs, start=1):
+        if not 0 <= spec.parent < k:
+            raise DeclarationError(
+                f"joint {spec.joint!r}: parent body {spec.parent} must be "
+                f"declared before body {k}")
+        p_idx = spec.parent
         Bp, Op = frames[p_idx], origins[p_idx]
-        R, p = placements[k]
+        R, p = sm.Matrix(spec.rotation), sm.Matrix(spec.offset)
+        a = sm.Matrix(spec.axis)
         wp, zp = omegas[p_idx], zrows[p_idx]
         P = Op.locatenew(f"P{k}", _vec(p, Bp))
         P.set_vel(N, Op.vel(N) + _vec(_cross(wp, p), Bp))
@@ -401,9 +493,8 @@ def from_urdf(source, *, name=None, symbolic_inertia=False, snap=1e-9,
             Jf.orient_dcm(Bp, R.T)
             Jf.set_ang_vel(Bp, 0)
             wJ, zJ = R.T * wp, zp * R
-        a = _axis(j, snap)
         hP = heights[p_idx] + (zp * p)[0]
-        if j.type in ("revolute", "continuous"):
+        if spec.kind == "revolute":
             unit = [i for i in range(3) if a[i] != 0]
             if len(unit) == 1 and abs(a[unit[0]]) == 1:
                 # About a coordinate axis: the rotation the derivations
@@ -416,9 +507,8 @@ def from_urdf(source, *, name=None, symbolic_inertia=False, snap=1e-9,
             C = sm.Matrix(Jf.dcm(B))   # J components of B's axes
             w = C.T * wJ + u[k - 1] * a
             zB = zJ * C
-            Ok = P
-            hO = hP
-        else:
+            Ok, hO = P, hP
+        elif spec.kind == "prismatic":
             B = Jf.orientnew(f"B{k}", "Axis", (sm.S.Zero, Jf.z))
             B.set_ang_vel(Jf, 0)
             w, zB = wJ, zJ
@@ -426,42 +516,21 @@ def from_urdf(source, *, name=None, symbolic_inertia=False, snap=1e-9,
             Ok.set_vel(N, P.vel(N) + _vec(u[k - 1] * a + _cross(
                 wJ, q[k - 1] * a), Jf))
             hO = hP + q[k - 1] * (zJ * a)[0]
-        w = sm.Matrix(w)
-        inertial = _merged_inertia(body, snap)
-        if inertial is None:
-            raise DeclarationError(
-                f"link {body.links[0][0].name!r} (moved by joint {j.name!r}) "
-                f"and the links fixed to it have no <inertial> mass; a moving "
-                f"body needs its mass and inertia")
-        mass, com, inertia = inertial
-        scale = max(float(np.max(np.abs(inertia))), 1e-300)
-        I_vals = [inertia[0, 0], inertia[1, 1], inertia[2, 2],
-                  inertia[0, 1], inertia[1, 2], inertia[2, 0]]
-        if symbolic_inertia:
-            m = sm.Symbol(f"m{k}", positive=True)
-            c = sm.Matrix(sm.symbols(f"cx{k} cy{k} cz{k}", real=True))
-            Isyms = sm.symbols(f"I{k}_xx I{k}_yy I{k}_zz I{k}_xy I{k}_yz I{k}_zx",
-                               real=True)
-            params[m] = mass
-            params.update(zip(c, com))
-            params.update(zip(Isyms, I_vals))
-            I = Isyms
         else:
-            m = sm.Float(mass)
-            c = sm.Matrix([_snap_value(x, snap) for x in com])
-            I = [sm.S.Zero if abs(x) <= snap * scale else sm.Float(x)
-                 for x in I_vals]
+            raise DeclarationError(
+                f"joint {spec.joint!r}: kind must be one of ['revolute', "
+                f"'prismatic'], not {spec.kind!r}")
+        w = sm.Matrix(w)
+        m, c = spec.mass, sm.Matrix(spec.com)
         G = Ok.locatenew(f"G{k}", _vec(c, B))
         G.set_vel(N, Ok.vel(N) + _vec(_cross(w, c), B))
-        link = body.links[0][0]
-        rb = me.RigidBody(link.name, G, B, m, (me.inertia(B, *I), G))
+        rb = me.RigidBody(spec.body, G, B, m, (me.inertia(B, *spec.inertia), G))
         rigid.append(rb)
         loads.append(me.Force(G, -m * g * N.z))
         V += m * g * (hO + (zB * c)[0])
-        if damping and j.dynamics is not None and j.dynamics.damping:
-            b = sm.Float(float(j.dynamics.damping))
-            gen = -b * u[k - 1]
-            if j.type == "prismatic":
+        if spec.damping is not None:
+            gen = -spec.damping * u[k - 1]
+            if spec.kind == "prismatic":
                 loads.append(me.Force(Ok, gen * _vec(a, Jf)))
                 if p_idx:
                     loads.append(me.Force(P, -gen * _vec(a, Jf)))
@@ -480,19 +549,12 @@ def from_urdf(source, *, name=None, symbolic_inertia=False, snap=1e-9,
     system.add_kdes(*[ui - qi.diff() for qi, ui in zip(q, u)])
     system.add_bodies(*rigid)
     system.add_loads(*loads)
-    joints = tuple(b.joint.name for b in movers)
-    types = tuple(b.joint.type for b in movers)
-    spread = {qi: (1.5 if kind != "prismatic" else 0.05)
-              for qi, kind in zip(q, types)}
-    lines = [f"Robot {robot.name!r} from URDF: {n} joints, "
-             f"gravity -z.", "coordinate  joint  type  moves link"]
-    lines += [f"q{k}  {jn}  {jt}  {b.links[0][0].name}"
-              for k, (jn, jt, b) in enumerate(zip(joints, types, movers), 1)]
+    spread = {qi: (1.5 if s.kind == "revolute" else 0.05)
+              for qi, s in zip(q, specs)}
+    damped = any(s.damping is not None for s in specs)
     return MechanicalSystem(
-        name=name or robot.name, system=system, parameters=params,
+        name=name, system=system, parameters=params,
         initial_state={qi: 0.0 for qi in q} | {ui: 0.0 for ui in u},
-        potential_energy=V, energy_conserved=not damping,
-        description="\n".join(lines), random_spread=spread,
-        options={"family": "urdf", "joints": joints, "joint_types": types,
-                 "urdf": text, "symbolic_inertia": symbolic_inertia,
-                 "snap": float(snap), "damping": damping})
+        potential_energy=V, energy_conserved=not damped,
+        description=description, random_spread=spread,
+        options=dict(options or {}))

@@ -27,7 +27,8 @@ VARIANTS = {
 
 
 #: Published-benchmark systems: each derivation takes tens of seconds.
-HEAVY = ("whipple_bicycle", "andrews_squeezer")
+HEAVY = ("whipple_bicycle", "andrews_squeezer", "ur5", "panda", "puma560",
+         "stanford_arm", "spatial_chain")
 
 
 def _cases():

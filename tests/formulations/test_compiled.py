@@ -39,7 +39,8 @@ def close(a, b, rtol=RTOL):
 
 
 # Derivations of these take tens of seconds.
-HEAVY = {"whipple_bicycle", "andrews_squeezer"}
+HEAVY = {"whipple_bicycle", "andrews_squeezer", "ur5", "panda", "puma560",
+         "stanford_arm", "spatial_chain"}
 
 
 def _cases(formulation, slow=False):
