@@ -134,3 +134,25 @@ def test_published_figures_are_self_consistent():
     assert PUBLISHED["Lagrangian, 4x4 matrices (Uicker/Kahn; Hollerbach 1980)"][0] == 66271
     assert (150 * 6 - 48, 131 * 6 - 48) == PUBLISHED[
         "recursive Newton-Euler (Hollerbach 1980)"][:2]
+
+
+def test_table_from_a_run():
+    from compare.literature_table import literature_markdown, literature_rows
+
+    frame = literature_rows(ns=(1, 2), formulations=("lagrange",),
+                            stanford=False, progress=lambda row: None)
+    one = frame[frame["n"] == 1].iloc[0]
+    # One joint about the vertical: M is a constant of the parameters and
+    # the forcing vanishes, so forward dynamics per evaluation is the
+    # solve alone (a reciprocal and a division) and inverse dynamics one
+    # multiplication, p * q''.
+    assert (one["mf_mul"], one["mf_add"]) == (0, 0)
+    assert (one["fd_mul"], one["fd_add"]) == (2, 0)
+    assert (one["id_mul"], one["id_add"]) == (1, 0)
+    assert one["param_mul"] > 0
+    two = frame[frame["n"] == 2].iloc[0]
+    # Joint 2 moves off the vertical: its sine and cosine appear.
+    assert two["fd_calls"] == 2 and two["fd_mul"] > 2
+    text = literature_markdown(frame)
+    assert "| 2 | lagrange |" in text and "224" not in text.split("\n")[0]
+    assert "67,143" in text
