@@ -71,7 +71,11 @@ rad for 11 decimals): measured on ``ur5`` (six rounded ``pi/2`` and ``pi``
 angles) the accelerations of the snapped model differ from Pinocchio's,
 which reads the rounded numbers literally, by about ``1e-11`` relative
 (``tests/systems/test_urdf.py``), far inside the ``1e-9`` agreement the
-catalogue checks.  ``snap=0`` keeps every number as written.
+catalogue checks, against ``2e-15`` without snapping; in exchange the
+forward dynamics of ``ur5`` by ``lagrange`` takes 2241 multiplications and
+1509 additions per evaluation instead of 2672 and 1912 (literature
+convention, :mod:`compare.literature_counts`).  ``snap=0`` keeps every
+number as written.
 
 Inertial data
 -------------
