@@ -264,8 +264,8 @@ PUBLISHED = {
     "recursive Newton-Euler (Hollerbach 1980)":
         (852, 738, "150n - 48 / 131n - 48 at n = 6: consistent"),
     "Kane's equations, Stanford arm (Kane & Levinson 1983)":
-        (646, 394, "for their Stanford arm model (mass centres on link "
-         "axes, principal axes along the link frames)"),
+        (646, 394, "for their own Stanford arm model, whose inertia "
+         "assumptions could not be checked here"),
     "simplified Newton-Euler, ARM program":
         (224, 174, "symbolically customized to one arm"),
 }
