@@ -12,6 +12,7 @@ from .base import (ConstraintError, ConstraintForce, DeclarationError,
                    Kinematics, MechanicalSystem)
 from .catalogue import (CATALOGUE, SystemFacts, get_system, register_system,
                         system_facts, system_names)
+from .urdf import from_urdf
 
 # Every module of this package registers its systems on import: a new
 # system is a new module, nothing else to edit.
@@ -24,4 +25,5 @@ for _mod in _pkgutil.iter_modules(__path__):
 
 __all__ = ["MechanicalSystem", "ConstraintForce", "DeclarationError",
            "ConstraintError", "Kinematics", "CATALOGUE", "get_system",
-           "register_system", "system_names", "system_facts", "SystemFacts"]
+           "register_system", "system_names", "system_facts", "SystemFacts",
+           "from_urdf"]

@@ -31,11 +31,18 @@ class SystemFacts:
     variants : tuple of dict
         Builder options compared by default (each a separate case); ``({},)``
         is the builder's defaults alone.
+    oracle : str or None
+        An independent dynamics library its tests check every formulation
+        against (``"pinocchio"`` for the robots).  Such a system is left out
+        of the test suite's cross-formulation checks against the reference
+        formulation: its oracle is the stronger check, and deriving it with
+        every peer there would take tens of minutes.
     """
 
     heavy: bool = False
     sizes: tuple = ()
     variants: tuple = field(default_factory=lambda: ({},))
+    oracle: str | None = None
 
     @property
     def scalable(self) -> bool:
@@ -43,7 +50,7 @@ class SystemFacts:
 
 
 def register_system(name: str, *, heavy: bool = False, sizes=(),
-                    variants=({},)):
+                    variants=({},), oracle: str | None = None):
     """Decorator registering a builder under ``name`` (once), with its
     facts (see :class:`SystemFacts`).
 
@@ -54,7 +61,8 @@ def register_system(name: str, *, heavy: bool = False, sizes=(),
         positive integers, variants naming options the builder does not take
         or sizes for a builder without ``n``.
     TypeError
-        For ``heavy`` that is not a bool or variants that are not mappings.
+        For ``heavy`` that is not a bool, variants that are not mappings or
+        an oracle that is not a string.
 
     Examples
     --------
@@ -69,6 +77,8 @@ def register_system(name: str, *, heavy: bool = False, sizes=(),
     if any(not isinstance(k, int) or isinstance(k, bool) or k < 1
            for k in sizes):
         raise ValueError(f"sizes must be positive integers, not {sizes}")
+    if oracle is not None and not isinstance(oracle, str):
+        raise TypeError(f"oracle must be a str or None, not {type(oracle).__name__}")
     variants = tuple(variants)
     if not variants or any(not isinstance(v, dict) for v in variants):
         raise TypeError("variants must be a non-empty sequence of dicts of "
@@ -87,7 +97,8 @@ def register_system(name: str, *, heavy: bool = False, sizes=(),
                              f"n; its options are {valid}")
         CATALOGUE[name] = builder
         FACTS[name] = SystemFacts(heavy=heavy, sizes=sizes,
-                                  variants=tuple(dict(v) for v in variants))
+                                  variants=tuple(dict(v) for v in variants),
+                                  oracle=oracle)
         return builder
 
     return decorate

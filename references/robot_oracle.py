@@ -1,0 +1,85 @@
+"""Pinocchio as the oracle for robots imported from URDF.
+
+Pinocchio reads the same URDF text the declaration was built from
+(``ms.options["urdf"]``) with its own parser, ``buildModelFromXML``, and
+computes the forward dynamics by the articulated-body algorithm (``aba``):
+nothing of the declaration or of the formulations is shared but the file.
+
+Mapping: the coordinates of :func:`systems.from_urdf` are Pinocchio's
+joints in its own order (checked by joint name here); a continuous joint,
+which Pinocchio represents by ``(cos q, sin q)``, is given that pair; the
+speeds are Pinocchio's ``v``.  Gravity is Pinocchio's default ``-9.81 z``,
+and the declaration's ``g`` parameter is mapped onto it.  With
+``damping=True`` the joint torques ``-b q'`` are passed to ``aba``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from systems import MechanicalSystem
+
+__all__ = ["urdf_pinocchio_model", "urdf_pinocchio_accelerations",
+           "pinocchio_configuration"]
+
+
+def _urdf_system(ms):
+    if not isinstance(ms, MechanicalSystem):
+        raise TypeError(f"ms must be a MechanicalSystem, not {type(ms).__name__}")
+    if ms.options.get("family") != "urdf":
+        raise ValueError(f"system {ms.name!r} was not imported from URDF; "
+                         f"valid: systems built by systems.from_urdf")
+    return ms
+
+
+def urdf_pinocchio_model(ms, parameters=None):
+    """Pinocchio's model of the URDF ``ms`` was imported from.
+
+    Raises
+    ------
+    ValueError
+        When ``ms`` is not from URDF, when Pinocchio orders the joints
+        otherwise than the declaration, or when the declaration's inertia is
+        symbolic with values other than the file's.
+    """
+    import pinocchio as pin
+
+    ms = _urdf_system(ms)
+    model = pin.buildModelFromXML(ms.options["urdf"])
+    names = tuple(model.names[1:])
+    if names != tuple(ms.options["joints"]):
+        raise ValueError(f"Pinocchio orders the joints {names}, the "
+                         f"declaration {ms.options['joints']}")
+    values = dict(zip((str(k) for k in ms.parameters),
+                      ms.parameter_vector(parameters)))
+    model.gravity = pin.Motion(np.array([0.0, 0.0, -values["g"], 0, 0, 0]))
+    if ms.options.get("symbolic_inertia") and parameters:
+        raise ValueError("Pinocchio reads the file's inertia: compare a "
+                         "symbolic-inertia system at its default parameters")
+    return model
+
+
+def pinocchio_configuration(model, q) -> np.ndarray:
+    """Pinocchio's ``q`` for joint angles/displacements ``q``."""
+    q = np.asarray(q, dtype=float)
+    out = []
+    for i, joint in enumerate(model.joints[1:]):
+        if joint.nq == 2:
+            out += [np.cos(q[i]), np.sin(q[i])]
+        else:
+            out.append(q[i])
+    return np.array(out)
+
+
+def urdf_pinocchio_accelerations(ms, q, qd, parameters=None, model=None):
+    """q'' by Pinocchio's ``aba`` at angles ``q`` and rates ``qd``."""
+    import pinocchio as pin
+
+    ms = _urdf_system(ms)
+    model = model if model is not None else urdf_pinocchio_model(ms, parameters)
+    data = model.createData()
+    qd = np.asarray(qd, dtype=float)
+    tau = np.zeros(model.nv)
+    if ms.options.get("damping"):
+        tau = -np.asarray(model.damping, dtype=float) * qd
+    return np.array(pin.aba(model, data, pinocchio_configuration(model, q),
+                            qd, tau))

@@ -1,0 +1,298 @@
+"""Spatial serial robots: the arms the literature compares formulations on.
+
+* ``ur5``, ``panda``: the URDF files of the ``example-robot-data`` package
+  (``pip install 'eomcompare[robots]'``), read by :func:`systems.from_urdf`
+  (the Panda with its two finger joints: 9 coordinates, as Pinocchio reads
+  the file).
+* ``stanford_arm``, ``puma560``: declared here from their published
+  standard Denavit-Hartenberg and inertial parameters (below).
+* ``spatial_chain``: Featherstone's benchmark, an unbranched chain of n
+  revolute joints with general inertia.
+
+Sources of the parameter tables
+-------------------------------
+Both tables are the ones reproduced in P. Corke's Robotics Toolbox
+(``mdl_puma560.m``/``Puma560.py``, ``stanford.m``/``mdl_stanford.m``),
+standard DH (joint i turns about z of frame i-1; frame i = frame i-1
+``Rz(theta) Tz(d) Tx(a) Rx(alpha)``), mass centre ``r`` and central inertia
+``I`` in frame i, SI units.
+
+Puma 560: P. Corke and B. Armstrong-Helouvry, "A search for consensus
+among model parameters reported for the PUMA 560 robot", IEEE ICRA 1994,
+pp. 1608-1613 (the toolbox's values; link 1 mass 0 as there, since
+Armstrong et al. give only its inertia about the joint axis, 0.35).  The
+base height d1 = 0.6718 m (26.45 in) of the Python toolbox is used; it
+moves the arm along the first, vertical axis and changes no dynamics.
+
+Stanford arm: kinematics from Stanford AIM-177 (Fig. 2.3), inertia from
+R. P. Paul, *Robot Manipulators* (MIT Press 1981), Tables 6.4-6.6, as in
+the toolbox's ``stanford.m`` (1990-2002).  Two transcriptions differ: the
+later ``mdl_stanford.m`` / ``Stanford.py`` give link 5 ``I = (0.003,
+0.0004, 0)``, ``r = (0, 0.566, 0.003)``, the older ``(0.003, 0.003,
+0.0004)``, ``(0, 0, 0.566)``; the later values are the older ones shifted
+by one place (and violate the triangle inequality of principal moments,
+0.003 > 0.0004 + 0), so the older ones are used.  ``Stanford.py`` also
+gives the prismatic link ``a = 0.0203``, the Puma's a3; the AIM-177 table
+has 0, used here.  The mass-centre offsets of links 2, 3 and 6 (-1.054,
+-6.447, 1.554 m) cannot be metres for an arm of 1.3 m reach (probably
+centimetres in Paul's table); they are kept as published, since the
+comparisons here need a valid model, not a faithful Stanford arm.
+Motor armature inertias and gear ratios are left out: rigid links only.
+"""
+from __future__ import annotations
+
+import functools
+import os
+from importlib import metadata
+
+import numpy as np
+import sympy as sm
+
+from .base import MechanicalSystem
+from .catalogue import register_system
+from .urdf import JointSpec, declare_tree, from_urdf, inertia_symbols
+
+__all__ = ["robot_data_path", "STANFORD_ARM", "PUMA560", "dh_system",
+           "spatial_chain_values"]
+
+
+def robot_data_path(relative: str) -> str:
+    """The path of a file of the ``example-robot-data`` package, e.g.
+    ``"panda_description/urdf/panda.urdf"``.
+
+    The package installs its robots under ``share/example-robot-data/robots``
+    of its prefix (``cmeel.prefix`` in site-packages for the wheel);
+    ``$EXAMPLE_ROBOT_DATA_DIR`` overrides the search.
+
+    Raises
+    ------
+    FileNotFoundError
+        When the package is not installed (naming the extra to install).
+    """
+    candidates = []
+    if os.environ.get("EXAMPLE_ROBOT_DATA_DIR"):
+        candidates.append(os.environ["EXAMPLE_ROBOT_DATA_DIR"])
+    try:
+        dist = metadata.distribution("example-robot-data")
+        candidates.append(str(dist.locate_file(
+            "cmeel.prefix/share/example-robot-data/robots")))
+    except metadata.PackageNotFoundError:
+        pass
+    for root in candidates:
+        path = os.path.join(root, relative)
+        if os.path.isfile(path):
+            return path
+    raise FileNotFoundError(
+        f"{relative!r} of example-robot-data not found (searched "
+        f"{candidates}); pip install 'eomcompare[robots]'")
+
+
+@register_system("ur5", heavy=True, oracle="pinocchio")
+def ur5(symbolic_inertia: bool = False) -> MechanicalSystem:
+    """Universal Robots UR5, six revolute joints, from example-robot-data's
+    ``ur_description/urdf/ur5_robot.urdf`` (see :func:`systems.from_urdf`
+    for the conventions)."""
+    return from_urdf(robot_data_path("ur_description/urdf/ur5_robot.urdf"),
+                     name="ur5", symbolic_inertia=symbolic_inertia)
+
+
+@register_system("panda", heavy=True, oracle="pinocchio")
+def panda(symbolic_inertia: bool = False) -> MechanicalSystem:
+    """Franka Emika Panda from example-robot-data's
+    ``panda_description/urdf/panda.urdf``: seven revolute joints and the
+    two prismatic finger joints (the mimic tag ignored, as Pinocchio
+    does), 9 coordinates."""
+    return from_urdf(robot_data_path("panda_description/urdf/panda.urdf"),
+                     name="panda", symbolic_inertia=symbolic_inertia)
+
+
+# ----------------------------------------------------------------------
+# Robots declared from Denavit-Hartenberg tables
+# ----------------------------------------------------------------------
+_HALF_PI = sm.pi / 2
+
+#: (kind, theta offset, d, a, alpha, m, r, I = (xx, yy, zz, xy, yz, xz)),
+#: standard DH; for the prismatic joint d is the offset added to q.
+PUMA560 = (
+    ("R", 0, 0.6718, 0, _HALF_PI, 0.0, (0, 0, 0), (0, 0.35, 0, 0, 0, 0)),
+    ("R", 0, 0, 0.4318, 0, 17.4, (-0.3638, 0.006, 0.2275),
+     (0.13, 0.524, 0.539, 0, 0, 0)),
+    ("R", 0, 0.15005, 0.0203, -_HALF_PI, 4.8, (-0.0203, -0.0141, 0.070),
+     (0.066, 0.086, 0.0125, 0, 0, 0)),
+    ("R", 0, 0.4318, 0, _HALF_PI, 0.82, (0, 0.019, 0),
+     (1.8e-3, 1.3e-3, 1.8e-3, 0, 0, 0)),
+    ("R", 0, 0, 0, -_HALF_PI, 0.34, (0, 0, 0),
+     (0.3e-3, 0.4e-3, 0.3e-3, 0, 0, 0)),
+    ("R", 0, 0, 0, 0, 0.09, (0, 0, 0.032),
+     (0.15e-3, 0.15e-3, 0.04e-3, 0, 0, 0)),
+)
+STANFORD_ARM = (
+    ("R", 0, 0.412, 0, -_HALF_PI, 9.29, (0, 0.0175, -0.1105),
+     (0.276, 0.255, 0.071, 0, 0, 0)),
+    ("R", 0, 0.154, 0, _HALF_PI, 5.01, (0, -1.054, 0),
+     (0.108, 0.018, 0.100, 0, 0, 0)),
+    ("P", -_HALF_PI, 0, 0, 0, 4.25, (0, 0, -6.447),
+     (2.51, 2.51, 0.006, 0, 0, 0)),
+    ("R", 0, 0, 0, -_HALF_PI, 1.08, (0, 0.092, -0.054),
+     (0.002, 0.001, 0.001, 0, 0, 0)),
+    ("R", 0, 0, 0, _HALF_PI, 0.63, (0, 0, 0.566),
+     (0.003, 0.003, 0.0004, 0, 0, 0)),
+    ("R", 0, 0.263, 0, 0, 0.51, (0, 0, 1.554),
+     (0.013, 0.013, 0.0003, 0, 0, 0)),
+)
+
+
+def _rot(axis, angle):
+    c, s = sm.cos(angle), sm.sin(angle)
+    if axis == "x":
+        return sm.Matrix([[1, 0, 0], [0, c, -s], [0, s, c]])
+    return sm.Matrix([[c, -s, 0], [s, c, 0], [0, 0, 1]])
+
+
+def _num(x):
+    """Exact 0 and integers as integers (no multiplications by 1.0)."""
+    x = sm.sympify(x)
+    if x.is_Number and x == int(x):
+        return sm.Integer(int(x))
+    return sm.Float(x) if x.is_Number else x
+
+
+def dh_system(name, table, *, symbolic_inertia=False, description=""):
+    """The system of a standard-DH table (rows as :data:`PUMA560`).
+
+    Body k's frame is DH frame k-1 turned by the joint (``Rz(theta)``, or
+    moved by ``Tz(q)``), so that joint k+1 sits at ``Tz(d_k) Tx(a_k)
+    Rx(alpha_k)`` in it; the table's mass centre and inertia, given in DH
+    frame k, are carried over by that transform.  ``q_k`` is the table's
+    joint variable less its offset (``theta_k`` or ``d_k``).
+    """
+    specs, params = [], {}
+    prev = (sm.eye(3), sm.zeros(3, 1))   # DH frame k-1 in body k-1
+    for k, (kind, theta, d, a, alpha, m, r, I) in enumerate(table, start=1):
+        R_prev, p_prev = prev
+        # Joint frame in the parent body: DH frame k-1 turned by the
+        # offset; a prismatic joint's d moves with q, which starts at d_k.
+        R_joint = R_prev * _rot("z", theta)
+        fixed_p = sm.Matrix([a, 0, d])
+        # DH frame k in body k.
+        R_k = _rot("x", alpha)
+        r_body = fixed_p + R_k * sm.Matrix(r)
+        Ixx, Iyy, Izz, Ixy, Iyz, Ixz = I
+        Ik = sm.Matrix([[Ixx, Ixy, Ixz], [Ixy, Iyy, Iyz], [Ixz, Iyz, Izz]])
+        I_body = R_k * Ik * R_k.T
+        I_vals = [I_body[0, 0], I_body[1, 1], I_body[2, 2], I_body[0, 1],
+                  I_body[1, 2], I_body[2, 0]]
+        if symbolic_inertia:
+            ms, cs, Is = inertia_symbols(k)
+            params[ms] = float(m)
+            params.update({c: float(v) for c, v in zip(cs, r_body)})
+            params.update({s: float(v) for s, v in zip(Is, I_vals)})
+            mass, com, inertia = ms, cs, Is
+        else:
+            mass = _num(m)
+            com = tuple(_num(v) for v in r_body)
+            inertia = tuple(_num(v) for v in I_vals)
+        specs.append(JointSpec(
+            joint=f"joint{k}", body=f"link{k}",
+            kind="revolute" if kind == "R" else "prismatic",
+            parent=k - 1, rotation=sm.ImmutableMatrix(R_joint),
+            offset=sm.ImmutableMatrix(p_prev),
+            axis=sm.ImmutableMatrix([0, 0, 1]), mass=mass, com=tuple(com),
+            inertia=tuple(inertia)))
+        prev = (R_k, fixed_p)
+    return declare_tree(name, specs, params, description=description,
+                        options={"family": "dh", "table": name,
+                                 "symbolic_inertia": symbolic_inertia})
+
+
+@register_system("puma560", heavy=True, oracle="pinocchio")
+def puma560(symbolic_inertia: bool = False) -> MechanicalSystem:
+    """Unimation Puma 560, six revolute joints, standard DH parameters and
+    inertia of Corke & Armstrong-Helouvry (1994) (see the module)::
+
+        q1 waist (vertical), q2 shoulder, q3 elbow, q4-q6 wrist (gravity -z)
+    """
+    return dh_system("puma560", PUMA560, symbolic_inertia=symbolic_inertia,
+                     description=puma560.__doc__)
+
+
+@register_system("stanford_arm", heavy=True, oracle="pinocchio")
+def stanford_arm(symbolic_inertia: bool = False) -> MechanicalSystem:
+    """Stanford (Scheinman) arm: revolute, revolute, prismatic (q3, the
+    boom's extension), three revolute wrist joints; AIM-177 kinematics and
+    Paul's (1981) inertia (see the module)."""
+    return dh_system("stanford_arm", STANFORD_ARM,
+                     symbolic_inertia=symbolic_inertia,
+                     description=stanford_arm.__doc__)
+
+
+# ----------------------------------------------------------------------
+# Featherstone's spatial chain
+# ----------------------------------------------------------------------
+@functools.lru_cache(maxsize=None)
+def spatial_chain_values(k: int) -> dict:
+    """Default values of link k of :func:`spatial_chain` (the same for
+    every n): DH twist, offsets, mass, mass centre and a physically valid
+    general central inertia (principal moments obeying the triangle
+    inequality, principal axes turned at random)."""
+    rng = np.random.default_rng(1000 + k)
+    alpha = rng.uniform(-np.pi, np.pi)
+    a, d = rng.uniform(0.1, 0.5, size=2)
+    m = rng.uniform(0.5, 3.0)
+    c = rng.uniform(-0.2, 0.2, size=3)
+    x, y, z = rng.uniform(0.01, 0.1, size=3) * m
+    Q, _ = np.linalg.qr(rng.normal(size=(3, 3)))
+    I = Q @ np.diag([y + z, x + z, x + y]) @ Q.T
+    return {"alpha": alpha, "a": a, "d": d, "m": m, "c": c,
+            "I": (I[0, 0], I[1, 1], I[2, 2], I[0, 1], I[1, 2], I[2, 0])}
+
+
+@register_system("spatial_chain", heavy=True, sizes=(2, 4, 6),
+                 oracle="pinocchio")
+def spatial_chain(n: int = 6, symbolic_inertia: bool = True) -> MechanicalSystem:
+    """Featherstone's benchmark: an unbranched chain of n revolute joints
+    with general inertia (Featherstone, *Rigid Body Dynamics Algorithms*,
+    2008, Table 10.1 gives the operation counts of RNEA, CRBA and ABA on
+    it).
+
+    Joint k+1 sits in body k at the DH placement ``Tz(d_k) Tx(a_k)
+    Rx(alpha_k)`` (four parameters place any line relative to another, the
+    fourth absorbed into the joint angle, so the geometry is general) and
+    turns about its own z axis.  Each body has the ten inertial parameters
+    ``m{k}``, ``cx{k}..cz{k}``, ``I{k}_xx..I{k}_zx`` (symbols by default,
+    numbers with ``symbolic_inertia=False``); the geometry ``alpha{k}``,
+    ``a{k}``, ``d{k}`` is symbolic.  Default values: see
+    :func:`spatial_chain_values`.  Gravity -z.
+    """
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"n must be a positive integer, not {n!r}")
+    if not isinstance(symbolic_inertia, bool):
+        raise TypeError("symbolic_inertia must be True or False")
+    specs, params = [], {}
+    for k in range(1, n + 1):
+        v = spatial_chain_values(k)
+        if k == 1:
+            R, p = sm.eye(3), sm.zeros(3, 1)
+        else:
+            w = spatial_chain_values(k - 1)
+            al, a, d = sm.symbols(f"alpha{k - 1} a{k - 1} d{k - 1}", real=True)
+            params.update({al: w["alpha"], a: w["a"], d: w["d"]})
+            R, p = _rot("x", al), sm.Matrix([a, 0, d])
+        if symbolic_inertia:
+            m, c, I = inertia_symbols(k)
+            params[m] = v["m"]
+            params.update(zip(c, v["c"]))
+            params.update(zip(I, v["I"]))
+        else:
+            m = sm.Float(v["m"])
+            c = tuple(sm.Float(x) for x in v["c"])
+            I = tuple(sm.Float(x) for x in v["I"])
+        specs.append(JointSpec(
+            joint=f"joint{k}", body=f"link{k}", kind="revolute", parent=k - 1,
+            rotation=sm.ImmutableMatrix(R), offset=sm.ImmutableMatrix(p),
+            axis=sm.ImmutableMatrix([0, 0, 1]), mass=m, com=tuple(c),
+            inertia=tuple(I)))
+    return declare_tree("spatial_chain", specs, params,
+                        description=spatial_chain.__doc__,
+                        options={"family": "spatial_chain", "n": n,
+                                 "symbolic_inertia": symbolic_inertia})

@@ -1,0 +1,158 @@
+"""The literature's operation-count convention on hand-counted expressions,
+and the LU solve's count against its loops run with counters."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import sympy as sm
+
+from bench.literature_counts import (count_ops_literature, featherstone,
+                                       lu_solve_counts, PUBLISHED)
+
+a, b, c, d, x, y, q, m, l = sm.symbols("a b c d x y q m l")
+
+
+def counts(exprs, params=()):
+    n = count_ops_literature(exprs, params)
+    return n.mul, n.add, dict(n.calls)
+
+
+@pytest.mark.parametrize("expr,expected", [
+    (a * b + c, (1, 1, {})),
+    (a * b - c * d, (2, 1, {})),            # a subtraction is an addition
+    (-a * b, (1, 0, {})),                   # the sign is free
+    (a / b, (1, 0, {})),                    # a division is a multiplication
+    (1 / (a * b), (2, 0, {})),              # a*b, then 1/(a*b)
+    (a / (b * c), (2, 0, {})),
+    (x ** 3, (2, 0, {})),
+    (a / x ** 2, (2, 0, {})),               # x*x, a/(x*x)
+    (2 * x + 3 * y - 1, (2, 2, {})),
+    (sm.sin(q) * sm.cos(q) + sm.sqrt(x), (1, 1, {"sin": 1, "cos": 1,
+                                                 "sqrt": 1})),
+    (x ** sm.Rational(3, 2), (0, 0, {"pow": 1})),
+])
+def test_hand_counted(expr, expected):
+    assert counts([expr]) == expected
+
+
+def test_common_subexpressions_count_once():
+    s = a * sm.sin(q)
+    # x0 = a*sin(q); (x0 + b)*(x0 + c): 2 multiplications, 2 additions.
+    assert counts([(s + b) * (s + c)]) == (2, 2, {"sin": 1})
+    # Two outputs sharing x0: counted once across the set.
+    assert counts([s + b, s - c]) == (1, 2, {"sin": 1})
+
+
+def test_parameter_only_parts_are_counted_apart():
+    n = count_ops_literature([m * l * sm.sin(q) + m * l ** 2 * x], [m, l])
+    # Per evaluation: p0*sin(q) + p1*x (p0 = m*l, p1 = m*l**2).
+    assert (n.mul, n.add, dict(n.calls)) == (2, 1, {"sin": 1})
+    # Per parameter set: m*l (1) and m*l**2 (2, or 1 reusing m*l: cse
+    # does not see l**2 inside m*l**2 as l*l, so 2).
+    assert n.param_mul in (2, 3) and n.param_add == 0
+    # The same expression with m, l as inputs costs more per evaluation.
+    plain = count_ops_literature([m * l * sm.sin(q) + m * l ** 2 * x])
+    assert plain.mul > n.mul
+
+
+def test_parameter_sums_are_set_apart():
+    n = count_ops_literature([(m + l) * x + 2 * m * y + m + l], [m, l])
+    # p0 = m + l, p1 = 2*m, p2 = m + l (the constant terms of the sum,
+    # the same as p0): per evaluation p0*x + p1*y + p0.
+    assert (n.mul, n.add) == (2, 2)
+    assert n.param_add == 1 and n.param_mul == 1
+
+
+def _lu_solve_instrumented(A, b):
+    """eom_lu_solve of numeric.compiled, transcribed with counters."""
+    A, b = A.copy(), b.copy()
+    n = len(b)
+    mul = add = 0
+    for k in range(n):
+        piv = max(range(k, n), key=lambda i: abs(A[i, k]))
+        A[[k, piv]] = A[[piv, k]]
+        b[[k, piv]] = b[[piv, k]]
+        inv = 1.0 / A[k, k]
+        mul += 1
+        for i in range(k + 1, n):
+            l_ = A[i, k] * inv
+            mul += 1
+            if l_ != 0.0:
+                for j in range(k + 1, n):
+                    A[i, j] -= l_ * A[k, j]
+                    mul += 1
+                    add += 1
+                b[i] -= l_ * b[k]
+                mul += 1
+                add += 1
+    for i in range(n - 1, -1, -1):
+        s = b[i]
+        for j in range(i + 1, n):
+            s -= A[i, j] * b[j]
+            mul += 1
+            add += 1
+        b[i] = s / A[i, i]
+        mul += 1
+    return b, mul, add
+
+
+@pytest.mark.parametrize("n", range(1, 9))
+def test_lu_solve_counts_match_the_loops(n):
+    rng = np.random.default_rng(n)
+    A = rng.normal(size=(n, n)) + n * np.eye(n)
+    rhs = rng.normal(size=n)
+    z, mul, add = _lu_solve_instrumented(A, rhs)
+    assert np.allclose(A @ z, rhs)
+    assert lu_solve_counts(n) == (mul, add)
+
+
+def test_compiled_backend_has_the_counted_solver():
+    # The counted loops are the backend's: guard against a silent change.
+    import inspect
+
+    import numeric.compiled as compiled
+    src = inspect.getsource(compiled)
+    for line in ("double inv = 1.0 / A[k * n + k];",
+                 "double l = A[i * n + k] * inv;",
+                 "A[i * n + j] -= l * A[k * n + j];",
+                 "b[i] -= l * b[k];",
+                 "s -= A[i * n + j] * b[j];",
+                 "b[i] = s / A[i * n + i];"):
+        assert line in src
+
+
+def test_published_figures_are_self_consistent():
+    f1 = featherstone(1)
+    # One joint: solving 1x1 is one division, no addition.
+    assert f1["factorize+solve"] == (1, 0)
+    f6 = featherstone(6)
+    assert f6["RNEA"] == (450, 386) and f6["ABA"] == (1085, 982)
+    # Hollerbach's polynomial disagrees with his tabulated 66,271.
+    poly = (sm.Rational(65, 2) * 6 ** 4 + sm.Rational(1037, 12) * 6 ** 3
+            + sm.Rational(685, 4) * 6 ** 2 + sm.Rational(160, 3) * 6 - 128)
+    assert poly == 67143
+    assert PUBLISHED["Lagrangian, 4x4 matrices (Uicker/Kahn; Hollerbach 1980)"][0] == 66271
+    assert (150 * 6 - 48, 131 * 6 - 48) == PUBLISHED[
+        "recursive Newton-Euler (Hollerbach 1980)"][:2]
+
+
+def test_table_from_a_run():
+    from bench.literature_table import literature_markdown, literature_rows
+
+    frame = literature_rows(ns=(1, 2), formulations=("lagrange",),
+                            stanford=False, progress=lambda row: None)
+    one = frame[frame["n"] == 1].iloc[0]
+    # One joint about the vertical: M is a constant of the parameters and
+    # the forcing vanishes, so forward dynamics per evaluation is the
+    # solve alone (a reciprocal and a division) and inverse dynamics one
+    # multiplication, p * q''.
+    assert (one["mf_mul"], one["mf_add"]) == (0, 0)
+    assert (one["fd_mul"], one["fd_add"]) == (2, 0)
+    assert (one["id_mul"], one["id_add"]) == (1, 0)
+    assert one["param_mul"] > 0
+    two = frame[frame["n"] == 2].iloc[0]
+    # Joint 2 moves off the vertical: its sine and cosine appear.
+    assert two["fd_calls"] == 2 and two["fd_mul"] > 2
+    text = literature_markdown(frame)
+    assert "| 2 | lagrange |" in text and "224" not in text.split("\n")[0]
+    assert "67,143" in text

@@ -1,0 +1,187 @@
+"""The spatial robots of the catalogue against Pinocchio's ``aba``.
+
+ur5 and panda: Pinocchio reads the same URDF file.  puma560, stanford_arm
+and spatial_chain: the Pinocchio model is built here, joint by joint, from
+the same published tables with Pinocchio's own SE3 and inertia algebra,
+so that the DH conventions of :mod:`systems.robots` are checked too.
+
+Every own formulation must give Pinocchio's q'' at 20 random states to
+1e-9 relative.  The larger cases are ``slow`` (they still run in CI);
+derivations skip the operation counts, which are not under test here.
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+import sympy as sm
+from sympy.core.function import AppliedUndef
+
+from formulations import get_formulation
+from systems import get_system
+
+pin = pytest.importorskip("pinocchio")
+
+from references.robot_oracle import (urdf_pinocchio_accelerations,  # noqa: E402
+                                  urdf_pinocchio_model)
+from systems.robots import (PUMA560, STANFORD_ARM,  # noqa: E402
+                            robot_data_path, spatial_chain_values)
+
+OWN = ("kane", "lagrange", "modified_lagrange", "gibbs_appell")
+N_STATES = 20
+
+
+def _rx(a):
+    c, s = np.cos(a), np.sin(a)
+    return np.array([[1, 0, 0], [0, c, -s], [0, s, c]])
+
+
+def _rz(a):
+    c, s = np.cos(a), np.sin(a)
+    return np.array([[c, -s, 0], [s, c, 0], [0, 0, 1]])
+
+
+def _inertia(I):
+    xx, yy, zz, xy, yz, xz = I
+    return np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]], dtype=float)
+
+
+def pinocchio_dh(table):
+    """A Pinocchio model of a standard-DH table: frame k = frame k-1
+    Rz(theta) Tz(d) Tx(a) Rx(alpha); joint k turns about (slides along) z
+    of frame k-1; r and I of link k in frame k."""
+    model = pin.Model()
+    parent, after = 0, pin.SE3.Identity()
+    for k, (kind, theta, d, a, alpha, m, r, I) in enumerate(table, start=1):
+        theta, alpha = float(theta), float(alpha)
+        placement = after * pin.SE3(_rz(theta), np.zeros(3))
+        jm = pin.JointModelRZ() if kind == "R" else pin.JointModelPZ()
+        jid = model.addJoint(parent, jm, placement, f"joint{k}")
+        dh = pin.SE3(_rx(alpha), np.array([a, 0.0, d], dtype=float))
+        model.appendBodyToJoint(
+            jid, dh.act(pin.Inertia(float(m), np.array(r, float), _inertia(I))),
+            pin.SE3.Identity())
+        parent, after = jid, dh
+    return model
+
+
+def pinocchio_spatial_chain(n):
+    model = pin.Model()
+    parent = 0
+    for k in range(1, n + 1):
+        v = spatial_chain_values(k)
+        if k == 1:
+            placement = pin.SE3.Identity()
+        else:
+            w = spatial_chain_values(k - 1)
+            placement = pin.SE3(_rx(w["alpha"]), np.array([w["a"], 0.0, w["d"]]))
+        jid = model.addJoint(parent, pin.JointModelRZ(), placement, f"joint{k}")
+        model.appendBodyToJoint(jid, pin.Inertia(v["m"], np.array(v["c"]),
+                                                 _inertia(v["I"])),
+                                pin.SE3.Identity())
+        parent = jid
+    return model
+
+
+def _oracle(name, options):
+    ms = get_system(name, **dict(options))
+    if name in ("ur5", "panda"):
+        model = urdf_pinocchio_model(ms)
+        return ms, lambda q, qd: urdf_pinocchio_accelerations(ms, q, qd,
+                                                              model=model)
+    if name == "spatial_chain":
+        model = pinocchio_spatial_chain(dict(options)["n"])
+    else:
+        model = pinocchio_dh(PUMA560 if name == "puma560" else STANFORD_ARM)
+    data = model.createData()
+    return ms, lambda q, qd: np.array(pin.aba(model, data, q, qd,
+                                              np.zeros(model.nv)))
+
+
+@functools.lru_cache(maxsize=None)
+def _system_and_oracle(name, options):
+    return _oracle(name, options)
+
+
+def _deviation(formulation, name, options=()):
+    ms, oracle = _system_and_oracle(name, options)
+    eom = get_formulation(formulation, count_ops=False).derive(ms)
+    model = eom.numeric()
+    worst = 0.0
+    for seed in range(N_STATES):
+        t0, q, qd = ms.random_state(seed)
+        ref = oracle(q, qd)
+        ours = model.coordinate_accelerations(t0, q, qd)
+        worst = max(worst, float(np.max(np.abs(ours - ref))
+                                 / max(1.0, float(np.max(np.abs(ref))))))
+    return worst, eom.timings["total"]
+
+
+# Derivation seconds on one core (kane / lagrange / modified_lagrange /
+# gibbs_appell): puma560 ~5/1/2/1, stanford_arm similar, ur5 ~5/4/5/3,
+# panda ~38/9/15/11, spatial_chain(8) see the bench; the fast ones run
+# without the slow mark.
+FAST = {("puma560", ()), ("stanford_arm", ())} | {
+    ("spatial_chain", (("n", n),)) for n in (1, 2, 3, 4)}
+CASES = [("ur5", ()), ("panda", ()), ("puma560", ()), ("stanford_arm", ())] + [
+    ("spatial_chain", (("n", n),)) for n in range(1, 9)]
+
+
+@pytest.mark.parametrize("formulation", OWN)
+@pytest.mark.parametrize("name,options", [
+    pytest.param(name, opts, id=name + "".join(f"-{k}={v}" for k, v in opts),
+                 marks=[] if (name, opts) in FAST else [pytest.mark.slow])
+    for name, opts in CASES])
+def test_accelerations_equal_pinocchio(formulation, name, options):
+    worst, seconds = _deviation(formulation, name, options)
+    assert worst < 1e-9, (f"{formulation} on {name}{dict(options)}: "
+                          f"{worst:.3g} from Pinocchio ({seconds:.1f} s)")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["ur5", "puma560", "stanford_arm"])
+def test_sympy_kane_peer_equals_pinocchio(name):
+    worst, _ = _deviation("sympy_kane", name)
+    assert worst < 1e-9
+
+
+def test_example_robot_data_files_are_found():
+    path = robot_data_path("ur_description/urdf/ur5_robot.urdf")
+    assert path.endswith("ur5_robot.urdf")
+    with pytest.raises(FileNotFoundError, match=r"eomcompare\[robots\]"):
+        robot_data_path("no_description/urdf/none.urdf")
+
+
+def test_robot_shapes():
+    assert len(get_system("ur5").coordinates) == 6
+    assert get_system("panda").options["joints"][-2:] == (
+        "panda_finger_joint1", "panda_finger_joint2")
+    assert len(get_system("spatial_chain", n=3).coordinates) == 3
+    q3 = get_system("stanford_arm").coordinates[2]
+    # The boom's joint slides: no sine or cosine of q3 anywhere.
+    eom = get_formulation("lagrange", count_ops=False).derive("stanford_arm")
+    assert q3 in eom.mass_matrix.atoms(AppliedUndef)
+    assert not any(q3 in f.args for f in eom.mass_matrix.atoms(
+        sm.sin, sm.cos))
+    chain = get_system("spatial_chain", n=2)
+    assert {"alpha1", "a1", "d1", "m2", "I2_xy"} <= {
+        str(s) for s in chain.parameters}
+    numeric = get_system("spatial_chain", n=2, symbolic_inertia=False)
+    assert "m2" not in {str(s) for s in numeric.parameters}
+    with pytest.raises(ValueError, match="n must be a positive integer"):
+        get_system("spatial_chain", n=0)
+
+
+def test_symbolic_inertia_defaults_are_the_tables():
+    # The same q'' with the inertia as numbers and as symbols at their
+    # defaults (the DH inertia carried into the body frames either way).
+    for name in ("puma560", "stanford_arm"):
+        a = get_system(name)
+        b = get_system(name, symbolic_inertia=True)
+        na = get_formulation("lagrange", count_ops=False).derive(a).numeric()
+        nb = get_formulation("lagrange", count_ops=False).derive(b).numeric()
+        t0, q, qd = a.random_state(3)
+        assert np.allclose(na.coordinate_accelerations(t0, q, qd),
+                           nb.coordinate_accelerations(t0, q, qd),
+                           rtol=1e-10, atol=1e-10)
