@@ -129,7 +129,7 @@ for row in rows:
 # equations with the constraints projected; the force is then evaluated
 # along the way.
 import matplotlib.pyplot as plt
-from formulations.integrate import integrate
+from numeric.integrate import integrate
 
 res = integrate(kane, 6.0, t_eval=np.linspace(0.0, 6.0, 301))
 assert res.success and res.max_velocity_residual < 1e-8
