@@ -4,7 +4,8 @@ How to write a new formulation
 ------------------------------
 1. Subclass :class:`Formulation`; set ``name`` and the ability flags
    (``handles_holonomic``, ``handles_nonholonomic``, ``handles_rheonomic``,
-   ``uses_multipliers``, ``needs_dependent_solutions``) and ``version``
+   ``uses_multipliers``, ``needs_dependent_solutions``,
+   ``needs_velocities_from_positions``) and ``version``
    (bump it whenever the equations it produces change: caches key on it).
 2. Implement ``_derive(self, system, stage)``: read the
    :class:`~systems.MechanicalSystem` and return a :class:`Derivation`.
@@ -324,6 +325,10 @@ class Formulation:
     handles_rheonomic: ClassVar[bool] = True
     uses_multipliers: ClassVar[bool] = False
     needs_dependent_solutions: ClassVar[bool] = False
+    #: True for methods that differentiate a kinetic energy with respect to
+    #: the coordinate rates, and so need every velocity to be the time
+    #: derivative of a position (see :mod:`systems.consistency`).
+    needs_velocities_from_positions: ClassVar[bool] = False
     #: True for wrappers of other software (the field's tools, for reference).
     is_peer: ClassVar[bool] = False
     #: One line for listings.
@@ -360,6 +365,12 @@ class Formulation:
                 raise UnsupportedSystemError(
                     f"{self.name}: system {system.name!r} declares no "
                     f"explicit solution for dependent coordinates {missing}")
+        analysis = getattr(system, "declaration_analysis", None)
+        if (self.needs_velocities_from_positions and analysis is not None
+                and not analysis.velocities_are_derivatives):
+            raise UnsupportedSystemError(
+                f"{self.name}: system {system.name!r} declares "
+                f"{analysis.reason()}")
 
     def derive(self, system) -> EquationsOfMotion:
         """Derive the equations of motion of ``system``.

@@ -133,6 +133,7 @@ class Lagrange(Formulation):
     handles_nonholonomic = True
     handles_rheonomic = True
     uses_multipliers = True
+    needs_velocities_from_positions = True
 
     def __init__(self, *, baumgarte=None, count_ops: bool = True):
         super().__init__(count_ops=count_ops)

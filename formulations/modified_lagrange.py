@@ -382,6 +382,7 @@ class ModifiedLagrange(Formulation):
     handles_rheonomic = True
     uses_multipliers = False
     needs_dependent_solutions = False
+    needs_velocities_from_positions = True
 
     def __init__(self, *, variant: str = "modified", dependent: str = "auto",
                  dependent_rates: str = "auto", count_ops: bool = True):

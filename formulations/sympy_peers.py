@@ -68,6 +68,7 @@ class SympyLagrange(Formulation):
     handles_nonholonomic = True
     uses_multipliers = True
     is_peer = True
+    needs_velocities_from_positions = True
 
     def _derive(self, ms, stage) -> Derivation:
         N = ms.frame

@@ -281,7 +281,17 @@ class MechanicalSystem:
         match the holonomic constraints, a nonholonomic constraint that is not
         linear in the speeds, a constant without a value, kinematic
         differential equations that cannot be solved for the coordinate
-        rates, an initial state that violates a constraint.
+        rates, an initial state that violates a constraint; a velocity or
+        angular velocity that contradicts its position or orientation, an
+        explicit dependent solution that violates the holonomic constraints
+        (see :mod:`systems.consistency`).
+
+    Attributes
+    ----------
+    declaration_analysis : systems.consistency.DeclarationAnalysis
+        The velocities that are not derivatives of positions (no position
+        chain to the fixed point), which formulations that differentiate a
+        kinetic energy refuse.
 
     Examples
     --------
@@ -327,6 +337,10 @@ class MechanicalSystem:
         self.energy_conserved = bool(energy_conserved)
         self.options = MappingProxyType(dict(options or {}))
         self._validate()
+        # Velocities against positions, dependent solutions against the
+        # constraints, at random consistent states.
+        from .consistency import analyse_declaration
+        self.declaration_analysis = analyse_declaration(self)
 
     # ------------------------------------------------------------------
     # Vocabulary
