@@ -510,7 +510,7 @@ class GibbsAppell(Formulation):
                 zs = zs[:p]
                 zero = {zi: 0 for zi in zs}
         with stage("generalized_active_forces"):
-            F = generalized_active_forces(ms.system, u, qdot, frames)
+            F = generalized_active_forces(ms, u, qdot, frames)
             Ft = F[:p, :] + C.T * F[p:, :]
         with stage("assembly"):
             M = jacobian(G, zs)

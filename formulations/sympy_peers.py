@@ -30,7 +30,7 @@ class SympyKane(Formulation):
 
     def _derive(self, ms, stage) -> Derivation:
         sysm = ms.system
-        loads = list(sysm.loads) or None
+        loads = list(ms.loads) or None
         with stage("kanes_equations"):
             try:
                 km = me.KanesMethod(

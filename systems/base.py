@@ -336,6 +336,17 @@ class MechanicalSystem:
         self.speed_scale = float(speed_scale)
         self.energy_conserved = bool(energy_conserved)
         self.options = MappingProxyType(dict(options or {}))
+        # Constants that cannot enter the equations (the ground body's mass
+        # and inertia) need no value: a harmless zero, and a note.
+        from .consistency import inert_constants
+        inert = sorted(inert_constants(system, self._free_constants())
+                       - set(self.parameters), key=str)
+        self.notes = tuple(
+            [f"constants that cannot enter the equations of motion need no "
+             f"value and were given 0: {inert}"] if inert else [])
+        if inert:
+            self.parameters = MappingProxyType(
+                dict(self.parameters) | {c: 0.0 for c in inert})
         self._validate()
         # Velocities against positions, dependent solutions against the
         # constraints, at random consistent states.
@@ -397,7 +408,10 @@ class MechanicalSystem:
 
     @property
     def loads(self) -> tuple:
-        return tuple(self.system.loads)
+        # sympy's System keeps actuators apart from loads; their loads act
+        # all the same (System.form_eoms adds them too).
+        return tuple(self.system.loads) + tuple(
+            ld for act in self.system.actuators for ld in act.to_loads())
 
     @property
     def degrees_of_freedom(self) -> int:

@@ -372,3 +372,83 @@ def _check_dependent(ms, dep_checks, get, q, t0, qv, state_text):
         f"coordinates {[qi for qi, _ in sols]} in dependent_solutions "
         f"together violate the holonomic constraints (residual "
         f"{np.max(np.abs(res)):.3g} {state_text})")
+
+
+def inert_constants(system, free_constants) -> set:
+    """Constants of ``system`` that cannot enter the equations of motion.
+
+    The mass of a body whose mass centre is declared at rest and which does
+    not rotate (the ground body of ``System.from_newtonian``), the central
+    inertia of a body that does not rotate, and the loads on points at rest
+    or frames that do not rotate do no work and have no momentum: their
+    constants need no values.  Only exact zeros of the declared
+    (angular) velocities count, so nothing that could matter is left out.
+
+    Parameters
+    ----------
+    system : sympy.physics.mechanics.System
+    free_constants : set
+        Every constant of the declaration.
+
+    Returns
+    -------
+    set
+        The constants of ``free_constants`` that occur only in such places.
+    """
+    N = system.frame
+
+    def at_rest(point):
+        try:
+            return point.vel(N) == 0
+        except ValueError:
+            return False
+
+    def still(frame):
+        try:
+            return frame.ang_vel_in(N) == 0
+        except ValueError:
+            return frame is N
+
+    def symbols_of(vec):
+        out = set()
+        if vec != 0:
+            for m, _ in vec.args:
+                out |= sm.Matrix(m).free_symbols
+        return out
+
+    inert, active = set(), set()
+    for body in system.bodies:
+        rigid = isinstance(body, me.RigidBody)
+        rotating = rigid and not still(body.frame)
+        mass = sm.sympify(body.mass).free_symbols
+        if at_rest(body.masscenter) and not rotating:
+            inert |= mass
+        else:
+            active |= mass
+        if rigid:
+            inertia = sm.Matrix(body.central_inertia.to_matrix(
+                body.frame)).free_symbols
+            (active if rotating else inert).update(inertia)
+    loads = list(system.loads) + [ld for act in system.actuators
+                                  for ld in act.to_loads()]
+    for load in loads:
+        resting = (at_rest(load.point) if isinstance(load, me.Force)
+                   else still(load.frame))
+        (inert if resting else active).update(symbols_of(load.vector))
+    candidates = (inert - active) & set(free_constants)
+    # Anything else naming them (positions, constraints, kinematics) keeps
+    # them active: look there only for the few candidates.
+    if not candidates:
+        return set()
+    others = list(system.kdes) + list(system.holonomic_constraints) + \
+        list(system.nonholonomic_constraints)
+    for body in system.bodies:
+        for vec in (body.masscenter.vel(N),):
+            others += [e for m, _ in (vec.args if vec != 0 else [])
+                       for e in m]
+        if isinstance(body, me.RigidBody) and not still(body.frame):
+            w = body.frame.ang_vel_in(N)
+            others += [e for m, _ in (w.args if w != 0 else []) for e in m]
+    used = set().union(*(sm.sympify(e).free_symbols for e in others)) \
+        if others else set()
+    return candidates - used

@@ -1,0 +1,70 @@
+"""Systems written as sympy.physics.mechanics users write them (joints,
+actuators, ``System.from_newtonian``), checked with every formulation
+against sympy's asserted results or textbook equations."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import sympy as sm
+import sympy.physics.mechanics as me
+
+from formulations import FORMULATIONS, get_formulation
+
+from sympy_ports import (double_pendulum_closed_form, joints_cart_pendulum,
+                         joints_cart_pendulum_asserted,
+                         joints_double_pendulum)
+
+t = me.dynamicsymbols._t
+
+
+@pytest.fixture(scope="module")
+def cart_pendulum():
+    return joints_cart_pendulum()
+
+
+def test_ground_constants_need_no_values_and_are_noted(cart_pendulum):
+    ms = cart_pendulum
+    note = " ".join(ms.notes)
+    for name in ("rail_mass", "rail_izz", "cart_izz"):
+        assert name in note
+    # The cart's mass does enter: it is not among them.
+    assert "mc" not in note.replace("masscenter", "")
+
+
+def test_actuator_loads_act(cart_pendulum):
+    kinds = [type(ld).__name__ for ld in cart_pendulum.loads]
+    assert kinds.count("Torque") == 2
+
+
+@pytest.mark.parametrize("name", sorted(FORMULATIONS))
+def test_joints_cart_pendulum_matches_sympys_asserted_equations(
+        cart_pendulum, name):
+    ms = cart_pendulum
+    M, f = joints_cart_pendulum_asserted()
+    qp, qc, up, uc, F = me.dynamicsymbols("qp qc up uc F")
+    values = {sm.Symbol(str(k)): v for k, v in ms.parameters.items()}
+    model = get_formulation(name).derive(ms).numeric()
+    order = [str(q.func) for q in ms.coordinates]
+    for seed in range(3):
+        t0, q, qd = ms.random_state(seed)
+        state = dict(zip(order, q)) | {"d" + k: v for k, v in zip(order, qd)}
+        num = {qp: state["qp"], up: state["dqp"], F: np.sin(t0) / 2} | values
+        Mn = np.array(M.xreplace(num), dtype=float)
+        fn = np.array(f.xreplace(num), dtype=float).ravel()
+        # sympy's speeds are (uc, up) = (qc', qp').
+        expected = dict(zip(["qc", "qp"], np.linalg.solve(Mn, fn)))
+        got = model.coordinate_accelerations(t0, q, qd)
+        np.testing.assert_allclose(got, [expected[k] for k in order],
+                                   rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("name", sorted(FORMULATIONS))
+def test_joints_double_pendulum_matches_the_textbook(name):
+    ms = joints_double_pendulum()
+    assert [str(q.func) for q in ms.coordinates] == ["q1", "q2"]
+    model = get_formulation(name).derive(ms).numeric()
+    for seed in range(3):
+        t0, q, qd = ms.random_state(seed)
+        np.testing.assert_allclose(model.coordinate_accelerations(t0, q, qd),
+                                   double_pendulum_closed_form(t0, q, qd),
+                                   rtol=1e-10, atol=1e-10)
