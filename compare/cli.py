@@ -18,9 +18,15 @@ DEFAULT_OUT = Path("reports") / "latest"
 
 def _add_run_options(p: argparse.ArgumentParser):
     p.add_argument("--systems", nargs="+", metavar="NAME",
-                   help=f"systems to compare, or 'all' (default: all of "
+                   help=f"systems to compare: catalogue names, "
+                        f"MODULE:BUILDER or FILE.py:BUILDER for your own, or "
+                        f"'all' (default: all of "
                         f"{', '.join(CATALOGUE)} except the slow published "
                         f"benchmarks whipple_bicycle and andrews_squeezer)")
+    p.add_argument("--system-option", action="append", default=[],
+                   metavar="NAME:KEY=VALUE",
+                   help="a builder option, e.g. four_bar:coordinates=minimal "
+                        "(repeatable; replaces the system's default variants)")
     p.add_argument("--formulations", nargs="+", metavar="NAME",
                    help=f"formulations (default: all of {', '.join(FORMULATIONS)})")
     p.add_argument("--n", nargs="+", type=int, default=None, metavar="N",
@@ -68,7 +74,12 @@ def _executor(args):
 def cmd_run(args) -> int:
     from .runner import run
     from .summary import print_summary
-    result = run(args.systems, args.formulations, n=args.n or [2, 3, 5],
+    from .runner import DEFAULT_VARIANTS
+    from .user_systems import parse_system_options, resolve_systems
+    systems = resolve_systems(args.systems)
+    variants = parse_system_options(args.system_option, DEFAULT_VARIANTS)
+    result = run(systems, args.formulations, n=args.n or [2, 3, 5],
+                 variants=variants,
                  executor=_executor(args), jobs=args.jobs, out=args.out,
                  progress=not args.quiet, resume=not args.fresh,
                  t_final=args.t_final, method=args.method, rtol=args.rtol,
