@@ -558,6 +558,13 @@ class MechanicalSystem:
                 f"{len(u_dep)} dependent speeds {list(u_dep)} but {nh} holonomic "
                 f"+ {nnh} nonholonomic constraints = {nh + nnh}: they must be "
                 f"equal in number")
+        u_aux = list(getattr(self.system, "u_aux", []) or [])
+        if u_aux:
+            problems.append(
+                f"auxiliary speeds {u_aux} (System.add_auxiliary_speeds) are "
+                f"not read as constraint-force requests yet: remove them and "
+                f"declare each force with systems.ConstraintForce(name, "
+                f"kind, direction, point, bodies) in constraint_forces")
         if len(self.speeds) != len(self.coordinates):
             problems.append(
                 f"{len(self.speeds)} speeds for {len(self.coordinates)} "

@@ -68,3 +68,27 @@ def test_joints_double_pendulum_matches_the_textbook(name):
         np.testing.assert_allclose(model.coordinate_accelerations(t0, q, qd),
                                    double_pendulum_closed_form(t0, q, qd),
                                    rtol=1e-10, atol=1e-10)
+
+
+def test_auxiliary_speeds_are_refused_with_the_way_to_declare_them():
+    """sympy's System.add_auxiliary_speeds (test_kane2's aux speeds) is
+    named and the ConstraintForce alternative given, not a misleading
+    'unknown function of time'."""
+    from systems import DeclarationError, MechanicalSystem
+    q, u, ua = me.dynamicsymbols("q u ua")
+    m = sm.Symbol("m")
+    N = me.ReferenceFrame("N")
+    O = me.Point("O")
+    O.set_vel(N, 0)
+    P = O.locatenew("P", q * N.x)
+    P.set_vel(N, u * N.x + ua * N.y)
+    system = me.System(N, O)
+    system.add_coordinates(q)
+    system.add_speeds(u)
+    system.add_auxiliary_speeds(ua)
+    system.add_kdes(q.diff() - u)
+    system.add_bodies(me.Particle("p", P, m))
+    with pytest.raises(DeclarationError,
+                       match=r"auxiliary speeds \[ua\(t\)\].*ConstraintForce"):
+        MechanicalSystem(name="aux", system=system, parameters={m: 1.0},
+                         initial_state={})
