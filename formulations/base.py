@@ -329,6 +329,10 @@ class Formulation:
     #: the coordinate rates, and so need every velocity to be the time
     #: derivative of a position (see :mod:`systems.consistency`).
     needs_velocities_from_positions: ClassVar[bool] = False
+    #: True for methods with multipliers that form their constraint rows
+    #: from the independent velocity constraints when these were reduced by
+    #: rank (or set by the user), instead of refusing such a system.
+    accepts_velocity_constraint_rows: ClassVar[bool] = False
     #: True for wrappers of other software (the field's tools, for reference).
     is_peer: ClassVar[bool] = False
     #: One line for listings.
@@ -365,6 +369,30 @@ class Formulation:
                 raise UnsupportedSystemError(
                     f"{self.name}: system {system.name!r} declares no "
                     f"explicit solution for dependent coordinates {missing}")
+        if (self.needs_velocities_from_positions
+                and len(system.speeds) != len(system.coordinates)):
+            raise UnsupportedSystemError(
+                f"{self.name}: system {system.name!r} has "
+                f"{len(system.speeds)} speeds for {len(system.coordinates)} "
+                f"coordinates; this formulation forms the kinetic energy in "
+                f"the coordinate rates, which needs one speed per coordinate "
+                f"(with more coordinates, as quaternions, the kinetic energy "
+                f"is degenerate in their rates; with more speeds, some "
+                f"speeds are velocities tied by constraints, which the "
+                f"kinetic energy would wrongly enforce): use kane, "
+                f"gibbs_appell or sympy_kane, or declare one speed per "
+                f"coordinate")
+        if ((self.uses_multipliers or self.needs_velocities_from_positions)
+                and not self.accepts_velocity_constraint_rows
+                and not system.velocity_constraints_as_declared):
+            dropped = system.dropped_velocity_constraints
+            raise UnsupportedSystemError(
+                f"{self.name}: system {system.name!r} "
+                + (f"has redundant velocity constraints ({'; '.join(dropped)})"
+                   if dropped else "sets System.velocity_constraints itself")
+                + ", but this formulation forms its constraint rows from the "
+                "holonomic and nonholonomic constraints, which must then be "
+                "independent: declare the independent ones only")
         analysis = getattr(system, "declaration_analysis", None)
         if (self.needs_velocities_from_positions and analysis is not None
                 and not analysis.velocities_are_derivatives):

@@ -133,7 +133,7 @@ def _projection_functions(ms):
 
     def plain(exprs):
         m = sm.Matrix([sm.sympify(e).xreplace(u_map) for e in exprs])
-        m = ms.substitute_specified(m) if ms.specified else m
+        m = ms.substitute_specified(m) if ms.specified or ms.u_aux else m
         return m.xreplace(rep)
 
     hol = plain(ms.holonomic_constraints)

@@ -295,6 +295,9 @@ class Kane(Formulation):
                 kins = body_kinematics(ms.system, qdot, u, fa)
             forces = {cf.name: _constraint_force(ms, cf, kins, qdot, fa)
                       for cf in ms.constraint_forces}
+            if ms.u_aux:
+                from .auxiliary import kane_forces
+                forces |= kane_forces(ms)
         eager = {"constraint_forces": forces} if forces else {}
         if composite is None:
             extras = _extras(ms, kins, load_pv, load_pw, C, F, fstar, Mh, ud,

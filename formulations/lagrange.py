@@ -134,6 +134,7 @@ class Lagrange(Formulation):
     handles_rheonomic = True
     uses_multipliers = True
     needs_velocities_from_positions = True
+    accepts_velocity_constraint_rows = True
 
     def __init__(self, *, baumgarte=None, count_ops: bool = True):
         super().__init__(count_ops=count_ops)
@@ -188,8 +189,9 @@ class Lagrange(Formulation):
             f_dyn = Qgen + dTdq - dp
 
         with stage("constraints"):
-            hol = sm.Matrix([plain(c) for c in ms.holonomic_constraints])
-            nonhol = sm.Matrix([plain(c) for c in ms.nonholonomic_constraints])
+            hol_rows, vel_rows = constraint_rows(ms)
+            hol = sm.Matrix([plain(c) for c in hol_rows])
+            nonhol = sm.Matrix([plain(c) for c in vel_rows])
             nh, nn = len(hol), len(nonhol)
             if nh:
                 C_h = jacobian(hol, Q)
@@ -230,6 +232,9 @@ class Lagrange(Formulation):
                                     if m else sm.zeros(n, 1))
             forces, missing = _recover_constraint_forces(
                 ms, u_map, qd, generalized_reaction)
+            if ms.u_aux:
+                from .auxiliary import multiplier_forces
+                forces |= multiplier_forces(ms, lam)
 
         extras = {
             "kinetic_energy": T,
@@ -244,6 +249,18 @@ class Lagrange(Formulation):
         if missing:
             extras["unrecovered_constraint_forces"] = tuple(missing)
         return rate_form(ms, mass, forcing, multipliers=lam, extras=extras)
+
+
+def constraint_rows(ms):
+    """(holonomic constraints, velocity-level rows) that the multipliers
+    belong to: the declared holonomic and nonholonomic constraints; or,
+    when the velocity constraints were reduced by rank (or set by the user),
+    the independent velocity constraint rows, all at velocity level (a
+    dropped derivative of a holonomic constraint is implied by the rows
+    kept, and the coordinates still satisfy the constraint itself)."""
+    if ms.velocity_constraints_as_declared:
+        return ms.holonomic_constraints, ms.nonholonomic_constraints
+    return (), ms.velocity_constraints
 
 
 def _is_zero_vector(vec, frame, sample) -> bool:

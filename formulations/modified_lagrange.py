@@ -522,6 +522,9 @@ class ModifiedLagrange(Formulation):
             "rate_coefficients": sm.ImmutableMatrix(G),
             "kinetic_energy": T,
             "generalized_forces": sm.ImmutableMatrix(Q),
+            "constraint_forces_unsupported": (
+                "the modified Lagrange equations eliminate the constraints: "
+                "they have neither multipliers nor auxiliary speeds"),
         }
         return Derivation(
             states=states, unknowns=tuple(unknowns), mass_matrix=M,

@@ -44,7 +44,7 @@ def plain_symbols(eom):
 
 def _to_plain(exprs, rep, ms, memo=None):
     m = sm.Matrix(exprs)
-    m = ms.substitute_specified(m) if ms.specified else m
+    m = ms.substitute_specified(m) if ms.specified or ms.u_aux else m
     # Shared subtrees substituted and searched once (see calculus).
     m = sm.Matrix(m.rows, m.cols, substitute(m, rep, memo))
     left = dynamic_symbols(m)
@@ -333,9 +333,8 @@ class NumericModel:
     def constraint_forces(self, t0, q, qd) -> dict:
         """Constraint forces recovered by the formulation, by name."""
         if "forces" not in self._f:
-            raise ValueError(
-                f"{self.eom.formulation} recovers no constraint forces for "
-                f"{self.system.name!r}")
+            from .auxiliary import no_forces_error
+            raise no_forces_error(self.eom)
         names, fn = self._f["forces"]
         x = self.state_from(q, qd, t0)
         z = self.solve_unknowns(t0, x, check=True)

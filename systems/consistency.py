@@ -183,6 +183,13 @@ def analyse_declaration(ms, n_states: int = 2) -> DeclarationAnalysis:
         try:
             r = P.pos_from(O) if P is not O else me.Vector(0)
         except ValueError:
+            if ms.u_aux and all(sm.sympify(e).xreplace(ms._aux_zero) == 0
+                                for m, _ in _vector_terms(declared)
+                                for e in m):
+                # Moved by auxiliary speeds only (a contact point carrying
+                # their reactions): at rest in every motion, no energy and
+                # no work, nothing to derive.
+                continue
             underived_v.append((P.name, f"its velocity is declared but its "
                                 f"position from the fixed point {O.name} "
                                 f"is not ({role})"))

@@ -70,13 +70,15 @@ def test_joints_double_pendulum_matches_the_textbook(name):
                                    rtol=1e-10, atol=1e-10)
 
 
-def test_auxiliary_speeds_are_refused_with_the_way_to_declare_them():
-    """sympy's System.add_auxiliary_speeds (test_kane2's aux speeds) is
-    named and the ConstraintForce alternative given, not a misleading
-    'unknown function of time'."""
-    from systems import DeclarationError, MechanicalSystem
+def test_an_auxiliary_speed_alone_gives_its_generalized_constraint_force():
+    """A particle on a horizontal rail (coordinate q along N.x) with an
+    auxiliary speed across it (N.y) and gravity -m g N.y: the rail's normal
+    force, m g, is the generalized force that keeps the auxiliary speed zero
+    (no reaction written in the loads, so it is named by the speed)."""
+    from formulations import get_formulation
+    from systems import MechanicalSystem
     q, u, ua = me.dynamicsymbols("q u ua")
-    m = sm.Symbol("m")
+    m, g = sm.symbols("m g")
     N = me.ReferenceFrame("N")
     O = me.Point("O")
     O.set_vel(N, 0)
@@ -88,7 +90,15 @@ def test_auxiliary_speeds_are_refused_with_the_way_to_declare_them():
     system.add_auxiliary_speeds(ua)
     system.add_kdes(q.diff() - u)
     system.add_bodies(me.Particle("p", P, m))
-    with pytest.raises(DeclarationError,
-                       match=r"auxiliary speeds \[ua\(t\)\].*ConstraintForce"):
-        MechanicalSystem(name="aux", system=system, parameters={m: 1.0},
-                         initial_state={})
+    system.add_loads(me.Force(P, -m * g * N.y + sm.cos(q) * N.x))
+    ms = MechanicalSystem(name="aux", system=system,
+                          parameters={m: 1.5, g: 9.81}, initial_state={})
+    assert ms.u_aux == (ua,)
+    for name in ("kane", "gibbs_appell", "sympy_kane", "lagrange"):
+        model = get_formulation(name).derive(ms).numeric()
+        t0, qv, qd = ms.random_state(seed=3)
+        assert model.constraint_forces(t0, qv, qd) == pytest.approx(
+            {"ua": 1.5 * 9.81}, rel=1e-12), name
+        # The motion along the rail ignores the auxiliary speed.
+        assert model.coordinate_accelerations(t0, qv, qd)[0] == \
+            pytest.approx(np.cos(qv[0]) / 1.5, rel=1e-12), name
