@@ -330,6 +330,13 @@ class NumericModel:
         return np.asarray(self._f["acc"](t0, x, z, self.p),
                           dtype=float).reshape(self.n_coordinates)
 
+    def multipliers(self, t0, q, qd) -> np.ndarray:
+        """Lagrange multipliers at a state, one per constraint row in the
+        declaration's order, with ``M q'' = f + C^T lambda``
+        (:mod:`formulations.multipliers`)."""
+        from .multipliers import multipliers
+        return multipliers(self, t0, q, qd)
+
     def constraint_forces(self, t0, q, qd) -> dict:
         """Constraint forces recovered by the formulation, by name."""
         if "forces" not in self._f:
