@@ -132,3 +132,26 @@ def test_formulations_needing_independent_rows_say_which_were_dropped(
                        match=r"redundant velocity constraints \(derivative "
                              r"of holonomic constraint 0"):
         get_formulation(name).derive(disc[0])
+
+
+def test_lagrange_multipliers_of_the_kept_rows_are_the_contact_force(disc):
+    """Lagrange forms its rows from the kept ones, dot(v_P, C.x|y|z) with P
+    the disc's contact point, so its multipliers are the contact force's
+    components along C: Newton gives m a_CO - m g A.z, with a_CO the second
+    derivative of (q4, q5, q6) in N (m = g = 1)."""
+    ms = disc[0]
+    model = get_formulation("lagrange").derive(ms).numeric()
+    q1, q2, q3 = ms.coordinates[:3]
+    N = ms.frame
+    A = N.orientnew("A_", "Axis", [q1, N.z])
+    B = A.orientnew("B_", "Axis", [q2, A.x])
+    C = B.orientnew("C_", "Axis", [q3, B.y])
+    for seed in range(3):
+        t0, q, qd = ms.random_state(seed=seed)
+        qdd = model.coordinate_accelerations(t0, q, qd)
+        sub = dict(zip(ms.coordinates, q))
+        a = qdd[3] * N.x + qdd[4] * N.y + qdd[5] * N.z
+        force = a - A.z
+        expected = [float(force.dot(e).xreplace(sub)) for e in (C.x, C.y, C.z)]
+        lam = model.multipliers(t0, q, qd)
+        np.testing.assert_allclose(lam, expected, rtol=1e-8, atol=1e-9)
