@@ -550,7 +550,7 @@ class MechanicalSystem:
         Kqd, rest = _linear_coefficients(sm.Matrix(list(self.kdes)), qd)
         qdot = dict(zip(qd, solve_linear(Kqd, -rest)))
         plain = [sm.sympify(r).xreplace(qdot) for r in rows]
-        return independent_rows(self, plain, labels, qdot), labels
+        return independent_rows(self, plain, labels), labels
 
     @property
     def velocity_constraints(self) -> tuple:

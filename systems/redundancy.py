@@ -38,7 +38,7 @@ def _rank(M, tol=1e-9):
     return int(np.sum(s > tol * max(1.0, s[0])))
 
 
-def independent_rows(ms, rows, labels, qdot, n_samples=3, seed=12345):
+def independent_rows(ms, rows, labels, n_samples=3, seed=12345):
     """Indices of a maximal independent subset of velocity constraint rows.
 
     Parameters
@@ -50,8 +50,6 @@ def independent_rows(ms, rows, labels, qdot, n_samples=3, seed=12345):
         The rows in (t, q, u) (coordinate rates already replaced).
     labels : list of str
         A description of each row for the warning.
-    qdot : mapping
-        Unused rates left in the rows are replaced by it.
 
     Returns
     -------
@@ -67,7 +65,6 @@ def independent_rows(ms, rows, labels, qdot, n_samples=3, seed=12345):
     A = M.jacobian(u)
     b = M.xreplace({x: 0 for x in u})
     Ab = ms.substitute_specified(A.row_join(b))
-    syms = [t] + q + list(ms.parameters)
     rep = {qi: sm.Dummy() for qi in q}
     Ab = Ab.xreplace({qi.diff(t): 0 for qi in q}).xreplace(rep)
     fn = sm.lambdify([t] + [rep[qi] for qi in q] + list(ms.parameters), Ab,
