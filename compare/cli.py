@@ -46,9 +46,15 @@ class UsageError(ValueError):
 
 def _add_run_options(p: argparse.ArgumentParser):
     p.add_argument("--systems", nargs="+", metavar="NAME",
-                   help=f"systems to compare, or 'all' (default: all of "
+                   help=f"systems to compare: catalogue names, "
+                        f"MODULE:BUILDER or FILE.py:BUILDER for your own, or "
+                        f"'all' (default: all of "
                         f"{', '.join(CATALOGUE)} except the slow published "
                         f"benchmarks whipple_bicycle and andrews_squeezer)")
+    p.add_argument("--system-option", action="append", default=[],
+                   metavar="NAME:KEY=VALUE",
+                   help="a builder option, e.g. four_bar:coordinates=minimal "
+                        "(repeatable; replaces the system's default variants)")
     p.add_argument("--formulations", nargs="+", metavar="NAME",
                    help=f"formulations (default: all of {', '.join(FORMULATIONS)})")
     p.add_argument("--n", nargs="+", type=int, default=None, metavar="N",
@@ -109,11 +115,11 @@ def _run_kwargs(args) -> dict:
                 time_repeats=args.time_repeats, use_cache=not args.no_cache)
 
 
-def _check_run_args(args) -> None:
+def _check_run_args(args, variants=None) -> None:
     """Everything that can be checked before computing (ValueError)."""
     from .runner import RunOptions, check_output_dir, expand_cases
     RunOptions(**_run_kwargs(args))
-    expand_cases(args.systems, args.formulations, args.n or [2, 3, 5])
+    expand_cases(args.systems, args.formulations, args.n or [2, 3, 5], variants)
     if args.jobs is not None and args.jobs < 1:
         raise UsageError(f"--jobs must be a positive integer, not {args.jobs}")
     check_output_dir(args.out)
@@ -122,9 +128,20 @@ def _check_run_args(args) -> None:
 def cmd_run(args) -> int:
     from .runner import run
     from .summary import print_summary
-    _check_run_args(args)
+    from .user_systems import parse_system_options, resolve_systems
+    # A user's own systems (module:builder or file.py:builder) are
+    # registered first, so that the checks below know their names.
+    args.systems = resolve_systems(args.systems)
+    variants = None
+    if args.system_option:
+        from systems import CATALOGUE, system_facts
+        variants = parse_system_options(
+            args.system_option,
+            {s: list(system_facts(s).variants) for s in CATALOGUE})
+    _check_run_args(args, variants)
     executor = _executor(args)
     result = run(args.systems, args.formulations, n=args.n or [2, 3, 5],
+                 variants=variants,
                  executor=executor, jobs=args.jobs, out=args.out,
                  progress=not args.quiet, resume=not args.fresh,
                  **_run_kwargs(args))

@@ -4,7 +4,8 @@ How to write a new formulation
 ------------------------------
 1. Subclass :class:`Formulation`; set ``name`` and the ability flags
    (``handles_holonomic``, ``handles_nonholonomic``, ``handles_rheonomic``,
-   ``uses_multipliers``, ``needs_dependent_solutions``) and ``version``
+   ``uses_multipliers``, ``needs_dependent_solutions``,
+   ``needs_velocities_from_positions``) and ``version``
    (bump it whenever the equations it produces change: caches key on it).
 2. Implement ``_derive(self, system, stage)``: read the
    :class:`~systems.MechanicalSystem` and return a :class:`Derivation`.
@@ -320,6 +321,63 @@ class EquationsOfMotion:
         from numeric.model import generate
         return generate(self)
 
+    # What the numeric layer asks of the equations beyond M and f.  It
+    # imports nothing from this package, so these live on the result.
+    def multiplier_indices(self) -> list:
+        """Positions of the Lagrange multipliers among ``unknowns``, in the
+        order of the declaration's constraint rows (see
+        :mod:`formulations.multipliers` for the sign convention).
+
+        Raises
+        ------
+        UnsupportedSystemError
+            For a formulation without multipliers.
+        """
+        cls = FORMULATIONS.get(self.formulation)
+        if cls is None or not cls.uses_multipliers:
+            with_them = sorted(n for n, c in FORMULATIONS.items()
+                               if c.uses_multipliers)
+            raise UnsupportedSystemError(
+                f"{self.formulation} has no Lagrange multipliers (it "
+                f"eliminates the constraints); formulations with multipliers: "
+                f"{with_them}")
+        index = {z: i for i, z in enumerate(self.unknowns)}
+        return [index[m] for m in self.multipliers]
+
+    def constraint_forces_refusal(self) -> UnsupportedSystemError:
+        """The error of a model asked for constraint forces these equations
+        do not recover, saying why."""
+        ms = self.system
+
+        def name(x):
+            return str(x).replace("(t)", "")
+        why = self.extras.get("constraint_forces_unsupported")
+        asked = [name(u) for u in ms.u_aux] + \
+            [cf.name for cf in ms.constraint_forces]
+        if not asked:
+            return UnsupportedSystemError(
+                f"{self.formulation}: system {ms.name!r} asks for no "
+                f"constraint forces (declare auxiliary speeds with "
+                f"System.add_auxiliary_speeds, or constraint_forces)")
+        if not why and "unrecovered_constraint_forces" in self.extras:
+            why = ("no coordinate moves exactly the auxiliary motion of "
+                   f"{list(self.extras['unrecovered_constraint_forces'])}")
+        return UnsupportedSystemError(
+            f"{self.formulation} recovers no constraint forces of "
+            f"{ms.name!r} (asked for {asked}): "
+            f"{why or 'the method has neither auxiliary speeds nor multipliers'}")
+
+    def with_constant_inputs(self, inputs, t0):
+        """These equations derived again with the inputs among ``inputs``
+        that are functions of time (``specified``) made constants valued at
+        time ``t0`` (:func:`formulations.inputs.specified_inputs`)."""
+        from .inputs import specified_inputs
+
+        def derive(system):
+            return get_formulation(self.formulation,
+                                   **dict(self.options)).derive(system)
+        return specified_inputs(self, inputs, t0, derive)
+
     def numeric(self, parameters: Mapping | None = None,
                 backend: str = "lambdify", **options):
         """The numeric contract: a :class:`~numeric.model.NumericModel`.
@@ -408,6 +466,14 @@ class Formulation(abc.ABC):
     handles_rheonomic: ClassVar[bool] = True
     uses_multipliers: ClassVar[bool] = False
     needs_dependent_solutions: ClassVar[bool] = False
+    #: True for methods that differentiate a kinetic energy with respect to
+    #: the coordinate rates, and so need every velocity to be the time
+    #: derivative of a position (see :mod:`systems.consistency`).
+    needs_velocities_from_positions: ClassVar[bool] = False
+    #: True for methods with multipliers that form their constraint rows
+    #: from the independent velocity constraints when these were reduced by
+    #: rank (or set by the user), instead of refusing such a system.
+    accepts_velocity_constraint_rows: ClassVar[bool] = False
     #: True for wrappers of other software (the field's tools, for reference).
     is_peer: ClassVar[bool] = False
     #: One line for listings.
@@ -447,6 +513,36 @@ class Formulation(abc.ABC):
                 raise UnsupportedSystemError(
                     f"{self.name}: system {system.name!r} declares no "
                     f"explicit solution for dependent coordinates {missing}")
+        if (self.needs_velocities_from_positions
+                and len(system.speeds) != len(system.coordinates)):
+            raise UnsupportedSystemError(
+                f"{self.name}: system {system.name!r} has "
+                f"{len(system.speeds)} speeds for {len(system.coordinates)} "
+                f"coordinates; this formulation forms the kinetic energy in "
+                f"the coordinate rates, which needs one speed per coordinate "
+                f"(with more coordinates, as quaternions, the kinetic energy "
+                f"is degenerate in their rates; with more speeds, some "
+                f"speeds are velocities tied by constraints, which the "
+                f"kinetic energy would wrongly enforce): use kane, "
+                f"gibbs_appell or sympy_kane, or declare one speed per "
+                f"coordinate")
+        if ((self.uses_multipliers or self.needs_velocities_from_positions)
+                and not self.accepts_velocity_constraint_rows
+                and not system.velocity_constraints_as_declared):
+            dropped = system.dropped_velocity_constraints
+            raise UnsupportedSystemError(
+                f"{self.name}: system {system.name!r} "
+                + (f"has redundant velocity constraints ({'; '.join(dropped)})"
+                   if dropped else "sets System.velocity_constraints itself")
+                + ", but this formulation forms its constraint rows from the "
+                "holonomic and nonholonomic constraints, which must then be "
+                "independent: declare the independent ones only")
+        analysis = getattr(system, "declaration_analysis", None)
+        if (self.needs_velocities_from_positions and analysis is not None
+                and not analysis.velocities_are_derivatives):
+            raise UnsupportedSystemError(
+                f"{self.name}: system {system.name!r} declares "
+                f"{analysis.reason()}")
 
     def derive(self, system) -> EquationsOfMotion:
         """Derive the equations of motion of ``system``.

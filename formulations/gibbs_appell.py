@@ -483,7 +483,7 @@ class GibbsAppell(Formulation):
                 zs = zs[:p]
                 zero = {zi: 0 for zi in zs}
         with stage("generalized_active_forces"):
-            F = generalized_active_forces(ms.system, u, qdot, frames)
+            F = generalized_active_forces(ms, u, qdot, frames)
             Ft = F[:p, :] + C.T * F[p:, :]
         with stage("assembly"):
             M = jacobian(G, zs)
@@ -502,6 +502,12 @@ class GibbsAppell(Formulation):
             "dependent_speed_coefficients": sm.ImmutableMatrix(C),
             "dependent_speed_rates": dep_rates,
         }
+        if ms.u_aux:
+            with stage("constraint_forces"):
+                from .auxiliary import gibbs_appell_forces
+                extras["constraint_forces"] = {
+                    k: sm.sympify(v).xreplace(dep_rates)
+                    for k, v in gibbs_appell_forces(ms).items()}
         if self.elimination == "append" or not u_dep:
             return speed_form(ms, M, f, extras)
         base = speed_form(ms, M, f)

@@ -254,7 +254,7 @@ class Kane(Formulation):
                 kins = body_kinematics(ms.system, qdot, u, fa)
             with stage("generalized_forces"):
                 F, load_pv, load_pw = generalized_active_forces(
-                    ms.system, qdot, u, fa)
+                    ms, qdot, u, fa)
                 Mh, fstar = mass_matrix_and_inertia_forcing(kins, len(u))
                 rhs = F + fstar
         else:
@@ -278,6 +278,9 @@ class Kane(Formulation):
                 kins = body_kinematics(ms.system, qdot, u, fa)
             forces = {cf.name: _constraint_force(ms, cf, kins, qdot, fa)
                       for cf in ms.constraint_forces}
+            if ms.u_aux:
+                from .auxiliary import kane_forces
+                forces |= kane_forces(ms)
         eager = {"constraint_forces": forces} if forces else {}
         if composite is None:
             extras = _extras(ms, kins, load_pv, load_pw, C, F, fstar, Mh, ud,
@@ -286,7 +289,7 @@ class Kane(Formulation):
             def by_products():
                 k = kins or body_kinematics(ms.system, qdot, u, fa)
                 F, load_pv, load_pw = generalized_active_forces(
-                    ms.system, qdot, u, fa)
+                    ms, qdot, u, fa)
                 # F* from the bodies, not rhs - F: the composite forcing
                 # holds the loads in another form, which would not cancel.
                 return _extras(ms, k, load_pv, load_pw, C, F,

@@ -71,6 +71,7 @@ import numpy as np
 import sympy as sm
 import sympy.physics.mechanics as me
 
+from .auxiliary import constraint_rows, multiplier_forces
 from .base import Derivation, Formulation, rate_form, register
 from symbolic.calculus import directional_derivative, gradient, jacobian
 from symbolic.identities import RandomPoints
@@ -134,6 +135,8 @@ class Lagrange(Formulation):
     handles_nonholonomic = True
     handles_rheonomic = True
     uses_multipliers = True
+    needs_velocities_from_positions = True
+    accepts_velocity_constraint_rows = True
 
     def __init__(self, *, baumgarte=None, count_ops: bool = True):
         super().__init__(count_ops=count_ops)
@@ -188,8 +191,9 @@ class Lagrange(Formulation):
             f_dyn = Qgen + dTdq - dp
 
         with stage("constraints"):
-            hol = sm.Matrix([plain(c) for c in ms.holonomic_constraints])
-            nonhol = sm.Matrix([plain(c) for c in ms.nonholonomic_constraints])
+            hol_rows, vel_rows = constraint_rows(ms)
+            hol = sm.Matrix([plain(c) for c in hol_rows])
+            nonhol = sm.Matrix([plain(c) for c in vel_rows])
             nh, nn = len(hol), len(nonhol)
             if nh:
                 C_h = jacobian(hol, Q)
@@ -230,6 +234,8 @@ class Lagrange(Formulation):
                                     if m else sm.zeros(n, 1))
             forces, missing = _recover_constraint_forces(
                 ms, u_map, qd, generalized_reaction)
+            if ms.u_aux:
+                forces |= multiplier_forces(ms, lam)
 
         extras = {
             "kinetic_energy": T,

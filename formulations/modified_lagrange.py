@@ -383,6 +383,7 @@ class ModifiedLagrange(Formulation):
     handles_rheonomic = True
     uses_multipliers = False
     needs_dependent_solutions = False
+    needs_velocities_from_positions = True
 
     def __init__(self, *, variant: str = "modified", dependent: str = "auto",
                  dependent_rates: str = "auto", count_ops: bool = True):
@@ -522,6 +523,9 @@ class ModifiedLagrange(Formulation):
             "rate_coefficients": sm.ImmutableMatrix(G),
             "kinetic_energy": T,
             "generalized_forces": sm.ImmutableMatrix(Q),
+            "constraint_forces_unsupported": (
+                "the modified Lagrange equations eliminate the constraints: "
+                "they have neither multipliers nor auxiliary speeds"),
         }
         return Derivation(
             states=states, unknowns=tuple(unknowns), mass_matrix=M,

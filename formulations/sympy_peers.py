@@ -30,7 +30,7 @@ class SympyKane(Formulation):
 
     def _derive(self, ms, stage) -> Derivation:
         sysm = ms.system
-        loads = list(sysm.loads) or None
+        loads = list(ms.loads) or None
         with stage("kanes_equations"):
             try:
                 km = me.KanesMethod(
@@ -38,16 +38,23 @@ class SympyKane(Formulation):
                     kd_eqs=list(ms.kdes), q_dependent=list(ms.q_dep),
                     u_dependent=list(ms.u_dep),
                     configuration_constraints=list(ms.holonomic_constraints),
-                    velocity_constraints=list(sysm.velocity_constraints),
+                    velocity_constraints=list(ms.velocity_constraints),
+                    u_auxiliary=list(ms.u_aux),
                     explicit_kinematics=False)
                 km.kanes_equations(list(sysm.bodies), loads)
                 M, f = km.mass_matrix, km.forcing
+                extras = {}
+                if ms.u_aux:
+                    # sympy's own auxiliary equations, Fr + Fr* = 0.
+                    from .auxiliary import _solve
+                    extras["constraint_forces"] = _solve(
+                        ms, sm.Matrix(km.auxiliary_eqs))
             except Exception as exc:  # sympy's own reason, passed on
                 raise UnsupportedSystemError(
                     f"sympy_kane: sympy's KanesMethod failed on "
                     f"{ms.name!r}: {type(exc).__name__}: {exc}") from exc
         # KanesMethod orders u as u_ind + u_dep, as the contract does.
-        return speed_form(ms, M, f)
+        return speed_form(ms, M, f, extras)
 
 
 @register
@@ -68,6 +75,7 @@ class SympyLagrange(Formulation):
     handles_nonholonomic = True
     uses_multipliers = True
     is_peer = True
+    needs_velocities_from_positions = True
 
     def _derive(self, ms, stage) -> Derivation:
         N = ms.frame
@@ -112,4 +120,6 @@ class SympyLagrange(Formulation):
                 raise UnsupportedSystemError(
                     f"sympy_lagrange: sympy's LagrangesMethod failed on "
                     f"{ms.name!r}: {type(exc).__name__}: {exc}") from exc
-        return rate_form(ms, M, f, multipliers=lam)
+        return rate_form(ms, M, f, multipliers=lam, extras={
+            "constraint_forces_unsupported":
+                "sympy's LagrangesMethod has no auxiliary speeds"})

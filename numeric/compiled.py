@@ -654,9 +654,7 @@ class CompiledModel(NumericModel):
 
     def constraint_forces(self, t0, q, qd) -> dict:
         if not self._force_names:
-            raise ValueError(
-                f"{self.eom.formulation} recovers no constraint forces for "
-                f"{self.system.name!r}")
+            raise self.eom.constraint_forces_refusal()
         x = self.state_from(q, qd, t0)
         z = self.solve_unknowns(t0, x, check=True)
         out = np.empty(len(self._force_names))

@@ -194,10 +194,13 @@ def linearize(eom, operating_point, *, inputs: Sequence | None = None,
     operating_point : tuple
         ``(t, q, q')``: time, all coordinates and their rates, consistent
         with every constraint (a steady motion may have nonzero rates).
-    inputs : sequence of str or Symbol, optional
+    inputs : sequence of str, Symbol or function of time, optional
         Constants of the declaration treated as inputs (e.g. applied
-        torques); ``B`` gets one column per input, at the value given in
-        ``parameters`` (or the default).
+        torques), or functions of time given in ``specified``
+        (``F = dynamicsymbols('F')``, as sympy's linearizer takes its r
+        vector; :mod:`formulations.inputs`); ``B`` gets one column per
+        input, at the value given in ``parameters`` (or the default, or the
+        specified function's value at the operating point's time).
     parameters : mapping, optional
         Parameter values overriding the declaration's defaults.
     step : float
@@ -252,6 +255,9 @@ def linearize(eom, operating_point, *, inputs: Sequence | None = None,
             f"operating point of {ms.name!r} needs {n} coordinates "
             f"{[_name(c) for c in ms.coordinates]} and {n} rates, got "
             f"{q0.size} and {qd0.size}")
+    # Inputs given as functions of time (specified) become constants.
+    eom, inputs = eom.with_constant_inputs(inputs, t0)
+    ms = eom.system
     params = dict(parameters or {})
     by_name = {str(k): k for k in ms.parameters}
     input_syms = []
@@ -260,7 +266,8 @@ def linearize(eom, operating_point, *, inputs: Sequence | None = None,
         if key is None:
             raise ValueError(
                 f"unknown input {r!r} for system {ms.name!r}; inputs are "
-                f"parameters, valid: {sorted(by_name)}")
+                f"parameters or specified functions of time, valid: "
+                f"{sorted(by_name) + sorted(_name(k) for k in ms.specified)}")
         input_syms.append(key)
     p_base = ms.parameter_vector(params)
     values = dict(zip(ms.parameters, p_base))

@@ -279,12 +279,21 @@ class NumericModel:
         return np.asarray(self._f["acc"](t0, x, z, self.p),
                           dtype=float).reshape(self.n_coordinates)
 
+    def multipliers(self, t0, q, qd) -> np.ndarray:
+        """Lagrange multipliers at a state, one per constraint row in the
+        declaration's order, with ``M q'' = f + C^T lambda``
+        (the convention: :mod:`formulations.multipliers`)."""
+        idx = self.eom.multiplier_indices()
+        if not idx:
+            return np.zeros(0)
+        x = self.state_from(q, qd, t0)
+        z = self.solve_unknowns(t0, x, check=True)
+        return np.asarray(z, dtype=float)[idx]
+
     def constraint_forces(self, t0, q, qd) -> dict:
         """Constraint forces recovered by the formulation, by name."""
         if "forces" not in self._f:
-            raise ValueError(
-                f"{self.eom.formulation} recovers no constraint forces for "
-                f"{self.system.name!r}")
+            raise self.eom.constraint_forces_refusal()
         names, fn = self._f["forces"]
         x = self.state_from(q, qd, t0)
         z = self.solve_unknowns(t0, x, check=True)

@@ -74,7 +74,9 @@ def to_plain(exprs, rep, system=None, memo=None) -> sm.Matrix:
         When a function of time is left (a name missing from ``rep``).
     """
     m = sm.Matrix(exprs)
-    if system is not None and system.specified:
+    if system is not None and (system.specified or system.u_aux):
+        # Prescribed functions take their laws; auxiliary speeds are zero
+        # in every motion (they exist only to expose constraint forces).
         m = system.substitute_specified(m)
     m = sm.Matrix(m.rows, m.cols, substitute(m, rep, memo))
     left = dynamic_symbols(m)

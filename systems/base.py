@@ -24,6 +24,8 @@ from numeric.states import ConstraintError, SystemStates
 from symbolic.frames import FrameAlgebra, kinetic_energy
 from symbolic.linsolve import solve_linear
 
+from .errors import DeclarationError
+
 __all__ = [
     "MechanicalSystem",
     "ConstraintForce",
@@ -34,10 +36,6 @@ __all__ = [
 ]
 
 t = me.dynamicsymbols._t
-
-
-class DeclarationError(ValueError):
-    """A system declaration is inconsistent; the message names the problem."""
 
 
 @dataclass(frozen=True)
@@ -207,7 +205,33 @@ class MechanicalSystem:
         match the holonomic constraints, a nonholonomic constraint that is not
         linear in the speeds, a constant without a value, kinematic
         differential equations that cannot be solved for the coordinate
-        rates, an initial state that violates a constraint.
+        rates, an initial state that violates a constraint; a velocity or
+        angular velocity that contradicts its position or orientation, an
+        explicit dependent solution that violates the holonomic constraints
+        (see :mod:`systems.consistency`).
+
+    Attributes
+    ----------
+    declaration_analysis : systems.consistency.DeclarationAnalysis
+        The velocities that are not derivatives of positions (no position
+        chain to the fixed point), which formulations that differentiate a
+        kinetic energy refuse.
+    u_aux : tuple
+        Auxiliary speeds (``System.add_auxiliary_speeds``): zero in every
+        motion, each a request for the constraint force that keeps it zero
+        (``model.constraint_forces``; :mod:`systems.auxiliary`).
+    reaction_unknowns : tuple
+        Constants without value in the loads that are those forces.
+    velocity_constraints : tuple
+        The independent velocity constraint rows; redundant declared rows
+        are dropped with a :class:`~systems.redundancy.RedundantConstraintWarning`
+        and listed in ``dropped_velocity_constraints``.
+
+    Speeds need not be one per coordinate: with more coordinates (a
+    quaternion's four, three body rates) the kinematic equations give the
+    coordinate rates and as many of them as there are speeds give the
+    speeds; with more speeds (velocity components as speeds) the velocity
+    constraints give the rest.
 
     Examples
     --------
@@ -252,7 +276,41 @@ class MechanicalSystem:
         self.speed_scale = float(speed_scale)
         self.energy_conserved = bool(energy_conserved)
         self.options = MappingProxyType(dict(options or {}))
+        # Constants that cannot enter the equations (the ground body's mass
+        # and inertia) need no value: a harmless zero, and a note.
+        from .consistency import inert_constants
+        inert = sorted(inert_constants(system, self._free_constants())
+                       - set(self.parameters), key=str)
+        self.notes = tuple(
+            [f"constants that cannot enter the equations of motion need no "
+             f"value and were given 0: {inert}"] if inert else [])
+        if inert:
+            self.parameters = MappingProxyType(
+                dict(self.parameters) | {c: 0.0 for c in inert})
+        # Auxiliary speeds ask for constraint forces (systems.auxiliary):
+        # zero in every motion; constants without value in the loads where
+        # only they move are the forces' unknowns.
+        from .auxiliary import auxiliary_speeds, reaction_unknowns
+        self.u_aux = auxiliary_speeds(system)
+        self._aux_zero = {x: 0 for ua in self.u_aux
+                          for x in (ua.diff(t), ua)}
+        self.reaction_unknowns = reaction_unknowns(
+            name, system, self.loads, self.speeds, self.u_aux,
+            self._free_constants() - set(self.parameters))
+        if self.reaction_unknowns:
+            self.notes += (
+                f"constants {list(self.reaction_unknowns)} are the reactions "
+                f"of the auxiliary speeds {list(self.u_aux)} "
+                f"(model.constraint_forces); they do not enter the equations "
+                f"of motion",)
+            self.parameters = MappingProxyType(
+                dict(self.parameters)
+                | {c: 0.0 for c in self.reaction_unknowns})
         self._validate()
+        # Velocities against positions, dependent solutions against the
+        # constraints, at random consistent states.
+        from .consistency import analyse_declaration
+        self.declaration_analysis = analyse_declaration(self)
 
     # ------------------------------------------------------------------
     # Vocabulary
@@ -309,7 +367,10 @@ class MechanicalSystem:
 
     @property
     def loads(self) -> tuple:
-        return tuple(self.system.loads)
+        # sympy's System keeps actuators apart from loads; their loads act
+        # all the same (System.form_eoms adds them too).
+        return tuple(self.system.loads) + tuple(
+            ld for act in self.system.actuators for ld in act.to_loads())
 
     @property
     def degrees_of_freedom(self) -> int:
@@ -347,7 +408,11 @@ class MechanicalSystem:
     # Symbolic helpers every formulation uses
     # ------------------------------------------------------------------
     def substitute_specified(self, expr):
-        """Replace prescribed functions of time (and their derivatives)."""
+        """Replace prescribed functions of time (and their derivatives),
+        and the auxiliary speeds (zero in every motion) with their rates."""
+        aux = getattr(self, "_aux_zero", None)
+        if aux:
+            expr = sm.sympify(expr).xreplace(aux)
         if not self.specified:
             return expr
         return sm.sympify(expr).subs(dict(self.specified)).doit()
@@ -361,10 +426,28 @@ class MechanicalSystem:
         Kqd, rest = _linear_coefficients(kdes, qd)
         qdot_sol = solve_linear(Kqd, -rest)
         qdot = {qdi: sm.sympify(e) for qdi, e in zip(qd, qdot_sol)}
-        Ku, rest_u = _linear_coefficients(kdes, u)
-        u_sol = solve_linear(Ku, -rest_u)
+        if len(u) == len(kdes):
+            Ku, rest_u = _linear_coefficients(kdes, u)
+            u_sol = solve_linear(Ku, -rest_u)
+        else:
+            # Speeds not one per coordinate: as many independent rows of the
+            # kinematic equations, then of the velocity constraints, as
+            # there are speeds (more coordinates: the other kinematic
+            # equations hold on the motion; more speeds: the constraints
+            # give the rest).
+            from .redundancy import independent_speed_rows
+            rows = list(kdes) + [sm.sympify(r).xreplace(self._aux_zero)
+                                 for r in self.velocity_constraints]
+            keep = independent_speed_rows(self, rows, u)
+            if len(keep) != len(u):
+                raise ValueError(
+                    f"the kinematic differential equations and velocity "
+                    f"constraints determine {len(keep)} of the {len(u)} "
+                    f"speeds {u} from the coordinate rates")
+            Ku, rest_u = _linear_coefficients([rows[i] for i in keep], u)
+            u_sol = solve_linear(Ku, -rest_u)
         u_of_qdot = {ui: sm.sympify(e) for ui, e in zip(u, u_sol)}
-        vc = sm.Matrix(list(self.system.velocity_constraints))
+        vc = sm.Matrix(list(self.velocity_constraints))
         if len(vc):
             vc = vc.xreplace(qdot)
             A, b = _linear_coefficients(vc, u)
@@ -372,6 +455,49 @@ class MechanicalSystem:
             A, b = sm.zeros(0, len(u)), sm.zeros(0, 1)
         return Kinematics(MappingProxyType(qdot), MappingProxyType(u_of_qdot),
                           sm.ImmutableMatrix(A), sm.ImmutableMatrix(b))
+
+    @cached_property
+    def _velocity_rows(self):
+        """Indices and labels of the independent rows of the declared
+        velocity constraints (:mod:`systems.redundancy`)."""
+        from .redundancy import independent_rows
+        rows = list(self.system.velocity_constraints)
+        nh = len(self.holonomic_constraints)
+        derived = self.system._vel_constrs is None
+        labels = [(f"derivative of holonomic constraint {i}" if derived
+                   and i < nh else "velocity constraint") + f": {r}"
+                  for i, r in enumerate(rows)]
+        if len(rows) <= len(self.u_dep):
+            return list(range(len(rows))), labels
+        q = list(self.coordinates)
+        qd = [qi.diff(t) for qi in q]
+        Kqd, rest = _linear_coefficients(sm.Matrix(list(self.kdes)), qd)
+        qdot = dict(zip(qd, solve_linear(Kqd, -rest)))
+        plain = [sm.sympify(r).xreplace(qdot) for r in rows]
+        return independent_rows(self, plain, labels), labels
+
+    @property
+    def velocity_constraints(self) -> tuple:
+        """The independent velocity constraint rows (``= 0``): the
+        declaration's (``System.velocity_constraints``), redundant ones
+        dropped."""
+        rows = list(self.system.velocity_constraints)
+        return tuple(rows[i] for i in self._velocity_rows[0])
+
+    @property
+    def dropped_velocity_constraints(self) -> tuple:
+        """Descriptions of the declared velocity constraint rows dropped
+        as combinations of the others."""
+        kept, labels = self._velocity_rows
+        return tuple(lb for i, lb in enumerate(labels) if i not in kept)
+
+    @property
+    def velocity_constraints_as_declared(self) -> bool:
+        """True when the velocity constraint rows are exactly the
+        derivatives of the holonomic constraints followed by the
+        nonholonomic ones (what the Lagrange family forms itself)."""
+        return (self.system._vel_constrs is None
+                and not self.dropped_velocity_constraints)
 
     def constants(self) -> set:
         """Every constant symbol appearing in the declaration."""
@@ -451,16 +577,19 @@ class MechanicalSystem:
             problems.append(
                 f"{len(q_dep)} dependent coordinates {list(q_dep)} but {nh} "
                 f"holonomic constraints: they must be equal in number")
-        if len(u_dep) != nh + nnh:
+        n_vc = len(self.system.velocity_constraints)
+        if len(u_dep) > n_vc:
             problems.append(
-                f"{len(u_dep)} dependent speeds {list(u_dep)} but {nh} holonomic "
-                f"+ {nnh} nonholonomic constraints = {nh + nnh}: they must be "
-                f"equal in number")
-        if len(self.speeds) != len(self.coordinates):
+                f"{len(u_dep)} dependent speeds {list(u_dep)} but {n_vc} "
+                f"velocity constraints ({nh} holonomic + {nnh} nonholonomic "
+                f"constraints): they must be equal in number")
+        aux_in = [e for e in self.holonomic_constraints
+                  if sm.sympify(e).has(*self.u_aux)] if self.u_aux else []
+        if aux_in:
             problems.append(
-                f"{len(self.speeds)} speeds for {len(self.coordinates)} "
-                f"coordinates: declare one generalized speed per coordinate "
-                f"(dependent ones included)")
+                f"auxiliary speeds {list(self.u_aux)} appear in holonomic "
+                f"constraints {aux_in}: they may appear only in velocities, "
+                f"kinematic equations and velocity constraints")
         speeds_and_rates = list(self.speeds) + list(self.coordinate_rates)
         for i, c in enumerate(self.nonholonomic_constraints):
             if not _is_linear([c], speeds_and_rates):
@@ -485,7 +614,8 @@ class MechanicalSystem:
         if missing:
             problems.append(
                 f"constants without a value in parameters: {missing}")
-        known = set(self.coordinates) | set(self.speeds) | set(self.specified)
+        known = set(self.coordinates) | set(self.speeds) | \
+            set(self.specified) | set(self.u_aux)
         dyn = set()
         exprs = list(kdes) + list(self.holonomic_constraints) + \
             list(self.nonholonomic_constraints)
@@ -511,9 +641,18 @@ class MechanicalSystem:
         # initial state (a symbolic determinant is too costly in general).
         if not qd:
             raise DeclarationError(f"system {self.name!r} has no coordinates")
+        if len(self.velocity_constraints) != len(u_dep):
+            raise DeclarationError(
+                f"system {self.name!r}: {len(u_dep)} dependent speeds "
+                f"{list(u_dep)} but {len(self.velocity_constraints)} "
+                f"independent velocity constraints (of "
+                f"{len(self.system.velocity_constraints)} declared, {nh} "
+                f"holonomic + {nnh} nonholonomic): they must be equal in "
+                f"number")
         num = self._numeric_subs_initial()
         for what, variables in (("coordinate rates", qd),
-                                ("speeds", list(self.speeds))):
+                                ("speeds", list(self.speeds)))[
+                                    :1 if len(self.speeds) != len(qd) else 2]:
             K, _ = _linear_coefficients(kdes, variables)
             K_n = np.array(K.xreplace(num).evalf(), dtype=float)
             if abs(np.linalg.det(K_n)) < 1e-12:

@@ -41,6 +41,10 @@ Strategies
     time (``specified``).
 :func:`mechanical_systems`
     Any of the above.
+:func:`unlocated_velocities`, :func:`reanchor_velocity`
+    A system whose last body's mass-centre velocity is declared by
+    ``v2pt_theory`` from a point not located from the fixed point (as
+    sympy users declare a rolling disc from its contact point up).
 :func:`consistent_states`
     ``(t, q, q')`` states of a given system satisfying every constraint.
 :func:`inertia_tensors`
@@ -85,7 +89,7 @@ __all__ = [
     "rheonomic_systems", "mechanical_systems", "consistent_states",
     "inertia_tensors", "build_tree", "build_linkage", "build_sleigh",
     "build_driven_chain", "JOINT_TYPES", "NONHOLONOMIC_KINDS",
-    "DRIVES",
+    "DRIVES", "unlocated_velocities", "reanchor_velocity",
 ]
 
 t = me.dynamicsymbols._t
@@ -1042,3 +1046,116 @@ def consistent_states(system, *, parameters=None):
 
     return st.integers(0, 2**32 - 1).map(state).filter(
         lambda s: s is not None)
+
+
+# ----------------------------------------------------------------------
+# Velocities declared from points not located from the origin
+# ----------------------------------------------------------------------
+def reanchor_velocity(ms, offset, *, moving=True):
+    """``ms`` with its last rigid body's mass centre re-declared from a new
+    point that has no position from the fixed point.
+
+    A new point ``C`` gets a declared velocity and the mass centre becomes
+    ``C + offset`` (``offset = (dx, dy, dz)`` in the body's frame) with its
+    velocity by ``v2pt_theory(C, N, body frame)``.  With ``moving`` C's
+    velocity is the true velocity of the body's point at ``-offset`` from
+    its mass centre, so the system is unchanged; otherwise ``C`` is
+    declared at rest, which (like a disc's contact point) puts a
+    constraint into the velocity.  Loads at the old mass centre move to
+    the new one.  ``ms`` itself is not changed.
+
+    Returns
+    -------
+    MechanicalSystem
+        Whose ``declaration_analysis`` records the new mass centre as a
+        velocity that is not the derivative of a position.
+    """
+    N = ms.frame
+    rigid = [b for b in ms.bodies if isinstance(b, me.RigidBody)]
+    if not rigid:
+        raise ValueError(f"system {ms.name!r} has no rigid body to re-anchor")
+    body = rigid[-1]
+    B, G = body.frame, body.masscenter
+    d = sum((float(c) * e for c, e in zip(offset, (B.x, B.y, B.z))),
+            me.Vector(0))
+    C = me.Point("C_unlocated")
+    C.set_vel(N, (G.vel(N) - B.ang_vel_in(N).cross(d)) if moving else 0)
+    G2 = C.locatenew("G_unlocated", d)
+    G2.v2pt_theory(C, N, B)
+    new_body = me.RigidBody(body.name, G2, B, body.mass,
+                            (body.central_inertia, G2))
+    old = ms.system
+    system = me.System(N, old.fixed_point)
+    system.add_coordinates(*ms.q_ind)
+    if ms.q_dep:
+        system.add_coordinates(*ms.q_dep, independent=False)
+    system.add_speeds(*ms.u_ind)
+    if ms.u_dep:
+        system.add_speeds(*ms.u_dep, independent=False)
+    system.add_kdes(*ms.kdes)
+    if ms.holonomic_constraints:
+        system.add_holonomic_constraints(*ms.holonomic_constraints)
+    if ms.nonholonomic_constraints:
+        system.add_nonholonomic_constraints(*ms.nonholonomic_constraints)
+    system.add_bodies(*[new_body if b is body else b for b in ms.bodies])
+    system.add_loads(*[me.Force(G2, ld.vector)
+                       if isinstance(ld, me.Force) and ld.point is G else ld
+                       for ld in ms.loads])
+    return MechanicalSystem(
+        name=ms.name + ("_reanchored" if moving else "_pinned_at_C"),
+        system=system, parameters=dict(ms.parameters),
+        initial_state=dict(ms.initial_state), specified=dict(ms.specified),
+        dependent_solutions=dict(ms.dependent_solutions),
+        random_spread=ms.random_spread, speed_scale=ms.speed_scale,
+        options=dict(ms.options) | {"reanchored": (tuple(offset), moving)})
+
+
+def _every_speed_moves_a_body(ms):
+    N = ms.frame
+    vectors = []
+    for b in ms.bodies:
+        vectors.append(b.masscenter.vel(N))
+        if isinstance(b, me.RigidBody):
+            vectors.append(b.frame.ang_vel_in(N))
+    measures = [m for v in vectors if v != 0 for mat, _ in v.args for m in mat]
+    return all(any(sm.sympify(m).diff(u) != 0 for m in measures)
+               for u in ms.speeds)
+
+
+@st.composite
+def _reanchored(draw, base, moving):
+    ms = draw(base)
+    offset = draw(st.tuples(*[_floats(-0.5, 0.5)] * 3))
+    mode = draw(st.sampled_from(moving))
+    out = reanchor_velocity(ms, offset, moving=mode)
+    # At rest, C can take away the only motion of a speed (a prismatic
+    # leaf): its mass matrix is singular, a degenerate system to skip.
+    assume(_every_speed_moves_a_body(out))
+    return out
+
+
+def unlocated_velocities(systems=None, *, moving=(True, False)):
+    """Systems whose last body's mass-centre velocity comes by
+    ``v2pt_theory`` from a point not located from the fixed point.
+
+    Parameters
+    ----------
+    systems : strategy of MechanicalSystem, optional
+        The systems to re-declare (default: planar open chains and spatial
+        trees of up to two bodies).
+    moving : sequence of bool
+        Which kinds of new point to draw (see :func:`reanchor_velocity`).
+
+    Examples
+    --------
+    >>> from testing.strategies import unlocated_velocities
+    >>> strategy = unlocated_velocities()
+    """
+    if systems is None:
+        systems = st.one_of(open_chains(dimension=2, max_bodies=2),
+                            kinematic_trees(dimension=3, max_bodies=2))
+    moving = tuple(moving)
+    if not moving or not all(isinstance(m, bool) for m in moving):
+        raise ValueError(f"moving must be a non-empty sequence of bools, "
+                         f"not {moving!r}")
+    return _reanchored(systems, moving)

@@ -1,0 +1,126 @@
+"""Systems from outside the catalogue, and builder options, for the CLI.
+
+``python -m compare run --systems mypackage.mymodule:builder`` (or
+``path/to/file.py:builder``) imports the builder, registers it in
+:data:`systems.CATALOGUE` under its own name and runs it like a catalogue
+system; a module or file named without ``:builder`` contributes the systems
+it registers with :func:`systems.register_system`.  ``--system-option
+NAME:KEY=VALUE`` passes builder options (values read as Python literals,
+otherwise as strings); several options of one system make one variant.
+Worker processes are forked from the registering process, so they see the
+registration; a dask cluster's workers need the module importable.
+"""
+from __future__ import annotations
+
+import ast
+import importlib
+import importlib.util
+import inspect
+import os
+from pathlib import Path
+
+from systems import CATALOGUE, register_system
+
+__all__ = ["resolve_systems", "parse_system_options"]
+
+
+def _import(target: str):
+    path = Path(target)
+    if target.endswith(".py") or os.sep in target or path.is_file():
+        if not path.is_file():
+            raise ValueError(f"no such file {target!r} for --systems")
+        name = "_eomcompare_user_" + path.stem
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+    try:
+        return importlib.import_module(target)
+    except ImportError as exc:
+        raise ValueError(f"cannot import {target!r} for --systems: "
+                         f"{exc}") from None
+
+
+def resolve_systems(specs):
+    """Catalogue names for ``specs``, importing and registering builders
+    named as ``module:builder`` or ``file.py:builder`` (or modules and files
+    that register systems themselves).
+
+    Raises
+    ------
+    ValueError
+        For a module or file that cannot be imported, a builder that does
+        not exist or is not callable, or a module that registers nothing.
+    """
+    if not specs:
+        return specs
+    names = []
+    for spec in specs:
+        if spec in CATALOGUE or spec == "all" or (
+                ":" not in spec and not spec.endswith(".py")
+                and os.sep not in spec):
+            names.append(spec)
+            continue
+        target, _, attr = spec.partition(":") if not os.path.isfile(spec) \
+            else (spec, "", "")
+        before = set(CATALOGUE)
+        module = _import(target)
+        if not attr:
+            added = [n for n in CATALOGUE if n not in before]
+            if not added:
+                raise ValueError(
+                    f"{target!r} registers no system; name a builder as "
+                    f"{target}:BUILDER")
+            names += added
+            continue
+        builder = getattr(module, attr, None)
+        if not callable(builder):
+            valid = sorted(n for n, v in vars(module).items()
+                           if callable(v) and not n.startswith("_"))
+            raise ValueError(f"{target!r} has no builder {attr!r}; callables "
+                             f"there: {valid}")
+        registered = [n for n, b in CATALOGUE.items() if b is builder]
+        if not registered:
+            register_system(attr)(builder)
+        names.append(registered[0] if registered else attr)
+    return names
+
+
+def _literal(text: str):
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
+
+
+def parse_system_options(items, defaults=None):
+    """``["four_bar:coordinates=redundant", ...]`` as runner variants.
+
+    Returns ``defaults`` (a mapping of system name -> list of option dicts)
+    updated with one variant per system named in ``items``.
+
+    Raises
+    ------
+    ValueError
+        For an item not of the form ``NAME:KEY=VALUE``, an unknown system or
+        an option its builder does not take (listing the valid ones).
+    """
+    variants = {k: list(v) for k, v in (defaults or {}).items()}
+    chosen: dict[str, dict] = {}
+    for item in items or ():
+        name, sep, rest = item.partition(":")
+        key, eq, value = rest.partition("=")
+        if not (sep and eq and name and key):
+            raise ValueError(f"--system-option takes NAME:KEY=VALUE, not "
+                             f"{item!r}")
+        if name not in CATALOGUE:
+            raise ValueError(f"--system-option names unknown system "
+                             f"{name!r}; valid: {sorted(CATALOGUE)}")
+        valid = list(inspect.signature(CATALOGUE[name]).parameters)
+        if key not in valid:
+            raise ValueError(f"system {name!r} takes no option {key!r}; "
+                             f"valid options: {valid}")
+        chosen.setdefault(name, {})[key] = _literal(value)
+    for name, opts in chosen.items():
+        variants[name] = [opts]
+    return variants

@@ -1,0 +1,89 @@
+"""Inputs given as functions of time, for linearization.
+
+A user writes an input as sympy does, ``F = dynamicsymbols('F')``, and gives
+its motion in ``specified`` (``{F: sin(t)}``).  To linearize with respect to
+it (the ``r`` vector of sympy's linearizer), the equations are derived once
+more with F(t) replaced by a constant input symbol ``F`` valued at the
+operating point's time; ``B`` is then the derivative with respect to that
+constant, exactly as for inputs that are constants of the declaration.
+"""
+from __future__ import annotations
+
+import sympy as sm
+import sympy.physics.mechanics as me
+
+__all__ = ["specified_inputs"]
+
+t = me.dynamicsymbols._t
+
+
+def _name(x) -> str:
+    return str(x).replace("(t)", "")
+
+
+def specified_inputs(eom, inputs, t0, derive):
+    """Equations in which the specified inputs among ``inputs`` are constants.
+
+    Parameters
+    ----------
+    eom : EquationsOfMotion
+    inputs : sequence
+        Input names or symbols; those naming a function of time in
+        ``eom.system.specified`` (``F`` or ``"F"``) are replaced.
+    t0 : float
+        Time of the operating point: the constant's default value is the
+        specified function's value there.
+    derive : callable
+        Derives equations for a system with the formulation (and options)
+        that derived ``eom``.
+
+    Returns
+    -------
+    (EquationsOfMotion, list)
+        The equations to linearize (``eom`` itself when no input is a
+        function of time) and the inputs with each function of time
+        replaced by its constant symbol.
+
+    Raises
+    ------
+    ValueError
+        When an input enters the equations through its time derivative (a
+        prescribed motion, not an input).
+    """
+    ms = eom.system
+    by_name = {_name(k): k for k in ms.specified}
+    found = {}
+    for r in inputs or ():
+        if r in ms.parameters or str(r) in {str(p) for p in ms.parameters}:
+            continue
+        key = r if r in ms.specified else by_name.get(_name(r))
+        if key is not None:
+            found[key] = sm.Symbol(_name(key))
+    if not found:
+        return eom, list(inputs or ())
+    for f in found:
+        d = f.diff(t)
+        if any(sm.sympify(x).has(d) for x in
+               list(eom.mass_matrix) + list(eom.forcing)):
+            raise ValueError(
+                f"input {_name(f)} enters the equations of {ms.name!r} "
+                f"through its time derivative: it is a prescribed motion, "
+                f"not an input")
+    from systems import MechanicalSystem
+    params = dict(ms.parameters)
+    specified = dict(ms.specified)
+    for f, s in found.items():
+        value = ms.substitute_specified(f).subs(t, t0)
+        params[s] = float(value)
+        specified[f] = s
+    ms_in = MechanicalSystem(
+        name=ms.name, system=ms.system, parameters=params,
+        initial_state=dict(ms.initial_state), specified=specified,
+        dependent_solutions=dict(ms.dependent_solutions),
+        potential_energy=ms.potential_energy,
+        constraint_forces=ms.constraint_forces,
+        random_spread=ms.random_spread, speed_scale=ms.speed_scale,
+        energy_conserved=False, options=dict(ms.options))
+    eom_in = derive(ms_in)
+    return eom_in, [found.get(r, found.get(by_name.get(_name(r)), r))
+                    for r in inputs]

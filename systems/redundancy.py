@@ -1,0 +1,133 @@
+"""Redundant velocity constraints, reduced by rank.
+
+sympy users often write every component of a contact point's velocity as a
+velocity constraint, although one of them is the time derivative of a
+configuration constraint (a rolling disc's vertical contact velocity and the
+height of its centre).  The rows are then dependent and the dependent
+speeds over-determined.  Instead of refusing such a declaration, the rows
+``A u + b = 0`` are evaluated at random configurations and reduced to a
+maximal independent set; the dropped rows are named in a
+:class:`RedundantConstraintWarning`.
+
+Which rows are kept: those in which auxiliary speeds appear first (they
+carry the constraint forces asked for), then the declared velocity
+constraints, and the derivatives of holonomic constraints last (the
+holonomic constraint itself still holds the coordinates).
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import sympy as sm
+import sympy.physics.mechanics as me
+
+__all__ = ["RedundantConstraintWarning", "independent_rows"]
+
+t = me.dynamicsymbols._t
+
+
+class RedundantConstraintWarning(UserWarning):
+    """Velocity constraints that depend on the others were dropped."""
+
+
+def _rank(M, tol=1e-9):
+    if not M.size:
+        return 0
+    s = np.linalg.svd(M, compute_uv=False)
+    return int(np.sum(s > tol * max(1.0, s[0])))
+
+
+def independent_rows(ms, rows, labels, n_samples=3, seed=12345):
+    """Indices of a maximal independent subset of velocity constraint rows.
+
+    Parameters
+    ----------
+    ms : MechanicalSystem
+        Supplies speeds, parameters, the initial state and the auxiliary
+        speeds (zero) and prescribed functions (substituted).
+    rows : list of expressions
+        The rows in (t, q, u) (coordinate rates already replaced).
+    labels : list of str
+        A description of each row for the warning.
+
+    Returns
+    -------
+    list of int
+        The kept rows, in their declared order.  All rows when none is
+        redundant.
+    """
+    if len(rows) <= len(ms.u_dep):
+        return list(range(len(rows)))
+    u = list(ms.speeds)
+    q = list(ms.coordinates)
+    M = sm.Matrix(rows)
+    A = M.jacobian(u)
+    b = M.xreplace({x: 0 for x in u})
+    Ab = ms.substitute_specified(A.row_join(b))
+    rep = {qi: sm.Dummy() for qi in q}
+    Ab = Ab.xreplace({qi.diff(t): 0 for qi in q}).xreplace(rep)
+    fn = sm.lambdify([t] + [rep[qi] for qi in q] + list(ms.parameters), Ab,
+                     modules="numpy")
+    rng = np.random.default_rng(seed)
+    p = [ms.parameters[k] for k in ms.parameters]
+    q0 = np.array([ms.initial_state.get(qi, 0.1) for qi in q], float)
+    samples = []
+    for _ in range(n_samples):
+        qs = q0 + rng.uniform(-0.5, 0.5, size=len(q))
+        samples.append(np.asarray(
+            fn(float(rng.uniform(0, 1)), *qs, *p), dtype=float))
+    aux = set(ms.u_aux)
+    priority = sorted(range(len(rows)), key=lambda i: (
+        0 if sm.sympify(rows[i]).has(*aux) else
+        2 if labels[i].startswith("derivative") else 1, i))
+    kept = []
+    for i in priority:
+        trial = kept + [i]
+        if all(_rank(S[trial, :]) == len(trial) for S in samples):
+            kept.append(i)
+    kept.sort()
+    dropped = [i for i in range(len(rows)) if i not in kept]
+    if dropped:
+        warnings.warn(
+            f"system {ms.name!r}: velocity constraints "
+            + "; ".join(f"{i} ({labels[i]})" for i in dropped)
+            + f" depend on the others at random configurations and were "
+            f"dropped ({len(kept)} independent rows kept for "
+            f"{len(ms.u_dep)} dependent speeds)",
+            RedundantConstraintWarning, stacklevel=4)
+    return kept
+
+
+def independent_speed_rows(ms, rows, speeds, n_samples=3, seed=54321):
+    """Indices of rows whose coefficients of ``speeds`` are independent,
+    taken in the given order, at random configurations.
+
+    Used to express the speeds in coordinate rates when there are more
+    speeds than kinematic differential equations (velocity components as
+    speeds, tied to the others by velocity constraints): the kinematic
+    equations come first, then as many velocity constraints as needed.
+    """
+    q = list(ms.coordinates)
+    K = ms.substitute_specified(sm.Matrix(rows).jacobian(list(speeds)))
+    rep = {qi.diff(t): sm.Dummy() for qi in q} | {qi: sm.Dummy() for qi in q}
+    K = K.xreplace(rep)
+    args = [t] + list(rep.values()) + list(ms.parameters)
+    fn = sm.lambdify(args, K, modules="numpy")
+    rng = np.random.default_rng(seed)
+    p = [ms.parameters[k] for k in ms.parameters]
+    q0 = np.array([ms.initial_state.get(qi, 0.1) for qi in q], float)
+    samples = []
+    for _ in range(n_samples):
+        vals = np.concatenate([rng.uniform(-1, 1, size=len(q)),
+                               q0 + rng.uniform(-0.5, 0.5, size=len(q))])
+        samples.append(np.asarray(fn(float(rng.uniform(0, 1)), *vals, *p),
+                                  dtype=float).reshape(len(rows), -1))
+    kept = []
+    for i in range(len(rows)):
+        trial = kept + [i]
+        if all(_rank(S[trial, :]) == len(trial) for S in samples):
+            kept.append(i)
+        if len(kept) == len(speeds):
+            break
+    return kept

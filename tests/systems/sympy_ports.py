@@ -1,0 +1,169 @@
+"""Systems declared as sympy.physics.mechanics' own test suite declares them.
+
+Each builder writes the declaration a sympy user would write (frames,
+points, ``v2pt_theory``, kinematic equations as in sympy's tests) and wraps
+it in a :class:`~systems.MechanicalSystem` with values for the constants.
+The results sympy's tests assert are kept beside each builder as
+expressions, so tests can check every formulation against them.
+"""
+from __future__ import annotations
+
+import numpy as np
+import sympy as sm
+import sympy.physics.mechanics as me
+
+from systems import MechanicalSystem
+
+t = me.dynamicsymbols._t
+
+
+def contact_point_disc(*, gravity_frame: str = "Y") -> MechanicalSystem:
+    """sympy's rolling disc "from the contact point up" (test_kane.py,
+    ``test_rolling_disc``): three coordinates, three speeds, the contact
+    point C with ``C.set_vel(N, 0)`` and the centre by
+    ``Dmc.v2pt_theory(C, N, R)``; the rolling constraints are in the
+    velocities, not in constraint equations.
+    """
+    q1, q2, q3, u1, u2, u3 = me.dynamicsymbols("q1 q2 q3 u1 u2 u3")
+    r, m, g = sm.symbols("r m g")
+    N = me.ReferenceFrame("N")
+    Y = N.orientnew("Y", "Axis", [q1, N.z])
+    L = Y.orientnew("L", "Axis", [q2, Y.x])
+    R = L.orientnew("R", "Axis", [q3, L.y])
+    w_R_N_qd = R.ang_vel_in(N)
+    R.set_ang_vel(N, u1 * L.x + u2 * L.y + u3 * L.z)
+    C = me.Point("C")
+    C.set_vel(N, 0)
+    Dmc = C.locatenew("Dmc", r * L.z)
+    Dmc.v2pt_theory(C, N, R)
+    I = me.inertia(L, m / 4 * r**2, m / 2 * r**2, m / 4 * r**2)
+    kd = [me.dot(R.ang_vel_in(N) - w_R_N_qd, uv) for uv in L]
+    body = me.RigidBody("BodyD", Dmc, R, m, (I, Dmc))
+    system = me.System(N)
+    system.add_coordinates(q1, q2, q3)
+    system.add_speeds(u1, u2, u3)
+    system.add_kdes(*kd)
+    system.add_bodies(body)
+    system.add_loads(me.Force(Dmc, -m * g * Y.z))
+    return MechanicalSystem(
+        name="contact_point_disc", system=system,
+        parameters={r: 0.5, m: 1.0, g: 9.81},
+        initial_state={q2: 0.2, u2: 3.0, u3: 1.0},
+        random_spread={q1: 3.0, q2: 0.6, q3: 3.0}, speed_scale=3.0)
+
+
+def rolling_disc_asserted_speed_rates():
+    """u' of the rolling disc as sympy's test_kane.py asserts it, in
+    (q2, u1, u2, u3) with symbols r, g."""
+    q2, u1, u2, u3 = me.dynamicsymbols("q2 u1 u2 u3")
+    r, g = sm.symbols("r g")
+    return sm.Matrix([
+        (6 * u2 * u3 * r - u3**2 * r * sm.tan(q2) + 4 * g * sm.sin(q2))
+        / (5 * r),
+        -2 * u1 * u3 / 3,
+        u1 * (-2 * u2 + u3 * sm.tan(q2))])
+
+
+def expected_coordinate_accelerations(ms, speed_rates):
+    """q'' implied by ``speed_rates`` (u' in t, q, u) through the
+    declaration's kinematic equations, as a function of (t, q, q')."""
+    kin = ms.kinematics
+    q, u = list(ms.coordinates), list(ms.speeds)
+    ud = dict(zip([ui.diff(t) for ui in u], speed_rates))
+    qdot = sm.Matrix([kin.qdot[qi.diff(t)] for qi in q])
+    qdd = qdot.diff(t).xreplace(ud).xreplace(dict(kin.qdot))
+    qdd = qdd.xreplace(dict(kin.u_of_qdot))
+    Q, QD = sm.symbols(f"Q0:{len(q)}"), sm.symbols(f"QD0:{len(q)}")
+    rep = {qi.diff(t): s for qi, s in zip(q, QD)} | dict(zip(q, Q))
+    expr = qdd.xreplace(dict(kin.u_of_qdot)).xreplace(rep).xreplace(
+        {sm.Symbol(str(k)): v for k, v in ms.parameters.items()}).xreplace(
+        dict(ms.parameters))
+    f = sm.lambdify([Q, QD], expr)
+    return lambda t0, qv, qdv: np.asarray(f(qv, qdv), dtype=float).ravel()
+
+
+def joints_cart_pendulum() -> MechanicalSystem:
+    """sympy's cart-pendulum built from joints (test_system_class.py,
+    ``test_cart_pendulum_kanes``; the example of ``System``'s
+    documentation): ``System.from_newtonian(rail)``, a prismatic and a pin
+    joint, uniform gravity, a force on the cart and a torque actuator.
+    The ground body's mass and inertia get no values: they cannot enter
+    the equations.  The force F(t) is prescribed as ``sin(t) / 2``."""
+    g, l, mc, mp, k = sm.symbols("g l mc mp k")
+    F, qp, qc, up, uc = me.dynamicsymbols("F qp qc up uc")
+    rail = me.RigidBody("rail")
+    cart = me.RigidBody("cart", mass=mc)
+    bob = me.Particle("bob", mass=mp)
+    bob_frame = me.ReferenceFrame("bob_frame")
+    system = me.System.from_newtonian(rail)
+    slider = me.PrismaticJoint("slider", rail, cart, qc, uc,
+                               joint_axis=rail.x)
+    pin = me.PinJoint("pin", cart, bob, qp, up, joint_axis=cart.z,
+                      child_interframe=bob_frame, child_point=l * bob_frame.y)
+    system.add_joints(slider, pin)
+    system.apply_uniform_gravity(-g * system.y)
+    system.add_loads((cart.masscenter, F * rail.x))
+    system.add_actuators(me.TorqueActuator(k * qp, cart.z, bob_frame, cart))
+    return MechanicalSystem(
+        name="joints_cart_pendulum", system=system,
+        parameters={g: 9.81, l: 0.8, mc: 1.5, mp: 0.7, k: 0.4},
+        initial_state={qp: 0.4}, specified={F: sm.sin(t) / 2},
+        random_spread=1.0)
+
+
+def joints_cart_pendulum_asserted():
+    """(M, forcing) sympy's test asserts, in (qp, up) and F(t)."""
+    g, l, mc, mp, k = sm.symbols("g l mc mp k")
+    F, qp, up = me.dynamicsymbols("F qp up")
+    M = sm.Matrix([[mp + mc, mp * l * sm.cos(qp)],
+                   [mp * l * sm.cos(qp), mp * l**2]])
+    f = sm.Matrix([mp * l * up**2 * sm.sin(qp) + F,
+                   -mp * g * l * sm.sin(qp) + k * qp])
+    return M, f
+
+
+def joints_double_pendulum() -> MechanicalSystem:
+    """A double pendulum of point masses built from pin joints the way
+    sympy's documentation builds its cart-pendulum: ``from_newtonian`` on
+    a ceiling body, particles with joint frames given as interframes.
+    q1 is the first rod's angle from the downward vertical, q2 the second
+    rod's angle relative to the first."""
+    q1, q2, u1, u2 = me.dynamicsymbols("q1 q2 u1 u2")
+    l1, l2, m1, m2, g = sm.symbols("l1 l2 m1 m2 g")
+    ceiling = me.RigidBody("ceiling")
+    bob1 = me.Particle("bob1", mass=m1)
+    bob2 = me.Particle("bob2", mass=m2)
+    f1 = me.ReferenceFrame("f1")
+    f2 = me.ReferenceFrame("f2")
+    system = me.System.from_newtonian(ceiling)
+    pin1 = me.PinJoint("pin1", ceiling, bob1, q1, u1,
+                       joint_axis=ceiling.z, child_interframe=f1,
+                       child_point=l1 * f1.y)
+    pin2 = me.PinJoint("pin2", bob1, bob2, q2, u2, joint_axis=f1.z,
+                       parent_interframe=f1, child_interframe=f2,
+                       child_point=l2 * f2.y)
+    system.add_joints(pin1, pin2)
+    system.apply_uniform_gravity(-g * system.y)
+    return MechanicalSystem(
+        name="joints_double_pendulum", system=system,
+        parameters={l1: 1.1, l2: 0.7, m1: 1.3, m2: 0.6, g: 9.81},
+        initial_state={q1: 0.5, q2: -0.3}, random_spread=2.0, speed_scale=2.0)
+
+
+def double_pendulum_closed_form(t0, q, qd, *, l1=1.1, l2=0.7, m1=1.3,
+                                m2=0.6, g=9.81):
+    """(q1'', q2'') of :func:`joints_double_pendulum` from the textbook
+    equations of a double pendulum of point masses in absolute angles
+    (th1 = q1, th2 = q1 + q2)."""
+    import math
+    th1, th2 = q[0], q[0] + q[1]
+    w1, w2 = qd[0], qd[0] + qd[1]
+    den = 2 * m1 + m2 - m2 * math.cos(2 * th1 - 2 * th2)
+    a1 = (-g * (2 * m1 + m2) * math.sin(th1)
+          - m2 * g * math.sin(th1 - 2 * th2)
+          - 2 * math.sin(th1 - th2) * m2
+          * (w2**2 * l2 + w1**2 * l1 * math.cos(th1 - th2))) / (l1 * den)
+    a2 = (2 * math.sin(th1 - th2)
+          * (w1**2 * l1 * (m1 + m2) + g * (m1 + m2) * math.cos(th1)
+             + w2**2 * l2 * m2 * math.cos(th1 - th2))) / (l2 * den)
+    return np.array([a1, a2 - a1])
