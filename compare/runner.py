@@ -338,6 +338,9 @@ def _run_case_body(case, opts, row, arrays):
     row["n_unknowns"] = eom.n_unknowns
     row["n_multipliers"] = eom.n_multipliers
     row["n_coordinates"] = len(ms.coordinates)
+    # The report labels its figures with these, without building the system.
+    row["coordinates"] = json.dumps([str(c).replace("(t)", "")
+                                     for c in ms.coordinates])
     row["dof"] = ms.degrees_of_freedom
     start = time.perf_counter()
     model = eom.numeric()  # generates the code
