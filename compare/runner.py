@@ -303,14 +303,45 @@ def run_case_isolated(case: Case, opts: RunOptions) -> dict:
     return _outcome(case, opts, child)
 
 
+#: (system, options, n_states) -> (system, random states, initial state),
+#: made once per system variant in the run's process and inherited by the
+#: forked cases of that variant, which would otherwise each build the
+#: system and solve its constraints for the same states again.
+_PREPARED: dict = {}
+
+
+def prepare_variant(case: Case, opts: RunOptions):
+    """The declaration of ``case``'s system variant, its random consistent
+    states (seeds ``0 .. n_states - 1``) and its consistent initial state,
+    made once per process."""
+    key = (case.system, case.options, opts.n_states)
+    got = _PREPARED.get(key)
+    if got is None:
+        ms = get_system(case.system, **dict(case.options))
+        states = [ms.random_state(seed) for seed in range(opts.n_states)]
+        got = _PREPARED[key] = (ms, states, ms.consistent_initial_state())
+    return got
+
+
+def _prepare_quietly(case: Case, opts: RunOptions) -> None:
+    """:func:`prepare_variant` in the run's process; a system that cannot
+    be built or solved is left to its cases, which record the error."""
+    try:
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            prepare_variant(case, opts)
+    except Exception:
+        pass
+
+
 def _run_case_body(case, opts, row, arrays):
     from .cache import DerivationCache
-    ms = get_system(case.system, **dict(case.options))
+    ms, states, initial = prepare_variant(case, opts)
     form = get_formulation(case.formulation)
     # The calibration workload is measured in the same process, before and
     # after the timed work, so a load that comes and goes during the case
-    # is seen by both; the fastest measurement is kept.
-    calibrations = [calibrate(repeats=3)]
+    # is seen by both; the fastest measurement is kept.  As many times as
+    # derivations are repeated: the default run measures once on each side.
+    calibrations = [calibrate(repeats=opts.time_repeats)]
     if opts.use_cache:
         cache = DerivationCache(opts.cache_dir)
         eom, hit = cache.derive(ms, form)
@@ -346,17 +377,16 @@ def _run_case_body(case, opts, row, arrays):
     model = eom.numeric()  # generates the code
     row["codegen_s"] = time.perf_counter() - start
     # q'' at random consistent states, compared with the reference later.
-    states = [ms.random_state(seed) for seed in range(opts.n_states)]
     arrays["qdd"] = np.array([model.coordinate_accelerations(*s) for s in states])
-    t0, q0, qd0 = ms.consistent_initial_state()
+    t0, q0, qd0 = initial
     row["rhs_us"] = _time_rhs(model, t0, model.state_from(q0, qd0, t0),
                               opts.rhs_calls)
-    calibrations.append(calibrate(repeats=3))
+    calibrations.append(calibrate(repeats=opts.time_repeats))
     row["calibration_s"] = min(calibrations)
     grid = np.linspace(t0, t0 + opts.t_final, opts.n_samples)
     start = time.perf_counter()
-    res = integrate(eom, t0 + opts.t_final, method=opts.method, rtol=opts.rtol,
-                    atol=opts.atol, t_eval=grid,
+    res = integrate(model, t0 + opts.t_final, method=opts.method, rtol=opts.rtol,
+                    atol=opts.atol, t_eval=grid, initial_state=initial,
                     stabilization=opts.stabilization)
     row["integrate_s"] = time.perf_counter() - start
     row["nfev"] = res.nfev
@@ -792,6 +822,7 @@ def run(systems=None, formulations=None, *, n=None, variants=None,
                 while (pending or children) and signals.signum is None:
                     while pending and len(children) < jobs:
                         case = pending.pop(0)
+                        _prepare_quietly(case, opts)
                         children[case] = Child(run_case, case, opts,
                                                timeout=opts.timeout)
                     wait_any(children.values(), timeout=0.5)
