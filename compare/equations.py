@@ -20,6 +20,7 @@ from __future__ import annotations
 import html
 import pickle
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 import sympy as sm
@@ -184,13 +185,27 @@ class _Printer(MathMLPresentationPrinter):
 _PRINTER = _Printer({"order": "none"})
 
 
+@lru_cache(maxsize=4096)
+def _mathml(expr) -> str:
+    return _PRINTER._print(expr).toxml()
+
+
 def mathml(expr) -> str:
-    """Presentation MathML (the inner content, no ``<math>``) of ``expr``."""
-    return _PRINTER._print(sm.sympify(expr)).toxml()
+    """Presentation MathML (the inner content, no ``<math>``) of ``expr``.
+
+    The formulations of a system often share entries (the same mass matrix
+    entry from Kane and Gibbs–Appell); each is typeset once.
+    """
+    return _mathml(sm.sympify(expr))
+
+
+@lru_cache(maxsize=4096)
+def _latex(expr) -> str:
+    return me.vlatex(expr)
 
 
 def latex(expr) -> str:
-    return me.vlatex(expr)
+    return _latex(sm.sympify(expr))
 
 
 def _math(inner: str, block: bool = True) -> str:

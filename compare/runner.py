@@ -44,6 +44,8 @@ __all__ = ["Case", "RunOptions", "ComparisonResult", "run", "expand_cases",
 
 #: ``scipy.integrate.solve_ivp`` methods a run accepts.
 SOLVERS = ("RK45", "RK23", "DOP853", "Radau", "BDF", "LSODA")
+#: Numeric backends a run accepts (``numeric.backends``).
+BACKEND_CHOICES = ("lambdify", "c", "auto")
 #: Statuses of rows whose outcome is decided by the options and the code
 #: alone, and which a later run therefore resumes.  A time-out is resumed
 #: only under a time limit no longer than its own; a case whose worker
@@ -118,6 +120,13 @@ class RunOptions:
     cache_dir : str or None
         Derivation cache directory (None: the default location).
     use_cache : bool
+    backend : {"lambdify", "c", "auto"}
+        Numeric backend of every case (``eom.numeric(backend=...)``): one
+        for all, so that right-hand-side and solve times compare
+        formulations, not backends.  ``"c"`` compiles each case's
+        equations (a fraction of a second each, paid back by systems with
+        many evaluations: the n=5 pendulums integrate in about half the
+        time); ``"auto"`` is ``"c"`` where a compiler is found.
     """
 
     t_final: float = 10.0
@@ -134,6 +143,7 @@ class RunOptions:
     time_repeats: int = 1
     cache_dir: str | None = None
     use_cache: bool = True
+    backend: str = "lambdify"
 
     def __post_init__(self):
         for name in ("t_final", "rtol", "atol", "threshold", "timeout"):
@@ -157,6 +167,9 @@ class RunOptions:
         if self.reference not in FORMULATIONS:
             raise ValueError(f"reference must be one of {sorted(FORMULATIONS)}, "
                              f"not {self.reference!r}")
+        if self.backend not in BACKEND_CHOICES:
+            raise ValueError(f"backend must be one of {list(BACKEND_CHOICES)}, "
+                             f"not {self.backend!r}")
         if self.stabilization not in ("projection", None):
             raise ValueError("stabilization must be one of ['projection', None]")
 
@@ -374,8 +387,9 @@ def _run_case_body(case, opts, row, arrays):
                                      for c in ms.coordinates])
     row["dof"] = ms.degrees_of_freedom
     start = time.perf_counter()
-    model = eom.numeric()  # generates the code
+    model = eom.numeric(backend=opts.backend)  # generates the code
     row["codegen_s"] = time.perf_counter() - start
+    row["backend"] = getattr(model, "backend", "lambdify")
     # q'' at random consistent states, compared with the reference later.
     arrays["qdd"] = np.array([model.coordinate_accelerations(*s) for s in states])
     t0, q0, qd0 = initial
@@ -782,7 +796,7 @@ def run(systems=None, formulations=None, *, n=None, variants=None,
             if tdir.is_dir():
                 for f in tdir.glob("*.npz"):
                     f.unlink()
-    todo = [c for c in cases if c.id not in done]
+    todo = _longest_first([c for c in cases if c.id not in done], out)
     rows = {cid: row for cid, row in done.items()}
     arrays = {cid: _load_arrays(out, row) for cid, row in done.items()}
     # The calibration is measured at both ends of the run: a load that
@@ -807,9 +821,25 @@ def run(systems=None, formulations=None, *, n=None, variants=None,
         from tqdm.auto import tqdm
         bar = tqdm(total=len(todo), desc="cases", unit="case")
 
+    def remain(done: int) -> str:
+        left = bar.total - bar.n - done
+        return f"{left} remain{'s' if left == 1 else ''}"
+
+    def show():
+        """The bar names the cases running and how many remain."""
+        if bar:
+            running = [c.id for c in children]
+            bar.set_postfix_str(
+                (f"running {', '.join(running)}; " if running else "")
+                + remain(0), refresh=True)
+
     def advance(case):
         if bar:
-            bar.set_postfix_str(case.id)
+            # The text first, so the bar never shows a finished case running.
+            running = [c.id for c in children]
+            text = (f"running {', '.join(running)}; " if running else
+                    "" if executor is None else f"finished {case.id}; ")
+            bar.set_postfix_str(text + remain(1), refresh=False)
             bar.update()
 
     jobs = jobs if jobs is not None else (os.cpu_count() or 1)
@@ -825,6 +855,7 @@ def run(systems=None, formulations=None, *, n=None, variants=None,
                         _prepare_quietly(case, opts)
                         children[case] = Child(run_case, case, opts,
                                                timeout=opts.timeout)
+                        show()
                     wait_any(children.values(), timeout=0.5)
                     for case, child in list(children.items()):
                         if child.poll():
@@ -896,6 +927,35 @@ def run(systems=None, formulations=None, *, n=None, variants=None,
             raise RunOutputError(exc.errno, f"cannot save the results in {out}: "
                                             f"{exc.strerror or exc}") from exc
     return result
+
+
+def _longest_first(todo: list[Case], out: Path | None) -> list[Case]:
+    """``todo`` with the cases expected to take longest first, so that the
+    last case to finish is a short one (two workers are not left waiting
+    for one long case at the end).
+
+    Expected seconds come from an earlier run's ``results.csv`` in ``out``
+    (derivation, code generation and integration); a case it lacks is
+    ranked by the size ``n`` of a scalable system, then in run order.
+    """
+    known = {}
+    if out is not None and (out / "results.csv").exists():
+        try:
+            prev = pd.read_csv(out / "results.csv")
+            cols = [c for c in ("derive_s", "codegen_s", "integrate_s")
+                    if c in prev.columns]
+            if "case" in prev.columns and cols:
+                cost = prev[cols].apply(pd.to_numeric, errors="coerce")
+                known = dict(zip(prev["case"], cost.fillna(0).sum(axis=1)))
+        except (OSError, ValueError, pd.errors.ParserError):
+            known = {}
+
+    def key(item):
+        i, c = item
+        n = dict(c.options).get("n", 0)
+        n = n if isinstance(n, int) else 0
+        return (-known.get(c.id, -1.0), -n, i)
+    return [c for _, c in sorted(enumerate(todo), key=key)]
 
 
 def _future_result(case: Case, opts: RunOptions, fut) -> dict:
