@@ -62,11 +62,13 @@ def _add_run_options(p: argparse.ArgumentParser):
     p.add_argument("--reference", default=REFERENCE,
                    help=f"formulation the others are compared with (default "
                         f"{REFERENCE})")
-    p.add_argument("--backend", default="lambdify",
-                   choices=["lambdify", "c", "auto"],
-                   help="numeric backend of every case (default lambdify; "
-                        "c compiles each case, auto does where a compiler "
-                        "is found)")
+    p.add_argument("--backend", default="sized",
+                   choices=["sized", "lambdify", "c", "auto"],
+                   help="numeric backend, the same for every formulation of "
+                        "a system (default sized: compiled C for systems of "
+                        "4 or more coordinates where a compiler is found, "
+                        "lambdify below; c compiles every case, auto does "
+                        "where a compiler is found)")
     p.add_argument("--jobs", type=int, default=None,
                    help="worker processes (default: number of CPUs; 1 runs inline)")
     p.add_argument("--scheduler", default=None, metavar="ADDRESS",

@@ -24,6 +24,7 @@ import tempfile
 import threading
 import time
 import traceback
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -44,8 +45,11 @@ __all__ = ["Case", "RunOptions", "ComparisonResult", "run", "expand_cases",
 
 #: ``scipy.integrate.solve_ivp`` methods a run accepts.
 SOLVERS = ("RK45", "RK23", "DOP853", "Radau", "BDF", "LSODA")
-#: Numeric backends a run accepts (``numeric.backends``).
-BACKEND_CHOICES = ("lambdify", "c", "auto")
+#: Numeric backends a run accepts (``numeric.backends``, and "sized").
+BACKEND_CHOICES = ("sized", "lambdify", "c", "auto")
+#: Under ``backend="sized"``, variants with at least this many coordinates
+#: are compiled: below it, compiling costs more than integrating saves.
+COMPILE_FROM = 4
 #: Statuses of rows whose outcome is decided by the options and the code
 #: alone, and which a later run therefore resumes.  A time-out is resumed
 #: only under a time limit no longer than its own; a case whose worker
@@ -120,13 +124,16 @@ class RunOptions:
     cache_dir : str or None
         Derivation cache directory (None: the default location).
     use_cache : bool
-    backend : {"lambdify", "c", "auto"}
-        Numeric backend of every case (``eom.numeric(backend=...)``): one
-        for all, so that right-hand-side and solve times compare
-        formulations, not backends.  ``"c"`` compiles each case's
-        equations (a fraction of a second each, paid back by systems with
-        many evaluations: the n=5 pendulums integrate in about half the
-        time); ``"auto"`` is ``"c"`` where a compiler is found.
+    backend : {"sized", "lambdify", "c", "auto"}
+        Numeric backend (``eom.numeric(backend=...)``), the same for every
+        formulation of a system variant, so that right-hand-side and solve
+        times compare formulations, not backends.  ``"c"`` compiles each
+        case's equations: a fraction of a second per case, paid back only
+        by the larger systems (the n=5 pendulums integrate about four times
+        faster, a two-coordinate system loses more to the compiler than it
+        gains); ``"auto"`` is ``"c"`` where a compiler is found, else
+        lambdify.  ``"sized"`` (the default) is ``"auto"`` for variants of
+        at least :data:`COMPILE_FROM` coordinates and lambdify below.
     """
 
     t_final: float = 10.0
@@ -143,7 +150,7 @@ class RunOptions:
     time_repeats: int = 1
     cache_dir: str | None = None
     use_cache: bool = True
-    backend: str = "lambdify"
+    backend: str = "sized"
 
     def __post_init__(self):
         for name in ("t_final", "rtol", "atol", "threshold", "timeout"):
@@ -387,7 +394,14 @@ def _run_case_body(case, opts, row, arrays):
                                      for c in ms.coordinates])
     row["dof"] = ms.degrees_of_freedom
     start = time.perf_counter()
-    model = eom.numeric(backend=opts.backend)  # generates the code
+    backend = opts.backend
+    if backend == "sized":
+        # Decided by the variant alone: every formulation gets the same.
+        backend = "auto" if len(ms.coordinates) >= COMPILE_FROM else "lambdify"
+    with warnings.catch_warnings():
+        # Without a compiler "auto" is lambdify; the row's backend says so.
+        warnings.simplefilter("ignore", RuntimeWarning)
+        model = eom.numeric(backend=backend)  # generates the code
     row["codegen_s"] = time.perf_counter() - start
     row["backend"] = getattr(model, "backend", "lambdify")
     # q'' at random consistent states, compared with the reference later.
