@@ -223,7 +223,14 @@ _EQ = "<mo>=</mo>"
 def _ops(expr) -> int:
     """Size of an expression tree (nodes), a cheap stand-in for count_ops
     where only "too large to typeset" is decided."""
-    stack, n = [sm.sympify(expr)], 0
+    return _tree_size(sm.sympify(expr))
+
+
+@lru_cache(maxsize=8192)
+def _tree_size(expr) -> int:
+    # Each entry is asked about several times (to typeset it, to bound the
+    # cse'd block, in the Markdown); it is walked once.
+    stack, n = [expr], 0
     while stack:
         e = stack.pop()
         n += 1
