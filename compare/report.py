@@ -478,6 +478,19 @@ def _kolev_table():
     return table, "measured while writing this report by kolev_cost_table()"
 
 
+def _backend_note(frame: pd.DataFrame) -> str:
+    """Which systems' right-hand sides were compiled (every formulation of
+    a system is evaluated by one backend)."""
+    if "backend" not in frame.columns:
+        return ""
+    by = frame.dropna(subset=["backend"]).groupby("label", sort=False)["backend"]
+    compiled = [lab for lab, b in by if set(b) == {"c"}]
+    if not compiled:
+        return " Every right-hand side is lambdify's numpy code."
+    return (" Right-hand sides in compiled C for " + ", ".join(compiled)
+            + "; lambdify's numpy code for the others (one backend per system).")
+
+
 def _kolev_part() -> list:
     table, note = _kolev_table()
     if table is None:
@@ -693,7 +706,7 @@ def _build_report(result, out, *, benchmarks: bool = True, kolev: bool = True,
             return [_Figure(path, "Operation counts (raw and after "
                                   "common-subexpression elimination), derivation "
                                   "seconds and right-hand-side microseconds per "
-                                  "formulation.")]
+                                  "formulation." + _backend_note(frame))]
         rep.later(cost_part, cost=3.0)
     stages = _stage_table(frame)
     if stages is not None:
