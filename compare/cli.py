@@ -68,6 +68,13 @@ def _add_run_options(p: argparse.ArgumentParser):
     p.add_argument("--reference", default=REFERENCE,
                    help=f"formulation the others are compared with (default "
                         f"{REFERENCE})")
+    p.add_argument("--backend", default="sized",
+                   choices=["sized", "lambdify", "c", "auto"],
+                   help="numeric backend, the same for every formulation of "
+                        "a system (default sized: compiled C for systems of "
+                        "4 or more coordinates where a compiler is found, "
+                        "lambdify below; c compiles every case, auto does "
+                        "where a compiler is found)")
     p.add_argument("--jobs", type=int, default=None,
                    help="worker processes (default: number of CPUs; 1 runs inline)")
     p.add_argument("--scheduler", default=None, metavar="ADDRESS",
@@ -112,7 +119,8 @@ def _executor(args):
 def _run_kwargs(args) -> dict:
     return dict(t_final=args.t_final, method=args.method, rtol=args.rtol,
                 atol=args.atol, reference=args.reference, timeout=args.timeout,
-                time_repeats=args.time_repeats, use_cache=not args.no_cache)
+                time_repeats=args.time_repeats, use_cache=not args.no_cache,
+                backend=args.backend)
 
 
 def _check_run_args(args, variants=None) -> None:
@@ -126,8 +134,10 @@ def _check_run_args(args, variants=None) -> None:
 
 
 def cmd_run(args) -> int:
+    import time
     from .runner import run
     from .summary import print_summary
+    started = getattr(args, "started", None) or time.perf_counter()
     from .user_systems import parse_system_options, resolve_systems
     # A user's own systems (module:builder or file.py:builder) are
     # registered first, so that the checks below know their names.
@@ -146,10 +156,13 @@ def cmd_run(args) -> int:
                  progress=not args.quiet, resume=not args.fresh,
                  **_run_kwargs(args))
     print_summary(result)
-    if not args.no_report:
+    if args.no_report:
+        where = f"results in {args.out / 'results.csv'}"
+    else:
         from .report import write_report
         paths = write_report(result, args.out, benchmarks=args.benchmarks)
-        print(f"\nreport: {paths['markdown']} and {paths['html']}")
+        where = f"report in {paths['html']} (and {paths['markdown'].name})"
+    print(f"\nfinished in {time.perf_counter() - started:.1f} s: {where}")
     return 1 if len(result.failures) else 0
 
 
@@ -267,7 +280,10 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv=None) -> int:
+def main(argv=None, *, started: float | None = None) -> int:
+    """Run the command line ``argv`` (default ``sys.argv[1:]``); returns the
+    exit status.  ``started`` (a ``time.perf_counter()`` value) is when the
+    command began, for the wall time ``run`` reports last."""
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     if argv and argv[0] == "bench":
@@ -275,6 +291,7 @@ def main(argv=None) -> int:
     if not argv or argv[0].startswith("-") and argv[0] not in ("-h", "--help"):
         argv = ["run"] + argv
     args = parser.parse_args(argv)
+    args.started = started
     handlers = {"run": cmd_run, "report": cmd_report, "regress": cmd_regress,
                 "baseline": cmd_baseline, "list": cmd_list}
     from .runner import RunInterrupted, RunOutputError

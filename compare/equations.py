@@ -20,6 +20,7 @@ from __future__ import annotations
 import html
 import pickle
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 import sympy as sm
@@ -184,13 +185,27 @@ class _Printer(MathMLPresentationPrinter):
 _PRINTER = _Printer({"order": "none"})
 
 
+@lru_cache(maxsize=4096)
+def _mathml(expr) -> str:
+    return _PRINTER._print(expr).toxml()
+
+
 def mathml(expr) -> str:
-    """Presentation MathML (the inner content, no ``<math>``) of ``expr``."""
-    return _PRINTER._print(sm.sympify(expr)).toxml()
+    """Presentation MathML (the inner content, no ``<math>``) of ``expr``.
+
+    The formulations of a system often share entries (the same mass matrix
+    entry from Kane and Gibbs–Appell); each is typeset once.
+    """
+    return _mathml(sm.sympify(expr))
+
+
+@lru_cache(maxsize=4096)
+def _latex(expr) -> str:
+    return me.vlatex(expr)
 
 
 def latex(expr) -> str:
-    return me.vlatex(expr)
+    return _latex(sm.sympify(expr))
 
 
 def _math(inner: str, block: bool = True) -> str:
@@ -208,7 +223,14 @@ _EQ = "<mo>=</mo>"
 def _ops(expr) -> int:
     """Size of an expression tree (nodes), a cheap stand-in for count_ops
     where only "too large to typeset" is decided."""
-    stack, n = [sm.sympify(expr)], 0
+    return _tree_size(sm.sympify(expr))
+
+
+@lru_cache(maxsize=8192)
+def _tree_size(expr) -> int:
+    # Each entry is asked about several times (to typeset it, to bound the
+    # cse'd block, in the Markdown); it is walked once.
+    stack, n = [expr], 0
     while stack:
         e = stack.pop()
         n += 1

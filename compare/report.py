@@ -84,9 +84,27 @@ class _Raw:
 
 
 @dataclass
+class _Later:
+    """A part computed after the report's outline, maybe in another
+    process: ``make()`` returns the blocks that take its place."""
+    make: object
+    cost: float = 1.0
+
+
+@dataclass
 class _Report:
     out: Path
     blocks: list = field(default_factory=list)
+
+    def later(self, make, cost: float = 1.0):
+        self.blocks.append(_Later(make, cost))
+
+    def later_figure(self, draw, caption):
+        """A figure drawn later: ``draw()`` returns its path or None."""
+        def make():
+            path = draw()
+            return [_Figure(Path(path), caption)] if path is not None else []
+        self.later(make)
 
     def h(self, level, text):
         self.blocks.append(_Heading(level, text))
@@ -123,12 +141,22 @@ def _n_of(variant: str):
     return n if isinstance(n, int) else None
 
 
-def _coordinate_names(system: str, variant: str, count: int) -> list[str]:
-    """The system's coordinate names; ``q[i]`` when it cannot be built."""
+def _coordinate_names(rows, count: int) -> list[str]:
+    """The coordinate names a case of the run stored (``coordinates``, a
+    JSON list); from the declaration for a run that did not store them;
+    ``q[i]`` when neither gives ``count`` names."""
+    import json
+    for r in rows:
+        try:
+            names = json.loads(getattr(r, "coordinates", None) or "null")
+        except (TypeError, ValueError):
+            continue
+        if isinstance(names, list) and len(names) == count:
+            return [str(n) for n in names]
     try:
         from systems import get_system
-        names = [str(c).replace("(t)", "") for c in
-                 get_system(system, **_variant_options(variant)).coordinates]
+        names = [str(c).replace("(t)", "") for c in get_system(
+            rows[0].system, **_variant_options(rows[0].variant)).coordinates]
         if len(names) == count:
             return names
     except Exception:  # names are a nicety; the figure does not need them
@@ -147,15 +175,33 @@ def _pyplot():
     import matplotlib
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
+    # A title at a fixed height spares matplotlib measuring every tick
+    # label to place it, the costliest part of drawing a small figure.
     plt.rcParams.update({"font.size": 9, "axes.titlesize": 10,
-                         "axes.grid": True, "grid.alpha": 0.3,
-                         "legend.fontsize": 8})
+                         "axes.titley": 1.0, "axes.grid": True,
+                         "grid.alpha": 0.3, "legend.fontsize": 8})
     return plt
+
+
+#: Margins of every figure in inches: (left, right, top, bottom).  The
+#: legend sits in the right margin.  Fixed margins let a figure be drawn
+#: once; ``bbox_inches="tight"`` would draw it twice to measure it.
+_MARGINS = (0.8, 2.0, 0.45, 0.5)
+
+
+def _layout(fig, left=None, right=None, top=None, bottom=None, **spacing):
+    """Place the axes of ``fig`` within fixed margins (inches)."""
+    w, h = fig.get_size_inches()
+    dl, dr, dt, db = _MARGINS
+    fig.subplots_adjust(left=(dl if left is None else left) / w,
+                        right=1 - (dr if right is None else right) / w,
+                        top=1 - (dt if top is None else top) / h,
+                        bottom=(db if bottom is None else bottom) / h, **spacing)
 
 
 def _save(fig, path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110, bbox_inches="tight")
+    fig.savefig(path, dpi=110)
     import matplotlib.pyplot as plt
     plt.close(fig)
     return path
@@ -183,9 +229,10 @@ def _trajectory_figure(plt, label, rows, trajectories, reference, styles, path):
     # The coordinates that move most say most about the motion.
     spread = np.ptp(q_ref, axis=0)
     shown = sorted(np.argsort(-spread, kind="stable")[:3])
-    names = _coordinate_names(rows[0].system, rows[0].variant, q_ref.shape[1])
+    names = _coordinate_names(rows, q_ref.shape[1])
     fig, axes = plt.subplots(len(shown), 1, sharex=True, squeeze=False,
-                             figsize=(7.5, 1.9 * len(shown) + 0.6))
+                             figsize=(9.5, 1.9 * len(shown) + 0.6))
+    _layout(fig, hspace=0.12)
     n_t = len(ref["t"])
     for ax, j in zip(axes[:, 0], shown):
         for k, (form, arr) in enumerate(cases):
@@ -232,7 +279,8 @@ def _deviations(rows, trajectories, reference, threshold):
 def _deviation_figure(plt, label, devs, reference, threshold, styles, path):
     if not devs:
         return None
-    fig, ax = plt.subplots(figsize=(7.5, 3.0))
+    fig, ax = plt.subplots(figsize=(9.5, 3.0))
+    _layout(fig)
     for form, (t, dev) in devs.items():
         st = styles[form]
         ax.semilogy(t, np.maximum(dev, _DEV_FLOOR), color=st["color"],
@@ -283,9 +331,13 @@ def _bars_figure(plt, frame, formulations, styles, path):
     forms = [f for f in formulations if f in set(ok["formulation"])]
     width = 0.8 / max(len(forms), 1)
     x = np.arange(len(labels))
+    # The rotated labels hang below the axes by about their length.
+    below = 0.4 + 0.034 * max(len(str(lb)) for lb in labels)
     fig, axes = plt.subplots(len(metrics), 1, sharex=True, squeeze=False,
                              figsize=(max(7.5, 0.55 * len(labels) * max(len(forms), 2) / 2
-                                          + 2.5), 2.3 * len(metrics) + 1.2))
+                                          + 2.5) + 2.0,
+                                      2.3 * len(metrics) + 0.6 + below))
+    _layout(fig, bottom=below, hspace=0.15)
     for ax, (col, title) in zip(axes[:, 0], metrics):
         table = ok.pivot_table(index="label", columns="formulation", values=col,
                                aggfunc="first").reindex(index=labels)
@@ -320,7 +372,8 @@ def _scaling_figure(plt, frame, system, formulations, styles, path):
     if not metrics:
         return None
     fig, axes = plt.subplots(1, len(metrics), squeeze=False,
-                             figsize=(3.4 * len(metrics) + 1.6, 3.2))
+                             figsize=(3.4 * len(metrics) + 2.6, 3.6))
+    _layout(fig, top=0.75, wspace=0.35)
     ns = sorted(int(n) for n in f["n"].unique())
     for ax, (col, title) in zip(axes[0], metrics):
         for form in formulations:
@@ -337,8 +390,8 @@ def _scaling_figure(plt, frame, system, formulations, styles, path):
         ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_xlabel("n")
         ax.set_title(title)
-    fig.subplots_adjust(wspace=0.35)
-    fig.suptitle(f"{system}: scaling with the number of links", y=1.04)
+    fig.suptitle(f"{system}: scaling with the number of links",
+                 y=1 - 0.08 / fig.get_size_inches()[1], va="top")
     axes[0, -1].legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False)
     return _save(fig, path)
 
@@ -423,6 +476,89 @@ def _kolev_table():
     if not isinstance(table, pd.DataFrame):
         return None, "not available: kolev_cost_table() did not return a table."
     return table, "measured while writing this report by kolev_cost_table()"
+
+
+def _backend_note(frame: pd.DataFrame) -> str:
+    """Which systems' right-hand sides were compiled (every formulation of
+    a system is evaluated by one backend)."""
+    if "backend" not in frame.columns:
+        return ""
+    by = frame.dropna(subset=["backend"]).groupby("label", sort=False)["backend"]
+    compiled = [lab for lab, b in by if set(b) == {"c"}]
+    if not compiled:
+        return " Every right-hand side is lambdify's numpy code."
+    return (" Right-hand sides in compiled C for " + ", ".join(compiled)
+            + "; lambdify's numpy code for the others (one backend per system).")
+
+
+def _kolev_part() -> list:
+    table, note = _kolev_table()
+    if table is None:
+        return [_Para(f"Section {note}")]
+    return [_Para("Kolev's modified Lagrange equations keep the kinetic energy "
+                  "T in all coordinates and eliminate the dependent ones after "
+                  "differentiating. Rows: 'modified' uses the declared explicit "
+                  "solutions of the constraints, 'modified_implicit' their "
+                  "derivatives from the implicit function theorem, "
+                  "'substituted' is Lagrange's equations in minimal "
+                  "coordinates with the solutions substituted into T before "
+                  "differentiating, 'multipliers' is Lagrange's equations with "
+                  f"one multiplier per constraint. Numbers {note}."),
+            _Table(table)]
+
+
+def _equations_part(rows, trajectories, reference, n_states):
+    def make():
+        from .equations import equations_section
+        return [_Raw(*equations_section(rows, trajectories, reference=reference,
+                                        n_states=n_states))]
+    return make
+
+
+# ----------------------------------------------------------------------
+# Parts computed in parallel
+# ----------------------------------------------------------------------
+#: The parts of the report being built, read by the forked workers.
+_PARTS: list = []
+
+
+def _make_part(i: int):
+    return i, _PARTS[i].make()
+
+
+def _compute_parts(rep: _Report, jobs: int | None = None) -> None:
+    """Replace every :class:`_Later` of ``rep`` by its blocks.
+
+    The parts (equations typeset, figures drawn, tables derived) are
+    independent, so with several CPUs they are made in forked worker
+    processes, the costliest first; the blocks come back in the report's
+    order either way.
+    """
+    global _PARTS
+    import os
+    import multiprocessing as mp
+    parts = [b for b in rep.blocks if isinstance(b, _Later)]
+    jobs = min(jobs or os.cpu_count() or 1, len(parts))
+    made = {}
+    if jobs > 1 and "fork" in mp.get_all_start_methods():
+        order = sorted(range(len(parts)), key=lambda i: -parts[i].cost)
+        _PARTS = parts
+        try:
+            with mp.get_context("fork").Pool(jobs) as pool:
+                for i, blocks in pool.imap_unordered(_make_part, order):
+                    made[i] = blocks
+        finally:
+            _PARTS = []
+    else:
+        made = {i: part.make() for i, part in enumerate(parts)}
+    out, k = [], 0
+    for b in rep.blocks:
+        if isinstance(b, _Later):
+            out.extend(made[k])
+            k += 1
+        else:
+            out.append(b)
+    rep.blocks = out
 
 
 # ----------------------------------------------------------------------
@@ -535,35 +671,43 @@ def _build_report(result, out, *, benchmarks: bool = True, kolev: bool = True,
             errs = sub[sub["error"] != ""]
             for r in errs.itertuples():
                 rep.p(f"{r.formulation}: {r.status}: {r.error}")
-            from .equations import equations_section
             rep.h(5, f"Equations of {label}")
-            rep.raw(*equations_section(list(sub.itertuples()), trajectories,
-                                       reference=reference,
-                                       n_states=int(options.get("n_states", 20))))
+            rows_ = list(sub.itertuples())
+            rep.later(_equations_part(rows_, trajectories, reference,
+                                      int(options.get("n_states", 20))),
+                      cost=2.0 + float(np.nansum(pd.to_numeric(
+                          sub["ops_raw"], errors="coerce"))) / 2000)
             if plt is None:
                 continue
-            rows_ = list(sub.itertuples())
             slug = _slug(label)
-            rep.figure(_trajectory_figure(plt, label, rows_, trajectories, reference,
-                                          styles, fig_dir / f"trajectories_{slug}.png"),
-                       f"{label}: coordinates of every formulation, overlaid "
-                       "(the three that move most).")
-            devs = _deviations(rows_, trajectories, reference, threshold or 0.0)
-            rep.figure(_deviation_figure(plt, label, devs, reference, threshold,
-                                         styles, fig_dir / f"deviation_{slug}.png"),
-                       f"{label}: relative deviation of q and q' from {reference} "
-                       "against time.")
+            rep.later_figure(
+                lambda rows_=rows_, label=label, slug=slug: _trajectory_figure(
+                    plt, label, rows_, trajectories, reference, styles,
+                    fig_dir / f"trajectories_{slug}.png"),
+                f"{label}: coordinates of every formulation, overlaid "
+                "(the three that move most).")
+            rep.later_figure(
+                lambda rows_=rows_, label=label, slug=slug: _deviation_figure(
+                    plt, label, _deviations(rows_, trajectories, reference,
+                                            threshold or 0.0),
+                    reference, threshold, styles,
+                    fig_dir / f"deviation_{slug}.png"),
+                f"{label}: relative deviation of q and q' from {reference} "
+                "against time.")
 
     # --- cost ---------------------------------------------------------
     rep.h(2, "Cost")
     if plt is not None:
-        path = _bars_figure(plt, frame, formulations, styles, fig_dir / "cost.png")
-        if path:
-            rep.figure(path, "Operation counts (raw and after common-subexpression "
-                             "elimination), derivation seconds and right-hand-side "
-                             "microseconds per formulation.")
-        else:
-            rep.p("No successful case to chart.")
+        def cost_part():
+            path = _bars_figure(plt, frame, formulations, styles,
+                                fig_dir / "cost.png")
+            if not path:
+                return [_Para("No successful case to chart.")]
+            return [_Figure(path, "Operation counts (raw and after "
+                                  "common-subexpression elimination), derivation "
+                                  "seconds and right-hand-side microseconds per "
+                                  "formulation." + _backend_note(frame))]
+        rep.later(cost_part, cost=3.0)
     stages = _stage_table(frame)
     if stages is not None:
         rep.p("Derivation seconds by stage (as timed by each formulation).")
@@ -572,19 +716,20 @@ def _build_report(result, out, *, benchmarks: bool = True, kolev: bool = True,
     scal = [s for s in CATALOGUE if system_facts(s).scalable
             and s in set(frame["system"])]
     rep.h(2, "Scaling with n")
-    drawn = False
-    for system in scal:
-        path = None
-        if plt is not None:
-            path = _scaling_figure(plt, frame, system, formulations, styles,
-                                   fig_dir / f"scaling_{_slug(system)}.png")
-        if path:
-            drawn = True
-            rep.figure(path, f"{system}: operations after cse, raw operations and "
-                             "derivation seconds against n (log-log).")
-    if not drawn and plt is not None:
-        rep.p("Not drawn: the run has no n-link system with two or more sizes "
-              "(use --n 2 3 5).")
+    if plt is not None:
+        def scaling_part():
+            blocks = []
+            for system in scal:
+                path = _scaling_figure(plt, frame, system, formulations, styles,
+                                       fig_dir / f"scaling_{_slug(system)}.png")
+                if path:
+                    blocks.append(_Figure(path, f"{system}: operations after cse, "
+                                                "raw operations and derivation "
+                                                "seconds against n (log-log)."))
+            return blocks or [_Para(
+                "Not drawn: the run has no n-link system with two or more "
+                "sizes (use --n 2 3 5).")]
+        rep.later(scaling_part, cost=1.0 + len(scal))
 
     # --- optional sections --------------------------------------------
     rep.h(2, "Benchmarks: published against computed")
@@ -598,20 +743,7 @@ def _build_report(result, out, *, benchmarks: bool = True, kolev: bool = True,
         rep.p("Section not available: not requested for this report.")
     rep.h(2, "Kolev's motivation: cost of eliminating dependent coordinates")
     if kolev:
-        table, note = _kolev_table()
-        if table is None:
-            rep.p(f"Section {note}")
-        else:
-            rep.p("Kolev's modified Lagrange equations keep the kinetic energy "
-                  "T in all coordinates and eliminate the dependent ones after "
-                  "differentiating. Rows: 'modified' uses the declared explicit "
-                  "solutions of the constraints, 'modified_implicit' their "
-                  "derivatives from the implicit function theorem, "
-                  "'substituted' is Lagrange's equations in minimal "
-                  "coordinates with the solutions substituted into T before "
-                  "differentiating, 'multipliers' is Lagrange's equations with "
-                  f"one multiplier per constraint. Numbers {note}.")
-            rep.table(table)
+        rep.later(_kolev_part, cost=10.0)
     else:
         rep.p("Section not available: not requested for this report.")
     return rep
@@ -744,6 +876,7 @@ def write_report(result, out, *, benchmarks: bool = True,
     out = Path(out)
     rep = _build_report(result, out, benchmarks=benchmarks, kolev=kolev,
                        figures=figures)
+    _compute_parts(rep)
     md, page = out / "report.md", out / "report.html"
     md.write_text(_render_markdown(rep), encoding="utf-8")
     page.write_text(_render_html(rep), encoding="utf-8")

@@ -24,6 +24,7 @@ import tempfile
 import threading
 import time
 import traceback
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -44,6 +45,11 @@ __all__ = ["Case", "RunOptions", "ComparisonResult", "run", "expand_cases",
 
 #: ``scipy.integrate.solve_ivp`` methods a run accepts.
 SOLVERS = ("RK45", "RK23", "DOP853", "Radau", "BDF", "LSODA")
+#: Numeric backends a run accepts (``numeric.backends``, and "sized").
+BACKEND_CHOICES = ("sized", "lambdify", "c", "auto")
+#: Under ``backend="sized"``, variants with at least this many coordinates
+#: are compiled: below it, compiling costs more than integrating saves.
+COMPILE_FROM = 4
 #: Statuses of rows whose outcome is decided by the options and the code
 #: alone, and which a later run therefore resumes.  A time-out is resumed
 #: only under a time limit no longer than its own; a case whose worker
@@ -118,6 +124,16 @@ class RunOptions:
     cache_dir : str or None
         Derivation cache directory (None: the default location).
     use_cache : bool
+    backend : {"sized", "lambdify", "c", "auto"}
+        Numeric backend (``eom.numeric(backend=...)``), the same for every
+        formulation of a system variant, so that right-hand-side and solve
+        times compare formulations, not backends.  ``"c"`` compiles each
+        case's equations: a fraction of a second per case, paid back only
+        by the larger systems (the n=5 pendulums integrate about four times
+        faster, a two-coordinate system loses more to the compiler than it
+        gains); ``"auto"`` is ``"c"`` where a compiler is found, else
+        lambdify.  ``"sized"`` (the default) is ``"auto"`` for variants of
+        at least :data:`COMPILE_FROM` coordinates and lambdify below.
     """
 
     t_final: float = 10.0
@@ -134,6 +150,7 @@ class RunOptions:
     time_repeats: int = 1
     cache_dir: str | None = None
     use_cache: bool = True
+    backend: str = "sized"
 
     def __post_init__(self):
         for name in ("t_final", "rtol", "atol", "threshold", "timeout"):
@@ -157,6 +174,9 @@ class RunOptions:
         if self.reference not in FORMULATIONS:
             raise ValueError(f"reference must be one of {sorted(FORMULATIONS)}, "
                              f"not {self.reference!r}")
+        if self.backend not in BACKEND_CHOICES:
+            raise ValueError(f"backend must be one of {list(BACKEND_CHOICES)}, "
+                             f"not {self.backend!r}")
         if self.stabilization not in ("projection", None):
             raise ValueError("stabilization must be one of ['projection', None]")
 
@@ -303,14 +323,45 @@ def run_case_isolated(case: Case, opts: RunOptions) -> dict:
     return _outcome(case, opts, child)
 
 
+#: (system, options, n_states) -> (system, random states, initial state),
+#: made once per system variant in the run's process and inherited by the
+#: forked cases of that variant, which would otherwise each build the
+#: system and solve its constraints for the same states again.
+_PREPARED: dict = {}
+
+
+def prepare_variant(case: Case, opts: RunOptions):
+    """The declaration of ``case``'s system variant, its random consistent
+    states (seeds ``0 .. n_states - 1``) and its consistent initial state,
+    made once per process."""
+    key = (case.system, case.options, opts.n_states)
+    got = _PREPARED.get(key)
+    if got is None:
+        ms = get_system(case.system, **dict(case.options))
+        states = [ms.random_state(seed) for seed in range(opts.n_states)]
+        got = _PREPARED[key] = (ms, states, ms.consistent_initial_state())
+    return got
+
+
+def _prepare_quietly(case: Case, opts: RunOptions) -> None:
+    """:func:`prepare_variant` in the run's process; a system that cannot
+    be built or solved is left to its cases, which record the error."""
+    try:
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            prepare_variant(case, opts)
+    except Exception:
+        pass
+
+
 def _run_case_body(case, opts, row, arrays):
     from .cache import DerivationCache
-    ms = get_system(case.system, **dict(case.options))
+    ms, states, initial = prepare_variant(case, opts)
     form = get_formulation(case.formulation)
     # The calibration workload is measured in the same process, before and
     # after the timed work, so a load that comes and goes during the case
-    # is seen by both; the fastest measurement is kept.
-    calibrations = [calibrate(repeats=3)]
+    # is seen by both; the fastest measurement is kept.  As many times as
+    # derivations are repeated: the default run measures once on each side.
+    calibrations = [calibrate(repeats=opts.time_repeats)]
     if opts.use_cache:
         cache = DerivationCache(opts.cache_dir)
         eom, hit = cache.derive(ms, form)
@@ -338,22 +389,32 @@ def _run_case_body(case, opts, row, arrays):
     row["n_unknowns"] = eom.n_unknowns
     row["n_multipliers"] = eom.n_multipliers
     row["n_coordinates"] = len(ms.coordinates)
+    # The report labels its figures with these, without building the system.
+    row["coordinates"] = json.dumps([str(c).replace("(t)", "")
+                                     for c in ms.coordinates])
     row["dof"] = ms.degrees_of_freedom
     start = time.perf_counter()
-    model = eom.numeric()  # generates the code
+    backend = opts.backend
+    if backend == "sized":
+        # Decided by the variant alone: every formulation gets the same.
+        backend = "auto" if len(ms.coordinates) >= COMPILE_FROM else "lambdify"
+    with warnings.catch_warnings():
+        # Without a compiler "auto" is lambdify; the row's backend says so.
+        warnings.simplefilter("ignore", RuntimeWarning)
+        model = eom.numeric(backend=backend)  # generates the code
     row["codegen_s"] = time.perf_counter() - start
+    row["backend"] = getattr(model, "backend", "lambdify")
     # q'' at random consistent states, compared with the reference later.
-    states = [ms.random_state(seed) for seed in range(opts.n_states)]
     arrays["qdd"] = np.array([model.coordinate_accelerations(*s) for s in states])
-    t0, q0, qd0 = ms.consistent_initial_state()
+    t0, q0, qd0 = initial
     row["rhs_us"] = _time_rhs(model, t0, model.state_from(q0, qd0, t0),
                               opts.rhs_calls)
-    calibrations.append(calibrate(repeats=3))
+    calibrations.append(calibrate(repeats=opts.time_repeats))
     row["calibration_s"] = min(calibrations)
     grid = np.linspace(t0, t0 + opts.t_final, opts.n_samples)
     start = time.perf_counter()
-    res = integrate(eom, t0 + opts.t_final, method=opts.method, rtol=opts.rtol,
-                    atol=opts.atol, t_eval=grid,
+    res = integrate(model, t0 + opts.t_final, method=opts.method, rtol=opts.rtol,
+                    atol=opts.atol, t_eval=grid, initial_state=initial,
                     stabilization=opts.stabilization)
     row["integrate_s"] = time.perf_counter() - start
     row["nfev"] = res.nfev
@@ -749,7 +810,7 @@ def run(systems=None, formulations=None, *, n=None, variants=None,
             if tdir.is_dir():
                 for f in tdir.glob("*.npz"):
                     f.unlink()
-    todo = [c for c in cases if c.id not in done]
+    todo = _longest_first([c for c in cases if c.id not in done], out)
     rows = {cid: row for cid, row in done.items()}
     arrays = {cid: _load_arrays(out, row) for cid, row in done.items()}
     # The calibration is measured at both ends of the run: a load that
@@ -774,9 +835,25 @@ def run(systems=None, formulations=None, *, n=None, variants=None,
         from tqdm.auto import tqdm
         bar = tqdm(total=len(todo), desc="cases", unit="case")
 
+    def remain(done: int) -> str:
+        left = bar.total - bar.n - done
+        return f"{left} remain{'s' if left == 1 else ''}"
+
+    def show():
+        """The bar names the cases running and how many remain."""
+        if bar:
+            running = [c.id for c in children]
+            bar.set_postfix_str(
+                (f"running {', '.join(running)}; " if running else "")
+                + remain(0), refresh=True)
+
     def advance(case):
         if bar:
-            bar.set_postfix_str(case.id)
+            # The text first, so the bar never shows a finished case running.
+            running = [c.id for c in children]
+            text = (f"running {', '.join(running)}; " if running else
+                    "" if executor is None else f"finished {case.id}; ")
+            bar.set_postfix_str(text + remain(1), refresh=False)
             bar.update()
 
     jobs = jobs if jobs is not None else (os.cpu_count() or 1)
@@ -789,8 +866,10 @@ def run(systems=None, formulations=None, *, n=None, variants=None,
                 while (pending or children) and signals.signum is None:
                     while pending and len(children) < jobs:
                         case = pending.pop(0)
+                        _prepare_quietly(case, opts)
                         children[case] = Child(run_case, case, opts,
                                                timeout=opts.timeout)
+                        show()
                     wait_any(children.values(), timeout=0.5)
                     for case, child in list(children.items()):
                         if child.poll():
@@ -862,6 +941,35 @@ def run(systems=None, formulations=None, *, n=None, variants=None,
             raise RunOutputError(exc.errno, f"cannot save the results in {out}: "
                                             f"{exc.strerror or exc}") from exc
     return result
+
+
+def _longest_first(todo: list[Case], out: Path | None) -> list[Case]:
+    """``todo`` with the cases expected to take longest first, so that the
+    last case to finish is a short one (two workers are not left waiting
+    for one long case at the end).
+
+    Expected seconds come from an earlier run's ``results.csv`` in ``out``
+    (derivation, code generation and integration); a case it lacks is
+    ranked by the size ``n`` of a scalable system, then in run order.
+    """
+    known = {}
+    if out is not None and (out / "results.csv").exists():
+        try:
+            prev = pd.read_csv(out / "results.csv")
+            cols = [c for c in ("derive_s", "codegen_s", "integrate_s")
+                    if c in prev.columns]
+            if "case" in prev.columns and cols:
+                cost = prev[cols].apply(pd.to_numeric, errors="coerce")
+                known = dict(zip(prev["case"], cost.fillna(0).sum(axis=1)))
+        except (OSError, ValueError, pd.errors.ParserError):
+            known = {}
+
+    def key(item):
+        i, c = item
+        n = dict(c.options).get("n", 0)
+        n = n if isinstance(n, int) else 0
+        return (-known.get(c.id, -1.0), -n, i)
+    return [c for _, c in sorted(enumerate(todo), key=key)]
 
 
 def _future_result(case: Case, opts: RunOptions, fut) -> dict:
