@@ -166,7 +166,8 @@ import sympy.physics.mechanics as me
 
 
 from .base import (Derivation, Formulation, UnsupportedSystemError,
-                   register, solve_dependent_speeds, speed_form)
+                   check_options, register, solve_dependent_speeds,
+                   speed_form)
 from symbolic.calculus import jacobian
 from symbolic.frames import FrameAlgebra, generalized_forces, natural_frame
 
@@ -369,23 +370,10 @@ class GibbsAppell(Formulation):
                  elimination: str = "append", frames: str = "merged",
                  count_ops: bool = True):
         super().__init__(count_ops=count_ops)
-        if not isinstance(frames, str):
-            raise TypeError(f"frames must be a str, not {type(frames).__name__}")
-        if frames not in FRAMES:
-            raise ValueError(
-                f"frames must be one of {list(FRAMES)}, not {frames!r}")
+        check_options(self.name, strategy=(strategy, STRATEGIES),
+                      elimination=(elimination, ELIMINATIONS),
+                      frames=(frames, FRAMES))
         self.frames = frames
-        if not isinstance(strategy, str):
-            raise TypeError(f"strategy must be a str, not {type(strategy).__name__}")
-        if strategy not in STRATEGIES:
-            raise ValueError(
-                f"strategy must be one of {list(STRATEGIES)}, not {strategy!r}")
-        if not isinstance(elimination, str):
-            raise TypeError(
-                f"elimination must be a str, not {type(elimination).__name__}")
-        if elimination not in ELIMINATIONS:
-            raise ValueError(f"elimination must be one of {list(ELIMINATIONS)}, "
-                             f"not {elimination!r}")
         self.strategy = strategy
         self.elimination = elimination
 

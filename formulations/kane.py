@@ -31,7 +31,8 @@ import sympy.physics.mechanics as me
 
 
 from .base import (Derivation, Formulation, LazyExtras, UnsupportedSystemError,
-                   register, solve_dependent_speeds, speed_form)
+                   check_options, register, solve_dependent_speeds,
+                   speed_form)
 from symbolic.calculus import jacobian
 from .composite import composite_equations
 from symbolic.frames import FrameAlgebra, generalized_forces, natural_frame
@@ -206,9 +207,7 @@ class Kane(Formulation):
 
     def __init__(self, *, assembly: str = "auto", count_ops: bool = True):
         super().__init__(count_ops=count_ops)
-        if assembly not in _ASSEMBLIES:
-            raise ValueError(f"assembly must be one of {list(_ASSEMBLIES)}, "
-                             f"not {assembly!r}")
+        check_options(self.name, assembly=(assembly, _ASSEMBLIES))
         self.assembly = assembly
 
     @property

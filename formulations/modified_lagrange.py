@@ -163,7 +163,7 @@ import sympy as sm
 import sympy.physics.mechanics as me
 
 from .base import (Derivation, Formulation, UnsupportedSystemError,
-                   get_formulation, register)
+                   check_options, get_formulation, register)
 from symbolic.calculus import directional_derivative, jacobian, time_derivative
 from symbolic.linsolve import ADJUGATE_MAX, solve_linear
 from symbolic.frames import FrameAlgebra
@@ -387,16 +387,9 @@ class ModifiedLagrange(Formulation):
     def __init__(self, *, variant: str = "modified", dependent: str = "auto",
                  dependent_rates: str = "auto", count_ops: bool = True):
         super().__init__(count_ops=count_ops)
-        for label, value, valid in (
-                ("variant", variant, _VARIANTS),
-                ("dependent", dependent, _DEPENDENT),
-                ("dependent_rates", dependent_rates, _DEPENDENT_RATES)):
-            if not isinstance(value, str):
-                raise TypeError(f"{label} must be a string, one of "
-                                f"{list(valid)}, not {type(value).__name__}")
-            if value not in valid:
-                raise ValueError(f"{label} must be one of {list(valid)}, "
-                                 f"not {value!r}")
+        check_options(self.name, variant=(variant, _VARIANTS),
+                      dependent=(dependent, _DEPENDENT),
+                      dependent_rates=(dependent_rates, _DEPENDENT_RATES))
         if variant == "substituted" and dependent == "implicit":
             raise ValueError(
                 "variant='substituted' substitutes explicit solutions into T "

@@ -45,7 +45,8 @@ import sympy as sm
 from sympy.printing.c import C99CodePrinter
 
 from symbolic.calculus import substitute
-from .model import NumericModel, SingularConfigurationError, plain_parts
+from .model import (NumericModel, SingularConfigurationError, generated,
+                    plain_parts)
 
 __all__ = ["CompiledModel", "CompiledBackendError", "CompilerNotFoundError",
            "CompilationError", "find_compiler", "compiled_cache_dir",
@@ -524,7 +525,7 @@ class CompiledModel(NumericModel):
     @property
     def _f(self):
         # Lambdified pieces, only if a caller asks for them.
-        return self.eom._generated
+        return generated(self.eom)
 
     @property
     def codegen_seconds(self) -> float:

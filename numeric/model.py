@@ -6,6 +6,7 @@ returns the same q'' for the same (t, q, q').
 from __future__ import annotations
 
 import time
+import weakref
 from typing import Mapping
 
 import numpy as np
@@ -15,6 +16,7 @@ import sympy.physics.mechanics as me
 from symbolic.plain import TIME, plain_replacements, to_plain
 
 __all__ = ["NumericModel", "SingularConfigurationError", "generate",
+           "generated",
            "plain_symbols", "plain_parts", "is_equations_of_motion"]
 
 t = me.dynamicsymbols._t
@@ -104,6 +106,18 @@ def generate(eom) -> dict:
     return out
 
 
+_GENERATED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def generated(eom) -> dict:
+    """:func:`generate` of ``eom``, once per equations object (kept beside
+    it, not in it: the equations are immutable)."""
+    got = _GENERATED.get(eom)
+    if got is None:
+        got = _GENERATED.setdefault(eom, generate(eom))
+    return got
+
+
 def _generate_batch(eom) -> dict:
     """Lambdified mass matrix, forcing and rates as flat lists of entries,
     for states stacked along a leading axis (entries may be scalars)."""
@@ -140,7 +154,7 @@ class NumericModel:
         self.eom = eom
         self.system = eom.system
         self.p = eom.system.parameter_vector(parameters)
-        self._f = eom._generated
+        self._f = generated(eom)
         self.n_states = len(eom.states)
         self.n_coordinates = len(eom.system.coordinates)
         self.nfev = 0
