@@ -28,8 +28,9 @@ Choices, and why
   enter the equations, so terms free of u' are irrelevant.  The rotational
   part uses the form above: the term 1/2 (w x I.w).I^-1.(w x I.w) of the
   exact expression is free of u' and never formed.  The translational term
-  is kept whole by the default strategy (its u'-free part costs nothing
-  there, see below); strategy ``"split"`` drops it too, forming
+  is kept whole by the default strategy ``"summed"`` and by
+  ``"components"`` (where its u'-free part costs nothing, see below);
+  strategy ``"split"`` drops it too, forming
   ``1/2 m a1.a1 + m a1.a0`` with ``a = a1 + a0`` (``a1`` linear in u',
   ``a0 = a(u'=0)``), and likewise for alpha.  The returned
   ``extras["acceleration_energy"]`` is the S so formed.
@@ -57,21 +58,26 @@ Choices, and why
   the Whipple bicycle's reduced form had not finished after ten minutes
   where the appended one derives with Kane's operation counts (table
   below).
-* **How S is formed** (option ``strategy``) dominates the cost; the
-  alternatives are implemented so they can be measured:
+* **How S is formed** (option ``strategy``) dominates the cost.  The
+  default is the textbook one; the others compute the same derivatives
+  another way:
 
-  ``"components"`` (default)
+  ``"summed"`` (default)
+      S = sum_B S_B built from the kinematic expressions, summed over the
+      bodies, and differentiated by sympy with respect to the speed rates:
+      the method as printed.
+  ``"components"``
       per body, S_B is written in placeholder symbols for the components
       of a and alpha (a 3- or 6-variable quadratic), differentiated with
       respect to them, and only then are the kinematics substituted:
-      ``dS/du_r' = sum_B dS_B/dx_B . dx_B/du_r'`` (x_B = (a, alpha)).
+      ``dS/du_r' = sum_B dS_B/dx_B . dx_B/du_r'`` (x_B = (a, alpha)); the
+      fastest, with Kane's operation counts.
   ``"split"``
       per body, u'-free parts dropped (above), S_B built from the
       kinematic expressions and differentiated by sympy per body.
   ``"full"``
-      as ``"split"`` with the whole translational term.
-  ``"summed"``
-      as ``"full"``, but S summed over the bodies before differentiating.
+      as ``"split"`` with the whole translational term (per body rather
+      than summed).
   ``"expanded"``
       S summed and fully expanded into a polynomial in u' (the textbook
       procedure by hand), then differentiated.
@@ -103,9 +109,12 @@ Choices, and why
 The measurements behind the defaults (seconds and operation counts of
 every variant beside Kane's, on the catalogue and on n_link_pendulum) are
 made by ``python -m bench.methods gibbs_appell``.
-Choice: ``strategy="components"``, ``elimination="append"``,
-``frames="merged"``: the smallest counts of every variant on all but the
-smallest systems, within a few percent of Kane's method throughout.
+Choice: ``strategy="summed"`` (the textbook S, within the project's
+derivation-time targets: on n_link_pendulum a fraction of sympy's
+KanesMethod at n = 10 and seconds at n = 20), ``elimination="append"``,
+``frames="merged"``.  ``strategy="components"`` earns its place as the
+fast variant: about half the derivation time and Kane's operation counts
+(fewer after cse than ``"summed"``).
 
 Extras published: ``acceleration_energy`` (S, in (t, q, u) and the speed
 rates it is written in: all of them with ``"append"``, the independent
@@ -291,8 +300,9 @@ class GibbsAppell(Formulation):
 
     Parameters
     ----------
-    strategy : {"components", "split", "full", "summed", "expanded"}
-        How the acceleration energy is formed (see the module docstring).
+    strategy : {"summed", "components", "split", "full", "expanded"}
+        How the acceleration energy is formed (see the module docstring);
+        default ``"summed"``, the textbook S.
     elimination : {"append", "substitute", "chain"}
         Dependent speed rates kept as unknowns with the differentiated
         velocity constraints appended, or eliminated (p x p equations) by
@@ -315,14 +325,14 @@ class GibbsAppell(Formulation):
 
     name = "gibbs_appell"
     peer = "sympy_kane"
-    version = "1"
+    version = "2"
     summary = "Gibbs-Appell: dS/du_r' = F~_r, S the acceleration energy"
     handles_holonomic = True
     handles_nonholonomic = True
     handles_rheonomic = True
     uses_multipliers = False
 
-    def __init__(self, *, strategy: str = "components",
+    def __init__(self, *, strategy: str = "summed",
                  elimination: str = "append", frames: str = "merged",
                  count_ops: bool = True):
         super().__init__(count_ops=count_ops)
