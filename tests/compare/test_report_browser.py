@@ -18,6 +18,10 @@ from pathlib import Path
 
 import pytest
 
+# A headless browser typesetting every system: minutes of CPU, so out of
+# the quick loop (-m "not slow"); CI runs it.
+pytestmark = pytest.mark.slow
+
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 DRIVER = shutil.which("chromedriver")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
