@@ -73,24 +73,17 @@ def pinocchio_chain(n: int, *, cart: bool = False, m: float = 1.0,
     >>> model.nq  # doctest: +SKIP
     3
     """
-    import pinocchio as pin
+    from references.oracles import TreeJoint, tree_model
 
-    model = pin.Model()
-    parent = 0
+    rod = (m, [l / 2, 0.0, 0.0], np.diag([0.0, m * l * l / 12, m * l * l / 12]))
+    joints = []
     if cart:
-        parent = model.addJoint(0, pin.JointModelPX(), pin.SE3.Identity(),
-                                "cart")
-        model.appendBodyToJoint(
-            parent, pin.Inertia(m0, np.zeros(3), np.zeros((3, 3))),
-            pin.SE3.Identity())
-    rod = pin.Inertia(m, np.array([l / 2, 0.0, 0.0]),
-                      np.diag([0.0, m * l * l / 12, m * l * l / 12]))
+        joints.append(TreeJoint(-1, "P", 0, np.zeros(3), m0, np.zeros(3),
+                                np.zeros((3, 3))))
     for i in range(n):
-        place = pin.SE3.Identity() if i == 0 else \
-            pin.SE3(np.eye(3), np.array([l, 0.0, 0.0]))
-        parent = model.addJoint(parent, pin.JointModelRZ(), place, f"j{i + 1}")
-        model.appendBodyToJoint(parent, rod, pin.SE3.Identity())
-    model.gravity = pin.Motion(np.array([0.0, -g, 0.0]), np.zeros(3))
+        joints.append(TreeJoint(len(joints) - 1, "R", 2,
+                                [l if i else 0.0, 0.0, 0.0], *rod))
+    model = tree_model(joints, [0.0, -g, 0.0])
     return model
 
 

@@ -10,22 +10,22 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import io
 import json
 import os
 import pickle
 import tempfile
 from pathlib import Path
-from types import MappingProxyType
 
 import sympy as sm
+import sympy.physics.mechanics as me
 
 from formulations.base import EquationsOfMotion, Formulation
+from symbolic.frames import connected_frames, connected_points
 
 __all__ = ["DerivationCache", "default_cache_dir", "cache_key", "code_digest"]
 
-_FIELDS = ("states", "unknowns", "mass_matrix", "forcing", "state_rates",
-           "accelerations", "state_map", "coordinate_map", "multipliers")
-_MAGIC = b"EOMCACHE1\n"
+_MAGIC = b"EOMCACHE2\n"
 
 
 def default_cache_dir() -> Path:
@@ -77,18 +77,69 @@ def cache_key(system, formulation: Formulation) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 
 
+def _declared_objects(system) -> list:
+    """The declaration's frames, points and bodies in a fixed order: what a
+    stored result refers to by position rather than by value, so that it
+    comes back tied to the caller's (equal) declaration."""
+    objs = [*connected_frames(system.frame),
+            *connected_points(system.system.fixed_point)]
+    for body in system.bodies:
+        objs += [body, body.masscenter]
+        if isinstance(body, me.RigidBody):
+            objs.append(body.frame)
+    for load in system.loads:
+        objs.append(load.point if isinstance(load, me.Force) else load.frame)
+    for cf in system.constraint_forces:
+        objs += [cf.point, *cf.points, *cf.frames]
+    seen, out = set(), []
+    for o in objs:
+        if id(o) not in seen:
+            seen.add(id(o))
+            out.append(o)
+    return out
+
+
+class _Pickler(pickle.Pickler):
+    def __init__(self, fh, system):
+        super().__init__(fh, protocol=pickle.HIGHEST_PROTOCOL)
+        self._ids = {id(system): "system"} | {
+            id(o): i for i, o in enumerate(_declared_objects(system))}
+
+    def persistent_id(self, obj):
+        return self._ids.get(id(obj))
+
+
+class _Unpickler(pickle.Unpickler):
+    def __init__(self, fh, system):
+        super().__init__(fh)
+        self._system = system
+        self._objs = _declared_objects(system)
+
+    def persistent_load(self, pid):
+        return self._system if pid == "system" else self._objs[pid]
+
+
 class DerivationCache:
     """Derived equations on disk.
 
-    Only the expressions of the numeric contract, the operation counts,
-    the timings and the recovered constraint forces are stored; other
-    extras (vectors tied to the declaration's frames) are not.
+    The :class:`~formulations.base.EquationsOfMotion` is stored whole, as
+    :meth:`Formulation.derive` built it (extras included; those a
+    formulation computes on first read are computed by it again on first
+    read).  The declaration itself is not stored: a stored result refers to
+    its frames, points and bodies, and is restored tied to the declaration
+    passed to :meth:`load`, which the key guarantees equal.
 
     Parameters
     ----------
     directory : path, optional
         Default :func:`default_cache_dir` (``$EOMCOMPARE_CACHE/derivations`` if
         set).
+
+    Attributes
+    ----------
+    rebuilt : list of str
+        One line per entry found corrupted or mismatched (and removed), for
+        the harness to report.
     """
 
     def __init__(self, directory=None):
@@ -114,32 +165,20 @@ class DerivationCache:
                 raise ValueError("key mismatch")
             if hashlib.sha256(payload).hexdigest() != meta["sha256"]:
                 raise ValueError("checksum mismatch")
-            data = pickle.loads(payload)
+            eom = _Unpickler(io.BytesIO(payload), system).load()
+            if not isinstance(eom, EquationsOfMotion):
+                raise ValueError(f"holds a {type(eom).__name__}")
         except Exception as exc:
             self.rebuilt.append(f"{path.name}: {exc}")
             path.unlink(missing_ok=True)
             return None
-        extras = {}
-        if data.get("constraint_forces"):
-            extras["constraint_forces"] = data["constraint_forces"]
-        extras["from_cache"] = True
-        return EquationsOfMotion(
-            system=system, formulation=formulation.name,
-            kinematic_equations=system.kdes,
-            op_counts=MappingProxyType(data["op_counts"]),
-            timings=MappingProxyType(data["timings"]),
-            extras=MappingProxyType(extras),
-            options=MappingProxyType(formulation.options),
-            **{k: data[k] for k in _FIELDS})
+        return eom
 
     def store(self, eom: EquationsOfMotion, formulation: Formulation) -> Path:
         key = cache_key(eom.system, formulation)
-        data = {k: getattr(eom, k) for k in _FIELDS}
-        data["op_counts"] = dict(eom.op_counts)
-        data["timings"] = dict(eom.timings)
-        cf = eom.extras.get("constraint_forces")
-        data["constraint_forces"] = dict(cf) if cf else None
-        payload = pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL)
+        buf = io.BytesIO()
+        _Pickler(buf, eom.system).dump(eom)
+        payload = buf.getvalue()
         header = json.dumps({"key": key,
                              "sha256": hashlib.sha256(payload).hexdigest(),
                              "system": eom.system.name,

@@ -462,13 +462,12 @@ def _benchmark_table(formulations=None):
 
 def _kolev_table():
     try:
-        mod = importlib.import_module("formulations.modified_lagrange")
+        mod = importlib.import_module("bench.methods")
     except ImportError as exc:
-        return None, f"not available: formulations.modified_lagrange ({exc})."
+        return None, f"not available: bench.methods ({exc})."
     fn = getattr(mod, "kolev_cost_table", None)
     if not callable(fn):
-        return None, ("not available: formulations.modified_lagrange has no "
-                      "kolev_cost_table.")
+        return None, "not available: bench.methods has no kolev_cost_table."
     try:
         table = fn()
     except Exception as exc:  # the report goes on without this section
@@ -849,7 +848,7 @@ def write_report(result, out, *, benchmarks: bool = True,
         formulations (it may derive the benchmark systems: minutes when
         they are not in the derivation cache).
     kolev : bool
-        Include ``formulations.modified_lagrange.kolev_cost_table()``
+        Include ``bench.methods.kolev_cost_table()``
         (it derives a few systems again: seconds).
     figures : bool
         Draw the figures (matplotlib); without them the report is text and

@@ -26,10 +26,9 @@ import abc
 import threading
 import time
 import inspect
-from collections.abc import Mapping as _MappingABC, MutableMapping
+from collections.abc import Mapping as _MappingABC
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from functools import cached_property
+from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import Any, ClassVar, Mapping
 
@@ -114,7 +113,8 @@ def peer_of(name: str) -> str | None:
 
 
 def check_options(owner: str, **choices) -> None:
-    """Validate option values against their valid choices.
+    """Validate option values against their valid choices: the one way
+    every formulation checks its options.
 
     ``choices`` maps an option name to ``(value, valid)``, where ``valid``
     is a tuple of allowed values or a type (or tuple of types).
@@ -122,7 +122,8 @@ def check_options(owner: str, **choices) -> None:
     Raises
     ------
     TypeError
-        For a value of the wrong type.
+        For a value of the wrong type (for allowed values: of a type none of
+        them has), naming the choices.
     ValueError
         For a value not among the choices, naming them.
 
@@ -133,6 +134,10 @@ def check_options(owner: str, **choices) -> None:
     Traceback (most recent call last):
     ...
     ValueError: kane: `assembly` must be one of ['auto', 'direct'], not 'x'
+    >>> check_options("kane", assembly=(1, ("auto", "direct")))
+    Traceback (most recent call last):
+    ...
+    TypeError: kane: `assembly` must be a str, one of ['auto', 'direct'], not int
     """
     for opt, (value, valid) in choices.items():
         if isinstance(valid, type) or (isinstance(valid, tuple) and valid
@@ -144,6 +149,10 @@ def check_options(owner: str, **choices) -> None:
                 raise TypeError(f"{owner}: `{opt}` must be of type "
                                 f"{' or '.join(names)}, not "
                                 f"{type(value).__name__}")
+        elif not any(type(value) is type(v) for v in valid):
+            kinds = " or ".join(sorted({type(v).__name__ for v in valid}))
+            raise TypeError(f"{owner}: `{opt}` must be a {kinds}, one of "
+                            f"{list(valid)}, not {type(value).__name__}")
         elif value not in valid:
             raise ValueError(f"{owner}: `{opt}` must be one of {list(valid)}, "
                              f"not {value!r}")
@@ -211,7 +220,7 @@ def count_operations(*exprs, raw: int | None = None) -> dict:
             "cse_by_kind": dict(sorted(by_kind.items()))}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Derivation:
     """What a formulation's ``_derive`` hook returns.
 
@@ -243,18 +252,23 @@ class Derivation:
     extras: Mapping = field(default_factory=dict)
 
 
-@dataclass(frozen=True, eq=False)
-class EquationsOfMotion:
-    """Immutable result of a derivation, ``mass_matrix * unknowns = forcing``.
+@dataclass(frozen=True, eq=False, kw_only=True)
+class EquationsOfMotion(Derivation):
+    """Immutable result of a derivation, ``mass_matrix * unknowns = forcing``:
+    the :class:`Derivation` a formulation returned, with what
+    :meth:`Formulation.derive` adds.  Built only by
+    :meth:`Formulation.derive` (the derivation cache stores and returns it
+    whole).
 
     Attributes
     ----------
+    states, unknowns, mass_matrix, forcing, state_rates, accelerations,
+    state_map, coordinate_map, multipliers, extras :
+        See :class:`Derivation` (immutable here: matrices are
+        ``ImmutableMatrix``, ``extras`` a read-only mapping).
     system : MechanicalSystem
     formulation : str
         Registry name of the formulation that produced it.
-    states, unknowns, mass_matrix, forcing, state_rates, accelerations,
-    state_map, coordinate_map, multipliers :
-        See :class:`Derivation`.
     kinematic_equations : tuple
         The declaration's kinematic differential equations (``= 0``).
     op_counts : mapping
@@ -263,8 +277,8 @@ class EquationsOfMotion:
     timings : mapping
         Seconds per stage, ``total`` for the whole derivation, and
         ``count_ops`` for the counting itself (not part of ``total``).
-    extras : mapping
-        Formulation-specific results.
+    options : mapping
+        The formulation's options that produced it.
 
     Examples
     --------
@@ -280,19 +294,9 @@ class EquationsOfMotion:
 
     system: MechanicalSystem
     formulation: str
-    states: tuple
-    unknowns: tuple
-    mass_matrix: sm.ImmutableMatrix
-    forcing: sm.ImmutableMatrix
-    state_rates: sm.ImmutableMatrix
-    accelerations: sm.ImmutableMatrix
-    state_map: sm.ImmutableMatrix
-    coordinate_map: sm.ImmutableMatrix
     kinematic_equations: tuple
-    multipliers: tuple
     op_counts: Mapping
     timings: Mapping
-    extras: Mapping
     options: Mapping
 
     @property
@@ -316,10 +320,27 @@ class EquationsOfMotion:
                 f"ops_cse={self.op_counts.get('cse')}, "
                 f"seconds={self.timings.get('total', float('nan')):.3g})")
 
-    @cached_property
-    def _generated(self):
-        from numeric.model import generate
-        return generate(self)
+    # Pickling (the derivation cache): read-only mappings travel as dicts;
+    # extras not yet computed travel as the recipe to compute them.
+    def __getstate__(self):
+        state = {f.name: getattr(self, f.name) for f in fields(self)}
+        for k in ("op_counts", "timings", "options"):
+            state[k] = dict(state[k])
+        extras = self.extras
+        if isinstance(extras, LazyExtras):
+            state["extras"] = extras.portable(
+                _Rederive(self.formulation, dict(self.options), self.system))
+        else:
+            state["extras"] = dict(extras)
+        return state
+
+    def __setstate__(self, state):
+        for k in ("op_counts", "timings", "options"):
+            state[k] = MappingProxyType(state[k])
+        if not isinstance(state["extras"], LazyExtras):
+            state["extras"] = MappingProxyType(state["extras"])
+        for k, v in state.items():
+            object.__setattr__(self, k, v)
 
     # What the numeric layer asks of the equations beyond M and f.  It
     # imports nothing from this package, so these live on the result.
@@ -391,6 +412,21 @@ class EquationsOfMotion:
         return numeric_model(self, parameters, backend=backend, **options)
 
 
+class _Rederive:
+    """The extras a formulation computes on first read, for equations
+    restored from a pickle: derived again (without counting), on first
+    read, by the same formulation and options."""
+
+    def __init__(self, formulation, options, system):
+        self.formulation, self.options, self.system = \
+            formulation, options, system
+
+    def __call__(self):
+        options = dict(self.options, count_ops=False)
+        return get_formulation(self.formulation, **options).derive(
+            self.system).extras
+
+
 class LazyExtras(_MappingABC):
     """Extras of which some are computed on first access.
 
@@ -428,6 +464,32 @@ class LazyExtras(_MappingABC):
 
     def __contains__(self, key):
         return key in self._eager or key in self._lazy_keys
+
+    def portable(self, recompute) -> "LazyExtras":
+        """The same extras in a picklable form: those computed already as
+        values, the others from ``recompute()`` (a picklable callable
+        returning a mapping that holds them) on first read."""
+        with self._lock:
+            if self._computed is not None:
+                return LazyExtras(self._eager | self._computed, (), None)
+        return LazyExtras(self._eager, self._lazy_keys,
+                          _Pick(recompute, self._lazy_keys))
+
+    def __reduce__(self):
+        # Picklable when ``compute`` is (see :meth:`portable`); the lock is
+        # made afresh.
+        eager = self._eager | (self._computed or {})
+        lazy = () if self._computed is not None else self._lazy_keys
+        return (LazyExtras, (eager, lazy, self._compute if lazy else None))
+
+
+class _Pick:
+    def __init__(self, source, keys):
+        self.source, self.keys = source, tuple(keys)
+
+    def __call__(self):
+        values = self.source()
+        return {k: values[k] for k in self.keys}
 
 
 class _StageTimer:
@@ -597,11 +659,10 @@ class Formulation(abc.ABC):
             multipliers=tuple(parts.multipliers),
             op_counts=MappingProxyType(op_counts),
             timings=MappingProxyType(timings),
-            # A read-only view; a mutable dict is copied first, a read-only
-            # mapping (LazyExtras computing on first read) is kept as is.
-            extras=MappingProxyType(
-                dict(parts.extras) if isinstance(parts.extras, MutableMapping)
-                else parts.extras),
+            # A read-only copy; LazyExtras (read-only, computing on first
+            # read) is kept as is.
+            extras=(parts.extras if isinstance(parts.extras, LazyExtras)
+                    else MappingProxyType(dict(parts.extras))),
             options=MappingProxyType(self.options))
 
     @abc.abstractmethod

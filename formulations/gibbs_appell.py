@@ -28,8 +28,9 @@ Choices, and why
   enter the equations, so terms free of u' are irrelevant.  The rotational
   part uses the form above: the term 1/2 (w x I.w).I^-1.(w x I.w) of the
   exact expression is free of u' and never formed.  The translational term
-  is kept whole by the default strategy (its u'-free part costs nothing
-  there, see below); strategy ``"split"`` drops it too, forming
+  is kept whole by the default strategy ``"summed"`` and by
+  ``"components"`` (where its u'-free part costs nothing, see below);
+  strategy ``"split"`` drops it too, forming
   ``1/2 m a1.a1 + m a1.a0`` with ``a = a1 + a0`` (``a1`` linear in u',
   ``a0 = a(u'=0)``), and likewise for alpha.  The returned
   ``extras["acceleration_energy"]`` is the S so formed.
@@ -57,21 +58,26 @@ Choices, and why
   the Whipple bicycle's reduced form had not finished after ten minutes
   where the appended one derives with Kane's operation counts (table
   below).
-* **How S is formed** (option ``strategy``) dominates the cost; the
-  alternatives are implemented so they can be measured:
+* **How S is formed** (option ``strategy``) dominates the cost.  The
+  default is the textbook one; the others compute the same derivatives
+  another way:
 
-  ``"components"`` (default)
+  ``"summed"`` (default)
+      S = sum_B S_B built from the kinematic expressions, summed over the
+      bodies, and differentiated by sympy with respect to the speed rates:
+      the method as printed.
+  ``"components"``
       per body, S_B is written in placeholder symbols for the components
       of a and alpha (a 3- or 6-variable quadratic), differentiated with
       respect to them, and only then are the kinematics substituted:
-      ``dS/du_r' = sum_B dS_B/dx_B . dx_B/du_r'`` (x_B = (a, alpha)).
+      ``dS/du_r' = sum_B dS_B/dx_B . dx_B/du_r'`` (x_B = (a, alpha)); the
+      fastest, with Kane's operation counts.
   ``"split"``
       per body, u'-free parts dropped (above), S_B built from the
       kinematic expressions and differentiated by sympy per body.
   ``"full"``
-      as ``"split"`` with the whole translational term.
-  ``"summed"``
-      as ``"full"``, but S summed over the bodies before differentiating.
+      as ``"split"`` with the whole translational term (per body rather
+      than summed).
   ``"expanded"``
       S summed and fully expanded into a polynomial in u' (the textbook
       procedure by hand), then differentiated.
@@ -100,48 +106,15 @@ Choices, and why
   cosines along a chain (n_link_pendulum, n = 5: 8804 raw ops against
   3478).
 
-Measured cost (``python -m formulations.gibbs_appell`` reruns it; seconds
-are ``eom.timings["total"]``, then raw/cse op counts of mass matrix and
-forcing from ``eom.op_counts``; every derivation from a fresh declaration
-with sympy's cache cleared; a 2-core machine under a load average near 10
-while measured, so seconds vary by tens of percent between runs and only
-the op counts are exact).  Reduced form (``elimination="substitute"``,
-which for systems without dependent speeds is the default's computation)::
-
-    system                         kane         components              split             summed           expanded         comp/chain     comp/sympy-dcm
-    n_link n=3             0.76 503/136       0.88 508/140       1.02 544/164       0.93 553/164       1.40 687/186       1.13 508/140       0.81 716/149
-    n_link n=4            1.18 1458/249      1.36 1472/257      1.86 1599/318      2.69 1617/314      5.37 2947/454      1.78 1472/257      2.05 2746/280
-    n_link n=5            2.28 3448/402      2.63 3478/414      3.86 3796/536      4.09 3826/526    12.80 9714/1007      2.20 3478/414      3.66 8804/460
-    crank_slider            0.44 209/84        0.57 242/93        0.60 254/95        0.61 257/97       0.80 336/131        0.63 292/98        0.63 284/96
-    four_bar                0.41 119/54        0.60 137/62        1.06 137/62        0.62 137/62       0.86 353/129        0.57 137/62        0.70 137/62
-    kolev_manipulator        0.39 261/73        0.50 288/80        0.61 322/90        0.66 337/99        0.61 231/73        0.50 288/80        0.56 288/80
-    double_pendulum         0.31 102/48        0.34 103/47        0.40 103/50        0.43 109/53         0.41 78/38        0.38 103/47        0.38 166/55
-    nlink_on_cart          0.90 856/183       1.09 870/198       1.96 902/230       1.40 936/244      2.21 1294/292       1.12 870/198      1.23 1525/209
-    rod_slider_shaft         0.28 37/25         0.29 37/25         0.29 37/25         0.29 37/25         0.27 37/25         0.31 37/25         0.33 37/25
-    rolling_disc          0.98 1730/209      1.13 1813/175      1.76 2009/202      1.31 2029/204      4.64 2234/444      0.87 4111/217      0.52 1813/175
-    rotating_tube            0.07 65/34         0.08 65/34         0.09 65/34         0.12 65/34         0.29 80/37         0.08 65/34         0.09 65/34
-    solar_panels             0.14 88/45         0.16 89/46         0.19 98/54        0.18 100/57         0.20 90/44         0.20 89/46         0.43 89/46
-    wheelbarrow             0.69 240/87        0.97 449/98       1.14 489/107       1.39 496/106       1.22 460/169      1.01 1074/126        0.77 449/98
-    n_link n=6            1.39 7127/600      4.12 7182/615      5.65 7842/828      4.45 7887/810                  -      2.98 7182/615                  -
-    n_link n=7           3.26 13373/848     4.74 13464/864    7.69 14678/1204   10.15 14741/1176                  -     8.03 13464/864                  -
-    n_link n=8          8.86 23320/1151   12.83 23460/1165   15.98 25511/1674   13.55 25595/1634                  -    8.17 23460/1165                  -
-
-Default elimination ``"append"`` (components strategy) on the systems
-with dependent speeds, same conditions::
-
-    system                   kane   gibbs_appell (append)
-    wheelbarrow       0.64 240/87         0.78 252/89
-    rolling_disc    0.81 1730/209       0.80 1750/210
-    four_bar          0.31 119/54         0.54 119/54
-    crank_slider      0.60 209/84         0.37 201/76
-    kolev_manipulator 0.27 261/73         0.30 269/75
-    andrews_squeezer 1.69 7405/413      1.50 7410/427
-    whipple_bicycle 46.8 376627/3006   90.9 387985/3054
-
-(the bicycle measured separately, one derivation each, not in sequence).
-Choice: ``strategy="components"``, ``elimination="append"``,
-``frames="merged"``: the smallest counts of every variant on all but the
-smallest systems, within a few percent of Kane's method throughout.
+The measurements behind the defaults (seconds and operation counts of
+every variant beside Kane's, on the catalogue and on n_link_pendulum) are
+made by ``python -m bench.methods gibbs_appell``.
+Choice: ``strategy="summed"`` (the textbook S, within the project's
+derivation-time targets: on n_link_pendulum a fraction of sympy's
+KanesMethod at n = 10 and seconds at n = 20), ``elimination="append"``,
+``frames="merged"``.  ``strategy="components"`` earns its place as the
+fast variant: about half the derivation time and Kane's operation counts
+(fewer after cse than ``"summed"``).
 
 Extras published: ``acceleration_energy`` (S, in (t, q, u) and the speed
 rates it is written in: all of them with ``"append"``, the independent
@@ -152,21 +125,14 @@ ones otherwise), ``generalized_active_forces`` (the F~ column),
 from __future__ import annotations
 
 import dataclasses
-import sys
-
-if __name__ == "__main__":  # pragma: no cover
-    # Importing the package has registered this module already; run its
-    # copy rather than registering the class a second time.
-    from formulations.gibbs_appell import _main
-    _main()
-    raise SystemExit(0)
 
 import sympy as sm
 import sympy.physics.mechanics as me
 
 
 from .base import (Derivation, Formulation, UnsupportedSystemError,
-                   register, solve_dependent_speeds, speed_form)
+                   check_options, register, solve_dependent_speeds,
+                   speed_form)
 from symbolic.calculus import jacobian
 from symbolic.frames import FrameAlgebra, generalized_forces, natural_frame
 
@@ -334,8 +300,9 @@ class GibbsAppell(Formulation):
 
     Parameters
     ----------
-    strategy : {"components", "split", "full", "summed", "expanded"}
-        How the acceleration energy is formed (see the module docstring).
+    strategy : {"summed", "components", "split", "full", "expanded"}
+        How the acceleration energy is formed (see the module docstring);
+        default ``"summed"``, the textbook S.
     elimination : {"append", "substitute", "chain"}
         Dependent speed rates kept as unknowns with the differentiated
         velocity constraints appended, or eliminated (p x p equations) by
@@ -358,34 +325,21 @@ class GibbsAppell(Formulation):
 
     name = "gibbs_appell"
     peer = "sympy_kane"
-    version = "1"
+    version = "2"
     summary = "Gibbs-Appell: dS/du_r' = F~_r, S the acceleration energy"
     handles_holonomic = True
     handles_nonholonomic = True
     handles_rheonomic = True
     uses_multipliers = False
 
-    def __init__(self, *, strategy: str = "components",
+    def __init__(self, *, strategy: str = "summed",
                  elimination: str = "append", frames: str = "merged",
                  count_ops: bool = True):
         super().__init__(count_ops=count_ops)
-        if not isinstance(frames, str):
-            raise TypeError(f"frames must be a str, not {type(frames).__name__}")
-        if frames not in FRAMES:
-            raise ValueError(
-                f"frames must be one of {list(FRAMES)}, not {frames!r}")
+        check_options(self.name, strategy=(strategy, STRATEGIES),
+                      elimination=(elimination, ELIMINATIONS),
+                      frames=(frames, FRAMES))
         self.frames = frames
-        if not isinstance(strategy, str):
-            raise TypeError(f"strategy must be a str, not {type(strategy).__name__}")
-        if strategy not in STRATEGIES:
-            raise ValueError(
-                f"strategy must be one of {list(STRATEGIES)}, not {strategy!r}")
-        if not isinstance(elimination, str):
-            raise TypeError(
-                f"elimination must be a str, not {type(elimination).__name__}")
-        if elimination not in ELIMINATIONS:
-            raise ValueError(f"elimination must be one of {list(ELIMINATIONS)}, "
-                             f"not {elimination!r}")
         self.strategy = strategy
         self.elimination = elimination
 
@@ -521,106 +475,3 @@ class GibbsAppell(Formulation):
         return dataclasses.replace(
             base, unknowns=tuple(ud_ind), state_rates=state_rates,
             accelerations=accelerations, extras=extras)
-
-
-# ----------------------------------------------------------------------
-# Measurement of the strategies (rerun: python -m formulations.gibbs_appell)
-# ----------------------------------------------------------------------
-def benchmark(cases=None, variants=None, file=sys.stdout):
-    """Derivation seconds and op counts of the S strategies next to Kane's.
-
-    Every derivation starts from a freshly built declaration with sympy's
-    cache cleared: points cache their velocities and sympy caches results,
-    so whichever method ran second would otherwise be timed cheaper.
-
-    Parameters
-    ----------
-    cases : list of (system name, options dict), optional
-        Default: n_link_pendulum n = 3..5 (relative angles) and every other
-        catalogue system with its default options.
-    variants : list of (strategy, elimination[, frames]), optional
-        Default: every strategy with ``"append"`` elimination.
-    file : file object or None
-        Where the table is printed (None: not printed).
-
-    Returns
-    -------
-    list of dict
-        One row per (case, method): system, method, seconds, ops_raw,
-        ops_cse.
-
-    Examples
-    --------
-    >>> rows = benchmark([("double_pendulum", {})], [("split", "append")],
-    ...                  file=None)
-    >>> sorted(r["method"] for r in rows)
-    ['gibbs_appell[split/append]', 'kane']
-    """
-    from sympy.core.cache import clear_cache
-    from systems import CATALOGUE, get_system
-    from .base import get_formulation
-    if cases is None:
-        cases = [("n_link_pendulum", {"n": n}) for n in range(3, 6)]
-        cases += [(name, {}) for name in CATALOGUE if name != "n_link_pendulum"]
-    if variants is None:
-        variants = [(s, "append") for s in STRATEGIES]
-    rows = []
-    for name, opts in cases:
-        label = name + "".join(f" {k}={v}" for k, v in opts.items())
-        methods = [("kane", get_formulation("kane"))]
-        for v in variants:
-            tag = "/".join(v[:2]) + (f"/{v[2]}" if len(v) > 2 else "")
-            methods.append((f"gibbs_appell[{tag}]", GibbsAppell(
-                strategy=v[0], elimination=v[1],
-                frames=v[2] if len(v) > 2 else "merged")))
-        for mname, form in methods:
-            ms = get_system(name, **opts)
-            clear_cache()
-            eom = form.derive(ms)
-            rows.append({"system": label, "method": mname,
-                         "seconds": eom.timings["total"],
-                         "ops_raw": eom.op_counts["raw"],
-                         "ops_cse": eom.op_counts["cse"]})
-            if file is not None:
-                r = rows[-1]
-                print(f"{r['system']:<26} {r['method']:<38} "
-                      f"{r['seconds']:9.3f} {r['ops_raw']:>9} {r['ops_cse']:>7}",
-                      file=file, flush=True)
-    return rows
-
-
-def _main(argv=None):
-    """Print the measurement table: every variant on the catalogue and on
-    n_link_pendulum n = 3..5, the cheaper ones up to n = 8."""
-    import argparse
-    parser = argparse.ArgumentParser(
-        prog="python -m formulations.gibbs_appell",
-        description="Derivation cost of the ways of forming S, beside Kane's.")
-    parser.add_argument("--max-n", type=int, default=8,
-                        help="largest n of n_link_pendulum (default 8)")
-    parser.add_argument("--systems", nargs="*", default=None,
-                        help="catalogue systems besides n_link_pendulum "
-                             "(default: all)")
-    args = parser.parse_args(argv)
-    from systems import CATALOGUE
-    names = args.systems if args.systems is not None else [
-        n for n in CATALOGUE if n != "n_link_pendulum"]
-    print(f"{'system':<26} {'method':<38} {'seconds':>9} {'ops_raw':>9} "
-          f"{'ops_cse':>7}", flush=True)
-    every = [(s, "append") for s in STRATEGIES] + [
-        ("components", "substitute"), ("components", "chain"),
-        ("components", "append", "sympy")]
-    # Expanding S, or composing direction cosines without merging, grows
-    # too fast for the larger chains (minutes each).
-    cheap = [v for v in every if v[0] != "expanded" and v[2:] != ("sympy",)]
-    small = [("n_link_pendulum", {"n": n}) for n in range(3, min(args.max_n, 5) + 1)]
-    large = [("n_link_pendulum", {"n": n}) for n in range(6, args.max_n + 1)]
-    # The largest catalogue systems (tens of seconds for Kane alone) are
-    # measured with the default only.
-    huge = {"whipple_bicycle", "andrews_squeezer"}
-    rows = benchmark(small + [(n, {}) for n in names if n not in huge], every)
-    rows += benchmark(large, cheap)
-    rows += benchmark([(n, {}) for n in names if n in huge],
-                      [("components", "append")])
-    return rows
-

@@ -31,18 +31,20 @@ import sympy.physics.mechanics as me
 
 
 from .base import (Derivation, Formulation, LazyExtras, UnsupportedSystemError,
-                   register, solve_dependent_speeds, speed_form)
+                   check_options, register, solve_dependent_speeds,
+                   speed_form)
 from symbolic.calculus import jacobian
 from .composite import composite_equations
 from symbolic.frames import FrameAlgebra, generalized_forces, natural_frame
 
-__all__ = ["Kane", "body_kinematics", "BodyKinematics"]
+__all__ = ["Kane", "body_kinematics", "BodyKinematics",
+           "composite_body_equations"]
 
 t = me.dynamicsymbols._t
 _ASSEMBLIES = ("auto", "composite", "direct")
 # Nesting depth from which the composite sums have fewer operations after
-# cse (measured on n_link_pendulum and n_link_pendulum_on_cart; see
-# formulations.composite).
+# cse (on n_link_pendulum and n_link_pendulum_on_cart: the benchmark's
+# operation counts of kane with assembly="direct" and "composite").
 _AUTO_DEPTH = 5
 
 
@@ -177,6 +179,22 @@ def inertia_forcing(kins, n):
     return f
 
 
+def composite_body_equations(ms, qdot, speeds, fa, min_depth=1):
+    """Mass matrix and forcing (F_r + F*_r without speed-rate terms) summed
+    over nested composite bodies (:mod:`formulations.composite`), the loads
+    the composites do not carry added as generalized active forces; None
+    when the system is not a tree of twists nested ``min_depth`` deep."""
+    calc = _VectorCalculus(ms.frame, qdot, speeds, fa)
+    got = composite_equations(ms, qdot, speeds, fa, calc, min_depth=min_depth)
+    if got is None:
+        return None
+    M, f, carried = got
+    others = [ld for ld in ms.loads if ld not in carried]
+    if others:
+        f = f + generalized_forces(others, ms.frame, fa, speeds, qdot)
+    return M, f
+
+
 @register
 class Kane(Formulation):
     """Kane's method from partial velocities (this project's implementation).
@@ -206,9 +224,7 @@ class Kane(Formulation):
 
     def __init__(self, *, assembly: str = "auto", count_ops: bool = True):
         super().__init__(count_ops=count_ops)
-        if assembly not in _ASSEMBLIES:
-            raise ValueError(f"assembly must be one of {list(_ASSEMBLIES)}, "
-                             f"not {assembly!r}")
+        check_options(self.name, assembly=(assembly, _ASSEMBLIES))
         self.assembly = assembly
 
     @property
@@ -233,18 +249,19 @@ class Kane(Formulation):
             A = sm.Matrix(kin.velocity_constraint_A)
             b = sm.Matrix(kin.velocity_constraint_b)
             C = solve_dependent_speeds(A[:, p:], -A[:, :p]) if m else sm.zeros(0, p)
-        with stage("generalized_forces"):
-            composite = None
-            if self.assembly != "direct":
-                calc = _VectorCalculus(ms.frame, qdot, u, fa)
-                composite = composite_equations(
-                    ms, qdot, u, fa, calc,
+        # Mass matrix and forcing of all speeds (F_r + F*_r with the speed
+        # rates set to zero), by one of two sums.
+        composite = None
+        if self.assembly != "direct":
+            with stage("composite_bodies"):
+                composite = composite_body_equations(
+                    ms, qdot, u, fa,
                     min_depth=_AUTO_DEPTH if self.assembly == "auto" else 1)
-                if composite is None and self.assembly == "composite":
-                    raise UnsupportedSystemError(
-                        f"{ms.name}: composite assembly needs every speed to "
-                        "move its bodies as one rigid motion, in a tree; use "
-                        "assembly='auto' or 'direct'")
+            if composite is None and self.assembly == "composite":
+                raise UnsupportedSystemError(
+                    f"{ms.name}: composite assembly needs every speed to "
+                    "move its bodies as one rigid motion, in a tree; use "
+                    "assembly='auto' or 'direct'")
         # The body-by-body kinematics and F_r give the direct sums; with the
         # composite sums they only serve the extras (partial velocities,
         # F_r and F*_r), which are then computed when first read.
@@ -258,11 +275,7 @@ class Kane(Formulation):
                 Mh, fstar = mass_matrix_and_inertia_forcing(kins, len(u))
                 rhs = F + fstar
         else:
-            with stage("generalized_forces"):
-                Mh, rhs, used = composite
-                others = [ld for ld in ms.loads if ld not in used]
-                if others:
-                    rhs = rhs + generalized_forces(others, ms.frame, fa, u, qdot)
+            Mh, rhs = composite
         with stage("assembly"):
             if m:
                 M = Mh[:p, :] + C.T * Mh[p:, :]

@@ -93,13 +93,13 @@ def _check_gains(baumgarte):
             or not all(isinstance(g, numbers.Real)
                        and not isinstance(g, bool) for g in baumgarte)):
         raise TypeError(
-            f"baumgarte must be None or a pair of real gains (alpha, beta), "
-            f"not {baumgarte!r}")
+            f"lagrange: `baumgarte` must be None or a pair of real gains "
+            f"(alpha, beta), not {baumgarte!r}")
     alpha, beta = (float(g) for g in baumgarte)
     if alpha < 0 or beta < 0:
         raise ValueError(
-            f"baumgarte gains must be non-negative (alpha >= 0, beta >= 0), "
-            f"not {baumgarte!r}")
+            f"lagrange: `baumgarte` gains must be non-negative (alpha >= 0, "
+            f"beta >= 0), not {baumgarte!r}")
     return alpha, beta
 
 

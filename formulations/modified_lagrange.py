@@ -108,9 +108,9 @@ Variants (option ``variant``)
     needs explicit solutions of every holonomic constraint and refuses a
     system without them (:class:`UnsupportedSystemError`).
 
-:func:`kolev_cost_table` measures both variants against Lagrange's equations
-with multipliers (the ``"lagrange"`` formulation) on the paper's kind of
-systems.
+:func:`bench.methods.kolev_cost_table` measures both variants against
+Lagrange's equations with multipliers (the ``"lagrange"`` formulation) on
+the paper's kind of systems.
 
 Derivation contract
 -------------------
@@ -163,7 +163,7 @@ import sympy as sm
 import sympy.physics.mechanics as me
 
 from .base import (Derivation, Formulation, UnsupportedSystemError,
-                   get_formulation, register)
+                   check_options, get_formulation, register)
 from symbolic.calculus import directional_derivative, jacobian, time_derivative
 from symbolic.linsolve import ADJUGATE_MAX, solve_linear
 from symbolic.frames import FrameAlgebra
@@ -171,8 +171,7 @@ from symbolic.frames import generalized_forces as _generalized_forces
 from symbolic.frames import kinetic_energy as _kinetic_energy
 
 __all__ = ["ModifiedLagrange", "modified_lagrange_equations",
-           "kinetic_energy_in_rates", "generalized_forces_in_rates",
-           "kolev_cost_table"]
+           "kinetic_energy_in_rates", "generalized_forces_in_rates"]
 
 t = me.dynamicsymbols._t
 
@@ -388,16 +387,9 @@ class ModifiedLagrange(Formulation):
     def __init__(self, *, variant: str = "modified", dependent: str = "auto",
                  dependent_rates: str = "auto", count_ops: bool = True):
         super().__init__(count_ops=count_ops)
-        for label, value, valid in (
-                ("variant", variant, _VARIANTS),
-                ("dependent", dependent, _DEPENDENT),
-                ("dependent_rates", dependent_rates, _DEPENDENT_RATES)):
-            if not isinstance(value, str):
-                raise TypeError(f"{label} must be a string, one of "
-                                f"{list(valid)}, not {type(value).__name__}")
-            if value not in valid:
-                raise ValueError(f"{label} must be one of {list(valid)}, "
-                                 f"not {value!r}")
+        check_options(self.name, variant=(variant, _VARIANTS),
+                      dependent=(dependent, _DEPENDENT),
+                      dependent_rates=(dependent_rates, _DEPENDENT_RATES))
         if variant == "substituted" and dependent == "implicit":
             raise ValueError(
                 "variant='substituted' substitutes explicit solutions into T "
@@ -662,88 +654,3 @@ def _numeric_samples(ms, B, keep, elim, n=3):
         vals = B.xreplace(rep).evalf()
         out.append(np.array(vals.tolist(), dtype=float))
     return out
-
-
-# ----------------------------------------------------------------------
-# The paper's motivation as data
-# ----------------------------------------------------------------------
-_COST_SYSTEMS = ("four_bar", "crank_slider", "kolev_manipulator")
-_COST_VARIANTS = (
-    ("modified", "modified_lagrange", {"variant": "modified",
-                                       "dependent": "explicit"}),
-    ("modified_implicit", "modified_lagrange", {"variant": "modified",
-                                                "dependent": "implicit"}),
-    ("substituted", "modified_lagrange", {"variant": "substituted"}),
-    ("multipliers", "lagrange", {}),
-)
-
-
-def kolev_cost_table(systems: Sequence[str] = _COST_SYSTEMS):
-    """Operation counts and derivation times, measured now, of Kolev's
-    modified equations against the two approaches the paper improves on.
-
-    Rows per system:
-
-    ``modified``
-        Kolev's equations with the declared explicit solutions f_r.
-    ``modified_implicit``
-        Kolev's equations with df_r/dq_j from the implicit function theorem
-        (dependent coordinates kept in the state).
-    ``substituted``
-        Lagrange's equations in minimal coordinates, f_r substituted in T.
-    ``multipliers``
-        Lagrange's equations with multipliers (the ``"lagrange"``
-        formulation), where it is registered.
-
-    A variant that refuses a system (or a formulation that is not
-    registered) gives a row with ``error`` set and no numbers.
-
-    Parameters
-    ----------
-    systems : sequence of str
-        Catalogue names; by default the paper's kind of system:
-        ``("four_bar", "crank_slider", "kolev_manipulator")``.
-
-    Returns
-    -------
-    pandas.DataFrame
-        Columns ``system, variant, formulation, seconds, ops_raw, ops_cse,
-        n_equations, n_unknowns, n_multipliers, error``.
-
-    Examples
-    --------
-    >>> df = kolev_cost_table(["four_bar"])      # doctest: +SKIP
-    >>> sorted(df["variant"])                    # doctest: +SKIP
-    ['modified', 'modified_implicit', 'multipliers', 'substituted']
-    """
-    import pandas as pd
-    from systems import get_system
-
-    if isinstance(systems, str):
-        raise TypeError("systems must be a sequence of catalogue names, not "
-                        "a single string")
-    rows = []
-    for name in systems:
-        ms = get_system(name)
-        for label, form, opts in _COST_VARIANTS:
-            row = {"system": name, "variant": label, "formulation": form,
-                   "seconds": np.nan, "ops_raw": np.nan, "ops_cse": np.nan,
-                   "n_equations": np.nan, "n_unknowns": np.nan,
-                   "n_multipliers": np.nan, "error": ""}
-            try:
-                f = get_formulation(form, **opts)
-                eom = f.derive(ms)
-            except (UnsupportedSystemError, ValueError) as exc:
-                row["error"] = f"{type(exc).__name__}: {exc}"
-                rows.append(row)
-                continue
-            row.update(seconds=float(eom.timings["total"]),
-                       ops_raw=eom.op_counts.get("raw", np.nan),
-                       ops_cse=eom.op_counts.get("cse", np.nan),
-                       n_equations=eom.n_equations,
-                       n_unknowns=eom.n_unknowns,
-                       n_multipliers=eom.n_multipliers)
-            rows.append(row)
-    return pd.DataFrame(rows, columns=[
-        "system", "variant", "formulation", "seconds", "ops_raw", "ops_cse",
-        "n_equations", "n_unknowns", "n_multipliers", "error"])

@@ -1,8 +1,9 @@
 """The registry of numeric backends: ``eom.numeric(backend=...)``.
 
 As scipy's ``solve_ivp`` names its methods, a backend is a name mapped to a
-model class taking ``(eom, parameters, **options)``: ``"lambdify"``
-(:class:`numeric.model.NumericModel`, numpy code from sympy's lambdify,
+model class taking ``(eom, parameters, **options)``, a subclass of
+:class:`numeric.model.NumericModel` implementing its evaluations: ``"lambdify"``
+(:class:`numeric.model.LambdifyModel`, numpy code from sympy's lambdify,
 needs no compiler) and ``"c"`` (:class:`numeric.compiled.CompiledModel`, C
 compiled with the system compiler).  ``"auto"`` is ``"c"`` when it can be
 built, else a warning and ``"lambdify"``.  A new backend is one more entry
@@ -14,12 +15,12 @@ import warnings
 from typing import Mapping
 
 from .compiled import CompiledBackendError, CompiledModel
-from .model import NumericModel
+from .model import LambdifyModel
 
 __all__ = ["BACKENDS", "numeric_model"]
 
 #: Backend name -> model class.
-BACKENDS: dict[str, type] = {"lambdify": NumericModel, "c": CompiledModel}
+BACKENDS: dict[str, type] = {"lambdify": LambdifyModel, "c": CompiledModel}
 
 
 def numeric_model(eom, parameters: Mapping | None = None,
@@ -47,7 +48,7 @@ def numeric_model(eom, parameters: Mapping | None = None,
     >>> from formulations import get_formulation
     >>> eom = get_formulation("kane").derive("double_pendulum")
     >>> type(numeric_model(eom)).__name__
-    'NumericModel'
+    'LambdifyModel'
     """
     if backend != "auto" and backend not in BACKENDS:
         raise ValueError(f"`backend` must be one of "
@@ -62,4 +63,4 @@ def numeric_model(eom, parameters: Mapping | None = None,
     except CompiledBackendError as exc:
         warnings.warn(f"the compiled backend is not available, using "
                       f"lambdify: {exc}", RuntimeWarning, stacklevel=3)
-        return NumericModel(eom, parameters)
+        return LambdifyModel(eom, parameters)

@@ -446,8 +446,8 @@ _F8 = np.dtype(float)
 
 
 class CompiledModel(NumericModel):
-    """The numeric contract of :class:`~numeric.model.NumericModel`
-    evaluated in compiled C.
+    """The ``"c"`` backend: the numeric contract of
+    :class:`~numeric.model.NumericModel` evaluated in compiled C.
 
     Parameters
     ----------
@@ -488,65 +488,26 @@ class CompiledModel(NumericModel):
 
     def __init__(self, eom, parameters: Mapping | None = None, *,
                  compiler: str | None = None, cflags=None, cache_dir=None):
-        # NumericModel.__init__ would lambdify every piece; nothing here
-        # needs it, so the fields are set directly.
-        self.eom = eom
-        self.system = eom.system
-        self.n_states = len(eom.states)
-        self.n_coordinates = len(eom.system.coordinates)
-        self.nfev = 0
         source, info, self._codegen_seconds = _generated_c(eom)
         self._module, self.compile_seconds = build_module(
             source, compiler=compiler, cflags=cflags, cache_dir=cache_dir)
         self._lib = self._module.lib
         self._fb = self._module.ffi.from_buffer
         self._dbl = self._module.ffi.typeof("double[]")
-        self._nz = info["nz"]
-        self._force_names = info["forces"]
-        self._xshape = (self.n_states,)
-        self.p = eom.system.parameter_vector(parameters)
+        self.force_names = tuple(info["forces"])
+        self._xshape = (len(eom.states),)
+        super().__init__(eom, parameters)
 
-    @property
-    def p(self) -> np.ndarray:
-        """Parameter values in ``system.parameters`` order."""
-        return self._p
-
-    @p.setter
-    def p(self, value):
-        p = np.array(value, dtype=float).ravel()
-        if p.shape != (len(self.system.parameters),):
-            raise ValueError(
-                f"{len(self.system.parameters)} parameter values expected, "
-                f"not {p.size}")
-        self._p = p
+    def _set_parameters(self, p):
         self._pc = self._fb("double[]", p)
-
-    @property
-    def _f(self):
-        # Lambdified pieces, only if a caller asks for them.
-        return self.eom._generated
 
     @property
     def codegen_seconds(self) -> float:
         """Seconds spent printing the C (compiling excluded)."""
         return self._codegen_seconds
 
-    def __repr__(self):
-        return (f"CompiledModel(system={self.system.name!r}, "
-                f"formulation={self.eom.formulation!r}, "
-                f"states={self.n_states})")
-
-    def _vec(self, x, n, what):
-        x = np.ascontiguousarray(x, dtype=float)
-        if x.shape != (n,):
-            x = x.ravel()
-            if x.shape != (n,):
-                raise ValueError(f"{what} must have {n} entries, not {x.size}")
-        return x
-
-    def mass_matrix_and_forcing(self, t0, x):
-        x = self._vec(x, self.n_states, "x")
-        n = self._nz
+    def _mass_matrix_and_forcing(self, t0, x):
+        n = self.n_unknowns
         M = np.empty((n, n))
         f = np.empty(n)
         fb = self._fb
@@ -554,10 +515,9 @@ class CompiledModel(NumericModel):
                          fb("double[]", M), fb("double[]", f))
         return M, f
 
-    def rhs(self, t0, x) -> np.ndarray:
-        """x' = rhs(t, x) in one C call; a fresh array each call."""
-        self.nfev += 1
-        # The fast path takes float64 arrays of the right shape as they are;
+    def _rhs(self, t0, x) -> np.ndarray:
+        # One C call: mass matrix, forcing, LU solve and rates.  The fast
+        # path takes float64 arrays of the right shape as they are;
         # anything else is converted (never reinterpreted).
         if type(x) is not np.ndarray or x.dtype is not _F8 \
                 or x.shape != self._xshape:
@@ -577,8 +537,7 @@ class CompiledModel(NumericModel):
     def _rates_after_failure(self, t0, x):
         # numpy repeats the solve and raises the lambdify backend's error;
         # if it does not, its solution is used.
-        z = self.solve_unknowns(t0, x)
-        return self._rates(t0, x, z)
+        return self._rates(t0, x, self.solve_unknowns(t0, x))
 
     def _rates(self, t0, x, z):
         out = np.empty(self.n_states)
@@ -588,26 +547,15 @@ class CompiledModel(NumericModel):
                             self._pc, fb("double[]", out))
         return out
 
-    def rhs_batch(self, t0, X) -> np.ndarray:
-        """x' for many states at once: ``X`` of shape (k, n_states) gives
-        (k, n_states); ``t0`` is one time or k times.  One C call."""
-        X = np.ascontiguousarray(X, dtype=float)
-        if X.ndim != 2 or X.shape[1] != self.n_states:
-            raise ValueError(f"X must have shape (k, {self.n_states}), not "
-                             f"{X.shape}")
+    def _rhs_batch(self, T, X) -> np.ndarray:
+        # One C call for all states; a state whose solve fails is redone
+        # through numpy (raising for it), then the rest continue in C.
         k = X.shape[0]
-        T = np.asarray(t0, dtype=float)
         if T.ndim == 0:
             T, ts = T.reshape(1), 0
-        elif T.shape == (k,):
-            T, ts = np.ascontiguousarray(T), 1
         else:
-            raise ValueError(f"t0 must be a number or have shape ({k},), not "
-                             f"{T.shape}")
+            T, ts = np.ascontiguousarray(T), 1
         out = np.empty((k, self.n_states))
-        self.nfev += k
-        if k == 0:
-            return out
         fb = self._fb
         bad = self._lib.eom_rhs_batch(k, fb("double[]", T), ts,
                                       fb("double[]", X), self._pc,
@@ -623,28 +571,21 @@ class CompiledModel(NumericModel):
             bad = rest + i + 1 if rest else 0
         return out
 
-    def state_from(self, q, qd, t0=0.0) -> np.ndarray:
-        n = self.n_coordinates
-        q = self._vec(q, n, "q")
-        qd = self._vec(qd, n, "qd")
+    def _state(self, t0, q, qd):
         out = np.empty(self.n_states)
         fb = self._fb
         self._lib.eom_state(float(t0), fb("double[]", q), fb("double[]", qd),
                             self._pc, fb("double[]", out))
         return out
 
-    def coordinates_from(self, x, t0=0.0):
-        x = self._vec(x, self.n_states, "x")
-        n = self.n_coordinates
-        out = np.empty(2 * n)
+    def _coordinates(self, t0, x):
+        out = np.empty(2 * self.n_coordinates)
         fb = self._fb
         self._lib.eom_coords(float(t0), fb("double[]", x), self._pc,
                              fb("double[]", out))
-        return out[:n].copy(), out[n:].copy()
+        return out
 
-    def coordinate_accelerations(self, t0, q, qd) -> np.ndarray:
-        x = self.state_from(q, qd, t0)
-        z = self.solve_unknowns(t0, x, check=True)
+    def _accelerations(self, t0, x, z):
         out = np.empty(self.n_coordinates)
         fb = self._fb
         self._lib.eom_acc(float(t0), fb("double[]", x),
@@ -652,14 +593,10 @@ class CompiledModel(NumericModel):
                           self._pc, fb("double[]", out))
         return out
 
-    def constraint_forces(self, t0, q, qd) -> dict:
-        if not self._force_names:
-            raise self.eom.constraint_forces_refusal()
-        x = self.state_from(q, qd, t0)
-        z = self.solve_unknowns(t0, x, check=True)
-        out = np.empty(len(self._force_names))
+    def _forces(self, t0, x, z):
+        out = np.empty(len(self.force_names))
         fb = self._fb
         self._lib.eom_forces(float(t0), fb("double[]", x),
                              fb("double[]", np.ascontiguousarray(z, float)),
                              self._pc, fb("double[]", out))
-        return dict(zip(self._force_names, out.tolist()))
+        return out

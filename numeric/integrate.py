@@ -246,8 +246,8 @@ def _resolve_model(eom_or_model, parameters):
     if is_equations_of_motion(eom_or_model):
         return eom_or_model.numeric(parameters)
     if isinstance(eom_or_model, NumericModel):
-        if parameters is not None:
-            return NumericModel(eom_or_model.eom, parameters)
+        if parameters is not None:  # the same backend, other values
+            return type(eom_or_model)(eom_or_model.eom, parameters)
         return eom_or_model
     raise TypeError(
         f"eom_or_model must be an EquationsOfMotion or a NumericModel, not "

@@ -6,6 +6,7 @@ returns the same q'' for the same (t, q, q').
 from __future__ import annotations
 
 import time
+import weakref
 from typing import Mapping
 
 import numpy as np
@@ -14,7 +15,8 @@ import sympy.physics.mechanics as me
 
 from symbolic.plain import TIME, plain_replacements, to_plain
 
-__all__ = ["NumericModel", "SingularConfigurationError", "generate",
+__all__ = ["NumericModel", "LambdifyModel", "SingularConfigurationError",
+           "generate", "generated",
            "plain_symbols", "plain_parts", "is_equations_of_motion"]
 
 t = me.dynamicsymbols._t
@@ -104,6 +106,18 @@ def generate(eom) -> dict:
     return out
 
 
+_GENERATED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def generated(eom) -> dict:
+    """:func:`generate` of ``eom``, once per equations object (kept beside
+    it, not in it: the equations are immutable)."""
+    got = _GENERATED.get(eom)
+    if got is None:
+        got = _GENERATED.setdefault(eom, generate(eom))
+    return got
+
+
 def _generate_batch(eom) -> dict:
     """Lambdified mass matrix, forcing and rates as flat lists of entries,
     for states stacked along a leading axis (entries may be scalars)."""
@@ -130,39 +144,93 @@ def is_equations_of_motion(obj) -> bool:
 
 
 class NumericModel:
-    """Numeric evaluation of one :class:`EquationsOfMotion`.
+    """Numeric evaluation of one :class:`EquationsOfMotion`: the contract
+    every backend meets (see :mod:`numeric.backends`).
+
+    The public methods are written here once: they check their arguments,
+    count right-hand-side evaluations in :attr:`nfev` and solve
+    ``M z = f``.  A backend implements the evaluations they call:
+    ``_mass_matrix_and_forcing(t, x)``, ``_rates(t, x, z)``,
+    ``_state(t, q, qd)``, ``_coordinates(t, x)`` (q and q' stacked),
+    ``_accelerations(t, x, z)``, ``_forces(t, x, z)`` with the names in
+    ``force_names``, ``_rhs_batch(T, X)`` and, where it has a faster way
+    than solving and then evaluating the rates, ``_rhs(t, x)``; and it sets
+    :attr:`p` from its ``_set_parameters``.
 
     Every method returns a fresh array: integrators may keep references to
     earlier results.
+
+    Attributes
+    ----------
+    eom, system : the equations and their declaration.
+    n_states, n_coordinates, n_unknowns : sizes of x, q and z.
+    nfev : int
+        Right-hand-side evaluations so far (a batch of k states counts k).
     """
+
+    #: The name of the backend in :data:`numeric.backends.BACKENDS`.
+    backend: str = ""
+    #: Names of the constraint forces the formulation recovers.
+    force_names: tuple = ()
 
     def __init__(self, eom, parameters: Mapping | None = None):
         self.eom = eom
         self.system = eom.system
-        self.p = eom.system.parameter_vector(parameters)
-        self._f = eom._generated
         self.n_states = len(eom.states)
         self.n_coordinates = len(eom.system.coordinates)
+        self.n_unknowns = len(eom.unknowns)
         self.nfev = 0
+        self.p = eom.system.parameter_vector(parameters)
+
+    @property
+    def p(self) -> np.ndarray:
+        """Parameter values in ``system.parameters`` order."""
+        return self._p
+
+    @p.setter
+    def p(self, value):
+        p = np.array(value, dtype=float).ravel()
+        if p.shape != (len(self.system.parameters),):
+            raise ValueError(
+                f"{len(self.system.parameters)} parameter values expected, "
+                f"not {p.size}")
+        self._p = p
+        self._set_parameters(p)
+
+    def _set_parameters(self, p):
+        """Hook: a backend that keeps the parameters in its own form."""
 
     @property
     def codegen_seconds(self) -> float:
-        return self._f["seconds"]
+        """Seconds spent generating the backend's code."""
+        return float("nan")
 
     def __repr__(self):
-        return (f"NumericModel(system={self.system.name!r}, "
-                f"formulation={self.eom.formulation!r}, states={self.n_states})")
+        return (f"{type(self).__name__}(system={self.system.name!r}, "
+                f"formulation={self.eom.formulation!r}, "
+                f"states={self.n_states})")
+
+    # -- argument checks ------------------------------------------------
+    @staticmethod
+    def _vec(x, n, what):
+        x = np.ascontiguousarray(x, dtype=float)
+        if x.shape != (n,):
+            x = x.ravel()
+            if x.shape != (n,):
+                raise ValueError(f"{what} must have {n} entries, not {x.size}")
+        return x
 
     def _describe(self, t0, x):
         q, _ = self.coordinates_from(x, t0)
         names = [str(c).replace("(t)", "") for c in self.system.coordinates]
         return ", ".join(f"{n}={v:.6g}" for n, v in zip(names, q))
 
+    # -- the contract ---------------------------------------------------
     def mass_matrix_and_forcing(self, t0, x):
-        M, f = self._f["Mf"](t0, x, self.p)
-        n = len(self.eom.unknowns)
-        return (np.asarray(M, dtype=float).reshape(n, n),
-                np.asarray(f, dtype=float).reshape(n))
+        """``(M, f)`` at (t, x): arrays (n_unknowns, n_unknowns) and
+        (n_unknowns,)."""
+        return self._mass_matrix_and_forcing(
+            t0, self._vec(x, self.n_states, "x"))
 
     def solve_unknowns(self, t0, x, check: bool = False) -> np.ndarray:
         """z with M(t, x) z = f(t, x).
@@ -202,10 +270,11 @@ class NumericModel:
     def rhs(self, t0, x) -> np.ndarray:
         """x' = rhs(t, x) for the formulation's own state vector."""
         self.nfev += 1
-        x = np.asarray(x, dtype=float)
-        z = self.solve_unknowns(t0, x)
-        return np.asarray(self._f["rates"](t0, x, z, self.p),
-                          dtype=float).reshape(self.n_states)
+        return self._rhs(t0, x)
+
+    def _rhs(self, t0, x):
+        x = self._vec(x, self.n_states, "x")
+        return self._rates(t0, x, self.solve_unknowns(t0, x))
 
     def rhs_batch(self, t0, X) -> np.ndarray:
         """x' for many states at once, vectorized over the leading axis.
@@ -226,7 +295,7 @@ class NumericModel:
         >>> model.rhs_batch(0.0, [[0.1, 0.2, 0.0, 0.0]] * 3).shape
         (3, 4)
         """
-        X = np.asarray(X, dtype=float)
+        X = np.ascontiguousarray(X, dtype=float)
         if X.ndim != 2 or X.shape[1] != self.n_states:
             raise ValueError(f"X must have shape (k, {self.n_states}), not "
                              f"{X.shape}")
@@ -236,10 +305,103 @@ class NumericModel:
             raise ValueError(f"t0 must be a number or have shape ({k},), not "
                              f"{T.shape}")
         self.nfev += k
-        fns = self._f.get("batch")
+        if k == 0:
+            return np.empty((0, self.n_states))
+        return self._rhs_batch(T, X)
+
+    def state_from(self, q, qd, t0=0.0) -> np.ndarray:
+        """The formulation's state x from all coordinates and their rates."""
+        n = self.n_coordinates
+        return self._state(t0, self._vec(q, n, "q"), self._vec(qd, n, "qd"))
+
+    def coordinates_from(self, x, t0=0.0):
+        """(q, q') of all coordinates from the formulation's state x."""
+        c = self._coordinates(t0, self._vec(x, self.n_states, "x"))
+        n = self.n_coordinates
+        return c[:n].copy(), c[n:].copy()
+
+    def coordinate_accelerations(self, t0, q, qd) -> np.ndarray:
+        """q'' of all coordinates at a state (t, q, q') consistent with the
+        constraints."""
+        x = self.state_from(q, qd, t0)
+        z = self.solve_unknowns(t0, x, check=True)
+        return self._accelerations(t0, x, z)
+
+    def multipliers(self, t0, q, qd) -> np.ndarray:
+        """Lagrange multipliers at a state, one per constraint row in the
+        declaration's order, with ``M q'' = f + C^T lambda``
+        (the convention: :mod:`formulations.multipliers`)."""
+        idx = self.eom.multiplier_indices()
+        if not idx:
+            return np.zeros(0)
+        x = self.state_from(q, qd, t0)
+        z = self.solve_unknowns(t0, x, check=True)
+        return np.asarray(z, dtype=float)[idx]
+
+    def constraint_forces(self, t0, q, qd) -> dict:
+        """Constraint forces recovered by the formulation, by name.
+
+        Raises
+        ------
+        UnsupportedSystemError
+            When the formulation recovers none of the forces the system asks
+            for (the message says why).
+        """
+        if not self.force_names:
+            raise self.eom.constraint_forces_refusal()
+        x = self.state_from(q, qd, t0)
+        z = self.solve_unknowns(t0, x, check=True)
+        return dict(zip(self.force_names, self._forces(t0, x, z).tolist()))
+
+
+class LambdifyModel(NumericModel):
+    """The ``"lambdify"`` backend: numpy code from sympy's lambdify (with
+    cse), generated once per equations object; needs no compiler."""
+
+    backend = "lambdify"
+
+    def __init__(self, eom, parameters: Mapping | None = None):
+        self._f = generated(eom)
+        forces = self._f.get("forces")
+        self.force_names = tuple(forces[0]) if forces else ()
+        super().__init__(eom, parameters)
+
+    @property
+    def codegen_seconds(self) -> float:
+        return self._f["seconds"]
+
+    def _mass_matrix_and_forcing(self, t0, x):
+        M, f = self._f["Mf"](t0, x, self.p)
+        n = self.n_unknowns
+        return (np.asarray(M, dtype=float).reshape(n, n),
+                np.asarray(f, dtype=float).reshape(n))
+
+    def _rates(self, t0, x, z):
+        return np.asarray(self._f["rates"](t0, x, z, self.p),
+                          dtype=float).reshape(self.n_states)
+
+    def _state(self, t0, q, qd):
+        return np.asarray(self._f["state"](t0, q, qd, self.p),
+                          dtype=float).reshape(self.n_states)
+
+    def _coordinates(self, t0, x):
+        return np.asarray(self._f["coords"](t0, x, self.p),
+                          dtype=float).ravel()
+
+    def _accelerations(self, t0, x, z):
+        return np.asarray(self._f["acc"](t0, x, z, self.p),
+                          dtype=float).reshape(self.n_coordinates)
+
+    def _forces(self, t0, x, z):
+        return np.asarray(self._f["forces"][1](t0, x, z, self.p),
+                          dtype=float).ravel()
+
+    def _rhs_batch(self, T, X):
+        k = X.shape[0]
+        fns = _BATCH.get(self.eom)
         if fns is None:
-            fns = self._f["batch"] = _generate_batch(self.eom)
-        n = len(self.eom.unknowns)
+            fns = _BATCH.setdefault(self.eom, _generate_batch(self.eom))
+        n = self.n_unknowns
         Mf = np.empty((k, n * n + n))
         for j, v in enumerate(fns["Mf"](T, X.T, self.p)):
             Mf[:, j] = v
@@ -258,44 +420,5 @@ class NumericModel:
             out[:, j] = v
         return out
 
-    def state_from(self, q, qd, t0=0.0) -> np.ndarray:
-        """The formulation's state x from all coordinates and their rates."""
-        return np.asarray(self._f["state"](t0, np.asarray(q, float),
-                                           np.asarray(qd, float), self.p),
-                          dtype=float).reshape(self.n_states)
 
-    def coordinates_from(self, x, t0=0.0):
-        """(q, q') of all coordinates from the formulation's state x."""
-        c = np.asarray(self._f["coords"](t0, np.asarray(x, float), self.p),
-                       dtype=float).ravel()
-        n = self.n_coordinates
-        return c[:n].copy(), c[n:].copy()
-
-    def coordinate_accelerations(self, t0, q, qd) -> np.ndarray:
-        """q'' of all coordinates at a state (t, q, q') consistent with the
-        constraints."""
-        x = self.state_from(q, qd, t0)
-        z = self.solve_unknowns(t0, x, check=True)
-        return np.asarray(self._f["acc"](t0, x, z, self.p),
-                          dtype=float).reshape(self.n_coordinates)
-
-    def multipliers(self, t0, q, qd) -> np.ndarray:
-        """Lagrange multipliers at a state, one per constraint row in the
-        declaration's order, with ``M q'' = f + C^T lambda``
-        (the convention: :mod:`formulations.multipliers`)."""
-        idx = self.eom.multiplier_indices()
-        if not idx:
-            return np.zeros(0)
-        x = self.state_from(q, qd, t0)
-        z = self.solve_unknowns(t0, x, check=True)
-        return np.asarray(z, dtype=float)[idx]
-
-    def constraint_forces(self, t0, q, qd) -> dict:
-        """Constraint forces recovered by the formulation, by name."""
-        if "forces" not in self._f:
-            raise self.eom.constraint_forces_refusal()
-        names, fn = self._f["forces"]
-        x = self.state_from(q, qd, t0)
-        z = self.solve_unknowns(t0, x, check=True)
-        vals = np.asarray(fn(t0, x, z, self.p), dtype=float).ravel()
-        return dict(zip(names, vals))
+_BATCH: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()

@@ -42,11 +42,14 @@ Pinocchio's tree does not have.
 """
 from __future__ import annotations
 
+from typing import Any, NamedTuple
+
 import numpy as np
 
 from systems import MechanicalSystem
 
-__all__ = ["pinocchio_model", "pinocchio_accelerations", "pinocchio_available"]
+__all__ = ["pinocchio_model", "pinocchio_accelerations", "pinocchio_available",
+           "tree_model", "TreeJoint"]
 
 
 def pinocchio_available() -> bool:
@@ -74,6 +77,65 @@ def _tree_structure(system):
             f"coordinates, which a Pinocchio tree does not have; valid: "
             f"trees with joint_reactions=False")
     return dim, joints, springs, dampers, gravity
+
+
+class TreeJoint(NamedTuple):
+    """One joint of a tree and the body it carries, for :func:`tree_model`.
+
+    parent : index of the parent joint in the list, -1 for the ground.
+    kind, axis : ``"R"`` (revolute) or ``"P"`` (prismatic) about/along axis
+        0, 1 or 2 of the parent joint's frame.
+    offset : the joint's position in the parent joint's frame.
+    mass, com, inertia : the body's mass, mass centre in the joint frame and
+        CENTRAL inertia (3x3) in the joint frame.
+    """
+
+    parent: int
+    kind: str
+    axis: int
+    offset: Any
+    mass: float
+    com: Any
+    inertia: Any
+
+
+def tree_model(joints, gravity):
+    """A Pinocchio model of a tree of one-axis joints, each carrying one
+    body: the one place this project builds Pinocchio models (the random
+    trees here, the benchmark's chains).
+
+    Parameters
+    ----------
+    joints : sequence of :class:`TreeJoint`, parents before children.
+    gravity : 3-vector in the world frame.
+
+    Examples
+    --------
+    >>> model = tree_model([TreeJoint(-1, "R", 2, [0, 0, 0], 2.0,
+    ...                               [0.5, 0, 0], np.zeros((3, 3)))],
+    ...                    [0.0, -9.81, 0.0])  # doctest: +SKIP
+    >>> model.nq  # doctest: +SKIP
+    1
+    """
+    import pinocchio as pin
+
+    kinds = {("R", 0): pin.JointModelRX, ("R", 1): pin.JointModelRY,
+             ("R", 2): pin.JointModelRZ, ("P", 0): pin.JointModelPX,
+             ("P", 1): pin.JointModelPY, ("P", 2): pin.JointModelPZ}
+    model = pin.Model()
+    ids = []
+    for k, j in enumerate(joints, start=1):
+        parent_id = 0 if j.parent < 0 else ids[j.parent]
+        placement = pin.SE3(np.eye(3), np.asarray(j.offset, dtype=float))
+        jid = model.addJoint(parent_id, kinds[(j.kind, j.axis)](), placement,
+                             f"joint{k}")
+        ids.append(jid)
+        model.appendBodyToJoint(
+            jid, pin.Inertia(float(j.mass), np.asarray(j.com, dtype=float),
+                             np.asarray(j.inertia, dtype=float)),
+            pin.SE3.Identity())
+    model.gravity = pin.Motion(np.asarray(gravity, dtype=float), np.zeros(3))
+    return model
 
 
 def pinocchio_model(system, parameters=None):
@@ -115,7 +177,6 @@ def pinocchio_model(system, parameters=None):
     2
     """
     dim, joints, springs, dampers, gravity = _tree_structure(system)
-    import pinocchio as pin
 
     values = {str(k): v for k, v in zip(system.parameters,
                                         system.parameter_vector(parameters))}
@@ -124,28 +185,18 @@ def pinocchio_model(system, parameters=None):
     def vec(prefix, k):
         return np.array([values.get(f"{prefix}{c}{k}", 0.0) for c in comps])
 
-    model = pin.Model()
-    joint_ids = []
-    kinds = {("R", 0): pin.JointModelRX, ("R", 1): pin.JointModelRY,
-             ("R", 2): pin.JointModelRZ, ("P", 0): pin.JointModelPX,
-             ("P", 1): pin.JointModelPY, ("P", 2): pin.JointModelPZ}
+    specs = []
     for i, (parent, kind, axis) in enumerate(joints):
         k = i + 1
-        parent_id = 0 if parent < 0 else joint_ids[parent]
-        placement = pin.SE3(np.eye(3), vec("r", k))
-        jid = model.addJoint(parent_id, kinds[(kind, axis)](), placement,
-                             f"joint{k}")
-        joint_ids.append(jid)
         I = np.array([
             [values[f"I{k}_xx"], values[f"I{k}_xy"], values[f"I{k}_zx"]],
             [values[f"I{k}_xy"], values[f"I{k}_yy"], values[f"I{k}_yz"]],
             [values[f"I{k}_zx"], values[f"I{k}_yz"], values[f"I{k}_zz"]]])
-        model.appendBodyToJoint(
-            jid, pin.Inertia(values[f"m{k}"], vec("c", k), I),
-            pin.SE3.Identity())
+        specs.append(TreeJoint(parent, kind, axis, vec("r", k),
+                               values[f"m{k}"], vec("c", k), I))
     g = np.array([values.get(f"g{c}", 0.0) for c in comps]) if gravity \
         else np.zeros(3)
-    model.gravity = pin.Motion(g, np.zeros(3))
+    model = tree_model(specs, g)
     n = len(joints)
     stiff = np.array([values.get(f"k{k}", 0.0) for k in range(1, n + 1)])
     rest = np.array([values.get(f"s{k}", 0.0) for k in range(1, n + 1)])

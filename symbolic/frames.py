@@ -28,9 +28,53 @@ import sympy.physics.mechanics as me
 from .calculus import jacobian
 
 __all__ = ["FrameAlgebra", "axis_rotation", "natural_frame",
-           "kinetic_energy", "generalized_forces"]
+           "kinetic_energy", "generalized_forces", "declared_orientations",
+           "declared_positions", "connected_frames", "connected_points"]
 
 t = me.dynamicsymbols._t
+
+
+# ----------------------------------------------------------------------
+# The declaration's graphs of frames and points
+# ----------------------------------------------------------------------
+# sympy.physics.vector keeps the frames a frame was oriented relative to,
+# and the points a point was located from, in the private attributes
+# ``ReferenceFrame._dcm_dict`` and ``Point._pos_dict``, and offers no public
+# way to list them (``dcm`` and ``pos_from`` need the other end already
+# known).  These two functions are the only readers of those attributes in
+# this project; everything else goes through them.
+def declared_orientations(frame) -> dict:
+    """``{G: frame.dcm(G)}`` for every frame G oriented directly relative to
+    ``frame`` (either way round), with the matrix as sympy keeps it."""
+    return dict(frame._dcm_dict)
+
+
+def declared_positions(point) -> dict:
+    """``{Q: point.pos_from(Q)}`` for every point Q located directly
+    relative to ``point`` (either way round)."""
+    return dict(point._pos_dict)
+
+
+def connected_frames(frame) -> list:
+    """Every frame connected to ``frame`` through declared orientations,
+    breadth first from ``frame`` (which comes first)."""
+    return _reach(frame, declared_orientations)
+
+
+def connected_points(point) -> list:
+    """Every point connected to ``point`` through declared positions,
+    breadth first from ``point`` (which comes first)."""
+    return _reach(point, declared_positions)
+
+
+def _reach(start, neighbours):
+    seen, queue = {start: None}, deque([start])
+    while queue:
+        for other in neighbours(queue.popleft()):
+            if other not in seen:
+                seen[other] = None
+                queue.append(other)
+    return list(seen)
 
 
 def axis_rotation(axis: int, angle) -> sm.Matrix:
@@ -79,7 +123,7 @@ class FrameAlgebra:
         queue = deque([A])
         while queue:
             F = queue.popleft()
-            for G in F._dcm_dict:
+            for G in declared_orientations(F):
                 if G not in prev:
                     prev[G] = F
                     if G is B:
@@ -99,7 +143,7 @@ class FrameAlgebra:
         result = sm.eye(3)
         run_axis, run_angle = None, sm.S.Zero
         for F, G in zip(path[:-1], path[1:]):
-            step = F._dcm_dict[G]
+            step = declared_orientations(F)[G]
             rot = _as_axis_rotation(step)
             if rot is not None and rot[0] == run_axis:
                 run_angle += rot[1]

@@ -21,7 +21,7 @@ import sympy as sm
 import sympy.physics.mechanics as me
 
 from numeric.states import ConstraintError, SystemStates
-from symbolic.frames import FrameAlgebra, kinetic_energy
+from symbolic.frames import FrameAlgebra, declared_orientations, kinetic_energy
 from symbolic.linsolve import solve_linear
 
 from .errors import DeclarationError
@@ -124,7 +124,7 @@ def _orientation_steps(N) -> list:
     seen, stack, steps = {N}, [N], []
     while stack:
         F = stack.pop()
-        for G, dcm in F._dcm_dict.items():
+        for G, dcm in declared_orientations(F).items():
             if G not in seen:
                 seen.add(G)
                 stack.append(G)

@@ -66,6 +66,17 @@ def rod_slider_shaft() -> MechanicalSystem:
     >>> [cf.name for cf in ms.constraint_forces]
     ['R1', 'M2', 'R3', 'R2']
     """
+    return declare_rod_slider_shaft("rod_slider_shaft", rod_slider_shaft.__doc__,
+                                    reaction_coordinates=False)
+
+
+def declare_rod_slider_shaft(name: str, description: str, *,
+                             reaction_coordinates: bool) -> MechanicalSystem:
+    """The declaration of :func:`rod_slider_shaft`, or with
+    ``reaction_coordinates`` that of
+    :func:`systems.rod_slider_shaft_extended.rod_slider_shaft_extended`
+    (the joints' forbidden motions as coordinates held at zero); one
+    declaration, so the two cannot drift apart."""
     q1, q2 = me.dynamicsymbols("q1 q2")
     u1, u2 = me.dynamicsymbols("u1 u2")
     m_R, m_P, L, beta, g, T = sm.symbols("m_R m_P L beta g T", real=True)
@@ -74,35 +85,56 @@ def rod_slider_shaft() -> MechanicalSystem:
     O.set_vel(N, 0)
     S = N.orientnew("S", "Axis", (q2, N.x))
     S.set_ang_vel(N, u2 * S.x)
-    Rf = S.orientnew("R", "Axis", (beta, S.z))
-    Rf.set_ang_vel(S, 0)
-    Gr = O.locatenew("G_R", L * Rf.x)
-    Gr.v2pt_theory(O, N, Rf)
-    P = O.locatenew("P", q1 * Rf.x)
-    P.set_vel(Rf, u1 * Rf.x)
-    P.v1pt_theory(O, N, Rf)
+    if reaction_coordinates:
+        z3, a4, z5, z9 = me.dynamicsymbols("z3 a4 z5 z9")
+        u3, u4, u5, u9 = me.dynamicsymbols("u3 u4 u5 u9")
+        # The shaft's point where the rod is fixed, free to slide along s1,
+        # and the rod's mounting, free to turn about s2.
+        J = O.locatenew("O_S", z3 * S.x)
+        J.set_vel(N, u3 * S.x)
+        A = S.orientnew("A", "Axis", (a4, S.y))
+        A.set_ang_vel(S, u4 * S.y)
+    else:
+        z5 = z9 = u5 = u9 = 0
+        J, A = O, S
+    Rf = A.orientnew("R", "Axis", (beta, A.z))
+    Rf.set_ang_vel(A, 0)
+    Gr = J.locatenew("G_R", L * Rf.x)
+    Gr.v2pt_theory(J, N, Rf)
+    P = J.locatenew("P", q1 * Rf.x + z9 * Rf.y + z5 * Rf.z)
+    P.set_vel(Rf, u1 * Rf.x + u9 * Rf.y + u5 * Rf.z)
+    P.v1pt_theory(J, N, Rf)
     rod = me.RigidBody("rod", Gr, Rf, m_R,
                        (me.inertia(Rf, 0, m_R * L**2 / 3, m_R * L**2 / 3), Gr))
     slider = me.Particle("slider", P, m_P)
     system = me.System(N, O)
     system.add_coordinates(q1, q2)
+    if reaction_coordinates:
+        system.add_coordinates(z3, a4, z5, z9, independent=False)
     system.add_speeds(u1, u2)
-    system.add_kdes(u1 - q1.diff(), u2 - q2.diff())
+    if reaction_coordinates:
+        system.add_speeds(u3, u4, u5, u9, independent=False)
+        system.add_kdes(*[u - q.diff() for q, u in
+                          zip((q1, q2, z3, a4, z5, z9),
+                              (u1, u2, u3, u4, u5, u9))])
+        system.add_holonomic_constraints(z3, a4, z5, z9)
+    else:
+        system.add_kdes(u1 - q1.diff(), u2 - q2.diff())
     system.add_bodies(rod, slider)
     system.add_loads(me.Force(Gr, m_R * g * S.x), me.Force(P, m_P * g * S.x),
                      me.Torque(S, T * S.x))
     V = -g * (m_R * Gr.pos_from(O).dot(S.x) + m_P * P.pos_from(O).dot(S.x)) \
         - T * q2
     forces = [
-        ConstraintForce("R1", "force", S.x, O, (rod, slider)),
-        ConstraintForce("M2", "torque", S.y, O, (rod, slider)),
+        ConstraintForce("R1", "force", S.x, J, (rod, slider)),
+        ConstraintForce("M2", "torque", S.y, J, (rod, slider)),
         ConstraintForce("R3", "force", Rf.z, P, (slider,)),
         ConstraintForce("R2", "force", Rf.y, P, (slider,)),
     ]
     params = {m_R: 2.0, m_P: 1.0, L: 0.5, beta: 0.6, g: 9.81, T: 1.0}
     init = {q1: 0.5, q2: 0.0, u1: 0.0, u2: 2.0}
     return MechanicalSystem(
-        name="rod_slider_shaft", system=system, parameters=params,
+        name=name, system=system, parameters=params,
         initial_state=init, potential_energy=V, energy_conserved=True,
-        constraint_forces=forces, description=rod_slider_shaft.__doc__,
+        constraint_forces=forces, description=description,
         random_spread={q1: 0.4, q2: 3.0}, speed_scale=2.0)

@@ -11,6 +11,11 @@ from hypothesis import HealthCheck, settings
 from formulations import get_formulation
 from systems import get_system
 
+# Hypothesis profiles.  "ci", the default (the README's test command and
+# CI alike), draws few but deterministic examples per property, so the
+# suite stays within its time; HYPOTHESIS_PROFILE=dev or long draws more
+# (and larger systems, see tests/test_properties.py) when working on the
+# formulations.
 settings.register_profile(
     "ci", max_examples=15, deadline=None, derandomize=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -20,8 +25,7 @@ settings.register_profile(
 settings.register_profile(
     "long", max_examples=500, deadline=None,
     suppress_health_check=[HealthCheck.too_slow])
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE",
-                                     "ci" if os.environ.get("CI") else "dev"))
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 @functools.lru_cache(maxsize=None)

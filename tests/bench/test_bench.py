@@ -78,6 +78,7 @@ def test_bad_options_are_refused(tmp_path):
             bench.main(args + ["--out", str(tmp_path)])
 
 
+@pytest.mark.slow  # a whole benchmark run, in child processes
 def test_one_system_derived_and_its_targets_only(tmp_path):
     bench.main(["--quick", "--systems", "n_link_pendulum_on_cart",
                 "--formulations", "kane", "--skip", "rhs,solve",
@@ -122,3 +123,23 @@ def test_log_ticks_are_spread_and_keep_the_ends(values):
         assert all(b >= 1.3 * a for a, b in zip(ticks, ticks[1:]))
     else:
         assert len(ticks) <= 2
+
+
+@pytest.mark.parametrize("name, n, cart", [("n_link_pendulum", 3, False),
+                                           ("n_link_pendulum_on_cart", 2, True)])
+def test_the_pinocchio_chains_are_the_catalogue_systems(name, n, cart):
+    """The benchmark's Pinocchio models (built by references.oracles'
+    tree_model) give the catalogue systems' accelerations."""
+    import numpy as np
+    import pinocchio as pin  # a test dependency
+    from formulations import get_formulation
+    from systems import get_system
+    ms = get_system(name, n=n)
+    model = get_formulation("kane").derive(ms).numeric()
+    chain = bench.pinocchio_chain(n, cart=cart)
+    for seed in range(2):
+        t0, q, qd = ms.random_state(seed=seed)
+        a = pin.aba(chain, chain.createData(), np.array(q), np.array(qd),
+                    np.zeros(chain.nv))
+        np.testing.assert_allclose(a, model.coordinate_accelerations(t0, q, qd),
+                                   rtol=1e-10, atol=1e-10)

@@ -19,24 +19,43 @@ import numpy as np
 import pandas as pd
 import pytest
 
+# Every test runs the command line in subprocesses (and waits on their
+# workers, signals and timeouts): out of the quick loop (-m "not slow");
+# CI runs them.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = ["--systems", "double_pendulum", "--formulations", "kane", "sympy_kane"]
 
 
-def _env(tmp_path):
-    return dict(os.environ, EOMCOMPARE_CACHE=str(tmp_path / "cache"),
+_SHARED: dict = {}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _shared_cache(tmp_path_factory):
+    """One derivation cache for the module's runs: the same few equations
+    are derived once, not once per test (the cache is keyed by content, so
+    sharing it changes no result).  A test about the cache itself passes
+    its own."""
+    _SHARED["cache"] = tmp_path_factory.mktemp("cache")
+    yield
+    _SHARED.clear()
+
+
+def _env(cache=None):
+    return dict(os.environ, EOMCOMPARE_CACHE=str(cache or _SHARED["cache"]),
                 PYTHONPATH=str(ROOT))
 
 
-def cli(tmp_path, *args, timeout=300):
+def cli(tmp_path, *args, timeout=300, cache=None):
     return subprocess.run([sys.executable, "-m", "compare", *map(str, args)],
-                          cwd=ROOT, env=_env(tmp_path), capture_output=True,
+                          cwd=ROOT, env=_env(cache), capture_output=True,
                           text=True, timeout=timeout)
 
 
 def popen(tmp_path, *args):
     return subprocess.Popen([sys.executable, "-m", "compare", *map(str, args)],
-                            cwd=ROOT, env=_env(tmp_path), stdout=subprocess.PIPE,
+                            cwd=ROOT, env=_env(), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
 
 
@@ -238,20 +257,21 @@ def test_a_cache_repair_is_reported_and_counted(tmp_path):
     args = ["run", "--systems", "double_pendulum", "--formulations", "kane",
             "--t-final", "0.1", "--jobs", "1", "--quiet", "--no-report",
             "--fresh", "--out", tmp_path / "run"]
-    first = cli(tmp_path, *args)
+    cache = tmp_path / "cache"
+    first = cli(tmp_path, *args, cache=cache)
     assert first.returncode == 0 and "cache:" not in first.stderr
-    (entry,) = (tmp_path / "cache").rglob("*.pkl")
+    (entry,) = cache.rglob("*.pkl")
     data = bytearray(entry.read_bytes())
     data[-10] ^= 0xFF
     entry.write_bytes(bytes(data))
-    second = cli(tmp_path, *args)
+    second = cli(tmp_path, *args, cache=cache)
     assert second.returncode == 0, second.stderr
     lines = [x for x in second.stderr.splitlines() if x.startswith("cache:")]
     assert len(lines) == 1
     assert entry.name in lines[0] and "checksum" in lines[0]
     meta = json.loads((tmp_path / "run" / "metadata.json").read_text())
     assert meta["cache_repairs"] == 1
-    third = cli(tmp_path, *args)
+    third = cli(tmp_path, *args, cache=cache)
     assert "cache:" not in third.stderr
     assert json.loads((tmp_path / "run" / "metadata.json").read_text()
                       )["cache_repairs"] == 0

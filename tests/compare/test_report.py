@@ -183,7 +183,7 @@ def test_scaling_not_drawn_for_one_size(tmp_path):
 
 
 def test_optional_sections_missing(result, tmp_path, monkeypatch):
-    import formulations.modified_lagrange as ml
+    import bench.methods as ml
     monkeypatch.setitem(sys.modules, "references.published", None)  # import fails
     monkeypatch.delattr(ml, "kolev_cost_table")
     _, md, _ = _write(result, tmp_path, kolev=True, benchmarks=True,
@@ -193,7 +193,7 @@ def test_optional_sections_missing(result, tmp_path, monkeypatch):
 
 
 def test_optional_sections_present(result, tmp_path, monkeypatch):
-    import formulations.modified_lagrange as ml
+    import bench.methods as ml
     # Meijaard et al. (2007), M[0, 0] and a weave eigenvalue at v = 4 m/s.
     bench = types.ModuleType("references.published")
     bench.published_vs_computed = lambda formulations=None: pd.DataFrame(

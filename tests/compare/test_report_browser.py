@@ -19,6 +19,11 @@ import pytest
 
 from browser import Browser, need_browser
 
+# A headless browser typesetting every system: minutes of CPU, so out of
+# the quick loop (-m "not slow"); CI runs it.
+pytestmark = pytest.mark.slow
+
+
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
     from compare import run

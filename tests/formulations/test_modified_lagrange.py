@@ -29,8 +29,8 @@ import sympy as sm
 import sympy.physics.mechanics as me
 
 from formulations import UnsupportedSystemError, get_formulation
-from formulations.modified_lagrange import (kolev_cost_table,
-                                            modified_lagrange_equations)
+from bench.methods import kolev_cost_table
+from formulations.modified_lagrange import modified_lagrange_equations
 from systems import MechanicalSystem
 
 from helpers import cartesian_pendulum, planar_particle
