@@ -14,7 +14,12 @@ targets and log-log figures into ``--out`` (default ``reports/bench/``):
    pendulum at n = 2, 5, 10, 20;
 3. the ``solve_ivp`` time of 10 s of ``n_link_pendulum_on_cart(5)`` with
    each formulation's right-hand side against a Pinocchio ``aba``
-   right-hand side, same solver and tolerances.
+   right-hand side, same solver and tolerances;
+4. the spatial robots (:mod:`bench.robots`, in ``--out``/robots):
+   operation counts of ``spatial_chain(n)`` against ABA and of the
+   Stanford arm against Kane & Levinson, compiled right-hand sides of
+   ``panda`` and ``ur5`` against Pinocchio, derivation seconds against
+   ``sympy_kane``.  ``--skip derive,rhs,solve`` runs this part alone.
 
 Ratios are formed from numbers of the same run and compared with the
 performance targets; a missed target is printed as missed.
@@ -801,7 +806,11 @@ def main(argv=None) -> int:
     ap.add_argument("--formulations", default=None,
                     help="comma-separated names (default: all registered)")
     ap.add_argument("--skip", default="",
-                    help="comma-separated parts to skip: derive, rhs, solve")
+                    help="comma-separated parts to skip: derive, rhs, solve, "
+                         "robots")
+    ap.add_argument("--robot-n", type=int, nargs="+", default=None,
+                    help="sizes of spatial_chain in the robot section "
+                         "(default 1 .. 8)")
     ap.add_argument("--from-csv", action="store_true",
                     help="measure nothing: rebuild the targets, figures and "
                          "report.md from the CSV files of the run in --out")
@@ -821,9 +830,9 @@ def main(argv=None) -> int:
         ap.error(f"--systems takes {', '.join(PENDULUMS)}, not "
                  f"{args.systems!r}")
     skip = {s.strip() for s in args.skip.split(",") if s.strip()}
-    bad = skip - {"derive", "rhs", "solve"}
+    bad = skip - {"derive", "rhs", "solve", "robots"}
     if bad:
-        ap.error(f"--skip takes derive, rhs, solve, not {sorted(bad)}")
+        ap.error(f"--skip takes derive, rhs, solve, robots, not {sorted(bad)}")
     out = Path(args.out)
     if args.from_csv:
         return _rebuild(out, args.time_cap)
@@ -868,9 +877,14 @@ def main(argv=None) -> int:
             f"{SOLVER}")
         srows = bench_solve(forms, repeats, log)
         _write_csv(out / "solve.csv", srows)
+    if "robots" not in skip:
+        from .robots import bench_robots
+        bench_robots(out / "robots", log, ns=args.robot_n or range(1, 9),
+                     cap=args.time_cap, repeats=max(repeats, 5))
     run["seconds"] = round(time.perf_counter() - start, 1)
     (out / "run.json").write_text(json.dumps(run, indent=2) + "\n")
-    _conclude(out, run, drows, rrows, srows, args.time_cap, log)
+    if {"derive", "rhs", "solve"} - skip:
+        _conclude(out, run, drows, rrows, srows, args.time_cap, log)
     log(f"\nwritten to {out}/ in {time.perf_counter() - start:.0f} s")
     logfile.close()
     return 0
