@@ -40,8 +40,9 @@ ASSUMPTIONS = {
         "stanford_arm(symbolic_inertia=True): six bodies, each with its "
         "mass, all three mass-centre coordinates and all six central "
         "inertia components (products included) as symbols, none assumed "
-        "zero; kinematics the numeric AIM-177 DH table (link twists "
-        "+-pi/2, offsets d1 = 0.412, d2 = 0.154, d6 = 0.263 m, all a = 0); "
+        "zero; kinematics the numeric AIM-177 DH table (link twists -pi/2, "
+        "pi/2, 0, -pi/2, pi/2, 0; offsets d1 = 0.412, d2 = 0.154, d6 = "
+        "0.263 m; all a = 0); "
         "gravity g along -z of the base; parameter-only subexpressions "
         "counted apart (once per parameter set)"),
     "Kane & Levinson (1983)": (
@@ -52,6 +53,12 @@ ASSUMPTIONS = {
         "they may have taken"),
 }
 KANE_LEVINSON = (646, 394)
+
+
+def _dash(x):
+    """A ratio, or an em dash where there is none (ABA's formula is
+    negative at n = 1)."""
+    return "—" if x is None else x
 
 
 def _aba(n):
@@ -196,7 +203,7 @@ def bench_robots(out, log, *, ns=range(1, 9), formulations=OWN,
                 rows.append(row)
                 log(f"  n={n} {f:18s} " + (
                     f"{row['fd_mul']}/{row['fd_add']} vs ABA {am}/{aa}: "
-                    f"x{row['ratio_total']} (derive {row['derive_s']} s, "
+                    f"x{_dash(row['ratio_total'])} (derive {row['derive_s']} s, "
                     f"count {row['count_s']} s)" if row["status"] == "ok"
                     else f"capped at {cap:g} s"))
         _write_csv(out / "robots_chain.csv", rows)
@@ -284,7 +291,7 @@ def _chain_markdown(rows, formulations, cap):
         if r["status"] == "ok":
             lines.append(f"| {r['n']} | {r['formulation']} | {r['fd_mul']}/"
                          f"{r['fd_add']} | {r['aba_mul']}/{r['aba_add']} | "
-                         f"{r['ratio_total']} | {r['derive_s']} | "
+                         f"{_dash(r['ratio_total'])} | {r['derive_s']} | "
                          f"{r['count_s']} |")
         else:
             lines.append(f"| {r['n']} | {r['formulation']} | capped at "
