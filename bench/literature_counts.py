@@ -121,10 +121,19 @@ def _hoist_parameters(exprs, is_constant):
     memo, defs = {}, {}
 
     def const(e):
+        # From the arguments' answers, each shared subtree once: the
+        # composite sums of long chains are small graphs but exponentially
+        # large trees, which free_symbols and atoms() would walk whole.
         got = memo.get(("c", e))
         if got is None:
-            got = all(is_constant(s) for s in e.free_symbols) and not e.atoms(
-                AppliedUndef, sm.Derivative)
+            if isinstance(e, (AppliedUndef, sm.Derivative)):
+                got = False
+            elif e.is_Symbol:
+                got = bool(is_constant(e))
+            elif not e.args:
+                got = True
+            else:
+                got = all(const(a) for a in e.args)
             memo[("c", e)] = got
         return got
 

@@ -14,7 +14,12 @@ targets and log-log figures into ``--out`` (default ``reports/bench/``):
    pendulum at n = 2, 5, 10, 20;
 3. the ``solve_ivp`` time of 10 s of ``n_link_pendulum_on_cart(5)`` with
    each formulation's right-hand side against a Pinocchio ``aba``
-   right-hand side, same solver and tolerances.
+   right-hand side, same solver and tolerances;
+4. the spatial robots (:mod:`bench.robots`, in ``--out``/robots):
+   operation counts of ``spatial_chain(n)`` against ABA and of the
+   Stanford arm against Kane & Levinson, compiled right-hand sides of
+   ``panda`` and ``ur5`` against Pinocchio, derivation seconds against
+   ``sympy_kane``.  ``--skip derive,rhs,solve`` runs this part alone.
 
 Ratios are formed from numbers of the same run and compared with the
 performance targets; a missed target is printed as missed.
@@ -40,10 +45,11 @@ import subprocess
 import sys
 import tempfile
 import time
-import timeit
 from pathlib import Path
 
 import numpy as np
+
+from .timing import per_call
 
 __all__ = ["main", "pinocchio_chain", "fit_growth"]
 
@@ -112,19 +118,6 @@ def _pin_rhs(model):
 # ----------------------------------------------------------------------
 # Timing helpers
 # ----------------------------------------------------------------------
-def _per_call(fn, repeats: int, min_seconds: float = 0.05) -> float:
-    """Median seconds per call of ``fn()`` over ``repeats`` batches, each
-    batch at least ``min_seconds`` long."""
-    number = 1
-    while True:
-        s = timeit.timeit(fn, number=number)
-        if s >= min_seconds or number >= 1 << 22:
-            break
-        number *= 2 if s <= 0 else max(2, int(min_seconds / s * 1.2))
-    runs = timeit.repeat(fn, number=number, repeat=repeats)
-    return statistics.median(runs) / number
-
-
 def fit_growth(ns, ys) -> dict:
     """Fit ``y ~ c n^p`` and ``y ~ c e^(b n)`` by least squares in logs.
 
@@ -330,8 +323,8 @@ def bench_rhs(ns, repeats, batch, log, formulation="kane") -> list[dict]:
         X = np.array([lam.state_from(*eom.system.random_state(seed=s)[1:])
                       for s in range(batch)])
         entry = {"n": n, "formulation": formulation}
-        entry["lambdify_us"] = _per_call(lambda: lam.rhs(t0, x), repeats) * 1e6
-        entry["lambdify_batch_us_per_state"] = _per_call(
+        entry["lambdify_us"] = per_call(lambda: lam.rhs(t0, x), repeats) * 1e6
+        entry["lambdify_batch_us_per_state"] = per_call(
             lambda: lam.rhs_batch(t0, X), repeats) * 1e6 / batch
         try:
             cm = eom.numeric(backend="c")
@@ -339,8 +332,8 @@ def bench_rhs(ns, repeats, batch, log, formulation="kane") -> list[dict]:
             log(f"  C backend unavailable: {exc}")
             cm = None
         if cm is not None:
-            entry["c_us"] = _per_call(lambda: cm.rhs(t0, x), repeats) * 1e6
-            entry["c_batch_us_per_state"] = _per_call(
+            entry["c_us"] = per_call(lambda: cm.rhs(t0, x), repeats) * 1e6
+            entry["c_batch_us_per_state"] = per_call(
                 lambda: cm.rhs_batch(t0, X), repeats) * 1e6 / batch
             entry["c_vs_lambdify_maxdiff"] = float(
                 np.max(np.abs(cm.rhs(t0, x) - lam.rhs(t0, x))))
@@ -349,10 +342,10 @@ def bench_rhs(ns, repeats, batch, log, formulation="kane") -> list[dict]:
             data = model.createData()
             qq, vv = np.array(x[:n]), np.array(x[n:])
             tau = np.zeros(n)
-            entry["aba_us"] = _per_call(
+            entry["aba_us"] = per_call(
                 lambda: pin.aba(model, data, qq, vv, tau), repeats) * 1e6
             prhs, _ = _pin_rhs(model)
-            entry["aba_rhs_us"] = _per_call(lambda: prhs(t0, x), repeats) * 1e6
+            entry["aba_rhs_us"] = per_call(lambda: prhs(t0, x), repeats) * 1e6
             # The same system: accelerations agree to rounding.
             entry["aba_vs_lambdify_maxdiff"] = float(
                 np.max(np.abs(prhs(t0, x) - lam.rhs(t0, x))))
@@ -794,7 +787,11 @@ def main(argv=None) -> int:
     ap.add_argument("--formulations", default=None,
                     help="comma-separated names (default: all registered)")
     ap.add_argument("--skip", default="",
-                    help="comma-separated parts to skip: derive, rhs, solve")
+                    help="comma-separated parts to skip: derive, rhs, solve, "
+                         "robots")
+    ap.add_argument("--robot-n", type=int, nargs="+", default=None,
+                    help="sizes of spatial_chain in the robot section "
+                         "(default 1 .. 8)")
     ap.add_argument("--from-csv", action="store_true",
                     help="measure nothing: rebuild the targets, figures and "
                          "report.md from the CSV files of the run in --out")
@@ -814,9 +811,9 @@ def main(argv=None) -> int:
         ap.error(f"--systems takes {', '.join(PENDULUMS)}, not "
                  f"{args.systems!r}")
     skip = {s.strip() for s in args.skip.split(",") if s.strip()}
-    bad = skip - {"derive", "rhs", "solve"}
+    bad = skip - {"derive", "rhs", "solve", "robots"}
     if bad:
-        ap.error(f"--skip takes derive, rhs, solve, not {sorted(bad)}")
+        ap.error(f"--skip takes derive, rhs, solve, robots, not {sorted(bad)}")
     out = Path(args.out)
     if args.from_csv:
         return _rebuild(out, args.time_cap)
@@ -861,9 +858,14 @@ def main(argv=None) -> int:
             f"{SOLVER}")
         srows = bench_solve(forms, repeats, log)
         _write_csv(out / "solve.csv", srows)
+    if "robots" not in skip:
+        from .robots import bench_robots
+        bench_robots(out / "robots", log, ns=args.robot_n or range(1, 9),
+                     cap=args.time_cap, repeats=max(repeats, 5))
     run["seconds"] = round(time.perf_counter() - start, 1)
     (out / "run.json").write_text(json.dumps(run, indent=2) + "\n")
-    _conclude(out, run, drows, rrows, srows, args.time_cap, log)
+    if {"derive", "rhs", "solve"} - skip:
+        _conclude(out, run, drows, rrows, srows, args.time_cap, log)
     log(f"\nwritten to {out}/ in {time.perf_counter() - start:.0f} s")
     logfile.close()
     return 0

@@ -216,6 +216,21 @@ def _formulation_styles(formulations) -> dict:
             for i, f in enumerate(formulations)}
 
 
+def _oracle_overview(frame, reference):
+    """(oracle name, label -> cell) for the overview: the oracle's q''
+    deviation from the reference formulation, by the reference's row of
+    each system; None when no row of the run has an oracle."""
+    if "oracle_qdd_max_rel_dev" not in frame.columns:
+        return None
+    rows = frame[frame["oracle_qdd_max_rel_dev"].notna()]
+    if rows.empty:
+        return None
+    name = rows["oracle"].iloc[0]
+    ref = rows[rows["formulation"] == reference]
+    return name, {lab: _fmt(d) for lab, d in
+                  zip(ref["label"], ref["oracle_qdd_max_rel_dev"])}
+
+
 def _trajectory_figure(plt, label, rows, trajectories, reference, styles, path):
     """Up to three coordinates of every formulation, overlaid."""
     cases = [(r.formulation, trajectories.get(r.case, {})) for r in rows]
@@ -638,6 +653,14 @@ def _build_report(result, out, *, benchmarks: bool = True, kolev: bool = True,
             index="label", columns="formulation", values="cell", aggfunc="first")
         ov = ov.reindex(index=list(dict.fromkeys(frame["label"])),
                         columns=[f for f in formulations if f in ov.columns])
+        oracle = _oracle_overview(frame, reference)
+        if oracle is not None:
+            name, cells = oracle
+            rep.p(f"Oracle column: the q'' of {name}, an independent library "
+                  f"reading the same model, as deviation from {reference}; "
+                  f"each formulation's own deviation from {name} is in its "
+                  "system's table.")
+            ov[f"{name} (oracle)"] = [cells.get(lab, "—") for lab in ov.index]
         rep.table(ov.reset_index().rename(columns={"label": "system"}))
 
     # --- failures -----------------------------------------------------
@@ -666,6 +689,12 @@ def _build_report(result, out, *, benchmarks: bool = True, kolev: bool = True,
             if label != system:
                 rep.h(4, label)
             table = sub[list(SUMMARY_COLUMNS)].rename(columns=SUMMARY_COLUMNS)
+            if "oracle_qdd_max_rel_dev" in sub.columns and \
+                    sub["oracle_qdd_max_rel_dev"].notna().any():
+                name = sub["oracle"].dropna().iloc[0]
+                table.insert(list(SUMMARY_COLUMNS).index("qdd_max_rel_dev") + 1,
+                             f"q'' rel. dev. from {name}",
+                             sub["oracle_qdd_max_rel_dev"].to_numpy())
             rep.table(table, caption=label)
             errs = sub[sub["error"] != ""]
             for r in errs.itertuples():

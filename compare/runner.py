@@ -406,6 +406,13 @@ def _run_case_body(case, opts, row, arrays):
     row["backend"] = getattr(model, "backend", "lambdify")
     # q'' at random consistent states, compared with the reference later.
     arrays["qdd"] = np.array([model.coordinate_accelerations(*s) for s in states])
+    # Beside the reference, an independent library's q'' where there is one
+    # (Pinocchio for robots read from URDF).
+    from references.robot_oracle import oracle_accelerations
+    oracle = oracle_accelerations(ms, states)
+    if oracle is not None:
+        row["oracle"] = oracle[0]
+        row["oracle_qdd_max_rel_dev"] = _max_rel_dev(arrays["qdd"], oracle[1])
     t0, q0, qd0 = initial
     row["rhs_us"] = _time_rhs(model, t0, model.state_from(q0, qd0, t0),
                               opts.rhs_calls)
@@ -982,6 +989,14 @@ def _future_result(case: Case, opts: RunOptions, fut) -> dict:
         return {"row": row, "arrays": {}}
 
 
+def _max_rel_dev(qdd, ref) -> float:
+    """Largest deviation of q'' from ``ref`` over the states, each relative
+    to the largest magnitude of ``ref`` there (at least 1)."""
+    d = np.abs(np.asarray(qdd) - np.asarray(ref))
+    scale = np.maximum(np.max(np.abs(ref), axis=1), 1.0)
+    return float(np.max(np.max(d, axis=1) / scale))
+
+
 def _assemble(cases, rows, arrays, opts) -> pd.DataFrame:
     ref_by_label = {}
     for c in cases:
@@ -996,9 +1011,7 @@ def _assemble(cases, rows, arrays, opts) -> pd.DataFrame:
         arr = arrays.get(c.id, {})
         ref = ref_by_label.get(c.label)
         if ref and "qdd" in arr and "qdd" in ref and len(arr["qdd"]) == len(ref["qdd"]):
-            d = np.abs(arr["qdd"] - ref["qdd"])
-            scale = np.maximum(np.max(np.abs(ref["qdd"]), axis=1), 1.0)
-            row["qdd_max_rel_dev"] = float(np.max(np.max(d, axis=1) / scale))
+            row["qdd_max_rel_dev"] = _max_rel_dev(arr["qdd"], ref["qdd"])
         if ref and "q" in arr and "q" in ref and len(arr["t"]):
             ag = agreement(arr["t"], arr["q"], arr["qd"], ref["q"], ref["qd"],
                            opts.threshold)
@@ -1008,7 +1021,8 @@ def _assemble(cases, rows, arrays, opts) -> pd.DataFrame:
     frame = pd.DataFrame(out)
     front = ["system", "variant", "formulation", "status", "derive_s", "ops_raw",
              "ops_cse", "n_equations", "n_unknowns", "n_multipliers",
-             "qdd_max_rel_dev", "max_rel_dev_q", "agreement_horizon",
+             "qdd_max_rel_dev", "oracle_qdd_max_rel_dev", "max_rel_dev_q",
+             "agreement_horizon",
              "energy_drift", "max_position_residual", "max_velocity_residual",
              "codegen_s", "rhs_us", "integrate_s", "nfev", "success", "error"]
     cols = [c for c in front if c in frame.columns] + \

@@ -32,7 +32,7 @@ import sympy as sm
 import sympy.physics.mechanics as me
 
 from symbolic.calculus import jacobian
-from symbolic.frames import connected_points
+from symbolic.frames import connected_points, cross, dot, matmul
 from symbolic.identities import RandomPoints
 
 __all__ = ["composite_equations"]
@@ -41,7 +41,7 @@ t = me.dynamicsymbols._t
 
 
 def _skew_apply(w, v):
-    return w.cross(v) if any(x != 0 for x in w) else sm.zeros(3, 1)
+    return cross(w, v) if any(x != 0 for x in w) else sm.zeros(3, 1)
 
 
 class _Node:
@@ -68,7 +68,6 @@ def composite_equations(ms, qdot, speeds, fa, calc, rng=None, min_depth=1):
     n = len(speeds)
     if not bodies or n == 0:
         return None
-    ud_zero = calc.ud_zero
     # Kinematics of every body in N components.
     c, vr, wr, force, torque, inertia, mass = [], [], [], [], [], [], []
     try:
@@ -85,12 +84,12 @@ def composite_equations(ms, qdot, speeds, fa, calc, rng=None, min_depth=1):
             B = b.frame
             R = fa.dcm(N, B)
             wB = calc.frame_rate(B)
-            alpha0 = wB.diff(t).xreplace(qdot).xreplace(ud_zero)
+            alpha0 = calc.rate(wB)
             IB = b.central_inertia.to_matrix(B)
-            tau = -(IB * alpha0 + wB.cross(IB * wB))
-            wr.append(R * jacobian(wB, speeds))
-            torque.append(R * tau)
-            inertia.append(R * IB * R.T)
+            tau = -(matmul(IB, alpha0) + cross(wB, matmul(IB, wB)))
+            wr.append(matmul(R, jacobian(wB, speeds)))
+            torque.append(matmul(R, tau))
+            inertia.append(matmul(matmul(R, IB), R.T))
         else:
             wr.append(sm.zeros(3, n))
             torque.append(sm.zeros(3, 1))
@@ -111,12 +110,13 @@ def composite_equations(ms, qdot, speeds, fa, calc, rng=None, min_depth=1):
 
     # The twist of every speed, read off one body and checked on the rest.
     moved, w_of, vO_of = [], [], []
+    sizes = {}
     for r in range(n):
         S = frozenset(k for k in range(len(bodies))
                       if any(x != 0 for x in vr[k][:, r])
                       or any(x != 0 for x in wr[k][:, r]))
         rigid = [k for k in S if isinstance(bodies[k], me.RigidBody)]
-        ref = min(rigid or S, key=lambda k: sm.count_ops(vr[k][:, r]),
+        ref = min(rigid or S, key=lambda k: _tree_size(vr[k][:, r], sizes),
                   default=None)
         if ref is None:
             w, vO = sm.zeros(3, 1), sm.zeros(3, 1)
@@ -214,7 +214,7 @@ def composite_equations(ms, qdot, speeds, fa, calc, rng=None, min_depth=1):
         if not moved[r]:
             continue
         node = nodes[moved[r]]
-        f[r] = v(r, node).dot(node.F) + w_of[r].dot(node.T)
+        f[r] = dot(v(r, node), node.F) + dot(w_of[r], node.T)
     for r in range(n):
         for s in range(r, n):
             A, B = moved[r], moved[s]
@@ -224,21 +224,44 @@ def composite_equations(ms, qdot, speeds, fa, calc, rng=None, min_depth=1):
             node = nodes[inner]
             vr_, vs_ = v(r, node), v(s, node)
             wr_, ws_ = w_of[r], w_of[s]
-            val = (node.m * vr_.dot(vs_)
-                   + vr_.dot(_skew_apply(ws_, node.h))
-                   + vs_.dot(_skew_apply(wr_, node.h))
-                   + wr_.dot(node.J * ws_))
+            val = (node.m * dot(vr_, vs_)
+                   + dot(vr_, _skew_apply(ws_, node.h))
+                   + dot(vs_, _skew_apply(wr_, node.h))
+                   + dot(wr_, matmul(node.J, ws_)))
             M[r, s] = M[s, r] = val
     return M, f, used
 
 
+def _tree_size(exprs, memo):
+    """Nodes of the expression trees (shared subtrees counted at every
+    occurrence, as ``count_ops`` walks them), computed once per distinct
+    subtree."""
+    total = 0
+    for e in exprs:
+        stack = [e]
+        while stack:
+            x = stack[-1]
+            if x in memo:
+                stack.pop()
+                continue
+            todo = [a for a in x.args if a not in memo]
+            if todo:
+                stack.extend(todo)
+                continue
+            stack.pop()
+            memo[x] = 1 + sum(memo[a] for a in x.args)
+        total += memo[e]
+    return total
+
+
 def _parallel(a):
     """|a|^2 1 - a a^T: the inertia of a unit mass at a."""
-    return a.dot(a) * sm.eye(3) - a * a.T
+    return dot(a, a) * sm.eye(3) - matmul(a, a.T)
 
 
 def _shift(h, m, d):
     """Change of a composite's inertia when its reference point moves by
     -d (from Y to X = Y - d), given its first moment h about Y and mass m:
     sum m_k [P(rho_k + d) - P(rho_k)] = 2 (h.d) 1 - h d^T - d h^T + m P(d)."""
-    return 2 * h.dot(d) * sm.eye(3) - h * d.T - d * h.T + m * _parallel(d)
+    return (2 * dot(h, d) * sm.eye(3) - matmul(h, d.T) - matmul(d, h.T)
+            + m * _parallel(d))

@@ -33,9 +33,10 @@ import sympy.physics.mechanics as me
 from .base import (Derivation, Formulation, LazyExtras, UnsupportedSystemError,
                    check_options, register, solve_dependent_speeds,
                    speed_form)
-from symbolic.calculus import jacobian
+from symbolic.calculus import jacobian, substitute, time_derivative
 from .composite import composite_equations
-from symbolic.frames import FrameAlgebra, generalized_forces, natural_frame
+from symbolic.frames import (FrameAlgebra, cross, generalized_forces, matmul,
+                             natural_frame)
 
 __all__ = ["Kane", "body_kinematics", "BodyKinematics",
            "composite_body_equations"]
@@ -92,6 +93,23 @@ class _VectorCalculus:
         self.N, self.qdot, self.speeds, self.fa = N, qdot, list(speeds), fa
         self.ud_zero = {u.diff(t): 0 for u in speeds}
         self._w = {}
+        self._memo_d, self._memo_qdot, self._memo_ud = {}, {}, {}
+
+    def rate(self, x):
+        """d/dt of a column in (t, q, u), in (t, q, u) and without the
+        speed-rate terms: ``x.diff(t).xreplace(qdot).xreplace(ud_zero)``,
+        each shared subtree differentiated and rebuilt once (the
+        components of deep bodies of a spatial chain are small graphs but
+        exponentially large trees)."""
+        d = [time_derivative(e, t, self._memo_d, exact=True) for e in x]
+        d = substitute(d, self.qdot, self._memo_qdot)
+        return sm.Matrix(x.shape[0], x.shape[1],
+                         substitute(d, self.ud_zero, self._memo_ud))
+
+    def in_speeds(self, x):
+        """``x.xreplace(qdot)``, each shared subtree rebuilt once."""
+        return sm.Matrix(x.shape[0], x.shape[1],
+                         substitute(x, self.qdot, self._memo_qdot))
 
     def frame_rate(self, G):
         if G not in self._w:
@@ -104,22 +122,21 @@ class _VectorCalculus:
         if vec == 0:
             return v, vr, a
         for measure, G in vec.args:
-            m = measure.xreplace(self.qdot)
+            m = self.in_speeds(measure)
             R = None if G is F else self.fa.dcm(F, G)
             mr = jacobian(m, self.speeds)
             if acceleration:
-                aG = m.diff(t).xreplace(self.qdot).xreplace(self.ud_zero) \
-                    + self.frame_rate(G).cross(m)
+                aG = self.rate(m) + cross(self.frame_rate(G), m)
             if R is None:
                 v += m
                 vr += mr
                 if acceleration:
                     a += aG
             else:
-                v += R * m
-                vr += R * mr
+                v += matmul(R, m)
+                vr += matmul(R, mr)
                 if acceleration:
-                    a += R * aG
+                    a += matmul(R, aG)
         return v, vr, a
 
 
@@ -140,7 +157,7 @@ def body_kinematics(system, qdot, speeds, fa: FrameAlgebra):
         k.v, k.vr, k.a0 = calc.velocity(vel, F)
         if isinstance(body, me.RigidBody):
             k.w = wF
-            k.alpha0 = wF.diff(t).xreplace(qdot).xreplace(calc.ud_zero)
+            k.alpha0 = calc.rate(wF)
             k.wr = jacobian(wF, speeds)
             k.inertia = body.central_inertia.to_matrix(F)
         else:

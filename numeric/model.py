@@ -84,6 +84,19 @@ def plain_parts(eom) -> dict:
     return parts
 
 
+def _cse(exprs):
+    # Without sorting the arguments of every subexpression (``ordered``
+    # counts the nodes of each tree, shared subtrees at every occurrence:
+    # exponential on the composite sums of long chains).
+    return sm.cse(exprs, order="none", list=False)
+
+
+def _lambdify(args, expr):
+    """``lambdify`` with cse, not looking for implemented functions (a walk
+    of the whole tree that generated equations never need)."""
+    return sm.lambdify(args, expr, cse=_cse, use_imps=False)
+
+
 def generate(eom) -> dict:
     """Lambdify (with cse) the pieces of the numeric contract."""
     start = time.perf_counter()
@@ -93,15 +106,15 @@ def generate(eom) -> dict:
     args_x = [T, list(X), list(P)]
     args_xz = [T, list(X), list(Z), list(P)]
     out = {
-        "Mf": sm.lambdify(args_x, [M, f], cse=True),
-        "rates": sm.lambdify(args_xz, R, cse=True),
-        "acc": sm.lambdify(args_xz, A, cse=True),
-        "coords": sm.lambdify(args_x, C, cse=True),
-        "state": sm.lambdify([T, list(Q), list(QD), list(P)], S, cse=True),
+        "Mf": _lambdify(args_x, [M, f]),
+        "rates": _lambdify(args_xz, R),
+        "acc": _lambdify(args_xz, A),
+        "coords": _lambdify(args_x, C),
+        "state": _lambdify([T, list(Q), list(QD), list(P)], S),
     }
     if "F" in parts:
         out["forces"] = (parts["forces_names"],
-                         sm.lambdify(args_xz, parts["F"], cse=True))
+                         _lambdify(args_xz, parts["F"]))
     out["seconds"] = time.perf_counter() - start
     return out
 
@@ -124,10 +137,9 @@ def _generate_batch(eom) -> dict:
     parts = plain_parts(eom)
     T, X, Z, P = (parts[k] for k in ("T", "X", "Z", "P"))
     return {
-        "Mf": sm.lambdify([T, list(X), list(P)],
-                          list(parts["M"]) + list(parts["f"]), cse=True),
-        "rates": sm.lambdify([T, list(X), list(Z), list(P)], list(parts["R"]),
-                             cse=True),
+        "Mf": _lambdify([T, list(X), list(P)],
+                        list(parts["M"]) + list(parts["f"])),
+        "rates": _lambdify([T, list(X), list(Z), list(P)], list(parts["R"])),
     }
 
 

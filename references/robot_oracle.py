@@ -19,7 +19,7 @@ import numpy as np
 from systems import MechanicalSystem
 
 __all__ = ["urdf_pinocchio_model", "urdf_pinocchio_accelerations",
-           "pinocchio_configuration"]
+           "pinocchio_configuration", "oracle_accelerations"]
 
 
 def _urdf_system(ms):
@@ -83,3 +83,35 @@ def urdf_pinocchio_accelerations(ms, q, qd, parameters=None, model=None):
         tau = -np.asarray(model.damping, dtype=float) * qd
     return np.array(pin.aba(model, data, pinocchio_configuration(model, q),
                             qd, tau))
+
+
+def oracle_accelerations(ms, states, parameters=None):
+    """An independent library's q'' at ``states`` for the harness's oracle
+    column, or None when the system has no oracle here.
+
+    Parameters
+    ----------
+    ms : MechanicalSystem
+    states : sequence of (t, q, qd)
+        The states the formulations' q'' were computed at.
+
+    Returns
+    -------
+    tuple (str, ndarray) or None
+        ``("pinocchio", array of shape (len(states), n))`` for a system
+        imported from URDF (Pinocchio reading the same file); None for any
+        other system, and when Pinocchio is not installed (``pip install
+        'eomcompare[robots]'``).
+    """
+    if not isinstance(ms, MechanicalSystem):
+        raise TypeError(f"ms must be a MechanicalSystem, not {type(ms).__name__}")
+    if ms.options.get("family") != "urdf":
+        return None
+    try:
+        import pinocchio  # noqa: F401
+    except ImportError:
+        return None
+    model = urdf_pinocchio_model(ms, parameters)
+    return "pinocchio", np.array([
+        urdf_pinocchio_accelerations(ms, q, qd, parameters, model=model)
+        for _, q, qd in states])

@@ -26,6 +26,9 @@ larger than their graphs): :func:`substitute` and :func:`dynamic_symbols`.
 """
 from __future__ import annotations
 
+import operator
+from functools import reduce
+
 import sympy as sm
 
 __all__ = ["jacobian", "directional_derivative", "gradient", "time_derivative",
@@ -146,9 +149,16 @@ def gradient(expr, symbols) -> list:
     return [directional_derivative(expr, {s: sm.S.One}) for s in symbols]
 
 
-def time_derivative(expr, t, memo=None):
+def time_derivative(expr, t, memo=None, *, exact: bool = False):
     """Total derivative d/dt of an expression in t and functions of t
-    (sympy's ``expr.diff(t)``, in one pass over the tree)."""
+    (sympy's ``expr.diff(t)``, in one pass over the tree).
+
+    ``exact=True`` builds products and powers by sympy's own rules (the
+    product rule multiplied out pair by pair, ``b**x`` as ``b**x * (x'
+    log b + b' x / b)``), so the result is the very expression
+    ``expr.diff(t)`` returns, not only an equal one; the default form
+    may distribute a number over a sum where sympy does not.
+    """
 
     def leaf(e):
         if e == t:
@@ -160,7 +170,7 @@ def time_derivative(expr, t, memo=None):
         return None
 
     memo = {} if memo is None else memo
-    return _walk(sm.sympify(expr), leaf, lambda e: e.diff(t), memo)
+    return _walk(sm.sympify(expr), leaf, lambda e: e.diff(t), memo, exact)
 
 
 def _dd(e, direction, memo):
@@ -176,7 +186,7 @@ def _dd(e, direction, memo):
     return _walk(e, leaf, fallback, memo)
 
 
-def _walk(e, leaf, fallback, memo):
+def _walk(e, leaf, fallback, memo, exact=False):
     """The derivative of ``e`` given the derivatives of its leaves
     (``leaf(e)`` returns None for a node that is not a leaf); nodes other
     than sums, products, powers and functions (piecewise, ...) go to
@@ -188,21 +198,27 @@ def _walk(e, leaf, fallback, memo):
     if out is not None:
         pass
     elif e.is_Add:
-        out = sm.Add(*[d for d in (_walk(a, leaf, fallback, memo)
+        out = sm.Add(*[d for d in (_walk(a, leaf, fallback, memo, exact)
                                    for a in e.args) if d is not zero])
     elif e.is_Mul:
         args = e.args
         terms = []
         for i, a in enumerate(args):
-            d = _walk(a, leaf, fallback, memo)
+            d = _walk(a, leaf, fallback, memo, exact)
             if d is not zero:
-                terms.append(sm.Mul(*(args[:i] + (d,) + args[i + 1:])))
+                factors = args[:i] + (d,) + args[i + 1:]
+                terms.append(reduce(operator.mul, factors, sm.S.One) if exact
+                             else sm.Mul(*factors))
         out = sm.Add(*terms)
     elif e.is_Pow:
         b, x = e.args
-        db = _walk(b, leaf, fallback, memo)
-        dx = _walk(x, leaf, fallback, memo)
+        db = _walk(b, leaf, fallback, memo, exact)
+        dx = _walk(x, leaf, fallback, memo, exact)
         out = zero
+        if exact:
+            out = e * (dx * sm.log(b) + db * x / b)
+            memo[e] = out
+            return out
         if db is not zero:
             out += x * b ** (x - 1) * db
         if dx is not zero:
@@ -210,7 +226,7 @@ def _walk(e, leaf, fallback, memo):
     elif isinstance(e, sm.Function) and not isinstance(e, sm.Piecewise):
         terms = []
         for k, a in enumerate(e.args, start=1):
-            d = _walk(a, leaf, fallback, memo)
+            d = _walk(a, leaf, fallback, memo, exact)
             if d is not zero:
                 terms.append(e.fdiff(k) * d)
         out = sm.Add(*terms)

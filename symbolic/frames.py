@@ -29,7 +29,8 @@ from .calculus import jacobian
 
 __all__ = ["FrameAlgebra", "axis_rotation", "natural_frame",
            "kinetic_energy", "generalized_forces", "declared_orientations",
-           "declared_positions", "connected_frames", "connected_points"]
+           "declared_positions", "connected_frames", "connected_points",
+           "matmul", "dot", "cross"]
 
 t = me.dynamicsymbols._t
 
@@ -75,6 +76,39 @@ def _reach(start, neighbours):
                 seen[other] = None
                 queue.append(other)
     return list(seen)
+
+
+def matmul(A, B) -> sm.Matrix:
+    """``A * B`` with the same entries, without products by zero.
+
+    sympy's product multiplies zero by every nonzero entry (``0 * oo`` is
+    ``nan``) and so asks the assumptions system whether each large entry is
+    finite, which on the composed rotations of a spatial chain costs more
+    than the product itself.  Each entry here is ``Add`` of the nonzero
+    products in the order of the inner index, as sympy's is.
+    """
+    A, B = sm.Matrix(A), sm.Matrix(B)
+    if A.cols != B.rows:
+        raise sm.ShapeError(f"matrices {A.shape} and {B.shape} do not fit")
+    rows = [[a for a in A.row(i)] for i in range(A.rows)]
+    cols = [[b for b in B.col(j)] for j in range(B.cols)]
+    return sm.Matrix(A.rows, B.cols, [
+        sm.Add(*[a * b for a, b in zip(r, c) if a != 0 and b != 0])
+        for r in rows for c in cols])
+
+
+def dot(a, b):
+    """``a.dot(b)`` of two 3x1 (or 1x3) columns, without products by zero."""
+    return sm.Add(*[x * y for x, y in zip(a, b) if x != 0 and y != 0])
+
+
+def cross(a, b) -> sm.Matrix:
+    """``a.cross(b)`` of two 3x1 columns, without products by zero."""
+    def p(x, y):
+        return x * y if x != 0 and y != 0 else sm.S.Zero
+    return sm.Matrix([p(a[1], b[2]) - p(a[2], b[1]),
+                      p(a[2], b[0]) - p(a[0], b[2]),
+                      p(a[0], b[1]) - p(a[1], b[0])])
 
 
 def axis_rotation(axis: int, angle) -> sm.Matrix:
@@ -149,14 +183,14 @@ class FrameAlgebra:
                 run_angle += rot[1]
                 continue
             if run_axis is not None:
-                result = result * axis_rotation(run_axis, run_angle)
+                result = matmul(result, axis_rotation(run_axis, run_angle))
                 run_axis = None
             if rot is not None:
                 run_axis, run_angle = rot
             else:
-                result = result * step
+                result = matmul(result, step)
         if run_axis is not None:
-            result = result * axis_rotation(run_axis, run_angle)
+            result = matmul(result, axis_rotation(run_axis, run_angle))
         self._dcm[key] = result
         self._dcm[(B, A)] = result.T
         return result
@@ -176,7 +210,7 @@ class FrameAlgebra:
             m = measure
             for r in reps:
                 m = m.xreplace(r)
-            out += m if F is frame else self.dcm(frame, F) * m
+            out += m if F is frame else matmul(self.dcm(frame, F), m)
         return out
 
     def vector(self, components, frame):

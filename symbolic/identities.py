@@ -13,9 +13,16 @@ from __future__ import annotations
 import numpy as np
 import sympy as sm
 
+from sympy.core.function import AppliedUndef
+
 from .calculus import dynamic_symbols
 
 __all__ = ["RandomPoints"]
+
+_NUMPY = {sm.sin: np.sin, sm.cos: np.cos, sm.tan: np.tan, sm.exp: np.exp,
+          sm.log: np.log, sm.sinh: np.sinh, sm.cosh: np.cosh,
+          sm.tanh: np.tanh, sm.asin: np.arcsin, sm.acos: np.arccos,
+          sm.atan: np.arctan}
 
 
 class RandomPoints:
@@ -42,6 +49,8 @@ class RandomPoints:
         self.trials = trials
         self.points = [({}, {}) for _ in range(trials)]
         self.cache = {}
+        self._memo = {}
+        self._t = sm.physics.mechanics.dynamicsymbols._t
 
     def _draw(self, table, key):
         for point in self.points:
@@ -53,8 +62,75 @@ class RandomPoints:
         """Complex values of ``expr`` at the points (NaN where it has no
         number there)."""
         expr = sm.sympify(expr)
-        if expr in self.cache:
-            return self.cache[expr]
+        if expr not in self.cache:
+            with np.errstate(all="ignore"):
+                self.cache[expr] = self._eval(expr)
+        return self.cache[expr]
+
+    def _eval(self, expr) -> np.ndarray:
+        # Node by node with every shared subtree evaluated once: the
+        # expressions of long chains are small as graphs but their trees
+        # grow exponentially, and substituting numbers into the tree
+        # (``xreplace``, then ``evalf``) would walk every path.
+        memo = self._memo
+        stack = [expr]
+        while stack:
+            e = stack[-1]
+            if e in memo:
+                stack.pop()
+                continue
+            leaf = self._leaf(e)
+            if leaf is not None:
+                memo[e] = leaf
+                stack.pop()
+                continue
+            todo = [a for a in e.args if a not in memo]
+            if todo:
+                stack.extend(todo)
+                continue
+            stack.pop()
+            memo[e] = self._combine(e, [memo[a] for a in e.args])
+        return memo[expr]
+
+    def _leaf(self, e):
+        """Values of a number, symbol or function of time; None for a node
+        computed from its arguments."""
+        if e.is_Number or e.is_NumberSymbol or e is sm.I:
+            try:
+                return np.full(self.trials, complex(e))
+            except TypeError:  # zoo, nan
+                return np.full(self.trials, complex(np.nan, np.nan))
+        if e.is_Symbol:
+            self._draw(1, e)
+            return np.array([p[1][e] for p in self.points], dtype=complex)
+        if isinstance(e, (sm.Derivative, AppliedUndef)):
+            if e.free_symbols != {self._t}:
+                return np.full(self.trials, complex(np.nan, np.nan))
+            self._draw(0, e)
+            return np.array([p[0][e] for p in self.points], dtype=complex)
+        if not e.args:
+            return np.full(self.trials, complex(np.nan, np.nan))
+        return None
+
+    def _combine(self, e, args):
+        if e.is_Add:
+            return np.sum(args, axis=0)
+        if e.is_Mul:
+            return np.prod(args, axis=0)
+        if e.is_Pow:
+            base, exp = args
+            with np.errstate(all="ignore"):
+                out = base ** exp
+            # 0 to a negative power: sympy's zoo, no number.
+            return np.where(np.isinf(out), complex(np.nan, np.nan), out)
+        fn = _NUMPY.get(e.func)
+        if fn is not None and len(args) == 1:
+            return fn(args[0])
+        return self._substitute(e)
+
+    def _substitute(self, expr) -> np.ndarray:
+        """Values by substituting the points into the tree and ``evalf``
+        (for the rare nodes without a numpy counterpart)."""
         # Derivatives before the functions inside them (xreplace is
         # top-down, and the larger expression is matched first).
         funcs = sorted(dynamic_symbols([expr]), key=sm.count_ops, reverse=True)
@@ -69,8 +145,7 @@ class RandomPoints:
                 out.append(complex(e.xreplace(svals).evalf()))
             except TypeError:  # zoo, nan or an unevaluated function
                 out.append(complex(np.nan, np.nan))
-        self.cache[expr] = np.array(out)
-        return self.cache[expr]
+        return np.array(out)
 
     def vector(self, vec) -> np.ndarray:
         """(trials, len(vec)) values of the entries of a column."""

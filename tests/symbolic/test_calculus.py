@@ -208,3 +208,30 @@ def test_coefficients_of_a_long_sum():
     e = sum(ai * u1 for ai in a) + sum(ai * u2 for ai in a[:100]) + u1
     J = jacobian(sm.Matrix([e]), [u1, u2])
     assert J[0, 0] == sm.Add(*a) + 1 and J[0, 1] == sm.Add(*a[:100])
+
+
+@given(expressions)
+def test_exact_time_derivative_is_sympys_expression(e):
+    # Not only equal in value: the very expression, term for term, so a
+    # formulation can switch to it without changing its operation counts.
+    assert time_derivative(e, t, exact=True) == e.diff(t)
+
+
+def test_exact_time_derivative_keeps_numbers_out_of_sums():
+    # The case that differs in the default form: sympy keeps 2*b*b' for
+    # d/dt b**2 unexpanded where 2*(sum) would be distributed.
+    b = x * q1 - y
+    assert time_derivative(b**2, t, exact=True) == (b**2).diff(t)
+    assert time_derivative(b**2, t) != (b**2).diff(t)
+
+
+def test_products_without_zeros_are_sympys():
+    from symbolic.frames import cross, dot, matmul
+    A = sm.Matrix([[sm.cos(q1), 0, x], [0, 1, 0], [y * q2, 0, sm.sin(q1)]])
+    B = sm.Matrix([[x + y, 0], [0, q2], [2, sm.cos(q2) - x]])
+    assert matmul(A, B) == A * B
+    a, b = sm.Matrix([0, x, q1 + y]), sm.Matrix([sm.sin(q2), 0, 3])
+    assert cross(a, b) == a.cross(b)
+    assert dot(a, b) == a.dot(b)
+    with pytest.raises(sm.ShapeError):
+        matmul(A, sm.Matrix([1, 2]))

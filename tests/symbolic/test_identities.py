@@ -54,3 +54,34 @@ def test_values_unknown_at_the_points_can_be_left_to_the_caller():
     assert points.vanishes([f(x)], unknown=True)
     # A known nonzero value still decides, whatever ``unknown`` says.
     assert not points.vanishes([f(x), sm.sin(x)], unknown=True)
+
+
+def test_values_of_shared_subtrees_are_computed_once():
+    # A chain of products of sums: a tree of more than 2**40 nodes whose
+    # graph has a few hundred; substituting into the tree would never end.
+    e = q
+    for _ in range(40):
+        e = (e + x) * (e - sm.sin(x))
+    points = RandomPoints(np.random.default_rng(4), trials=2)
+    values = points.value(e)
+    # The same chain computed with numbers: the value at each point.
+    for k in range(2):
+        qv = complex(points.points[k][0][q])
+        xv = complex(points.points[k][1][x])
+        v = qv
+        for _ in range(40):
+            v = (v + xv) * (v - np.sin(xv))
+        np.testing.assert_allclose(values[k], v, rtol=1e-9)
+
+
+def test_values_agree_with_sympy_and_mark_poles():
+    points = RandomPoints(np.random.default_rng(5), trials=3)
+    expr = sm.sqrt(x + sm.Rational(1, 2)) * sm.atan(q.diff(t)) / sm.cosh(y) \
+        + sm.Abs(x - y) + sm.pi
+    values = points.value(expr)
+    for k, (fvals, svals) in enumerate(points.points):
+        ref = complex(expr.xreplace(fvals).xreplace(svals).evalf())
+        assert abs(values[k] - ref) < 1e-12 * abs(ref)
+    # 1/(x - x) is zoo: no number there, so never a vanishing identity.
+    assert np.isnan(points.value(sm.Pow(sm.Symbol("w") - sm.Symbol("w"), -1,
+                                         evaluate=False))).all()
