@@ -18,9 +18,12 @@ import pandas as pd
 from formulations import get_formulation
 from systems import get_system
 
-from .literature_counts import (PUBLISHED, featherstone,
-                                forward_dynamics_counts,
-                                inverse_dynamics_counts)
+from .literature_counts import (
+    PUBLISHED,
+    featherstone,
+    forward_dynamics_counts,
+    inverse_dynamics_counts,
+)
 
 __all__ = ["literature_rows", "literature_markdown", "main"]
 

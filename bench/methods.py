@@ -10,7 +10,7 @@ Kolev section reads it).
 from __future__ import annotations
 
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

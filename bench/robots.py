@@ -113,8 +113,7 @@ def _rhs_case(system, formulations, repeats):
     import pinocchio as pin
 
     from formulations import get_formulation
-    from references.robot_oracle import (pinocchio_configuration,
-                                         urdf_pinocchio_model)
+    from references.robot_oracle import pinocchio_configuration, urdf_pinocchio_model
     from systems import get_system
 
     from .timing import per_call

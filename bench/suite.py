@@ -165,6 +165,7 @@ def _child(spec_json: str) -> None:
     """
     spec = json.loads(spec_json)
     import sympy
+
     from formulations import count_operations, get_formulation
     from systems import get_system
 
@@ -350,7 +351,7 @@ def bench_rhs(ns, repeats, batch, log, formulation="kane") -> list[dict]:
             entry["aba_vs_lambdify_maxdiff"] = float(
                 np.max(np.abs(prhs(t0, x) - lam.rhs(t0, x))))
         rows.append(entry)
-        log("  n={n:2d} ".format(n=n) + "  ".join(
+        log(f"  n={n:2d} " + "  ".join(
             f"{k} {v:.3g}" for k, v in entry.items()
             if isinstance(v, float)))
     if pin is None:
@@ -611,6 +612,7 @@ def _write_report(out: Path, run: dict, trows, drows, rrows, srows) -> Path:
     """``report.md``: the run, the targets, and per part its figure and
     table, for a reader (the CSV files hold the same numbers)."""
     import pandas as pd
+
     from compare.report import _md_table
 
     def cell(r):

@@ -6,8 +6,7 @@
 >>> set(result.frame["status"])
 {'ok'}
 """
-from .runner import (Case, ComparisonResult, RunOptions, expand_cases, load,
-                     run)
+from .runner import Case, ComparisonResult, RunOptions, expand_cases, load, run
 
 __all__ = ["run", "load", "Case", "RunOptions", "ComparisonResult",
            "expand_cases", "bicycle_eigenvalues"]

@@ -42,7 +42,7 @@ def _package_version() -> str:
         return "0+unknown"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def code_digest(packages: tuple = ("symbolic", "systems", "formulations")) -> str:
     """Hash of the source of every module in ``packages``, as found on disk.
 

@@ -135,6 +135,7 @@ def _check_run_args(args, variants=None) -> None:
 
 def cmd_run(args) -> int:
     import time
+
     from .runner import run
     from .summary import print_summary
     started = getattr(args, "started", None) or time.perf_counter()
@@ -171,6 +172,7 @@ def cmd_baseline(args) -> int:
     as results.csv and metadata.json in ``--out``."""
     import shutil
     import tempfile
+
     from .runner import check_output_dir, run
     from .summary import print_summary
     check_output_dir(args.out)

@@ -64,6 +64,7 @@ def _classes_of(frame: pd.DataFrame) -> dict:
         if key not in built:
             try:
                 from systems import get_system
+
                 from .equations import _variant_options
                 built[key] = system_classes(get_system(r.system,
                                                        **_variant_options(r.variant)))
@@ -215,7 +216,7 @@ def _class_sentences(ok, classes) -> list[str]:
                 continue
             ratios = _ratios(sub, col)
             per_form = {}
-            for lab, r in ratios.items():
+            for r in ratios.values():
                 for f, v in r.items():
                     per_form.setdefault(f, []).append(v)
             # Only formulations that finished on every system of the class

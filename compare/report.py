@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from .findings import findings
-from .tables import (SUMMARY_COLUMNS, _fmt, _html_table, _md_table, _prepared, _slug)
+from .tables import SUMMARY_COLUMNS, _fmt, _html_table, _md_table, _prepared, _slug
 
 __all__ = ["write_report", "summary_columns"]
 
@@ -549,8 +549,8 @@ def _compute_parts(rep: _Report, jobs: int | None = None) -> None:
     order either way.
     """
     global _PARTS
-    import os
     import multiprocessing as mp
+    import os
     parts = [b for b in rep.blocks if isinstance(b, _Later)]
     jobs = min(jobs or os.cpu_count() or 1, len(parts))
     made = {}

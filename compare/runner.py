@@ -25,15 +25,20 @@ import threading
 import time
 import traceback
 import warnings
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
-from formulations import (FORMULATIONS, REFERENCE, SingularConfigurationError,
-                          UnsupportedSystemError, get_formulation)
+from formulations import (
+    FORMULATIONS,
+    REFERENCE,
+    SingularConfigurationError,
+    UnsupportedSystemError,
+    get_formulation,
+)
 from numeric.integrate import integrate
 from systems import CATALOGUE, get_system, system_facts
 
@@ -185,6 +190,7 @@ class RunOptions:
         computes them (the resume key: rows of older code are not reused)."""
         import scipy
         import sympy
+
         from .cache import code_digest
         d = dataclasses.asdict(self)
         # The time limit decides only whether a case finishes (time-out rows

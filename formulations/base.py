@@ -23,14 +23,15 @@ returned expressions in the same way for every formulation.
 from __future__ import annotations
 
 import abc
+import inspect
 import threading
 import time
-import inspect
+from collections.abc import Mapping
 from collections.abc import Mapping as _MappingABC
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from types import MappingProxyType
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar
 
 import sympy as sm
 import sympy.physics.mechanics as me
@@ -54,7 +55,7 @@ class UnsupportedSystemError(ValueError):
 
 
 #: Registry: formulation name -> class.  Every listing reads this.
-FORMULATIONS: dict[str, type["Formulation"]] = {}
+FORMULATIONS: dict[str, type[Formulation]] = {}
 
 #: The formulation every other one is compared with (harness, CLI, report,
 #: tests).
@@ -162,7 +163,7 @@ def formulation_names(include_peers: bool = True) -> list[str]:
     return [n for n, c in FORMULATIONS.items() if include_peers or not c.is_peer]
 
 
-def get_formulation(name_or_class, **options) -> "Formulation":
+def get_formulation(name_or_class, **options) -> Formulation:
     """An instance of the named (or given) formulation.
 
     Raises
@@ -465,7 +466,7 @@ class LazyExtras(_MappingABC):
     def __contains__(self, key):
         return key in self._eager or key in self._lazy_keys
 
-    def portable(self, recompute) -> "LazyExtras":
+    def portable(self, recompute) -> LazyExtras:
         """The same extras in a picklable form: those computed already as
         values, the others from ``recompute()`` (a picklable callable
         returning a mapping that holds them) on first read."""

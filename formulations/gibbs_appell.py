@@ -129,15 +129,20 @@ import dataclasses
 import sympy as sm
 import sympy.physics.mechanics as me
 
-
-from .base import (Derivation, Formulation, UnsupportedSystemError,
-                   check_options, register, solve_dependent_speeds,
-                   speed_form)
 from symbolic.calculus import jacobian
 from symbolic.frames import FrameAlgebra, generalized_forces, natural_frame
 
+from .base import (
+    Derivation,
+    Formulation,
+    check_options,
+    register,
+    solve_dependent_speeds,
+    speed_form,
+)
+
 __all__ = ["GibbsAppell", "acceleration_energy", "body_kinematics",
-           "generalized_active_forces", "solve_dependent_block", "benchmark"]
+           "generalized_active_forces"]
 
 t = me.dynamicsymbols._t
 

@@ -29,14 +29,26 @@ from __future__ import annotations
 import sympy as sm
 import sympy.physics.mechanics as me
 
-
-from .base import (Derivation, Formulation, LazyExtras, UnsupportedSystemError,
-                   check_options, register, solve_dependent_speeds,
-                   speed_form)
 from symbolic.calculus import jacobian, substitute, time_derivative
+from symbolic.frames import (
+    FrameAlgebra,
+    cross,
+    generalized_forces,
+    matmul,
+    natural_frame,
+)
+
+from .base import (
+    Derivation,
+    Formulation,
+    LazyExtras,
+    UnsupportedSystemError,
+    check_options,
+    register,
+    solve_dependent_speeds,
+    speed_form,
+)
 from .composite import composite_equations
-from symbolic.frames import (FrameAlgebra, cross, generalized_forces, matmul,
-                             natural_frame)
 
 __all__ = ["Kane", "body_kinematics", "BodyKinematics",
            "composite_body_equations"]

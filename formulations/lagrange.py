@@ -67,15 +67,15 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-
 import sympy as sm
 import sympy.physics.mechanics as me
 
+from symbolic.calculus import directional_derivative, gradient, jacobian
+from symbolic.frames import FrameAlgebra, generalized_forces, kinetic_energy
+from symbolic.identities import RandomPoints
+
 from .auxiliary import constraint_rows, multiplier_forces
 from .base import Derivation, Formulation, rate_form, register
-from symbolic.calculus import directional_derivative, gradient, jacobian
-from symbolic.identities import RandomPoints
-from symbolic.frames import FrameAlgebra, generalized_forces, kinetic_energy
 
 __all__ = ["Lagrange"]
 

@@ -156,19 +156,25 @@ eliminated coordinates), ``rate_coefficients`` (G, in t and the states),
 """
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from .base import (Derivation, Formulation, UnsupportedSystemError,
-                   check_options, get_formulation, register)
 from symbolic.calculus import directional_derivative, jacobian, time_derivative
-from symbolic.linsolve import ADJUGATE_MAX, solve_linear
 from symbolic.frames import FrameAlgebra
 from symbolic.frames import generalized_forces as _generalized_forces
 from symbolic.frames import kinetic_energy as _kinetic_energy
+from symbolic.linsolve import ADJUGATE_MAX, solve_linear
+
+from .base import (
+    Derivation,
+    Formulation,
+    UnsupportedSystemError,
+    check_options,
+    register,
+)
 
 __all__ = ["ModifiedLagrange", "modified_lagrange_equations",
            "kinetic_energy_in_rates", "generalized_forces_in_rates"]

@@ -10,8 +10,14 @@ from __future__ import annotations
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from .base import (Derivation, Formulation, UnsupportedSystemError, rate_form,
-                   register, speed_form)
+from .base import (
+    Derivation,
+    Formulation,
+    UnsupportedSystemError,
+    rate_form,
+    register,
+    speed_form,
+)
 
 __all__ = ["SympyKane", "SympyLagrange"]
 

@@ -12,7 +12,7 @@ in :data:`BACKENDS`.
 from __future__ import annotations
 
 import warnings
-from typing import Mapping
+from collections.abc import Mapping
 
 from .compiled import CompiledBackendError, CompiledModel
 from .model import LambdifyModel

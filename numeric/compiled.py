@@ -37,15 +37,16 @@ import tempfile
 import threading
 import time
 import weakref
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 import numpy as np
 import sympy as sm
 from sympy.printing.c import C99CodePrinter
 
 from symbolic.calculus import substitute
-from .model import NumericModel, SingularConfigurationError, plain_parts
+
+from .model import NumericModel, plain_parts
 
 __all__ = ["CompiledModel", "CompiledBackendError", "CompilerNotFoundError",
            "CompilationError", "find_compiler", "compiled_cache_dir",
@@ -428,7 +429,7 @@ def _compile(cffi, cc, flags, include, source, modname, directory, target):
 # ----------------------------------------------------------------------
 # The model
 # ----------------------------------------------------------------------
-_SOURCES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_SOURCES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _generated_c(eom):

@@ -31,19 +31,17 @@ trajectory actually shows, not the (near zero) residual after projection.
 from __future__ import annotations
 
 import weakref
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 import numpy as np
 import sympy as sm
 import sympy.physics.mechanics as me
 from scipy.integrate import solve_ivp
 
-
 from symbolic.plain import plain_replacements, to_plain
 
-from .model import (NumericModel, SingularConfigurationError,
-                    is_equations_of_motion)
+from .model import NumericModel, SingularConfigurationError, is_equations_of_motion
 from .states import ConstraintError
 
 __all__ = ["integrate", "IntegrationResult", "project_state",
@@ -115,7 +113,7 @@ class IntegrationResult:
 # ----------------------------------------------------------------------
 # Constraint functions in (t, q, q') for projection
 # ----------------------------------------------------------------------
-_PROJECTORS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_PROJECTORS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _projection_functions(ms):

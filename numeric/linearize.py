@@ -32,8 +32,8 @@ when their accelerations agree.  The operating point may be a steady motion
 from __future__ import annotations
 
 import weakref
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
 
 import numpy as np
 import sympy as sm
@@ -44,12 +44,11 @@ from symbolic.plain import plain_replacements, to_plain
 from .model import is_equations_of_motion
 from .states import ConstraintError
 
-
 __all__ = ["linearize", "LinearModel"]
 
 t = me.dynamicsymbols._t
 
-_SPEED_RATE_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_SPEED_RATE_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _name(x) -> str:
@@ -102,7 +101,7 @@ class LinearModel:
             idx.append(self.states.index(s))
         return idx
 
-    def submodel(self, states: Sequence) -> "LinearModel":
+    def submodel(self, states: Sequence) -> LinearModel:
         """The rows and columns of the named states only.
 
         Meaningful when the remaining states do not feed back into these
@@ -149,7 +148,6 @@ def _speed_rate_function(ms):
     if ms in _SPEED_RATE_CACHE:
         return _SPEED_RATE_CACHE[ms]
     q = list(ms.coordinates)
-    n = len(q)
     kin = ms.kinematics
     rep, s = plain_replacements(q, accelerations=True)
     T, Q, QD, QDD = s["T"], s["Q"], s["QD"], s["QDD"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 import weakref
-from typing import Mapping
+from collections.abc import Mapping
 
 import numpy as np
 import sympy as sm
@@ -119,7 +119,7 @@ def generate(eom) -> dict:
     return out
 
 
-_GENERATED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_GENERATED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def generated(eom) -> dict:
@@ -433,4 +433,4 @@ class LambdifyModel(NumericModel):
         return out
 
 
-_BATCH: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_BATCH: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()

@@ -12,8 +12,8 @@ declaration through its attributes.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import cached_property
-from typing import Mapping
 
 import numpy as np
 import sympy as sm

@@ -29,7 +29,7 @@ from __future__ import annotations
 import functools
 import math
 import time
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -108,7 +108,7 @@ _BICYCLE_INPUTS = ("T_phi", "T_delta")
 # ----------------------------------------------------------------------
 # Derivations, cached per process
 # ----------------------------------------------------------------------
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _cached(formulation: str, system: str, use_cache: bool):
     ms = get_system(system)
     form = get_formulation(formulation)
@@ -128,6 +128,7 @@ def _derive_within(formulation: str, system: str, seconds: float) -> None:
     """Derive into the on-disk cache in a child process, given up after
     ``seconds`` (the child is terminated)."""
     import multiprocessing as mp
+
     from compare.cache import DerivationCache
     if DerivationCache().load(get_system(system),
                               get_formulation(formulation)) is not None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import numpy as np
 import sympy as sm
-
 from sympy.core.function import AppliedUndef
 
 from .calculus import dynamic_symbols

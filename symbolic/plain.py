@@ -9,7 +9,7 @@ replacement so derivatives are matched before the functions inside them
 """
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import sympy as sm
 import sympy.physics.mechanics as me

@@ -11,10 +11,11 @@ declaration; none of them changes it.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from types import MappingProxyType
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import sympy as sm
@@ -661,7 +662,7 @@ class MechanicalSystem:
                     f"equations cannot be solved for the {what} (singular "
                     f"coefficient matrix at the initial state)")
         try:
-            self.kinematics
+            self.kinematics  # noqa: B018 (building it is the check)
         except (sm.matrices.exceptions.NonInvertibleMatrixError,
                 ValueError) as exc:
             raise DeclarationError(

@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from .base import MechanicalSystem
 
@@ -13,7 +13,7 @@ __all__ = ["CATALOGUE", "SystemFacts", "register_system", "get_system",
 #: Catalogue name -> builder function returning a :class:`MechanicalSystem`.
 CATALOGUE: dict[str, Callable[..., MechanicalSystem]] = {}
 #: Catalogue name -> what the harness and the tests need to know about it.
-FACTS: dict[str, "SystemFacts"] = {}
+FACTS: dict[str, SystemFacts] = {}
 
 
 @dataclass(frozen=True)

@@ -250,7 +250,7 @@ def analyse_declaration(ms, n_states: int = 2) -> DeclarationAnalysis:
         slots[key] = (len(exprs), matrix.shape)
         exprs.extend(matrix.xreplace(rep))
 
-    for i, (G, F, dcm) in enumerate(steps):
+    for i, (_, _, dcm) in enumerate(steps):
         put(("dcm", i), dcm)
         put(("dcm_dot", i), ms.substitute_specified(dcm).diff(t))
     for k, check in enumerate(checks):
@@ -261,7 +261,7 @@ def analyse_declaration(ms, n_states: int = 2) -> DeclarationAnalysis:
             for j, (m, _) in enumerate(check[4]):
                 put(("pos", k, j), m)
                 put(("pos_dot", k, j), ms.substitute_specified(m).diff(t))
-    for k, (qi, f) in enumerate(dep_checks):
+    for k, (_, f) in enumerate(dep_checks):
         put(("dep", k), [f])
     hol = list(ms.holonomic_constraints)
     if dep_checks and hol:

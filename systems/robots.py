@@ -229,7 +229,7 @@ def stanford_arm(symbolic_inertia: bool = False) -> MechanicalSystem:
 # ----------------------------------------------------------------------
 # Featherstone's spatial chain
 # ----------------------------------------------------------------------
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def spatial_chain_values(k: int) -> dict:
     """Default values of link k of :func:`spatial_chain` (the same for
     every n): DH twist, offsets, mass, mass centre and a physically valid

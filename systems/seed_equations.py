@@ -19,8 +19,8 @@ spring torques) come with ``substitutions`` to the declaration's laws.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Callable, Mapping
 
 import sympy as sm
 import sympy.physics.mechanics as me
@@ -300,7 +300,7 @@ def residual_function(equation: sm.Eq, ms, substitutions=None):
     qdds = sm.symbols(f"_qdd0:{n}")
     ts = sm.Symbol("_t")
     rep = {}
-    for c, a, b, d in zip(ms.coordinates, qs, qds, qdds):
+    for c, _, b, d in zip(ms.coordinates, qs, qds, qdds):
         rep[c.diff(t, 2)] = d
         rep[c.diff(t)] = b
     expr = expr.subs(rep).subs(dict(zip(ms.coordinates, qs))).subs(t, ts)

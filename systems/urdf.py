@@ -90,8 +90,8 @@ from __future__ import annotations
 
 import io
 import os
-from xml.etree import ElementTree
 from dataclasses import dataclass, field
+from xml.etree import ElementTree
 
 import numpy as np
 import sympy as sm

@@ -72,6 +72,7 @@ import numbers
 import numpy as np
 import sympy as sm
 import sympy.physics.mechanics as me
+
 try:
     from hypothesis import assume
     from hypothesis import strategies as st
@@ -220,7 +221,7 @@ def _inertia_dyadic(frame, syms):
 # ----------------------------------------------------------------------
 # Kinematic trees
 # ----------------------------------------------------------------------
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _tree_declaration(structure):
     """The symbolic part of :func:`build_tree`, once per structure."""
     dim, joints, springs, dampers, gravity, reactions = structure
@@ -414,7 +415,7 @@ def _tree_values(draw, structure):
     dim, joints, springs, dampers, gravity, reactions = structure
     vals = {}
     comps = "xy" if dim == 2 else "xyz"
-    for i, (_, kind, _) in enumerate(joints):
+    for i, _joint in enumerate(joints):
         k = i + 1
         m = draw(_floats(0.5, 3.0))
         vals[f"m{k}"] = m
@@ -541,7 +542,7 @@ def open_chains(*, dimension=2, min_bodies=1, max_bodies=3,
 # ----------------------------------------------------------------------
 # Closed loops
 # ----------------------------------------------------------------------
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _linkage_declaration(n_bars, explicit):
     """The symbolic part of :func:`build_linkage`, once per structure."""
     N = me.ReferenceFrame("N")
@@ -727,7 +728,7 @@ def closed_loops(*, min_bars=4, max_bars=5, explicit_four_bar=True):
 # ----------------------------------------------------------------------
 # Nonholonomic systems
 # ----------------------------------------------------------------------
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _sleigh_declaration():
     """The Chaplygin sleigh's declaration (parameters symbolic)."""
     x, y, th = me.dynamicsymbols("x y theta")
@@ -817,7 +818,7 @@ theta', u1, u2 the components of P's velocity along B.x, B.y (u2
 dependent).  With a = b = 0 it is the knife edge."""
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _disc_declaration():
     # Building the catalogue's disc simplifies its constraints: once only.
     return get_system("rolling_disc")
@@ -872,7 +873,7 @@ def nonholonomic_systems(*, kinds=NONHOLONOMIC_KINDS):
 # ----------------------------------------------------------------------
 # Rheonomic systems
 # ----------------------------------------------------------------------
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _driven_declaration(n, drive):
     """The symbolic part of :func:`build_driven_chain`, once per structure."""
     N = me.ReferenceFrame("N")

@@ -28,12 +28,12 @@ settings.register_profile(
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def cached_system(name: str, options: tuple = ()):
     return get_system(name, **dict(options))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def cached_eom(formulation: str, name: str, options: tuple = ()):
     return get_formulation(formulation).derive(cached_system(name, options))
 

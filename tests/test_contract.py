@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import cached_eom, cached_system
 
 from formulations import FORMULATIONS, UnsupportedSystemError
 from systems import CATALOGUE, system_facts
-
-from conftest import cached_eom, cached_system
 
 N_STATES = 20
 #: Variants of catalogue systems checked besides their defaults.

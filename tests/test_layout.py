@@ -186,6 +186,7 @@ def test_a_formulation_and_a_system_are_one_file_each(tmp_path):
 
 def test_register_refuses_an_unset_ability():
     import pytest
+
     from formulations import Formulation, register
 
     class Vague(Formulation):

@@ -31,14 +31,13 @@ import numpy as np
 import pytest
 import sympy as sm
 import sympy.physics.mechanics as me
+from conftest import cached_eom
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from testing import strategies as S
-from references.oracles import pinocchio_accelerations
 from formulations import FORMULATIONS, UnsupportedSystemError, get_formulation
-
-from conftest import cached_eom
+from references.oracles import pinocchio_accelerations
+from testing import strategies as S
 
 t = me.dynamicsymbols._t
 

@@ -129,6 +129,7 @@ for row in rows:
 # equations with the constraints projected; the force is then evaluated
 # along the way.
 import matplotlib.pyplot as plt
+
 from numeric.integrate import integrate
 
 res = integrate(kane, 6.0, t_eval=np.linspace(0.0, 6.0, 301))

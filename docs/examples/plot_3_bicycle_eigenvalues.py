@@ -24,8 +24,8 @@ tens of seconds and is done once.
 # returns the lean/steer block's eigenvalues sorted by real part.
 import numpy as np
 
-from references.published import bicycle_eigenvalues
 from formulations import get_formulation
+from references.published import bicycle_eigenvalues
 from systems import get_system
 
 ms = get_system("whipple_bicycle")

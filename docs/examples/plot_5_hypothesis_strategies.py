@@ -70,8 +70,8 @@ def my_accelerations(ms, forget_dT_dq=False):
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from testing.strategies import consistent_states, open_chains
 from formulations import get_formulation
+from testing.strategies import consistent_states, open_chains
 
 
 def agrees_with_kane(ms, state, **options):

@@ -45,7 +45,7 @@ m1, m2, J, h, g, gamma, c22, c23, c33, F_D = (
     P[n] for n in "m1 m2 J_O2 h g gamma c22 c23 c33 F_D".split())
 C = {str(q): q for q in ms.coordinates}
 qG, q1, q2, q3 = (C[f"{n}(t)"] for n in ("qG", "q1", "q2", "q3"))
-dd = lambda q: q.diff(t, 2)  # noqa: E731
+dd = lambda q: q.diff(t, 2)
 hc = h * sm.cos(gamma)
 published = [
     (m1 + m2) * dd(qG) - (F_D - (m1 + m2) * g),

@@ -6,7 +6,8 @@ from __future__ import annotations
 import math
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from bench import suite as bench
 
@@ -132,6 +133,7 @@ def test_the_pinocchio_chains_are_the_catalogue_systems(name, n, cart):
     tree_model) give the catalogue systems' accelerations."""
     import numpy as np
     import pinocchio as pin  # a test dependency
+
     from formulations import get_formulation
     from systems import get_system
     ms = get_system(name, n=n)

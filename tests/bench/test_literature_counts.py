@@ -6,8 +6,12 @@ import numpy as np
 import pytest
 import sympy as sm
 
-from bench.literature_counts import (count_ops_literature, featherstone,
-                                       lu_solve_counts, PUBLISHED)
+from bench.literature_counts import (
+    PUBLISHED,
+    count_ops_literature,
+    featherstone,
+    lu_solve_counts,
+)
 
 a, b, c, d, x, y, q, m, l = sm.symbols("a b c d x y q m l")
 

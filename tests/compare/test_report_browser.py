@@ -16,7 +16,6 @@ import os
 from pathlib import Path
 
 import pytest
-
 from browser import Browser, need_browser
 
 # A headless browser typesetting every system: minutes of CPU, so out of

@@ -18,9 +18,9 @@ import sympy as sm
 
 from compare import run
 from compare.cache import DerivationCache, cache_key
-from symbolic.frames import connected_frames
 from compare.runner import agreement, expand_cases
 from formulations import FORMULATIONS, Formulation, get_formulation
+from symbolic.frames import connected_frames
 from systems import get_system
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -280,6 +280,7 @@ def test_a_singular_case_is_an_error_row_without_numpy_warnings(tmp_path):
     # sympy's KanesMethod leaves 0/0 in the wheelbarrow at heading 0: the
     # row says so, and numpy's divide/invalid warnings do not repeat it.
     import warnings
+
     from compare.runner import RunOptions, run_case
     (case,) = expand_cases(["wheelbarrow"], ["sympy_kane"])
     with warnings.catch_warnings(record=True) as caught:

@@ -6,8 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from compare.runner import (COMPILE_FROM, Case, RunOptions, _longest_first,
-                            run_case)
+from compare.runner import COMPILE_FROM, Case, RunOptions, _longest_first, run_case
 from numeric.compiled import CompiledBackendError, find_compiler
 
 

@@ -18,7 +18,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from browser import Browser, need_browser
 
 pytestmark = pytest.mark.slow

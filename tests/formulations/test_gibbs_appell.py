@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 import sympy as sm
 import sympy.physics.mechanics as me
-
 from conftest import cached_eom, cached_system
+
 from formulations import FORMULATIONS, UnsupportedSystemError, get_formulation
 from formulations.gibbs_appell import ELIMINATIONS, STRATEGIES, GibbsAppell
 from systems import CATALOGUE, system_facts

@@ -14,14 +14,13 @@ import numpy as np
 import pytest
 import sympy as sm
 import sympy.physics.mechanics as me
+from conftest import cached_eom, cached_system
+from helpers import cartesian_pendulum
 
 from formulations import get_formulation
 from numeric.model import SingularConfigurationError
 from systems import MechanicalSystem
 from systems.rod_slider_shaft_extended import rod_slider_shaft_extended
-
-from helpers import cartesian_pendulum
-from conftest import cached_eom, cached_system
 
 N_STATES = 20
 

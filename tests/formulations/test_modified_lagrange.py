@@ -27,14 +27,13 @@ import numpy as np
 import pytest
 import sympy as sm
 import sympy.physics.mechanics as me
+from conftest import cached_system
+from helpers import cartesian_pendulum, planar_particle
 
-from formulations import UnsupportedSystemError, get_formulation
 from bench.methods import kolev_cost_table
+from formulations import UnsupportedSystemError, get_formulation
 from formulations.modified_lagrange import modified_lagrange_equations
 from systems import MechanicalSystem
-
-from helpers import cartesian_pendulum, planar_particle
-from conftest import cached_system
 
 t = me.dynamicsymbols._t
 

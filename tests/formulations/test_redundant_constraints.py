@@ -26,7 +26,7 @@ def linearized_rolling_disc():
     r, m, g = sm.symbols("r m g")
     q1, q2, q3, q4, q5, q6 = q = me.dynamicsymbols("q1:7")
     qd = [qi.diff(t) for qi in q]
-    u1, u2, u3, u4, u5, u6 = u = me.dynamicsymbols("u1:7")
+    u1, u2, u3, u4, u5, u6 = me.dynamicsymbols("u1:7")
     N = me.ReferenceFrame("N")
     NO = me.Point("NO")
     NO.set_vel(N, 0)
@@ -73,7 +73,7 @@ def disc():
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         ms = linearized_rolling_disc()
-        ms.kinematics
+        ms.kinematics  # noqa: B018 (building it reduces the rows)
     return ms, [w for w in caught
                 if issubclass(w.category, RedundantConstraintWarning)]
 

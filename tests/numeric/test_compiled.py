@@ -13,16 +13,14 @@ import re
 
 import numpy as np
 import pytest
+from conftest import cached_eom, cached_system
 from scipy.integrate import solve_ivp
 
 from formulations import FORMULATIONS, get_formulation
 from numeric import compiled
-from numeric.compiled import (CompiledModel, CompilerNotFoundError,
-                                   c_source)
+from numeric.compiled import CompiledModel, CompilerNotFoundError, c_source
 from numeric.model import LambdifyModel, NumericModel, SingularConfigurationError
 from systems import CATALOGUE, get_system, system_facts
-
-from conftest import cached_eom, cached_system
 
 RTOL = 1e-12
 # A second formulation with other unknowns (multipliers) and other states.
@@ -68,7 +66,7 @@ def _cases(formulation, slow=False):
 CASES = _cases("kane") + _cases(SECOND, slow=True)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def models(formulation, name):
     eom = cached_eom(formulation, name)
     return eom, eom.numeric(), eom.numeric(backend="c")

@@ -8,16 +8,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import cached_eom, cached_system
+from helpers import cartesian_pendulum
 from scipy.integrate import solve_ivp
 
 from formulations import FORMULATIONS, UnsupportedSystemError, get_formulation
-from numeric.integrate import (IntegrationResult, integrate,
-                                    project_state)
+from numeric.integrate import IntegrationResult, integrate, project_state
 from numeric.model import SingularConfigurationError
 from systems import CATALOGUE, ConstraintError, system_facts
-
-from helpers import cartesian_pendulum
-from conftest import cached_eom, cached_system
 
 
 def _param(ms, name):

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 import sympy as sm
 import sympy.physics.mechanics as me
-
 from conftest import cached_eom, cached_system
+
 from formulations.base import formulation_names
 from numeric.linearize import LinearModel, linearize
 from systems.base import ConstraintError, MechanicalSystem

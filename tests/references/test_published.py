@@ -10,11 +10,11 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-
-from references import published as bm
 from conftest import cached_eom, cached_system
+
 from formulations.base import formulation_names
 from numeric.linearize import linearize
+from references import published as bm
 
 FORMULATIONS = formulation_names()
 UNIT_DISC = {"m": 1.0, "g": 1.0, "r": 1.0}

@@ -8,11 +8,17 @@ import math
 import pytest
 import sympy as sm
 import sympy.physics.mechanics as me
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
-from symbolic.calculus import (directional_derivative, dynamic_symbols,
-                                   gradient, jacobian, substitute,
-                                   time_derivative)
+from symbolic.calculus import (
+    directional_derivative,
+    dynamic_symbols,
+    gradient,
+    jacobian,
+    substitute,
+    time_derivative,
+)
 from symbolic.frames import FrameAlgebra, kinetic_energy
 
 t = me.dynamicsymbols._t

@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import sympy as sm
-
 from conftest import cached_eom, cached_system
+
 from formulations.base import formulation_names
 from numeric.integrate import integrate
 from systems.andrews_squeezer import ANDREWS_INITIAL_ANGLES

@@ -8,14 +8,15 @@ import numpy as np
 import pytest
 import sympy as sm
 import sympy.physics.mechanics as me
+from helpers import planar_particle
+from sympy_ports import (
+    contact_point_disc,
+    expected_coordinate_accelerations,
+    rolling_disc_asserted_speed_rates,
+)
 
 from formulations import FORMULATIONS, UnsupportedSystemError, get_formulation
 from systems import DeclarationError, MechanicalSystem, get_system
-
-from helpers import planar_particle
-from sympy_ports import (contact_point_disc,
-                                       expected_coordinate_accelerations,
-                                       rolling_disc_asserted_speed_rates)
 
 LAGRANGE_FAMILY = ["lagrange", "modified_lagrange", "sympy_lagrange"]
 

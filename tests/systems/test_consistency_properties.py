@@ -8,9 +8,13 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from testing.strategies import (kinematic_trees, open_chains,
-                                reanchor_velocity, unlocated_velocities)
 from formulations import FORMULATIONS, UnsupportedSystemError, get_formulation
+from testing.strategies import (
+    kinematic_trees,
+    open_chains,
+    reanchor_velocity,
+    unlocated_velocities,
+)
 
 READERS = ["kane", "gibbs_appell", "sympy_kane"]
 

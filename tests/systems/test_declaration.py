@@ -6,11 +6,15 @@ import numpy as np
 import pytest
 import sympy as sm
 import sympy.physics.mechanics as me
-
-from systems import (CATALOGUE, ConstraintError, DeclarationError,
-                     MechanicalSystem, get_system)
-
 from helpers import planar_particle
+
+from systems import (
+    CATALOGUE,
+    ConstraintError,
+    DeclarationError,
+    MechanicalSystem,
+    get_system,
+)
 
 t = me.dynamicsymbols._t
 

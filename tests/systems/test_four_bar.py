@@ -18,14 +18,13 @@ import numpy as np
 import pytest
 import sympy as sm
 import sympy.physics.mechanics as me
+from conftest import cached_eom, cached_system
+from helpers import power_balance
 
 from formulations import get_formulation
 from numeric.model import SingularConfigurationError
 from systems import ConstraintError, get_system
 from systems.four_bar import four_bar_closed_form
-
-from helpers import power_balance
-from conftest import cached_eom, cached_system
 
 t = me.dynamicsymbols._t
 N_STATES = 25

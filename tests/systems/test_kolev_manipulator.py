@@ -20,9 +20,8 @@ from __future__ import annotations
 import numpy as np
 import sympy as sm
 import sympy.physics.mechanics as me
-
-from helpers import power_balance
 from conftest import cached_eom, cached_system
+from helpers import power_balance
 
 t = me.dynamicsymbols._t
 N_STATES = 25
@@ -152,7 +151,7 @@ def _symbolic_3_10(ms):
     qG, _, q2, q3 = _coords(ms)
     hc = h * sm.cos(gamma)
     r = m2 / m1 * hc
-    dd = lambda q: q.diff(t, 2)  # noqa: E731
+    dd = lambda q: q.diff(t, 2)
     return [
         (m1 + m2) * dd(qG) - F_D + (m1 + m2) * g,
         dd(q2) + dd(q3) * hc + c22 * (m1 + m2) / (m1 * m2) * q2

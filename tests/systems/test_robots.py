@@ -23,10 +23,8 @@ from systems import get_system
 
 pin = pytest.importorskip("pinocchio")
 
-from references.robot_oracle import (urdf_pinocchio_accelerations,  # noqa: E402
-                                  urdf_pinocchio_model)
-from systems.robots import (PUMA560, STANFORD_ARM,  # noqa: E402
-                            robot_data_path, spatial_chain_values)
+from references.robot_oracle import urdf_pinocchio_accelerations, urdf_pinocchio_model  # noqa: E402
+from systems.robots import PUMA560, STANFORD_ARM, robot_data_path, spatial_chain_values  # noqa: E402
 
 OWN = ("kane", "lagrange", "modified_lagrange", "gibbs_appell")
 N_STATES = 20
@@ -99,7 +97,7 @@ def _oracle(name, options):
                                               np.zeros(model.nv)))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _system_and_oracle(name, options):
     return _oracle(name, options)
 

@@ -34,7 +34,6 @@ coordinate accelerations (u1' = q1'', u2' = q2'').
 from __future__ import annotations
 
 import numpy as np
-
 from conftest import cached_eom, cached_system
 
 N_STATES = 25

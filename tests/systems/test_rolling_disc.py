@@ -15,9 +15,8 @@ import numpy as np
 import pytest
 import sympy as sm
 import sympy.physics.mechanics as me
-from scipy.integrate import solve_ivp
-
 from conftest import cached_eom, cached_system
+from scipy.integrate import solve_ivp
 
 N_STATES = 20
 

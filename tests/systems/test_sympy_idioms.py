@@ -7,12 +7,14 @@ import numpy as np
 import pytest
 import sympy as sm
 import sympy.physics.mechanics as me
+from sympy_ports import (
+    double_pendulum_closed_form,
+    joints_cart_pendulum,
+    joints_cart_pendulum_asserted,
+    joints_double_pendulum,
+)
 
 from formulations import FORMULATIONS, get_formulation
-
-from sympy_ports import (double_pendulum_closed_form, joints_cart_pendulum,
-                         joints_cart_pendulum_asserted,
-                         joints_double_pendulum)
 
 t = me.dynamicsymbols._t
 

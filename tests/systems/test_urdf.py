@@ -13,8 +13,7 @@ from systems import DeclarationError, from_urdf
 pin = pytest.importorskip("pinocchio")
 pytest.importorskip("yourdfpy")
 
-from references.robot_oracle import (urdf_pinocchio_accelerations,  # noqa: E402
-                                  urdf_pinocchio_model)
+from references.robot_oracle import urdf_pinocchio_accelerations, urdf_pinocchio_model  # noqa: E402
 
 OWN = ("kane", "lagrange", "modified_lagrange", "gibbs_appell")
 
@@ -187,7 +186,7 @@ ROUNDED = robot(
 def _tiny_floats(ms):
     out = []
     for F in [ms.frame] + [b.frame for b in ms.bodies]:
-        for G, dcm in F._dcm_dict.items():
+        for dcm in F._dcm_dict.values():
             out += [x for x in dcm.atoms(sm.Float) if abs(x) < 1e-6]
     return out
 

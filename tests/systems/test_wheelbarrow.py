@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from conftest import cached_eom, cached_system
 
 N_STATES = 25

@@ -15,10 +15,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import sympy as sm
-
-from references import published as bm
 from conftest import cached_eom, cached_system
+
 from numeric.integrate import integrate
+from references import published as bm
 
 BICYCLE_FORMULATIONS = ["kane",
                         pytest.param("lagrange", marks=pytest.mark.slow),
@@ -170,4 +170,4 @@ def test_bicycle_eigenvalues_is_reachable_from_the_package():
     import compare
     assert compare.bicycle_eigenvalues is bm.bicycle_eigenvalues
     with pytest.raises(AttributeError):
-        compare.no_such_function
+        compare.no_such_function  # noqa: B018 (the lookup is the test)

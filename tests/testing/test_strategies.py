@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from testing import strategies as S
 from formulations import get_formulation
 from systems import MechanicalSystem, get_system
 from systems.four_bar import four_bar_closed_form
+from testing import strategies as S
 
 #: Building a system lambdifies its constraints (a few tenths of a second),
 #: so the strategy checks use few examples.
