@@ -14,6 +14,7 @@ killing a run never leaves work behind.
 >>> call_in_child(pow, 2, 10, timeout=30)
 1024
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -68,15 +69,17 @@ def _child_main(write_fd: int, parent: int, fn, args, kwargs) -> None:
     code = 0
     try:
         try:
-            payload = pickle.dumps(("ok", fn(*args, **kwargs)),
-                                   protocol=pickle.HIGHEST_PROTOCOL)
+            payload = pickle.dumps(
+                ("ok", fn(*args, **kwargs)), protocol=pickle.HIGHEST_PROTOCOL
+            )
         except BaseException as exc:  # sent to the parent, raised there
             tb = traceback.format_exc(limit=8)
             try:
                 payload = pickle.dumps(("raise", exc, tb))
             except Exception:
-                payload = pickle.dumps(("raise", RuntimeError(
-                    f"{type(exc).__name__}: {exc}"), tb))
+                payload = pickle.dumps(
+                    ("raise", RuntimeError(f"{type(exc).__name__}: {exc}"), tb)
+                )
         with os.fdopen(write_fd, "wb") as fh:
             fh.write(payload)
     except BaseException:
@@ -106,8 +109,9 @@ class Child:
 
     def __init__(self, fn, *args, timeout: float | None = None, **kwargs):
         if timeout is not None and not timeout > 0:
-            raise ValueError(f"timeout must be a positive number of seconds, "
-                             f"not {timeout!r}")
+            raise ValueError(
+                f"timeout must be a positive number of seconds, not {timeout!r}"
+            )
         self.timeout = timeout
         parent = os.getpid()
         sys.stdout.flush()
@@ -183,10 +187,12 @@ class Child:
                 outcome = ("died", f"its result could not be read ({exc})")
             if outcome is None:
                 rc = self.returncode
-                how = (f"killed by signal {signal.Signals(-rc).name}"
-                       if rc is not None and rc < 0 else f"exit code {rc}")
-                outcome = ("died", f"the worker process ended without a result "
-                                   f"({how})")
+                how = (
+                    f"killed by signal {signal.Signals(-rc).name}"
+                    if rc is not None and rc < 0
+                    else f"exit code {rc}"
+                )
+                outcome = ("died", f"the worker process ended without a result ({how})")
             self._finish(outcome)
             return True
         deadline = self.deadline

@@ -9,6 +9,7 @@ The tutorials in ``docs/examples`` are sphinx-gallery scripts executed at
 every build; each asserts what it shows, so a broken example fails the
 build.
 """
+
 from __future__ import annotations
 
 import os

@@ -1,4 +1,5 @@
 """The registry of catalogue systems: name -> builder."""
+
 from __future__ import annotations
 
 import inspect
@@ -7,8 +8,14 @@ from dataclasses import dataclass, field
 
 from .base import MechanicalSystem
 
-__all__ = ["CATALOGUE", "SystemFacts", "register_system", "get_system",
-           "system_names", "system_facts"]
+__all__ = [
+    "CATALOGUE",
+    "SystemFacts",
+    "register_system",
+    "get_system",
+    "system_names",
+    "system_facts",
+]
 
 #: Catalogue name -> builder function returning a :class:`MechanicalSystem`.
 CATALOGUE: dict[str, Callable[..., MechanicalSystem]] = {}
@@ -49,8 +56,14 @@ class SystemFacts:
         return bool(self.sizes)
 
 
-def register_system(name: str, *, heavy: bool = False, sizes=(),
-                    variants=({},), oracle: str | None = None):
+def register_system(
+    name: str,
+    *,
+    heavy: bool = False,
+    sizes=(),
+    variants=({},),
+    oracle: str | None = None,
+):
     """Decorator registering a builder under ``name`` (once), with its
     facts (see :class:`SystemFacts`).
 
@@ -74,15 +87,15 @@ def register_system(name: str, *, heavy: bool = False, sizes=(),
     if not isinstance(heavy, bool):
         raise TypeError(f"heavy must be a bool, not {type(heavy).__name__}")
     sizes = tuple(sizes)
-    if any(not isinstance(k, int) or isinstance(k, bool) or k < 1
-           for k in sizes):
+    if any(not isinstance(k, int) or isinstance(k, bool) or k < 1 for k in sizes):
         raise ValueError(f"sizes must be positive integers, not {sizes}")
     if oracle is not None and not isinstance(oracle, str):
         raise TypeError(f"oracle must be a str or None, not {type(oracle).__name__}")
     variants = tuple(variants)
     if not variants or any(not isinstance(v, dict) for v in variants):
-        raise TypeError("variants must be a non-empty sequence of dicts of "
-                        "builder options")
+        raise TypeError(
+            "variants must be a non-empty sequence of dicts of builder options"
+        )
 
     def decorate(builder):
         if name in CATALOGUE and CATALOGUE[name] is not builder:
@@ -90,15 +103,22 @@ def register_system(name: str, *, heavy: bool = False, sizes=(),
         valid = list(inspect.signature(builder).parameters)
         bad = sorted({k for v in variants for k in v if k not in valid})
         if bad:
-            raise ValueError(f"system {name!r}: variants name options {bad} "
-                             f"the builder does not take; valid: {valid}")
+            raise ValueError(
+                f"system {name!r}: variants name options {bad} "
+                f"the builder does not take; valid: {valid}"
+            )
         if sizes and "n" not in valid:
-            raise ValueError(f"system {name!r}: sizes need a builder taking "
-                             f"n; its options are {valid}")
+            raise ValueError(
+                f"system {name!r}: sizes need a builder taking "
+                f"n; its options are {valid}"
+            )
         CATALOGUE[name] = builder
-        FACTS[name] = SystemFacts(heavy=heavy, sizes=sizes,
-                                  variants=tuple(dict(v) for v in variants),
-                                  oracle=oracle)
+        FACTS[name] = SystemFacts(
+            heavy=heavy,
+            sizes=sizes,
+            variants=tuple(dict(v) for v in variants),
+            oracle=oracle,
+        )
         return builder
 
     return decorate
@@ -116,7 +136,8 @@ def system_facts(name: str) -> SystemFacts:
         return FACTS[name]
     except (KeyError, TypeError):
         raise ValueError(
-            f"unknown system {name!r}; valid names: {sorted(CATALOGUE)}") from None
+            f"unknown system {name!r}; valid names: {sorted(CATALOGUE)}"
+        ) from None
 
 
 def system_names() -> list[str]:
@@ -140,10 +161,12 @@ def get_system(name: str, **options) -> MechanicalSystem:
         builder = CATALOGUE[name]
     except (KeyError, TypeError):
         raise ValueError(
-            f"unknown system {name!r}; valid names: {sorted(CATALOGUE)}") from None
+            f"unknown system {name!r}; valid names: {sorted(CATALOGUE)}"
+        ) from None
     valid = [p for p in inspect.signature(builder).parameters]
     bad = [k for k in options if k not in valid]
     if bad:
         raise ValueError(
-            f"system {name!r} takes no option(s) {bad}; valid options: {valid}")
+            f"system {name!r} takes no option(s) {bad}; valid options: {valid}"
+        )
     return builder(**options)
