@@ -14,19 +14,26 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping
+from typing import Any
 
 from .compiled import CompiledBackendError, CompiledModel
-from .model import LambdifyModel
+from .model import LambdifyModel, NumericModel
 
 __all__ = ["BACKENDS", "numeric_model"]
 
 #: Backend name -> model class.
-BACKENDS: dict[str, type] = {"lambdify": LambdifyModel, "c": CompiledModel}
+BACKENDS: dict[str, type[NumericModel]] = {
+    "lambdify": LambdifyModel,
+    "c": CompiledModel,
+}
 
 
 def numeric_model(
-    eom, parameters: Mapping | None = None, backend: str = "lambdify", **options
-):
+    eom: Any,
+    parameters: Mapping[Any, float] | None = None,
+    backend: str = "lambdify",
+    **options: Any,
+) -> NumericModel:
     """The numeric model of ``eom`` evaluated by ``backend``.
 
     Parameters

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from .base import MechanicalSystem
 
@@ -18,7 +19,10 @@ __all__ = [
 ]
 
 #: Catalogue name -> builder function returning a :class:`MechanicalSystem`.
-CATALOGUE: dict[str, Callable[..., MechanicalSystem]] = {}
+#: A system builder: options in, declaration out.
+Builder = Callable[..., MechanicalSystem]
+
+CATALOGUE: dict[str, Builder] = {}
 #: Catalogue name -> what the harness and the tests need to know about it.
 FACTS: dict[str, SystemFacts] = {}
 
@@ -47,8 +51,8 @@ class SystemFacts:
     """
 
     heavy: bool = False
-    sizes: tuple = ()
-    variants: tuple = field(default_factory=lambda: ({},))
+    sizes: tuple[int, ...] = ()
+    variants: tuple[dict[str, Any], ...] = field(default_factory=lambda: ({},))
     oracle: str | None = None
 
     @property
@@ -60,10 +64,10 @@ def register_system(
     name: str,
     *,
     heavy: bool = False,
-    sizes=(),
-    variants=({},),
+    sizes: Iterable[int] = (),
+    variants: Iterable[dict[str, Any]] = ({},),
     oracle: str | None = None,
-):
+) -> Callable[[Builder], Builder]:
     """Decorator registering a builder under ``name`` (once), with its
     facts (see :class:`SystemFacts`).
 
@@ -97,7 +101,7 @@ def register_system(
             "variants must be a non-empty sequence of dicts of builder options"
         )
 
-    def decorate(builder):
+    def decorate(builder: Builder) -> Builder:
         if name in CATALOGUE and CATALOGUE[name] is not builder:
             raise ValueError(f"system {name!r} is registered already")
         valid = list(inspect.signature(builder).parameters)
@@ -144,7 +148,7 @@ def system_names() -> list[str]:
     return list(CATALOGUE)
 
 
-def get_system(name: str, **options) -> MechanicalSystem:
+def get_system(name: str, **options: Any) -> MechanicalSystem:
     """Build the catalogue system ``name`` with builder ``options``.
 
     Raises
