@@ -31,6 +31,8 @@ copyright = "the eomcompare authors"
 release = version = "0.1.0"
 
 extensions = [
+    # The user guide is Markdown (docs/guide.md), read by MyST.
+    "myst_parser",
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     # numpydoc-style docstrings.  napoleon (part of Sphinx) rather than the

@@ -1,4 +1,4 @@
-"""The user's own systems from the command line, and the README's example."""
+"""The user's own systems from the command line, and the user guide's example."""
 
 from __future__ import annotations
 
@@ -18,11 +18,11 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _readme_example() -> str:
-    text = (ROOT / "README.md").read_text()
+    text = (ROOT / "docs" / "guide.md").read_text()
     match = re.search(
         r"<!-- example: my_pendulum.py -->\n```python\n(.*?)```", text, re.S
     )
-    assert match, "README lost its declare-your-own-system example"
+    assert match, "the user guide lost its declare-your-own-system example"
     return match.group(1)
 
 

@@ -21,7 +21,8 @@ from pathlib import Path
 import pytest
 from browser import Browser, need_browser
 
-pytestmark = pytest.mark.slow
+# One build of the site, in one xdist worker (--dist loadgroup).
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("docs")]
 
 ROOT = Path(__file__).resolve().parents[2]
 
