@@ -25,7 +25,15 @@ import numpy as np
 import pandas as pd
 
 from .findings import findings
-from .tables import SUMMARY_COLUMNS, _fmt, _html_table, _md_table, _prepared, _slug
+from .tables import (
+    SUMMARY_COLUMNS,
+    _fmt,
+    _html_table,
+    _md_table,
+    _prepared,
+    _slug,
+    overview_table,
+)
 
 __all__ = ["write_report", "summary_columns"]
 
@@ -795,17 +803,7 @@ def _build_report(
             "consistent states, or the status of a case that did not finish "
             "(— : not run)."
         )
-        cell = [
-            (_fmt(d) if s == "ok" else s)
-            for d, s in zip(frame["qdd_max_rel_dev"], frame["status"])
-        ]
-        ov = frame.assign(cell=cell).pivot_table(
-            index="label", columns="formulation", values="cell", aggfunc="first"
-        )
-        ov = ov.reindex(
-            index=list(dict.fromkeys(frame["label"])),
-            columns=[f for f in formulations if f in ov.columns],
-        )
+        ov = overview_table(frame, formulations).set_index("system")
         oracle = _oracle_overview(frame, reference)
         if oracle is not None:
             name, cells = oracle
@@ -816,7 +814,7 @@ def _build_report(
                 "system's table."
             )
             ov[f"{name} (oracle)"] = [cells.get(lab, "—") for lab in ov.index]
-        rep.table(ov.reset_index().rename(columns={"label": "system"}))
+        rep.table(ov.reset_index())
 
     # --- failures -----------------------------------------------------
     limited = (
