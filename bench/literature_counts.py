@@ -28,6 +28,7 @@ set of expressions.
 
 :data:`PUBLISHED` holds the published figures to set beside these counts.
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -37,9 +38,15 @@ from fractions import Fraction
 import sympy as sm
 from sympy.core.function import AppliedUndef
 
-__all__ = ["OpCount", "count_ops_literature", "lu_solve_counts",
-           "forward_dynamics_counts", "inverse_dynamics_counts", "PUBLISHED",
-           "featherstone"]
+__all__ = [
+    "OpCount",
+    "count_ops_literature",
+    "lu_solve_counts",
+    "forward_dynamics_counts",
+    "inverse_dynamics_counts",
+    "PUBLISHED",
+    "featherstone",
+]
 
 
 @dataclass
@@ -55,20 +62,28 @@ class OpCount:
     param_calls: Counter = field(default_factory=Counter)
 
     def __add__(self, other):
-        return OpCount(self.mul + other.mul, self.add + other.add,
-                       self.calls + other.calls,
-                       self.param_mul + other.param_mul,
-                       self.param_add + other.param_add,
-                       self.param_calls + other.param_calls)
+        return OpCount(
+            self.mul + other.mul,
+            self.add + other.add,
+            self.calls + other.calls,
+            self.param_mul + other.param_mul,
+            self.param_add + other.param_add,
+            self.param_calls + other.param_calls,
+        )
 
     def as_dict(self) -> dict:
-        return {"mul": self.mul, "add": self.add, "calls": dict(self.calls),
-                "param_mul": self.param_mul, "param_add": self.param_add,
-                "param_calls": dict(self.param_calls)}
+        return {
+            "mul": self.mul,
+            "add": self.add,
+            "calls": dict(self.calls),
+            "param_mul": self.param_mul,
+            "param_add": self.param_add,
+            "param_calls": dict(self.param_calls),
+        }
 
 
 def _is_reciprocal(f):
-    return (f.is_Pow and f.exp.is_Number and f.exp.is_negative)
+    return f.is_Pow and f.exp.is_Number and f.exp.is_negative
 
 
 def _tree_counts(e, out: OpCount):
@@ -91,7 +106,7 @@ def _tree_counts(e, out: OpCount):
                 _tree_counts(f, out)
     elif e.is_Pow:
         if _is_reciprocal(e):
-            out.mul += 1   # the division 1/x**k
+            out.mul += 1  # the division 1/x**k
             _power_counts(e.base, -e.exp, out)
         else:
             _power_counts(e.base, e.exp, out)
@@ -138,10 +153,13 @@ def _hoist_parameters(exprs, is_constant):
         return got
 
     def name(e):
-        if e.is_Atom or (e.is_Mul and len(e.args) == 2
-                         and e.args[0] is sm.S.NegativeOne
-                         and e.args[1].is_Atom):
-            return e   # a symbol, a number, or a free sign: nothing to do
+        if e.is_Atom or (
+            e.is_Mul
+            and len(e.args) == 2
+            and e.args[0] is sm.S.NegativeOne
+            and e.args[1].is_Atom
+        ):
+            return e  # a symbol, a number, or a free sign: nothing to do
         if e not in defs:
             defs[e] = sm.Symbol(f"_p{len(defs)}")
         return defs[e]
@@ -200,8 +218,7 @@ def count_ops_literature(exprs, parameters=(), *, hoist=True) -> OpCount:
     params = set(parameters)
     out = OpCount()
     if hoist and params:
-        flat, defs = _hoist_parameters(
-            flat, lambda s: s in params or s.is_number)
+        flat, defs = _hoist_parameters(flat, lambda s: s in params or s.is_number)
         if defs:
             prep = OpCount()
             reps, red = sm.cse(list(defs.values()), order="none")
@@ -223,8 +240,8 @@ def lu_solve_counts(n: int) -> tuple[int, int]:
     """
     if isinstance(n, bool) or not isinstance(n, int) or n < 0:
         raise ValueError(f"n must be a non-negative integer, not {n!r}")
-    mul = Fraction(n ** 3, 3) + n ** 2 + Fraction(2 * n, 3)
-    add = Fraction(n ** 3, 3) + Fraction(n ** 2, 2) - Fraction(5 * n, 6)
+    mul = Fraction(n**3, 3) + n**2 + Fraction(2 * n, 3)
+    add = Fraction(n**3, 3) + Fraction(n**2, 2) - Fraction(5 * n, 6)
     return int(mul), int(add)
 
 
@@ -236,8 +253,7 @@ def forward_dynamics_counts(eom) -> dict:
     """Counts of the forward dynamics of ``eom`` per evaluation: ``"mf"``
     (mass matrix and forcing together), ``"solve"`` (the LU solve),
     ``"total"``, as :class:`OpCount`."""
-    mf = count_ops_literature([eom.mass_matrix, eom.forcing],
-                              _parameters(eom))
+    mf = count_ops_literature([eom.mass_matrix, eom.forcing], _parameters(eom))
     m, a = lu_solve_counts(eom.mass_matrix.shape[0])
     solve = OpCount(mul=m, add=a)
     return {"mf": mf, "solve": solve, "total": mf + solve}
@@ -257,24 +273,38 @@ def featherstone(n: int) -> dict:
     F = Fraction
     return {
         "RNEA": (93 * n - 108, 81 * n - 100),
-        "CRBA": (10 * n ** 2 + 22 * n - 32, 6 * n ** 2 + 37 * n - 43),
-        "factorize+solve": (F(n ** 3, 6) + F(3 * n ** 2, 2) - F(2 * n, 3),
-                            F(n ** 3, 6) + n ** 2 - F(7 * n, 6)),
+        "CRBA": (10 * n**2 + 22 * n - 32, 6 * n**2 + 37 * n - 43),
+        "factorize+solve": (
+            F(n**3, 6) + F(3 * n**2, 2) - F(2 * n, 3),
+            F(n**3, 6) + n**2 - F(7 * n, 6),
+        ),
         "ABA": (224 * n - 259, 205 * n - 248),
     }
 
 
 #: Six-joint inverse dynamics, (multiplications, additions), and notes.
 PUBLISHED = {
-    "Lagrangian, 4x4 matrices (Uicker/Kahn; Hollerbach 1980)":
-        (66271, 51548, "Hollerbach's polynomial 32 1/2 n^4 + 86 5/12 n^3 + "
-         "171 1/4 n^2 + 53 1/3 n - 128 gives 67,143 at n = 6, not 66,271: "
-         "one of the two is misprinted"),
-    "recursive Newton-Euler (Hollerbach 1980)":
-        (852, 738, "150n - 48 / 131n - 48 at n = 6: consistent"),
-    "Kane's equations, Stanford arm (Kane & Levinson 1983)":
-        (646, 394, "for their own Stanford arm model, whose inertia "
-         "assumptions could not be checked here"),
-    "simplified Newton-Euler, ARM program":
-        (224, 174, "symbolically customized to one arm"),
+    "Lagrangian, 4x4 matrices (Uicker/Kahn; Hollerbach 1980)": (
+        66271,
+        51548,
+        "Hollerbach's polynomial 32 1/2 n^4 + 86 5/12 n^3 + "
+        "171 1/4 n^2 + 53 1/3 n - 128 gives 67,143 at n = 6, not 66,271: "
+        "one of the two is misprinted",
+    ),
+    "recursive Newton-Euler (Hollerbach 1980)": (
+        852,
+        738,
+        "150n - 48 / 131n - 48 at n = 6: consistent",
+    ),
+    "Kane's equations, Stanford arm (Kane & Levinson 1983)": (
+        646,
+        394,
+        "for their own Stanford arm model, whose inertia "
+        "assumptions could not be checked here",
+    ),
+    "simplified Newton-Euler, ARM program": (
+        224,
+        174,
+        "symbolically customized to one arm",
+    ),
 }

@@ -7,6 +7,7 @@ inertia and geometry) and the Stanford arm with symbolic inertia, counts
 forward and inverse dynamics, and writes ``literature.md`` and
 ``literature.csv``; derivation seconds are recorded beside each row.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -18,9 +19,12 @@ import pandas as pd
 from formulations import get_formulation
 from systems import get_system
 
-from .literature_counts import (PUBLISHED, featherstone,
-                                forward_dynamics_counts,
-                                inverse_dynamics_counts)
+from .literature_counts import (
+    PUBLISHED,
+    featherstone,
+    forward_dynamics_counts,
+    inverse_dynamics_counts,
+)
 
 __all__ = ["literature_rows", "literature_markdown", "main"]
 
@@ -36,20 +40,29 @@ def _row(system, options, formulation):
     count = time.perf_counter() - t0
     n = len(eom.unknowns)
     return {
-        "system": system, "n": n, "formulation": formulation,
-        "fd_mul": fd["total"].mul, "fd_add": fd["total"].add,
-        "mf_mul": fd["mf"].mul, "mf_add": fd["mf"].add,
-        "solve_mul": fd["solve"].mul, "solve_add": fd["solve"].add,
+        "system": system,
+        "n": n,
+        "formulation": formulation,
+        "fd_mul": fd["total"].mul,
+        "fd_add": fd["total"].add,
+        "mf_mul": fd["mf"].mul,
+        "mf_add": fd["mf"].add,
+        "solve_mul": fd["solve"].mul,
+        "solve_add": fd["solve"].add,
         "fd_calls": sum(fd["mf"].calls.values()),
-        "id_mul": inv.mul, "id_add": inv.add,
+        "id_mul": inv.mul,
+        "id_add": inv.add,
         "id_calls": sum(inv.calls.values()),
-        "param_mul": fd["mf"].param_mul, "param_add": fd["mf"].param_add,
-        "derive_s": round(derive, 2), "count_s": round(count, 2),
+        "param_mul": fd["mf"].param_mul,
+        "param_add": fd["mf"].param_add,
+        "derive_s": round(derive, 2),
+        "count_s": round(count, 2),
     }
 
 
-def literature_rows(ns=(1, 2, 3, 4), formulations=("kane", "lagrange"),
-                    stanford=True, progress=print) -> pd.DataFrame:
+def literature_rows(
+    ns=(1, 2, 3, 4), formulations=("kane", "lagrange"), stanford=True, progress=print
+) -> pd.DataFrame:
     """One row per (system, formulation): counts and seconds."""
     rows = []
     for n in ns:
@@ -66,61 +79,74 @@ def literature_rows(ns=(1, 2, 3, 4), formulations=("kane", "lagrange"),
 def literature_markdown(frame: pd.DataFrame) -> str:
     """The report section: counts beside Featherstone's Table 10.1 and the
     six-joint inverse-dynamics figures."""
-    out = ["# Operation counts beside the published figures", "",
-           "Per evaluation after cse: multiplications (divisions included) / "
-           "additions (subtractions included); function calls apart; "
-           "parameter-only subexpressions set apart (`param`, once per "
-           "parameter set).  Forward dynamics = M and f (one cse) + the "
-           "compiled backend's dense LU solve; inverse dynamics = "
-           "tau = M q'' - f.", "",
-           "## spatial_chain(n): forward dynamics against ABA and "
-           "CRBA + RNEA + factorize-and-solve (Featherstone 2008, Table 10.1)",
-           "",
-           "| n | formulation | FD mul/add | (M,f) | LU solve | calls | "
-           "param mul/add | ABA | CRBA+RNEA+solve | ID mul/add | RNEA | "
-           "derive s |",
-           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    chain = frame[frame["system"] == "spatial_chain"].sort_values(
-        ["n", "formulation"])
+    out = [
+        "# Operation counts beside the published figures",
+        "",
+        "Per evaluation after cse: multiplications (divisions included) / "
+        "additions (subtractions included); function calls apart; "
+        "parameter-only subexpressions set apart (`param`, once per "
+        "parameter set).  Forward dynamics = M and f (one cse) + the "
+        "compiled backend's dense LU solve; inverse dynamics = "
+        "tau = M q'' - f.",
+        "",
+        "## spatial_chain(n): forward dynamics against ABA and "
+        "CRBA + RNEA + factorize-and-solve (Featherstone 2008, Table 10.1)",
+        "",
+        "| n | formulation | FD mul/add | (M,f) | LU solve | calls | "
+        "param mul/add | ABA | CRBA+RNEA+solve | ID mul/add | RNEA | "
+        "derive s |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    chain = frame[frame["system"] == "spatial_chain"].sort_values(["n", "formulation"])
     for _, r in chain.iterrows():
         F = featherstone(int(r["n"]))
-        crba = tuple(float(F["CRBA"][i] + F["RNEA"][i]
-                           + F["factorize+solve"][i]) for i in (0, 1))
+        crba = tuple(
+            float(F["CRBA"][i] + F["RNEA"][i] + F["factorize+solve"][i]) for i in (0, 1)
+        )
         out.append(
             f"| {r['n']} | {r['formulation']} | {r['fd_mul']}/{r['fd_add']} "
             f"| {r['mf_mul']}/{r['mf_add']} | {r['solve_mul']}/"
             f"{r['solve_add']} | {r['fd_calls']} | {r['param_mul']}/"
             f"{r['param_add']} | {F['ABA'][0]}/{F['ABA'][1]} | "
             f"{crba[0]:.0f}/{crba[1]:.0f} | {r['id_mul']}/{r['id_add']} | "
-            f"{F['RNEA'][0]}/{F['RNEA'][1]} | {r['derive_s']} |")
-    out += ["", "## Six-joint inverse dynamics", "",
-            "| source | mul | add | note |", "|---|---|---|---|"]
+            f"{F['RNEA'][0]}/{F['RNEA'][1]} | {r['derive_s']} |"
+        )
+    out += [
+        "",
+        "## Six-joint inverse dynamics",
+        "",
+        "| source | mul | add | note |",
+        "|---|---|---|---|",
+    ]
     for k, (mu, ad, note) in PUBLISHED.items():
         out.append(f"| {k} | {mu} | {ad} | {note} |")
     arm = frame[frame["system"] == "stanford_arm"]
     for _, r in arm.iterrows():
-        out.append(f"| this project, {r['formulation']}, stanford_arm "
-                   f"(general symbolic inertia: every mass centre "
-                   f"coordinate and inertia product a symbol) | "
-                   f"{r['id_mul']} | {r['id_add']} | {r['id_calls']} "
-                   f"function calls; parameter part {r['param_mul']}/"
-                   f"{r['param_add']} |")
-    out += ["", "Featherstone's figures at n = 1 are negative for RNEA and "
-            "ABA (-15/-19, -35/-43): the formulas are fits for n >= 2 "
-            "with the base's special case, not counts for one joint."]
+        out.append(
+            f"| this project, {r['formulation']}, stanford_arm "
+            f"(general symbolic inertia: every mass centre "
+            f"coordinate and inertia product a symbol) | "
+            f"{r['id_mul']} | {r['id_add']} | {r['id_calls']} "
+            f"function calls; parameter part {r['param_mul']}/"
+            f"{r['param_add']} |"
+        )
+    out += [
+        "",
+        "Featherstone's figures at n = 1 are negative for RNEA and "
+        "ABA (-15/-19, -35/-43): the formulas are fits for n >= 2 "
+        "with the base's special case, not counts for one joint.",
+    ]
     return "\n".join(out) + "\n"
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m bench.literature_table")
     parser.add_argument("--n", type=int, nargs="+", default=[1, 2, 3, 4])
-    parser.add_argument("--formulations", nargs="+",
-                        default=["kane", "lagrange"])
+    parser.add_argument("--formulations", nargs="+", default=["kane", "lagrange"])
     parser.add_argument("--no-stanford", action="store_true")
     parser.add_argument("--out", default="reports/literature")
     args = parser.parse_args(argv)
-    frame = literature_rows(args.n, args.formulations,
-                            stanford=not args.no_stanford)
+    frame = literature_rows(args.n, args.formulations, stanford=not args.no_stanford)
     os.makedirs(args.out, exist_ok=True)
     frame.to_csv(os.path.join(args.out, "literature.csv"), index=False)
     with open(os.path.join(args.out, "literature.md"), "w") as fh:

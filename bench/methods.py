@@ -7,10 +7,11 @@ beside the approaches the paper improves on.
 the first table; :func:`kolev_cost_table` returns the second (the report's
 Kolev section reads it).
 """
+
 from __future__ import annotations
 
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -55,6 +56,7 @@ def gibbs_appell_variants(cases=None, variants=None, file=sys.stdout):
     ['gibbs_appell[split/append]', 'kane']
     """
     from sympy.core.cache import clear_cache
+
     if cases is None:
         cases = [("n_link_pendulum", {"n": n}) for n in range(3, 6)]
         cases += [(name, {}) for name in CATALOGUE if name != "n_link_pendulum"]
@@ -66,23 +68,38 @@ def gibbs_appell_variants(cases=None, variants=None, file=sys.stdout):
         methods = [("kane", get_formulation("kane"))]
         for v in variants:
             tag = "/".join(v[:2]) + (f"/{v[2]}" if len(v) > 2 else "")
-            methods.append((f"gibbs_appell[{tag}]", get_formulation(
-                "gibbs_appell",
-                strategy=v[0], elimination=v[1],
-                frames=v[2] if len(v) > 2 else "merged")))
+            methods.append(
+                (
+                    f"gibbs_appell[{tag}]",
+                    get_formulation(
+                        "gibbs_appell",
+                        strategy=v[0],
+                        elimination=v[1],
+                        frames=v[2] if len(v) > 2 else "merged",
+                    ),
+                )
+            )
         for mname, form in methods:
             ms = get_system(name, **opts)
             clear_cache()
             eom = form.derive(ms)
-            rows.append({"system": label, "method": mname,
-                         "seconds": eom.timings["total"],
-                         "ops_raw": eom.op_counts["raw"],
-                         "ops_cse": eom.op_counts["cse"]})
+            rows.append(
+                {
+                    "system": label,
+                    "method": mname,
+                    "seconds": eom.timings["total"],
+                    "ops_raw": eom.op_counts["raw"],
+                    "ops_cse": eom.op_counts["cse"],
+                }
+            )
             if file is not None:
                 r = rows[-1]
-                print(f"{r['system']:<26} {r['method']:<38} "
-                      f"{r['seconds']:9.3f} {r['ops_raw']:>9} {r['ops_cse']:>7}",
-                      file=file, flush=True)
+                print(
+                    f"{r['system']:<26} {r['method']:<38} "
+                    f"{r['seconds']:9.3f} {r['ops_raw']:>9} {r['ops_cse']:>7}",
+                    file=file,
+                    flush=True,
+                )
     return rows
 
 
@@ -90,22 +107,35 @@ def gibbs_appell_main(argv=None):
     """Print the measurement table: every variant on the catalogue and on
     n_link_pendulum n = 3..5, the cheaper ones up to n = 8."""
     import argparse
+
     parser = argparse.ArgumentParser(
         prog="python -m bench.methods gibbs_appell",
-        description="Derivation cost of the ways of forming S, beside Kane's.")
-    parser.add_argument("--max-n", type=int, default=8,
-                        help="largest n of n_link_pendulum (default 8)")
-    parser.add_argument("--systems", nargs="*", default=None,
-                        help="catalogue systems besides n_link_pendulum "
-                             "(default: all)")
+        description="Derivation cost of the ways of forming S, beside Kane's.",
+    )
+    parser.add_argument(
+        "--max-n", type=int, default=8, help="largest n of n_link_pendulum (default 8)"
+    )
+    parser.add_argument(
+        "--systems",
+        nargs="*",
+        default=None,
+        help="catalogue systems besides n_link_pendulum (default: all)",
+    )
     args = parser.parse_args(argv)
-    names = args.systems if args.systems is not None else [
-        n for n in CATALOGUE if n != "n_link_pendulum"]
-    print(f"{'system':<26} {'method':<38} {'seconds':>9} {'ops_raw':>9} "
-          f"{'ops_cse':>7}", flush=True)
+    names = (
+        args.systems
+        if args.systems is not None
+        else [n for n in CATALOGUE if n != "n_link_pendulum"]
+    )
+    print(
+        f"{'system':<26} {'method':<38} {'seconds':>9} {'ops_raw':>9} {'ops_cse':>7}",
+        flush=True,
+    )
     every = [(s, "append") for s in STRATEGIES] + [
-        ("components", "substitute"), ("components", "chain"),
-        ("components", "append", "sympy")]
+        ("components", "substitute"),
+        ("components", "chain"),
+        ("components", "append", "sympy"),
+    ]
     # Expanding S, or composing direction cosines without merging, grows
     # too fast for the larger chains (minutes each).
     cheap = [v for v in every if v[0] != "expanded" and v[2:] != ("sympy",)]
@@ -114,10 +144,13 @@ def gibbs_appell_main(argv=None):
     # The largest catalogue systems (tens of seconds for Kane alone) are
     # measured with the default only.
     huge = {"whipple_bicycle", "andrews_squeezer"}
-    rows = gibbs_appell_variants(small + [(n, {}) for n in names if n not in huge], every)
+    rows = gibbs_appell_variants(
+        small + [(n, {}) for n in names if n not in huge], every
+    )
     rows += gibbs_appell_variants(large, cheap)
-    rows += gibbs_appell_variants([(n, {}) for n in names if n in huge],
-                      [("components", "append")])
+    rows += gibbs_appell_variants(
+        [(n, {}) for n in names if n in huge], [("components", "append")]
+    )
     return rows
 
 
@@ -126,10 +159,12 @@ def gibbs_appell_main(argv=None):
 # ----------------------------------------------------------------------
 _COST_SYSTEMS = ("four_bar", "crank_slider", "kolev_manipulator")
 _COST_VARIANTS = (
-    ("modified", "modified_lagrange", {"variant": "modified",
-                                       "dependent": "explicit"}),
-    ("modified_implicit", "modified_lagrange", {"variant": "modified",
-                                                "dependent": "implicit"}),
+    ("modified", "modified_lagrange", {"variant": "modified", "dependent": "explicit"}),
+    (
+        "modified_implicit",
+        "modified_lagrange",
+        {"variant": "modified", "dependent": "implicit"},
+    ),
     ("substituted", "modified_lagrange", {"variant": "substituted"}),
     ("multipliers", "lagrange", {}),
 )
@@ -176,16 +211,25 @@ def kolev_cost_table(systems: Sequence[str] = _COST_SYSTEMS):
     import pandas as pd
 
     if isinstance(systems, str):
-        raise TypeError("systems must be a sequence of catalogue names, not "
-                        "a single string")
+        raise TypeError(
+            "systems must be a sequence of catalogue names, not a single string"
+        )
     rows = []
     for name in systems:
         ms = get_system(name)
         for label, form, opts in _COST_VARIANTS:
-            row = {"system": name, "variant": label, "formulation": form,
-                   "seconds": np.nan, "ops_raw": np.nan, "ops_cse": np.nan,
-                   "n_equations": np.nan, "n_unknowns": np.nan,
-                   "n_multipliers": np.nan, "error": ""}
+            row = {
+                "system": name,
+                "variant": label,
+                "formulation": form,
+                "seconds": np.nan,
+                "ops_raw": np.nan,
+                "ops_cse": np.nan,
+                "n_equations": np.nan,
+                "n_unknowns": np.nan,
+                "n_multipliers": np.nan,
+                "error": "",
+            }
             try:
                 f = get_formulation(form, **opts)
                 eom = f.derive(ms)
@@ -193,24 +237,41 @@ def kolev_cost_table(systems: Sequence[str] = _COST_SYSTEMS):
                 row["error"] = f"{type(exc).__name__}: {exc}"
                 rows.append(row)
                 continue
-            row.update(seconds=float(eom.timings["total"]),
-                       ops_raw=eom.op_counts.get("raw", np.nan),
-                       ops_cse=eom.op_counts.get("cse", np.nan),
-                       n_equations=eom.n_equations,
-                       n_unknowns=eom.n_unknowns,
-                       n_multipliers=eom.n_multipliers)
+            row.update(
+                seconds=float(eom.timings["total"]),
+                ops_raw=eom.op_counts.get("raw", np.nan),
+                ops_cse=eom.op_counts.get("cse", np.nan),
+                n_equations=eom.n_equations,
+                n_unknowns=eom.n_unknowns,
+                n_multipliers=eom.n_multipliers,
+            )
             rows.append(row)
-    return pd.DataFrame(rows, columns=[
-        "system", "variant", "formulation", "seconds", "ops_raw", "ops_cse",
-        "n_equations", "n_unknowns", "n_multipliers", "error"])
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "system",
+            "variant",
+            "formulation",
+            "seconds",
+            "ops_raw",
+            "ops_cse",
+            "n_equations",
+            "n_unknowns",
+            "n_multipliers",
+            "error",
+        ],
+    )
 
 
 def main(argv=None):
     """``python -m bench.methods gibbs_appell ...``."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] != "gibbs_appell":
-        print("usage: python -m bench.methods gibbs_appell [--max-n N] "
-              "[--systems NAME ...]", file=sys.stderr)
+        print(
+            "usage: python -m bench.methods gibbs_appell [--max-n N] "
+            "[--systems NAME ...]",
+            file=sys.stderr,
+        )
         return 2
     gibbs_appell_main(argv[1:])
     return 0

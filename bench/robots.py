@@ -21,6 +21,7 @@ Each derivation and count runs in a child process under a time cap, so
 a case that does not finish is recorded as ``capped`` and cannot hang the
 run.  Ratios are printed; nothing here is a timed test.
 """
+
 from __future__ import annotations
 
 import csv
@@ -44,13 +45,15 @@ ASSUMPTIONS = {
         "pi/2, 0, -pi/2, pi/2, 0; offsets d1 = 0.412, d2 = 0.154, d6 = "
         "0.263 m; all a = 0); "
         "gravity g along -z of the base; parameter-only subexpressions "
-        "counted apart (once per parameter set)"),
+        "counted apart (once per parameter set)"
+    ),
     "Kane & Levinson (1983)": (
         "their own Stanford arm model (IJRR 2(3), 3-21); which inertia "
         "products vanish and where the mass centres lie could not be "
         "checked against the paper here, so the comparison is made under "
         "the general assumptions above, which include any special case "
-        "they may have taken"),
+        "they may have taken"
+    ),
 }
 KANE_LEVINSON = (646, 394)
 
@@ -63,6 +66,7 @@ def _dash(x):
 
 def _aba(n):
     from .literature_counts import featherstone
+
     return featherstone(n)["ABA"]
 
 
@@ -74,14 +78,18 @@ def _chain_case(n, formulation):
 
     t0 = time.perf_counter()
     eom = get_formulation(formulation, count_ops=False).derive(
-        get_system("spatial_chain", n=n))
+        get_system("spatial_chain", n=n)
+    )
     derive = time.perf_counter() - t0
     t0 = time.perf_counter()
     fd = forward_dynamics_counts(eom)
-    return {"fd_mul": fd["total"].mul, "fd_add": fd["total"].add,
-            "fd_calls": sum(fd["mf"].calls.values()),
-            "derive_s": round(derive, 2),
-            "count_s": round(time.perf_counter() - t0, 2)}
+    return {
+        "fd_mul": fd["total"].mul,
+        "fd_add": fd["total"].add,
+        "fd_calls": sum(fd["mf"].calls.values()),
+        "derive_s": round(derive, 2),
+        "count_s": round(time.perf_counter() - t0, 2),
+    }
 
 
 def _stanford_case(formulation):
@@ -91,11 +99,16 @@ def _stanford_case(formulation):
     from .literature_counts import inverse_dynamics_counts
 
     eom = get_formulation(formulation, count_ops=False).derive(
-        get_system("stanford_arm", symbolic_inertia=True))
+        get_system("stanford_arm", symbolic_inertia=True)
+    )
     inv = inverse_dynamics_counts(eom)
-    return {"id_mul": inv.mul, "id_add": inv.add,
-            "id_calls": sum(inv.calls.values()),
-            "param_mul": inv.param_mul, "param_add": inv.param_add}
+    return {
+        "id_mul": inv.mul,
+        "id_add": inv.add,
+        "id_calls": sum(inv.calls.values()),
+        "param_mul": inv.param_mul,
+        "param_add": inv.param_add,
+    }
 
 
 def _derive_seconds(system, formulation):
@@ -103,8 +116,7 @@ def _derive_seconds(system, formulation):
     from systems import get_system
 
     ms = get_system(system)
-    return get_formulation(formulation, count_ops=False).derive(
-        ms).timings["total"]
+    return get_formulation(formulation, count_ops=False).derive(ms).timings["total"]
 
 
 def _rhs_case(system, formulations, repeats):
@@ -113,8 +125,7 @@ def _rhs_case(system, formulations, repeats):
     import pinocchio as pin
 
     from formulations import get_formulation
-    from references.robot_oracle import (pinocchio_configuration,
-                                         urdf_pinocchio_model)
+    from references.robot_oracle import pinocchio_configuration, urdf_pinocchio_model
     from systems import get_system
 
     from .timing import per_call
@@ -126,21 +137,22 @@ def _rhs_case(system, formulations, repeats):
     pq = pinocchio_configuration(model, q)
     v = np.asarray(qd, dtype=float)
     tau = np.zeros(model.nv)
-    out = {"aba_us": per_call(lambda: pin.aba(model, data, pq, v, tau),
-                               repeats) * 1e6}
+    out = {"aba_us": per_call(lambda: pin.aba(model, data, pq, v, tau), repeats) * 1e6}
     ref = np.array(pin.aba(model, data, pq, v, tau))
     for f in formulations:
         eom = get_formulation(f, count_ops=False).derive(ms)
         cm = eom.numeric(backend="c")
         x = cm.state_from(q, qd, t0)
         out[f"{f}_c_us"] = per_call(lambda: cm.rhs(t0, x), repeats) * 1e6
-        out[f"{f}_maxdiff"] = float(np.max(np.abs(
-            cm.coordinate_accelerations(t0, q, qd) - ref)))
+        out[f"{f}_maxdiff"] = float(
+            np.max(np.abs(cm.coordinate_accelerations(t0, q, qd) - ref))
+        )
     return out
 
 
 def _capped(fn, *args, cap):
     from compare.child import ChildTimeout, call_in_child
+
     try:
         return call_in_child(fn, *args, timeout=cap)
     except ChildTimeout:
@@ -155,8 +167,17 @@ def _write_csv(path: Path, rows):
         w.writerows(rows)
 
 
-def bench_robots(out, log, *, ns=range(1, 9), formulations=OWN,
-                 robots=ROBOTS, cap=120.0, repeats=5, parts=None) -> dict:
+def bench_robots(
+    out,
+    log,
+    *,
+    ns=range(1, 9),
+    formulations=OWN,
+    robots=ROBOTS,
+    cap=120.0,
+    repeats=5,
+    parts=None,
+) -> dict:
     """Run the robot section; write ``robots_*.csv`` and ``robots.md``
     into ``out`` and return the rows by part.
 
@@ -178,45 +199,56 @@ def bench_robots(out, log, *, ns=range(1, 9), formulations=OWN,
     out.mkdir(parents=True, exist_ok=True)
     parts = {"chain", "stanford", "rhs", "derive"} if parts is None else parts
     result = {}
-    lines = ["# Robots: operation counts against the literature, speed "
-             "against Pinocchio", ""]
+    lines = [
+        "# Robots: operation counts against the literature, speed against Pinocchio",
+        "",
+    ]
     if "chain" in parts:
-        log("robots 1. spatial_chain(n) forward dynamics after cse against "
-            "ABA (224n-259 mul / 205n-248 add)")
+        log(
+            "robots 1. spatial_chain(n) forward dynamics after cse against "
+            "ABA (224n-259 mul / 205n-248 add)"
+        )
         rows, capped = [], set()
         for n in ns:
             am, aa = _aba(n)
             for f in formulations:
                 row = {"n": n, "formulation": f, "aba_mul": am, "aba_add": aa}
-                got = None if f in capped else _capped(_chain_case, n, f,
-                                                       cap=cap)
+                got = None if f in capped else _capped(_chain_case, n, f, cap=cap)
                 if got is None:
                     capped.add(f)
                     row["status"] = "capped"
                 else:
                     row.update(got, status="ok")
-                    row["ratio_mul"] = round(got["fd_mul"] / am, 3) \
-                        if am > 0 else None
-                    row["ratio_total"] = round(
-                        (got["fd_mul"] + got["fd_add"]) / (am + aa), 3) \
-                        if am + aa > 0 else None
+                    row["ratio_mul"] = round(got["fd_mul"] / am, 3) if am > 0 else None
+                    row["ratio_total"] = (
+                        round((got["fd_mul"] + got["fd_add"]) / (am + aa), 3)
+                        if am + aa > 0
+                        else None
+                    )
                 rows.append(row)
-                log(f"  n={n} {f:18s} " + (
-                    f"{row['fd_mul']}/{row['fd_add']} vs ABA {am}/{aa}: "
-                    f"x{_dash(row['ratio_total'])} (derive {row['derive_s']} s, "
-                    f"count {row['count_s']} s)" if row["status"] == "ok"
-                    else f"capped at {cap:g} s"))
+                log(
+                    f"  n={n} {f:18s} "
+                    + (
+                        f"{row['fd_mul']}/{row['fd_add']} vs ABA {am}/{aa}: "
+                        f"x{_dash(row['ratio_total'])} (derive {row['derive_s']} s, "
+                        f"count {row['count_s']} s)"
+                        if row["status"] == "ok"
+                        else f"capped at {cap:g} s"
+                    )
+                )
         _write_csv(out / "robots_chain.csv", rows)
         result["chain"] = rows
         lines += _chain_markdown(rows, formulations, cap)
     if "stanford" in parts:
-        log("robots 2. stanford_arm inverse dynamics against Kane & "
-            "Levinson's 646/394")
+        log("robots 2. stanford_arm inverse dynamics against Kane & Levinson's 646/394")
         rows = []
         for f in formulations:
             got = _capped(_stanford_case, f, cap=cap)
-            row = {"formulation": f, "kl_mul": KANE_LEVINSON[0],
-                   "kl_add": KANE_LEVINSON[1]}
+            row = {
+                "formulation": f,
+                "kl_mul": KANE_LEVINSON[0],
+                "kl_add": KANE_LEVINSON[1],
+            }
             if got is None:
                 row["status"] = "capped"
             else:
@@ -224,9 +256,15 @@ def bench_robots(out, log, *, ns=range(1, 9), formulations=OWN,
                 row["ratio_mul"] = round(got["id_mul"] / KANE_LEVINSON[0], 3)
                 row["ratio_add"] = round(got["id_add"] / KANE_LEVINSON[1], 3)
             rows.append(row)
-            log(f"  {f:18s} " + (f"{row['id_mul']}/{row['id_add']}: "
-                                 f"x{row['ratio_mul']} / x{row['ratio_add']}"
-                                 if got else "capped"))
+            log(
+                f"  {f:18s} "
+                + (
+                    f"{row['id_mul']}/{row['id_add']}: "
+                    f"x{row['ratio_mul']} / x{row['ratio_add']}"
+                    if got
+                    else "capped"
+                )
+            )
         _write_csv(out / "robots_stanford.csv", rows)
         result["stanford"] = rows
         lines += _stanford_markdown(rows)
@@ -235,8 +273,13 @@ def bench_robots(out, log, *, ns=range(1, 9), formulations=OWN,
         rows = []
         for system in ("panda", "ur5"):
             try:
-                got = _capped(_rhs_case, system, tuple(formulations), repeats,
-                              cap=cap * len(formulations))
+                got = _capped(
+                    _rhs_case,
+                    system,
+                    tuple(formulations),
+                    repeats,
+                    cap=cap * len(formulations),
+                )
             except Exception as exc:  # no compiler or no Pinocchio: reported
                 log(f"  {system}: not measured ({type(exc).__name__}: {exc})")
                 continue
@@ -244,14 +287,20 @@ def bench_robots(out, log, *, ns=range(1, 9), formulations=OWN,
                 log(f"  {system}: capped")
                 continue
             for f in formulations:
-                rows.append({"system": system, "formulation": f,
-                             "c_us": round(got[f"{f}_c_us"], 3),
-                             "aba_us": round(got["aba_us"], 3),
-                             "ratio": round(got[f"{f}_c_us"] / got["aba_us"],
-                                            3),
-                             "qdd_maxdiff": got[f"{f}_maxdiff"]})
-                log(f"  {system} {f:18s} C {got[f'{f}_c_us']:.2f} us, aba "
-                    f"{got['aba_us']:.2f} us: x{rows[-1]['ratio']}")
+                rows.append(
+                    {
+                        "system": system,
+                        "formulation": f,
+                        "c_us": round(got[f"{f}_c_us"], 3),
+                        "aba_us": round(got["aba_us"], 3),
+                        "ratio": round(got[f"{f}_c_us"] / got["aba_us"], 3),
+                        "qdd_maxdiff": got[f"{f}_maxdiff"],
+                    }
+                )
+                log(
+                    f"  {system} {f:18s} C {got[f'{f}_c_us']:.2f} us, aba "
+                    f"{got['aba_us']:.2f} us: x{rows[-1]['ratio']}"
+                )
         _write_csv(out / "robots_rhs.csv", rows)
         result["rhs"] = rows
         lines += _rhs_markdown(rows)
@@ -262,15 +311,20 @@ def bench_robots(out, log, *, ns=range(1, 9), formulations=OWN,
             peer = _capped(_derive_seconds, system, "sympy_kane", cap=cap)
             for f in formulations:
                 own = _capped(_derive_seconds, system, f, cap=cap)
-                row = {"system": system, "formulation": f,
-                       "derive_s": None if own is None else round(own, 2),
-                       "sympy_kane_s": None if peer is None else round(peer, 2)}
+                row = {
+                    "system": system,
+                    "formulation": f,
+                    "derive_s": None if own is None else round(own, 2),
+                    "sympy_kane_s": None if peer is None else round(peer, 2),
+                }
                 if own is not None and peer is not None:
                     row["ratio"] = round(own / peer, 3)
                 rows.append(row)
-                log(f"  {system} {f:18s} {row['derive_s']} s vs sympy_kane "
+                log(
+                    f"  {system} {f:18s} {row['derive_s']} s vs sympy_kane "
                     f"{row['sympy_kane_s'] if peer is not None else 'capped'}"
-                    + (f": x{row['ratio']}" if "ratio" in row else ""))
+                    + (f": x{row['ratio']}" if "ratio" in row else "")
+                )
         _write_csv(out / "robots_derive.csv", rows)
         result["derive"] = rows
         lines += _derive_markdown(rows, cap)
@@ -279,54 +333,79 @@ def bench_robots(out, log, *, ns=range(1, 9), formulations=OWN,
 
 
 def _chain_markdown(rows, formulations, cap):
-    lines = ["## spatial_chain(n): forward dynamics against ABA", "",
-             "Multiplications / additions per evaluation after cse (M, f "
-             "and the LU solve; parameter-only parts counted apart), "
-             "against Featherstone's ABA, 224n - 259 / 205n - 248 (RBDA "
-             "2008, Table 10.1).  Ratio: (mul + add) / ABA's.  Target: at "
-             "most 1 for every n <= 8.", "",
-             "| n | formulation | FD mul/add | ABA mul/add | ratio | "
-             "derive s | count s |", "|---|---|---|---|---|---|---|"]
+    lines = [
+        "## spatial_chain(n): forward dynamics against ABA",
+        "",
+        "Multiplications / additions per evaluation after cse (M, f "
+        "and the LU solve; parameter-only parts counted apart), "
+        "against Featherstone's ABA, 224n - 259 / 205n - 248 (RBDA "
+        "2008, Table 10.1).  Ratio: (mul + add) / ABA's.  Target: at "
+        "most 1 for every n <= 8.",
+        "",
+        "| n | formulation | FD mul/add | ABA mul/add | ratio | derive s | count s |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
         if r["status"] == "ok":
-            lines.append(f"| {r['n']} | {r['formulation']} | {r['fd_mul']}/"
-                         f"{r['fd_add']} | {r['aba_mul']}/{r['aba_add']} | "
-                         f"{_dash(r['ratio_total'])} | {r['derive_s']} | "
-                         f"{r['count_s']} |")
+            lines.append(
+                f"| {r['n']} | {r['formulation']} | {r['fd_mul']}/"
+                f"{r['fd_add']} | {r['aba_mul']}/{r['aba_add']} | "
+                f"{_dash(r['ratio_total'])} | {r['derive_s']} | "
+                f"{r['count_s']} |"
+            )
         else:
-            lines.append(f"| {r['n']} | {r['formulation']} | capped at "
-                         f"{cap:g} s | {r['aba_mul']}/{r['aba_add']} | | | |")
-    lines += ["", "Where each formulation crosses ABA (first n whose count "
-              "exceeds ABA's, among n >= 2: at n = 1 ABA's formula is "
-              "negative):", ""]
+            lines.append(
+                f"| {r['n']} | {r['formulation']} | capped at "
+                f"{cap:g} s | {r['aba_mul']}/{r['aba_add']} | | | |"
+            )
+    lines += [
+        "",
+        "Where each formulation crosses ABA (first n whose count "
+        "exceeds ABA's, among n >= 2: at n = 1 ABA's formula is "
+        "negative):",
+        "",
+    ]
     for f in formulations:
-        ok = [r for r in rows if r["formulation"] == f and r["status"] == "ok"
-              and r["n"] >= 2]
+        ok = [
+            r
+            for r in rows
+            if r["formulation"] == f and r["status"] == "ok" and r["n"] >= 2
+        ]
         above = [r["n"] for r in ok if r["ratio_total"] > 1]
         if not ok:
             lines.append(f"- {f}: not measured")
         elif above:
-            lines.append(f"- {f}: above ABA from n = {min(above)} "
-                         f"(measured up to n = {max(r['n'] for r in ok)})")
+            lines.append(
+                f"- {f}: above ABA from n = {min(above)} "
+                f"(measured up to n = {max(r['n'] for r in ok)})"
+            )
         else:
-            lines.append(f"- {f}: at or below ABA for every measured n "
-                         f"(up to n = {max(r['n'] for r in ok)})")
+            lines.append(
+                f"- {f}: at or below ABA for every measured n "
+                f"(up to n = {max(r['n'] for r in ok)})"
+            )
     return lines + [""]
 
 
 def _stanford_markdown(rows):
-    lines = ["## stanford_arm: inverse dynamics against Kane & Levinson", "",
-             "tau = M q'' - f, multiplications / additions per evaluation "
-             "after cse (parameter-only parts apart).  Target: at most "
-             "646 / 394 under assumptions at least as general as theirs.",
-             "", "| formulation | ID mul/add | x 646 | x 394 | calls | "
-             "param mul/add |", "|---|---|---|---|---|---|"]
+    lines = [
+        "## stanford_arm: inverse dynamics against Kane & Levinson",
+        "",
+        "tau = M q'' - f, multiplications / additions per evaluation "
+        "after cse (parameter-only parts apart).  Target: at most "
+        "646 / 394 under assumptions at least as general as theirs.",
+        "",
+        "| formulation | ID mul/add | x 646 | x 394 | calls | param mul/add |",
+        "|---|---|---|---|---|---|",
+    ]
     for r in rows:
         if r["status"] == "ok":
-            lines.append(f"| {r['formulation']} | {r['id_mul']}/{r['id_add']}"
-                         f" | {r['ratio_mul']} | {r['ratio_add']} | "
-                         f"{r['id_calls']} | {r['param_mul']}/"
-                         f"{r['param_add']} |")
+            lines.append(
+                f"| {r['formulation']} | {r['id_mul']}/{r['id_add']}"
+                f" | {r['ratio_mul']} | {r['ratio_add']} | "
+                f"{r['id_calls']} | {r['param_mul']}/"
+                f"{r['param_add']} |"
+            )
         else:
             lines.append(f"| {r['formulation']} | capped | | | | |")
     lines += ["", "Assumptions:", ""]
@@ -335,27 +414,39 @@ def _stanford_markdown(rows):
 
 
 def _rhs_markdown(rows):
-    lines = ["## Compiled right-hand side against Pinocchio's aba", "",
-             "Microseconds per call at one state (median of repeats), the "
-             "C backend against ``pinocchio.aba`` on the same URDF; "
-             "target: ratio at most 1.", "",
-             "| system | formulation | C us | aba us | ratio | q'' max diff |",
-             "|---|---|---|---|---|---|"]
+    lines = [
+        "## Compiled right-hand side against Pinocchio's aba",
+        "",
+        "Microseconds per call at one state (median of repeats), the "
+        "C backend against ``pinocchio.aba`` on the same URDF; "
+        "target: ratio at most 1.",
+        "",
+        "| system | formulation | C us | aba us | ratio | q'' max diff |",
+        "|---|---|---|---|---|---|",
+    ]
     for r in rows:
-        lines.append(f"| {r['system']} | {r['formulation']} | {r['c_us']} | "
-                     f"{r['aba_us']} | {r['ratio']} | {r['qdd_maxdiff']:.2g} |")
+        lines.append(
+            f"| {r['system']} | {r['formulation']} | {r['c_us']} | "
+            f"{r['aba_us']} | {r['ratio']} | {r['qdd_maxdiff']:.2g} |"
+        )
     return lines + [""]
 
 
 def _derive_markdown(rows, cap):
-    lines = ["## Derivation seconds against sympy_kane", "",
-             f"One derivation each, in a child process capped at {cap:g} s; "
-             "target: ratio at most 0.25 (or sympy_kane capped).", "",
-             "| system | formulation | derive s | sympy_kane s | ratio |",
-             "|---|---|---|---|---|"]
+    lines = [
+        "## Derivation seconds against sympy_kane",
+        "",
+        f"One derivation each, in a child process capped at {cap:g} s; "
+        "target: ratio at most 0.25 (or sympy_kane capped).",
+        "",
+        "| system | formulation | derive s | sympy_kane s | ratio |",
+        "|---|---|---|---|---|",
+    ]
     for r in rows:
-        lines.append(f"| {r['system']} | {r['formulation']} | "
-                     f"{r['derive_s'] if r['derive_s'] is not None else 'capped'}"
-                     f" | {r['sympy_kane_s'] if r['sympy_kane_s'] is not None else 'capped'}"
-                     f" | {r.get('ratio', '')} |")
+        lines.append(
+            f"| {r['system']} | {r['formulation']} | "
+            f"{r['derive_s'] if r['derive_s'] is not None else 'capped'}"
+            f" | {r['sympy_kane_s'] if r['sympy_kane_s'] is not None else 'capped'}"
+            f" | {r.get('ratio', '')} |"
+        )
     return lines + [""]

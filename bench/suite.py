@@ -33,6 +33,7 @@ Examples
 >>> from bench import suite as bench
 >>> bench.main(["--quick", "--out", "/tmp/bench"])  # doctest: +SKIP
 """
+
 from __future__ import annotations
 
 import argparse
@@ -62,8 +63,15 @@ SOLVER = {"method": "DOP853", "rtol": 1e-8, "atol": 1e-8}
 # ----------------------------------------------------------------------
 # Pinocchio oracle of the planar chains
 # ----------------------------------------------------------------------
-def pinocchio_chain(n: int, *, cart: bool = False, m: float = 1.0,
-                    l: float = 1.0, m0: float = 2.0, g: float = 9.81):
+def pinocchio_chain(
+    n: int,
+    *,
+    cart: bool = False,
+    m: float = 1.0,
+    l: float = 1.0,
+    m0: float = 2.0,
+    g: float = 9.81,
+):
     """Pinocchio model of ``n_link_pendulum`` (relative angles) or, with
     ``cart``, of ``n_link_pendulum_on_cart`` at the catalogue's default
     parameters.
@@ -84,11 +92,13 @@ def pinocchio_chain(n: int, *, cart: bool = False, m: float = 1.0,
     rod = (m, [l / 2, 0.0, 0.0], np.diag([0.0, m * l * l / 12, m * l * l / 12]))
     joints = []
     if cart:
-        joints.append(TreeJoint(-1, "P", 0, np.zeros(3), m0, np.zeros(3),
-                                np.zeros((3, 3))))
+        joints.append(
+            TreeJoint(-1, "P", 0, np.zeros(3), m0, np.zeros(3), np.zeros((3, 3)))
+        )
     for i in range(n):
-        joints.append(TreeJoint(len(joints) - 1, "R", 2,
-                                [l if i else 0.0, 0.0, 0.0], *rod))
+        joints.append(
+            TreeJoint(len(joints) - 1, "R", 2, [l if i else 0.0, 0.0, 0.0], *rod)
+        )
     model = tree_model(joints, [0.0, -g, 0.0])
     return model
 
@@ -138,8 +148,13 @@ def fit_growth(ns, ys) -> dict:
     ok = np.isfinite(y) & (y > 0)
     n, y = n[ok], y[ok]
     if len(n) < 3:
-        return {"power": math.nan, "power_rms": math.nan,
-                "exp_rate": math.nan, "exp_rms": math.nan, "points": len(n)}
+        return {
+            "power": math.nan,
+            "power_rms": math.nan,
+            "exp_rate": math.nan,
+            "exp_rms": math.nan,
+            "points": len(n),
+        }
     ly = np.log(y)
     out = {"points": int(len(n))}
     for key, xs in (("power", np.log(n)), ("exp", n)):
@@ -165,6 +180,7 @@ def _child(spec_json: str) -> None:
     """
     spec = json.loads(spec_json)
     import sympy
+
     from formulations import count_operations, get_formulation
     from systems import get_system
 
@@ -191,11 +207,11 @@ def _child(spec_json: str) -> None:
     if spec["count"]:
         # The raw count first: it is cheap next to cse and survives a
         # count cap that stops cse.
-        raw = int(sum(sympy.count_ops(e) for e in
-                      list(eom.mass_matrix) + list(eom.forcing)))
+        raw = int(
+            sum(sympy.count_ops(e) for e in list(eom.mass_matrix) + list(eom.forcing))
+        )
         put({"raw": raw})
-        put({"cse": count_operations(eom.mass_matrix, eom.forcing,
-                                     raw=raw)["cse"]})
+        put({"cse": count_operations(eom.mass_matrix, eom.forcing, raw=raw)["cse"]})
 
 
 def _read_jsonl(path):
@@ -210,8 +226,9 @@ def _read_jsonl(path):
     return recs
 
 
-def _derive_once(system, formulation, n, repeats, cap, count=True,
-                 startup=120.0, count_cap=None) -> dict:
+def _derive_once(
+    system, formulation, n, repeats, cap, count=True, startup=120.0, count_cap=None
+) -> dict:
     """One (system, formulation, n) in a child process.
 
     The child is killed when a derivation runs past ``cap`` seconds (status
@@ -222,13 +239,28 @@ def _derive_once(system, formulation, n, repeats, cap, count=True,
     count_cap = cap if count_cap is None else count_cap
     fd, path = tempfile.mkstemp(suffix=".jsonl")
     os.close(fd)
-    spec = json.dumps({"system": system, "formulation": formulation, "n": n,
-                       "repeats": repeats, "out": path, "count": count,
-                       "cap": cap})
+    spec = json.dumps(
+        {
+            "system": system,
+            "formulation": formulation,
+            "n": n,
+            "repeats": repeats,
+            "out": path,
+            "count": count,
+            "cap": cap,
+        }
+    )
     proc = subprocess.Popen(
-        [sys.executable, "-c",
-         "import sys; from bench.suite import _child; _child(sys.argv[1])",
-         spec], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-c",
+            "import sys; from bench.suite import _child; _child(sys.argv[1])",
+            spec,
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     start = time.perf_counter()
     status, mark, seen = "ok", start, 0
     try:
@@ -247,8 +279,9 @@ def _derive_once(system, formulation, n, repeats, cap, count=True,
                 status = "error: the child did not start"
             elif "ready" in last and now - mark > cap:
                 status = "capped"
-            elif ("seconds" in last or "raw" in last) \
-                    and now - mark > (count_cap if count else cap):
+            elif ("seconds" in last or "raw" in last) and now - mark > (
+                count_cap if count else cap
+            ):
                 # Counting (or a further repeat) past its cap: keep timings.
                 status = "ok" if count else "capped"
             else:
@@ -270,36 +303,52 @@ def _derive_once(system, formulation, n, repeats, cap, count=True,
     med = statistics.median(seconds) if seconds else math.nan
     if seconds and med > cap:
         status = "capped"
-    return {"system": system, "formulation": formulation, "n": n,
-            "seconds": med, "repeats": len(seconds),
-            "ops_raw": raw[0] if raw else math.nan,
-            "ops_cse": cse[0] if cse else math.nan,
-            "status": status, "wall": time.perf_counter() - start}
+    return {
+        "system": system,
+        "formulation": formulation,
+        "n": n,
+        "seconds": med,
+        "repeats": len(seconds),
+        "ops_raw": raw[0] if raw else math.nan,
+        "ops_cse": cse[0] if cse else math.nan,
+        "status": status,
+        "wall": time.perf_counter() - start,
+    }
 
 
-def bench_derivations(ns, formulations, repeats, cap, log,
-                      count_cap=None, systems=PENDULUMS) -> list[dict]:
+def bench_derivations(
+    ns, formulations, repeats, cap, log, count_cap=None, systems=PENDULUMS
+) -> list[dict]:
     rows = []
     for system in systems:
         for form in formulations:
             stopped = None
             for n in ns:
                 if stopped is not None:
-                    rows.append({"system": system, "formulation": form, "n": n,
-                                 "seconds": math.nan, "repeats": 0,
-                                 "ops_raw": math.nan, "ops_cse": math.nan,
-                                 "status": f"capped (at n={stopped})",
-                                 "wall": 0.0})
+                    rows.append(
+                        {
+                            "system": system,
+                            "formulation": form,
+                            "n": n,
+                            "seconds": math.nan,
+                            "repeats": 0,
+                            "ops_raw": math.nan,
+                            "ops_cse": math.nan,
+                            "status": f"capped (at n={stopped})",
+                            "wall": 0.0,
+                        }
+                    )
                     continue
                 # Repeats only where a derivation is short: medians of long
                 # ones add little and cost a lot.
                 r = repeats if n <= 10 else 1
-                row = _derive_once(system, form, n, r, cap,
-                                   count_cap=count_cap)
+                row = _derive_once(system, form, n, r, cap, count_cap=count_cap)
                 rows.append(row)
-                log(f"  {system:24s} {form:18s} n={n:2d} "
+                log(
+                    f"  {system:24s} {form:18s} n={n:2d} "
                     f"{row['seconds']:8.3f} s  raw {row['ops_raw']:>10} "
-                    f"cse {row['ops_cse']:>7}  {row['status']}")
+                    f"cse {row['ops_cse']:>7}  {row['status']}"
+                )
                 if row["status"] != "ok":
                     stopped = n
     return rows
@@ -316,16 +365,19 @@ def bench_rhs(ns, repeats, batch, log, formulation="kane") -> list[dict]:
     rows = []
     for n in ns:
         eom = get_formulation(formulation, count_ops=False).derive(
-            get_system("n_link_pendulum", n=n, angles="relative"))
+            get_system("n_link_pendulum", n=n, angles="relative")
+        )
         t0, q, qd = eom.system.random_state(seed=1)
         lam = eom.numeric()
         x = lam.state_from(q, qd, t0)
-        X = np.array([lam.state_from(*eom.system.random_state(seed=s)[1:])
-                      for s in range(batch)])
+        X = np.array(
+            [lam.state_from(*eom.system.random_state(seed=s)[1:]) for s in range(batch)]
+        )
         entry = {"n": n, "formulation": formulation}
         entry["lambdify_us"] = per_call(lambda: lam.rhs(t0, x), repeats) * 1e6
-        entry["lambdify_batch_us_per_state"] = per_call(
-            lambda: lam.rhs_batch(t0, X), repeats) * 1e6 / batch
+        entry["lambdify_batch_us_per_state"] = (
+            per_call(lambda: lam.rhs_batch(t0, X), repeats) * 1e6 / batch
+        )
         try:
             cm = eom.numeric(backend="c")
         except Exception as exc:  # no compiler: reported, not fatal
@@ -333,26 +385,33 @@ def bench_rhs(ns, repeats, batch, log, formulation="kane") -> list[dict]:
             cm = None
         if cm is not None:
             entry["c_us"] = per_call(lambda: cm.rhs(t0, x), repeats) * 1e6
-            entry["c_batch_us_per_state"] = per_call(
-                lambda: cm.rhs_batch(t0, X), repeats) * 1e6 / batch
+            entry["c_batch_us_per_state"] = (
+                per_call(lambda: cm.rhs_batch(t0, X), repeats) * 1e6 / batch
+            )
             entry["c_vs_lambdify_maxdiff"] = float(
-                np.max(np.abs(cm.rhs(t0, x) - lam.rhs(t0, x))))
+                np.max(np.abs(cm.rhs(t0, x) - lam.rhs(t0, x)))
+            )
         if pin is not None:
             model = pinocchio_chain(n)
             data = model.createData()
             qq, vv = np.array(x[:n]), np.array(x[n:])
             tau = np.zeros(n)
-            entry["aba_us"] = per_call(
-                lambda: pin.aba(model, data, qq, vv, tau), repeats) * 1e6
+            entry["aba_us"] = (
+                per_call(lambda: pin.aba(model, data, qq, vv, tau), repeats) * 1e6
+            )
             prhs, _ = _pin_rhs(model)
             entry["aba_rhs_us"] = per_call(lambda: prhs(t0, x), repeats) * 1e6
             # The same system: accelerations agree to rounding.
             entry["aba_vs_lambdify_maxdiff"] = float(
-                np.max(np.abs(prhs(t0, x) - lam.rhs(t0, x))))
+                np.max(np.abs(prhs(t0, x) - lam.rhs(t0, x)))
+            )
         rows.append(entry)
-        log("  n={n:2d} ".format(n=n) + "  ".join(
-            f"{k} {v:.3g}" for k, v in entry.items()
-            if isinstance(v, float)))
+        log(
+            f"  n={n:2d} "
+            + "  ".join(
+                f"{k} {v:.3g}" for k, v in entry.items() if isinstance(v, float)
+            )
+        )
     if pin is None:
         log(f"  {why}")
     return rows
@@ -369,8 +428,7 @@ def bench_solve(formulations, repeats, log, n=5, t_end=10.0) -> list[dict]:
 
     system = get_system("n_link_pendulum_on_cart", n=n, angles="relative")
     t0 = 0.0
-    q0 = np.array([system.initial_state[c] for c in system.coordinates],
-                  dtype=float)
+    q0 = np.array([system.initial_state[c] for c in system.coordinates], dtype=float)
     qd0 = np.zeros(len(q0))
     rows = []
 
@@ -389,9 +447,16 @@ def bench_solve(formulations, repeats, log, n=5, t_end=10.0) -> list[dict]:
         y0 = np.concatenate([q0, qd0])
         sec, sol = timed(prhs, y0)
         ref = sol
-        rows.append({"formulation": "pinocchio", "backend": "aba",
-                     "seconds": sec, "nfev": sol.nfev,
-                     "success": sol.success, "q_diff_t1": 0.0})
+        rows.append(
+            {
+                "formulation": "pinocchio",
+                "backend": "aba",
+                "seconds": sec,
+                "nfev": sol.nfev,
+                "success": sol.success,
+                "q_diff_t1": 0.0,
+            }
+        )
         log(f"  pinocchio aba             {sec:8.3f} s  nfev {sol.nfev}")
     else:
         log(f"  {why}")
@@ -414,15 +479,23 @@ def bench_solve(formulations, repeats, log, n=5, t_end=10.0) -> list[dict]:
             diff = math.nan
             if ref is not None:
                 a = solve_ivp(model.rhs, (t0, 1.0), y0, **SOLVER)
-                b = solve_ivp(prhs, (t0, 1.0), np.concatenate([q0, qd0]),
-                              **SOLVER)
+                b = solve_ivp(prhs, (t0, 1.0), np.concatenate([q0, qd0]), **SOLVER)
                 qa, _ = model.coordinates_from(a.y[:, -1], 1.0)
-                diff = float(np.max(np.abs(qa - b.y[:len(q0), -1])))
-            rows.append({"formulation": form, "backend": backend,
-                         "seconds": sec, "nfev": sol.nfev,
-                         "success": sol.success, "q_diff_t1": diff})
-            log(f"  {form:18s} {backend:8s} {sec:8.3f} s  nfev {sol.nfev}"
-                f"  |q - q_pin|(1 s) {diff:.1e}")
+                diff = float(np.max(np.abs(qa - b.y[: len(q0), -1])))
+            rows.append(
+                {
+                    "formulation": form,
+                    "backend": backend,
+                    "seconds": sec,
+                    "nfev": sol.nfev,
+                    "success": sol.success,
+                    "q_diff_t1": diff,
+                }
+            )
+            log(
+                f"  {form:18s} {backend:8s} {sec:8.3f} s  nfev {sol.nfev}"
+                f"  |q - q_pin|(1 s) {diff:.1e}"
+            )
     return rows
 
 
@@ -439,8 +512,9 @@ def _target(rows, name, value, limit, note="", bound=False):
     else:
         # Above the limit but only a bound: the true ratio is unknown.
         status = "undetermined" if bound else "MISSED"
-    rows.append({"target": name, "value": value, "limit": limit,
-                 "status": status, "note": note})
+    rows.append(
+        {"target": name, "value": value, "limit": limit, "status": status, "note": note}
+    )
 
 
 def _deriv_time(drows, system, form, n):
@@ -454,6 +528,7 @@ def evaluate_targets(drows, rrows, srows, cap, n_ref=10) -> list[dict]:
     out = []
     sysname = "n_link_pendulum"
     from formulations import FORMULATIONS, peer_of
+
     pairs = [(f, peer_of(f)) for f in FORMULATIONS if peer_of(f)]
     for ours, peer in pairs:
         a = _deriv_time(drows, sysname, ours, n_ref)
@@ -461,87 +536,150 @@ def evaluate_targets(drows, rrows, srows, cap, n_ref=10) -> list[dict]:
         if a is None or b is None:
             continue
         if a["status"] != "ok":
-            _target(out, f"derivation {ours} / {peer}, {sysname} n={n_ref}",
-                    math.nan, 0.25, note=f"{ours}: {a['status']}")
+            _target(
+                out,
+                f"derivation {ours} / {peer}, {sysname} n={n_ref}",
+                math.nan,
+                0.25,
+                note=f"{ours}: {a['status']}",
+            )
         elif b["status"] != "ok":
             # The peer took longer than the cap: the ratio is below this.
-            _target(out, f"derivation {ours} / {peer}, {sysname} n={n_ref}",
-                    a["seconds"] / cap, 0.25, bound=True,
-                    note=f"an upper bound: {a['seconds']:.3g} s / cap "
-                         f"{cap:g} s, {peer} {b['status']}")
+            _target(
+                out,
+                f"derivation {ours} / {peer}, {sysname} n={n_ref}",
+                a["seconds"] / cap,
+                0.25,
+                bound=True,
+                note=f"an upper bound: {a['seconds']:.3g} s / cap "
+                f"{cap:g} s, {peer} {b['status']}",
+            )
         else:
-            _target(out, f"derivation {ours} / {peer}, {sysname} n={n_ref}",
-                    a["seconds"] / b["seconds"], 0.25,
-                    note=f"{a['seconds']:.3g} s / {b['seconds']:.3g} s")
+            _target(
+                out,
+                f"derivation {ours} / {peer}, {sysname} n={n_ref}",
+                a["seconds"] / b["seconds"],
+                0.25,
+                note=f"{a['seconds']:.3g} s / {b['seconds']:.3g} s",
+            )
     a = _deriv_time(drows, sysname, "kane", n_ref)
     b = _deriv_time(drows, sysname, peer_of("kane"), n_ref)
     if a and b:
-        _target(out, f"cse ops kane / sympy_kane, {sysname} n={n_ref}",
-                a["ops_cse"] / b["ops_cse"], 0.7,
-                note=f"{a['ops_cse']} / {b['ops_cse']}" +
-                ("" if b["status"] == "ok" else f", sympy_kane {b['status']}"))
+        _target(
+            out,
+            f"cse ops kane / sympy_kane, {sysname} n={n_ref}",
+            a["ops_cse"] / b["ops_cse"],
+            0.7,
+            note=f"{a['ops_cse']} / {b['ops_cse']}"
+            + ("" if b["status"] == "ok" else f", sympy_kane {b['status']}"),
+        )
     n_max = max((r["n"] for r in drows), default=0)
     forms = sorted({r["formulation"] for r in drows})
     from formulations import FORMULATIONS
-    for system in [x for x in PENDULUMS if any(r["system"] == x
-                                               for r in drows)]:
+
+    for system in [x for x in PENDULUMS if any(r["system"] == x for r in drows)]:
         for form in forms:
             r = _deriv_time(drows, system, form, n_max)
             peer = FORMULATIONS[form].is_peer if form in FORMULATIONS else False
             name = f"{form} derives {system} n={n_max} (seconds)"
-            note = ("peer, for reference; " if peer else "") + \
-                (r["status"] if r else "not run")
+            note = ("peer, for reference; " if peer else "") + (
+                r["status"] if r else "not run"
+            )
             if r and r["status"].startswith("capped") and cap >= 60.0:
                 # Stopped by a cap of a minute or more: over the limit.
-                out.append({"target": name, "value": math.inf, "limit": 60.0,
-                            "status": "over (peer)" if peer else "MISSED",
-                            "note": note})
+                out.append(
+                    {
+                        "target": name,
+                        "value": math.inf,
+                        "limit": 60.0,
+                        "status": "over (peer)" if peer else "MISSED",
+                        "note": note,
+                    }
+                )
             else:
-                _target(out, name, r["seconds"] if r and r["status"] == "ok"
-                        else math.nan, 60.0, note=note)
+                _target(
+                    out,
+                    name,
+                    r["seconds"] if r and r["status"] == "ok" else math.nan,
+                    60.0,
+                    note=note,
+                )
             # Small n say little about the growth (a single link has no
             # coupling): fitted from n = 3 on, with 4 points at least.
-            ys = [(x["n"], x["ops_raw"]) for x in drows
-                  if x["system"] == system and x["formulation"] == form
-                  and x["status"] == "ok" and x["n"] >= 3
-                  and math.isfinite(x["ops_raw"])]
+            ys = [
+                (x["n"], x["ops_raw"])
+                for x in drows
+                if x["system"] == system
+                and x["formulation"] == form
+                and x["status"] == "ok"
+                and x["n"] >= 3
+                and math.isfinite(x["ops_raw"])
+            ]
             if len(ys) < 4:
-                out.append({"target": f"{form} raw ops growth, {system}",
-                            "value": math.nan, "limit": math.nan,
-                            "status": "too few points",
-                            "note": f"{len(ys)} counted sizes with n >= 3"})
+                out.append(
+                    {
+                        "target": f"{form} raw ops growth, {system}",
+                        "value": math.nan,
+                        "limit": math.nan,
+                        "status": "too few points",
+                        "note": f"{len(ys)} counted sizes with n >= 3",
+                    }
+                )
             else:
                 fit = fit_growth(*zip(*ys))
                 poly = fit["power_rms"] <= fit["exp_rms"]
-                out.append({
-                    "target": f"{form} raw ops growth, {system}",
-                    "value": fit["power"], "limit": math.nan,
-                    "status": "polynomial" if poly else
-                    ("exponential" if not peer else "exponential (peer)"),
-                    "note": f"n^{fit['power']:.2f} (rms {fit['power_rms']:.2f})"
-                            f" vs e^({fit['exp_rate']:.2f} n) (rms "
-                            f"{fit['exp_rms']:.2f}), {fit['points']} points"})
-                ts = [(x["n"], x["seconds"]) for x in drows
-                      if x["system"] == system and x["formulation"] == form
-                      and x["status"] == "ok" and x["n"] >= 3]
+                out.append(
+                    {
+                        "target": f"{form} raw ops growth, {system}",
+                        "value": fit["power"],
+                        "limit": math.nan,
+                        "status": "polynomial"
+                        if poly
+                        else ("exponential" if not peer else "exponential (peer)"),
+                        "note": f"n^{fit['power']:.2f} (rms {fit['power_rms']:.2f})"
+                        f" vs e^({fit['exp_rate']:.2f} n) (rms "
+                        f"{fit['exp_rms']:.2f}), {fit['points']} points",
+                    }
+                )
+                ts = [
+                    (x["n"], x["seconds"])
+                    for x in drows
+                    if x["system"] == system
+                    and x["formulation"] == form
+                    and x["status"] == "ok"
+                    and x["n"] >= 3
+                ]
                 tf = fit_growth(*zip(*ts)) if len(ts) >= 4 else None
                 if tf:
-                    out.append({
-                        "target": f"{form} derivation time growth, {system}",
-                        "value": tf["power"], "limit": math.nan,
-                        "status": "fitted",
-                        "note": f"seconds ~ n^{tf['power']:.2f} (n >= 3)"})
+                    out.append(
+                        {
+                            "target": f"{form} derivation time growth, {system}",
+                            "value": tf["power"],
+                            "limit": math.nan,
+                            "status": "fitted",
+                            "note": f"seconds ~ n^{tf['power']:.2f} (n >= 3)",
+                        }
+                    )
     for r in rrows:
         if r["n"] in (5, 10) and "c_us" in r and "aba_us" in r:
-            _target(out, f"rhs C / Pinocchio aba, n_link_pendulum n={r['n']}",
-                    r["c_us"] / r["aba_us"], 2.0,
-                    note=f"{r['c_us']:.2f} us / {r['aba_us']:.2f} us")
+            _target(
+                out,
+                f"rhs C / Pinocchio aba, n_link_pendulum n={r['n']}",
+                r["c_us"] / r["aba_us"],
+                2.0,
+                note=f"{r['c_us']:.2f} us / {r['aba_us']:.2f} us",
+            )
         if "c_batch_us_per_state" in r:
-            out.append({"target": f"batched C rhs per state, n={r['n']} (us)",
-                        "value": r["c_batch_us_per_state"], "limit": math.nan,
-                        "status": "reported",
-                        "note": f"lambdify batched "
-                                f"{r['lambdify_batch_us_per_state']:.3g} us"})
+            out.append(
+                {
+                    "target": f"batched C rhs per state, n={r['n']} (us)",
+                    "value": r["c_batch_us_per_state"],
+                    "limit": math.nan,
+                    "status": "reported",
+                    "note": f"lambdify batched "
+                    f"{r['lambdify_batch_us_per_state']:.3g} us",
+                }
+            )
     ref = [r for r in srows if r["formulation"] == "pinocchio"]
     if ref:
         base = ref[0]["seconds"]
@@ -551,14 +689,25 @@ def evaluate_targets(drows, rrows, srows, cap, n_ref=10) -> list[dict]:
             limit = 1.5 if r["backend"] == "c" else math.nan
             value = r["seconds"] / base
             if r["backend"] == "c":
-                _target(out, f"solve {r['formulation']} ({r['backend']}) / "
-                        f"Pinocchio, on_cart n=5, 10 s", value, limit,
-                        note=f"{r['seconds']:.3g} s / {base:.3g} s")
+                _target(
+                    out,
+                    f"solve {r['formulation']} ({r['backend']}) / "
+                    f"Pinocchio, on_cart n=5, 10 s",
+                    value,
+                    limit,
+                    note=f"{r['seconds']:.3g} s / {base:.3g} s",
+                )
             else:
-                out.append({"target": f"solve {r['formulation']} (lambdify) / "
-                            f"Pinocchio, on_cart n=5, 10 s", "value": value,
-                            "limit": math.nan, "status": "reported",
-                            "note": f"{r['seconds']:.3g} s / {base:.3g} s"})
+                out.append(
+                    {
+                        "target": f"solve {r['formulation']} (lambdify) / "
+                        f"Pinocchio, on_cart n=5, 10 s",
+                        "value": value,
+                        "limit": math.nan,
+                        "status": "reported",
+                        "note": f"{r['seconds']:.3g} s / {base:.3g} s",
+                    }
+                )
     return out
 
 
@@ -581,13 +730,21 @@ def _format_targets(trows) -> str:
     lines = [f"{'target':68s} {'value':>9s} {'limit':>7s}  status"]
     for r in trows:
         v = r["value"]
-        vs = f"{v:9.3g}" if isinstance(v, (int, float)) and not math.isnan(v) \
+        vs = (
+            f"{v:9.3g}"
+            if isinstance(v, (int, float)) and not math.isnan(v)
             else f"{'-':>9s}"
+        )
         lim = r["limit"]
-        ls = f"<= {lim:g}" if isinstance(lim, (int, float)) and \
-            math.isfinite(lim) else ""
-        lines.append(f"{r['target']:68s} {vs} {ls:>7s}  {r['status']}"
-                     + (f"  ({r['note']})" if r.get("note") else ""))
+        ls = (
+            f"<= {lim:g}"
+            if isinstance(lim, (int, float)) and math.isfinite(lim)
+            else ""
+        )
+        lines.append(
+            f"{r['target']:68s} {vs} {ls:>7s}  {r['status']}"
+            + (f"  ({r['note']})" if r.get("note") else "")
+        )
     return "\n".join(lines)
 
 
@@ -596,6 +753,7 @@ def _read_csv_rows(path: Path) -> list[dict]:
     if not path.exists():
         return []
     import pandas as pd
+
     frame = pd.read_csv(path, keep_default_na=False, na_values=["", "nan"])
     rows = frame.to_dict("records")
     # Counts read back as floats where a column has gaps: integers again.
@@ -611,6 +769,7 @@ def _write_report(out: Path, run: dict, trows, drows, rrows, srows) -> Path:
     """``report.md``: the run, the targets, and per part its figure and
     table, for a reader (the CSV files hold the same numbers)."""
     import pandas as pd
+
     from compare.report import _md_table
 
     def cell(r):
@@ -620,37 +779,60 @@ def _write_report(out: Path, run: dict, trows, drows, rrows, srows) -> Path:
 
     lines = ["# Performance benchmark", ""]
     if run:
-        lines += [f"- commit: {run.get('git_commit') or 'unknown'}",
-                  f"- arguments: `{' '.join(run.get('argv', []))}`",
-                  "- versions: " + ", ".join(
-                      f"{k} {v}" for k, v in run.get("versions", {}).items())
-                  + f", pinocchio {run.get('pinocchio') or 'not installed'}",
-                  f"- cpus: {run.get('cpus')}, started {run.get('started')}"
-                  + (f", {run['seconds']:.0f} s" if run.get("seconds") else ""),
-                  ""]
+        lines += [
+            f"- commit: {run.get('git_commit') or 'unknown'}",
+            f"- arguments: `{' '.join(run.get('argv', []))}`",
+            "- versions: "
+            + ", ".join(f"{k} {v}" for k, v in run.get("versions", {}).items())
+            + f", pinocchio {run.get('pinocchio') or 'not installed'}",
+            f"- cpus: {run.get('cpus')}, started {run.get('started')}"
+            + (f", {run['seconds']:.0f} s" if run.get("seconds") else ""),
+            "",
+        ]
     if trows:
-        lines += ["## Targets (ratios measured in this run)", "",
-                  _md_table(pd.DataFrame(trows)[
-                      ["target", "value", "limit", "status", "note"]]), ""]
+        lines += [
+            "## Targets (ratios measured in this run)",
+            "",
+            _md_table(
+                pd.DataFrame(trows)[["target", "value", "limit", "status", "note"]]
+            ),
+            "",
+        ]
     if drows:
-        lines += ["## Derivations", "",
-                  "![Derivation seconds and operation counts against n "
-                  "(log-log)](derivation.png)", ""]
+        lines += [
+            "## Derivations",
+            "",
+            "![Derivation seconds and operation counts against n "
+            "(log-log)](derivation.png)",
+            "",
+        ]
         frame = pd.DataFrame(drows)
         frame["cell"] = [cell(r) for r in drows]
         for system in [x for x in PENDULUMS if x in set(frame["system"])]:
-            table = frame[frame["system"] == system].pivot_table(
-                index="n", columns="formulation", values="cell",
-                aggfunc="first").reset_index()
-            lines += [f"### {system}: seconds / operations after cse", "",
-                      _md_table(table), ""]
+            table = (
+                frame[frame["system"] == system]
+                .pivot_table(
+                    index="n", columns="formulation", values="cell", aggfunc="first"
+                )
+                .reset_index()
+            )
+            lines += [
+                f"### {system}: seconds / operations after cse",
+                "",
+                _md_table(table),
+                "",
+            ]
     if rrows:
-        lines += ["## Right-hand side, microseconds per call", "",
-                  "![Right-hand-side microseconds against n (log-log)]"
-                  "(rhs.png)", "", _md_table(pd.DataFrame(rrows)), ""]
+        lines += [
+            "## Right-hand side, microseconds per call",
+            "",
+            "![Right-hand-side microseconds against n (log-log)](rhs.png)",
+            "",
+            _md_table(pd.DataFrame(rrows)),
+            "",
+        ]
     if srows:
-        lines += ["## End-to-end solves", "", _md_table(pd.DataFrame(srows)),
-                  ""]
+        lines += ["## End-to-end solves", "", _md_table(pd.DataFrame(srows)), ""]
     path = out / "report.md"
     path.write_text("\n".join(lines))
     return path
@@ -689,28 +871,34 @@ def _log_ticks(ns, ratio: float = 1.3) -> list:
 def _figures(out: Path, drows, rrows, log) -> None:
     try:
         import matplotlib
+
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
         log("  matplotlib not available: no figures (pip install matplotlib)")
         return
     if drows:
-        present = [x for x in PENDULUMS if any(r["system"] == x
-                                               for r in drows)]
-        fig, axes = plt.subplots(2, len(present), squeeze=False,
-                                 figsize=(5.5 * len(present), 8))
+        present = [x for x in PENDULUMS if any(r["system"] == x for r in drows)]
+        fig, axes = plt.subplots(
+            2, len(present), squeeze=False, figsize=(5.5 * len(present), 8)
+        )
         for j, system in enumerate(present):
             for form in sorted({r["formulation"] for r in drows}):
-                pts = [(r["n"], r["seconds"], r["ops_raw"], r["ops_cse"])
-                       for r in drows if r["system"] == system
-                       and r["formulation"] == form and r["status"] == "ok"]
+                pts = [
+                    (r["n"], r["seconds"], r["ops_raw"], r["ops_cse"])
+                    for r in drows
+                    if r["system"] == system
+                    and r["formulation"] == form
+                    and r["status"] == "ok"
+                ]
                 if not pts:
                     continue
                 n, s, raw, cse = map(np.array, zip(*pts))
                 axes[0, j].loglog(n, s, "o-", label=form)
                 line = axes[1, j].loglog(n, raw, "o-", label=f"{form} raw")
-                axes[1, j].loglog(n, cse, "x--", color=line[0].get_color(),
-                                  label=f"{form} cse")
+                axes[1, j].loglog(
+                    n, cse, "x--", color=line[0].get_color(), label=f"{form} cse"
+                )
             axes[0, j].set_title(f"{system}: derivation")
             axes[0, j].set_ylabel("seconds")
             axes[1, j].set_ylabel("operations (mass matrix + forcing)")
@@ -729,12 +917,14 @@ def _figures(out: Path, drows, rrows, log) -> None:
     if rrows:
         fig, ax = plt.subplots(figsize=(6, 4.5))
         n = [r["n"] for r in rrows]
-        for key, label in (("lambdify_us", "lambdify"), ("c_us", "C"),
-                           ("lambdify_batch_us_per_state",
-                            "lambdify batched, per state"),
-                           ("c_batch_us_per_state", "C batched, per state"),
-                           ("aba_us", "Pinocchio aba"),
-                           ("aba_rhs_us", "Pinocchio aba rhs")):
+        for key, label in (
+            ("lambdify_us", "lambdify"),
+            ("c_us", "C"),
+            ("lambdify_batch_us_per_state", "lambdify batched, per state"),
+            ("c_batch_us_per_state", "C batched, per state"),
+            ("aba_us", "Pinocchio aba"),
+            ("aba_rhs_us", "Pinocchio aba rhs"),
+        ):
             ys = [r.get(key, math.nan) for r in rrows]
             if any(math.isfinite(y) for y in ys):
                 ax.loglog(n, ys, "o-", label=label)
@@ -769,47 +959,79 @@ def main(argv=None) -> int:
 
     ap = argparse.ArgumentParser(
         prog="python -m compare bench",
-        description="Derivation scaling and numeric cost against Pinocchio.")
-    ap.add_argument("--quick", action="store_true",
-                    help="few n and one repeat (minutes instead of an hour)")
-    ap.add_argument("--out", default="reports/bench",
-                    help="directory of the CSV files, table and figures")
-    ap.add_argument("--time-cap", type=float, default=60.0,
-                    help="seconds allowed for one derivation (default 60)")
-    ap.add_argument("--count-cap", type=float, default=None,
-                    help="seconds allowed for counting operations after a "
-                         "derivation (default: the time cap); counts not "
-                         "finished are left empty")
-    ap.add_argument("--systems", default=",".join(PENDULUMS),
-                    help="comma-separated scaling systems to derive "
-                         f"(default: {','.join(PENDULUMS)}); one per process "
-                         "runs them side by side on two cores")
-    ap.add_argument("--formulations", default=None,
-                    help="comma-separated names (default: all registered)")
-    ap.add_argument("--skip", default="",
-                    help="comma-separated parts to skip: derive, rhs, solve, "
-                         "robots")
-    ap.add_argument("--robot-n", type=int, nargs="+", default=None,
-                    help="sizes of spatial_chain in the robot section "
-                         "(default 1 .. 8)")
-    ap.add_argument("--from-csv", action="store_true",
-                    help="measure nothing: rebuild the targets, figures and "
-                         "report.md from the CSV files of the run in --out")
+        description="Derivation scaling and numeric cost against Pinocchio.",
+    )
+    ap.add_argument(
+        "--quick",
+        action="store_true",
+        help="few n and one repeat (minutes instead of an hour)",
+    )
+    ap.add_argument(
+        "--out",
+        default="reports/bench",
+        help="directory of the CSV files, table and figures",
+    )
+    ap.add_argument(
+        "--time-cap",
+        type=float,
+        default=60.0,
+        help="seconds allowed for one derivation (default 60)",
+    )
+    ap.add_argument(
+        "--count-cap",
+        type=float,
+        default=None,
+        help="seconds allowed for counting operations after a "
+        "derivation (default: the time cap); counts not "
+        "finished are left empty",
+    )
+    ap.add_argument(
+        "--systems",
+        default=",".join(PENDULUMS),
+        help="comma-separated scaling systems to derive "
+        f"(default: {','.join(PENDULUMS)}); one per process "
+        "runs them side by side on two cores",
+    )
+    ap.add_argument(
+        "--formulations",
+        default=None,
+        help="comma-separated names (default: all registered)",
+    )
+    ap.add_argument(
+        "--skip",
+        default="",
+        help="comma-separated parts to skip: derive, rhs, solve, robots",
+    )
+    ap.add_argument(
+        "--robot-n",
+        type=int,
+        nargs="+",
+        default=None,
+        help="sizes of spatial_chain in the robot section (default 1 .. 8)",
+    )
+    ap.add_argument(
+        "--from-csv",
+        action="store_true",
+        help="measure nothing: rebuild the targets, figures and "
+        "report.md from the CSV files of the run in --out",
+    )
     args = ap.parse_args(argv)
     if args.time_cap <= 0:
         ap.error("--time-cap must be positive")
     if args.count_cap is not None and args.count_cap <= 0:
         ap.error("--count-cap must be positive")
     names = formulation_names()
-    forms = names if args.formulations is None else \
-        [f.strip() for f in args.formulations.split(",") if f.strip()]
+    forms = (
+        names
+        if args.formulations is None
+        else [f.strip() for f in args.formulations.split(",") if f.strip()]
+    )
     bad = [f for f in forms if f not in names]
     if bad:
         ap.error(f"unknown formulations {bad}; valid: {names}")
     systems = [x.strip() for x in args.systems.split(",") if x.strip()]
     if not systems or set(systems) - set(PENDULUMS):
-        ap.error(f"--systems takes {', '.join(PENDULUMS)}, not "
-                 f"{args.systems!r}")
+        ap.error(f"--systems takes {', '.join(PENDULUMS)}, not {args.systems!r}")
     skip = {s.strip() for s in args.skip.split(",") if s.strip()}
     bad = skip - {"derive", "rhs", "solve", "robots"}
     if bad:
@@ -831,37 +1053,60 @@ def main(argv=None) -> int:
         ns_derive, ns_rhs, repeats, batch = list(range(1, 21)), [2, 5, 10, 20], 3, 1000
     start = time.perf_counter()
     from compare.runner import _git_commit, _versions
-    run = {"argv": list(sys.argv[1:] if argv is None else argv),
-           "git_commit": _git_commit(), "versions": _versions(),
-           "cpus": os.cpu_count(),
-           "pinocchio": _pinocchio_version(), "time_cap": args.time_cap,
-           "started": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+
+    run = {
+        "argv": list(sys.argv[1:] if argv is None else argv),
+        "git_commit": _git_commit(),
+        "versions": _versions(),
+        "cpus": os.cpu_count(),
+        "pinocchio": _pinocchio_version(),
+        "time_cap": args.time_cap,
+        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
     (out / "run.json").write_text(json.dumps(run, indent=2) + "\n")
-    log(f"benchmark: formulations {forms}, time cap {args.time_cap:g} s, "
-        f"{'quick' if args.quick else 'full'} run")
-    log(f"  commit {run['git_commit'] or 'unknown'}, {run['cpus']} cpus, "
+    log(
+        f"benchmark: formulations {forms}, time cap {args.time_cap:g} s, "
+        f"{'quick' if args.quick else 'full'} run"
+    )
+    log(
+        f"  commit {run['git_commit'] or 'unknown'}, {run['cpus']} cpus, "
         + ", ".join(f"{k} {v}" for k, v in run["versions"].items())
-        + f", pinocchio {run['pinocchio'] or 'not installed'}")
+        + f", pinocchio {run['pinocchio'] or 'not installed'}"
+    )
     drows = rrows = srows = []
     if "derive" not in skip:
         log("1. derivations (seconds, raw ops, cse ops)")
-        drows = bench_derivations(ns_derive, forms, repeats, args.time_cap, log,
-                                  count_cap=args.count_cap, systems=systems)
+        drows = bench_derivations(
+            ns_derive,
+            forms,
+            repeats,
+            args.time_cap,
+            log,
+            count_cap=args.count_cap,
+            systems=systems,
+        )
         _write_csv(out / "derivation.csv", drows)
     if "rhs" not in skip:
-        log("2. right-hand side, microseconds per call (median of "
-            f"{max(repeats, 5)} repeats)")
+        log(
+            "2. right-hand side, microseconds per call (median of "
+            f"{max(repeats, 5)} repeats)"
+        )
         rrows = bench_rhs(ns_rhs, max(repeats, 5), batch, log)
         _write_csv(out / "rhs.csv", rrows)
     if "solve" not in skip:
-        log("3. solve_ivp of 10 s, n_link_pendulum_on_cart(5), "
-            f"{SOLVER}")
+        log(f"3. solve_ivp of 10 s, n_link_pendulum_on_cart(5), {SOLVER}")
         srows = bench_solve(forms, repeats, log)
         _write_csv(out / "solve.csv", srows)
     if "robots" not in skip:
         from .robots import bench_robots
-        bench_robots(out / "robots", log, ns=args.robot_n or range(1, 9),
-                     cap=args.time_cap, repeats=max(repeats, 5))
+
+        bench_robots(
+            out / "robots",
+            log,
+            ns=args.robot_n or range(1, 9),
+            cap=args.time_cap,
+            repeats=max(repeats, 5),
+        )
     run["seconds"] = round(time.perf_counter() - start, 1)
     (out / "run.json").write_text(json.dumps(run, indent=2) + "\n")
     if {"derive", "rhs", "solve"} - skip:
@@ -874,8 +1119,9 @@ def main(argv=None) -> int:
 def _conclude(out: Path, run: dict, drows, rrows, srows, time_cap, log):
     """Targets (CSV and text), figures and report.md of a run's rows."""
     ns = sorted({r["n"] for r in drows}) or [10]
-    trows = evaluate_targets(drows, rrows, srows, time_cap,
-                             n_ref=10 if 10 in ns else max(ns))
+    trows = evaluate_targets(
+        drows, rrows, srows, time_cap, n_ref=10 if 10 in ns else max(ns)
+    )
     _write_csv(out / "targets.csv", trows)
     table = _format_targets(trows)
     log("\nTargets (ratios from this run)\n" + table)
@@ -896,12 +1142,12 @@ def _rebuild(out: Path, time_cap: float) -> int:
     run = {}
     if (out / "run.json").exists():
         run = json.loads((out / "run.json").read_text())
-    path = _conclude(out, run, drows, rrows, srows,
-                     run.get("time_cap", time_cap), print)
+    path = _conclude(
+        out, run, drows, rrows, srows, run.get("time_cap", time_cap), print
+    )
     print(f"rebuilt from the CSV files: {path}")
     return 0
 
 
 if __name__ == "__main__":
     sys.exit(main())
-

@@ -1,5 +1,6 @@
 """Timing one call: the one timer of the benchmarks (the suite and its
 robot part)."""
+
 from __future__ import annotations
 
 import statistics

@@ -6,11 +6,18 @@
 >>> set(result.frame["status"])
 {'ok'}
 """
-from .runner import (Case, ComparisonResult, RunOptions, expand_cases, load,
-                     run)
 
-__all__ = ["run", "load", "Case", "RunOptions", "ComparisonResult",
-           "expand_cases", "bicycle_eigenvalues"]
+from .runner import Case, ComparisonResult, RunOptions, expand_cases, load, run
+
+__all__ = [
+    "run",
+    "load",
+    "Case",
+    "RunOptions",
+    "ComparisonResult",
+    "expand_cases",
+    "bicycle_eigenvalues",
+]
 
 
 def __getattr__(name):
@@ -18,5 +25,6 @@ def __getattr__(name):
     # only when asked for.
     if name == "bicycle_eigenvalues":
         from references.published import bicycle_eigenvalues
+
         return bicycle_eigenvalues
     raise AttributeError(f"module 'compare' has no attribute {name!r}")

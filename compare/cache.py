@@ -6,6 +6,7 @@ of this package, so a changed declaration or derivation never reads an old
 entry.  Each file stores a checksum of its payload and its own key: a
 corrupted or mismatched entry is detected, reported and rebuilt, never used.
 """
+
 from __future__ import annotations
 
 import functools
@@ -31,18 +32,20 @@ _MAGIC = b"EOMCACHE2\n"
 def default_cache_dir() -> Path:
     """``numeric.cache_dir("derivations")``: beside the compiled modules."""
     from numeric import cache_dir
+
     return cache_dir("derivations")
 
 
 def _package_version() -> str:
     try:
         from importlib.metadata import version
+
         return version("eomcompare")
     except Exception:  # running from a source tree without install
         return "0+unknown"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def code_digest(packages: tuple = ("symbolic", "systems", "formulations")) -> str:
     """Hash of the source of every module in ``packages``, as found on disk.
 
@@ -54,6 +57,7 @@ def code_digest(packages: tuple = ("symbolic", "systems", "formulations")) -> st
     bump.
     """
     import importlib.util
+
     h = hashlib.sha256()
     for pkg in packages:
         spec = importlib.util.find_spec(pkg)
@@ -81,8 +85,10 @@ def _declared_objects(system) -> list:
     """The declaration's frames, points and bodies in a fixed order: what a
     stored result refers to by position rather than by value, so that it
     comes back tied to the caller's (equal) declaration."""
-    objs = [*connected_frames(system.frame),
-            *connected_points(system.system.fixed_point)]
+    objs = [
+        *connected_frames(system.frame),
+        *connected_points(system.system.fixed_point),
+    ]
     for body in system.bodies:
         objs += [body, body.masscenter]
         if isinstance(body, me.RigidBody):
@@ -103,7 +109,8 @@ class _Pickler(pickle.Pickler):
     def __init__(self, fh, system):
         super().__init__(fh, protocol=pickle.HIGHEST_PROTOCOL)
         self._ids = {id(system): "system"} | {
-            id(o): i for i, o in enumerate(_declared_objects(system))}
+            id(o): i for i, o in enumerate(_declared_objects(system))
+        }
 
     def persistent_id(self, obj):
         return self._ids.get(id(obj))
@@ -159,7 +166,7 @@ class DerivationCache:
             raw = path.read_bytes()
             if not raw.startswith(_MAGIC):
                 raise ValueError("bad header")
-            header, payload = raw[len(_MAGIC):].split(b"\n", 1)
+            header, payload = raw[len(_MAGIC) :].split(b"\n", 1)
             meta = json.loads(header)
             if meta["key"] != key:
                 raise ValueError("key mismatch")
@@ -179,10 +186,14 @@ class DerivationCache:
         buf = io.BytesIO()
         _Pickler(buf, eom.system).dump(eom)
         payload = buf.getvalue()
-        header = json.dumps({"key": key,
-                             "sha256": hashlib.sha256(payload).hexdigest(),
-                             "system": eom.system.name,
-                             "formulation": formulation.name}).encode()
+        header = json.dumps(
+            {
+                "key": key,
+                "sha256": hashlib.sha256(payload).hexdigest(),
+                "system": eom.system.name,
+                "formulation": formulation.name,
+            }
+        ).encode()
         path = self._path(key)
         path.parent.mkdir(parents=True, exist_ok=True)
         # Write then rename, so an interrupted write leaves no partial entry.

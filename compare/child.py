@@ -14,6 +14,7 @@ killing a run never leaves work behind.
 >>> call_in_child(pow, 2, 10, timeout=30)
 1024
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -25,6 +26,8 @@ import sys
 import threading
 import time
 import traceback
+from collections.abc import Callable, Iterable
+from typing import Any
 
 __all__ = ["Child", "ChildTimeout", "ChildDied", "call_in_child", "wait_any"]
 
@@ -41,7 +44,7 @@ class ChildTimeout(TimeoutError):
 class ChildDied(RuntimeError):
     """The child ended without sending a result (killed, crashed, exited)."""
 
-    def __init__(self, message, returncode=None):
+    def __init__(self, message: str, returncode: int | None = None):
         super().__init__(message)
         self.returncode = returncode
 
@@ -57,7 +60,13 @@ def _die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
-def _child_main(write_fd: int, parent: int, fn, args, kwargs) -> None:
+def _child_main(
+    write_fd: int,
+    parent: int,
+    fn: Callable[..., Any],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+) -> None:
     # The parent decides about interrupts: it kills this process.  Handlers
     # inherited through fork must not run the parent's clean-up here.
     global _FORK_LOCK
@@ -68,15 +77,17 @@ def _child_main(write_fd: int, parent: int, fn, args, kwargs) -> None:
     code = 0
     try:
         try:
-            payload = pickle.dumps(("ok", fn(*args, **kwargs)),
-                                   protocol=pickle.HIGHEST_PROTOCOL)
+            payload = pickle.dumps(
+                ("ok", fn(*args, **kwargs)), protocol=pickle.HIGHEST_PROTOCOL
+            )
         except BaseException as exc:  # sent to the parent, raised there
             tb = traceback.format_exc(limit=8)
             try:
                 payload = pickle.dumps(("raise", exc, tb))
             except Exception:
-                payload = pickle.dumps(("raise", RuntimeError(
-                    f"{type(exc).__name__}: {exc}"), tb))
+                payload = pickle.dumps(
+                    ("raise", RuntimeError(f"{type(exc).__name__}: {exc}"), tb)
+                )
         with os.fdopen(write_fd, "wb") as fh:
             fh.write(payload)
     except BaseException:
@@ -104,10 +115,17 @@ class Child:
     read the pipe while the child writes, which :meth:`poll` does.
     """
 
-    def __init__(self, fn, *args, timeout: float | None = None, **kwargs):
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        *args: Any,
+        timeout: float | None = None,
+        **kwargs: Any,
+    ) -> None:
         if timeout is not None and not timeout > 0:
-            raise ValueError(f"timeout must be a positive number of seconds, "
-                             f"not {timeout!r}")
+            raise ValueError(
+                f"timeout must be a positive number of seconds, not {timeout!r}"
+            )
         self.timeout = timeout
         parent = os.getpid()
         sys.stdout.flush()
@@ -121,10 +139,11 @@ class Child:
             os.close(write_fd)
         self.pid = pid
         self.started = time.monotonic()
-        self._fd = read_fd
+        self._fd: int | None = read_fd
         os.set_blocking(read_fd, False)
         self._chunks: list[bytes] = []
-        self._outcome = None  # ("ok", value) / ("raise", exc, tb) / ...
+        # ("ok", value) / ("raise", exc, tb) / ("timeout" | "died", message)
+        self._outcome: tuple[Any, ...] | None = None
         self.returncode: int | None = None
 
     @property
@@ -143,11 +162,13 @@ class Child:
     @property
     def finished_normally(self) -> bool:
         """Done, with a return value or an exception of ``fn``."""
-        return self.done and self._outcome[0] in ("ok", "raise")
+        return self._outcome is not None and self._outcome[0] in ("ok", "raise")
 
     def _drain(self) -> bool:
         """Read what is available; True at end of file."""
         while True:
+            if self._fd is None:
+                return True
             try:
                 chunk = os.read(self._fd, 1 << 20)
             except BlockingIOError:
@@ -163,7 +184,7 @@ class Child:
         if pid:
             self.returncode = os.waitstatus_to_exitcode(status)
 
-    def _finish(self, outcome) -> None:
+    def _finish(self, outcome: tuple[Any, ...]) -> None:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
@@ -177,16 +198,19 @@ class Child:
             self._reap(block=True)
             data = b"".join(self._chunks)
             self._chunks = []
+            outcome: tuple[Any, ...] | None
             try:
                 outcome = pickle.loads(data) if data else None
             except Exception as exc:
                 outcome = ("died", f"its result could not be read ({exc})")
             if outcome is None:
                 rc = self.returncode
-                how = (f"killed by signal {signal.Signals(-rc).name}"
-                       if rc is not None and rc < 0 else f"exit code {rc}")
-                outcome = ("died", f"the worker process ended without a result "
-                                   f"({how})")
+                how = (
+                    f"killed by signal {signal.Signals(-rc).name}"
+                    if rc is not None and rc < 0
+                    else f"exit code {rc}"
+                )
+                outcome = ("died", f"the worker process ended without a result ({how})")
             self._finish(outcome)
             return True
         deadline = self.deadline
@@ -207,24 +231,25 @@ class Child:
         if not self.done:
             self._finish(("died", "killed by the parent"))
 
-    def result(self):
+    def result(self) -> Any:
         """The return value; raises the child's exception, :class:`ChildTimeout`
         or :class:`ChildDied`."""
-        if not self.done:
+        outcome = self._outcome
+        if outcome is None:
             raise RuntimeError("the child has not finished: poll() first")
-        kind = self._outcome[0]
+        kind = outcome[0]
         if kind == "ok":
-            return self._outcome[1]
+            return outcome[1]
         if kind == "raise":
-            exc = self._outcome[1]
-            exc.child_traceback = self._outcome[2]
+            exc = outcome[1]
+            exc.child_traceback = outcome[2]
             raise exc
         if kind == "timeout":
-            raise ChildTimeout(self._outcome[1])
-        raise ChildDied(self._outcome[1], self.returncode)
+            raise ChildTimeout(outcome[1])
+        raise ChildDied(outcome[1], self.returncode)
 
 
-def wait_any(children, timeout: float | None = None) -> None:
+def wait_any(children: Iterable[Child], timeout: float | None = None) -> None:
     """Block until one of ``children`` has output or a deadline passes."""
     live = [c for c in children if not c.done]
     if not live:
@@ -235,12 +260,14 @@ def wait_any(children, timeout: float | None = None) -> None:
         waits.append(timeout)
     wait = max(0.0, min(waits)) if waits else None
     try:
-        select.select([c.fileno for c in live], [], [], wait)
+        select.select([c.fileno for c in live if c.fileno is not None], [], [], wait)
     except InterruptedError:  # a signal: the caller's handler has run
         pass
 
 
-def call_in_child(fn, *args, timeout: float | None = None, **kwargs):
+def call_in_child(
+    fn: Callable[..., Any], *args: Any, timeout: float | None = None, **kwargs: Any
+) -> Any:
     """``fn(*args, **kwargs)`` in a child process, killed after ``timeout`` s.
 
     Raises

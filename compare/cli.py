@@ -14,6 +14,7 @@ checked); 3 the output directory could not be written during the run;
 (``sympy_*`` declining a system, timing out or giving non-finite
 equations) are listed but do not fail a run.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -29,12 +30,11 @@ BASELINE_OUT = Path("reports") / "baseline"
 #: Exit status of ``python -m compare`` and its meaning.
 EXIT_CODES = {
     0: "success (peer limitations may be listed)",
-    1: "a case of this project's formulations failed, or regress found a "
-       "regression",
+    1: "a case of this project's formulations failed, or regress found a regression",
     2: "usage error, nothing computed: bad option or name, unwritable --out, "
-       "unreachable --scheduler, a baseline that cannot be fully checked",
+    "unreachable --scheduler, a baseline that cannot be fully checked",
     3: "the output directory could not be written during the run (saved "
-       "cases are kept and resumed)",
+    "cases are kept and resumed)",
     130: "interrupted by SIGINT (finished cases kept; the same command resumes)",
     143: "interrupted by SIGTERM (finished cases kept; the same command resumes)",
 }
@@ -45,58 +45,114 @@ class UsageError(ValueError):
 
 
 def _add_run_options(p: argparse.ArgumentParser):
-    p.add_argument("--systems", nargs="+", metavar="NAME",
-                   help=f"systems to compare: catalogue names, "
-                        f"MODULE:BUILDER or FILE.py:BUILDER for your own, or "
-                        f"'all' (default: all of "
-                        f"{', '.join(CATALOGUE)} except the slow published "
-                        f"benchmarks whipple_bicycle and andrews_squeezer)")
-    p.add_argument("--system-option", action="append", default=[],
-                   metavar="NAME:KEY=VALUE",
-                   help="a builder option, e.g. four_bar:coordinates=minimal "
-                        "(repeatable; replaces the system's default variants)")
-    p.add_argument("--formulations", nargs="+", metavar="NAME",
-                   help=f"formulations (default: all of {', '.join(FORMULATIONS)})")
-    p.add_argument("--n", nargs="+", type=int, default=None, metavar="N",
-                   help="sizes of the scalable n-link systems (default: 2 3 5)")
-    p.add_argument("--t-final", type=float, default=10.0,
-                   help="simulated seconds (default 10)")
-    p.add_argument("--method", default="DOP853",
-                   help="solve_ivp method (default DOP853)")
+    p.add_argument(
+        "--systems",
+        nargs="+",
+        metavar="NAME",
+        help=f"systems to compare: catalogue names, "
+        f"MODULE:BUILDER or FILE.py:BUILDER for your own, or "
+        f"'all' (default: all of "
+        f"{', '.join(CATALOGUE)} except the slow published "
+        f"benchmarks whipple_bicycle and andrews_squeezer)",
+    )
+    p.add_argument(
+        "--system-option",
+        action="append",
+        default=[],
+        metavar="NAME:KEY=VALUE",
+        help="a builder option, e.g. four_bar:coordinates=minimal "
+        "(repeatable; replaces the system's default variants)",
+    )
+    p.add_argument(
+        "--formulations",
+        nargs="+",
+        metavar="NAME",
+        help=f"formulations (default: all of {', '.join(FORMULATIONS)})",
+    )
+    p.add_argument(
+        "--n",
+        nargs="+",
+        type=int,
+        default=None,
+        metavar="N",
+        help="sizes of the scalable n-link systems (default: 2 3 5)",
+    )
+    p.add_argument(
+        "--t-final", type=float, default=10.0, help="simulated seconds (default 10)"
+    )
+    p.add_argument(
+        "--method", default="DOP853", help="solve_ivp method (default DOP853)"
+    )
     p.add_argument("--rtol", type=float, default=1e-10)
     p.add_argument("--atol", type=float, default=1e-10)
-    p.add_argument("--reference", default=REFERENCE,
-                   help=f"formulation the others are compared with (default "
-                        f"{REFERENCE})")
-    p.add_argument("--backend", default="sized",
-                   choices=["sized", "lambdify", "c", "auto"],
-                   help="numeric backend, the same for every formulation of "
-                        "a system (default sized: compiled C for systems of "
-                        "4 or more coordinates where a compiler is found, "
-                        "lambdify below; c compiles every case, auto does "
-                        "where a compiler is found)")
-    p.add_argument("--jobs", type=int, default=None,
-                   help="worker processes (default: number of CPUs; 1 runs inline)")
-    p.add_argument("--scheduler", default=None, metavar="ADDRESS",
-                   help="dask.distributed scheduler address: run the cases on a "
-                        "cluster (needs the 'cluster' extra)")
-    p.add_argument("--timeout", type=float, default=600.0,
-                   help="seconds per case before it is recorded as a time-out")
-    p.add_argument("--time-repeats", type=int, default=1, metavar="K",
-                   help="derive each case K times and keep the fastest "
-                        "(when not read from the cache; default 1)")
-    p.add_argument("--out", type=Path, default=DEFAULT_OUT,
-                   help=f"output directory (default {DEFAULT_OUT})")
-    p.add_argument("--no-cache", action="store_true",
-                   help="derive everything again instead of reading the cache")
-    p.add_argument("--fresh", action="store_true",
-                   help="do not resume finished cases found in --out")
-    p.add_argument("--no-report", action="store_true",
-                   help="write the data only, no report")
-    p.add_argument("--benchmarks", action="store_true",
-                   help="add the published-benchmark section to the report "
-                        "(derives the Whipple bicycle and Andrews' squeezer "
-                        "with every formulation: long on an empty cache)")
+    p.add_argument(
+        "--reference",
+        default=REFERENCE,
+        help=f"formulation the others are compared with (default {REFERENCE})",
+    )
+    p.add_argument(
+        "--backend",
+        default="sized",
+        choices=["sized", "lambdify", "c", "auto"],
+        help="numeric backend, the same for every formulation of "
+        "a system (default sized: compiled C for systems of "
+        "4 or more coordinates where a compiler is found, "
+        "lambdify below; c compiles every case, auto does "
+        "where a compiler is found)",
+    )
+    p.add_argument(
+        "--jobs",
+        type=int,
+        default=None,
+        help="worker processes (default: number of CPUs; 1 runs inline)",
+    )
+    p.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="ADDRESS",
+        help="dask.distributed scheduler address: run the cases on a "
+        "cluster (needs the 'cluster' extra)",
+    )
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=600.0,
+        help="seconds per case before it is recorded as a time-out",
+    )
+    p.add_argument(
+        "--time-repeats",
+        type=int,
+        default=1,
+        metavar="K",
+        help="derive each case K times and keep the fastest "
+        "(when not read from the cache; default 1)",
+    )
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=DEFAULT_OUT,
+        help=f"output directory (default {DEFAULT_OUT})",
+    )
+    p.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="derive everything again instead of reading the cache",
+    )
+    p.add_argument(
+        "--fresh",
+        action="store_true",
+        help="do not resume finished cases found in --out",
+    )
+    p.add_argument(
+        "--no-report", action="store_true", help="write the data only, no report"
+    )
+    p.add_argument(
+        "--benchmarks",
+        action="store_true",
+        help="add the published-benchmark section to the report "
+        "(derives the Whipple bicycle and Andrews' squeezer "
+        "with every formulation: long on an empty cache)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
@@ -106,26 +162,36 @@ def _executor(args):
     try:
         from dask.distributed import Client
     except ImportError:
-        raise UsageError("--scheduler needs dask.distributed: pip install "
-                         "'eomcompare[cluster]'") from None
+        raise UsageError(
+            "--scheduler needs dask.distributed: pip install 'eomcompare[cluster]'"
+        ) from None
     try:
         client = Client(args.scheduler, timeout=args.connect_timeout)
     except Exception as exc:
-        raise UsageError(f"cannot reach the dask scheduler at "
-                         f"{args.scheduler}: {exc}") from None
+        raise UsageError(
+            f"cannot reach the dask scheduler at {args.scheduler}: {exc}"
+        ) from None
     return client.get_executor()
 
 
 def _run_kwargs(args) -> dict:
-    return dict(t_final=args.t_final, method=args.method, rtol=args.rtol,
-                atol=args.atol, reference=args.reference, timeout=args.timeout,
-                time_repeats=args.time_repeats, use_cache=not args.no_cache,
-                backend=args.backend)
+    return dict(
+        t_final=args.t_final,
+        method=args.method,
+        rtol=args.rtol,
+        atol=args.atol,
+        reference=args.reference,
+        timeout=args.timeout,
+        time_repeats=args.time_repeats,
+        use_cache=not args.no_cache,
+        backend=args.backend,
+    )
 
 
 def _check_run_args(args, variants=None) -> None:
     """Everything that can be checked before computing (ValueError)."""
     from .runner import RunOptions, check_output_dir, expand_cases
+
     RunOptions(**_run_kwargs(args))
     expand_cases(args.systems, args.formulations, args.n or [2, 3, 5], variants)
     if args.jobs is not None and args.jobs < 1:
@@ -135,31 +201,43 @@ def _check_run_args(args, variants=None) -> None:
 
 def cmd_run(args) -> int:
     import time
+
     from .runner import run
     from .summary import print_summary
+
     started = getattr(args, "started", None) or time.perf_counter()
     from .user_systems import parse_system_options, resolve_systems
+
     # A user's own systems (module:builder or file.py:builder) are
     # registered first, so that the checks below know their names.
     args.systems = resolve_systems(args.systems)
     variants = None
     if args.system_option:
         from systems import CATALOGUE, system_facts
+
         variants = parse_system_options(
-            args.system_option,
-            {s: list(system_facts(s).variants) for s in CATALOGUE})
+            args.system_option, {s: list(system_facts(s).variants) for s in CATALOGUE}
+        )
     _check_run_args(args, variants)
     executor = _executor(args)
-    result = run(args.systems, args.formulations, n=args.n or [2, 3, 5],
-                 variants=variants,
-                 executor=executor, jobs=args.jobs, out=args.out,
-                 progress=not args.quiet, resume=not args.fresh,
-                 **_run_kwargs(args))
+    result = run(
+        args.systems,
+        args.formulations,
+        n=args.n or [2, 3, 5],
+        variants=variants,
+        executor=executor,
+        jobs=args.jobs,
+        out=args.out,
+        progress=not args.quiet,
+        resume=not args.fresh,
+        **_run_kwargs(args),
+    )
     print_summary(result)
     if args.no_report:
         where = f"results in {args.out / 'results.csv'}"
     else:
         from .report import write_report
+
         paths = write_report(result, args.out, benchmarks=args.benchmarks)
         where = f"report in {paths['html']} (and {paths['markdown'].name})"
     print(f"\nfinished in {time.perf_counter() - started:.1f} s: {where}")
@@ -171,13 +249,23 @@ def cmd_baseline(args) -> int:
     as results.csv and metadata.json in ``--out``."""
     import shutil
     import tempfile
+
     from .runner import check_output_dir, run
     from .summary import print_summary
+
     check_output_dir(args.out)
     with tempfile.TemporaryDirectory() as tmp:
-        result = run(None, None, n=[2, 3, 5], jobs=args.jobs, out=tmp,
-                     progress=not args.quiet, resume=False, use_cache=False,
-                     time_repeats=args.time_repeats)
+        result = run(
+            None,
+            None,
+            n=[2, 3, 5],
+            jobs=args.jobs,
+            out=tmp,
+            progress=not args.quiet,
+            resume=False,
+            use_cache=False,
+            time_repeats=args.time_repeats,
+        )
         for name in ("results.csv", "metadata.json"):
             shutil.copyfile(Path(tmp) / name, args.out / name)
     print_summary(result)
@@ -188,6 +276,7 @@ def cmd_baseline(args) -> int:
 def cmd_report(args) -> int:
     from .report import write_report
     from .runner import load
+
     result = load(args.out)
     paths = write_report(result, args.out, benchmarks=args.benchmarks)
     print(f"report: {paths['markdown']} and {paths['html']}")
@@ -196,6 +285,7 @@ def cmd_report(args) -> int:
 
 def cmd_regress(args) -> int:
     from .regress import main as regress_main
+
     return regress_main(args)
 
 
@@ -206,10 +296,15 @@ def cmd_list(args) -> int:
         print(f"  {name:26s} {doc[0] if doc else ''}")
     print("formulations:")
     for name, cls in FORMULATIONS.items():
-        abilities = [a for a in ("holonomic", "nonholonomic", "rheonomic")
-                     if getattr(cls, f"handles_{a}")]
-        print(f"  {name:26s} {cls.summary}  [{', '.join(abilities)}"
-              f"{', multipliers' if cls.uses_multipliers else ''}]")
+        abilities = [
+            a
+            for a in ("holonomic", "nonholonomic", "rheonomic")
+            if getattr(cls, f"handles_{a}")
+        ]
+        print(
+            f"  {name:26s} {cls.summary}  [{', '.join(abilities)}"
+            f"{', multipliers' if cls.uses_multipliers else ''}]"
+        )
     return 0
 
 
@@ -225,58 +320,117 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m compare",
         description="Derive equations of motion with every formulation, compare "
-                    "them on the catalogue, write reports and gate regressions.")
+        "them on the catalogue, write reports and gate regressions.",
+    )
     sub = parser.add_subparsers(dest="command")
     p = sub.add_parser("run", help="run a comparison (the default command)")
     _add_run_options(p)
-    p.add_argument("--connect-timeout", type=float, default=10.0,
-                   metavar="SECONDS",
-                   help="seconds to reach --scheduler before giving up "
-                        "(default 10)")
+    p.add_argument(
+        "--connect-timeout",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="seconds to reach --scheduler before giving up (default 10)",
+    )
     p = sub.add_parser("report", help="write the report of a saved run")
-    p.add_argument("--out", type=Path, default=DEFAULT_OUT,
-                   help=f"directory of the run (default {DEFAULT_OUT})")
-    p.add_argument("--benchmarks", action="store_true",
-                   help="add the published-benchmark section (long)")
-    p = sub.add_parser("regress",
-                       help="compare a run with a stored baseline; non-zero exit "
-                            "on a regression")
-    p.add_argument("--baseline", type=Path, required=True,
-                   help="baseline directory or its results.csv")
-    p.add_argument("--run", type=Path, default=None, dest="run_dir",
-                   help="an existing run to check (default: run now with the "
-                        "baseline's settings)")
-    p.add_argument("--time-factor", type=float, default=1.5,
-                   help="flag times that grow by more than this factor, "
-                        "relative to the calibration (default 1.5)")
-    p.add_argument("--agreement-tol", type=float, default=1e-8,
-                   help="largest accepted q'' deviation from the reference")
-    p.add_argument("--ignore-times", action="store_true",
-                   help="report time changes without failing on them")
-    p.add_argument("--time-repeats", type=int, default=3, metavar="K",
-                   help="derivations per case in the new run, the fastest "
-                        "kept (default 3; 1 with --ignore-times)")
-    p.add_argument("--confirm", type=int, default=2, metavar="K",
-                   help="measure a case that looks slower up to K more times; "
-                        "a time finding needs every measurement slower "
-                        "(default 2)")
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=DEFAULT_OUT,
+        help=f"directory of the run (default {DEFAULT_OUT})",
+    )
+    p.add_argument(
+        "--benchmarks",
+        action="store_true",
+        help="add the published-benchmark section (long)",
+    )
+    p = sub.add_parser(
+        "regress",
+        help="compare a run with a stored baseline; non-zero exit on a regression",
+    )
+    p.add_argument(
+        "--baseline",
+        type=Path,
+        required=True,
+        help="baseline directory or its results.csv",
+    )
+    p.add_argument(
+        "--run",
+        type=Path,
+        default=None,
+        dest="run_dir",
+        help="an existing run to check (default: run now with the baseline's settings)",
+    )
+    p.add_argument(
+        "--time-factor",
+        type=float,
+        default=1.5,
+        help="flag times that grow by more than this factor, "
+        "relative to the calibration (default 1.5)",
+    )
+    p.add_argument(
+        "--agreement-tol",
+        type=float,
+        default=1e-8,
+        help="largest accepted q'' deviation from the reference",
+    )
+    p.add_argument(
+        "--ignore-times",
+        action="store_true",
+        help="report time changes without failing on them",
+    )
+    p.add_argument(
+        "--time-repeats",
+        type=int,
+        default=3,
+        metavar="K",
+        help="derivations per case in the new run, the fastest "
+        "kept (default 3; 1 with --ignore-times)",
+    )
+    p.add_argument(
+        "--confirm",
+        type=int,
+        default=2,
+        metavar="K",
+        help="measure a case that looks slower up to K more times; "
+        "a time finding needs every measurement slower "
+        "(default 2)",
+    )
     p.add_argument("--jobs", type=int, default=None)
-    p.add_argument("--out", type=Path, default=Path("reports") / "regress",
-                   help="where the new run is written")
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=Path("reports") / "regress",
+        help="where the new run is written",
+    )
     p.add_argument("--quiet", action="store_true")
-    p = sub.add_parser("baseline",
-                       help="write the regression baseline: the default "
-                            "comparison derived afresh, timings repeated")
-    p.add_argument("--out", type=Path, default=BASELINE_OUT,
-                   help=f"baseline directory (default {BASELINE_OUT})")
-    p.add_argument("--time-repeats", type=int, default=3, metavar="K",
-                   help="derivations per case, the fastest kept (default 3)")
+    p = sub.add_parser(
+        "baseline",
+        help="write the regression baseline: the default "
+        "comparison derived afresh, timings repeated",
+    )
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=BASELINE_OUT,
+        help=f"baseline directory (default {BASELINE_OUT})",
+    )
+    p.add_argument(
+        "--time-repeats",
+        type=int,
+        default=3,
+        metavar="K",
+        help="derivations per case, the fastest kept (default 3)",
+    )
     p.add_argument("--jobs", type=int, default=None)
     p.add_argument("--quiet", action="store_true")
     sub.add_parser("list", help="list systems and formulations")
-    sub.add_parser("bench", help="benchmarks: derivation scaling and numeric "
-                                 "speed against the peers (see --help)",
-                   add_help=False)
+    sub.add_parser(
+        "bench",
+        help="benchmarks: derivation scaling and numeric "
+        "speed against the peers (see --help)",
+        add_help=False,
+    )
     return parser
 
 
@@ -292,23 +446,37 @@ def main(argv=None, *, started: float | None = None) -> int:
         argv = ["run"] + argv
     args = parser.parse_args(argv)
     args.started = started
-    handlers = {"run": cmd_run, "report": cmd_report, "regress": cmd_regress,
-                "baseline": cmd_baseline, "list": cmd_list}
+    handlers = {
+        "run": cmd_run,
+        "report": cmd_report,
+        "regress": cmd_regress,
+        "baseline": cmd_baseline,
+        "list": cmd_list,
+    }
     from .runner import RunInterrupted, RunOutputError
+
     try:
         return handlers[args.command](args)
     except RunInterrupted as exc:
         name = signal.Signals(exc.signum).name
-        print(f"\ninterrupted by {name}: {exc.saved} finished case(s) kept; "
-              f"the same command resumes", file=sys.stderr)
+        print(
+            f"\ninterrupted by {name}: {exc.saved} finished case(s) kept; "
+            f"the same command resumes",
+            file=sys.stderr,
+        )
         return 128 + exc.signum
     except KeyboardInterrupt:
-        print("\ninterrupted: finished cases are kept; run again to resume",
-              file=sys.stderr)
+        print(
+            "\ninterrupted: finished cases are kept; run again to resume",
+            file=sys.stderr,
+        )
         return 130
     except RunOutputError as exc:
-        print(f"error: {exc.strerror}; the cases saved before are kept and the "
-              f"same command resumes them", file=sys.stderr)
+        print(
+            f"error: {exc.strerror}; the cases saved before are kept and the "
+            f"same command resumes them",
+            file=sys.stderr,
+        )
         return 3
     except (ValueError, FileNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)

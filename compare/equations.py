@@ -15,6 +15,7 @@ printed in a seed document (:mod:`systems.seed_equations`) beside the derived
 ones, with the misprints marked and explained and the residual of each
 published equation under every formulation's accelerations from the run.
 """
+
 from __future__ import annotations
 
 import html
@@ -28,32 +29,52 @@ import sympy.physics.mechanics as me
 from sympy.core.function import AppliedUndef
 from sympy.printing.mathml import MathMLPresentationPrinter
 
-__all__ = ["pack_equations", "unpack_equations", "CaseEquations",
-           "equations_html", "equations_markdown", "published_html",
-           "published_markdown", "mathml", "latex", "FORMS", "is_large"]
+__all__ = [
+    "pack_equations",
+    "unpack_equations",
+    "CaseEquations",
+    "equations_html",
+    "equations_markdown",
+    "published_html",
+    "published_markdown",
+    "mathml",
+    "latex",
+    "FORMS",
+    "is_large",
+]
 
 t = me.dynamicsymbols._t
 
 #: Formulation -> (name of its form, what M z = f means for it).
 FORMS = {
-    "kane": ("Kane's equations F_r + F*_r = 0",
-             "as M(q, t) u' = f(q, u, t), one row per generalized speed; rows "
-             "of the constraints differentiated follow when dependent speeds "
-             "are kept."),
-    "lagrange": ("Lagrange's equations with multipliers",
-                 "d/dt ∂L/∂q' - ∂L/∂q = Q + Cᵀλ in all coordinates, then the "
-                 "constraint rows C q'' = -C' q' (the constraints "
-                 "differentiated twice); the unknowns are q'' and λ."),
-    "modified_lagrange": ("Kolev's modified Lagrange equations",
-                          "T in all coordinates, the dependent ones eliminated "
-                          "after differentiating: one row per independent "
-                          "coordinate, unknowns its q''."),
-    "gibbs_appell": ("The Gibbs–Appell equations ∂S/∂u'_r = Q_r",
-                     "S the acceleration energy, as M u' = f."),
+    "kane": (
+        "Kane's equations F_r + F*_r = 0",
+        "as M(q, t) u' = f(q, u, t), one row per generalized speed; rows "
+        "of the constraints differentiated follow when dependent speeds "
+        "are kept.",
+    ),
+    "lagrange": (
+        "Lagrange's equations with multipliers",
+        "d/dt ∂L/∂q' - ∂L/∂q = Q + Cᵀλ in all coordinates, then the "
+        "constraint rows C q'' = -C' q' (the constraints "
+        "differentiated twice); the unknowns are q'' and λ.",
+    ),
+    "modified_lagrange": (
+        "Kolev's modified Lagrange equations",
+        "T in all coordinates, the dependent ones eliminated "
+        "after differentiating: one row per independent "
+        "coordinate, unknowns its q''.",
+    ),
+    "gibbs_appell": (
+        "The Gibbs–Appell equations ∂S/∂u'_r = Q_r",
+        "S the acceleration energy, as M u' = f.",
+    ),
     "sympy_kane": ("sympy's KanesMethod", "mass_matrix_full-free form M u' = f."),
-    "sympy_lagrange": ("sympy's LagrangesMethod",
-                       "M q'' = f, with multiplier columns and constraint rows "
-                       "for constrained systems."),
+    "sympy_lagrange": (
+        "sympy's LagrangesMethod",
+        "M q'' = f, with multiplier columns and constraint rows "
+        "for constrained systems.",
+    ),
 }
 #: Beyond these sizes a case shows structure, not every symbol.
 LARGE_ROWS = 6
@@ -73,8 +94,11 @@ def _mass_symbols(ms) -> set:
         out |= sm.sympify(getattr(b, "mass", 0)).free_symbols
         inertia = getattr(b, "inertia", None)
         if inertia is not None:
-            dyadic = inertia[0] if isinstance(inertia, tuple) else \
-                getattr(inertia, "dyadic", inertia)
+            dyadic = (
+                inertia[0]
+                if isinstance(inertia, tuple)
+                else getattr(inertia, "dyadic", inertia)
+            )
             try:
                 out |= dyadic.to_matrix(ms.frame).free_symbols
             except (AttributeError, TypeError, ValueError):
@@ -110,15 +134,20 @@ def pack_equations(eom) -> np.ndarray:
     kinematic equations, and how many rows are constraint rows.  Read back
     with :func:`unpack_equations`.
     """
-    data = {"formulation": eom.formulation,
-            "mass_matrix": eom.mass_matrix, "forcing": eom.forcing,
-            "unknowns": tuple(eom.unknowns), "multipliers": tuple(eom.multipliers),
-            "states": tuple(eom.states),
-            "kinematic_equations": tuple(eom.kinematic_equations),
-            "constraint_rows": _constraint_rows(eom),
-            "dof": eom.system.degrees_of_freedom}
-    return np.frombuffer(pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL),
-                         dtype=np.uint8)
+    data = {
+        "formulation": eom.formulation,
+        "mass_matrix": eom.mass_matrix,
+        "forcing": eom.forcing,
+        "unknowns": tuple(eom.unknowns),
+        "multipliers": tuple(eom.multipliers),
+        "states": tuple(eom.states),
+        "kinematic_equations": tuple(eom.kinematic_equations),
+        "constraint_rows": _constraint_rows(eom),
+        "dof": eom.system.degrees_of_freedom,
+    }
+    return np.frombuffer(
+        pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL), dtype=np.uint8
+    )
 
 
 def unpack_equations(array) -> dict:
@@ -165,8 +194,9 @@ class _Printer(MathMLPresentationPrinter):
             over = self.dom.createElement("mover")
             over.setAttribute("accent", "true")
             dot = self.dom.createElement("mo")
-            dot.appendChild(self.dom.createTextNode(
-                {1: "\u02d9", 2: "\u00a8", 3: "\u20db"}[order]))
+            dot.appendChild(
+                self.dom.createTextNode({1: "\u02d9", 2: "\u00a8", 3: "\u20db"}[order])
+            )
             wrapped = head.cloneNode(True)
             over.appendChild(wrapped)
             over.appendChild(dot)
@@ -263,8 +293,11 @@ class CaseEquations:
 def is_large(case: CaseEquations) -> bool:
     ops = case.ops_raw
     if not (ops == ops):  # NaN: count here, only for small matrices
-        ops = 0 if case.shape[0] > LARGE_ROWS else _ops(
-            list(case.data["mass_matrix"]) + list(case.data["forcing"]))
+        ops = (
+            0
+            if case.shape[0] > LARGE_ROWS
+            else _ops(list(case.data["mass_matrix"]) + list(case.data["forcing"]))
+        )
     return case.shape[0] > LARGE_ROWS or ops > LARGE_OPS
 
 
@@ -277,7 +310,9 @@ def _form_text(case: CaseEquations) -> str:
     if mult:
         parts.append(f"{mult} multipliers")
     if k:
-        parts.append(f"the last {k} rows are constraint rows (no mass or inertia in them)")
+        parts.append(
+            f"the last {k} rows are constraint rows (no mass or inertia in them)"
+        )
     return "; ".join(parts) + "."
 
 
@@ -286,37 +321,49 @@ def _sparsity_svg(M, cell: int = 6) -> str:
     n, m = M.shape
     size = max(min(cell, 240 // max(n, m, 1)), 2)
     w, h = m * size, n * size
-    rects = [f'<rect x="{j * size}" y="{i * size}" width="{size}" height="{size}"/>'
-             for i in range(n) for j in range(m) if M[i, j] != 0]
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" class="spy" width="{w + 2}" '
-            f'height="{h + 2}" viewBox="-1 -1 {w + 2} {h + 2}" role="img">'
-            f'<title>non-zero pattern of the {n}×{m} mass matrix</title>'
-            f'<rect x="-1" y="-1" width="{w + 2}" height="{h + 2}" fill="none" '
-            f'stroke="#888"/><g fill="#1f4e99">{"".join(rects)}</g></svg>')
+    rects = [
+        f'<rect x="{j * size}" y="{i * size}" width="{size}" height="{size}"/>'
+        for i in range(n)
+        for j in range(m)
+        if M[i, j] != 0
+    ]
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="spy" width="{w + 2}" '
+        f'height="{h + 2}" viewBox="-1 -1 {w + 2} {h + 2}" role="img">'
+        f"<title>non-zero pattern of the {n}×{m} mass matrix</title>"
+        f'<rect x="-1" y="-1" width="{w + 2}" height="{h + 2}" fill="none" '
+        f'stroke="#888"/><g fill="#1f4e99">{"".join(rects)}</g></svg>'
+    )
 
 
 def _matrix_equation(M, z, f) -> str:
-    return _math(_mrow(mathml(sm.Matrix(M)), mathml(sm.Matrix(z)), _EQ,
-                       mathml(sm.Matrix(f))))
+    return _math(
+        _mrow(mathml(sm.Matrix(M)), mathml(sm.Matrix(z)), _EQ, mathml(sm.Matrix(f)))
+    )
 
 
 def _cse_block(M, f) -> str:
     exprs = list(M) + list(f)
     if sum(_ops(e) for e in exprs) > 20 * MAX_ENTRY_OPS:
-        return ("<p>Too long to typeset after cse here; the generated code "
-                "holds the same subexpressions.</p>")
+        return (
+            "<p>Too long to typeset after cse here; the generated code "
+            "holds the same subexpressions.</p>"
+        )
     repl, reduced = sm.cse(exprs)
     n, m = M.shape
     lines = [_mrow(mathml(s), _EQ, mathml(e)) for s, e in repl[:MAX_CSE_LINES]]
     more = len(repl) - len(lines)
     body = "".join(f"<mtr><mtd>{ln}</mtd></mtr>" for ln in lines)
-    Mr = sm.Matrix(n, m, reduced[:n * m])
-    fr = sm.Matrix(reduced[n * m:])
+    Mr = sm.Matrix(n, m, reduced[: n * m])
+    fr = sm.Matrix(reduced[n * m :])
     note = f"<p>{more} further subexpressions not shown.</p>" if more > 0 else ""
-    return (f'<p>{len(repl)} common subexpressions:</p>'
-            + (_math(f'<mtable columnalign="left">{body}</mtable>') if body else "")
-            + note + "<p>with which M and f read</p>"
-            + _math(_mrow(mathml(Mr), _EQ, mathml(fr))))
+    return (
+        f"<p>{len(repl)} common subexpressions:</p>"
+        + (_math(f'<mtable columnalign="left">{body}</mtable>') if body else "")
+        + note
+        + "<p>with which M and f read</p>"
+        + _math(_mrow(mathml(Mr), _EQ, mathml(fr)))
+    )
 
 
 def _entry_html(name: str, expr) -> str:
@@ -330,45 +377,67 @@ def equations_html(case: CaseEquations) -> str:
     """One case's equations as an HTML fragment (MathML and SVG inside)."""
     d = case.data
     M, f, z = d["mass_matrix"], d["forcing"], d["unknowns"]
-    parts = [f'<div class="eqs" id="eq-{_slug(case.label)}-{_slug(case.formulation)}">',
-             f"<h5>{html.escape(case.formulation)}</h5>",
-             f'<p class="form">{html.escape(_form_text(case))}</p>']
+    parts = [
+        f'<div class="eqs" id="eq-{_slug(case.label)}-{_slug(case.formulation)}">',
+        f"<h5>{html.escape(case.formulation)}</h5>",
+        f'<p class="form">{html.escape(_form_text(case))}</p>',
+    ]
     if not is_large(case):
         parts.append(_matrix_equation(M, z, f))
         kdes = d.get("kinematic_equations", ())
         # Speeds of their own (not q') come with the relations to q'.
         own_speeds = not any(isinstance(s, sm.Derivative) for s in d.get("states", ()))
         if kdes and own_speeds and len(kdes) <= LARGE_ROWS:
-            eqs = "".join(f"<mtr><mtd>{_mrow(mathml(k), _EQ, '<mn>0</mn>')}</mtd></mtr>"
-                          for k in kdes)
-            parts.append("<details><summary>kinematic differential equations"
-                         "</summary>" + _math(f'<mtable columnalign="left">{eqs}</mtable>')
-                         + "</details>")
-        parts.append("<details><summary>after common-subexpression elimination"
-                     "</summary>" + _cse_block(M, f) + "</details>")
+            eqs = "".join(
+                f"<mtr><mtd>{_mrow(mathml(k), _EQ, '<mn>0</mn>')}</mtd></mtr>"
+                for k in kdes
+            )
+            parts.append(
+                "<details><summary>kinematic differential equations"
+                "</summary>"
+                + _math(f'<mtable columnalign="left">{eqs}</mtable>')
+                + "</details>"
+            )
+        parts.append(
+            "<details><summary>after common-subexpression elimination"
+            "</summary>" + _cse_block(M, f) + "</details>"
+        )
     else:
         n, m = M.shape
         nnz = sum(1 for x in M if x != 0)
-        ops = [f"{_fmt_int(case.ops_raw)} operations raw",
-               f"{_fmt_int(case.ops_cse)} after cse"]
-        parts.append('<div class="structure">' + _sparsity_svg(M)
-                     + f"<p>M is {n}×{m} with {nnz} non-zero entries "
-                       f"({nnz / (n * m):.0%}); f has {len(f)} entries; "
-                     + ", ".join(ops) + ". Unknowns:</p>"
-                     + _math(mathml(sm.Matrix(z)), block=False) + "</div>")
+        ops = [
+            f"{_fmt_int(case.ops_raw)} operations raw",
+            f"{_fmt_int(case.ops_cse)} after cse",
+        ]
+        parts.append(
+            '<div class="structure">'
+            + _sparsity_svg(M)
+            + f"<p>M is {n}×{m} with {nnz} non-zero entries "
+            f"({nnz / (n * m):.0%}); f has {len(f)} entries; "
+            + ", ".join(ops)
+            + ". Unknowns:</p>"
+            + _math(mathml(sm.Matrix(z)), block=False)
+            + "</div>"
+        )
         parts.append("<p>First entries:</p>")
         parts.append(_entry_html("M_11", M[0, 0]))
         parts.append(_entry_html("f_1", f[0]))
-        rest = [(f"M_{i + 1}{j + 1}" if max(n, m) < 10 else f"M_{i + 1},{j + 1}", M[i, j])
-                for i in range(n) for j in range(m)
-                if M[i, j] != 0 and (i, j) != (0, 0) and j >= i]
+        rest = [
+            (f"M_{i + 1}{j + 1}" if max(n, m) < 10 else f"M_{i + 1},{j + 1}", M[i, j])
+            for i in range(n)
+            for j in range(m)
+            if M[i, j] != 0 and (i, j) != (0, 0) and j >= i
+        ]
         rest += [(f"f_{i + 1}", f[i]) for i in range(1, len(f))]
-        parts.append(f"<details><summary>the other {len(rest)} non-zero entries "
-                     "(M is symmetric where only its upper triangle is shown)"
-                     "</summary>" + "".join(_entry_html(nm, e) for nm, e in rest)
-                     + "</details>")
-        parts.append("<details><summary>after common-subexpression elimination"
-                     "</summary>" + _cse_block(M, f) + "</details>")
+        parts.append(
+            f"<details><summary>the other {len(rest)} non-zero entries "
+            "(M is symmetric where only its upper triangle is shown)"
+            "</summary>" + "".join(_entry_html(nm, e) for nm, e in rest) + "</details>"
+        )
+        parts.append(
+            "<details><summary>after common-subexpression elimination"
+            "</summary>" + _cse_block(M, f) + "</details>"
+        )
     parts.append("</div>")
     return "\n".join(parts)
 
@@ -379,14 +448,24 @@ def equations_markdown(case: CaseEquations) -> str:
     M, f, z = d["mass_matrix"], d["forcing"], d["unknowns"]
     head = f"**{case.formulation}**: {_form_text(case)}"
     if not is_large(case):
-        return (head + "\n\n$$\n" + latex(sm.Matrix(M)) + latex(sm.Matrix(z))
-                + " = " + latex(sm.Matrix(f)) + "\n$$")
+        return (
+            head
+            + "\n\n$$\n"
+            + latex(sm.Matrix(M))
+            + latex(sm.Matrix(z))
+            + " = "
+            + latex(sm.Matrix(f))
+            + "\n$$"
+        )
     n, m = M.shape
     nnz = sum(1 for x in M if x != 0)
-    out = [head, f"M is {n}×{m} with {nnz} non-zero entries; "
-                 f"{_fmt_int(case.ops_raw)} operations raw, "
-                 f"{_fmt_int(case.ops_cse)} after cse; every entry is in "
-                 "report.html. First entries:"]
+    out = [
+        head,
+        f"M is {n}×{m} with {nnz} non-zero entries; "
+        f"{_fmt_int(case.ops_raw)} operations raw, "
+        f"{_fmt_int(case.ops_cse)} after cse; every entry is in "
+        "report.html. First entries:",
+    ]
     for name, e in (("M_{11}", M[0, 0]), ("f_{1}", f[0])):
         if _ops(e) <= MAX_ENTRY_OPS:
             out.append(f"$$\n{name} = {latex(e)}\n$$")
@@ -411,11 +490,12 @@ class PublishedCheck:
     """A published equation with its residual under each formulation."""
 
     equation: object  # systems.seed_equations.PublishedEquation
-    residuals: dict    # formulation -> (printed, holds) largest relative residual
+    residuals: dict  # formulation -> (printed, holds) largest relative residual
 
 
-def published_checks(system: str, variant_options: dict, qdd_by_formulation: dict,
-                     n_states: int) -> list[PublishedCheck]:
+def published_checks(
+    system: str, variant_options: dict, qdd_by_formulation: dict, n_states: int
+) -> list[PublishedCheck]:
     """Evaluate each published equation with the run's accelerations.
 
     ``qdd_by_formulation`` maps a formulation to its ``qdd`` array of the
@@ -424,6 +504,7 @@ def published_checks(system: str, variant_options: dict, qdd_by_formulation: dic
     """
     from systems import get_system
     from systems.seed_equations import published_equations, residual_function
+
     ms = get_system(system, **variant_options)
     equations = published_equations(ms)
     if not equations:
@@ -432,9 +513,10 @@ def published_checks(system: str, variant_options: dict, qdd_by_formulation: dic
     out = []
     for eq in equations:
         funcs = {}
-        for which, e, subs in (("printed", eq.printed,
-                                {**eq.substitutions, **eq.printed_reading}),
-                               ("holds", eq.holds, eq.substitutions)):
+        for which, e, subs in (
+            ("printed", eq.printed, {**eq.substitutions, **eq.printed_reading}),
+            ("holds", eq.holds, eq.substitutions),
+        ):
             try:
                 funcs[which] = residual_function(e, ms, subs)
             except ValueError:
@@ -442,8 +524,11 @@ def published_checks(system: str, variant_options: dict, qdd_by_formulation: dic
         res = {}
         for form, qdd in qdd_by_formulation.items():
             qdd = np.asarray(qdd, dtype=float)
-            if qdd.ndim != 2 or len(qdd) != len(states) or \
-                    qdd.shape[1] != len(ms.coordinates):
+            if (
+                qdd.ndim != 2
+                or len(qdd) != len(states)
+                or qdd.shape[1] != len(ms.coordinates)
+            ):
                 continue
             vals = {}
             for which, fn in funcs.items():
@@ -468,13 +553,22 @@ def _residual_table_html(check: PublishedCheck) -> str:
         if eq.misprinted:
             cells.append(_fmt_res(printed))
         cells.append(_fmt_res(holds))
-        rows.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
-    head = ["formulation"] + (["as printed"] if eq.misprinted else []) + \
-        ["corrected" if eq.misprinted else "as printed"]
-    return ('<table class="residuals"><caption>largest relative residual over '
-            "the run's random states, with each formulation's q''</caption><thead><tr>"
-            + "".join(f"<th>{h}</th>" for h in head) + "</tr></thead><tbody>"
-            + "".join(rows) + "</tbody></table>")
+        rows.append(
+            "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>"
+        )
+    head = (
+        ["formulation"]
+        + (["as printed"] if eq.misprinted else [])
+        + ["corrected" if eq.misprinted else "as printed"]
+    )
+    return (
+        '<table class="residuals"><caption>largest relative residual over '
+        "the run's random states, with each formulation's q''</caption><thead><tr>"
+        + "".join(f"<th>{h}</th>" for h in head)
+        + "</tr></thead><tbody>"
+        + "".join(rows)
+        + "</tbody></table>"
+    )
 
 
 def _fmt_res(x) -> str:
@@ -490,43 +584,63 @@ def published_html(checks: list[PublishedCheck], derived: CaseEquations | None) 
     left = []
     for c in checks:
         eq = c.equation
-        block = [f'<div class="pub{" misprint" if eq.misprinted else ""}">',
-                 f"<p><b>{html.escape(eq.number)}</b> in "
-                 f"<code>{html.escape(eq.source)}</code>"
-                 + (' <span class="flag">misprint</span>' if eq.misprinted else "")
-                 + "</p>",
-                 "<p>as printed:</p>" if eq.misprinted else "",
-                 _math(mathml(eq.printed)) if not eq.misprinted else
-                 f'<div class="printed">{_math(mathml(eq.printed))}</div>']
+        block = [
+            f'<div class="pub{" misprint" if eq.misprinted else ""}">',
+            f"<p><b>{html.escape(eq.number)}</b> in "
+            f"<code>{html.escape(eq.source)}</code>"
+            + (' <span class="flag">misprint</span>' if eq.misprinted else "")
+            + "</p>",
+            "<p>as printed:</p>" if eq.misprinted else "",
+            _math(mathml(eq.printed))
+            if not eq.misprinted
+            else f'<div class="printed">{_math(mathml(eq.printed))}</div>',
+        ]
         if eq.misprinted:
             block += ["<p>corrected:</p>", _math(mathml(eq.corrected))]
-        block += [f'<p class="note">{html.escape(eq.note)}</p>',
-                  _residual_table_html(c), "</div>"]
+        block += [
+            f'<p class="note">{html.escape(eq.note)}</p>',
+            _residual_table_html(c),
+            "</div>",
+        ]
         left.append("\n".join(block))
     right = ""
     if derived is not None:
-        right = ('<div class="derived"><p>derived by this run '
-                 f"({html.escape(derived.formulation)}):</p>"
-                 + equations_html(derived) + "</div>")
-    return ('<div class="side-by-side"><div class="published">'
-            + "\n".join(left) + "</div>" + right + "</div>")
+        right = (
+            '<div class="derived"><p>derived by this run '
+            f"({html.escape(derived.formulation)}):</p>"
+            + equations_html(derived)
+            + "</div>"
+        )
+    return (
+        '<div class="side-by-side"><div class="published">'
+        + "\n".join(left)
+        + "</div>"
+        + right
+        + "</div>"
+    )
 
 
 def published_markdown(checks: list[PublishedCheck]) -> str:
     out = []
     for c in checks:
         eq = c.equation
-        out.append(f"**{eq.number}** in `{eq.source}`"
-                   + (" — **misprint**" if eq.misprinted else ""))
+        out.append(
+            f"**{eq.number}** in `{eq.source}`"
+            + (" — **misprint**" if eq.misprinted else "")
+        )
         if eq.misprinted:
-            out.append(f"As printed:\n\n$$\n{latex(eq.printed)}\n$$\n\n"
-                       f"Corrected:\n\n$$\n{latex(eq.corrected)}\n$$")
+            out.append(
+                f"As printed:\n\n$$\n{latex(eq.printed)}\n$$\n\n"
+                f"Corrected:\n\n$$\n{latex(eq.corrected)}\n$$"
+            )
         else:
             out.append(f"$$\n{latex(eq.printed)}\n$$")
         out.append(eq.note)
         res = "; ".join(
-            f"{form} {_fmt_res(h)}" + (f" (as printed {_fmt_res(p)})" if eq.misprinted else "")
-            for form, (p, h) in c.residuals.items())
+            f"{form} {_fmt_res(h)}"
+            + (f" (as printed {_fmt_res(p)})" if eq.misprinted else "")
+            for form, (p, h) in c.residuals.items()
+        )
         if res:
             out.append(f"Largest relative residual with each formulation's q'': {res}.")
     return "\n\n".join(out)
@@ -537,6 +651,7 @@ def published_markdown(checks: list[PublishedCheck]) -> str:
 # ----------------------------------------------------------------------
 def _variant_options(variant: str) -> dict:
     import ast
+
     opts = {}
     for part in filter(None, str(variant).split(",")):
         key, _, value = part.partition("=")
@@ -558,13 +673,17 @@ def case_equations(rows, trajectories) -> list[CaseEquations]:
             data = unpack_equations(packed)
         except Exception:  # an unreadable entry: that case shows no equations
             continue
-        out.append(CaseEquations(r.label, r.formulation, data,
-                                 float(r.ops_raw), float(r.ops_cse)))
+        out.append(
+            CaseEquations(
+                r.label, r.formulation, data, float(r.ops_raw), float(r.ops_cse)
+            )
+        )
     return out
 
 
-def equations_section(rows, trajectories, *, reference: str = "kane",
-                      n_states: int = 20) -> tuple[str, str]:
+def equations_section(
+    rows, trajectories, *, reference: str = "kane", n_states: int = 20
+) -> tuple[str, str]:
     """(html, markdown) of one system variant's Equations part.
 
     ``rows`` are the report frame's rows of that variant (attributes
@@ -573,9 +692,11 @@ def equations_section(rows, trajectories, *, reference: str = "kane",
     """
     cases = case_equations(rows, trajectories)
     if not cases:
-        return ("<p>The run kept no equations for these cases (a run of an "
-                "older version, or every case failed before deriving).</p>",
-                "The run kept no equations for these cases.")
+        return (
+            "<p>The run kept no equations for these cases (a run of an "
+            "older version, or every case failed before deriving).</p>",
+            "The run kept no equations for these cases.",
+        )
     order = {f: i for i, f in enumerate([reference])}
     cases.sort(key=lambda c: (order.get(c.formulation, 1), c.formulation))
     html_parts, md_parts = [], []
@@ -585,12 +706,16 @@ def equations_section(rows, trajectories, *, reference: str = "kane",
     checks = []
     try:
         from systems.seed_equations import PUBLISHED_SYSTEMS
+
         if r0.system in PUBLISHED_SYSTEMS:
-            checks = published_checks(r0.system, _variant_options(r0.variant),
-                                      qdd, n_states)
+            checks = published_checks(
+                r0.system, _variant_options(r0.variant), qdd, n_states
+            )
     except Exception as exc:  # the equations are shown without the check
-        html_parts.append(f"<p>Published equations not checked: "
-                          f"{html.escape(type(exc).__name__)}: {html.escape(str(exc))}</p>")
+        html_parts.append(
+            f"<p>Published equations not checked: "
+            f"{html.escape(type(exc).__name__)}: {html.escape(str(exc))}</p>"
+        )
     if checks:
         ref = cases[0] if cases[0].formulation == reference else None
         html_parts.append("<h5>As published, beside the derived equations</h5>")

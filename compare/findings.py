@@ -16,6 +16,7 @@ derivation times grow with n.  Nothing in it is written by hand.
 >>> f.per_system[0]["fewest_ops"]
 'a (10 operations after cse; next b 15, 1.5×)'
 """
+
 from __future__ import annotations
 
 import html
@@ -25,8 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-__all__ = ["findings", "Findings", "system_classes", "CLASSES",
-           "AGREEMENT_TOL"]
+__all__ = ["findings", "Findings", "system_classes", "CLASSES", "AGREEMENT_TOL"]
 
 #: Classes of system, in the order they are reported.
 CLASSES = ("open chain", "closed loop", "nonholonomic", "rheonomic")
@@ -64,9 +64,12 @@ def _classes_of(frame: pd.DataFrame) -> dict:
         if key not in built:
             try:
                 from systems import get_system
+
                 from .equations import _variant_options
-                built[key] = system_classes(get_system(r.system,
-                                                       **_variant_options(r.variant)))
+
+                built[key] = system_classes(
+                    get_system(r.system, **_variant_options(r.variant))
+                )
             except Exception:  # an unknown system: left out of the classes
                 built[key] = []
         out[r.label] = built[key]
@@ -125,8 +128,9 @@ class Findings:
             if s.get("fastest_solve"):
                 parts.append(f"fastest solve: {s['fastest_solve']}")
             if s.get("disagreements"):
-                parts.append("disagreeing with the reference: "
-                             + ", ".join(s["disagreements"]))
+                parts.append(
+                    "disagreeing with the reference: " + ", ".join(s["disagreements"])
+                )
             if s.get("failures"):
                 parts.append("failed: " + ", ".join(s["failures"]))
             if s.get("refusals"):
@@ -139,50 +143,95 @@ class Findings:
         if self.totals:
             parts.append(f"<p>{html.escape(self.totals)}</p>")
         if self.by_class:
-            parts.append("<p><b>By class of system</b> (geometric mean, over the "
-                         "class's systems, of each formulation's value divided by "
-                         "the best one's on that system):</p><ul>"
-                         + "".join(f"<li>{html.escape(s)}</li>" for s in self.by_class)
-                         + "</ul>")
+            parts.append(
+                "<p><b>By class of system</b> (geometric mean, over the "
+                "class's systems, of each formulation's value divided by "
+                "the best one's on that system):</p><ul>"
+                + "".join(f"<li>{html.escape(s)}</li>" for s in self.by_class)
+                + "</ul>"
+            )
         if self.growth:
-            parts.append("<p><b>Growth with n</b> (slope of a least-squares line "
-                         "through log value against log n):</p><ul>"
-                         + "".join(f"<li>{html.escape(s)}</li>" for s in self.growth)
-                         + "</ul>")
+            parts.append(
+                "<p><b>Growth with n</b> (slope of a least-squares line "
+                "through log value against log n):</p><ul>"
+                + "".join(f"<li>{html.escape(s)}</li>" for s in self.growth)
+                + "</ul>"
+            )
         if self.per_system:
-            head = ("<tr><th>system</th><th>fewest ops after cse</th>"
-                    "<th>fastest derivation</th><th>fastest solve</th>"
-                    "<th>disagreements, failures, refusals</th></tr>")
+            head = (
+                "<tr><th>system</th><th>fewest ops after cse</th>"
+                "<th>fastest derivation</th><th>fastest solve</th>"
+                "<th>disagreements, failures, refusals</th></tr>"
+            )
             rows = []
             for s in self.per_system:
-                trouble = (["disagrees: " + ", ".join(s["disagreements"])]
-                           if s.get("disagreements") else []) + \
-                    (["failed: " + ", ".join(s["failures"])] if s.get("failures") else []) + \
-                    (["refused: " + ", ".join(s["refusals"])] if s.get("refusals") else [])
-                cls = ' class="bad"' if s.get("disagreements") or s.get("failures") else ""
-                cells = [s["label"], s.get("fewest_ops") or "—",
-                         s.get("fastest_derivation") or "—",
-                         s.get("fastest_solve") or "—", "; ".join(trouble) or "none"]
-                rows.append(f"<tr{cls}>" + "".join(f"<td>{html.escape(c)}</td>"
-                                                   for c in cells) + "</tr>")
-            parts.append('<div class="scroll"><table class="findings"><thead>' + head
-                         + "</thead><tbody>" + "".join(rows) + "</tbody></table></div>")
+                trouble = (
+                    (
+                        ["disagrees: " + ", ".join(s["disagreements"])]
+                        if s.get("disagreements")
+                        else []
+                    )
+                    + (
+                        ["failed: " + ", ".join(s["failures"])]
+                        if s.get("failures")
+                        else []
+                    )
+                    + (
+                        ["refused: " + ", ".join(s["refusals"])]
+                        if s.get("refusals")
+                        else []
+                    )
+                )
+                cls = (
+                    ' class="bad"'
+                    if s.get("disagreements") or s.get("failures")
+                    else ""
+                )
+                cells = [
+                    s["label"],
+                    s.get("fewest_ops") or "—",
+                    s.get("fastest_derivation") or "—",
+                    s.get("fastest_solve") or "—",
+                    "; ".join(trouble) or "none",
+                ]
+                rows.append(
+                    f"<tr{cls}>"
+                    + "".join(f"<td>{html.escape(c)}</td>" for c in cells)
+                    + "</tr>"
+                )
+            parts.append(
+                '<div class="scroll"><table class="findings"><thead>'
+                + head
+                + "</thead><tbody>"
+                + "".join(rows)
+                + "</tbody></table></div>"
+            )
         return "\n".join(parts)
 
     def markdown(self) -> str:
         parts = [self.totals] if self.totals else []
         if self.by_class:
-            parts.append("**By class of system** (geometric mean, over the class's "
-                         "systems, of each formulation's value divided by the best "
-                         "one's on that system):\n\n"
-                         + "\n".join(f"- {s}" for s in self.by_class))
+            parts.append(
+                "**By class of system** (geometric mean, over the class's "
+                "systems, of each formulation's value divided by the best "
+                "one's on that system):\n\n"
+                + "\n".join(f"- {s}" for s in self.by_class)
+            )
         if self.growth:
-            parts.append("**Growth with n** (slope of log value against log n):\n\n"
-                         + "\n".join(f"- {s}" for s in self.growth))
+            parts.append(
+                "**Growth with n** (slope of log value against log n):\n\n"
+                + "\n".join(f"- {s}" for s in self.growth)
+            )
         if self.per_system:
-            parts.append("**Per system:**\n\n" + "\n".join(
-                f"- {s}" for s in self.sentences()[1 if self.totals else 0:
-                                                  1 + len(self.per_system)]))
+            parts.append(
+                "**Per system:**\n\n"
+                + "\n".join(
+                    f"- {s}"
+                    for s in self.sentences()[
+                        1 if self.totals else 0 : 1 + len(self.per_system)
+                    ]
+                )
+            )
         return "\n\n".join(parts)
 
 
@@ -200,9 +249,11 @@ def _ratios(frame, col):
 
 def _class_sentences(ok, classes) -> list[str]:
     out = []
-    metrics = (("ops_cse", "fewest operations after cse"),
-               ("derive_s", "fastest derivation"),
-               ("integrate_s", "fastest solve"))
+    metrics = (
+        ("ops_cse", "fewest operations after cse"),
+        ("derive_s", "fastest derivation"),
+        ("integrate_s", "fastest solve"),
+    )
     for cls in CLASSES:
         labels = [lab for lab, cs in classes.items() if cls in cs]
         sub = ok[ok["label"].isin(labels)]
@@ -215,13 +266,16 @@ def _class_sentences(ok, classes) -> list[str]:
                 continue
             ratios = _ratios(sub, col)
             per_form = {}
-            for lab, r in ratios.items():
+            for r in ratios.values():
                 for f, v in r.items():
                     per_form.setdefault(f, []).append(v)
             # Only formulations that finished on every system of the class
             # compete: a refusal must not count as a win elsewhere.
-            full = {f: float(np.exp(np.mean(np.log(v))))
-                    for f, v in per_form.items() if len(v) == len(ratios)}
+            full = {
+                f: float(np.exp(np.mean(np.log(v))))
+                for f, v in per_form.items()
+                if len(v) == len(ratios)
+            }
             if not full:
                 continue
             ranked = sorted(full.items(), key=lambda kv: kv[1])
@@ -233,13 +287,17 @@ def _class_sentences(ok, classes) -> list[str]:
                 text += f"; next {f1} at {r1:.2g}, {r1 / r0:.2g}× {f0}'s"
             parts.append(text + ")")
         if parts:
-            out.append(f"{cls} ({n_sys} system variant{'s' * (n_sys != 1)}): "
-                       + "; ".join(parts) + ".")
+            out.append(
+                f"{cls} ({n_sys} system variant{'s' * (n_sys != 1)}): "
+                + "; ".join(parts)
+                + "."
+            )
     return out
 
 
 def _n_of(variant) -> int | None:
     from .equations import _variant_options
+
     n = _variant_options(variant if isinstance(variant, str) else "").get("n")
     return n if isinstance(n, int) else None
 
@@ -252,8 +310,10 @@ def _growth_sentences(ok) -> list[str]:
         if g["n"].nunique() < 2:
             continue
         parts = {}
-        for col, what in (("ops_cse", "operations after cse"),
-                          ("derive_s", "derivation seconds")):
+        for col, what in (
+            ("ops_cse", "operations after cse"),
+            ("derive_s", "derivation seconds"),
+        ):
             slopes = []
             for form, h in g.groupby("formulation", sort=False):
                 h = h[[_num(v) > 0 for v in h[col]]]
@@ -268,10 +328,13 @@ def _growth_sentences(ok) -> list[str]:
                 slopes.sort()
                 parts[what] = ", ".join(
                     f"{f} n^{s:.2g} ({_g(v, 's' if col == 'derive_s' else '')} at n={n})"
-                    for s, f, n, v in slopes)
+                    for s, f, n, v in slopes
+                )
         ns = sorted(int(n) for n in g["n"].unique())
         for what, text in parts.items():
-            out.append(f"{system}, n = {', '.join(map(str, ns))}: {what} grow as {text}.")
+            out.append(
+                f"{system}, n = {', '.join(map(str, ns))}: {what} grow as {text}."
+            )
     return out
 
 
@@ -290,13 +353,25 @@ def findings(frame: pd.DataFrame, metadata: dict | None = None) -> Findings:
     meta = metadata or {}
     reference = (meta.get("options") or {}).get("reference", "kane")
     f = frame.copy()
-    for col in ("label", "system", "variant", "formulation", "status", "error",
-                "ops_cse", "derive_s", "integrate_s", "qdd_max_rel_dev"):
+    for col in (
+        "label",
+        "system",
+        "variant",
+        "formulation",
+        "status",
+        "error",
+        "ops_cse",
+        "derive_s",
+        "integrate_s",
+        "qdd_max_rel_dev",
+    ):
         if col not in f.columns:
             f[col] = np.nan
     f["variant"] = ["" if not isinstance(v, str) else v for v in f["variant"]]
-    f["label"] = [lab if isinstance(lab, str) else (f"{s}[{v}]" if v else str(s))
-                  for lab, s, v in zip(f["label"], f["system"], f["variant"])]
+    f["label"] = [
+        lab if isinstance(lab, str) else (f"{s}[{v}]" if v else str(s))
+        for lab, s, v in zip(f["label"], f["system"], f["variant"])
+    ]
     out = Findings()
     if f.empty:
         out.totals = "The run has no cases."
@@ -305,25 +380,34 @@ def findings(frame: pd.DataFrame, metadata: dict | None = None) -> Findings:
     counts = f["status"].value_counts().to_dict()
     dev = pd.to_numeric(ok["qdd_max_rel_dev"], errors="coerce")
     n_dis = int((dev > AGREEMENT_TOL).sum())
-    out.totals = (f"{len(f)} cases on {f['label'].nunique()} system variants: "
-                  + ", ".join(f"{v} {k}" for k, v in counts.items())
-                  + f". {len(ok) - n_dis} of {len(ok)} finished cases agree with "
-                  f"{reference} to {AGREEMENT_TOL:g} in q''"
-                  + (f" (largest deviation {dev.max():.2g})" if dev.notna().any() else "")
-                  + ".")
+    out.totals = (
+        f"{len(f)} cases on {f['label'].nunique()} system variants: "
+        + ", ".join(f"{v} {k}" for k, v in counts.items())
+        + f". {len(ok) - n_dis} of {len(ok)} finished cases agree with "
+        f"{reference} to {AGREEMENT_TOL:g} in q''"
+        + (f" (largest deviation {dev.max():.2g})" if dev.notna().any() else "")
+        + "."
+    )
     for label, g in f.groupby("label", sort=False):
         gok = g[g["status"] == "ok"]
         d = pd.to_numeric(gok["qdd_max_rel_dev"], errors="coerce")
-        entry = {"label": label,
-                 "fewest_ops": _best(gok, "ops_cse", "", " operations after cse"),
-                 "fastest_derivation": _best(gok, "derive_s", "s", ""),
-                 "fastest_solve": _best(gok, "integrate_s", "s", ""),
-                 "disagreements": [f"{fm} ({x:.2g})" for fm, x in
-                                   zip(gok["formulation"], d) if x > AGREEMENT_TOL],
-                 "failures": [f"{fm} ({st})" for fm, st in
-                              zip(g["formulation"], g["status"])
-                              if st not in ("ok", "unsupported")],
-                 "refusals": list(g.loc[g["status"] == "unsupported", "formulation"])}
+        entry = {
+            "label": label,
+            "fewest_ops": _best(gok, "ops_cse", "", " operations after cse"),
+            "fastest_derivation": _best(gok, "derive_s", "s", ""),
+            "fastest_solve": _best(gok, "integrate_s", "s", ""),
+            "disagreements": [
+                f"{fm} ({x:.2g})"
+                for fm, x in zip(gok["formulation"], d)
+                if x > AGREEMENT_TOL
+            ],
+            "failures": [
+                f"{fm} ({st})"
+                for fm, st in zip(g["formulation"], g["status"])
+                if st not in ("ok", "unsupported")
+            ],
+            "refusals": list(g.loc[g["status"] == "unsupported", "formulation"]),
+        }
         out.per_system.append(entry)
     classes = _classes_of(f)
     out.by_class = _class_sentences(ok, classes)

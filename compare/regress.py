@@ -23,6 +23,7 @@ Rules (each violation is listed; any one makes the exit status 1):
   and flagged only when every measurement is slower: a quiet rerun of
   the same code gives no time finding.
 """
+
 from __future__ import annotations
 
 import ast
@@ -37,19 +38,42 @@ from systems import system_facts
 
 from .runner import ComparisonResult, RunOptions, load, run
 
-__all__ = ["Finding", "BaselineError", "compare_runs", "check_baseline",
-           "load_checked", "main"]
+__all__ = [
+    "Finding",
+    "BaselineError",
+    "compare_runs",
+    "check_baseline",
+    "load_checked",
+    "main",
+]
 
 #: Columns the gate reads in every row.
-REQUIRED = ("case", "system", "variant", "formulation", "status", "ops_raw",
-            "ops_cse", "qdd_max_rel_dev", "agreement_horizon")
+REQUIRED = (
+    "case",
+    "system",
+    "variant",
+    "formulation",
+    "status",
+    "ops_raw",
+    "ops_cse",
+    "qdd_max_rel_dev",
+    "agreement_horizon",
+)
 #: Time columns and the floor under which they are not judged.
 TIME_COLUMNS = {"derive_s": "min_seconds", "rhs_us": "min_rhs_us"}
-_STATUSES = {"ok", "error", "unsupported", "timeout", "integration_failed",
-             "crashed"}
+_STATUSES = {"ok", "error", "unsupported", "timeout", "integration_failed", "crashed"}
 #: Run options that must be equal on both sides.
-_COMPARED_OPTIONS = ("t_final", "method", "rtol", "atol", "n_samples",
-                     "n_states", "threshold", "reference", "stabilization")
+_COMPARED_OPTIONS = (
+    "t_final",
+    "method",
+    "rtol",
+    "atol",
+    "n_samples",
+    "n_states",
+    "threshold",
+    "reference",
+    "stabilization",
+)
 
 
 class BaselineError(ValueError):
@@ -89,8 +113,9 @@ def _is_count(x) -> bool:
     return v is not None and v >= 0 and v == int(v)
 
 
-def check_baseline(result: ComparisonResult, source="baseline",
-                   times: bool = True) -> None:
+def check_baseline(
+    result: ComparisonResult, source="baseline", times: bool = True
+) -> None:
     """Raise :class:`BaselineError` unless the gate can check every row.
 
     Parameters
@@ -108,10 +133,14 @@ def check_baseline(result: ComparisonResult, source="baseline",
     if times:
         lacking = [c for c in TIME_COLUMNS if c not in frame.columns]
         if lacking:
-            problems.append(f"results.csv lacks the time column(s) {lacking} "
-                            f"(--ignore-times skips times)")
-        if _num(meta.get("calibration_s")) is None and \
-                "calibration_s" not in frame.columns:
+            problems.append(
+                f"results.csv lacks the time column(s) {lacking} "
+                f"(--ignore-times skips times)"
+            )
+        if (
+            _num(meta.get("calibration_s")) is None
+            and "calibration_s" not in frame.columns
+        ):
             problems.append("no calibration (calibration_s) to judge times by")
     options = meta.get("options")
     if not isinstance(options, dict) or _num(options.get("t_final")) is None:
@@ -123,21 +152,22 @@ def check_baseline(result: ComparisonResult, source="baseline",
         for _, r in frame.iterrows():
             case = r["case"] if isinstance(r["case"], str) else repr(r["case"])
             if r["status"] not in _STATUSES:
-                problems.append(f"{case}: status {r['status']!r} is not one of "
-                                f"{sorted(_STATUSES)}")
+                problems.append(
+                    f"{case}: status {r['status']!r} is not one of {sorted(_STATUSES)}"
+                )
                 continue
             if r["status"] != "ok":
                 continue
             for col in ("ops_raw", "ops_cse"):
                 if not _is_count(r[col]):
-                    problems.append(f"{case}: {col} is {r[col]!r}, not an "
-                                    f"operation count")
+                    problems.append(
+                        f"{case}: {col} is {r[col]!r}, not an operation count"
+                    )
             if times:
                 for col in TIME_COLUMNS:
                     v = _num(r[col])
                     if v is None or v < 0:
-                        problems.append(f"{case}: {col} is {r[col]!r}, not a "
-                                        f"time")
+                        problems.append(f"{case}: {col} is {r[col]!r}, not a time")
     if problems:
         raise BaselineError(source, problems)
 
@@ -165,11 +195,17 @@ def _calibrations(result: ComparisonResult):
 
     def of(row):
         return _num(row.get("calibration_s")) or run_cal
+
     return of
 
 
-def time_ratios(baseline: ComparisonResult, new: ComparisonResult, *,
-                min_seconds: float = 0.05, min_rhs_us: float = 5.0) -> dict:
+def time_ratios(
+    baseline: ComparisonResult,
+    new: ComparisonResult,
+    *,
+    min_seconds: float = 0.05,
+    min_rhs_us: float = 5.0,
+) -> dict:
     """``{(case, column): (ratio, baseline value, new value)}`` for the time
     columns both runs measured above the floors; ratio is the growth of the
     time relative to the calibration."""
@@ -184,78 +220,134 @@ def time_ratios(baseline: ComparisonResult, new: ComparisonResult, *,
         for col, floor in TIME_COLUMNS.items():
             bv, nv = _num(b.get(col)), _num(n.get(col))
             bc, nc = b_cal(b), n_cal(n)
-            if None in (bv, nv, bc, nc) or bv < floors[floor] or bc <= 0 \
-                    or nc <= 0:
+            if None in (bv, nv, bc, nc) or bv < floors[floor] or bc <= 0 or nc <= 0:
                 continue
             out[(b["case"], col)] = ((nv / nc) / (bv / bc), bv, nv)
     return out
 
 
-def compare_runs(baseline: ComparisonResult, new: ComparisonResult, *,
-                 time_factor: float = 1.5, agreement_tol: float = 1e-8,
-                 ignore_times: bool = False, min_seconds: float = 0.05,
-                 min_rhs_us: float = 5.0) -> list[Finding]:
+def compare_runs(
+    baseline: ComparisonResult,
+    new: ComparisonResult,
+    *,
+    time_factor: float = 1.5,
+    agreement_tol: float = 1e-8,
+    ignore_times: bool = False,
+    min_seconds: float = 0.05,
+    min_rhs_us: float = 5.0,
+) -> list[Finding]:
     """All differences that matter between two runs, as findings."""
     findings = []
     b_opts = baseline.metadata.get("options", {}) or {}
     n_opts = new.metadata.get("options", {}) or {}
     for key in _COMPARED_OPTIONS:
         if key in b_opts and b_opts.get(key) != n_opts.get(key):
-            findings.append(Finding("(run)", "options", True,
-                                    f"{key} is {n_opts.get(key)!r}, the "
-                                    f"baseline's {b_opts.get(key)!r}"))
+            findings.append(
+                Finding(
+                    "(run)",
+                    "options",
+                    True,
+                    f"{key} is {n_opts.get(key)!r}, the baseline's {b_opts.get(key)!r}",
+                )
+            )
     b_t = _num(b_opts.get("t_final"))
     reference = b_opts.get("reference", "kane")
     new_rows = {r["case"]: r for _, r in new.frame.iterrows()}
     base_cases = set(baseline.frame["case"])
     for case in sorted(set(new_rows) - base_cases):
-        findings.append(Finding(case, "extra", True,
-                                "case is in the new run but not in the baseline"))
+        findings.append(
+            Finding(
+                case, "extra", True, "case is in the new run but not in the baseline"
+            )
+        )
     for _, b in baseline.frame.iterrows():
         case = b["case"]
         n = new_rows.get(case)
         if n is None:
-            findings.append(Finding(case, "missing", True,
-                                    "case is in the baseline but not in the new run"))
+            findings.append(
+                Finding(
+                    case,
+                    "missing",
+                    True,
+                    "case is in the baseline but not in the new run",
+                )
+            )
             continue
         if b["status"] == "ok" and n["status"] != "ok":
-            findings.append(Finding(case, "status", True,
-                                    f"was ok, now {n['status']}: {n.get('error', '')}"))
+            findings.append(
+                Finding(
+                    case,
+                    "status",
+                    True,
+                    f"was ok, now {n['status']}: {n.get('error', '')}",
+                )
+            )
             continue
         if b["status"] != "ok" and n["status"] == "ok":
-            findings.append(Finding(case, "improved", False,
-                                    f"was {b['status']}, now ok"))
+            findings.append(
+                Finding(case, "improved", False, f"was {b['status']}, now ok")
+            )
         if n["status"] != "ok":
             continue
         for col in ("ops_raw", "ops_cse"):
             bv, nv = _num(b.get(col)), _num(n.get(col))
             if b["status"] == "ok" and bv != nv:
-                findings.append(Finding(case, "ops", True, f"{col} changed "
-                                        f"{_int(bv)} -> {_int(nv)}"))
+                findings.append(
+                    Finding(
+                        case, "ops", True, f"{col} changed {_int(bv)} -> {_int(nv)}"
+                    )
+                )
         dev = _num(n.get("qdd_max_rel_dev"))
         if n.get("formulation") != reference and dev is None:
-            findings.append(Finding(case, "agreement", True,
-                                    "q'' agreement with the reference could "
-                                    "not be computed"))
+            findings.append(
+                Finding(
+                    case,
+                    "agreement",
+                    True,
+                    "q'' agreement with the reference could not be computed",
+                )
+            )
         elif dev is not None and dev > agreement_tol:
-            findings.append(Finding(case, "agreement", True,
-                                    f"q'' deviates from the reference by {dev:.3g} "
-                                    f"(tolerance {agreement_tol:g})"))
+            findings.append(
+                Finding(
+                    case,
+                    "agreement",
+                    True,
+                    f"q'' deviates from the reference by {dev:.3g} "
+                    f"(tolerance {agreement_tol:g})",
+                )
+            )
         bh, nh = _num(b.get("agreement_horizon")), _num(n.get("agreement_horizon"))
-        if b_t and bh is not None and bh >= b_t - 1e-9 and \
-                (nh is None or nh < bh - 1e-9):
-            findings.append(Finding(case, "agreement", True,
-                                    f"trajectory agreed over the whole {b_t:g} s, "
-                                    f"now only until {nh if nh is not None else 0:g} s"))
+        if (
+            b_t
+            and bh is not None
+            and bh >= b_t - 1e-9
+            and (nh is None or nh < bh - 1e-9)
+        ):
+            findings.append(
+                Finding(
+                    case,
+                    "agreement",
+                    True,
+                    f"trajectory agreed over the whole {b_t:g} s, "
+                    f"now only until {nh if nh is not None else 0:g} s",
+                )
+            )
     if not ignore_times:
-        ratios = time_ratios(baseline, new, min_seconds=min_seconds,
-                             min_rhs_us=min_rhs_us)
+        ratios = time_ratios(
+            baseline, new, min_seconds=min_seconds, min_rhs_us=min_rhs_us
+        )
         for (case, col), (ratio, bv, nv) in ratios.items():
             if ratio > time_factor:
-                findings.append(Finding(
-                    case, "time", True,
-                    f"{col} grew {ratio:.2f}x relative to the calibration "
-                    f"({bv:.3g} -> {nv:.3g}; factor {time_factor:g})"))
+                findings.append(
+                    Finding(
+                        case,
+                        "time",
+                        True,
+                        f"{col} grew {ratio:.2f}x relative to the calibration "
+                        f"({bv:.3g} -> {nv:.3g}; factor {time_factor:g})",
+                    )
+                )
     return findings
 
 
@@ -276,16 +368,19 @@ def _variant_options(variant) -> dict:
     return opts
 
 
-def _rerun(baseline: ComparisonResult, out, *, jobs, quiet, use_cache,
-           time_repeats, cases=None) -> ComparisonResult:
+def _rerun(
+    baseline: ComparisonResult, out, *, jobs, quiet, use_cache, time_repeats, cases=None
+) -> ComparisonResult:
     """The baseline's cases (or ``cases`` of them) run with its options."""
     frame = baseline.frame
     if cases is not None:
         frame = frame[frame["case"].isin(cases)]
     known = {f.name for f in fields(RunOptions)}
-    opts = {k: v for k, v in (baseline.metadata.get("options") or {}).items()
-            if k in known and k not in ("cache_dir", "use_cache",
-                                        "time_repeats")}
+    opts = {
+        k: v
+        for k, v in (baseline.metadata.get("options") or {}).items()
+        if k in known and k not in ("cache_dir", "use_cache", "time_repeats")
+    }
     variants, n = {}, set()
     for system, variant in zip(frame["system"], frame["variant"]):
         vo = _variant_options(variant)
@@ -295,10 +390,19 @@ def _rerun(baseline: ComparisonResult, out, *, jobs, quiet, use_cache,
             variants.setdefault(system, [])
             if vo not in variants[system]:
                 variants[system].append(vo)
-    return run(sorted(set(frame["system"])), sorted(set(frame["formulation"])),
-               n=sorted(n) or None, variants=variants, jobs=jobs, out=out,
-               progress=not quiet, resume=False, use_cache=use_cache,
-               time_repeats=time_repeats, **opts)
+    return run(
+        sorted(set(frame["system"])),
+        sorted(set(frame["formulation"])),
+        n=sorted(n) or None,
+        variants=variants,
+        jobs=jobs,
+        out=out,
+        progress=not quiet,
+        resume=False,
+        use_cache=use_cache,
+        time_repeats=time_repeats,
+        **opts,
+    )
 
 
 def main(args) -> int:
@@ -306,30 +410,41 @@ def main(args) -> int:
     for name in ("time_factor", "agreement_tol"):
         value = getattr(args, name)
         if not (value > 0 and math.isfinite(value)):
-            raise ValueError(f"--{name.replace('_', '-')} must be a positive "
-                             f"number, not {value!r}")
+            raise ValueError(
+                f"--{name.replace('_', '-')} must be a positive number, not {value!r}"
+            )
     try:
         baseline = load_checked(args.baseline, "baseline", times=times)
-        new = load_checked(args.run_dir, "run", times=times) \
-            if args.run_dir else None
+        new = load_checked(args.run_dir, "run", times=times) if args.run_dir else None
     except BaselineError as exc:
         for problem in exc.problems:
             where = args.baseline if exc.source == "baseline" else args.run_dir
             print(f"error: {exc.source} {where}: {problem}", file=sys.stderr)
-        print(f"error: the {exc.source} cannot be fully checked; nothing "
-              f"compared", file=sys.stderr)
+        print(
+            f"error: the {exc.source} cannot be fully checked; nothing compared",
+            file=sys.stderr,
+        )
         return 2
     measured_here = new is None
     if measured_here:
         from .runner import check_output_dir
+
         check_output_dir(args.out)
         # Times judged: derive afresh, repeatedly.  Times ignored: the
         # derivation cache (keyed by the code) gives the same counts.
-        new = _rerun(baseline, args.out, jobs=args.jobs, quiet=args.quiet,
-                     use_cache=not times,
-                     time_repeats=args.time_repeats if times else 1)
-    kw = dict(time_factor=args.time_factor, agreement_tol=args.agreement_tol,
-              ignore_times=args.ignore_times)
+        new = _rerun(
+            baseline,
+            args.out,
+            jobs=args.jobs,
+            quiet=args.quiet,
+            use_cache=not times,
+            time_repeats=args.time_repeats if times else 1,
+        )
+    kw = dict(
+        time_factor=args.time_factor,
+        agreement_tol=args.agreement_tol,
+        ignore_times=args.ignore_times,
+    )
     findings = compare_runs(baseline, new, **kw)
     slow = sorted({f.case for f in findings if f.kind == "time"})
     if slow and measured_here and args.confirm:
@@ -337,9 +452,11 @@ def main(args) -> int:
     regressions = [f for f in findings if f.regression]
     for f in findings:
         print(f)
-    print(f"\n{len(baseline.frame)} baseline cases, {len(new.frame)} new; "
-          f"{len(regressions)} regression(s), "
-          f"{len(findings) - len(regressions)} note(s)")
+    print(
+        f"\n{len(baseline.frame)} baseline cases, {len(new.frame)} new; "
+        f"{len(regressions)} regression(s), "
+        f"{len(findings) - len(regressions)} note(s)"
+    )
     return 1 if regressions else 0
 
 
@@ -350,19 +467,29 @@ def _confirm(baseline, new, findings, slow, args, kw):
     for i in range(args.confirm):
         if not any(v[0] > args.time_factor for v in best.values()):
             break
-        again = _rerun(baseline, Path(args.out) / f"confirm-{i + 1}",
-                       jobs=args.jobs, quiet=args.quiet, use_cache=False,
-                       time_repeats=args.time_repeats, cases=slow)
+        again = _rerun(
+            baseline,
+            Path(args.out) / f"confirm-{i + 1}",
+            jobs=args.jobs,
+            quiet=args.quiet,
+            use_cache=False,
+            time_repeats=args.time_repeats,
+            cases=slow,
+        )
         for key, value in time_ratios(baseline, again).items():
             if key in best and value[0] < best[key][0]:
                 best[key] = value
     kept = [f for f in findings if f.kind != "time"]
     for (case, col), (ratio, bv, nv) in sorted(best.items()):
         if ratio > args.time_factor:
-            kept.append(Finding(
-                case, "time", True,
-                f"{col} grew {ratio:.2f}x relative to the calibration in "
-                f"every one of {args.confirm + 1} measurements (best "
-                f"{bv:.3g} -> {nv:.3g}; factor {args.time_factor:g})"))
+            kept.append(
+                Finding(
+                    case,
+                    "time",
+                    True,
+                    f"{col} grew {ratio:.2f}x relative to the calibration in "
+                    f"every one of {args.confirm + 1} measurements (best "
+                    f"{bv:.3g} -> {nv:.3g}; factor {args.time_factor:g})",
+                )
+            )
     return kept
-

@@ -9,6 +9,7 @@ Every section tolerates a partial run: a failed case has few columns, a
 resumed run may lack trajectories, a column may be missing altogether.
 Missing numbers are shown as an em dash, never as ``nan``.
 """
+
 from __future__ import annotations
 
 import base64
@@ -24,7 +25,15 @@ import numpy as np
 import pandas as pd
 
 from .findings import findings
-from .tables import (SUMMARY_COLUMNS, _fmt, _html_table, _md_table, _prepared, _slug)
+from .tables import (
+    SUMMARY_COLUMNS,
+    _fmt,
+    _html_table,
+    _md_table,
+    _prepared,
+    _slug,
+    overview_table,
+)
 
 __all__ = ["write_report", "summary_columns"]
 
@@ -33,9 +42,14 @@ __all__ = ["write_report", "summary_columns"]
 _DEV_FLOOR = 1e-17
 #: Names, in order of preference, of a function of ``references.published``
 #: returning the published-against-computed table.
-_BENCHMARK_FUNCTIONS = ("published_vs_computed", "published_table",
-                        "benchmark_table", "benchmarks_table",
-                        "comparison_table", "table")
+_BENCHMARK_FUNCTIONS = (
+    "published_vs_computed",
+    "published_table",
+    "benchmark_table",
+    "benchmarks_table",
+    "comparison_table",
+    "table",
+)
 
 
 def summary_columns() -> dict:
@@ -79,6 +93,7 @@ class _Figure:
 @dataclass
 class _Raw:
     """Ready-made fragments: one for the HTML, one for the Markdown."""
+
     html: str
     markdown: str
 
@@ -87,6 +102,7 @@ class _Raw:
 class _Later:
     """A part computed after the report's outline, maybe in another
     process: ``make()`` returns the blocks that take its place."""
+
     make: object
     cost: float = 1.0
 
@@ -101,9 +117,11 @@ class _Report:
 
     def later_figure(self, draw, caption):
         """A figure drawn later: ``draw()`` returns its path or None."""
+
         def make():
             path = draw()
             return [_Figure(Path(path), caption)] if path is not None else []
+
         self.later(make)
 
     def h(self, level, text):
@@ -126,6 +144,7 @@ class _Report:
 def _variant_options(variant: str) -> dict:
     """``"n=3,coordinates=minimal"`` back to builder keyword arguments."""
     import ast
+
     opts = {}
     for part in filter(None, variant.split(",")):
         key, _, value = part.partition("=")
@@ -146,6 +165,7 @@ def _coordinate_names(rows, count: int) -> list[str]:
     JSON list); from the declaration for a run that did not store them;
     ``q[i]`` when neither gives ``count`` names."""
     import json
+
     for r in rows:
         try:
             names = json.loads(getattr(r, "coordinates", None) or "null")
@@ -155,8 +175,13 @@ def _coordinate_names(rows, count: int) -> list[str]:
             return [str(n) for n in names]
     try:
         from systems import get_system
-        names = [str(c).replace("(t)", "") for c in get_system(
-            rows[0].system, **_variant_options(rows[0].variant)).coordinates]
+
+        names = [
+            str(c).replace("(t)", "")
+            for c in get_system(
+                rows[0].system, **_variant_options(rows[0].variant)
+            ).coordinates
+        ]
         if len(names) == count:
             return names
     except Exception:  # names are a nicety; the figure does not need them
@@ -173,13 +198,22 @@ _MARKERS = ["o", "s", "^", "v", "D", "x", "+", "*"]
 
 def _pyplot():
     import matplotlib
+
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
+
     # A title at a fixed height spares matplotlib measuring every tick
     # label to place it, the costliest part of drawing a small figure.
-    plt.rcParams.update({"font.size": 9, "axes.titlesize": 10,
-                         "axes.titley": 1.0, "axes.grid": True,
-                         "grid.alpha": 0.3, "legend.fontsize": 8})
+    plt.rcParams.update(
+        {
+            "font.size": 9,
+            "axes.titlesize": 10,
+            "axes.titley": 1.0,
+            "axes.grid": True,
+            "grid.alpha": 0.3,
+            "legend.fontsize": 8,
+        }
+    )
     return plt
 
 
@@ -193,27 +227,36 @@ def _layout(fig, left=None, right=None, top=None, bottom=None, **spacing):
     """Place the axes of ``fig`` within fixed margins (inches)."""
     w, h = fig.get_size_inches()
     dl, dr, dt, db = _MARGINS
-    fig.subplots_adjust(left=(dl if left is None else left) / w,
-                        right=1 - (dr if right is None else right) / w,
-                        top=1 - (dt if top is None else top) / h,
-                        bottom=(db if bottom is None else bottom) / h, **spacing)
+    fig.subplots_adjust(
+        left=(dl if left is None else left) / w,
+        right=1 - (dr if right is None else right) / w,
+        top=1 - (dt if top is None else top) / h,
+        bottom=(db if bottom is None else bottom) / h,
+        **spacing,
+    )
 
 
 def _save(fig, path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
     import matplotlib.pyplot as plt
+
     plt.close(fig)
     return path
 
 
 def _formulation_styles(formulations) -> dict:
     import matplotlib
+
     colours = matplotlib.colormaps["tab10"].colors
-    return {f: {"color": colours[i % len(colours)],
-                "linestyle": _STYLES[i % len(_STYLES)],
-                "marker": _MARKERS[i % len(_MARKERS)]}
-            for i, f in enumerate(formulations)}
+    return {
+        f: {
+            "color": colours[i % len(colours)],
+            "linestyle": _STYLES[i % len(_STYLES)],
+            "marker": _MARKERS[i % len(_MARKERS)],
+        }
+        for i, f in enumerate(formulations)
+    }
 
 
 def _oracle_overview(frame, reference):
@@ -227,8 +270,9 @@ def _oracle_overview(frame, reference):
         return None
     name = rows["oracle"].iloc[0]
     ref = rows[rows["formulation"] == reference]
-    return name, {lab: _fmt(d) for lab, d in
-                  zip(ref["label"], ref["oracle_qdd_max_rel_dev"])}
+    return name, {
+        lab: _fmt(d) for lab, d in zip(ref["label"], ref["oracle_qdd_max_rel_dev"])
+    }
 
 
 def _trajectory_figure(plt, label, rows, trajectories, reference, styles, path):
@@ -245,8 +289,9 @@ def _trajectory_figure(plt, label, rows, trajectories, reference, styles, path):
     spread = np.ptp(q_ref, axis=0)
     shown = sorted(np.argsort(-spread, kind="stable")[:3])
     names = _coordinate_names(rows, q_ref.shape[1])
-    fig, axes = plt.subplots(len(shown), 1, sharex=True, squeeze=False,
-                             figsize=(9.5, 1.9 * len(shown) + 0.6))
+    fig, axes = plt.subplots(
+        len(shown), 1, sharex=True, squeeze=False, figsize=(9.5, 1.9 * len(shown) + 0.6)
+    )
     _layout(fig, hspace=0.12)
     n_t = len(ref["t"])
     for ax, j in zip(axes[:, 0], shown):
@@ -255,10 +300,18 @@ def _trajectory_figure(plt, label, rows, trajectories, reference, styles, path):
             if q.ndim != 2 or q.shape[1] <= j:
                 continue
             st = styles[form]
-            ax.plot(arr["t"], q[:, j], color=st["color"], linestyle=st["linestyle"],
-                    marker=st["marker"], markevery=(k * 3, max(n_t // 12, 1)),
-                    markersize=4, linewidth=2.2 if form == reference else 1.3,
-                    alpha=0.9, label=form + (" (reference)" if form == reference else ""))
+            ax.plot(
+                arr["t"],
+                q[:, j],
+                color=st["color"],
+                linestyle=st["linestyle"],
+                marker=st["marker"],
+                markevery=(k * 3, max(n_t // 12, 1)),
+                markersize=4,
+                linewidth=2.2 if form == reference else 1.3,
+                alpha=0.9,
+                label=form + (" (reference)" if form == reference else ""),
+            )
         ax.set_ylabel(names[j])
     axes[0, 0].set_title(f"{label}: coordinates against time")
     axes[-1, 0].set_xlabel("t [s]")
@@ -269,6 +322,7 @@ def _trajectory_figure(plt, label, rows, trajectories, reference, styles, path):
 def _deviations(rows, trajectories, reference, threshold):
     """Formulation -> (t, relative deviation from the reference)."""
     from .runner import agreement
+
     by_form = {r.formulation: trajectories.get(r.case, {}) for r in rows}
     ref = by_form.get(reference, {})
     if not all(k in ref for k in ("t", "q", "qd")):
@@ -280,14 +334,19 @@ def _deviations(rows, trajectories, reference, threshold):
         dev = arr.get("deviation")
         if dev is None and all(k in arr for k in ("t", "q", "qd")) and len(arr["t"]):
             try:
-                dev = agreement(np.asarray(arr["t"]), np.asarray(arr["q"]),
-                                np.asarray(arr["qd"]), np.asarray(ref["q"]),
-                                np.asarray(ref["qd"]), threshold)["deviation"]
+                dev = agreement(
+                    np.asarray(arr["t"]),
+                    np.asarray(arr["q"]),
+                    np.asarray(arr["qd"]),
+                    np.asarray(ref["q"]),
+                    np.asarray(ref["qd"]),
+                    threshold,
+                )["deviation"]
             except (ValueError, IndexError):  # shapes differ: nothing to compare
                 dev = None
         if dev is not None and len(dev):
             dev = np.asarray(dev, dtype=float)
-            out[form] = (np.asarray(arr["t"])[:len(dev)], dev)
+            out[form] = (np.asarray(arr["t"])[: len(dev)], dev)
     return out
 
 
@@ -298,20 +357,32 @@ def _deviation_figure(plt, label, devs, reference, threshold, styles, path):
     _layout(fig)
     for form, (t, dev) in devs.items():
         st = styles[form]
-        ax.semilogy(t, np.maximum(dev, _DEV_FLOOR), color=st["color"],
-                    linestyle=st["linestyle"], linewidth=1.4, label=form)
+        ax.semilogy(
+            t,
+            np.maximum(dev, _DEV_FLOOR),
+            color=st["color"],
+            linestyle=st["linestyle"],
+            linewidth=1.4,
+            label=form,
+        )
         beyond = np.nonzero(dev > threshold)[0] if threshold else []
         if len(beyond):
             # The end of the horizon of agreement, where the reader looks.
             ax.axvline(t[beyond[0]], color=st["color"], linewidth=0.8, alpha=0.6)
     if threshold:
-        ax.axhline(threshold, color="0.3", linewidth=0.8, linestyle=":",
-                   label=f"threshold {threshold:g}")
+        ax.axhline(
+            threshold,
+            color="0.3",
+            linewidth=0.8,
+            linestyle=":",
+            label=f"threshold {threshold:g}",
+        )
     ax.set_ylim(bottom=_DEV_FLOOR / 3)
     ax.set_xlabel("t [s]")
     ax.set_ylabel("relative deviation")
-    ax.set_title(f"{label}: deviation from {reference} (exact zeros drawn "
-                 f"at {_DEV_FLOOR:g})")
+    ax.set_title(
+        f"{label}: deviation from {reference} (exact zeros drawn at {_DEV_FLOOR:g})"
+    )
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     return _save(fig, path)
 
@@ -319,6 +390,7 @@ def _deviation_figure(plt, label, devs, reference, threshold, styles, path):
 def _log_axis(ax, values, axis="y"):
     """Log scale starting at a whole decade, ticks as plain numbers."""
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
     v = pd.to_numeric(pd.Series(values), errors="coerce")
     v = v[v > 0]
     getattr(ax, f"set_{axis}scale")("log")
@@ -335,11 +407,16 @@ def _log_axis(ax, values, axis="y"):
 def _bars_figure(plt, frame, formulations, styles, path):
     """Grouped bars per system variant: operation counts and times."""
     ok = frame[frame["status"] == "ok"]
-    metrics = [(c, t) for c, t in (("ops_raw", "operations, raw"),
-                                   ("ops_cse", "operations after cse"),
-                                   ("derive_s", "derivation s"),
-                                   ("rhs_us", "right-hand side µs per call"))
-               if ok[c].notna().any() and (ok[c] > 0).any()]
+    metrics = [
+        (c, t)
+        for c, t in (
+            ("ops_raw", "operations, raw"),
+            ("ops_cse", "operations after cse"),
+            ("derive_s", "derivation s"),
+            ("rhs_us", "right-hand side µs per call"),
+        )
+        if ok[c].notna().any() and (ok[c] > 0).any()
+    ]
     if not metrics or ok.empty:
         return None
     labels = list(dict.fromkeys(ok["label"]))
@@ -348,26 +425,43 @@ def _bars_figure(plt, frame, formulations, styles, path):
     x = np.arange(len(labels))
     # The rotated labels hang below the axes by about their length.
     below = 0.4 + 0.034 * max(len(str(lb)) for lb in labels)
-    fig, axes = plt.subplots(len(metrics), 1, sharex=True, squeeze=False,
-                             figsize=(max(7.5, 0.55 * len(labels) * max(len(forms), 2) / 2
-                                          + 2.5) + 2.0,
-                                      2.3 * len(metrics) + 0.6 + below))
+    fig, axes = plt.subplots(
+        len(metrics),
+        1,
+        sharex=True,
+        squeeze=False,
+        figsize=(
+            max(7.5, 0.55 * len(labels) * max(len(forms), 2) / 2 + 2.5) + 2.0,
+            2.3 * len(metrics) + 0.6 + below,
+        ),
+    )
     _layout(fig, bottom=below, hspace=0.15)
     for ax, (col, title) in zip(axes[:, 0], metrics):
-        table = ok.pivot_table(index="label", columns="formulation", values=col,
-                               aggfunc="first").reindex(index=labels)
+        table = ok.pivot_table(
+            index="label", columns="formulation", values=col, aggfunc="first"
+        ).reindex(index=labels)
         for i, form in enumerate(forms):
-            vals = table[form].to_numpy(dtype=float) if form in table else np.full(len(labels), np.nan)
+            vals = (
+                table[form].to_numpy(dtype=float)
+                if form in table
+                else np.full(len(labels), np.nan)
+            )
             vals = np.where(vals > 0, vals, np.nan)
-            ax.bar(x - 0.4 + width * (i + 0.5), vals, width, label=form,
-                   color=styles[form]["color"])
+            ax.bar(
+                x - 0.4 + width * (i + 0.5),
+                vals,
+                width,
+                label=form,
+                color=styles[form]["color"],
+            )
         _log_axis(ax, ok[col])
         ax.set_ylabel(title)
         ax.grid(axis="x", visible=False)
     axes[-1, 0].set_xticks(x)
     axes[-1, 0].set_xticklabels(labels, rotation=35, ha="right")
-    axes[0, 0].set_title("Cost per formulation (log scale; missing bar: failed "
-                         "or not run)")
+    axes[0, 0].set_title(
+        "Cost per formulation (log scale; missing bar: failed or not run)"
+    )
     axes[0, 0].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     return _save(fig, path)
 
@@ -375,19 +469,26 @@ def _bars_figure(plt, frame, formulations, styles, path):
 def _scaling_figure(plt, frame, system, formulations, styles, path):
     """Operations and derivation seconds against n, log-log."""
     from matplotlib.ticker import NullFormatter
+
     f = frame[(frame["system"] == system) & (frame["status"] == "ok")].copy()
     f["n"] = [_n_of(v) for v in f["variant"]]
     f = f[f["n"].notna()]
     if f["n"].nunique() < 2:
         return None
-    metrics = [(c, t) for c, t in (("ops_cse", "operations after cse"),
-                                   ("ops_raw", "operations, raw"),
-                                   ("derive_s", "derivation s"))
-               if (f[c] > 0).any()]
+    metrics = [
+        (c, t)
+        for c, t in (
+            ("ops_cse", "operations after cse"),
+            ("ops_raw", "operations, raw"),
+            ("derive_s", "derivation s"),
+        )
+        if (f[c] > 0).any()
+    ]
     if not metrics:
         return None
-    fig, axes = plt.subplots(1, len(metrics), squeeze=False,
-                             figsize=(3.4 * len(metrics) + 2.6, 3.6))
+    fig, axes = plt.subplots(
+        1, len(metrics), squeeze=False, figsize=(3.4 * len(metrics) + 2.6, 3.6)
+    )
     _layout(fig, top=0.75, wspace=0.35)
     ns = sorted(int(n) for n in f["n"].unique())
     for ax, (col, title) in zip(axes[0], metrics):
@@ -396,17 +497,26 @@ def _scaling_figure(plt, frame, system, formulations, styles, path):
             if g.empty:
                 continue
             st = styles[form]
-            ax.loglog(g["n"].astype(float), g[col], color=st["color"],
-                      linestyle=st["linestyle"], marker=st["marker"],
-                      markersize=4, label=form)
+            ax.loglog(
+                g["n"].astype(float),
+                g[col],
+                color=st["color"],
+                linestyle=st["linestyle"],
+                marker=st["marker"],
+                markersize=4,
+                label=form,
+            )
         _log_axis(ax, f[col])
         ax.set_xticks(ns)
         ax.set_xticklabels([str(n) for n in ns])
         ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_xlabel("n")
         ax.set_title(title)
-    fig.suptitle(f"{system}: scaling with the number of links",
-                 y=1 - 0.08 / fig.get_size_inches()[1], va="top")
+    fig.suptitle(
+        f"{system}: scaling with the number of links",
+        y=1 - 0.08 / fig.get_size_inches()[1],
+        va="top",
+    )
     axes[0, -1].legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False)
     return _save(fig, path)
 
@@ -414,6 +524,7 @@ def _scaling_figure(plt, frame, system, formulations, styles, path):
 def _stage_table(frame: pd.DataFrame):
     """One row per case, one column per derivation stage (seconds)."""
     import json
+
     if "stage_s" not in frame.columns:
         return None
     rows = []
@@ -445,18 +556,29 @@ def _benchmark_table(formulations=None):
         mod = importlib.import_module("references.published")
     except ImportError as exc:
         return None, f"not available: references.published cannot be imported ({exc})."
-    candidates = [(n, getattr(mod, n)) for n in _BENCHMARK_FUNCTIONS
-                  if callable(getattr(mod, n, None))]
-    candidates += [(name, obj) for name, obj in vars(mod).items()
-                   if inspect.isfunction(obj) and not name.startswith("_")
-                   and getattr(obj, "__module__", "") == mod.__name__
-                   and "published" in name and name not in dict(candidates)]
+    candidates = [
+        (n, getattr(mod, n))
+        for n in _BENCHMARK_FUNCTIONS
+        if callable(getattr(mod, n, None))
+    ]
+    candidates += [
+        (name, obj)
+        for name, obj in vars(mod).items()
+        if inspect.isfunction(obj)
+        and not name.startswith("_")
+        and getattr(obj, "__module__", "") == mod.__name__
+        and "published" in name
+        and name not in dict(candidates)
+    ]
     for name, fn in candidates:
         try:
-            required = [p for p in inspect.signature(fn).parameters.values()
-                        if p.default is p.empty
-                        and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD,
-                                       p.KEYWORD_ONLY)]
+            required = [
+                p
+                for p in inspect.signature(fn).parameters.values()
+                if p.default is p.empty
+                and p.kind
+                in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+            ]
         except (TypeError, ValueError):
             continue
         if required:
@@ -467,12 +589,16 @@ def _benchmark_table(formulations=None):
         try:
             table = fn(**kwargs)
         except Exception as exc:  # the report goes on without this section
-            return None, (f"not available: references.published.{name}() "
-                          f"failed: {type(exc).__name__}: {exc}")
+            return None, (
+                f"not available: references.published.{name}() "
+                f"failed: {type(exc).__name__}: {exc}"
+            )
         if isinstance(table, pd.DataFrame):
             return table, f"from references.published.{name}()"
-    return None, ("not available: references.published offers no function "
-                  "returning the published-against-computed table.")
+    return None, (
+        "not available: references.published offers no function "
+        "returning the published-against-computed table."
+    )
 
 
 def _kolev_table():
@@ -486,7 +612,10 @@ def _kolev_table():
     try:
         table = fn()
     except Exception as exc:  # the report goes on without this section
-        return None, f"not available: kolev_cost_table() failed: {type(exc).__name__}: {exc}"
+        return (
+            None,
+            f"not available: kolev_cost_table() failed: {type(exc).__name__}: {exc}",
+        )
     if not isinstance(table, pd.DataFrame):
         return None, "not available: kolev_cost_table() did not return a table."
     return table, "measured while writing this report by kolev_cost_table()"
@@ -501,31 +630,45 @@ def _backend_note(frame: pd.DataFrame) -> str:
     compiled = [lab for lab, b in by if set(b) == {"c"}]
     if not compiled:
         return " Every right-hand side is lambdify's numpy code."
-    return (" Right-hand sides in compiled C for " + ", ".join(compiled)
-            + "; lambdify's numpy code for the others (one backend per system).")
+    return (
+        " Right-hand sides in compiled C for "
+        + ", ".join(compiled)
+        + "; lambdify's numpy code for the others (one backend per system)."
+    )
 
 
 def _kolev_part() -> list:
     table, note = _kolev_table()
     if table is None:
         return [_Para(f"Section {note}")]
-    return [_Para("Kolev's modified Lagrange equations keep the kinetic energy "
-                  "T in all coordinates and eliminate the dependent ones after "
-                  "differentiating. Rows: 'modified' uses the declared explicit "
-                  "solutions of the constraints, 'modified_implicit' their "
-                  "derivatives from the implicit function theorem, "
-                  "'substituted' is Lagrange's equations in minimal "
-                  "coordinates with the solutions substituted into T before "
-                  "differentiating, 'multipliers' is Lagrange's equations with "
-                  f"one multiplier per constraint. Numbers {note}."),
-            _Table(table)]
+    return [
+        _Para(
+            "Kolev's modified Lagrange equations keep the kinetic energy "
+            "T in all coordinates and eliminate the dependent ones after "
+            "differentiating. Rows: 'modified' uses the declared explicit "
+            "solutions of the constraints, 'modified_implicit' their "
+            "derivatives from the implicit function theorem, "
+            "'substituted' is Lagrange's equations in minimal "
+            "coordinates with the solutions substituted into T before "
+            "differentiating, 'multipliers' is Lagrange's equations with "
+            f"one multiplier per constraint. Numbers {note}."
+        ),
+        _Table(table),
+    ]
 
 
 def _equations_part(rows, trajectories, reference, n_states):
     def make():
         from .equations import equations_section
-        return [_Raw(*equations_section(rows, trajectories, reference=reference,
-                                        n_states=n_states))]
+
+        return [
+            _Raw(
+                *equations_section(
+                    rows, trajectories, reference=reference, n_states=n_states
+                )
+            )
+        ]
+
     return make
 
 
@@ -549,8 +692,9 @@ def _compute_parts(rep: _Report, jobs: int | None = None) -> None:
     order either way.
     """
     global _PARTS
-    import os
     import multiprocessing as mp
+    import os
+
     parts = [b for b in rep.blocks if isinstance(b, _Later)]
     jobs = min(jobs or os.cpu_count() or 1, len(parts))
     made = {}
@@ -578,8 +722,9 @@ def _compute_parts(rep: _Report, jobs: int | None = None) -> None:
 # ----------------------------------------------------------------------
 # The report
 # ----------------------------------------------------------------------
-def _build_report(result, out, *, benchmarks: bool = True, kolev: bool = True,
-                 figures: bool = True):
+def _build_report(
+    result, out, *, benchmarks: bool = True, kolev: bool = True, figures: bool = True
+):
     """The report's blocks, with the figures written to ``out/figures``.
 
     Rendered to markdown and HTML by :func:`write_report`.
@@ -592,13 +737,17 @@ def _build_report(result, out, *, benchmarks: bool = True, kolev: bool = True,
     meta = dict(getattr(result, "metadata", {}) or {})
     options = dict(meta.get("options", {}) or {})
     from formulations import REFERENCE
+
     reference = options.get("reference", REFERENCE)
     threshold = options.get("threshold")
     frame = _prepared(result.frame)
     trajectories = getattr(result, "trajectories", {}) or {}
-    formulations = list(dict.fromkeys(
-        [reference] * (reference in set(frame["formulation"]))
-        + sorted(frame["formulation"].unique())))
+    formulations = list(
+        dict.fromkeys(
+            [reference] * (reference in set(frame["formulation"]))
+            + sorted(frame["formulation"].unique())
+        )
+    )
     rep = _Report(out)
 
     plt, styles, fig_note = None, {}, "Figures were not requested for this report."
@@ -608,19 +757,22 @@ def _build_report(result, out, *, benchmarks: bool = True, kolev: bool = True,
             styles = _formulation_styles(formulations)
             fig_note = None
         except ImportError as exc:
-            fig_note = ("Figures are not available: matplotlib cannot be "
-                        f"imported ({exc}).")
+            fig_note = (
+                f"Figures are not available: matplotlib cannot be imported ({exc})."
+            )
 
     rep.h(1, "Comparison of equation-of-motion formulations")
     counts = frame["status"].value_counts().to_dict()
-    rep.p(f"{len(frame)} cases: " + ", ".join(f"{v} {k}" for k, v in counts.items())
-          + f". Reference formulation: {reference}. Deviations are relative to "
-          "the reference's largest magnitude (at least 1); the horizon of "
-          "agreement is the first time the deviation of q or q' exceeds "
-          f"{_fmt(threshold)}, the end of the run when it never does.")
+    rep.p(
+        f"{len(frame)} cases: "
+        + ", ".join(f"{v} {k}" for k, v in counts.items())
+        + f". Reference formulation: {reference}. Deviations are relative to "
+        "the reference's largest magnitude (at least 1); the horizon of "
+        "agreement is the first time the deviation of q or q' exceeds "
+        f"{_fmt(threshold)}, the end of the run when it never does."
+    )
     if fig_note:
         rep.p(fig_note)
-
 
     stated = findings(result.frame, meta)
     rep.h(2, "Findings")
@@ -630,54 +782,60 @@ def _build_report(result, out, *, benchmarks: bool = True, kolev: bool = True,
     rep.h(2, "Run")
     versions = meta.get("versions", {}) or {}
     machine = meta.get("machine", {}) or {}
-    rows = [("date (UTC)", meta.get("created", "—")),
-            ("git commit", meta.get("git_commit") or "—"),
-            ("versions", ", ".join(f"{k} {v}" for k, v in versions.items()) or "—"),
-            ("machine", ", ".join(f"{k} {v}" for k, v in machine.items()) or "—"),
-            ("options", ", ".join(f"{k}={v}" for k, v in options.items()) or "—"),
-            ("calibration s", _fmt(meta.get("calibration_s"))),
-            ("wall s", _fmt(meta.get("wall_s"))),
-            ("cases resumed from disk", _fmt(meta.get("resumed_cases"))),
-            ("report written", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))]
+    rows = [
+        ("date (UTC)", meta.get("created", "—")),
+        ("git commit", meta.get("git_commit") or "—"),
+        ("versions", ", ".join(f"{k} {v}" for k, v in versions.items()) or "—"),
+        ("machine", ", ".join(f"{k} {v}" for k, v in machine.items()) or "—"),
+        ("options", ", ".join(f"{k}={v}" for k, v in options.items()) or "—"),
+        ("calibration s", _fmt(meta.get("calibration_s"))),
+        ("wall s", _fmt(meta.get("wall_s"))),
+        ("cases resumed from disk", _fmt(meta.get("resumed_cases"))),
+        ("report written", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())),
+    ]
     rep.table(pd.DataFrame(rows, columns=["item", "value"]))
 
     # --- overview -----------------------------------------------------
     if len(frame):
         rep.h(2, "Overview")
-        rep.p("Largest relative deviation of q'' from the reference at random "
-              "consistent states, or the status of a case that did not finish "
-              "(— : not run).")
-        cell = [(_fmt(d) if s == "ok" else s) for d, s in
-                zip(frame["qdd_max_rel_dev"], frame["status"])]
-        ov = frame.assign(cell=cell).pivot_table(
-            index="label", columns="formulation", values="cell", aggfunc="first")
-        ov = ov.reindex(index=list(dict.fromkeys(frame["label"])),
-                        columns=[f for f in formulations if f in ov.columns])
+        rep.p(
+            "Largest relative deviation of q'' from the reference at random "
+            "consistent states, or the status of a case that did not finish "
+            "(— : not run)."
+        )
+        ov = overview_table(frame, formulations).set_index("system")
         oracle = _oracle_overview(frame, reference)
         if oracle is not None:
             name, cells = oracle
-            rep.p(f"Oracle column: the q'' of {name}, an independent library "
-                  f"reading the same model, as deviation from {reference}; "
-                  f"each formulation's own deviation from {name} is in its "
-                  "system's table.")
+            rep.p(
+                f"Oracle column: the q'' of {name}, an independent library "
+                f"reading the same model, as deviation from {reference}; "
+                f"each formulation's own deviation from {name} is in its "
+                "system's table."
+            )
             ov[f"{name} (oracle)"] = [cells.get(lab, "—") for lab in ov.index]
-        rep.table(ov.reset_index().rename(columns={"label": "system"}))
+        rep.table(ov.reset_index())
 
     # --- failures -----------------------------------------------------
-    limited = frame["peer_limitation"].map(
-        lambda v: v is True or v == "True" or v == 1) \
-        if "peer_limitation" in frame.columns else frame["status"] != frame["status"]
+    limited = (
+        frame["peer_limitation"].map(lambda v: v is True or v == "True" or v == 1)
+        if "peer_limitation" in frame.columns
+        else frame["status"] != frame["status"]
+    )
     failed = frame[~frame["status"].isin(["ok", "unsupported"]) & ~limited]
-    unsupported = frame[(frame["status"] == "unsupported")
-                        | ((frame["status"] != "ok") & limited)]
+    unsupported = frame[
+        (frame["status"] == "unsupported") | ((frame["status"] != "ok") & limited)
+    ]
     rep.h(2, "Failures")
     if failed.empty:
         rep.p("No case failed.")
     else:
         rep.table(failed[["case", "status", "error"]])
     if not unsupported.empty:
-        rep.p("Combinations a formulation declines, and the peers' "
-              "limitations (not failures):")
+        rep.p(
+            "Combinations a formulation declines, and the peers' "
+            "limitations (not failures):"
+        )
         rep.table(unsupported[["case", "status", "error"]])
 
     # --- per system ---------------------------------------------------
@@ -689,74 +847,118 @@ def _build_report(result, out, *, benchmarks: bool = True, kolev: bool = True,
             if label != system:
                 rep.h(4, label)
             table = sub[list(SUMMARY_COLUMNS)].rename(columns=SUMMARY_COLUMNS)
-            if "oracle_qdd_max_rel_dev" in sub.columns and \
-                    sub["oracle_qdd_max_rel_dev"].notna().any():
+            if (
+                "oracle_qdd_max_rel_dev" in sub.columns
+                and sub["oracle_qdd_max_rel_dev"].notna().any()
+            ):
                 name = sub["oracle"].dropna().iloc[0]
-                table.insert(list(SUMMARY_COLUMNS).index("qdd_max_rel_dev") + 1,
-                             f"q'' rel. dev. from {name}",
-                             sub["oracle_qdd_max_rel_dev"].to_numpy())
+                table.insert(
+                    list(SUMMARY_COLUMNS).index("qdd_max_rel_dev") + 1,
+                    f"q'' rel. dev. from {name}",
+                    sub["oracle_qdd_max_rel_dev"].to_numpy(),
+                )
             rep.table(table, caption=label)
             errs = sub[sub["error"] != ""]
             for r in errs.itertuples():
                 rep.p(f"{r.formulation}: {r.status}: {r.error}")
             rep.h(5, f"Equations of {label}")
             rows_ = list(sub.itertuples())
-            rep.later(_equations_part(rows_, trajectories, reference,
-                                      int(options.get("n_states", 20))),
-                      cost=2.0 + float(np.nansum(pd.to_numeric(
-                          sub["ops_raw"], errors="coerce"))) / 2000)
+            rep.later(
+                _equations_part(
+                    rows_, trajectories, reference, int(options.get("n_states", 20))
+                ),
+                cost=2.0
+                + float(np.nansum(pd.to_numeric(sub["ops_raw"], errors="coerce")))
+                / 2000,
+            )
             if plt is None:
                 continue
             slug = _slug(label)
             rep.later_figure(
                 lambda rows_=rows_, label=label, slug=slug: _trajectory_figure(
-                    plt, label, rows_, trajectories, reference, styles,
-                    fig_dir / f"trajectories_{slug}.png"),
+                    plt,
+                    label,
+                    rows_,
+                    trajectories,
+                    reference,
+                    styles,
+                    fig_dir / f"trajectories_{slug}.png",
+                ),
                 f"{label}: coordinates of every formulation, overlaid "
-                "(the three that move most).")
+                "(the three that move most).",
+            )
             rep.later_figure(
                 lambda rows_=rows_, label=label, slug=slug: _deviation_figure(
-                    plt, label, _deviations(rows_, trajectories, reference,
-                                            threshold or 0.0),
-                    reference, threshold, styles,
-                    fig_dir / f"deviation_{slug}.png"),
+                    plt,
+                    label,
+                    _deviations(rows_, trajectories, reference, threshold or 0.0),
+                    reference,
+                    threshold,
+                    styles,
+                    fig_dir / f"deviation_{slug}.png",
+                ),
                 f"{label}: relative deviation of q and q' from {reference} "
-                "against time.")
+                "against time.",
+            )
 
     # --- cost ---------------------------------------------------------
     rep.h(2, "Cost")
     if plt is not None:
+
         def cost_part():
-            path = _bars_figure(plt, frame, formulations, styles,
-                                fig_dir / "cost.png")
+            path = _bars_figure(plt, frame, formulations, styles, fig_dir / "cost.png")
             if not path:
                 return [_Para("No successful case to chart.")]
-            return [_Figure(path, "Operation counts (raw and after "
-                                  "common-subexpression elimination), derivation "
-                                  "seconds and right-hand-side microseconds per "
-                                  "formulation." + _backend_note(frame))]
+            return [
+                _Figure(
+                    path,
+                    "Operation counts (raw and after "
+                    "common-subexpression elimination), derivation "
+                    "seconds and right-hand-side microseconds per "
+                    "formulation." + _backend_note(frame),
+                )
+            ]
+
         rep.later(cost_part, cost=3.0)
     stages = _stage_table(frame)
     if stages is not None:
         rep.p("Derivation seconds by stage (as timed by each formulation).")
         rep.table(stages)
     from systems import CATALOGUE, system_facts
-    scal = [s for s in CATALOGUE if system_facts(s).scalable
-            and s in set(frame["system"])]
+
+    scal = [
+        s for s in CATALOGUE if system_facts(s).scalable and s in set(frame["system"])
+    ]
     rep.h(2, "Scaling with n")
     if plt is not None:
+
         def scaling_part():
             blocks = []
             for system in scal:
-                path = _scaling_figure(plt, frame, system, formulations, styles,
-                                       fig_dir / f"scaling_{_slug(system)}.png")
+                path = _scaling_figure(
+                    plt,
+                    frame,
+                    system,
+                    formulations,
+                    styles,
+                    fig_dir / f"scaling_{_slug(system)}.png",
+                )
                 if path:
-                    blocks.append(_Figure(path, f"{system}: operations after cse, "
-                                                "raw operations and derivation "
-                                                "seconds against n (log-log)."))
-            return blocks or [_Para(
-                "Not drawn: the run has no n-link system with two or more "
-                "sizes (use --n 2 3 5).")]
+                    blocks.append(
+                        _Figure(
+                            path,
+                            f"{system}: operations after cse, "
+                            "raw operations and derivation "
+                            "seconds against n (log-log).",
+                        )
+                    )
+            return blocks or [
+                _Para(
+                    "Not drawn: the run has no n-link system with two or more "
+                    "sizes (use --n 2 3 5)."
+                )
+            ]
+
         rep.later(scaling_part, cost=1.0 + len(scal))
 
     # --- optional sections --------------------------------------------
@@ -828,15 +1030,21 @@ def _render_markdown(rep: _Report) -> str:
 
 def _render_html(rep: _Report) -> str:
     title = next((b.text for b in rep.blocks if isinstance(b, _Heading)), "Report")
-    parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-             f"<title>{html.escape(title)}</title>", f"<style>{_CSS}</style>",
-             "</head><body>"]
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>{html.escape(title)}</title>",
+        f"<style>{_CSS}</style>",
+        "</head><body>",
+    ]
     # A contents list: the report of a full run is long.
-    toc = ['<nav><ul>']
+    toc = ["<nav><ul>"]
     for b in rep.blocks:
         if isinstance(b, _Heading) and b.level in (2, 3):
-            toc.append(f'<li class="l{b.level}"><a href="#{_slug(b.text)}">'
-                       f"{html.escape(b.text)}</a></li>")
+            toc.append(
+                f'<li class="l{b.level}"><a href="#{_slug(b.text)}">'
+                f"{html.escape(b.text)}</a></li>"
+            )
     toc.append("</ul></nav>")
     seen_h1 = False
     for b in rep.blocks:
@@ -855,14 +1063,17 @@ def _render_html(rep: _Report) -> str:
         elif isinstance(b, _Figure):
             data = base64.b64encode(b.path.read_bytes()).decode("ascii")
             cap = html.escape(b.caption)
-            parts.append(f'<figure><img alt="{cap}" src="data:image/png;base64,'
-                         f'{data}"><figcaption>{cap}</figcaption></figure>')
+            parts.append(
+                f'<figure><img alt="{cap}" src="data:image/png;base64,'
+                f'{data}"><figcaption>{cap}</figcaption></figure>'
+            )
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
 
 
-def write_report(result, out, *, benchmarks: bool = True,
-                 kolev: bool = True, figures: bool = True) -> dict:
+def write_report(
+    result, out, *, benchmarks: bool = True, kolev: bool = True, figures: bool = True
+) -> dict:
     """Write ``report.md``, a standalone ``report.html`` and ``figures/``.
 
     Parameters
@@ -899,11 +1110,14 @@ def write_report(result, out, *, benchmarks: bool = True,
     ['html', 'markdown']
     """
     if not hasattr(result, "frame") or not isinstance(result.frame, pd.DataFrame):
-        raise TypeError("result must be a ComparisonResult (with a pandas .frame), "
-                        f"not {type(result).__name__}")
+        raise TypeError(
+            "result must be a ComparisonResult (with a pandas .frame), "
+            f"not {type(result).__name__}"
+        )
     out = Path(out)
-    rep = _build_report(result, out, benchmarks=benchmarks, kolev=kolev,
-                       figures=figures)
+    rep = _build_report(
+        result, out, benchmarks=benchmarks, kolev=kolev, figures=figures
+    )
     _compute_parts(rep)
     md, page = out / "report.md", out / "report.html"
     md.write_text(_render_markdown(rep), encoding="utf-8")

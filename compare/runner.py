@@ -8,6 +8,7 @@ computed once every case has finished.  Finished cases are appended to
 ``rows.jsonl`` (and their trajectories saved) as they complete, so an
 interrupted run loses nothing and a second run resumes.
 """
+
 from __future__ import annotations
 
 import concurrent.futures as cf
@@ -25,23 +26,36 @@ import threading
 import time
 import traceback
 import warnings
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
-from formulations import (FORMULATIONS, REFERENCE, SingularConfigurationError,
-                          UnsupportedSystemError, get_formulation)
+from formulations import (
+    FORMULATIONS,
+    REFERENCE,
+    SingularConfigurationError,
+    UnsupportedSystemError,
+    get_formulation,
+)
 from numeric.integrate import integrate
 from systems import CATALOGUE, get_system, system_facts
 
 from .child import Child, ChildDied, ChildTimeout, wait_any
 
-__all__ = ["Case", "RunOptions", "ComparisonResult", "run", "expand_cases",
-           "calibrate", "RunInterrupted", "RunOutputError",
-           "SOLVERS"]
+__all__ = [
+    "Case",
+    "RunOptions",
+    "ComparisonResult",
+    "run",
+    "expand_cases",
+    "calibrate",
+    "RunInterrupted",
+    "RunOutputError",
+    "SOLVERS",
+]
 
 #: ``scipy.integrate.solve_ivp`` methods a run accepts.
 SOLVERS = ("RK45", "RK23", "DOP853", "Radau", "BDF", "LSODA")
@@ -156,27 +170,35 @@ class RunOptions:
         for name in ("t_final", "rtol", "atol", "threshold", "timeout"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise TypeError(f"{name} must be a number, not "
-                                f"{type(value).__name__}")
+                raise TypeError(f"{name} must be a number, not {type(value).__name__}")
             if not (value > 0 and math.isfinite(value)):
                 raise ValueError(f"{name} must be a positive number, not {value!r}")
-        for name, least in (("n_samples", 2), ("n_states", 1), ("rhs_calls", 1),
-                            ("time_repeats", 1)):
+        for name, least in (
+            ("n_samples", 2),
+            ("n_states", 1),
+            ("rhs_calls", 1),
+            ("time_repeats", 1),
+        ):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int):
-                raise TypeError(f"{name} must be an integer, not "
-                                f"{type(value).__name__}")
+                raise TypeError(
+                    f"{name} must be an integer, not {type(value).__name__}"
+                )
             if value < least:
                 raise ValueError(f"{name} must be at least {least}, not {value!r}")
         if self.method not in SOLVERS:
-            raise ValueError(f"method must be one of {list(SOLVERS)}, "
-                             f"not {self.method!r}")
+            raise ValueError(
+                f"method must be one of {list(SOLVERS)}, not {self.method!r}"
+            )
         if self.reference not in FORMULATIONS:
-            raise ValueError(f"reference must be one of {sorted(FORMULATIONS)}, "
-                             f"not {self.reference!r}")
+            raise ValueError(
+                f"reference must be one of {sorted(FORMULATIONS)}, "
+                f"not {self.reference!r}"
+            )
         if self.backend not in BACKEND_CHOICES:
-            raise ValueError(f"backend must be one of {list(BACKEND_CHOICES)}, "
-                             f"not {self.backend!r}")
+            raise ValueError(
+                f"backend must be one of {list(BACKEND_CHOICES)}, not {self.backend!r}"
+            )
         if self.stabilization not in ("projection", None):
             raise ValueError("stabilization must be one of ['projection', None]")
 
@@ -185,23 +207,28 @@ class RunOptions:
         computes them (the resume key: rows of older code are not reused)."""
         import scipy
         import sympy
+
         from .cache import code_digest
+
         d = dataclasses.asdict(self)
         # The time limit decides only whether a case finishes (time-out rows
         # are checked against it on resume), and the cache only where
         # equations are read from.
         for k in ("timeout", "cache_dir", "use_cache", "time_repeats"):
             d.pop(k)
-        d["code"] = code_digest(("symbolic", "numeric", "systems",
-                                 "formulations", "compare"))
+        d["code"] = code_digest(
+            ("symbolic", "numeric", "systems", "formulations", "compare")
+        )
         d["versions"] = [sympy.__version__, np.__version__, scipy.__version__]
         return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:12]
 
 
-def expand_cases(systems: Sequence[str] | None = None,
-                 formulations: Sequence[str] | None = None,
-                 n: Sequence[int] | None = None,
-                 variants: Mapping[str, list[dict]] | None = None) -> list[Case]:
+def expand_cases(
+    systems: Sequence[str] | None = None,
+    formulations: Sequence[str] | None = None,
+    n: Sequence[int] | None = None,
+    variants: Mapping[str, list[dict]] | None = None,
+) -> list[Case]:
     """Every (system variant, formulation) pair to run.
 
     Raises
@@ -261,10 +288,17 @@ def _is_peer(formulation: str) -> bool:
 
 
 def _base_row(case: Case, opts: RunOptions) -> dict:
-    return {"case": case.id, "system": case.system, "variant": case.variant,
-            "label": case.label, "formulation": case.formulation,
-            "options_digest": opts.digest(), "status": "ok", "error": "",
-            "peer_limitation": False}
+    return {
+        "case": case.id,
+        "system": case.system,
+        "variant": case.variant,
+        "label": case.label,
+        "formulation": case.formulation,
+        "options_digest": opts.digest(),
+        "status": "ok",
+        "error": "",
+        "peer_limitation": False,
+    }
 
 
 def run_case(case: Case, opts: RunOptions) -> dict:
@@ -289,8 +323,9 @@ def run_case(case: Case, opts: RunOptions) -> dict:
         row["status"] = "error"
         row["error"] = f"{type(exc).__name__}: {exc}"
         row["traceback"] = traceback.format_exc(limit=6)
-        row["peer_limitation"] = (isinstance(exc, SingularConfigurationError)
-                                  and _is_peer(case.formulation))
+        row["peer_limitation"] = isinstance(
+            exc, SingularConfigurationError
+        ) and _is_peer(case.formulation)
     return {"row": row, "arrays": arrays}
 
 
@@ -305,8 +340,12 @@ def _outcome(case: Case, opts: RunOptions, child: Child) -> dict:
     except Exception as exc:  # run_case never raises; a pickling failure may
         status, error = "error", f"{type(exc).__name__}: {exc}"
     row = _base_row(case, opts)
-    row.update(status=status, error=error, timeout_s=opts.timeout,
-               peer_limitation=status == "timeout" and _is_peer(case.formulation))
+    row.update(
+        status=status,
+        error=error,
+        timeout_s=opts.timeout,
+        peer_limitation=status == "timeout" and _is_peer(case.formulation),
+    )
     return {"row": row, "arrays": {}}
 
 
@@ -355,6 +394,7 @@ def _prepare_quietly(case: Case, opts: RunOptions) -> None:
 
 def _run_case_body(case, opts, row, arrays):
     from .cache import DerivationCache
+
     ms, states, initial = prepare_variant(case, opts)
     form = get_formulation(case.formulation)
     # The calibration workload is measured in the same process, before and
@@ -374,6 +414,7 @@ def _run_case_body(case, opts, row, arrays):
     # The report typesets the run's own equations, read back from here.
     from .equations import pack_equations
     from .findings import system_classes
+
     arrays["equations"] = pack_equations(eom)
     row["system_class"] = ",".join(system_classes(ms))
     derive_s = eom.timings.get("total", float("nan"))
@@ -390,8 +431,7 @@ def _run_case_body(case, opts, row, arrays):
     row["n_multipliers"] = eom.n_multipliers
     row["n_coordinates"] = len(ms.coordinates)
     # The report labels its figures with these, without building the system.
-    row["coordinates"] = json.dumps([str(c).replace("(t)", "")
-                                     for c in ms.coordinates])
+    row["coordinates"] = json.dumps([str(c).replace("(t)", "") for c in ms.coordinates])
     row["dof"] = ms.degrees_of_freedom
     start = time.perf_counter()
     backend = opts.backend
@@ -409,20 +449,27 @@ def _run_case_body(case, opts, row, arrays):
     # Beside the reference, an independent library's q'' where there is one
     # (Pinocchio for robots read from URDF).
     from references.robot_oracle import oracle_accelerations
+
     oracle = oracle_accelerations(ms, states)
     if oracle is not None:
         row["oracle"] = oracle[0]
         row["oracle_qdd_max_rel_dev"] = _max_rel_dev(arrays["qdd"], oracle[1])
     t0, q0, qd0 = initial
-    row["rhs_us"] = _time_rhs(model, t0, model.state_from(q0, qd0, t0),
-                              opts.rhs_calls)
+    row["rhs_us"] = _time_rhs(model, t0, model.state_from(q0, qd0, t0), opts.rhs_calls)
     calibrations.append(calibrate(repeats=opts.time_repeats))
     row["calibration_s"] = min(calibrations)
     grid = np.linspace(t0, t0 + opts.t_final, opts.n_samples)
     start = time.perf_counter()
-    res = integrate(model, t0 + opts.t_final, method=opts.method, rtol=opts.rtol,
-                    atol=opts.atol, t_eval=grid, initial_state=initial,
-                    stabilization=opts.stabilization)
+    res = integrate(
+        model,
+        t0 + opts.t_final,
+        method=opts.method,
+        rtol=opts.rtol,
+        atol=opts.atol,
+        t_eval=grid,
+        initial_state=initial,
+        stabilization=opts.stabilization,
+    )
     row["integrate_s"] = time.perf_counter() - start
     row["nfev"] = res.nfev
     row["success"] = bool(res.success)
@@ -431,8 +478,9 @@ def _run_case_body(case, opts, row, arrays):
     row["max_velocity_residual"] = res.max_velocity_residual
     arrays["t"], arrays["q"], arrays["qd"] = res.t, res.q, res.qd
     if ms.energy_conserved and len(res.t):
-        E = np.array([sum(ms.energy(ti, qi, qdi))
-                      for ti, qi, qdi in zip(res.t, res.q, res.qd)])
+        E = np.array(
+            [sum(ms.energy(ti, qi, qdi)) for ti, qi, qdi in zip(res.t, res.q, res.qd)]
+        )
         scale = max(np.max(np.abs(E)), 1e-12)
         row["energy_drift"] = float(np.max(np.abs(E - E[0])) / scale)
         arrays["energy"] = E
@@ -460,9 +508,14 @@ def agreement(t, q, qd, q_ref, qd_ref, threshold):
     rel = np.maximum(np.max(dq, axis=1) / sq, np.max(dqd, axis=1) / sqd)
     beyond = np.nonzero(rel > threshold)[0]
     horizon = float(t[beyond[0]] - t[0]) if len(beyond) else float(t[n - 1] - t[0])
-    return {"max_abs_dev_q": float(dq.max()), "max_rel_dev_q": float(dq.max() / sq),
-            "max_abs_dev_qd": float(dqd.max()), "max_rel_dev_qd": float(dqd.max() / sqd),
-            "agreement_horizon": horizon, "deviation": rel}
+    return {
+        "max_abs_dev_q": float(dq.max()),
+        "max_rel_dev_q": float(dq.max() / sq),
+        "max_abs_dev_qd": float(dqd.max()),
+        "max_rel_dev_qd": float(dqd.max() / sqd),
+        "agreement_horizon": horizon,
+        "deviation": rel,
+    }
 
 
 def calibrate(repeats: int = 3) -> float:
@@ -477,6 +530,7 @@ def calibrate(repeats: int = 3) -> float:
     shows as a larger ratio even on a machine that is itself slower.
     """
     import sympy as sm
+
     x, y, z = sm.symbols("x y z")
     times = []
     for _ in range(repeats):
@@ -516,11 +570,14 @@ class ComparisonResult:
     def __repr__(self):
         f = self.frame
         counts = f["status"].value_counts().to_dict() if len(f) else {}
-        return (f"ComparisonResult(cases={len(f)}, status={counts}, "
-                f"out={str(self.out) if self.out else None!r})")
+        return (
+            f"ComparisonResult(cases={len(f)}, status={counts}, "
+            f"out={str(self.out) if self.out else None!r})"
+        )
 
     def _repr_html_(self):
         from .tables import result_html
+
         return result_html(self)
 
     @property
@@ -540,22 +597,26 @@ class ComparisonResult:
         f = self.frame
         if not len(f):
             return f
-        return f[(f["status"] == "unsupported") | ((f["status"] != "ok")
-                                                   & self._limited())]
+        return f[
+            (f["status"] == "unsupported") | ((f["status"] != "ok") & self._limited())
+        ]
 
     def _limited(self) -> pd.Series:
         f = self.frame
         if "peer_limitation" not in f.columns:
             return pd.Series(False, index=f.index)
-        return f["peer_limitation"].map(lambda v: v is True or v == "True"
-                                        or v == 1)
+        return f["peer_limitation"].map(lambda v: v is True or v == "True" or v == 1)
 
 
 def _git_commit() -> str:
     try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True,
-                              text=True, timeout=10,
-                              cwd=Path(__file__).resolve().parent).stdout.strip()
+        return subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            cwd=Path(__file__).resolve().parent,
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return ""
 
@@ -563,9 +624,14 @@ def _git_commit() -> str:
 def _versions() -> dict:
     import scipy
     import sympy
-    out = {"python": platform.python_version(), "numpy": np.__version__,
-           "scipy": scipy.__version__, "sympy": sympy.__version__,
-           "pandas": pd.__version__}
+
+    out = {
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "scipy": scipy.__version__,
+        "sympy": sympy.__version__,
+        "pandas": pd.__version__,
+    }
     return out
 
 
@@ -597,8 +663,9 @@ def _read_rows(out: Path) -> list[dict]:
             continue
         rows.append(row)
     if bad or (text and not text.endswith("\n")):
-        _atomic_write(path, "".join(json.dumps(r, default=str) + "\n"
-                                    for r in rows).encode())
+        _atomic_write(
+            path, "".join(json.dumps(r, default=str) + "\n" for r in rows).encode()
+        )
         _note(f"{path}: dropped {bad} unreadable line(s); those cases run again")
     return rows
 
@@ -615,8 +682,11 @@ def _resumable(out: Path, row: dict, opts: RunOptions) -> str:
         path = out / row["arrays"]
         try:
             with np.load(path) as data:
-                digest = str(data["options_digest"]) if "options_digest" in \
-                    data.files else ""
+                digest = (
+                    str(data["options_digest"])
+                    if "options_digest" in data.files
+                    else ""
+                )
         except (OSError, ValueError, KeyError) as exc:
             return f"its trajectory {path.name} cannot be read ({exc})"
         if digest != row.get("options_digest"):
@@ -659,20 +729,19 @@ def _save_case(out: Path, row: dict, arrays: dict):
         if arrays:
             tdir = out / "trajectories"
             tdir.mkdir(parents=True, exist_ok=True)
-            slug = "".join(c if c.isalnum() or c in "-_" else "_"
-                           for c in row["case"])
+            slug = "".join(c if c.isalnum() or c in "-_" else "_" for c in row["case"])
             name = f"{slug}.{row['options_digest']}.npz"
             tmp = tdir / f".{name}.{os.getpid()}.tmp.npz"
             try:
-                np.savez_compressed(tmp, options_digest=np.array(
-                    row["options_digest"]), **arrays)
+                np.savez_compressed(
+                    tmp, options_digest=np.array(row["options_digest"]), **arrays
+                )
                 os.replace(tmp, tdir / name)
             finally:
                 tmp.unlink(missing_ok=True)
             row["arrays"] = f"trajectories/{name}"
         line = (json.dumps(row, default=str) + "\n").encode()
-        fd = os.open(out / "rows.jsonl", os.O_WRONLY | os.O_APPEND | os.O_CREAT,
-                     0o644)
+        fd = os.open(out / "rows.jsonl", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             written = os.write(fd, line)
             if written != len(line):
@@ -682,8 +751,8 @@ def _save_case(out: Path, row: dict, arrays: dict):
             os.close(fd)
     except OSError as exc:
         raise RunOutputError(
-            exc.errno, f"cannot save case {row['case']} in {out}: "
-                       f"{exc.strerror or exc}") from exc
+            exc.errno, f"cannot save case {row['case']} in {out}: {exc.strerror or exc}"
+        ) from exc
 
 
 def _load_arrays(out: Path | None, row: dict) -> dict:
@@ -713,8 +782,9 @@ def check_output_dir(out) -> Path:
         os.close(fd)
         os.unlink(probe)
     except OSError as exc:
-        raise ValueError(f"--out {out} cannot be written: "
-                         f"{exc.strerror or exc}") from None
+        raise ValueError(
+            f"--out {out} cannot be written: {exc.strerror or exc}"
+        ) from None
     return out
 
 
@@ -742,10 +812,19 @@ class _Signals:
         return False
 
 
-def run(systems=None, formulations=None, *, n=None, variants=None,
-        executor: cf.Executor | None = None, jobs: int | None = None,
-        out=None, progress: bool = True, resume: bool = True,
-        **options) -> ComparisonResult:
+def run(
+    systems=None,
+    formulations=None,
+    *,
+    n=None,
+    variants=None,
+    executor: cf.Executor | None = None,
+    jobs: int | None = None,
+    out=None,
+    progress: bool = True,
+    resume: bool = True,
+    **options,
+) -> ComparisonResult:
     """Compare formulations on systems.
 
     Every case runs in a child process of its own, killed when it takes
@@ -799,13 +878,15 @@ def run(systems=None, formulations=None, *, n=None, variants=None,
     """
     opts = RunOptions(**options)
     cases = expand_cases(systems, formulations, n, variants)
-    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int)
-                             or jobs < 1):
+    if jobs is not None and (
+        isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1
+    ):
         raise ValueError(f"jobs must be a positive integer, not {jobs!r}")
     if opts.reference not in {c.formulation for c in cases}:
-        cases = cases + [Case(c.system, c.options, opts.reference)
-                         for c in {(c.system, c.options): c
-                                   for c in cases}.values()]
+        cases = cases + [
+            Case(c.system, c.options, opts.reference)
+            for c in {(c.system, c.options): c for c in cases}.values()
+        ]
     out = check_output_dir(out) if out else None
     done = {}
     if out is not None:
@@ -840,6 +921,7 @@ def run(systems=None, formulations=None, *, n=None, variants=None,
 
     if progress and todo:
         from tqdm.auto import tqdm
+
         bar = tqdm(total=len(todo), desc="cases", unit="case")
 
     def remain(done: int) -> str:
@@ -851,15 +933,21 @@ def run(systems=None, formulations=None, *, n=None, variants=None,
         if bar:
             running = [c.id for c in children]
             bar.set_postfix_str(
-                (f"running {', '.join(running)}; " if running else "")
-                + remain(0), refresh=True)
+                (f"running {', '.join(running)}; " if running else "") + remain(0),
+                refresh=True,
+            )
 
     def advance(case):
         if bar:
             # The text first, so the bar never shows a finished case running.
             running = [c.id for c in children]
-            text = (f"running {', '.join(running)}; " if running else
-                    "" if executor is None else f"finished {case.id}; ")
+            text = (
+                f"running {', '.join(running)}; "
+                if running
+                else ""
+                if executor is None
+                else f"finished {case.id}; "
+            )
             bar.set_postfix_str(text + remain(1), refresh=False)
             bar.update()
 
@@ -874,25 +962,28 @@ def run(systems=None, formulations=None, *, n=None, variants=None,
                     while pending and len(children) < jobs:
                         case = pending.pop(0)
                         _prepare_quietly(case, opts)
-                        children[case] = Child(run_case, case, opts,
-                                               timeout=opts.timeout)
+                        children[case] = Child(
+                            run_case, case, opts, timeout=opts.timeout
+                        )
                         show()
                     wait_any(children.values(), timeout=0.5)
                     for case, child in list(children.items()):
                         if child.poll():
                             del children[case]
-                            if signals.signum is not None and \
-                                    not child.finished_normally:
+                            if (
+                                signals.signum is not None
+                                and not child.finished_normally
+                            ):
                                 continue  # killed with us (a terminal's ^C)
                             collect(_outcome(case, opts, child))
                             advance(case)
             else:
-                futures = {executor.submit(run_case_isolated, c, opts): c
-                           for c in todo}
+                futures = {executor.submit(run_case_isolated, c, opts): c for c in todo}
                 remaining = set(futures)
                 while remaining and signals.signum is None:
                     finished, remaining = cf.wait(
-                        remaining, timeout=0.5, return_when=cf.FIRST_COMPLETED)
+                        remaining, timeout=0.5, return_when=cf.FIRST_COMPLETED
+                    )
                     for fut in finished:
                         collect(_future_result(futures[fut], opts, fut))
                         advance(futures[fut])
@@ -927,8 +1018,11 @@ def run(systems=None, formulations=None, *, n=None, variants=None,
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "git_commit": _git_commit(),
         "versions": _versions(),
-        "machine": {"platform": platform.platform(), "processor": platform.machine(),
-                    "cpus": os.cpu_count()},
+        "machine": {
+            "platform": platform.platform(),
+            "processor": platform.machine(),
+            "cpus": os.cpu_count(),
+        },
         "options": dataclasses.asdict(opts),
         "options_digest": opts.digest(),
         "systems": sorted({c.system for c in cases}),
@@ -945,8 +1039,9 @@ def run(systems=None, formulations=None, *, n=None, variants=None,
         try:
             save(result, out)
         except OSError as exc:
-            raise RunOutputError(exc.errno, f"cannot save the results in {out}: "
-                                            f"{exc.strerror or exc}") from exc
+            raise RunOutputError(
+                exc.errno, f"cannot save the results in {out}: {exc.strerror or exc}"
+            ) from exc
     return result
 
 
@@ -963,8 +1058,9 @@ def _longest_first(todo: list[Case], out: Path | None) -> list[Case]:
     if out is not None and (out / "results.csv").exists():
         try:
             prev = pd.read_csv(out / "results.csv")
-            cols = [c for c in ("derive_s", "codegen_s", "integrate_s")
-                    if c in prev.columns]
+            cols = [
+                c for c in ("derive_s", "codegen_s", "integrate_s") if c in prev.columns
+            ]
             if "case" in prev.columns and cols:
                 cost = prev[cols].apply(pd.to_numeric, errors="coerce")
                 known = dict(zip(prev["case"], cost.fillna(0).sum(axis=1)))
@@ -976,6 +1072,7 @@ def _longest_first(todo: list[Case], out: Path | None) -> list[Case]:
         n = dict(c.options).get("n", 0)
         n = n if isinstance(n, int) else 0
         return (-known.get(c.id, -1.0), -n, i)
+
     return [c for _, c in sorted(enumerate(todo), key=key)]
 
 
@@ -984,8 +1081,9 @@ def _future_result(case: Case, opts: RunOptions, fut) -> dict:
         return fut.result()
     except Exception as exc:  # the executor's worker died
         row = _base_row(case, opts)
-        row.update(status="crashed",
-                   error=f"worker failed: {type(exc).__name__}: {exc}")
+        row.update(
+            status="crashed", error=f"worker failed: {type(exc).__name__}: {exc}"
+        )
         return {"row": row, "arrays": {}}
 
 
@@ -1013,30 +1111,52 @@ def _assemble(cases, rows, arrays, opts) -> pd.DataFrame:
         if ref and "qdd" in arr and "qdd" in ref and len(arr["qdd"]) == len(ref["qdd"]):
             row["qdd_max_rel_dev"] = _max_rel_dev(arr["qdd"], ref["qdd"])
         if ref and "q" in arr and "q" in ref and len(arr["t"]):
-            ag = agreement(arr["t"], arr["q"], arr["qd"], ref["q"], ref["qd"],
-                           opts.threshold)
+            ag = agreement(
+                arr["t"], arr["q"], arr["qd"], ref["q"], ref["qd"], opts.threshold
+            )
             arr["deviation"] = ag.pop("deviation")
             row.update(ag)
         out.append(row)
     frame = pd.DataFrame(out)
-    front = ["system", "variant", "formulation", "status", "derive_s", "ops_raw",
-             "ops_cse", "n_equations", "n_unknowns", "n_multipliers",
-             "qdd_max_rel_dev", "oracle_qdd_max_rel_dev", "max_rel_dev_q",
-             "agreement_horizon",
-             "energy_drift", "max_position_residual", "max_velocity_residual",
-             "codegen_s", "rhs_us", "integrate_s", "nfev", "success", "error"]
-    cols = [c for c in front if c in frame.columns] + \
-        [c for c in frame.columns if c not in front]
+    front = [
+        "system",
+        "variant",
+        "formulation",
+        "status",
+        "derive_s",
+        "ops_raw",
+        "ops_cse",
+        "n_equations",
+        "n_unknowns",
+        "n_multipliers",
+        "qdd_max_rel_dev",
+        "oracle_qdd_max_rel_dev",
+        "max_rel_dev_q",
+        "agreement_horizon",
+        "energy_drift",
+        "max_position_residual",
+        "max_velocity_residual",
+        "codegen_s",
+        "rhs_us",
+        "integrate_s",
+        "nfev",
+        "success",
+        "error",
+    ]
+    cols = [c for c in front if c in frame.columns] + [
+        c for c in frame.columns if c not in front
+    ]
     return frame[cols] if len(frame) else frame
 
 
 def save(result: ComparisonResult, out) -> None:
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    _atomic_write(out / "results.csv",
-                  result.frame.to_csv(index=False).encode())
-    _atomic_write(out / "metadata.json",
-                  json.dumps(result.metadata, indent=2, default=str).encode())
+    _atomic_write(out / "results.csv", result.frame.to_csv(index=False).encode())
+    _atomic_write(
+        out / "metadata.json",
+        json.dumps(result.metadata, indent=2, default=str).encode(),
+    )
 
 
 def load(out) -> ComparisonResult:

@@ -1,4 +1,5 @@
 """The table printed after a run, and the headings every table uses."""
+
 from __future__ import annotations
 
 import pandas as pd
@@ -25,9 +26,20 @@ HEADINGS = {
     "nfev": "nfev",
 }
 #: Columns of the table printed after a run (one line per case).
-PRINTED_COLUMNS = ("label", "formulation", "status", "derive_s", "ops_raw",
-                   "ops_cse", "n_equations", "n_unknowns", "qdd_max_rel_dev",
-                   "agreement_horizon", "rhs_us", "integrate_s")
+PRINTED_COLUMNS = (
+    "label",
+    "formulation",
+    "status",
+    "derive_s",
+    "ops_raw",
+    "ops_cse",
+    "n_equations",
+    "n_unknowns",
+    "qdd_max_rel_dev",
+    "agreement_horizon",
+    "rhs_us",
+    "integrate_s",
+)
 #: Columns of the report's per-system tables (the system is the heading).
 REPORT_COLUMNS = tuple(c for c in HEADINGS if c != "label")
 
@@ -40,8 +52,14 @@ def summary_table(frame: pd.DataFrame) -> pd.DataFrame:
 def print_summary(result) -> None:
     """The table, then the failures and, apart, the peers' limitations."""
     table = summary_table(result.frame)
-    with pd.option_context("display.max_rows", None, "display.width", 200,
-                           "display.float_format", "{:.3g}".format):
+    with pd.option_context(
+        "display.max_rows",
+        None,
+        "display.width",
+        200,
+        "display.float_format",
+        "{:.3g}".format,
+    ):
         print(table.to_string(index=False))
     failures = result.failures
     if len(failures):
@@ -55,5 +73,7 @@ def print_summary(result) -> None:
             print(f"  {row['case']}: {row['status']}: {row['error']}")
     repairs = result.metadata.get("cache_repairs")
     if repairs:
-        print(f"\n{repairs} cache entr{'y' if repairs == 1 else 'ies'} rebuilt "
-              f"(corrupted or mismatching)")
+        print(
+            f"\n{repairs} cache entr{'y' if repairs == 1 else 'ies'} rebuilt "
+            f"(corrupted or mismatching)"
+        )

@@ -1,5 +1,6 @@
 """Tables of a run as text: cell formatting, Markdown and HTML tables, and
 the overview a notebook shows (shared by the report and ``ComparisonResult``)."""
+
 from __future__ import annotations
 
 import html
@@ -13,8 +14,14 @@ from .summary import HEADINGS, REPORT_COLUMNS
 
 #: Columns of the per-system summary table: frame column -> heading.
 SUMMARY_COLUMNS = {c: HEADINGS[c] for c in REPORT_COLUMNS}
-_INT_COLUMNS = {"ops_raw", "ops_cse", "n_equations", "n_unknowns",
-                "n_multipliers", "nfev"}
+_INT_COLUMNS = {
+    "ops_raw",
+    "ops_cse",
+    "n_equations",
+    "n_unknowns",
+    "n_multipliers",
+    "nfev",
+}
 
 
 # ----------------------------------------------------------------------
@@ -53,8 +60,10 @@ def _fmt(x, column: str = "", digits: int | None = 3) -> str:
 
 
 def _text_frame(frame: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
-    return pd.DataFrame({str(c): [_fmt(v, c, digits) for v in frame[c]]
-                         for c in frame.columns}, index=frame.index)
+    return pd.DataFrame(
+        {str(c): [_fmt(v, c, digits) for v in frame[c]] for c in frame.columns},
+        index=frame.index,
+    )
 
 
 def _md_cell(s: str) -> str:
@@ -65,8 +74,10 @@ def _md_table(frame: pd.DataFrame, digits: int = 3) -> str:
     text = _text_frame(frame, digits)
     head = "| " + " | ".join(_md_cell(c) for c in text.columns) + " |"
     rule = "|" + "|".join("---" for _ in text.columns) + "|"
-    rows = ["| " + " | ".join(_md_cell(v) for v in row) + " |"
-            for row in text.itertuples(index=False)]
+    rows = [
+        "| " + " | ".join(_md_cell(v) for v in row) + " |"
+        for row in text.itertuples(index=False)
+    ]
     return "\n".join([head, rule, *rows])
 
 
@@ -75,15 +86,23 @@ def _html_table(frame: pd.DataFrame, caption: str, digits: int = 3) -> str:
     parts = ['<div class="scroll"><table>']
     if caption:
         parts.append(f"<caption>{html.escape(caption)}</caption>")
-    parts.append("<thead><tr>" + "".join(f"<th>{html.escape(str(c))}</th>"
-                                        for c in text.columns) + "</tr></thead><tbody>")
-    status_col = list(text.columns).index("status") if "status" in text.columns else None
+    parts.append(
+        "<thead><tr>"
+        + "".join(f"<th>{html.escape(str(c))}</th>" for c in text.columns)
+        + "</tr></thead><tbody>"
+    )
+    status_col = (
+        list(text.columns).index("status") if "status" in text.columns else None
+    )
     for row in text.itertuples(index=False):
         cls = ""
         if status_col is not None and row[status_col] not in ("ok", "—"):
             cls = ' class="bad"' if row[status_col] != "unsupported" else ' class="na"'
-        parts.append(f"<tr{cls}>" + "".join(f"<td>{html.escape(str(v))}</td>"
-                                            for v in row) + "</tr>")
+        parts.append(
+            f"<tr{cls}>"
+            + "".join(f"<td>{html.escape(str(v))}</td>" for v in row)
+            + "</tr>"
+        )
     parts.append("</tbody></table></div>")
     return "\n".join(parts)
 
@@ -98,8 +117,15 @@ def _slug(text: str) -> str:
 def _prepared(frame: pd.DataFrame) -> pd.DataFrame:
     """A copy with every column the report reads (missing ones as NaN)."""
     f = frame.copy()
-    for col in ("system", "variant", "formulation", "status", "error", "case",
-                *SUMMARY_COLUMNS):
+    for col in (
+        "system",
+        "variant",
+        "formulation",
+        "status",
+        "error",
+        "case",
+        *SUMMARY_COLUMNS,
+    ):
         if col not in f.columns:
             f[col] = np.nan
     f["system"] = f["system"].fillna("?").astype(str)
@@ -109,11 +135,14 @@ def _prepared(frame: pd.DataFrame) -> pd.DataFrame:
     f["error"] = f["error"].apply(lambda v: "" if _is_missing(v) else str(v))
     if "label" not in frame.columns:
         f["label"] = np.nan
-    f["label"] = [lab if not _is_missing(lab) else
-                  (f"{s}[{v}]" if v else s)
-                  for lab, s, v in zip(f["label"], f["system"], f["variant"])]
-    f["case"] = [c if not _is_missing(c) else f"{lab}/{form}"
-                 for c, lab, form in zip(f["case"], f["label"], f["formulation"])]
+    f["label"] = [
+        lab if not _is_missing(lab) else (f"{s}[{v}]" if v else s)
+        for lab, s, v in zip(f["label"], f["system"], f["variant"])
+    ]
+    f["case"] = [
+        c if not _is_missing(c) else f"{lab}/{form}"
+        for c, lab, form in zip(f["case"], f["label"], f["formulation"])
+    ]
     for col in SUMMARY_COLUMNS:
         if col not in ("formulation", "status"):
             f[col] = pd.to_numeric(f[col], errors="coerce")
@@ -126,12 +155,17 @@ def overview_table(frame: pd.DataFrame, formulations=None) -> pd.DataFrame:
     fr = _prepared(frame)
     if formulations is None:
         formulations = list(dict.fromkeys(fr["formulation"]))
-    cell = [(_fmt(d) if s == "ok" else s) for d, s in
-            zip(fr["qdd_max_rel_dev"], fr["status"])]
+    cell = [
+        (_fmt(d) if s == "ok" else s)
+        for d, s in zip(fr["qdd_max_rel_dev"], fr["status"])
+    ]
     ov = fr.assign(cell=cell).pivot_table(
-        index="label", columns="formulation", values="cell", aggfunc="first")
-    ov = ov.reindex(index=list(dict.fromkeys(fr["label"])),
-                    columns=[f for f in formulations if f in ov.columns])
+        index="label", columns="formulation", values="cell", aggfunc="first"
+    )
+    ov = ov.reindex(
+        index=list(dict.fromkeys(fr["label"])),
+        columns=[f for f in formulations if f in ov.columns],
+    )
     return ov.reset_index().rename(columns={"label": "system"})
 
 
@@ -140,7 +174,9 @@ def result_html(result) -> str:
     fnd = findings(result.frame, getattr(result, "metadata", None))
     parts = ["<div><h3>Findings</h3>", fnd.html()]
     if len(result.frame):
-        parts += ["<h3>Overview: q'' deviation from the reference</h3>",
-                  _html_table(overview_table(result.frame), "")]
+        parts += [
+            "<h3>Overview: q'' deviation from the reference</h3>",
+            _html_table(overview_table(result.frame), ""),
+        ]
     parts.append("</div>")
     return "\n".join(parts)

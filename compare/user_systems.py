@@ -10,6 +10,7 @@ otherwise as strings); several options of one system make one variant.
 Worker processes are forked from the registering process, so they see the
 registration; a dask cluster's workers need the module importable.
 """
+
 from __future__ import annotations
 
 import ast
@@ -37,8 +38,7 @@ def _import(target: str):
     try:
         return importlib.import_module(target)
     except ImportError as exc:
-        raise ValueError(f"cannot import {target!r} for --systems: "
-                         f"{exc}") from None
+        raise ValueError(f"cannot import {target!r} for --systems: {exc}") from None
 
 
 def resolve_systems(specs):
@@ -56,13 +56,16 @@ def resolve_systems(specs):
         return specs
     names = []
     for spec in specs:
-        if spec in CATALOGUE or spec == "all" or (
-                ":" not in spec and not spec.endswith(".py")
-                and os.sep not in spec):
+        if (
+            spec in CATALOGUE
+            or spec == "all"
+            or (":" not in spec and not spec.endswith(".py") and os.sep not in spec)
+        ):
             names.append(spec)
             continue
-        target, _, attr = spec.partition(":") if not os.path.isfile(spec) \
-            else (spec, "", "")
+        target, _, attr = (
+            spec.partition(":") if not os.path.isfile(spec) else (spec, "", "")
+        )
         before = set(CATALOGUE)
         module = _import(target)
         if not attr:
@@ -70,15 +73,20 @@ def resolve_systems(specs):
             if not added:
                 raise ValueError(
                     f"{target!r} registers no system; name a builder as "
-                    f"{target}:BUILDER")
+                    f"{target}:BUILDER"
+                )
             names += added
             continue
         builder = getattr(module, attr, None)
         if not callable(builder):
-            valid = sorted(n for n, v in vars(module).items()
-                           if callable(v) and not n.startswith("_"))
-            raise ValueError(f"{target!r} has no builder {attr!r}; callables "
-                             f"there: {valid}")
+            valid = sorted(
+                n
+                for n, v in vars(module).items()
+                if callable(v) and not n.startswith("_")
+            )
+            raise ValueError(
+                f"{target!r} has no builder {attr!r}; callables there: {valid}"
+            )
         registered = [n for n, b in CATALOGUE.items() if b is builder]
         if not registered:
             register_system(attr)(builder)
@@ -111,15 +119,17 @@ def parse_system_options(items, defaults=None):
         name, sep, rest = item.partition(":")
         key, eq, value = rest.partition("=")
         if not (sep and eq and name and key):
-            raise ValueError(f"--system-option takes NAME:KEY=VALUE, not "
-                             f"{item!r}")
+            raise ValueError(f"--system-option takes NAME:KEY=VALUE, not {item!r}")
         if name not in CATALOGUE:
-            raise ValueError(f"--system-option names unknown system "
-                             f"{name!r}; valid: {sorted(CATALOGUE)}")
+            raise ValueError(
+                f"--system-option names unknown system "
+                f"{name!r}; valid: {sorted(CATALOGUE)}"
+            )
         valid = list(inspect.signature(CATALOGUE[name]).parameters)
         if key not in valid:
-            raise ValueError(f"system {name!r} takes no option {key!r}; "
-                             f"valid options: {valid}")
+            raise ValueError(
+                f"system {name!r} takes no option {key!r}; valid options: {valid}"
+            )
         chosen.setdefault(name, {})[key] = _literal(value)
     for name, opts in chosen.items():
         variants[name] = [opts]

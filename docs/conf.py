@@ -9,6 +9,7 @@ The tutorials in ``docs/examples`` are sphinx-gallery scripts executed at
 every build; each asserts what it shows, so a broken example fails the
 build.
 """
+
 from __future__ import annotations
 
 import os
@@ -30,6 +31,8 @@ copyright = "the eomcompare authors"
 release = version = "0.1.0"
 
 extensions = [
+    # The user guide is Markdown (docs/guide.md), read by MyST.
+    "myst_parser",
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     # numpydoc-style docstrings.  napoleon (part of Sphinx) rather than the

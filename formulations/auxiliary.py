@@ -33,6 +33,7 @@ Every route returns ``{name: expression}``: in (t, q, u, u') for the first
 two, in (t, q, q', q'', lambda) for the third.  Names are the reaction
 unknowns' (``"Fx"``) or the auxiliary speeds' (``"ua0"``).
 """
+
 from __future__ import annotations
 
 import sympy as sm
@@ -64,8 +65,7 @@ def _name(x) -> str:
 
 
 def _sub(vec, rep):
-    return vec.applyfunc(lambda e: sm.sympify(e).xreplace(rep)) \
-        if vec != 0 else vec
+    return vec.applyfunc(lambda e: sm.sympify(e).xreplace(rep)) if vec != 0 else vec
 
 
 def _dependence(ms, qdot):
@@ -94,8 +94,10 @@ def _generalized_forces(ms, speeds, qdot):
         # Rates replaced first: the kinematic equations may hold auxiliary
         # speeds (sympy's test_kane2 vehicle), which then move the points.
         vec = _sub(vec, qdot)
-        return [_sub(vec.diff(r, N, var_in_dcm=False), ms._aux_zero)
-                if vec != 0 else vec for r in speeds]
+        return [
+            _sub(vec.diff(r, N, var_in_dcm=False), ms._aux_zero) if vec != 0 else vec
+            for r in speeds
+        ]
 
     for body in ms.bodies:
         v = body.masscenter.vel(N)
@@ -122,12 +124,14 @@ def _active_forces(ms, speeds, rep):
     N = ms.frame
     F = [sm.S.Zero] * len(speeds)
     for load in ms.loads:
-        vel = (load.point.vel(N) if isinstance(load, me.Force)
-               else load.frame.ang_vel_in(N))
+        vel = (
+            load.point.vel(N)
+            if isinstance(load, me.Force)
+            else load.frame.ang_vel_in(N)
+        )
         if vel == 0:
             continue
-        vel = _sub(vel, {k: v for k, v in rep.items()
-                         if k not in ms._aux_zero})
+        vel = _sub(vel, {k: v for k, v in rep.items() if k not in ms._aux_zero})
         for k, r in enumerate(speeds):
             p = _sub(vel.diff(r, N, var_in_dcm=False), ms._aux_zero)
             if p != 0:
@@ -145,14 +149,16 @@ def _solve(ms, E):
     if any(sm.sympify(j).has(*R) for j in J):
         raise UnsupportedSystemError(
             f"{ms.name}: the reactions {R} do not enter the auxiliary "
-            f"equations linearly")
+            f"equations linearly"
+        )
     E0 = E.xreplace({r: 0 for r in R})
     try:
         sol = solve_linear(J, -E0)
     except ValueError:
         raise UnsupportedSystemError(
             f"{ms.name}: the auxiliary equations cannot be solved for the "
-            f"reactions {R} (they do not determine them)") from None
+            f"reactions {R} (they do not determine them)"
+        ) from None
     return {_name(r): sol[i] for i, r in enumerate(R)}
 
 
@@ -163,9 +169,9 @@ def kane_forces(ms) -> dict:
     ua, u_dep = list(ms.u_aux), list(ms.u_dep)
     C_aux, _ = _dependence(ms, qdot)
     G = _generalized_forces(ms, ua + u_dep, qdot)
-    E = G[:len(ua), :]
+    E = G[: len(ua), :]
     if u_dep:
-        E += C_aux.T * G[len(ua):, :]
+        E += C_aux.T * G[len(ua) :, :]
     return _solve(ms, E)
 
 
@@ -219,8 +225,11 @@ def multiplier_forces(ms, multipliers) -> dict:
     nh = len(hol_rows)
     nonhol = sm.Matrix(list(vel_rows))
     # Holonomic constraints hold no speeds: only velocity rows relax.
-    A_aux = (nonhol.xreplace(qdot).jacobian(ua).xreplace(ms._aux_zero)
-             if len(nonhol) else sm.zeros(0, len(ua)))
+    A_aux = (
+        nonhol.xreplace(qdot).jacobian(ua).xreplace(ms._aux_zero)
+        if len(nonhol)
+        else sm.zeros(0, len(ua))
+    )
     lam = sm.Matrix(list(multipliers)[nh:])
     # Bodies moved by the auxiliary speeds themselves (not through the
     # constraints): their generalized forces, in coordinate rates.
@@ -229,5 +238,3 @@ def multiplier_forces(ms, multipliers) -> dict:
     G = G.xreplace(ud).xreplace(u_map)
     E = G + (A_aux.T * lam if len(lam) else sm.zeros(len(ua), 1))
     return _solve(ms, E.xreplace(u_map))
-
-

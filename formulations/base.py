@@ -20,17 +20,19 @@ How to write a new formulation
 The numeric contract (:mod:`numeric.model`) is generated from the
 returned expressions in the same way for every formulation.
 """
+
 from __future__ import annotations
 
 import abc
+import inspect
 import threading
 import time
-import inspect
+from collections.abc import Mapping
 from collections.abc import Mapping as _MappingABC
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from types import MappingProxyType
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar
 
 import sympy as sm
 import sympy.physics.mechanics as me
@@ -39,11 +41,23 @@ from symbolic.linsolve import solve_linear
 from systems import MechanicalSystem, get_system
 
 __all__ = [
-    "Formulation", "EquationsOfMotion", "Derivation", "FORMULATIONS",
-    "register", "get_formulation", "UnsupportedSystemError",
-    "count_operations", "speed_form", "rate_form", "formulation_names",
-    "LazyExtras", "solve_dependent_speeds", "REFERENCE", "ABILITIES",
-    "check_options", "peer_of",
+    "Formulation",
+    "EquationsOfMotion",
+    "Derivation",
+    "FORMULATIONS",
+    "register",
+    "get_formulation",
+    "UnsupportedSystemError",
+    "count_operations",
+    "speed_form",
+    "rate_form",
+    "formulation_names",
+    "LazyExtras",
+    "solve_dependent_speeds",
+    "REFERENCE",
+    "ABILITIES",
+    "check_options",
+    "peer_of",
 ]
 
 t = me.dynamicsymbols._t
@@ -54,15 +68,21 @@ class UnsupportedSystemError(ValueError):
 
 
 #: Registry: formulation name -> class.  Every listing reads this.
-FORMULATIONS: dict[str, type["Formulation"]] = {}
+FORMULATIONS: dict[str, type[Formulation]] = {}
 
 #: The formulation every other one is compared with (harness, CLI, report,
 #: tests).
 REFERENCE = "kane"
 
 #: The ability flags every formulation declares (class attributes, bool).
-ABILITIES = ("handles_holonomic", "handles_nonholonomic", "handles_rheonomic",
-             "uses_multipliers", "needs_dependent_solutions", "is_peer")
+ABILITIES = (
+    "handles_holonomic",
+    "handles_nonholonomic",
+    "handles_rheonomic",
+    "uses_multipliers",
+    "needs_dependent_solutions",
+    "is_peer",
+)
 
 
 def register(cls):
@@ -86,19 +106,23 @@ def register(cls):
     if not isinstance(cls.name, str) or not cls.name:
         raise ValueError(f"{cls.__name__} must set a non-empty class attribute name")
     if inspect.isabstract(cls):
-        raise TypeError(f"{cls.__name__} does not implement "
-                        f"{sorted(cls.__abstractmethods__)}")
+        raise TypeError(
+            f"{cls.__name__} does not implement {sorted(cls.__abstractmethods__)}"
+        )
     bad = [a for a in ABILITIES if not isinstance(getattr(cls, a), bool)]
     if bad:
         raise TypeError(
             f"{cls.__name__} must set the ability flags {bad} to True or "
-            f"False (every one of {list(ABILITIES)} is declared)")
+            f"False (every one of {list(ABILITIES)} is declared)"
+        )
     if not isinstance(cls.version, str):
-        raise TypeError(f"{cls.__name__}.version must be a str, not "
-                        f"{type(cls.version).__name__}")
+        raise TypeError(
+            f"{cls.__name__}.version must be a str, not {type(cls.version).__name__}"
+        )
     if cls.peer is not None and not isinstance(cls.peer, str):
-        raise TypeError(f"{cls.__name__}.peer must be a formulation name or "
-                        f"None, not {cls.peer!r}")
+        raise TypeError(
+            f"{cls.__name__}.peer must be a formulation name or None, not {cls.peer!r}"
+        )
     if cls.name in FORMULATIONS and FORMULATIONS[cls.name] is not cls:
         raise ValueError(f"formulation {cls.name!r} is registered already")
     FORMULATIONS[cls.name] = cls
@@ -140,29 +164,39 @@ def check_options(owner: str, **choices) -> None:
     TypeError: kane: `assembly` must be a str, one of ['auto', 'direct'], not int
     """
     for opt, (value, valid) in choices.items():
-        if isinstance(valid, type) or (isinstance(valid, tuple) and valid
-                                       and all(isinstance(v, type)
-                                               for v in valid)):
+        if isinstance(valid, type) or (
+            isinstance(valid, tuple)
+            and valid
+            and all(isinstance(v, type) for v in valid)
+        ):
             if not isinstance(value, valid):
-                names = ([valid.__name__] if isinstance(valid, type)
-                         else [v.__name__ for v in valid])
-                raise TypeError(f"{owner}: `{opt}` must be of type "
-                                f"{' or '.join(names)}, not "
-                                f"{type(value).__name__}")
+                names = (
+                    [valid.__name__]
+                    if isinstance(valid, type)
+                    else [v.__name__ for v in valid]
+                )
+                raise TypeError(
+                    f"{owner}: `{opt}` must be of type "
+                    f"{' or '.join(names)}, not "
+                    f"{type(value).__name__}"
+                )
         elif not any(type(value) is type(v) for v in valid):
             kinds = " or ".join(sorted({type(v).__name__ for v in valid}))
-            raise TypeError(f"{owner}: `{opt}` must be a {kinds}, one of "
-                            f"{list(valid)}, not {type(value).__name__}")
+            raise TypeError(
+                f"{owner}: `{opt}` must be a {kinds}, one of "
+                f"{list(valid)}, not {type(value).__name__}"
+            )
         elif value not in valid:
-            raise ValueError(f"{owner}: `{opt}` must be one of {list(valid)}, "
-                             f"not {value!r}")
+            raise ValueError(
+                f"{owner}: `{opt}` must be one of {list(valid)}, not {value!r}"
+            )
 
 
 def formulation_names(include_peers: bool = True) -> list[str]:
     return [n for n, c in FORMULATIONS.items() if include_peers or not c.is_peer]
 
 
-def get_formulation(name_or_class, **options) -> "Formulation":
+def get_formulation(name_or_class, **options) -> Formulation:
     """An instance of the named (or given) formulation.
 
     Raises
@@ -179,7 +213,8 @@ def get_formulation(name_or_class, **options) -> "Formulation":
     except (KeyError, TypeError):
         raise ValueError(
             f"`formulation` must be one of {sorted(FORMULATIONS)} or a "
-            f"Formulation subclass, not {name_or_class!r}") from None
+            f"Formulation subclass, not {name_or_class!r}"
+        ) from None
     return cls(**options)
 
 
@@ -216,8 +251,11 @@ def count_operations(*exprs, raw: int | None = None) -> dict:
             if k == 1 or v == 0:
                 continue
             by_kind[str(k)] = by_kind.get(str(k), 0) + int(v)
-    return {"raw": raw, "cse": int(sum(by_kind.values())),
-            "cse_by_kind": dict(sorted(by_kind.items()))}
+    return {
+        "raw": raw,
+        "cse": int(sum(by_kind.values())),
+        "cse_by_kind": dict(sorted(by_kind.items())),
+    }
 
 
 @dataclass(frozen=True, eq=False)
@@ -312,13 +350,15 @@ class EquationsOfMotion(Derivation):
         return len(self.multipliers)
 
     def __repr__(self):
-        return (f"EquationsOfMotion(system={self.system.name!r}, "
-                f"formulation={self.formulation!r}, "
-                f"equations={self.n_equations}, unknowns={self.n_unknowns}, "
-                f"multipliers={self.n_multipliers}, "
-                f"ops_raw={self.op_counts.get('raw')}, "
-                f"ops_cse={self.op_counts.get('cse')}, "
-                f"seconds={self.timings.get('total', float('nan')):.3g})")
+        return (
+            f"EquationsOfMotion(system={self.system.name!r}, "
+            f"formulation={self.formulation!r}, "
+            f"equations={self.n_equations}, unknowns={self.n_unknowns}, "
+            f"multipliers={self.n_multipliers}, "
+            f"ops_raw={self.op_counts.get('raw')}, "
+            f"ops_cse={self.op_counts.get('cse')}, "
+            f"seconds={self.timings.get('total', float('nan')):.3g})"
+        )
 
     # Pickling (the derivation cache): read-only mappings travel as dicts;
     # extras not yet computed travel as the recipe to compute them.
@@ -329,7 +369,8 @@ class EquationsOfMotion(Derivation):
         extras = self.extras
         if isinstance(extras, LazyExtras):
             state["extras"] = extras.portable(
-                _Rederive(self.formulation, dict(self.options), self.system))
+                _Rederive(self.formulation, dict(self.options), self.system)
+            )
         else:
             state["extras"] = dict(extras)
         return state
@@ -356,12 +397,12 @@ class EquationsOfMotion(Derivation):
         """
         cls = FORMULATIONS.get(self.formulation)
         if cls is None or not cls.uses_multipliers:
-            with_them = sorted(n for n, c in FORMULATIONS.items()
-                               if c.uses_multipliers)
+            with_them = sorted(n for n, c in FORMULATIONS.items() if c.uses_multipliers)
             raise UnsupportedSystemError(
                 f"{self.formulation} has no Lagrange multipliers (it "
                 f"eliminates the constraints); formulations with multipliers: "
-                f"{with_them}")
+                f"{with_them}"
+            )
         index = {z: i for i, z in enumerate(self.unknowns)}
         return [index[m] for m in self.multipliers]
 
@@ -372,21 +413,25 @@ class EquationsOfMotion(Derivation):
 
         def name(x):
             return str(x).replace("(t)", "")
+
         why = self.extras.get("constraint_forces_unsupported")
-        asked = [name(u) for u in ms.u_aux] + \
-            [cf.name for cf in ms.constraint_forces]
+        asked = [name(u) for u in ms.u_aux] + [cf.name for cf in ms.constraint_forces]
         if not asked:
             return UnsupportedSystemError(
                 f"{self.formulation}: system {ms.name!r} asks for no "
                 f"constraint forces (declare auxiliary speeds with "
-                f"System.add_auxiliary_speeds, or constraint_forces)")
+                f"System.add_auxiliary_speeds, or constraint_forces)"
+            )
         if not why and "unrecovered_constraint_forces" in self.extras:
-            why = ("no coordinate moves exactly the auxiliary motion of "
-                   f"{list(self.extras['unrecovered_constraint_forces'])}")
+            why = (
+                "no coordinate moves exactly the auxiliary motion of "
+                f"{list(self.extras['unrecovered_constraint_forces'])}"
+            )
         return UnsupportedSystemError(
             f"{self.formulation} recovers no constraint forces of "
             f"{ms.name!r} (asked for {asked}): "
-            f"{why or 'the method has neither auxiliary speeds nor multipliers'}")
+            f"{why or 'the method has neither auxiliary speeds nor multipliers'}"
+        )
 
     def with_constant_inputs(self, inputs, t0):
         """These equations derived again with the inputs among ``inputs``
@@ -395,12 +440,15 @@ class EquationsOfMotion(Derivation):
         from .inputs import specified_inputs
 
         def derive(system):
-            return get_formulation(self.formulation,
-                                   **dict(self.options)).derive(system)
+            return get_formulation(self.formulation, **dict(self.options)).derive(
+                system
+            )
+
         return specified_inputs(self, inputs, t0, derive)
 
-    def numeric(self, parameters: Mapping | None = None,
-                backend: str = "lambdify", **options):
+    def numeric(
+        self, parameters: Mapping | None = None, backend: str = "lambdify", **options
+    ):
         """The numeric contract: a :class:`~numeric.model.NumericModel`.
 
         Code is generated once per equations object (parameters are runtime
@@ -409,6 +457,7 @@ class EquationsOfMotion(Derivation):
         is available (see :func:`numeric.backends.numeric_model`).
         """
         from numeric.backends import numeric_model
+
         return numeric_model(self, parameters, backend=backend, **options)
 
 
@@ -418,13 +467,11 @@ class _Rederive:
     read, by the same formulation and options."""
 
     def __init__(self, formulation, options, system):
-        self.formulation, self.options, self.system = \
-            formulation, options, system
+        self.formulation, self.options, self.system = formulation, options, system
 
     def __call__(self):
         options = dict(self.options, count_ops=False)
-        return get_formulation(self.formulation, **options).derive(
-            self.system).extras
+        return get_formulation(self.formulation, **options).derive(self.system).extras
 
 
 class LazyExtras(_MappingABC):
@@ -465,15 +512,16 @@ class LazyExtras(_MappingABC):
     def __contains__(self, key):
         return key in self._eager or key in self._lazy_keys
 
-    def portable(self, recompute) -> "LazyExtras":
+    def portable(self, recompute) -> LazyExtras:
         """The same extras in a picklable form: those computed already as
         values, the others from ``recompute()`` (a picklable callable
         returning a mapping that holds them) on first read."""
         with self._lock:
             if self._computed is not None:
                 return LazyExtras(self._eager | self._computed, (), None)
-        return LazyExtras(self._eager, self._lazy_keys,
-                          _Pick(recompute, self._lazy_keys))
+        return LazyExtras(
+            self._eager, self._lazy_keys, _Pick(recompute, self._lazy_keys)
+        )
 
     def __reduce__(self):
         # Picklable when ``compute`` is (see :meth:`portable`); the lock is
@@ -502,8 +550,7 @@ class _StageTimer:
         try:
             yield
         finally:
-            self.times[name] = self.times.get(name, 0.0) + \
-                time.perf_counter() - start
+            self.times[name] = self.times.get(name, 0.0) + time.perf_counter() - start
 
 
 class Formulation(abc.ABC):
@@ -559,24 +606,28 @@ class Formulation(abc.ABC):
         if system.holonomic_constraints and not self.handles_holonomic:
             raise UnsupportedSystemError(
                 f"{self.name}: system {system.name!r} has holonomic "
-                f"constraints, which this formulation does not handle")
+                f"constraints, which this formulation does not handle"
+            )
         if system.nonholonomic_constraints and not self.handles_nonholonomic:
             raise UnsupportedSystemError(
                 f"{self.name}: system {system.name!r} has nonholonomic "
-                f"constraints, which this formulation does not handle")
+                f"constraints, which this formulation does not handle"
+            )
         if system.is_rheonomic and not self.handles_rheonomic:
             raise UnsupportedSystemError(
                 f"{self.name}: system {system.name!r} is rheonomic (time "
-                f"appears explicitly), which this formulation does not handle")
+                f"appears explicitly), which this formulation does not handle"
+            )
         if self.needs_dependent_solutions:
-            missing = [q for q in system.q_dep
-                       if q not in system.dependent_solutions]
+            missing = [q for q in system.q_dep if q not in system.dependent_solutions]
             if missing:
                 raise UnsupportedSystemError(
                     f"{self.name}: system {system.name!r} declares no "
-                    f"explicit solution for dependent coordinates {missing}")
-        if (self.needs_velocities_from_positions
-                and len(system.speeds) != len(system.coordinates)):
+                    f"explicit solution for dependent coordinates {missing}"
+                )
+        if self.needs_velocities_from_positions and len(system.speeds) != len(
+            system.coordinates
+        ):
             raise UnsupportedSystemError(
                 f"{self.name}: system {system.name!r} has "
                 f"{len(system.speeds)} speeds for {len(system.coordinates)} "
@@ -587,24 +638,34 @@ class Formulation(abc.ABC):
                 f"speeds are velocities tied by constraints, which the "
                 f"kinetic energy would wrongly enforce): use kane, "
                 f"gibbs_appell or sympy_kane, or declare one speed per "
-                f"coordinate")
-        if ((self.uses_multipliers or self.needs_velocities_from_positions)
-                and not self.accepts_velocity_constraint_rows
-                and not system.velocity_constraints_as_declared):
+                f"coordinate"
+            )
+        if (
+            (self.uses_multipliers or self.needs_velocities_from_positions)
+            and not self.accepts_velocity_constraint_rows
+            and not system.velocity_constraints_as_declared
+        ):
             dropped = system.dropped_velocity_constraints
             raise UnsupportedSystemError(
                 f"{self.name}: system {system.name!r} "
-                + (f"has redundant velocity constraints ({'; '.join(dropped)})"
-                   if dropped else "sets System.velocity_constraints itself")
+                + (
+                    f"has redundant velocity constraints ({'; '.join(dropped)})"
+                    if dropped
+                    else "sets System.velocity_constraints itself"
+                )
                 + ", but this formulation forms its constraint rows from the "
                 "holonomic and nonholonomic constraints, which must then be "
-                "independent: declare the independent ones only")
+                "independent: declare the independent ones only"
+            )
         analysis = getattr(system, "declaration_analysis", None)
-        if (self.needs_velocities_from_positions and analysis is not None
-                and not analysis.velocities_are_derivatives):
+        if (
+            self.needs_velocities_from_positions
+            and analysis is not None
+            and not analysis.velocities_are_derivatives
+        ):
             raise UnsupportedSystemError(
-                f"{self.name}: system {system.name!r} declares "
-                f"{analysis.reason()}")
+                f"{self.name}: system {system.name!r} declares {analysis.reason()}"
+            )
 
     def derive(self, system) -> EquationsOfMotion:
         """Derive the equations of motion of ``system``.
@@ -624,22 +685,26 @@ class Formulation(abc.ABC):
         if not isinstance(system, MechanicalSystem):
             raise TypeError(
                 f"system must be a MechanicalSystem or a catalogue name, not "
-                f"{type(system).__name__}")
+                f"{type(system).__name__}"
+            )
         self.check_supported(system)
         timer = _StageTimer()
         start = time.perf_counter()
         parts = self._derive(system, timer.stage)
         total = time.perf_counter() - start
         if not isinstance(parts, Derivation):
-            raise TypeError(f"{type(self).__name__}._derive must return a "
-                            f"Derivation, not {type(parts).__name__}")
+            raise TypeError(
+                f"{type(self).__name__}._derive must return a "
+                f"Derivation, not {type(parts).__name__}"
+            )
         M = sm.ImmutableMatrix(parts.mass_matrix)
         f = sm.ImmutableMatrix(parts.forcing)
         nz = len(parts.unknowns)
         if M.shape != (nz, nz) or f.shape != (nz, 1):
             raise RuntimeError(
                 f"{self.name}: mass matrix {M.shape} and forcing {f.shape} do "
-                f"not fit {nz} unknowns")
+                f"not fit {nz} unknowns"
+            )
         timings = dict(timer.times)
         timings["total"] = total
         op_counts: dict[str, Any] = {}
@@ -648,9 +713,12 @@ class Formulation(abc.ABC):
             op_counts = count_operations(M, f)
             timings["count_ops"] = time.perf_counter() - c0
         return EquationsOfMotion(
-            system=system, formulation=self.name,
-            states=tuple(parts.states), unknowns=tuple(parts.unknowns),
-            mass_matrix=M, forcing=f,
+            system=system,
+            formulation=self.name,
+            states=tuple(parts.states),
+            unknowns=tuple(parts.unknowns),
+            mass_matrix=M,
+            forcing=f,
             state_rates=sm.ImmutableMatrix(parts.state_rates),
             accelerations=sm.ImmutableMatrix(parts.accelerations),
             state_map=sm.ImmutableMatrix(parts.state_map),
@@ -661,9 +729,13 @@ class Formulation(abc.ABC):
             timings=MappingProxyType(timings),
             # A read-only copy; LazyExtras (read-only, computing on first
             # read) is kept as is.
-            extras=(parts.extras if isinstance(parts.extras, LazyExtras)
-                    else MappingProxyType(dict(parts.extras))),
-            options=MappingProxyType(self.options))
+            extras=(
+                parts.extras
+                if isinstance(parts.extras, LazyExtras)
+                else MappingProxyType(dict(parts.extras))
+            ),
+            options=MappingProxyType(self.options),
+        )
 
     @abc.abstractmethod
     def _derive(self, system: MechanicalSystem, stage) -> Derivation:
@@ -674,8 +746,9 @@ class Formulation(abc.ABC):
 # ----------------------------------------------------------------------
 # Shared assembly for the two common state choices
 # ----------------------------------------------------------------------
-def speed_form(system: MechanicalSystem, mass_matrix, forcing,
-               extras: Mapping | None = None) -> Derivation:
+def speed_form(
+    system: MechanicalSystem, mass_matrix, forcing, extras: Mapping | None = None
+) -> Derivation:
     """Derivation parts for a method whose unknowns are all speed rates u'.
 
     States are (q, u); q' follows from the kinematic differential equations.
@@ -688,28 +761,42 @@ def speed_form(system: MechanicalSystem, mass_matrix, forcing,
     state_map = sm.Matrix(list(q) + [kin.u_of_qdot[ui] for ui in u])
     coordinate_map = sm.Matrix(list(q)).col_join(qdot)
     return Derivation(
-        states=tuple(q) + tuple(u), unknowns=ud,
-        mass_matrix=mass_matrix, forcing=forcing,
+        states=tuple(q) + tuple(u),
+        unknowns=ud,
+        mass_matrix=mass_matrix,
+        forcing=forcing,
         state_rates=qdot.col_join(sm.Matrix(ud)),
-        accelerations=qdd, state_map=state_map,
-        coordinate_map=coordinate_map, extras=extras or {})
+        accelerations=qdd,
+        state_map=state_map,
+        coordinate_map=coordinate_map,
+        extras=extras or {},
+    )
 
 
-def rate_form(system: MechanicalSystem, mass_matrix, forcing,
-              multipliers=(), extras: Mapping | None = None) -> Derivation:
+def rate_form(
+    system: MechanicalSystem,
+    mass_matrix,
+    forcing,
+    multipliers=(),
+    extras: Mapping | None = None,
+) -> Derivation:
     """Derivation parts for a method in coordinate rates: states (q, q'),
     unknowns (q'', multipliers)."""
     q = system.coordinates
     qd = tuple(qi.diff(t) for qi in q)
     qdd = tuple(qi.diff(t, 2) for qi in q)
     return Derivation(
-        states=tuple(q) + qd, unknowns=qdd + tuple(multipliers),
-        mass_matrix=mass_matrix, forcing=forcing,
+        states=tuple(q) + qd,
+        unknowns=qdd + tuple(multipliers),
+        mass_matrix=mass_matrix,
+        forcing=forcing,
         state_rates=sm.Matrix(list(qd) + list(qdd)),
         accelerations=sm.Matrix(qdd),
         state_map=sm.Matrix(list(q) + list(qd)),
         coordinate_map=sm.Matrix(list(q) + list(qd)),
-        multipliers=tuple(multipliers), extras=extras or {})
+        multipliers=tuple(multipliers),
+        extras=extras or {},
+    )
 
 
 def solve_dependent_speeds(A_dep, rhs, samples=()):
@@ -737,4 +824,5 @@ def solve_dependent_speeds(A_dep, rhs, samples=()):
         raise UnsupportedSystemError(
             "the velocity constraints cannot be solved for the dependent "
             "speeds: their coefficient matrix is singular everywhere; declare "
-            "other dependent speeds") from None
+            "other dependent speeds"
+        ) from None

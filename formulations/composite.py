@@ -25,6 +25,7 @@ moved by the speeds must be nested or disjoint (a tree).  Anything else
 (closed loops, absolute joint angles, rolling contact) returns ``None`` and
 the body-by-body sum is used.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -45,8 +46,7 @@ def _skew_apply(w, v):
 
 
 class _Node:
-    __slots__ = ("bodies", "X", "X_value", "m", "h", "J", "F", "T",
-                 "children")
+    __slots__ = ("bodies", "X", "X_value", "m", "h", "J", "F", "T", "children")
 
 
 def composite_equations(ms, qdot, speeds, fa, calc, rng=None, min_depth=1):
@@ -96,8 +96,7 @@ def composite_equations(ms, qdot, speeds, fa, calc, rng=None, min_depth=1):
             inertia.append(sm.zeros(3, 3))
     used = []
     index = {b.masscenter: i for i, b in enumerate(bodies)}
-    frames = {b.frame: i for i, b in enumerate(bodies)
-              if isinstance(b, me.RigidBody)}
+    frames = {b.frame: i for i, b in enumerate(bodies) if isinstance(b, me.RigidBody)}
     for load in ms.loads:
         if isinstance(load, me.Force) and load.point in index:
             k = index[load.point]
@@ -112,12 +111,15 @@ def composite_equations(ms, qdot, speeds, fa, calc, rng=None, min_depth=1):
     moved, w_of, vO_of = [], [], []
     sizes = {}
     for r in range(n):
-        S = frozenset(k for k in range(len(bodies))
-                      if any(x != 0 for x in vr[k][:, r])
-                      or any(x != 0 for x in wr[k][:, r]))
+        S = frozenset(
+            k
+            for k in range(len(bodies))
+            if any(x != 0 for x in vr[k][:, r]) or any(x != 0 for x in wr[k][:, r])
+        )
         rigid = [k for k in S if isinstance(bodies[k], me.RigidBody)]
-        ref = min(rigid or S, key=lambda k: _tree_size(vr[k][:, r], sizes),
-                  default=None)
+        ref = min(
+            rigid or S, key=lambda k: _tree_size(vr[k][:, r], sizes), default=None
+        )
         if ref is None:
             w, vO = sm.zeros(3, 1), sm.zeros(3, 1)
         else:
@@ -135,7 +137,7 @@ def composite_equations(ms, qdot, speeds, fa, calc, rng=None, min_depth=1):
         vO_of.append(vO)
     sets = sorted({S for S in moved if S}, key=len)
     for i, A in enumerate(sets):
-        for B in sets[i + 1:]:
+        for B in sets[i + 1 :]:
             if A & B and not A < B:
                 return None  # overlapping, not nested: not a tree
     depth = {}
@@ -165,14 +167,21 @@ def composite_equations(ms, qdot, speeds, fa, calc, rng=None, min_depth=1):
         node.X = sm.zeros(3, 1)
         node.X_value = np.zeros((sample.trials, 3))
         for r in (r for r in range(n) if moved[r] == S):
-            found = next((i for i, pv in enumerate(cand_values)
-                          if zero_value(twist_value(r, pv))), None)
+            found = next(
+                (
+                    i
+                    for i, pv in enumerate(cand_values)
+                    if zero_value(twist_value(r, pv))
+                ),
+                None,
+            )
             if found is not None:
                 node.X, node.X_value = candidates[found], cand_values[found]
                 break
         inner = [nodes[T] for T in sets if T < S]
-        node.children = [ch for ch in inner
-                         if not any(ch.bodies < o.bodies for o in inner)]
+        node.children = [
+            ch for ch in inner if not any(ch.bodies < o.bodies for o in inner)
+        ]
         covered = frozenset().union(*(ch.bodies for ch in node.children))
         left = sorted(S - covered)
         X = node.X
@@ -224,10 +233,12 @@ def composite_equations(ms, qdot, speeds, fa, calc, rng=None, min_depth=1):
             node = nodes[inner]
             vr_, vs_ = v(r, node), v(s, node)
             wr_, ws_ = w_of[r], w_of[s]
-            val = (node.m * dot(vr_, vs_)
-                   + dot(vr_, _skew_apply(ws_, node.h))
-                   + dot(vs_, _skew_apply(wr_, node.h))
-                   + dot(wr_, matmul(node.J, ws_)))
+            val = (
+                node.m * dot(vr_, vs_)
+                + dot(vr_, _skew_apply(ws_, node.h))
+                + dot(vs_, _skew_apply(wr_, node.h))
+                + dot(wr_, matmul(node.J, ws_))
+            )
             M[r, s] = M[s, r] = val
     return M, f, used
 
@@ -263,5 +274,6 @@ def _shift(h, m, d):
     """Change of a composite's inertia when its reference point moves by
     -d (from Y to X = Y - d), given its first moment h about Y and mass m:
     sum m_k [P(rho_k + d) - P(rho_k)] = 2 (h.d) 1 - h d^T - d h^T + m P(d)."""
-    return (2 * dot(h, d) * sm.eye(3) - matmul(h, d.T) - matmul(d, h.T)
-            + m * _parallel(d))
+    return (
+        2 * dot(h, d) * sm.eye(3) - matmul(h, d.T) - matmul(d, h.T) + m * _parallel(d)
+    )

@@ -122,6 +122,7 @@ ones otherwise), ``generalized_active_forces`` (the F~ column),
 ``dependent_speed_coefficients`` (C), ``dependent_speed_rates``
 ({u_dep': C u_ind' + d}; empty with ``"append"``).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -129,15 +130,24 @@ import dataclasses
 import sympy as sm
 import sympy.physics.mechanics as me
 
-
-from .base import (Derivation, Formulation, UnsupportedSystemError,
-                   check_options, register, solve_dependent_speeds,
-                   speed_form)
 from symbolic.calculus import jacobian
 from symbolic.frames import FrameAlgebra, generalized_forces, natural_frame
 
-__all__ = ["GibbsAppell", "acceleration_energy", "body_kinematics",
-           "generalized_active_forces", "solve_dependent_block", "benchmark"]
+from .base import (
+    Derivation,
+    Formulation,
+    check_options,
+    register,
+    solve_dependent_speeds,
+    speed_form,
+)
+
+__all__ = [
+    "GibbsAppell",
+    "acceleration_energy",
+    "body_kinematics",
+    "generalized_active_forces",
+]
 
 t = me.dynamicsymbols._t
 
@@ -196,12 +206,11 @@ def body_kinematics(system, qdot, frames=None):
         rigid = isinstance(body, me.RigidBody)
         F = body.frame if rigid else natural_frame(vel, N)
         a = sm.zeros(3, 1)
-        for measure, G in (vel.args if vel != 0 else ()):
+        for measure, G in vel.args if vel != 0 else ():
             m = measure.xreplace(qdot)
             aG = m.diff(t).xreplace(qdot) + frame_rate(G).cross(m)
             a += aG if G is F else fa.dcm(F, G) * aG
-        entry = {"body": body, "a": a, "w": None, "alpha": None,
-                 "inertia": None}
+        entry = {"body": body, "a": a, "w": None, "alpha": None, "inertia": None}
         if rigid:
             wF = frame_rate(F)
             # The components of d/dt(w) in N and in F coincide (w x w = 0).
@@ -276,8 +285,13 @@ def _energy_in_components(entry):
     body = entry["body"]
     rigid = entry["w"] is not None
     X = sm.Matrix(sm.symbols(f"_ga0:{6 if rigid else 3}"))
-    fake = {"body": body, "a": X[:3, :], "w": entry["w"],
-            "alpha": X[3:, :] if rigid else None, "inertia": entry["inertia"]}
+    fake = {
+        "body": body,
+        "a": X[:3, :],
+        "w": entry["w"],
+        "alpha": X[3:, :] if rigid else None,
+        "inertia": entry["inertia"],
+    }
     S = acceleration_energy(fake, drop_free_terms=False)
     grad = sm.Matrix([S.diff(xi) for xi in X])
     x = entry["a"] if not rigid else entry["a"].col_join(entry["alpha"])
@@ -290,8 +304,9 @@ def generalized_active_forces(system, speeds, qdot, frames=None):
 
     Each load is dotted in the frame its vector is written in.
     """
-    return generalized_forces(system.loads, system.frame,
-                              frames or FrameAlgebra(), speeds, qdot)
+    return generalized_forces(
+        system.loads, system.frame, frames or FrameAlgebra(), speeds, qdot
+    )
 
 
 @register
@@ -332,22 +347,32 @@ class GibbsAppell(Formulation):
     handles_rheonomic = True
     uses_multipliers = False
 
-    def __init__(self, *, strategy: str = "summed",
-                 elimination: str = "append", frames: str = "merged",
-                 count_ops: bool = True):
+    def __init__(
+        self,
+        *,
+        strategy: str = "summed",
+        elimination: str = "append",
+        frames: str = "merged",
+        count_ops: bool = True,
+    ):
         super().__init__(count_ops=count_ops)
-        check_options(self.name, strategy=(strategy, STRATEGIES),
-                      elimination=(elimination, ELIMINATIONS),
-                      frames=(frames, FRAMES))
+        check_options(
+            self.name,
+            strategy=(strategy, STRATEGIES),
+            elimination=(elimination, ELIMINATIONS),
+            frames=(frames, FRAMES),
+        )
         self.frames = frames
         self.strategy = strategy
         self.elimination = elimination
 
     @property
     def options(self) -> dict:
-        return super().options | {"strategy": self.strategy,
-                                  "elimination": self.elimination,
-                                  "frames": self.frames}
+        return super().options | {
+            "strategy": self.strategy,
+            "elimination": self.elimination,
+            "frames": self.frames,
+        }
 
     def _frames(self):
         # One instance per derivation: it caches direction cosine matrices.
@@ -375,8 +400,10 @@ class GibbsAppell(Formulation):
                 else:
                     Cd = solve_dependent_speeds(A_dep, (-A[:, :p]).row_join(-e))
                     C, d = Cd[:, :p], Cd[:, p:]
-                    dep_rates = {ud_dep[s]: (C[s, :] * sm.Matrix(ud_ind))[0]
-                                 + d[s] for s in range(len(u_dep))}
+                    dep_rates = {
+                        ud_dep[s]: (C[s, :] * sm.Matrix(ud_ind))[0] + d[s]
+                        for s in range(len(u_dep))
+                    }
             else:
                 C = sm.zeros(0, p)
                 dep_rates = {}
@@ -406,8 +433,10 @@ class GibbsAppell(Formulation):
                     S_bodies.append(S_B)
                     grads.append(grad)
             else:
-                S_bodies = [acceleration_energy(en, drop_free_terms=drop,
-                                                zero=zero) for en in entries]
+                S_bodies = [
+                    acceleration_energy(en, drop_free_terms=drop, zero=zero)
+                    for en in entries
+                ]
             if self.strategy in ("summed", "expanded"):
                 S_total = sm.Add(*S_bodies)
                 if self.strategy == "expanded":
@@ -422,12 +451,14 @@ class GibbsAppell(Formulation):
                 # stacked components (a, alpha) of body B.
                 G = sm.zeros(len(zs), 1)
                 for en, grad in zip(entries, grads):
-                    x = en["a"] if en["alpha"] is None \
+                    x = (
+                        en["a"]
+                        if en["alpha"] is None
                         else en["a"].col_join(en["alpha"])
+                    )
                     G += jacobian(x, zs).T * grad
             else:
-                G = sm.Matrix([sm.Add(*[sm.diff(S, zr) for S in S_parts])
-                               for zr in zs])
+                G = sm.Matrix([sm.Add(*[sm.diff(S, zr) for S in S_parts]) for zr in zs])
             if self.elimination != "substitute" and u_dep:
                 G = G[:p, :] + C.T * G[p:, :]
             if self.elimination == "chain" and u_dep:
@@ -459,9 +490,11 @@ class GibbsAppell(Formulation):
         if ms.u_aux:
             with stage("constraint_forces"):
                 from .auxiliary import gibbs_appell_forces
+
                 extras["constraint_forces"] = {
                     k: sm.sympify(v).xreplace(dep_rates)
-                    for k, v in gibbs_appell_forces(ms).items()}
+                    for k, v in gibbs_appell_forces(ms).items()
+                }
         if self.elimination == "append" or not u_dep:
             return speed_form(ms, M, f, extras)
         base = speed_form(ms, M, f)
@@ -469,9 +502,14 @@ class GibbsAppell(Formulation):
         state_rates = sm.Matrix(base.state_rates)
         accelerations = sm.Matrix(base.accelerations)
         if dep_rates:
-            state_rates = state_rates[:n_q + p, :].col_join(
-                sm.Matrix([dep_rates[x] for x in ud_dep]))
+            state_rates = state_rates[: n_q + p, :].col_join(
+                sm.Matrix([dep_rates[x] for x in ud_dep])
+            )
             accelerations = accelerations.xreplace(dep_rates)
         return dataclasses.replace(
-            base, unknowns=tuple(ud_ind), state_rates=state_rates,
-            accelerations=accelerations, extras=extras)
+            base,
+            unknowns=tuple(ud_ind),
+            state_rates=state_rates,
+            accelerations=accelerations,
+            extras=extras,
+        )

@@ -7,6 +7,7 @@ more with F(t) replaced by a constant input symbol ``F`` valued at the
 operating point's time; ``B`` is then the derivative with respect to that
 constant, exactly as for inputs that are constants of the declaration.
 """
+
 from __future__ import annotations
 
 import sympy as sm
@@ -63,13 +64,14 @@ def specified_inputs(eom, inputs, t0, derive):
         return eom, list(inputs or ())
     for f in found:
         d = f.diff(t)
-        if any(sm.sympify(x).has(d) for x in
-               list(eom.mass_matrix) + list(eom.forcing)):
+        if any(sm.sympify(x).has(d) for x in list(eom.mass_matrix) + list(eom.forcing)):
             raise ValueError(
                 f"input {_name(f)} enters the equations of {ms.name!r} "
                 f"through its time derivative: it is a prescribed motion, "
-                f"not an input")
+                f"not an input"
+            )
     from systems import MechanicalSystem
+
     params = dict(ms.parameters)
     specified = dict(ms.specified)
     for f, s in found.items():
@@ -77,13 +79,18 @@ def specified_inputs(eom, inputs, t0, derive):
         params[s] = float(value)
         specified[f] = s
     ms_in = MechanicalSystem(
-        name=ms.name, system=ms.system, parameters=params,
-        initial_state=dict(ms.initial_state), specified=specified,
+        name=ms.name,
+        system=ms.system,
+        parameters=params,
+        initial_state=dict(ms.initial_state),
+        specified=specified,
         dependent_solutions=dict(ms.dependent_solutions),
         potential_energy=ms.potential_energy,
         constraint_forces=ms.constraint_forces,
-        random_spread=ms.random_spread, speed_scale=ms.speed_scale,
-        energy_conserved=False, options=dict(ms.options))
+        random_spread=ms.random_spread,
+        speed_scale=ms.speed_scale,
+        energy_conserved=False,
+        options=dict(ms.options),
+    )
     eom_in = derive(ms_in)
-    return eom_in, [found.get(r, found.get(by_name.get(_name(r)), r))
-                    for r in inputs]
+    return eom_in, [found.get(r, found.get(by_name.get(_name(r)), r)) for r in inputs]

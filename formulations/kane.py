@@ -24,22 +24,34 @@ vectors, one per speed, holonomic), ``nonholonomic_partial_velocities``,
 ``generalized_active_forces``, ``generalized_inertia_forces`` (the F~, F*~
 columns), ``dependent_speed_coefficients`` (C), ``constraint_forces``.
 """
+
 from __future__ import annotations
 
 import sympy as sm
 import sympy.physics.mechanics as me
 
-
-from .base import (Derivation, Formulation, LazyExtras, UnsupportedSystemError,
-                   check_options, register, solve_dependent_speeds,
-                   speed_form)
 from symbolic.calculus import jacobian, substitute, time_derivative
-from .composite import composite_equations
-from symbolic.frames import (FrameAlgebra, cross, generalized_forces, matmul,
-                             natural_frame)
+from symbolic.frames import (
+    FrameAlgebra,
+    cross,
+    generalized_forces,
+    matmul,
+    natural_frame,
+)
 
-__all__ = ["Kane", "body_kinematics", "BodyKinematics",
-           "composite_body_equations"]
+from .base import (
+    Derivation,
+    Formulation,
+    LazyExtras,
+    UnsupportedSystemError,
+    check_options,
+    register,
+    solve_dependent_speeds,
+    speed_form,
+)
+from .composite import composite_equations
+
+__all__ = ["Kane", "body_kinematics", "BodyKinematics", "composite_body_equations"]
 
 t = me.dynamicsymbols._t
 _ASSEMBLIES = ("auto", "composite", "direct")
@@ -63,8 +75,18 @@ class BodyKinematics:
     inertia : 3x3 central inertia in F (rigid bodies; else None).
     """
 
-    __slots__ = ("body", "frame", "v", "a0", "w", "alpha0", "vr", "wr",
-                 "inertia", "frame_w")
+    __slots__ = (
+        "body",
+        "frame",
+        "v",
+        "a0",
+        "w",
+        "alpha0",
+        "vr",
+        "wr",
+        "inertia",
+        "frame_w",
+    )
 
     def inertia_force(self):
         """Components of -m a0 (speed-rate terms excluded)."""
@@ -103,13 +125,15 @@ class _VectorCalculus:
         exponentially large trees)."""
         d = [time_derivative(e, t, self._memo_d, exact=True) for e in x]
         d = substitute(d, self.qdot, self._memo_qdot)
-        return sm.Matrix(x.shape[0], x.shape[1],
-                         substitute(d, self.ud_zero, self._memo_ud))
+        return sm.Matrix(
+            x.shape[0], x.shape[1], substitute(d, self.ud_zero, self._memo_ud)
+        )
 
     def in_speeds(self, x):
         """``x.xreplace(qdot)``, each shared subtree rebuilt once."""
-        return sm.Matrix(x.shape[0], x.shape[1],
-                         substitute(x, self.qdot, self._memo_qdot))
+        return sm.Matrix(
+            x.shape[0], x.shape[1], substitute(x, self.qdot, self._memo_qdot)
+        )
 
     def frame_rate(self, G):
         if G not in self._w:
@@ -149,8 +173,7 @@ def body_kinematics(system, qdot, speeds, fa: FrameAlgebra):
         k = BodyKinematics()
         k.body = body
         vel = body.masscenter.vel(N)
-        F = body.frame if isinstance(body, me.RigidBody) \
-            else natural_frame(vel, N)
+        F = body.frame if isinstance(body, me.RigidBody) else natural_frame(vel, N)
         k.frame = F
         wF = calc.frame_rate(F)
         k.frame_w = wF
@@ -170,8 +193,9 @@ def generalized_active_forces(system, qdot, speeds, fa: FrameAlgebra):
     """F_r for every speed, and the partial velocities of the load points
     and angular velocities of the loaded frames (by name)."""
     pv, pw = {}, {}
-    F = generalized_forces(system.loads, system.frame, fa, speeds, qdot,
-                           partials=(pv, pw))
+    F = generalized_forces(
+        system.loads, system.frame, fa, speeds, qdot, partials=(pv, pw)
+    )
     return F, pv, pw
 
 
@@ -247,6 +271,7 @@ class Kane(Formulation):
     @property
     def options(self) -> dict:
         return super().options | {"assembly": self.assembly}
+
     summary = "Kane's method: partial velocities, F_r + F*_r = 0"
     handles_holonomic = True
     handles_nonholonomic = True
@@ -272,13 +297,18 @@ class Kane(Formulation):
         if self.assembly != "direct":
             with stage("composite_bodies"):
                 composite = composite_body_equations(
-                    ms, qdot, u, fa,
-                    min_depth=_AUTO_DEPTH if self.assembly == "auto" else 1)
+                    ms,
+                    qdot,
+                    u,
+                    fa,
+                    min_depth=_AUTO_DEPTH if self.assembly == "auto" else 1,
+                )
             if composite is None and self.assembly == "composite":
                 raise UnsupportedSystemError(
                     f"{ms.name}: composite assembly needs every speed to "
                     "move its bodies as one rigid motion, in a tree; use "
-                    "assembly='auto' or 'direct'")
+                    "assembly='auto' or 'direct'"
+                )
         # The body-by-body kinematics and F_r give the direct sums; with the
         # composite sums they only serve the extras (partial velocities,
         # F_r and F*_r), which are then computed when first read.
@@ -287,8 +317,7 @@ class Kane(Formulation):
             with stage("kinematics"):
                 kins = body_kinematics(ms.system, qdot, u, fa)
             with stage("generalized_forces"):
-                F, load_pv, load_pw = generalized_active_forces(
-                    ms, qdot, u, fa)
+                F, load_pv, load_pw = generalized_active_forces(ms, qdot, u, fa)
                 Mh, fstar = mass_matrix_and_inertia_forcing(kins, len(u))
                 rhs = F + fstar
         else:
@@ -306,34 +335,52 @@ class Kane(Formulation):
         with stage("constraint_forces"):
             if ms.constraint_forces and kins is None:
                 kins = body_kinematics(ms.system, qdot, u, fa)
-            forces = {cf.name: _constraint_force(ms, cf, kins, qdot, fa)
-                      for cf in ms.constraint_forces}
+            forces = {
+                cf.name: _constraint_force(ms, cf, kins, qdot, fa)
+                for cf in ms.constraint_forces
+            }
             if ms.u_aux:
                 from .auxiliary import kane_forces
+
                 forces |= kane_forces(ms)
         eager = {"constraint_forces": forces} if forces else {}
         if composite is None:
-            extras = _extras(ms, kins, load_pv, load_pw, C, F, fstar, Mh, ud,
-                             fa) | eager
+            extras = (
+                _extras(ms, kins, load_pv, load_pw, C, F, fstar, Mh, ud, fa) | eager
+            )
         else:
+
             def by_products():
                 k = kins or body_kinematics(ms.system, qdot, u, fa)
-                F, load_pv, load_pw = generalized_active_forces(
-                    ms, qdot, u, fa)
+                F, load_pv, load_pw = generalized_active_forces(ms, qdot, u, fa)
                 # F* from the bodies, not rhs - F: the composite forcing
                 # holds the loads in another form, which would not cancel.
-                return _extras(ms, k, load_pv, load_pw, C, F,
-                               inertia_forcing(k, len(u)), Mh, ud, fa)
+                return _extras(
+                    ms,
+                    k,
+                    load_pv,
+                    load_pw,
+                    C,
+                    F,
+                    inertia_forcing(k, len(u)),
+                    Mh,
+                    ud,
+                    fa,
+                )
 
             extras = LazyExtras(eager, _EXTRAS_KEYS, by_products)
         return speed_form(ms, M, f, extras)
 
 
 _EXTRAS_KEYS = (
-    "partial_velocities", "partial_angular_velocities",
+    "partial_velocities",
+    "partial_angular_velocities",
     "nonholonomic_partial_velocities",
-    "nonholonomic_partial_angular_velocities", "generalized_active_forces",
-    "generalized_inertia_forces", "dependent_speed_coefficients")
+    "nonholonomic_partial_angular_velocities",
+    "generalized_active_forces",
+    "generalized_inertia_forces",
+    "dependent_speed_coefficients",
+)
 
 
 def _extras(ms, kins, load_pv, load_pw, C, F, fstar, Mh, ud, fa):
@@ -356,27 +403,29 @@ def _extras(ms, kins, load_pv, load_pw, C, F, fstar, Mh, ud, fa):
         out = {}
         for name, (mat, E) in d.items():
             mat = mat if cols is None else mat * cols
-            out[name] = tuple(fa.vector(mat[:, r], E)
-                              for r in range(mat.shape[1]))
+            out[name] = tuple(fa.vector(mat[:, r], E) for r in range(mat.shape[1]))
         return out
 
     # F* = -M u' + f*, entry by entry: a matrix product would distribute
     # the sign over every term of the large entries of M.
-    Fstar = sm.Matrix([fstar[i] - sm.Add(*[Mh[i, j] * ud[j]
-                                           for j in range(len(ud))])
-                       for i in range(len(ud))])
+    Fstar = sm.Matrix(
+        [
+            fstar[i] - sm.Add(*[Mh[i, j] * ud[j] for j in range(len(ud))])
+            for i in range(len(ud))
+        ]
+    )
     holo_pv, holo_pw = vectors(pv), vectors(pw)
     return {
         "partial_velocities": holo_pv,
         "partial_angular_velocities": holo_pw,
-        "nonholonomic_partial_velocities":
-            holo_pv if holonomic else vectors(pv, T),
-        "nonholonomic_partial_angular_velocities":
-            holo_pw if holonomic else vectors(pw, T),
-        "generalized_active_forces":
-            sm.ImmutableMatrix(F if holonomic else T.T * F),
-        "generalized_inertia_forces":
-            sm.ImmutableMatrix(Fstar if holonomic else T.T * Fstar),
+        "nonholonomic_partial_velocities": holo_pv if holonomic else vectors(pv, T),
+        "nonholonomic_partial_angular_velocities": holo_pw
+        if holonomic
+        else vectors(pw, T),
+        "generalized_active_forces": sm.ImmutableMatrix(F if holonomic else T.T * F),
+        "generalized_inertia_forces": sm.ImmutableMatrix(
+            Fstar if holonomic else T.T * Fstar
+        ),
         "dependent_speed_coefficients": sm.ImmutableMatrix(C),
     }
 
@@ -395,8 +444,9 @@ def _constraint_force(ms, cf, kins, qdot, fa):
     d = cf.direction
     moving = set(cf.bodies)
     points = {b.masscenter for b in cf.bodies} | set(cf.points)
-    frames = {b.frame for b in cf.bodies if isinstance(b, me.RigidBody)} \
-        | set(cf.frames)
+    frames = {b.frame for b in cf.bodies if isinstance(b, me.RigidBody)} | set(
+        cf.frames
+    )
     ud = sm.Matrix([u.diff(t) for u in ms.speeds])
 
     def v_aux(X, E):

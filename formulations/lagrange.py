@@ -62,20 +62,21 @@ stabilization), ``n_dynamic_equations``, ``baumgarte`` and, where any is
 recovered, ``constraint_forces`` (name -> expression in t, q, q', q'',
 lambda).
 """
+
 from __future__ import annotations
 
 import numbers
 
 import numpy as np
-
 import sympy as sm
 import sympy.physics.mechanics as me
 
+from symbolic.calculus import directional_derivative, gradient, jacobian
+from symbolic.frames import FrameAlgebra, generalized_forces, kinetic_energy
+from symbolic.identities import RandomPoints
+
 from .auxiliary import constraint_rows, multiplier_forces
 from .base import Derivation, Formulation, rate_form, register
-from symbolic.calculus import directional_derivative, gradient, jacobian
-from symbolic.identities import RandomPoints
-from symbolic.frames import FrameAlgebra, generalized_forces, kinetic_energy
 
 __all__ = ["Lagrange"]
 
@@ -89,17 +90,23 @@ def _sub_vec(vec, rep):
 def _check_gains(baumgarte):
     if baumgarte is None:
         return None
-    if (not isinstance(baumgarte, (tuple, list)) or len(baumgarte) != 2
-            or not all(isinstance(g, numbers.Real)
-                       and not isinstance(g, bool) for g in baumgarte)):
+    if (
+        not isinstance(baumgarte, (tuple, list))
+        or len(baumgarte) != 2
+        or not all(
+            isinstance(g, numbers.Real) and not isinstance(g, bool) for g in baumgarte
+        )
+    ):
         raise TypeError(
             f"lagrange: `baumgarte` must be None or a pair of real gains "
-            f"(alpha, beta), not {baumgarte!r}")
+            f"(alpha, beta), not {baumgarte!r}"
+        )
     alpha, beta = (float(g) for g in baumgarte)
     if alpha < 0 or beta < 0:
         raise ValueError(
             f"lagrange: `baumgarte` gains must be non-negative (alpha >= 0, "
-            f"beta >= 0), not {baumgarte!r}")
+            f"beta >= 0), not {baumgarte!r}"
+        )
     return alpha, beta
 
 
@@ -129,8 +136,10 @@ class Lagrange(Formulation):
     name = "lagrange"
     peer = "sympy_lagrange"
     version = "1"
-    summary = ("Lagrange's equations in all coordinates, one multiplier per "
-               "constraint: [[M, -C^T], [C, 0]] [q''; lambda] = [f; gamma]")
+    summary = (
+        "Lagrange's equations in all coordinates, one multiplier per "
+        "constraint: [[M, -C^T], [C, 0]] [q''; lambda] = [f; gamma]"
+    )
     handles_holonomic = True
     handles_nonholonomic = True
     handles_rheonomic = True
@@ -223,17 +232,15 @@ class Lagrange(Formulation):
         with stage("assembly"):
             lam = list(me.dynamicsymbols(f"lambda1:{m + 1}")) if m else []
             # Only the (small) constraint rows were formed in plain symbols.
-            C, gamma, gamma_stab = (x.xreplace(back)
-                                    for x in (C, gamma, gamma_stab))
-            mass = M.row_join(-C.T).col_join(C.row_join(sm.zeros(m, m))) \
-                if m else M
+            C, gamma, gamma_stab = (x.xreplace(back) for x in (C, gamma, gamma_stab))
+            mass = M.row_join(-C.T).col_join(C.row_join(sm.zeros(m, m))) if m else M
             forcing = f_dyn.col_join(gamma_stab) if m else f_dyn
 
         with stage("constraint_forces"):
-            generalized_reaction = (C.T * sm.Matrix(lam)
-                                    if m else sm.zeros(n, 1))
+            generalized_reaction = C.T * sm.Matrix(lam) if m else sm.zeros(n, 1)
             forces, missing = _recover_constraint_forces(
-                ms, u_map, qd, generalized_reaction)
+                ms, u_map, qd, generalized_reaction
+            )
             if ms.u_aux:
                 forces |= multiplier_forces(ms, lam)
 
@@ -291,14 +298,17 @@ def _recover_constraint_forces(ms, u_map, qd, reaction):
             for body in ms.bodies if ok else ():
                 if isinstance(body, me.RigidBody):
                     pw = _sub_vec(body.frame.ang_vel_in(N), u_map).diff(
-                        qdk, N, var_in_dcm=False)
+                        qdk, N, var_in_dcm=False
+                    )
                     if not _is_zero_vector(
-                            pw - (w_aux if body in moving else 0), N, sample):
+                        pw - (w_aux if body in moving else 0), N, sample
+                    ):
                         ok = False
                         break
                 if body not in moving:
                     pv = _sub_vec(body.masscenter.vel(N), u_map).diff(
-                        qdk, N, var_in_dcm=False)
+                        qdk, N, var_in_dcm=False
+                    )
                     if not _is_zero_vector(pv, N, sample):
                         ok = False
                         break

@@ -154,24 +154,35 @@ eliminated coordinates), ``rate_coefficients`` (G, in t and the states),
 ``kinetic_energy`` (T in t, q, q' as differentiated), ``generalized_forces``
 (Q, one per coordinate of T).
 """
+
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from .base import (Derivation, Formulation, UnsupportedSystemError,
-                   check_options, get_formulation, register)
 from symbolic.calculus import directional_derivative, jacobian, time_derivative
-from symbolic.linsolve import ADJUGATE_MAX, solve_linear
 from symbolic.frames import FrameAlgebra
 from symbolic.frames import generalized_forces as _generalized_forces
 from symbolic.frames import kinetic_energy as _kinetic_energy
+from symbolic.linsolve import ADJUGATE_MAX, solve_linear
 
-__all__ = ["ModifiedLagrange", "modified_lagrange_equations",
-           "kinetic_energy_in_rates", "generalized_forces_in_rates"]
+from .base import (
+    Derivation,
+    Formulation,
+    UnsupportedSystemError,
+    check_options,
+    register,
+)
+
+__all__ = [
+    "ModifiedLagrange",
+    "modified_lagrange_equations",
+    "kinetic_energy_in_rates",
+    "generalized_forces_in_rates",
+]
 
 t = me.dynamicsymbols._t
 
@@ -192,9 +203,12 @@ def _rates(expr, rates):
 # ----------------------------------------------------------------------
 # The method in the paper's own terms
 # ----------------------------------------------------------------------
-def modified_lagrange_equations(kinetic_energy, coordinates: Sequence,
-                                generalized_forces: Mapping,
-                                dependent_solutions: Mapping) -> list:
+def modified_lagrange_equations(
+    kinetic_energy,
+    coordinates: Sequence,
+    generalized_forces: Mapping,
+    dependent_solutions: Mapping,
+) -> list:
     """Kolev's modified Lagrange equations (2.20), (2.21), one per
     independent coordinate, as expressions equal to zero.
 
@@ -239,7 +253,8 @@ def modified_lagrange_equations(kinetic_energy, coordinates: Sequence,
     if unknown:
         raise ValueError(
             f"dependent_solutions names {unknown}, which are not among the "
-            f"coordinates {coordinates}")
+            f"coordinates {coordinates}"
+        )
     dep = [q for q in coordinates if q in dependent_solutions]
     ind = [q for q in coordinates if q not in dependent_solutions]
     T = sm.sympify(kinetic_energy)
@@ -284,13 +299,13 @@ def kinetic_energy_in_rates(ms, rates: Mapping | None = None):
     ['l', 'm', 't']
     """
     u_map = dict(ms.kinematics.u_of_qdot)
-    T = _kinetic_energy(ms.bodies, ms.frame, FrameAlgebra(),
-                       [u_map, rates or {}])
+    T = _kinetic_energy(ms.bodies, ms.frame, FrameAlgebra(), [u_map, rates or {}])
     return _rates(T, rates)
 
 
-def generalized_forces_in_rates(ms, coordinates: Sequence,
-                                rates: Mapping | None = None) -> sm.Matrix:
+def generalized_forces_in_rates(
+    ms, coordinates: Sequence, rates: Mapping | None = None
+) -> sm.Matrix:
     """Generalized forces of the declared loads for ``coordinates``.
 
     ``Q_i = sum_P F_P . dv_P/dq_i' + sum_B M_B . dw_B/dq_i'`` with the load
@@ -309,8 +324,13 @@ def generalized_forces_in_rates(ms, coordinates: Sequence,
     u_map = dict(ms.kinematics.u_of_qdot)
     # ``rates`` acts on the measure numbers before the differentiation and
     # on the whole result (direction cosines of eliminated coordinates).
-    Q = _generalized_forces(ms.loads, ms.frame, FrameAlgebra(),
-                           [_d(q) for q in coordinates], [u_map, rates or {}])
+    Q = _generalized_forces(
+        ms.loads,
+        ms.frame,
+        FrameAlgebra(),
+        [_d(q) for q in coordinates],
+        [u_map, rates or {}],
+    )
     return _rates(Q, rates)
 
 
@@ -330,8 +350,10 @@ def _explicit_solutions(ms):
     for q in q_dep:
         others = set(me.find_dynamicsymbols(sm.sympify(sols[q]))) & set(q_dep)
         if others:
-            return None, (f"the declared solution for {q} contains the "
-                          f"dependent coordinates {sorted(map(str, others))}")
+            return None, (
+                f"the declared solution for {q} contains the "
+                f"dependent coordinates {sorted(map(str, others))}"
+            )
     return {q: sm.sympify(sols[q]) for q in q_dep}, ""
 
 
@@ -375,8 +397,10 @@ class ModifiedLagrange(Formulation):
 
     name = "modified_lagrange"
     version = "1"
-    summary = ("Kolev's modified Lagrange equations: T in all coordinates, "
-               "dependent ones eliminated after differentiation")
+    summary = (
+        "Kolev's modified Lagrange equations: T in all coordinates, "
+        "dependent ones eliminated after differentiation"
+    )
     handles_holonomic = True
     handles_nonholonomic = True
     handles_rheonomic = True
@@ -384,49 +408,63 @@ class ModifiedLagrange(Formulation):
     needs_dependent_solutions = False
     needs_velocities_from_positions = True
 
-    def __init__(self, *, variant: str = "modified", dependent: str = "auto",
-                 dependent_rates: str = "auto", count_ops: bool = True):
+    def __init__(
+        self,
+        *,
+        variant: str = "modified",
+        dependent: str = "auto",
+        dependent_rates: str = "auto",
+        count_ops: bool = True,
+    ):
         super().__init__(count_ops=count_ops)
-        check_options(self.name, variant=(variant, _VARIANTS),
-                      dependent=(dependent, _DEPENDENT),
-                      dependent_rates=(dependent_rates, _DEPENDENT_RATES))
+        check_options(
+            self.name,
+            variant=(variant, _VARIANTS),
+            dependent=(dependent, _DEPENDENT),
+            dependent_rates=(dependent_rates, _DEPENDENT_RATES),
+        )
         if variant == "substituted" and dependent == "implicit":
             raise ValueError(
                 "variant='substituted' substitutes explicit solutions into T "
                 "and cannot be combined with dependent='implicit'; valid "
-                "dependent values for it: ['auto', 'explicit']")
+                "dependent values for it: ['auto', 'explicit']"
+            )
         self.variant = variant
         self.dependent = dependent
         self.dependent_rates = dependent_rates
 
     @property
     def options(self) -> dict:
-        return {"count_ops": self.count_ops, "variant": self.variant,
-                "dependent": self.dependent,
-                "dependent_rates": self.dependent_rates}
+        return {
+            "count_ops": self.count_ops,
+            "variant": self.variant,
+            "dependent": self.dependent,
+            "dependent_rates": self.dependent_rates,
+        }
 
     def check_supported(self, system) -> None:
         super().check_supported(system)
         if not system.q_dep:
             return
         sols, why = _explicit_solutions(system)
-        needs_explicit = (self.variant == "substituted"
-                          or self.dependent == "explicit")
+        needs_explicit = self.variant == "substituted" or self.dependent == "explicit"
         if sols is None and needs_explicit:
-            what = ("minimal coordinates (variant='substituted')"
-                    if self.variant == "substituted"
-                    else "dependent='explicit'")
+            what = (
+                "minimal coordinates (variant='substituted')"
+                if self.variant == "substituted"
+                else "dependent='explicit'"
+            )
             raise UnsupportedSystemError(
                 f"{self.name}: {what} needs explicit solutions of the "
                 f"holonomic constraints of {system.name!r}, but {why}; use "
-                f"variant='modified' with dependent='auto' or 'implicit'")
+                f"variant='modified' with dependent='auto' or 'implicit'"
+            )
 
     # ------------------------------------------------------------------
     def _derive(self, ms, stage) -> Derivation:
         coords = list(ms.coordinates)
         sols, _ = _explicit_solutions(ms)
-        explicit = bool(ms.q_dep) and sols is not None \
-            and self.dependent != "implicit"
+        explicit = bool(ms.q_dep) and sols is not None and self.dependent != "implicit"
         elim = {q: sols[q] for q in ms.q_dep} if explicit else {}
         keep = [q for q in coords if q not in elim]
         # q_elim, q_elim' in the kept coordinates (f_r and df_r/dt).
@@ -448,21 +486,28 @@ class ModifiedLagrange(Formulation):
         with stage("constraints"):
             rows, preset = self._rate_constraints(ms, explicit, elim_rates)
             dep_rates, samples = self._choose_dependent(
-                ms, keep, rows, preset, explicit, elim)
+                ms, keep, rows, preset, explicit, elim
+            )
             ind = [q for q in keep if q not in dep_rates]
-            eliminate = (not dep_rates or self.dependent_rates == "eliminate"
-                         or (self.dependent_rates == "auto"
-                             and len(dep_rates) <= ADJUGATE_MAX))
+            eliminate = (
+                not dep_rates
+                or self.dependent_rates == "eliminate"
+                or (self.dependent_rates == "auto" and len(dep_rates) <= ADJUGATE_MAX)
+            )
             rate, acc, G = self._rate_relations(
-                coords, keep, ind, dep_rates, rows, elim, eliminate, samples)
+                coords, keep, ind, dep_rates, rows, elim, eliminate, samples
+            )
 
         with stage("lagrange_operator"):
             E = []
             memo = {}
             for qi, Qi in zip(T_coords, Q):
                 p_i = directional_derivative(T, {_d(qi): sm.S.One})
-                E.append(time_derivative(p_i, t, memo)
-                         - directional_derivative(T, {qi: sm.S.One}) - Qi)
+                E.append(
+                    time_derivative(p_i, t, memo)
+                    - directional_derivative(T, {qi: sm.S.One})
+                    - Qi
+                )
             E = sm.Matrix(E)
 
         with stage("assembly"):
@@ -507,8 +552,9 @@ class ModifiedLagrange(Formulation):
         coord_values = [elim.get(q, q) for q in coords]
         extras = {
             "variant": self.variant,
-            "dependent_coordinates": ("none" if not ms.q_dep else
-                                      "explicit" if explicit else "implicit"),
+            "dependent_coordinates": (
+                "none" if not ms.q_dep else "explicit" if explicit else "implicit"
+            ),
             "dependent_rates_eliminated": eliminate,
             "independent_rates": tuple(_d(q) for q in ind),
             "dependent_rates": tuple(_d(q) for q in dep_rates),
@@ -517,14 +563,20 @@ class ModifiedLagrange(Formulation):
             "generalized_forces": sm.ImmutableMatrix(Q),
             "constraint_forces_unsupported": (
                 "the modified Lagrange equations eliminate the constraints: "
-                "they have neither multipliers nor auxiliary speeds"),
+                "they have neither multipliers nor auxiliary speeds"
+            ),
         }
         return Derivation(
-            states=states, unknowns=tuple(unknowns), mass_matrix=M,
-            forcing=forcing, state_rates=sm.Matrix(state_rates),
-            accelerations=sm.Matrix(acc), state_map=sm.Matrix(list(states)),
+            states=states,
+            unknowns=tuple(unknowns),
+            mass_matrix=M,
+            forcing=forcing,
+            state_rates=sm.Matrix(state_rates),
+            accelerations=sm.Matrix(acc),
+            state_map=sm.Matrix(list(states)),
             coordinate_map=sm.Matrix(coord_values + list(rate)),
-            extras=extras)
+            extras=extras,
+        )
 
     # ------------------------------------------------------------------
     @staticmethod
@@ -551,8 +603,9 @@ class ModifiedLagrange(Formulation):
         qd = [_d(q) for q in keep]
         B = sm.Matrix(rows).jacobian(qd) if rows else None
         if n_free == 0:
-            samples = (_numeric_samples(ms, B, keep, elim)
-                       if len(rows) > ADJUGATE_MAX else [])
+            samples = (
+                _numeric_samples(ms, B, keep, elim) if len(rows) > ADJUGATE_MAX else []
+            )
             return list(preset), samples
         # Prefer coordinates whose rates make up the declaration's dependent
         # speeds (u_dep = x' for a contact point), then later coordinates.
@@ -567,15 +620,18 @@ class ModifiedLagrange(Formulation):
         col = {q: i for i, q in enumerate(keep)}
 
         def full_rank(cols):
-            return all(np.linalg.matrix_rank(S[:, [col[c] for c in cols]],
-                                             tol=1e-9) == len(cols)
-                       for S in samples)
+            return all(
+                np.linalg.matrix_rank(S[:, [col[c] for c in cols]], tol=1e-9)
+                == len(cols)
+                for S in samples
+            )
 
         if preset and not full_rank(chosen):
             raise UnsupportedSystemError(
                 f"modified_lagrange: the constraints of {ms.name!r} cannot "
                 f"be solved for the rates of the dependent coordinates "
-                f"{list(preset)} at random consistent states")
+                f"{list(preset)} at random consistent states"
+            )
         for q in candidates:
             if len(chosen) == len(rows):
                 break
@@ -586,12 +642,14 @@ class ModifiedLagrange(Formulation):
                 f"modified_lagrange: the {len(rows)} velocity constraints of "
                 f"{ms.name!r} are not independent in the coordinate rates "
                 f"(rank below {len(rows)} at random consistent states), so "
-                f"no set of dependent rates can be solved for")
+                f"no set of dependent rates can be solved for"
+            )
         return [q for q in keep if q in chosen], samples
 
     @staticmethod
-    def _rate_relations(coords, keep, ind, dep_rates, rows, elim, eliminate,
-                        samples=()):
+    def _rate_relations(
+        coords, keep, ind, dep_rates, rows, elim, eliminate, samples=()
+    ):
         """Rates and accelerations of all coordinates, and G = dq'/dq_I'.
 
         With ``eliminate`` the dependent rates are ``C q_I' + c`` and their
@@ -613,9 +671,10 @@ class ModifiedLagrange(Formulation):
             B_I = R.jacobian(qd_I)
             b = R.xreplace({x: 0 for x in qd_D + qd_I})
             cols = [keep.index(q) for q in dep_rates]
-            Cc = solve_linear(B_D, (-B_I).row_join(-b),
-                              samples=[S[:, cols] for S in samples])
-            C, c = Cc[:, :B_I.shape[1]], Cc[:, B_I.shape[1]:]
+            Cc = solve_linear(
+                B_D, (-B_I).row_join(-b), samples=[S[:, cols] for S in samples]
+            )
+            C, c = Cc[:, : B_I.shape[1]], Cc[:, B_I.shape[1] :]
             for i, q in enumerate(dep_rates):
                 G_keep[keep.index(q), :] = C.row(i)
             if eliminate:
@@ -634,8 +693,11 @@ class ModifiedLagrange(Formulation):
             G_rows[r] = sm.Matrix([fd]).jacobian(qd_keep) * G_keep
             rate[r] = fd.xreplace(keep_rate)
             acc[r] = _d(f, 2).xreplace(keep_acc).xreplace(keep_rate)
-        G = sm.Matrix.vstack(*[G_rows[q] for q in coords]) if n_I \
+        G = (
+            sm.Matrix.vstack(*[G_rows[q] for q in coords])
+            if n_I
             else sm.zeros(len(coords), 0)
+        )
         return ([rate[q] for q in coords], [acc[q] for q in coords], G)
 
 

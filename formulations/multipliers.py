@@ -29,6 +29,7 @@ equal ``lagrange``'s.
 Formulations without multipliers (Kane's, Gibbs–Appell's, the modified
 Lagrange equations) raise :class:`~formulations.base.UnsupportedSystemError`.
 """
+
 from __future__ import annotations
 
 import numpy as np

@@ -5,13 +5,20 @@ beside this project's formulations in one run.
 Where sympy's method fails on a system, the failure is reported as the
 peer's limitation: :class:`UnsupportedSystemError` carrying sympy's reason.
 """
+
 from __future__ import annotations
 
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from .base import (Derivation, Formulation, UnsupportedSystemError, rate_form,
-                   register, speed_form)
+from .base import (
+    Derivation,
+    Formulation,
+    UnsupportedSystemError,
+    rate_form,
+    register,
+    speed_form,
+)
 
 __all__ = ["SympyKane", "SympyLagrange"]
 
@@ -34,25 +41,32 @@ class SympyKane(Formulation):
         with stage("kanes_equations"):
             try:
                 km = me.KanesMethod(
-                    sysm.frame, q_ind=list(ms.q_ind), u_ind=list(ms.u_ind),
-                    kd_eqs=list(ms.kdes), q_dependent=list(ms.q_dep),
+                    sysm.frame,
+                    q_ind=list(ms.q_ind),
+                    u_ind=list(ms.u_ind),
+                    kd_eqs=list(ms.kdes),
+                    q_dependent=list(ms.q_dep),
                     u_dependent=list(ms.u_dep),
                     configuration_constraints=list(ms.holonomic_constraints),
                     velocity_constraints=list(ms.velocity_constraints),
                     u_auxiliary=list(ms.u_aux),
-                    explicit_kinematics=False)
+                    explicit_kinematics=False,
+                )
                 km.kanes_equations(list(sysm.bodies), loads)
                 M, f = km.mass_matrix, km.forcing
                 extras = {}
                 if ms.u_aux:
                     # sympy's own auxiliary equations, Fr + Fr* = 0.
                     from .auxiliary import _solve
+
                     extras["constraint_forces"] = _solve(
-                        ms, sm.Matrix(km.auxiliary_eqs))
+                        ms, sm.Matrix(km.auxiliary_eqs)
+                    )
             except Exception as exc:  # sympy's own reason, passed on
                 raise UnsupportedSystemError(
                     f"sympy_kane: sympy's KanesMethod failed on "
-                    f"{ms.name!r}: {type(exc).__name__}: {exc}") from exc
+                    f"{ms.name!r}: {type(exc).__name__}: {exc}"
+                ) from exc
         # KanesMethod orders u as u_ind + u_dep, as the contract does.
         return speed_form(ms, M, f, extras)
 
@@ -103,14 +117,19 @@ class SympyLagrange(Formulation):
                     F = me.ReferenceFrame(f"_lf{i}")
                     F.set_ang_vel(N, sub(load.frame.ang_vel_in(N)))
                     forcelist.append((F, sub(load.vector)))
-            nonhol = [sm.sympify(c).xreplace(u_map)
-                      for c in ms.nonholonomic_constraints]
+            nonhol = [
+                sm.sympify(c).xreplace(u_map) for c in ms.nonholonomic_constraints
+            ]
         with stage("lagranges_equations"):
             try:
                 lm = me.LagrangesMethod(
-                    T, list(ms.coordinates), forcelist=forcelist or None,
-                    frame=N, hol_coneqs=list(ms.holonomic_constraints) or None,
-                    nonhol_coneqs=nonhol or None)
+                    T,
+                    list(ms.coordinates),
+                    forcelist=forcelist or None,
+                    frame=N,
+                    hol_coneqs=list(ms.holonomic_constraints) or None,
+                    nonhol_coneqs=nonhol or None,
+                )
                 lm.form_lagranges_equations()
                 n = len(ms.coordinates)
                 M = lm.mass_matrix_full[n:, n:]
@@ -119,7 +138,14 @@ class SympyLagrange(Formulation):
             except Exception as exc:
                 raise UnsupportedSystemError(
                     f"sympy_lagrange: sympy's LagrangesMethod failed on "
-                    f"{ms.name!r}: {type(exc).__name__}: {exc}") from exc
-        return rate_form(ms, M, f, multipliers=lam, extras={
-            "constraint_forces_unsupported":
-                "sympy's LagrangesMethod has no auxiliary speeds"})
+                    f"{ms.name!r}: {type(exc).__name__}: {exc}"
+                ) from exc
+        return rate_form(
+            ms,
+            M,
+            f,
+            multipliers=lam,
+            extras={
+                "constraint_forces_unsupported": "sympy's LagrangesMethod has no auxiliary speeds"
+            },
+        )

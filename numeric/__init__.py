@@ -34,10 +34,14 @@ def cache_dir(kind: str) -> _Path:
     'compiled'
     """
     if kind not in ("derivations", "compiled"):
-        raise ValueError(f"`kind` must be one of ['derivations', 'compiled'], "
-                         f"not {kind!r}")
+        raise ValueError(
+            f"`kind` must be one of ['derivations', 'compiled'], not {kind!r}"
+        )
     env = _os.environ.get("EOMCOMPARE_CACHE")
     if env:
         return _Path(env) / kind
-    return _Path(_os.environ.get("XDG_CACHE_HOME", _Path.home() / ".cache")) \
-        / "eomcompare" / kind
+    return (
+        _Path(_os.environ.get("XDG_CACHE_HOME", _Path.home() / ".cache"))
+        / "eomcompare"
+        / kind
+    )

@@ -9,22 +9,31 @@ compiled with the system compiler).  ``"auto"`` is ``"c"`` when it can be
 built, else a warning and ``"lambdify"``.  A new backend is one more entry
 in :data:`BACKENDS`.
 """
+
 from __future__ import annotations
 
 import warnings
-from typing import Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from .compiled import CompiledBackendError, CompiledModel
-from .model import LambdifyModel
+from .model import LambdifyModel, NumericModel
 
 __all__ = ["BACKENDS", "numeric_model"]
 
 #: Backend name -> model class.
-BACKENDS: dict[str, type] = {"lambdify": LambdifyModel, "c": CompiledModel}
+BACKENDS: dict[str, type[NumericModel]] = {
+    "lambdify": LambdifyModel,
+    "c": CompiledModel,
+}
 
 
-def numeric_model(eom, parameters: Mapping | None = None,
-                  backend: str = "lambdify", **options):
+def numeric_model(
+    eom: Any,
+    parameters: Mapping[Any, float] | None = None,
+    backend: str = "lambdify",
+    **options: Any,
+) -> NumericModel:
     """The numeric model of ``eom`` evaluated by ``backend``.
 
     Parameters
@@ -51,16 +60,19 @@ def numeric_model(eom, parameters: Mapping | None = None,
     'LambdifyModel'
     """
     if backend != "auto" and backend not in BACKENDS:
-        raise ValueError(f"`backend` must be one of "
-                         f"{list(BACKENDS) + ['auto']}, not {backend!r}")
+        raise ValueError(
+            f"`backend` must be one of {list(BACKENDS) + ['auto']}, not {backend!r}"
+        )
     if backend == "lambdify" and options:
-        raise TypeError(f"the lambdify backend takes no options, not "
-                        f"{sorted(options)}")
+        raise TypeError(f"the lambdify backend takes no options, not {sorted(options)}")
     if backend != "auto":
         return BACKENDS[backend](eom, parameters, **options)
     try:
         return CompiledModel(eom, parameters, **options)
     except CompiledBackendError as exc:
-        warnings.warn(f"the compiled backend is not available, using "
-                      f"lambdify: {exc}", RuntimeWarning, stacklevel=3)
+        warnings.warn(
+            f"the compiled backend is not available, using lambdify: {exc}",
+            RuntimeWarning,
+            stacklevel=3,
+        )
         return LambdifyModel(eom, parameters)

@@ -23,6 +23,7 @@ Examples
 >>> model.rhs(t0, model.state_from(q, qd, t0)).shape
 (4,)
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -37,19 +38,26 @@ import tempfile
 import threading
 import time
 import weakref
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 import numpy as np
 import sympy as sm
 from sympy.printing.c import C99CodePrinter
 
 from symbolic.calculus import substitute
-from .model import NumericModel, SingularConfigurationError, plain_parts
 
-__all__ = ["CompiledModel", "CompiledBackendError", "CompilerNotFoundError",
-           "CompilationError", "find_compiler", "compiled_cache_dir",
-           "c_source"]
+from .model import NumericModel, plain_parts
+
+__all__ = [
+    "CompiledModel",
+    "CompiledBackendError",
+    "CompilerNotFoundError",
+    "CompilationError",
+    "find_compiler",
+    "compiled_cache_dir",
+    "c_source",
+]
 
 #: Flags for every build; part of the cache key.  No fast-math: the backend
 #: must agree with lambdify to rounding.
@@ -104,7 +112,8 @@ def find_compiler(cc: str | None = None) -> list[str]:
             raise CompilerNotFoundError(
                 f"C compiler {cc!r} (from {origin}) was not found; install a C "
                 f"compiler (gcc or clang) or point CC to one, or use "
-                f"backend='lambdify', which needs none")
+                f"backend='lambdify', which needs none"
+            )
         return [path] + words[1:]
     for name in ("cc", "gcc", "clang"):
         path = shutil.which(name)
@@ -113,7 +122,8 @@ def find_compiler(cc: str | None = None) -> list[str]:
     raise CompilerNotFoundError(
         "no C compiler found: none of cc, gcc, clang is on the PATH and CC is "
         "not set; install gcc or clang, or use backend='lambdify', which "
-        "needs none")
+        "needs none"
+    )
 
 
 def _python_include() -> str:
@@ -122,7 +132,8 @@ def _python_include() -> str:
         raise CompilerNotFoundError(
             f"the Python headers are missing (no Python.h in {inc}); install "
             f"the Python development package (e.g. python3-dev), or use "
-            f"backend='lambdify'")
+            f"backend='lambdify'"
+        )
     return inc
 
 
@@ -132,7 +143,8 @@ def _cffi():
     except ImportError:
         raise CompilerNotFoundError(
             "the compiled backend needs cffi (pip install cffi); or use "
-            "backend='lambdify'") from None
+            "backend='lambdify'"
+        ) from None
     return cffi
 
 
@@ -142,6 +154,7 @@ def compiled_cache_dir(directory=None) -> Path:
     if directory is not None:
         return Path(directory)
     from numeric import cache_dir
+
     return cache_dir("compiled")
 
 
@@ -261,8 +274,7 @@ void eom_forces(double, const double *, const double *, const double *,
 def _c_function(printer, signature, outputs):
     """A C function body: cse over all ``outputs`` [(array name, exprs)]."""
     exprs = [e for _, es in outputs for e in es]
-    tmps, reduced = sm.cse(exprs, symbols=sm.numbered_symbols("w"),
-                           order="none")
+    tmps, reduced = sm.cse(exprs, symbols=sm.numbered_symbols("w"), order="none")
     lines = [f"static void {signature}", "{"]
     for s, e in tmps:
         lines.append(f"    const double {s} = {printer.doprint(e)};")
@@ -317,30 +329,53 @@ def c_source(eom) -> tuple[str, dict]:
     printer = _Printer()
     try:
         body = [
-            _c_function(printer, "eom_mf(double t, const double *x, const "
-                        "double *p, double *M, double *f)",
-                        [("M", c("M")), ("f", c("f"))]),
-            _c_function(printer, "eom_rates(double t, const double *x, const "
-                        "double *z, const double *p, double *out)",
-                        [("out", c("R"))]),
-            _c_function(printer, "eom_acc(double t, const double *x, const "
-                        "double *z, const double *p, double *out)",
-                        [("out", c("A"))]),
-            _c_function(printer, "eom_coords(double t, const double *x, const "
-                        "double *p, double *out)", [("out", c("C"))]),
-            _c_function(printer, "eom_state(double t, const double *q, const "
-                        "double *qd, const double *p, double *out)",
-                        [("out", c("S"))]),
-            _c_function(printer, "eom_forces(double t, const double *x, const "
-                        "double *z, const double *p, double *out)",
-                        [("out", c("F") if forces else [])]),
+            _c_function(
+                printer,
+                "eom_mf(double t, const double *x, const "
+                "double *p, double *M, double *f)",
+                [("M", c("M")), ("f", c("f"))],
+            ),
+            _c_function(
+                printer,
+                "eom_rates(double t, const double *x, const "
+                "double *z, const double *p, double *out)",
+                [("out", c("R"))],
+            ),
+            _c_function(
+                printer,
+                "eom_acc(double t, const double *x, const "
+                "double *z, const double *p, double *out)",
+                [("out", c("A"))],
+            ),
+            _c_function(
+                printer,
+                "eom_coords(double t, const double *x, const double *p, double *out)",
+                [("out", c("C"))],
+            ),
+            _c_function(
+                printer,
+                "eom_state(double t, const double *q, const "
+                "double *qd, const double *p, double *out)",
+                [("out", c("S"))],
+            ),
+            _c_function(
+                printer,
+                "eom_forces(double t, const double *x, const "
+                "double *z, const double *p, double *out)",
+                [("out", c("F") if forces else [])],
+            ),
         ]
     except Exception as exc:  # the printers raise several kinds
         raise CompilationError(
             f"{eom.formulation}: the equations of {eom.system.name!r} cannot "
-            f"be printed as C: {exc}") from None
-    source = (_HEADER.format(nx=nx, nz=nz, nza=max(nz, 1))
-              + "\n\n".join(body) + "\n" + _FOOTER)
+            f"be printed as C: {exc}"
+        ) from None
+    source = (
+        _HEADER.format(nx=nx, nz=nz, nza=max(nz, 1))
+        + "\n\n".join(body)
+        + "\n"
+        + _FOOTER
+    )
     return source, {"nx": nx, "nz": nz, "nq": nq, "forces": list(forces)}
 
 
@@ -358,8 +393,9 @@ def _load(modname: str, path: Path):
     return module
 
 
-def build_module(source: str, *, compiler: str | None = None,
-                 cflags=None, cache_dir=None):
+def build_module(
+    source: str, *, compiler: str | None = None, cflags=None, cache_dir=None
+):
     """Compile (or load from the cache) the cffi module of ``source``.
 
     Returns ``(module, compile_seconds)``; ``compile_seconds`` is 0 when the
@@ -369,28 +405,38 @@ def build_module(source: str, *, compiler: str | None = None,
     cc = find_compiler(compiler)
     flags = list(DEFAULT_CFLAGS if cflags is None else cflags)
     include = _python_include()
-    key = hashlib.sha256("\0".join(
-        [source, _CDEF, " ".join(cc), " ".join(flags), sys.version,
-         cffi.__version__, sysconfig.get_config_var("EXT_SUFFIX") or ""]
-    ).encode()).hexdigest()[:32]
+    key = hashlib.sha256(
+        "\0".join(
+            [
+                source,
+                _CDEF,
+                " ".join(cc),
+                " ".join(flags),
+                sys.version,
+                cffi.__version__,
+                sysconfig.get_config_var("EXT_SUFFIX") or "",
+            ]
+        ).encode()
+    ).hexdigest()[:32]
     modname = f"_eomc_{key}"
     with _LOCK:
         if modname in _LOADED:
             return _LOADED[modname], 0.0
         directory = compiled_cache_dir(cache_dir)
-        target = directory / (modname + (sysconfig.get_config_var("EXT_SUFFIX")
-                                         or ".so"))
+        target = directory / (
+            modname + (sysconfig.get_config_var("EXT_SUFFIX") or ".so")
+        )
         seconds = 0.0
         if not target.exists():
             start = time.perf_counter()
-            _compile(cffi, cc, flags, include, source, modname, directory,
-                     target)
+            _compile(cffi, cc, flags, include, source, modname, directory, target)
             seconds = time.perf_counter() - start
         try:
             module = _load(modname, target)
         except ImportError as exc:
             raise CompilationError(
-                f"the compiled module {target} does not load: {exc}") from None
+                f"the compiled module {target} does not load: {exc}"
+            ) from None
         _LOADED[modname] = module
         return module, seconds
 
@@ -398,6 +444,7 @@ def build_module(source: str, *, compiler: str | None = None,
 def _compile(cffi, cc, flags, include, source, modname, directory, target):
     directory.mkdir(parents=True, exist_ok=True)
     from cffi.recompiler import recompile
+
     ffi = cffi.FFI()
     ffi.cdef(_CDEF)
     # A private build directory and an atomic rename: processes sharing the
@@ -406,21 +453,28 @@ def _compile(cffi, cc, flags, include, source, modname, directory, target):
         csrc = Path(tmp) / f"{modname}.c"
         # ffi.compile() would chdir into its build directory; only the C
         # is taken from cffi and the compiler is run here.
-        recompile(ffi, modname, source, c_file=str(csrc),
-                  call_c_compiler=False, uses_ffiplatform=False,
-                  compiler_verbose=False)
+        recompile(
+            ffi,
+            modname,
+            source,
+            c_file=str(csrc),
+            call_c_compiler=False,
+            uses_ffiplatform=False,
+            compiler_verbose=False,
+        )
         out = Path(tmp) / target.name
         cmd = cc + flags + [f"-I{include}", str(csrc), "-o", str(out), "-lm"]
         try:
-            proc = subprocess.run(cmd, capture_output=True, text=True,
-                                  cwd=tmp)
+            proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp)
         except OSError as exc:
             raise CompilerNotFoundError(
-                f"C compiler {cc[0]!r} cannot be run: {exc}") from None
+                f"C compiler {cc[0]!r} cannot be run: {exc}"
+            ) from None
         if proc.returncode != 0:
             raise CompilationError(
                 f"compiling the generated C failed ({shlex.join(cmd)}):\n"
-                f"{proc.stderr[-4000:]}")
+                f"{proc.stderr[-4000:]}"
+            )
         shutil.copyfile(csrc, directory / f"{modname}.c")
         os.replace(out, target)
 
@@ -428,7 +482,7 @@ def _compile(cffi, cc, flags, include, source, modname, directory, target):
 # ----------------------------------------------------------------------
 # The model
 # ----------------------------------------------------------------------
-_SOURCES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_SOURCES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _generated_c(eom):
@@ -486,11 +540,19 @@ class CompiledModel(NumericModel):
 
     backend = "c"
 
-    def __init__(self, eom, parameters: Mapping | None = None, *,
-                 compiler: str | None = None, cflags=None, cache_dir=None):
+    def __init__(
+        self,
+        eom,
+        parameters: Mapping | None = None,
+        *,
+        compiler: str | None = None,
+        cflags=None,
+        cache_dir=None,
+    ):
         source, info, self._codegen_seconds = _generated_c(eom)
         self._module, self.compile_seconds = build_module(
-            source, compiler=compiler, cflags=cflags, cache_dir=cache_dir)
+            source, compiler=compiler, cflags=cflags, cache_dir=cache_dir
+        )
         self._lib = self._module.lib
         self._fb = self._module.ffi.from_buffer
         self._dbl = self._module.ffi.typeof("double[]")
@@ -511,16 +573,16 @@ class CompiledModel(NumericModel):
         M = np.empty((n, n))
         f = np.empty(n)
         fb = self._fb
-        self._lib.eom_mf(float(t0), fb("double[]", x), self._pc,
-                         fb("double[]", M), fb("double[]", f))
+        self._lib.eom_mf(
+            float(t0), fb("double[]", x), self._pc, fb("double[]", M), fb("double[]", f)
+        )
         return M, f
 
     def _rhs(self, t0, x) -> np.ndarray:
         # One C call: mass matrix, forcing, LU solve and rates.  The fast
         # path takes float64 arrays of the right shape as they are;
         # anything else is converted (never reinterpreted).
-        if type(x) is not np.ndarray or x.dtype is not _F8 \
-                or x.shape != self._xshape:
+        if type(x) is not np.ndarray or x.dtype is not _F8 or x.shape != self._xshape:
             x = self._vec(x, self.n_states, "x")
         out = np.empty(self.n_states)
         fb, dbl = self._fb, self._dbl
@@ -528,8 +590,7 @@ class CompiledModel(NumericModel):
             status = self._lib.eom_rhs(t0, fb(dbl, x), self._pc, fb(dbl, out))
         except (TypeError, ValueError, BufferError):  # a strided view, say
             x = self._vec(x, self.n_states, "x")
-            status = self._lib.eom_rhs(float(t0), fb(dbl, x), self._pc,
-                                       fb(dbl, out))
+            status = self._lib.eom_rhs(float(t0), fb(dbl, x), self._pc, fb(dbl, out))
         if status:
             return self._rates_after_failure(t0, x)
         return out
@@ -542,9 +603,13 @@ class CompiledModel(NumericModel):
     def _rates(self, t0, x, z):
         out = np.empty(self.n_states)
         fb = self._fb
-        self._lib.eom_rates(float(t0), fb("double[]", x),
-                            fb("double[]", np.ascontiguousarray(z, float)),
-                            self._pc, fb("double[]", out))
+        self._lib.eom_rates(
+            float(t0),
+            fb("double[]", x),
+            fb("double[]", np.ascontiguousarray(z, float)),
+            self._pc,
+            fb("double[]", out),
+        )
         return out
 
     def _rhs_batch(self, T, X) -> np.ndarray:
@@ -557,46 +622,65 @@ class CompiledModel(NumericModel):
             T, ts = np.ascontiguousarray(T), 1
         out = np.empty((k, self.n_states))
         fb = self._fb
-        bad = self._lib.eom_rhs_batch(k, fb("double[]", T), ts,
-                                      fb("double[]", X), self._pc,
-                                      fb("double[]", out))
+        bad = self._lib.eom_rhs_batch(
+            k, fb("double[]", T), ts, fb("double[]", X), self._pc, fb("double[]", out)
+        )
         while bad:
             i = bad - 1
             out[i] = self._rates_after_failure(T[i * ts], X[i])
             if i + 1 == k:
                 break
             rest = self._lib.eom_rhs_batch(
-                k - i - 1, fb("double[]", T[(i + 1) * ts:] if ts else T), ts,
-                fb("double[]", X[i + 1:]), self._pc, fb("double[]", out[i + 1:]))
+                k - i - 1,
+                fb("double[]", T[(i + 1) * ts :] if ts else T),
+                ts,
+                fb("double[]", X[i + 1 :]),
+                self._pc,
+                fb("double[]", out[i + 1 :]),
+            )
             bad = rest + i + 1 if rest else 0
         return out
 
     def _state(self, t0, q, qd):
         out = np.empty(self.n_states)
         fb = self._fb
-        self._lib.eom_state(float(t0), fb("double[]", q), fb("double[]", qd),
-                            self._pc, fb("double[]", out))
+        self._lib.eom_state(
+            float(t0),
+            fb("double[]", q),
+            fb("double[]", qd),
+            self._pc,
+            fb("double[]", out),
+        )
         return out
 
     def _coordinates(self, t0, x):
         out = np.empty(2 * self.n_coordinates)
         fb = self._fb
-        self._lib.eom_coords(float(t0), fb("double[]", x), self._pc,
-                             fb("double[]", out))
+        self._lib.eom_coords(
+            float(t0), fb("double[]", x), self._pc, fb("double[]", out)
+        )
         return out
 
     def _accelerations(self, t0, x, z):
         out = np.empty(self.n_coordinates)
         fb = self._fb
-        self._lib.eom_acc(float(t0), fb("double[]", x),
-                          fb("double[]", np.ascontiguousarray(z, float)),
-                          self._pc, fb("double[]", out))
+        self._lib.eom_acc(
+            float(t0),
+            fb("double[]", x),
+            fb("double[]", np.ascontiguousarray(z, float)),
+            self._pc,
+            fb("double[]", out),
+        )
         return out
 
     def _forces(self, t0, x, z):
         out = np.empty(len(self.force_names))
         fb = self._fb
-        self._lib.eom_forces(float(t0), fb("double[]", x),
-                             fb("double[]", np.ascontiguousarray(z, float)),
-                             self._pc, fb("double[]", out))
+        self._lib.eom_forces(
+            float(t0),
+            fb("double[]", x),
+            fb("double[]", np.ascontiguousarray(z, float)),
+            self._pc,
+            fb("double[]", out),
+        )
         return out

@@ -28,26 +28,24 @@ States are reported at output times as the integrator reached them, before
 any projection, so the residuals in the result are the drift the
 trajectory actually shows, not the (near zero) residual after projection.
 """
+
 from __future__ import annotations
 
 import weakref
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 import numpy as np
 import sympy as sm
 import sympy.physics.mechanics as me
 from scipy.integrate import solve_ivp
 
-
 from symbolic.plain import plain_replacements, to_plain
 
-from .model import (NumericModel, SingularConfigurationError,
-                    is_equations_of_motion)
+from .model import NumericModel, SingularConfigurationError, is_equations_of_motion
 from .states import ConstraintError
 
-__all__ = ["integrate", "IntegrationResult", "project_state",
-           "STABILIZATIONS"]
+__all__ = ["integrate", "IntegrationResult", "project_state", "STABILIZATIONS"]
 
 t = me.dynamicsymbols._t
 
@@ -104,18 +102,20 @@ class IntegrationResult:
         return float(np.max(np.abs(r))) if r.size else 0.0
 
     def __repr__(self):
-        return (f"IntegrationResult(system={self.system!r}, "
-                f"formulation={self.formulation!r}, points={len(self.t)}, "
-                f"t_final={self.t[-1]:.6g}, nfev={self.nfev}, "
-                f"success={self.success}, stabilization={self.stabilization!r}, "
-                f"max_holonomic_residual={self.max_holonomic_residual:.3g}, "
-                f"max_velocity_residual={self.max_velocity_residual:.3g})")
+        return (
+            f"IntegrationResult(system={self.system!r}, "
+            f"formulation={self.formulation!r}, points={len(self.t)}, "
+            f"t_final={self.t[-1]:.6g}, nfev={self.nfev}, "
+            f"success={self.success}, stabilization={self.stabilization!r}, "
+            f"max_holonomic_residual={self.max_holonomic_residual:.3g}, "
+            f"max_velocity_residual={self.max_velocity_residual:.3g})"
+        )
 
 
 # ----------------------------------------------------------------------
 # Constraint functions in (t, q, q') for projection
 # ----------------------------------------------------------------------
-_PROJECTORS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_PROJECTORS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _projection_functions(ms):
@@ -132,8 +132,7 @@ def _projection_functions(ms):
     u_map = dict(ms.kinematics.u_of_qdot)
 
     def plain(exprs):
-        return to_plain([sm.sympify(e).xreplace(u_map) for e in exprs],
-                        rep, ms)
+        return to_plain([sm.sympify(e).xreplace(u_map) for e in exprs], rep, ms)
 
     hol = plain(ms.holonomic_constraints)
     nonhol = plain(ms.nonholonomic_constraints)
@@ -153,7 +152,9 @@ def _projection_functions(ms):
     c = vel.xreplace({s: 0 for s in QD}) if len(vel) else sm.zeros(0, 1)
     args = [Ts, list(Q), P]
     funcs = {
-        "n_hol": len(hol), "n_vel": len(vel), "n": n,
+        "n_hol": len(hol),
+        "n_vel": len(vel),
+        "n": n,
         "phi": sm.lambdify(args, hol, cse=True),
         "phi_q": sm.lambdify(args, jac, cse=True),
         "B": sm.lambdify(args, B, cse=True),
@@ -168,8 +169,7 @@ def _describe(ms, q):
     return ", ".join(f"{n}={v:.6g}" for n, v in zip(names, q))
 
 
-def project_state(system, t0, q, qd, parameters=None, *, tol=1e-12,
-                  maxiter=20):
+def project_state(system, t0, q, qd, parameters=None, *, tol=1e-12, maxiter=20):
     """Project (q, q') onto the position and velocity constraints.
 
     Minimal-norm corrections: Gauss-Newton ``q <- q - Phi_q^+ Phi(t, q)``
@@ -231,7 +231,8 @@ def project_state(system, t0, q, qd, parameters=None, *, tol=1e-12,
             raise ConstraintError(
                 f"system {system.name!r}: cannot project onto the holonomic "
                 f"constraints at t={t0:.6g}, {_describe(system, q)} "
-                f"(residual {res:.3g} after {maxiter} iterations)")
+                f"(residual {res:.3g} after {maxiter} iterations)"
+            )
     if f["n_vel"]:
         B = np.asarray(f["B"](t0, q, p), dtype=float).reshape(-1, n)
         c = np.asarray(f["c"](t0, q, p), dtype=float).ravel()
@@ -251,7 +252,8 @@ def _resolve_model(eom_or_model, parameters):
         return eom_or_model
     raise TypeError(
         f"eom_or_model must be an EquationsOfMotion or a NumericModel, not "
-        f"{type(eom_or_model).__name__}")
+        f"{type(eom_or_model).__name__}"
+    )
 
 
 def _check_initial(ms, t0, q, qd, pmap, tol):
@@ -262,7 +264,8 @@ def _check_initial(ms, t0, q, qd, pmap, tol):
         raise ValueError(
             f"initial_state of {ms.name!r} needs {n} coordinates and {n} "
             f"rates ({[str(c) for c in ms.coordinates]}), got {q.size} and "
-            f"{qd.size}")
+            f"{qd.size}"
+        )
     hol = ms.holonomic_residual(t0, q, pmap)
     vel = ms.velocity_residual(t0, q, qd, pmap)
     bad = []
@@ -275,14 +278,27 @@ def _check_initial(ms, t0, q, qd, pmap, tol):
             f"inconsistent initial state of {ms.name!r} at t={t0:.6g}, "
             f"{_describe(ms, q)}: {' and '.join(bad)} exceed {tol:.1g}; "
             f"start from system.consistent_initial_state() or "
-            f"system.random_state(seed), or project with project_state()")
+            f"system.random_state(seed), or project with project_state()"
+        )
     return q, qd
 
 
-def integrate(eom_or_model, t_final, *, method="DOP853", rtol=1e-10,
-              atol=1e-10, t_eval=None, stabilization="projection",
-              initial_state=None, parameters=None, projection_interval=0.5,
-              projection_tol=1e-12, consistency_tol=1e-8, max_step=np.inf):
+def integrate(
+    eom_or_model,
+    t_final,
+    *,
+    method="DOP853",
+    rtol=1e-10,
+    atol=1e-10,
+    t_eval=None,
+    stabilization="projection",
+    initial_state=None,
+    parameters=None,
+    projection_interval=0.5,
+    projection_tol=1e-12,
+    consistency_tol=1e-8,
+    max_step=np.inf,
+):
     """Integrate a formulation's equations of motion from a consistent state.
 
     Parameters
@@ -343,7 +359,8 @@ def integrate(eom_or_model, t_final, *, method="DOP853", rtol=1e-10,
     if stabilization not in STABILIZATIONS:
         raise ValueError(
             f"stabilization must be one of {list(STABILIZATIONS)}, not "
-            f"{stabilization!r}")
+            f"{stabilization!r}"
+        )
     model = _resolve_model(eom_or_model, parameters)
     eom, ms = model.eom, model.system
     if stabilization == "baumgarte" and not eom.options.get("baumgarte"):
@@ -351,12 +368,13 @@ def integrate(eom_or_model, t_final, *, method="DOP853", rtol=1e-10,
             f"stabilization='baumgarte' needs equations with Baumgarte gains: "
             f"derive them with get_formulation('lagrange', "
             f"baumgarte=(alpha, beta)); {eom.formulation!r} was derived with "
-            f"options {dict(eom.options)}")
-    if not (isinstance(projection_interval, (int, float))
-            and projection_interval > 0):
+            f"options {dict(eom.options)}"
+        )
+    if not (isinstance(projection_interval, (int, float)) and projection_interval > 0):
         raise ValueError(
             f"projection_interval must be a positive number, not "
-            f"{projection_interval!r}")
+            f"{projection_interval!r}"
+        )
     pmap = dict(zip(ms.parameters, model.p))
     if initial_state is None:
         t0, q0, qd0 = ms.consistent_initial_state(pmap)
@@ -364,14 +382,12 @@ def integrate(eom_or_model, t_final, *, method="DOP853", rtol=1e-10,
         try:
             t0, q0, qd0 = initial_state
         except (TypeError, ValueError):
-            raise TypeError(
-                "initial_state must be a tuple (t0, q, qd)") from None
+            raise TypeError("initial_state must be a tuple (t0, q, qd)") from None
         t0 = float(t0)
         q0, qd0 = _check_initial(ms, t0, q0, qd0, pmap, consistency_tol)
     t_final = float(t_final)
     if not t_final > t0:
-        raise ValueError(f"t_final ({t_final}) must exceed the initial time "
-                         f"({t0})")
+        raise ValueError(f"t_final ({t_final}) must exceed the initial time ({t0})")
     # A singular configuration at the start is reported before integrating.
     try:
         model.coordinate_accelerations(t0, q0, qd0)
@@ -380,7 +396,8 @@ def integrate(eom_or_model, t_final, *, method="DOP853", rtol=1e-10,
         # condition number itself fail.
         raise SingularConfigurationError(
             f"{eom.formulation}: the equations of {ms.name!r} cannot be "
-            f"evaluated at t={t0:.6g}, {_describe(ms, q0)} ({exc})") from None
+            f"evaluated at t={t0:.6g}, {_describe(ms, q0)} ({exc})"
+        ) from None
 
     nfev = [0]
     last = {}
@@ -393,17 +410,22 @@ def integrate(eom_or_model, t_final, *, method="DOP853", rtol=1e-10,
             q, _ = model.coordinates_from(x, tt)
             raise SingularConfigurationError(
                 f"{eom.formulation}: non-finite derivative for {ms.name!r} "
-                f"at t={tt:.6g}, {_describe(ms, q)}")
+                f"at t={tt:.6g}, {_describe(ms, q)}"
+            )
         return dx
 
-    project = (stabilization == "projection"
-               and (ms.holonomic_constraints or ms.nonholonomic_constraints))
+    project = stabilization == "projection" and (
+        ms.holonomic_constraints or ms.nonholonomic_constraints
+    )
     if t_eval is not None:
         t_eval = np.asarray(t_eval, dtype=float).ravel()
-        if t_eval.size == 0 or np.any(np.diff(t_eval) <= 0) or \
-                t_eval[0] < t0 or t_eval[-1] > t_final:
-            raise ValueError(
-                f"t_eval must be increasing and within [{t0}, {t_final}]")
+        if (
+            t_eval.size == 0
+            or np.any(np.diff(t_eval) <= 0)
+            or t_eval[0] < t0
+            or t_eval[-1] > t_final
+        ):
+            raise ValueError(f"t_eval must be increasing and within [{t0}, {t_final}]")
     if project:
         n_seg = int(np.ceil((t_final - t0) / projection_interval - 1e-9))
         bounds = np.linspace(t0, t_final, n_seg + 1)
@@ -411,12 +433,14 @@ def integrate(eom_or_model, t_final, *, method="DOP853", rtol=1e-10,
             bounds = np.union1d(bounds, t_eval)
             # Grid points that differ from output times by round-off only
             # would make empty segments.
-            keep = np.concatenate([[True], np.diff(bounds) >
-                                   1e-9 * max(1.0, abs(t_final))])
+            keep = np.concatenate(
+                [[True], np.diff(bounds) > 1e-9 * max(1.0, abs(t_final))]
+            )
             keep[-1] = True
             bounds = bounds[keep]
-            if len(bounds) > 2 and bounds[-1] - bounds[-2] <= \
-                    1e-9 * max(1.0, abs(t_final)):
+            if len(bounds) > 2 and bounds[-1] - bounds[-2] <= 1e-9 * max(
+                1.0, abs(t_final)
+            ):
                 bounds = np.delete(bounds, -2)
     else:
         bounds = np.array([t0, t_final])
@@ -424,8 +448,7 @@ def integrate(eom_or_model, t_final, *, method="DOP853", rtol=1e-10,
     x = model.state_from(q0, qd0, t0)
     ts, xs = [], []
     # solve_ivp reports t0 itself only when it chooses the output times.
-    if (t_eval is None and project) or (t_eval is not None
-                                        and t_eval[0] == t0):
+    if (t_eval is None and project) or (t_eval is not None and t_eval[0] == t0):
         ts.append(t0)
         xs.append(x.copy())
     success, message, first_step = True, "", None
@@ -438,9 +461,18 @@ def integrate(eom_or_model, t_final, *, method="DOP853", rtol=1e-10,
         else:
             inside = None
         step = None if first_step is None else min(first_step, b - a)
-        sol = solve_ivp(fun, (a, b), x, method=method, rtol=rtol, atol=atol,
-                        t_eval=inside, first_step=step, max_step=max_step,
-                        dense_output=project)
+        sol = solve_ivp(
+            fun,
+            (a, b),
+            x,
+            method=method,
+            rtol=rtol,
+            atol=atol,
+            t_eval=inside,
+            first_step=step,
+            max_step=max_step,
+            dense_output=project,
+        )
         if not sol.success:
             success, message = False, sol.message
             _raise_if_singular(model, sol, last)
@@ -474,17 +506,28 @@ def integrate(eom_or_model, t_final, *, method="DOP853", rtol=1e-10,
         finite = T[np.isfinite(qs).all(axis=1) & np.isfinite(qds).all(axis=1)]
         after = f" after t={finite[-1]:.6g}" if finite.size else ""
         raise SingularConfigurationError(
-            f"{eom.formulation}: the trajectory of {ms.name!r} became "
-            f"non-finite{after}")
-    hol = np.array([ms.holonomic_residual(tt, qq, pmap)
-                    for tt, qq in zip(T, qs)]).reshape(len(T), -1)
-    vel = np.array([ms.velocity_residual(tt, qq, vv, pmap)
-                    for tt, qq, vv in zip(T, qs, qds)]).reshape(len(T), -1)
+            f"{eom.formulation}: the trajectory of {ms.name!r} became non-finite{after}"
+        )
+    hol = np.array(
+        [ms.holonomic_residual(tt, qq, pmap) for tt, qq in zip(T, qs)]
+    ).reshape(len(T), -1)
+    vel = np.array(
+        [ms.velocity_residual(tt, qq, vv, pmap) for tt, qq, vv in zip(T, qs, qds)]
+    ).reshape(len(T), -1)
     return IntegrationResult(
-        t=T, q=qs, qd=qds, holonomic_residual=hol, velocity_residual=vel,
-        nfev=nfev[0], success=success, message=message,
-        stabilization=stabilization, n_projections=n_proj,
-        system=ms.name, formulation=eom.formulation)
+        t=T,
+        q=qs,
+        qd=qds,
+        holonomic_residual=hol,
+        velocity_residual=vel,
+        nfev=nfev[0],
+        success=success,
+        message=message,
+        stabilization=stabilization,
+        n_projections=n_proj,
+        system=ms.name,
+        formulation=eom.formulation,
+    )
 
 
 def _final_state(sol, b):
@@ -507,4 +550,5 @@ def _raise_if_singular(model, sol, last):
             f"{model.eom.formulation}: integration of {model.system.name!r} "
             f"stopped near a singular configuration at t={tt:.6g}, "
             f"{_describe(model.system, q)} (condition number of the mass "
-            f"matrix {cond:.3g}): {sol.message}")
+            f"matrix {cond:.3g}): {sol.message}"
+        )

@@ -29,11 +29,12 @@ when their accelerations agree.  The operating point may be a steady motion
 (nonzero speeds): ``A`` is the Jacobian of the vector field there, and
 ``LinearModel.rates`` holds ``f`` itself (zero at an equilibrium).
 """
+
 from __future__ import annotations
 
 import weakref
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
 
 import numpy as np
 import sympy as sm
@@ -44,12 +45,11 @@ from symbolic.plain import plain_replacements, to_plain
 from .model import is_equations_of_motion
 from .states import ConstraintError
 
-
 __all__ = ["linearize", "LinearModel"]
 
 t = me.dynamicsymbols._t
 
-_SPEED_RATE_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_SPEED_RATE_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _name(x) -> str:
@@ -88,9 +88,11 @@ class LinearModel:
     info: Mapping = field(default_factory=dict)
 
     def __repr__(self):
-        return (f"LinearModel(system={self.system!r}, "
-                f"formulation={self.formulation!r}, states={list(self.states)}, "
-                f"inputs={list(self.inputs)})")
+        return (
+            f"LinearModel(system={self.system!r}, "
+            f"formulation={self.formulation!r}, states={list(self.states)}, "
+            f"inputs={list(self.inputs)})"
+        )
 
     def _indices(self, states):
         idx = []
@@ -98,11 +100,12 @@ class LinearModel:
             s = _name(s)
             if s not in self.states:
                 raise ValueError(
-                    f"unknown state {s!r}; valid states: {list(self.states)}")
+                    f"unknown state {s!r}; valid states: {list(self.states)}"
+                )
             idx.append(self.states.index(s))
         return idx
 
-    def submodel(self, states: Sequence) -> "LinearModel":
+    def submodel(self, states: Sequence) -> LinearModel:
         """The rows and columns of the named states only.
 
         Meaningful when the remaining states do not feed back into these
@@ -111,10 +114,16 @@ class LinearModel:
         """
         idx = self._indices(states)
         return LinearModel(
-            A=self.A[np.ix_(idx, idx)], B=self.B[idx, :],
-            states=tuple(self.states[i] for i in idx), inputs=self.inputs,
-            rates=self.rates[idx], operating_point=self.operating_point,
-            system=self.system, formulation=self.formulation, info=self.info)
+            A=self.A[np.ix_(idx, idx)],
+            B=self.B[idx, :],
+            states=tuple(self.states[i] for i in idx),
+            inputs=self.inputs,
+            rates=self.rates[idx],
+            operating_point=self.operating_point,
+            system=self.system,
+            formulation=self.formulation,
+            info=self.info,
+        )
 
     def coupling(self, states: Sequence) -> float:
         """Largest entry of A coupling the other states into ``states``."""
@@ -149,14 +158,16 @@ def _speed_rate_function(ms):
     if ms in _SPEED_RATE_CACHE:
         return _SPEED_RATE_CACHE[ms]
     q = list(ms.coordinates)
-    n = len(q)
     kin = ms.kinematics
     rep, s = plain_replacements(q, accelerations=True)
     T, Q, QD, QDD = s["T"], s["Q"], s["QD"], s["QDD"]
     P = list(ms.parameters)
     u_plain = to_plain([kin.u_of_qdot[ui] for ui in ms.speeds], rep, ms)
-    ud = u_plain.jacobian(Q) * sm.Matrix(QD) + \
-        u_plain.jacobian(QD) * sm.Matrix(QDD) + u_plain.diff(T)
+    ud = (
+        u_plain.jacobian(Q) * sm.Matrix(QD)
+        + u_plain.jacobian(QD) * sm.Matrix(QDD)
+        + u_plain.diff(T)
+    )
     fn = sm.lambdify([T, list(Q), list(QD), list(QDD), P], ud, cse=True)
     _SPEED_RATE_CACHE[ms] = fn
     return fn
@@ -169,22 +180,31 @@ def _richardson_jacobian(f, y0, steps, levels=3):
     for j, h in enumerate(steps):
         table = []
         for k in range(levels):
-            hk = h / 2 ** k
+            hk = h / 2**k
             e = np.zeros_like(y0)
             e[j] = hk
             table.append((f(y0 + e) - f(y0 - e)) / (2 * hk))
         # Central differences have even error terms: h^2, h^4, ...
         for order in range(1, levels):
-            fac = 4.0 ** order
-            table = [(fac * table[k + 1] - table[k]) / (fac - 1)
-                     for k in range(len(table) - 1)]
+            fac = 4.0**order
+            table = [
+                (fac * table[k + 1] - table[k]) / (fac - 1)
+                for k in range(len(table) - 1)
+            ]
         J[:, j] = table[0]
     return f0, J
 
 
-def linearize(eom, operating_point, *, inputs: Sequence | None = None,
-              parameters: Mapping | None = None, step: float = 1e-3,
-              tol: float = 1e-8, backend: str = "lambdify") -> LinearModel:
+def linearize(
+    eom,
+    operating_point,
+    *,
+    inputs: Sequence | None = None,
+    parameters: Mapping | None = None,
+    step: float = 1e-3,
+    tol: float = 1e-8,
+    backend: str = "lambdify",
+) -> LinearModel:
     """Linearize ``eom`` about ``operating_point`` in the minimal state.
 
     Parameters
@@ -238,14 +258,16 @@ def linearize(eom, operating_point, *, inputs: Sequence | None = None,
     if not is_equations_of_motion(eom):
         raise TypeError(
             f"eom must be an EquationsOfMotion (from Formulation.derive), not "
-            f"{type(eom).__name__}")
+            f"{type(eom).__name__}"
+        )
     ms = eom.system
     try:
         t0, q0, qd0 = operating_point
     except (TypeError, ValueError):
         raise ValueError(
             "operating_point must be a tuple (t, q, qd) of the time, all "
-            "coordinates and their rates") from None
+            "coordinates and their rates"
+        ) from None
     t0 = float(t0)
     q0 = np.asarray(q0, dtype=float).ravel()
     qd0 = np.asarray(qd0, dtype=float).ravel()
@@ -254,32 +276,38 @@ def linearize(eom, operating_point, *, inputs: Sequence | None = None,
         raise ValueError(
             f"operating point of {ms.name!r} needs {n} coordinates "
             f"{[_name(c) for c in ms.coordinates]} and {n} rates, got "
-            f"{q0.size} and {qd0.size}")
+            f"{q0.size} and {qd0.size}"
+        )
     # Inputs given as functions of time (specified) become constants.
     eom, inputs = eom.with_constant_inputs(inputs, t0)
     ms = eom.system
     params = dict(parameters or {})
     by_name = {str(k): k for k in ms.parameters}
     input_syms = []
-    for r in (inputs or ()):
+    for r in inputs or ():
         key = r if r in ms.parameters else by_name.get(str(r))
         if key is None:
             raise ValueError(
                 f"unknown input {r!r} for system {ms.name!r}; inputs are "
                 f"parameters or specified functions of time, valid: "
-                f"{sorted(by_name) + sorted(_name(k) for k in ms.specified)}")
+                f"{sorted(by_name) + sorted(_name(k) for k in ms.specified)}"
+            )
         input_syms.append(key)
     p_base = ms.parameter_vector(params)
     values = dict(zip(ms.parameters, p_base))
-    hol = ms.holonomic_residual(t0, q0, values) if ms.q_dep or \
-        ms.holonomic_constraints else np.zeros(0)
+    hol = (
+        ms.holonomic_residual(t0, q0, values)
+        if ms.q_dep or ms.holonomic_constraints
+        else np.zeros(0)
+    )
     vel = ms.velocity_residual(t0, q0, qd0, values)
     worst = max([0.0] + list(np.abs(hol)) + list(np.abs(vel)))
     if worst > tol:
         raise ConstraintError(
             f"system {ms.name!r}: the operating point violates the "
             f"constraints (largest residual {worst:.3g} > tol {tol:g}); "
-            f"solve the dependent coordinates and speeds first")
+            f"solve the dependent coordinates and speeds first"
+        )
 
     nq, nu = len(ms.q_ind), len(ms.u_ind)
     ind_speeds = slice(0, nu)
@@ -314,10 +342,15 @@ def linearize(eom, operating_point, *, inputs: Sequence | None = None,
 
         _, col = _richardson_jacobian(along, np.zeros(1), [h])
         B[:, k] = col[:, 0]
-    states = tuple(_name(c) for c in ms.q_ind) + \
-        tuple(_name(s) for s in ms.u_ind)
+    states = tuple(_name(c) for c in ms.q_ind) + tuple(_name(s) for s in ms.u_ind)
     return LinearModel(
-        A=A, B=B, states=states, inputs=tuple(str(s) for s in input_syms),
-        rates=f0, operating_point=(t0, q0.copy(), qd0.copy()),
-        system=ms.name, formulation=eom.formulation,
-        info={"constraint_residual": worst, "step": step})
+        A=A,
+        B=B,
+        states=states,
+        inputs=tuple(str(s) for s in input_syms),
+        rates=f0,
+        operating_point=(t0, q0.copy(), qd0.copy()),
+        system=ms.name,
+        formulation=eom.formulation,
+        info={"constraint_residual": worst, "step": step},
+    )

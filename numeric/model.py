@@ -3,11 +3,12 @@
 Two formulations agree on a system when :meth:`NumericModel.coordinate_accelerations`
 returns the same q'' for the same (t, q, q').
 """
+
 from __future__ import annotations
 
 import time
 import weakref
-from typing import Mapping
+from collections.abc import Mapping
 
 import numpy as np
 import sympy as sm
@@ -15,9 +16,16 @@ import sympy.physics.mechanics as me
 
 from symbolic.plain import TIME, plain_replacements, to_plain
 
-__all__ = ["NumericModel", "LambdifyModel", "SingularConfigurationError",
-           "generate", "generated",
-           "plain_symbols", "plain_parts", "is_equations_of_motion"]
+__all__ = [
+    "NumericModel",
+    "LambdifyModel",
+    "SingularConfigurationError",
+    "generate",
+    "generated",
+    "plain_symbols",
+    "plain_parts",
+    "is_equations_of_motion",
+]
 
 t = me.dynamicsymbols._t
 
@@ -67,7 +75,12 @@ def plain_parts(eom) -> dict:
     qrep, _ = plain_replacements(q)
     memo = {}  # one substitution shared by every piece in x_rep
     parts = {
-        "T": T, "X": X, "Z": Z, "Q": Q, "QD": QD, "P": P,
+        "T": T,
+        "X": X,
+        "Z": Z,
+        "Q": Q,
+        "QD": QD,
+        "P": P,
         "M": to_plain(eom.mass_matrix, x_rep, ms, memo),
         "f": to_plain(eom.forcing, x_rep, ms, memo),
         "R": to_plain(eom.state_rates, x_rep, ms, memo),
@@ -78,8 +91,7 @@ def plain_parts(eom) -> dict:
     forces = eom.extras.get("constraint_forces")
     if forces:
         names = list(forces)
-        parts["F"] = to_plain(sm.Matrix([forces[n] for n in names]), x_rep,
-                               ms, memo)
+        parts["F"] = to_plain(sm.Matrix([forces[n] for n in names]), x_rep, ms, memo)
         parts["forces_names"] = names
     return parts
 
@@ -113,13 +125,12 @@ def generate(eom) -> dict:
         "state": _lambdify([T, list(Q), list(QD), list(P)], S),
     }
     if "F" in parts:
-        out["forces"] = (parts["forces_names"],
-                         _lambdify(args_xz, parts["F"]))
+        out["forces"] = (parts["forces_names"], _lambdify(args_xz, parts["F"]))
     out["seconds"] = time.perf_counter() - start
     return out
 
 
-_GENERATED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_GENERATED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def generated(eom) -> dict:
@@ -137,8 +148,7 @@ def _generate_batch(eom) -> dict:
     parts = plain_parts(eom)
     T, X, Z, P = (parts[k] for k in ("T", "X", "Z", "P"))
     return {
-        "Mf": _lambdify([T, list(X), list(P)],
-                        list(parts["M"]) + list(parts["f"])),
+        "Mf": _lambdify([T, list(X), list(P)], list(parts["M"]) + list(parts["f"])),
         "rates": _lambdify([T, list(X), list(Z), list(P)], list(parts["R"])),
     }
 
@@ -150,9 +160,19 @@ def is_equations_of_motion(obj) -> bool:
     ``formulations``, so that the contract can import the runtime without
     a cycle.
     """
-    return all(hasattr(obj, a) for a in (
-        "system", "formulation", "mass_matrix", "forcing", "unknowns",
-        "states", "state_rates", "numeric"))
+    return all(
+        hasattr(obj, a)
+        for a in (
+            "system",
+            "formulation",
+            "mass_matrix",
+            "forcing",
+            "unknowns",
+            "states",
+            "state_rates",
+            "numeric",
+        )
+    )
 
 
 class NumericModel:
@@ -204,8 +224,8 @@ class NumericModel:
         p = np.array(value, dtype=float).ravel()
         if p.shape != (len(self.system.parameters),):
             raise ValueError(
-                f"{len(self.system.parameters)} parameter values expected, "
-                f"not {p.size}")
+                f"{len(self.system.parameters)} parameter values expected, not {p.size}"
+            )
         self._p = p
         self._set_parameters(p)
 
@@ -218,9 +238,11 @@ class NumericModel:
         return float("nan")
 
     def __repr__(self):
-        return (f"{type(self).__name__}(system={self.system.name!r}, "
-                f"formulation={self.eom.formulation!r}, "
-                f"states={self.n_states})")
+        return (
+            f"{type(self).__name__}(system={self.system.name!r}, "
+            f"formulation={self.eom.formulation!r}, "
+            f"states={self.n_states})"
+        )
 
     # -- argument checks ------------------------------------------------
     @staticmethod
@@ -241,8 +263,7 @@ class NumericModel:
     def mass_matrix_and_forcing(self, t0, x):
         """``(M, f)`` at (t, x): arrays (n_unknowns, n_unknowns) and
         (n_unknowns,)."""
-        return self._mass_matrix_and_forcing(
-            t0, self._vec(x, self.n_states, "x"))
+        return self._mass_matrix_and_forcing(t0, self._vec(x, self.n_states, "x"))
 
     def solve_unknowns(self, t0, x, check: bool = False) -> np.ndarray:
         """z with M(t, x) z = f(t, x).
@@ -258,25 +279,29 @@ class NumericModel:
             raise SingularConfigurationError(
                 f"{self.eom.formulation}: the equations of "
                 f"{self.system.name!r} are not finite at t={t0:.6g}, "
-                f"{self._describe(t0, x)}")
+                f"{self._describe(t0, x)}"
+            )
         if check:
             cond = np.linalg.cond(M)
             if not np.isfinite(cond) or cond > 1e13:
                 raise SingularConfigurationError(
                     f"{self.eom.formulation}: the mass matrix of "
                     f"{self.system.name!r} is singular at t={t0:.6g}, "
-                    f"{self._describe(t0, x)} (condition number {cond:.3g})")
+                    f"{self._describe(t0, x)} (condition number {cond:.3g})"
+                )
         try:
             z = np.linalg.solve(M, f)
         except np.linalg.LinAlgError:
             raise SingularConfigurationError(
                 f"{self.eom.formulation}: the mass matrix of "
                 f"{self.system.name!r} is singular at t={t0:.6g}, "
-                f"{self._describe(t0, x)}") from None
+                f"{self._describe(t0, x)}"
+            ) from None
         if not np.all(np.isfinite(z)):
             raise SingularConfigurationError(
                 f"{self.eom.formulation}: non-finite solution for "
-                f"{self.system.name!r} at t={t0:.6g}, {self._describe(t0, x)}")
+                f"{self.system.name!r} at t={t0:.6g}, {self._describe(t0, x)}"
+            )
         return z
 
     def rhs(self, t0, x) -> np.ndarray:
@@ -309,13 +334,11 @@ class NumericModel:
         """
         X = np.ascontiguousarray(X, dtype=float)
         if X.ndim != 2 or X.shape[1] != self.n_states:
-            raise ValueError(f"X must have shape (k, {self.n_states}), not "
-                             f"{X.shape}")
+            raise ValueError(f"X must have shape (k, {self.n_states}), not {X.shape}")
         k = X.shape[0]
         T = np.asarray(t0, dtype=float)
         if T.ndim and T.shape != (k,):
-            raise ValueError(f"t0 must be a number or have shape ({k},), not "
-                             f"{T.shape}")
+            raise ValueError(f"t0 must be a number or have shape ({k},), not {T.shape}")
         self.nfev += k
         if k == 0:
             return np.empty((0, self.n_states))
@@ -385,28 +408,31 @@ class LambdifyModel(NumericModel):
     def _mass_matrix_and_forcing(self, t0, x):
         M, f = self._f["Mf"](t0, x, self.p)
         n = self.n_unknowns
-        return (np.asarray(M, dtype=float).reshape(n, n),
-                np.asarray(f, dtype=float).reshape(n))
+        return (
+            np.asarray(M, dtype=float).reshape(n, n),
+            np.asarray(f, dtype=float).reshape(n),
+        )
 
     def _rates(self, t0, x, z):
-        return np.asarray(self._f["rates"](t0, x, z, self.p),
-                          dtype=float).reshape(self.n_states)
+        return np.asarray(self._f["rates"](t0, x, z, self.p), dtype=float).reshape(
+            self.n_states
+        )
 
     def _state(self, t0, q, qd):
-        return np.asarray(self._f["state"](t0, q, qd, self.p),
-                          dtype=float).reshape(self.n_states)
+        return np.asarray(self._f["state"](t0, q, qd, self.p), dtype=float).reshape(
+            self.n_states
+        )
 
     def _coordinates(self, t0, x):
-        return np.asarray(self._f["coords"](t0, x, self.p),
-                          dtype=float).ravel()
+        return np.asarray(self._f["coords"](t0, x, self.p), dtype=float).ravel()
 
     def _accelerations(self, t0, x, z):
-        return np.asarray(self._f["acc"](t0, x, z, self.p),
-                          dtype=float).reshape(self.n_coordinates)
+        return np.asarray(self._f["acc"](t0, x, z, self.p), dtype=float).reshape(
+            self.n_coordinates
+        )
 
     def _forces(self, t0, x, z):
-        return np.asarray(self._f["forces"][1](t0, x, z, self.p),
-                          dtype=float).ravel()
+        return np.asarray(self._f["forces"][1](t0, x, z, self.p), dtype=float).ravel()
 
     def _rhs_batch(self, T, X):
         k = X.shape[0]
@@ -417,7 +443,7 @@ class LambdifyModel(NumericModel):
         Mf = np.empty((k, n * n + n))
         for j, v in enumerate(fns["Mf"](T, X.T, self.p)):
             Mf[:, j] = v
-        M, f = Mf[:, :n * n].reshape(k, n, n), Mf[:, n * n:]
+        M, f = Mf[:, : n * n].reshape(k, n, n), Mf[:, n * n :]
         try:
             Z = np.linalg.solve(M, f[:, :, None])[:, :, 0]
             ok = bool(np.all(np.isfinite(Z)))
@@ -425,12 +451,16 @@ class LambdifyModel(NumericModel):
             ok = False
         if not ok:
             # One state at a time, to raise for the state that fails.
-            Z = np.array([self.solve_unknowns(T if T.ndim == 0 else T[i], X[i])
-                          for i in range(k)]).reshape(k, n)
+            Z = np.array(
+                [
+                    self.solve_unknowns(T if T.ndim == 0 else T[i], X[i])
+                    for i in range(k)
+                ]
+            ).reshape(k, n)
         out = np.empty((k, self.n_states))
         for j, v in enumerate(fns["rates"](T, X.T, Z.T, self.p)):
             out[:, j] = v
         return out
 
 
-_BATCH: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_BATCH: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()

@@ -10,10 +10,11 @@ on first use.
 Nothing here imports ``systems``: a :class:`SystemStates` reads the
 declaration through its attributes.
 """
+
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import cached_property
-from typing import Mapping
 
 import numpy as np
 import sympy as sm
@@ -60,7 +61,7 @@ class SystemStates:
         kin = ms.kinematics
         hol = prep(sm.Matrix(list(ms.holonomic_constraints)))
         nq_dep = len(ms.q_dep)
-        dep_syms = qs[len(ms.q_ind):]
+        dep_syms = qs[len(ms.q_ind) :]
         jac = hol.jacobian(dep_syms) if nq_dep else sm.zeros(0, 0)
         A = prep(kin.velocity_constraint_A)
         b = prep(kin.velocity_constraint_b)
@@ -90,12 +91,14 @@ class SystemStates:
         values = dict(ms.parameters)
         if parameters:
             by_name = {str(k): k for k in values}
-            unknown = [k for k in parameters
-                       if k not in values and str(k) not in by_name]
+            unknown = [
+                k for k in parameters if k not in values and str(k) not in by_name
+            ]
             if unknown:
                 raise ValueError(
                     f"unknown parameters {unknown} for system {ms.name!r}; "
-                    f"valid: {sorted(by_name)}")
+                    f"valid: {sorted(by_name)}"
+                )
             for k, v in parameters.items():
                 values[k if k in values else by_name[str(k)]] = float(v)
         return np.array([values[k] for k in ms.parameters], dtype=float)
@@ -106,8 +109,9 @@ class SystemStates:
         rep, s = plain_replacements(ms.coordinates)
         V = ms.potential_energy if ms.potential_energy is not None else 0
         E = to_plain(sm.Matrix([ms.kinetic_energy(), V]), rep, ms)
-        return sm.lambdify([s["T"], list(s["Q"]), list(s["QD"]),
-                            list(ms.parameters)], E, cse=True)
+        return sm.lambdify(
+            [s["T"], list(s["Q"]), list(s["QD"]), list(ms.parameters)], E, cse=True
+        )
 
     def energy(self, t0, q, qd, parameters=None):
         """(T, V) at a state; V is 0 where no potential energy is declared."""
@@ -118,8 +122,9 @@ class SystemStates:
     def holonomic_residual(self, t0, q, parameters=None) -> np.ndarray:
         p = self.parameter_vector(parameters)
         u = np.zeros(len(self.system.speeds))
-        return np.asarray(self._constraint_functions["hol"](t0, q, u, p),
-                          dtype=float).ravel()
+        return np.asarray(
+            self._constraint_functions["hol"](t0, q, u, p), dtype=float
+        ).ravel()
 
     def velocity_residual(self, t0, q, qd, parameters=None) -> np.ndarray:
         """Residual of every velocity constraint at (t, q, q')."""
@@ -132,16 +137,19 @@ class SystemStates:
 
     def speeds_from_rates(self, t0, q, qd, parameters=None) -> np.ndarray:
         p = self.parameter_vector(parameters)
-        return np.asarray(self._constraint_functions["u_of_qdot"](t0, q, qd, p),
-                          dtype=float).ravel()
+        return np.asarray(
+            self._constraint_functions["u_of_qdot"](t0, q, qd, p), dtype=float
+        ).ravel()
 
     def rates_from_speeds(self, t0, q, u, parameters=None) -> np.ndarray:
         p = self.parameter_vector(parameters)
-        return np.asarray(self._constraint_functions["qdot"](t0, q, u, p),
-                          dtype=float).ravel()
+        return np.asarray(
+            self._constraint_functions["qdot"](t0, q, u, p), dtype=float
+        ).ravel()
 
-    def solve_dependent_coordinates(self, t0, q_ind, guess, parameters=None,
-                                    tol=1e-13, maxiter=50) -> np.ndarray:
+    def solve_dependent_coordinates(
+        self, t0, q_ind, guess, parameters=None, tol=1e-13, maxiter=50
+    ) -> np.ndarray:
         """Newton's method on the holonomic constraints for q_dep.
 
         Raises
@@ -164,7 +172,8 @@ class SystemStates:
             if res < tol:
                 return q
             J = np.asarray(f["hol_jac"](t0, q, u, p), dtype=float).reshape(
-                len(r), len(q) - nind)
+                len(r), len(q) - nind
+            )
             try:
                 step = np.linalg.solve(J, -r)
             except np.linalg.LinAlgError:
@@ -178,7 +187,8 @@ class SystemStates:
         raise ConstraintError(
             f"system {ms.name!r}: the holonomic constraints cannot be "
             f"satisfied for q_ind = {np.round(q_ind, 6).tolist()} (Newton "
-            f"residual {res:.3g})")
+            f"residual {res:.3g})"
+        )
 
     def solve_dependent_speeds(self, t0, q, u_ind, parameters=None) -> np.ndarray:
         """All speeds from the independent ones and the velocity constraints.
@@ -190,8 +200,7 @@ class SystemStates:
         """
         ms = self.system
         nu_ind = len(ms.u_ind)
-        u = np.concatenate([np.asarray(u_ind, float),
-                            np.zeros(len(ms.u_dep))])
+        u = np.concatenate([np.asarray(u_ind, float), np.zeros(len(ms.u_dep))])
         if not ms.u_dep:
             return u
         p = self.parameter_vector(parameters)
@@ -205,7 +214,8 @@ class SystemStates:
                 f"system {ms.name!r}: the velocity constraints cannot be "
                 f"solved for the dependent speeds at q = "
                 f"{np.round(q, 6).tolist()} (singular configuration, "
-                f"condition number {cond:.3g})")
+                f"condition number {cond:.3g})"
+            )
         u[nu_ind:] = np.linalg.solve(A_dep, -(A_ind @ u[:nu_ind] + b))
         return u
 
@@ -229,18 +239,24 @@ class SystemStates:
         t0 = float(rng.uniform(0.0, 2.0)) if ms.is_rheonomic else 0.0
         _, q0, _ = ms.consistent_initial_state(parameters)
         nind = len(ms.q_ind)
-        spread = np.array([
-            (ms.random_spread.get(qi, 0.5)
-             if isinstance(ms.random_spread, Mapping) else ms.random_spread)
-            for qi in ms.q_ind], dtype=float)
+        spread = np.array(
+            [
+                (
+                    ms.random_spread.get(qi, 0.5)
+                    if isinstance(ms.random_spread, Mapping)
+                    else ms.random_spread
+                )
+                for qi in ms.q_ind
+            ],
+            dtype=float,
+        )
         draw = rng.uniform(-1.0, 1.0, size=nind)
         u_draw = rng.uniform(-1.0, 1.0, size=len(ms.u_ind)) * ms.speed_scale
         last = None
         for shrink in (1.0, 0.5, 0.25, 0.1, 0.03):
             q_ind = q0[:nind] + shrink * spread * draw
             try:
-                q = self.solve_dependent_coordinates(t0, q_ind, q0[nind:],
-                                                     parameters)
+                q = self.solve_dependent_coordinates(t0, q_ind, q0[nind:], parameters)
                 u = self.solve_dependent_speeds(t0, q, u_draw, parameters)
             except ConstraintError as exc:
                 last = exc
@@ -248,5 +264,5 @@ class SystemStates:
             qd = self.rates_from_speeds(t0, q, u, parameters)
             return t0, q, qd
         raise ConstraintError(
-            f"system {ms.name!r}: no consistent random state for seed "
-            f"{seed}: {last}")
+            f"system {ms.name!r}: no consistent random state for seed {seed}: {last}"
+        )

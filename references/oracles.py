@@ -40,6 +40,7 @@ Trees with declared joint reactions (extra constraint coordinates) are not
 mapped: their extra coordinates are held at zero by constraints, which
 Pinocchio's tree does not have.
 """
+
 from __future__ import annotations
 
 from typing import Any, NamedTuple
@@ -48,8 +49,13 @@ import numpy as np
 
 from systems import MechanicalSystem
 
-__all__ = ["pinocchio_model", "pinocchio_accelerations", "pinocchio_available",
-           "tree_model", "TreeJoint"]
+__all__ = [
+    "pinocchio_model",
+    "pinocchio_accelerations",
+    "pinocchio_available",
+    "tree_model",
+    "TreeJoint",
+]
 
 
 def pinocchio_available() -> bool:
@@ -63,19 +69,22 @@ def pinocchio_available() -> bool:
 
 def _tree_structure(system):
     if not isinstance(system, MechanicalSystem):
-        raise TypeError(f"system must be a MechanicalSystem, not "
-                        f"{type(system).__name__}")
+        raise TypeError(
+            f"system must be a MechanicalSystem, not {type(system).__name__}"
+        )
     structure = system.options.get("structure")
     if not structure or structure[0] != "tree":
         raise ValueError(
             f"system {system.name!r} is not a tree of "
-            f"testing.strategies.build_tree; valid families: ['tree']")
+            f"testing.strategies.build_tree; valid families: ['tree']"
+        )
     _, dim, joints, springs, dampers, gravity, reactions = structure
     if reactions:
         raise ValueError(
             f"system {system.name!r} declares joint reactions as constraint "
             f"coordinates, which a Pinocchio tree does not have; valid: "
-            f"trees with joint_reactions=False")
+            f"trees with joint_reactions=False"
+        )
     return dim, joints, springs, dampers, gravity
 
 
@@ -119,21 +128,32 @@ def tree_model(joints, gravity):
     """
     import pinocchio as pin
 
-    kinds = {("R", 0): pin.JointModelRX, ("R", 1): pin.JointModelRY,
-             ("R", 2): pin.JointModelRZ, ("P", 0): pin.JointModelPX,
-             ("P", 1): pin.JointModelPY, ("P", 2): pin.JointModelPZ}
+    kinds = {
+        ("R", 0): pin.JointModelRX,
+        ("R", 1): pin.JointModelRY,
+        ("R", 2): pin.JointModelRZ,
+        ("P", 0): pin.JointModelPX,
+        ("P", 1): pin.JointModelPY,
+        ("P", 2): pin.JointModelPZ,
+    }
     model = pin.Model()
     ids = []
     for k, j in enumerate(joints, start=1):
         parent_id = 0 if j.parent < 0 else ids[j.parent]
         placement = pin.SE3(np.eye(3), np.asarray(j.offset, dtype=float))
-        jid = model.addJoint(parent_id, kinds[(j.kind, j.axis)](), placement,
-                             f"joint{k}")
+        jid = model.addJoint(
+            parent_id, kinds[(j.kind, j.axis)](), placement, f"joint{k}"
+        )
         ids.append(jid)
         model.appendBodyToJoint(
-            jid, pin.Inertia(float(j.mass), np.asarray(j.com, dtype=float),
-                             np.asarray(j.inertia, dtype=float)),
-            pin.SE3.Identity())
+            jid,
+            pin.Inertia(
+                float(j.mass),
+                np.asarray(j.com, dtype=float),
+                np.asarray(j.inertia, dtype=float),
+            ),
+            pin.SE3.Identity(),
+        )
     model.gravity = pin.Motion(np.asarray(gravity, dtype=float), np.zeros(3))
     return model
 
@@ -178,8 +198,10 @@ def pinocchio_model(system, parameters=None):
     """
     dim, joints, springs, dampers, gravity = _tree_structure(system)
 
-    values = {str(k): v for k, v in zip(system.parameters,
-                                        system.parameter_vector(parameters))}
+    values = {
+        str(k): v
+        for k, v in zip(system.parameters, system.parameter_vector(parameters))
+    }
     comps = "xyz"
 
     def vec(prefix, k):
@@ -188,14 +210,17 @@ def pinocchio_model(system, parameters=None):
     specs = []
     for i, (parent, kind, axis) in enumerate(joints):
         k = i + 1
-        I = np.array([
-            [values[f"I{k}_xx"], values[f"I{k}_xy"], values[f"I{k}_zx"]],
-            [values[f"I{k}_xy"], values[f"I{k}_yy"], values[f"I{k}_yz"]],
-            [values[f"I{k}_zx"], values[f"I{k}_yz"], values[f"I{k}_zz"]]])
-        specs.append(TreeJoint(parent, kind, axis, vec("r", k),
-                               values[f"m{k}"], vec("c", k), I))
-    g = np.array([values.get(f"g{c}", 0.0) for c in comps]) if gravity \
-        else np.zeros(3)
+        I = np.array(
+            [
+                [values[f"I{k}_xx"], values[f"I{k}_xy"], values[f"I{k}_zx"]],
+                [values[f"I{k}_xy"], values[f"I{k}_yy"], values[f"I{k}_yz"]],
+                [values[f"I{k}_zx"], values[f"I{k}_yz"], values[f"I{k}_zz"]],
+            ]
+        )
+        specs.append(
+            TreeJoint(parent, kind, axis, vec("r", k), values[f"m{k}"], vec("c", k), I)
+        )
+    g = np.array([values.get(f"g{c}", 0.0) for c in comps]) if gravity else np.zeros(3)
     model = tree_model(specs, g)
     n = len(joints)
     stiff = np.array([values.get(f"k{k}", 0.0) for k in range(1, n + 1)])

@@ -24,12 +24,13 @@ Examples
 >>> bool(ev.real.max() < 0)   # self-stable at 5 m/s  # doctest: +SKIP
 True
 """
+
 from __future__ import annotations
 
 import functools
 import math
 import time
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -40,12 +41,24 @@ from numeric.linearize import LinearModel, linearize
 from systems import get_system
 
 __all__ = [
-    "BICYCLE_MATRICES", "BICYCLE_EIGENVALUES", "BICYCLE_SPEEDS", "ROLLING_DISC_CRITICAL_SPEED",
-    "ANDREWS_REFERENCE", "ANDREWS_ANGLES", "benchmark_equations",
-    "bicycle_linear_model", "bicycle_eigenvalues", "bicycle_matrices",
-    "bicycle_weave_speed", "bicycle_capsize_speed", "upright_bicycle_state",
-    "rolling_disc_upright_state", "rolling_disc_lean_model",
-    "rolling_disc_critical_speed", "andrews_angles", "published_vs_computed",
+    "BICYCLE_MATRICES",
+    "BICYCLE_EIGENVALUES",
+    "BICYCLE_SPEEDS",
+    "ROLLING_DISC_CRITICAL_SPEED",
+    "ANDREWS_REFERENCE",
+    "ANDREWS_ANGLES",
+    "benchmark_equations",
+    "bicycle_linear_model",
+    "bicycle_eigenvalues",
+    "bicycle_matrices",
+    "bicycle_weave_speed",
+    "bicycle_capsize_speed",
+    "upright_bicycle_state",
+    "rolling_disc_upright_state",
+    "rolling_disc_lean_model",
+    "rolling_disc_critical_speed",
+    "andrews_angles",
+    "published_vs_computed",
 ]
 
 # ----------------------------------------------------------------------
@@ -54,14 +67,12 @@ __all__ = [
 #: Meijaard et al. (2007), the benchmark bicycle's linearized matrices, for
 #: q = [roll, steer] (``../shared/benchmarks.md``).
 BICYCLE_MATRICES = {
-    "M": np.array([[80.81722, 2.31941332208709],
-                   [2.31941332208709, 0.29784188199686]]),
-    "C1": np.array([[0.0, 33.86641391492494],
-                    [-0.85035641456978, 1.68540397397560]]),
-    "K0": np.array([[-80.95, -2.59951685249872],
-                    [-2.59951685249872, -0.80329488458618]]),
-    "K2": np.array([[0.0, 76.59734589573222],
-                    [0.0, 2.65431523794604]]),
+    "M": np.array([[80.81722, 2.31941332208709], [2.31941332208709, 0.29784188199686]]),
+    "C1": np.array([[0.0, 33.86641391492494], [-0.85035641456978, 1.68540397397560]]),
+    "K0": np.array(
+        [[-80.95, -2.59951685249872], [-2.59951685249872, -0.80329488458618]]
+    ),
+    "K2": np.array([[0.0, 76.59734589573222], [0.0, 2.65431523794604]]),
 }
 
 #: Meijaard et al. (2007), eigenvalues of the lean/steer motion:
@@ -81,24 +92,27 @@ BICYCLE_EIGENVALUES_AT_REST = (3.13164324790656, 5.53094371765393)
 #: Not in ``../shared/benchmarks.md``; checked digit for digit against
 #: independent public bicycle codes that quote the table.  This project's
 #: root finding reproduces them to about 1e-14.
-BICYCLE_SPEEDS = {"weave speed": 4.29238253634111,
-                  "capsize speed": 6.02426201538837}
+BICYCLE_SPEEDS = {"weave speed": 4.29238253634111, "capsize speed": 6.02426201538837}
 
 #: Thin uniform disc, m = g = r = 1: upright rolling is stable above this.
 ROLLING_DISC_CRITICAL_SPEED = 1.0 / math.sqrt(3.0)
 
 #: Names of Andrews' angles, in the declaration's (and the test set's) order.
-ANDREWS_ANGLES = ("beta", "Theta", "gamma", "Phi", "delta", "Omega",
-                  "epsilon")
+ANDREWS_ANGLES = ("beta", "Theta", "gamma", "Phi", "delta", "Omega", "epsilon")
 #: The IVP test set's reference solution of Andrews' mechanism at t = 0.03
 #: (tolerance 1e-14), the seven angles: the ``SOLN`` routine of the test
 #: set's drivers for this problem, checked digit for digit.  Not in
 #: ``../shared/benchmarks.md``.  This project's stiff integration agrees to
 #: about 1e-9 relative.
 ANDREWS_REFERENCE = (
-    15.81077119629904, -15.75637105984298, 0.04082224013073101,
-    -0.5347301163226948, 0.5244099658805304, 0.5347301163226948,
-    1.048080741042263)
+    15.81077119629904,
+    -15.75637105984298,
+    0.04082224013073101,
+    -0.5347301163226948,
+    0.5244099658805304,
+    0.5347301163226948,
+    1.048080741042263,
+)
 
 #: The lean/steer block of the bicycle's minimal state.
 _BICYCLE_STATES = ("q4", "q6", "u4", "u6")
@@ -108,12 +122,13 @@ _BICYCLE_INPUTS = ("T_phi", "T_delta")
 # ----------------------------------------------------------------------
 # Derivations, cached per process
 # ----------------------------------------------------------------------
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _cached(formulation: str, system: str, use_cache: bool):
     ms = get_system(system)
     form = get_formulation(formulation)
     if use_cache:
         from compare.cache import DerivationCache
+
         eom, _ = DerivationCache().derive(ms, form)
         return eom
     return form.derive(ms)
@@ -121,6 +136,7 @@ def _cached(formulation: str, system: str, use_cache: bool):
 
 def _derive_and_store(formulation: str, system: str) -> None:
     from compare.cache import DerivationCache
+
     DerivationCache().derive(get_system(system), get_formulation(formulation))
 
 
@@ -128,27 +144,35 @@ def _derive_within(formulation: str, system: str, seconds: float) -> None:
     """Derive into the on-disk cache in a child process, given up after
     ``seconds`` (the child is terminated)."""
     import multiprocessing as mp
+
     from compare.cache import DerivationCache
-    if DerivationCache().load(get_system(system),
-                              get_formulation(formulation)) is not None:
+
+    if (
+        DerivationCache().load(get_system(system), get_formulation(formulation))
+        is not None
+    ):
         return
     child = mp.get_context("fork").Process(
-        target=_derive_and_store, args=(formulation, system), daemon=True)
+        target=_derive_and_store, args=(formulation, system), daemon=True
+    )
     child.start()
     child.join(seconds)
     if child.is_alive():
         child.terminate()
         child.join()
         raise TimeoutError(
-            f"{formulation} did not derive {system!r} within {seconds:g} s")
+            f"{formulation} did not derive {system!r} within {seconds:g} s"
+        )
     if child.exitcode != 0:
         raise RuntimeError(
             f"{formulation} failed to derive {system!r} (exit code "
-            f"{child.exitcode}); derive it directly to see the error")
+            f"{child.exitcode}); derive it directly to see the error"
+        )
 
 
-def benchmark_equations(formulation, system: str,
-                        use_cache: bool = False) -> EquationsOfMotion:
+def benchmark_equations(
+    formulation, system: str, use_cache: bool = False
+) -> EquationsOfMotion:
     """The equations of ``system`` by ``formulation``, derived once per
     process (and, with ``use_cache``, read from the on-disk cache).
 
@@ -159,12 +183,14 @@ def benchmark_equations(formulation, system: str,
         if formulation.system.name != system:
             raise ValueError(
                 f"equations of {formulation.system.name!r} given where "
-                f"{system!r} is needed")
+                f"{system!r} is needed"
+            )
         return formulation
     if not isinstance(formulation, str):
         raise TypeError(
             f"formulation must be a name or an EquationsOfMotion, not "
-            f"{type(formulation).__name__}")
+            f"{type(formulation).__name__}"
+        )
     get_formulation(formulation)  # ValueError naming the valid ones
     return _cached(formulation, system, bool(use_cache))
 
@@ -181,15 +207,16 @@ def upright_bicycle_state(speed: float, parameters=None):
     """
     ms = get_system("whipple_bicycle")
     vals = dict(zip(map(str, ms.parameters), ms.parameter_vector(parameters)))
-    q = ms.solve_dependent_coordinates(0.0, np.zeros(7), np.zeros(1),
-                                       parameters)
+    q = ms.solve_dependent_coordinates(0.0, np.zeros(7), np.zeros(1), parameters)
     u = ms.solve_dependent_speeds(
-        0.0, q, np.array([0.0, 0.0, -float(speed) / vals["rR"]]), parameters)
+        0.0, q, np.array([0.0, 0.0, -float(speed) / vals["rR"]]), parameters
+    )
     return 0.0, q, ms.rates_from_speeds(0.0, q, u, parameters)
 
 
-def bicycle_linear_model(formulation, speed: float, *, parameters=None,
-                         use_cache: bool = False) -> LinearModel:
+def bicycle_linear_model(
+    formulation, speed: float, *, parameters=None, use_cache: bool = False
+) -> LinearModel:
     """The lean/steer block (roll q4, steer q6 and their rates u4, u6) of
     the bicycle's linearization about upright running at ``speed``, with
     the roll and steer torques as inputs.
@@ -215,8 +242,9 @@ def _default_bicycle_model(eom, speed):
     return linearize(eom, op, inputs=_BICYCLE_INPUTS).submodel(_BICYCLE_STATES)
 
 
-def bicycle_eigenvalues(formulation, speed: float, *, parameters=None,
-                        use_cache: bool = False) -> np.ndarray:
+def bicycle_eigenvalues(
+    formulation, speed: float, *, parameters=None, use_cache: bool = False
+) -> np.ndarray:
     """The four lean/steer eigenvalues of ``formulation``'s linearization of
     the Whipple bicycle at forward ``speed`` (m/s), sorted by real part.
 
@@ -235,12 +263,18 @@ def bicycle_eigenvalues(formulation, speed: float, *, parameters=None,
     >>> ev.round(6)                                  # doctest: +SKIP
     array([-12.158614+0.j, -1.429444+0.j, 0.413253-3.079108j, 0.413253+3.079108j])
     """
-    return bicycle_linear_model(formulation, speed, parameters=parameters,
-                                use_cache=use_cache).eigenvalues()
+    return bicycle_linear_model(
+        formulation, speed, parameters=parameters, use_cache=use_cache
+    ).eigenvalues()
 
 
-def bicycle_matrices(formulation, *, speeds: Sequence[float] = (1.0, 2.0, 3.0),
-                     parameters=None, use_cache: bool = False) -> dict:
+def bicycle_matrices(
+    formulation,
+    *,
+    speeds: Sequence[float] = (1.0, 2.0, 3.0),
+    parameters=None,
+    use_cache: bool = False,
+) -> dict:
     """M, C1, K0, K2 of ``M q'' + v C1 q' + (g K0 + v^2 K2) q = T`` from the
     linearization.
 
@@ -249,27 +283,34 @@ def bicycle_matrices(formulation, *, speeds: Sequence[float] = (1.0, 2.0, 3.0),
     given speeds ``-M A_qq = g K0 + v^2 K2`` and ``-M A_qu = v C1``, solved
     by least squares over the speeds.
     """
-    lin0 = bicycle_linear_model(formulation, 0.0, parameters=parameters,
-                                use_cache=use_cache)
+    lin0 = bicycle_linear_model(
+        formulation, 0.0, parameters=parameters, use_cache=use_cache
+    )
     ms = get_system("whipple_bicycle")
     g = dict(zip(map(str, ms.parameters), ms.parameter_vector(parameters)))["g"]
     M = np.linalg.inv(lin0.B[2:, :])
     K0 = -M @ lin0.A[2:, :2] / g
     k2_rows, c1_rows = [], []
     for v in speeds:
-        lin = bicycle_linear_model(formulation, v, parameters=parameters,
-                                   use_cache=use_cache)
-        k2_rows.append((-M @ lin.A[2:, :2] - g * K0) / v ** 2)
+        lin = bicycle_linear_model(
+            formulation, v, parameters=parameters, use_cache=use_cache
+        )
+        k2_rows.append((-M @ lin.A[2:, :2] - g * K0) / v**2)
         c1_rows.append(-M @ lin.A[2:, 2:] / v)
-    return {"M": M, "C1": np.mean(c1_rows, axis=0), "K0": K0,
-            "K2": np.mean(k2_rows, axis=0),
-            "spread": max(np.ptp(np.array(k2_rows), axis=0).max(),
-                          np.ptp(np.array(c1_rows), axis=0).max())}
+    return {
+        "M": M,
+        "C1": np.mean(c1_rows, axis=0),
+        "K0": K0,
+        "K2": np.mean(k2_rows, axis=0),
+        "spread": max(
+            np.ptp(np.array(k2_rows), axis=0).max(),
+            np.ptp(np.array(c1_rows), axis=0).max(),
+        ),
+    }
 
 
 def _weave_real(v, formulation, parameters, use_cache):
-    ev = bicycle_eigenvalues(formulation, v, parameters=parameters,
-                             use_cache=use_cache)
+    ev = bicycle_eigenvalues(formulation, v, parameters=parameters, use_cache=use_cache)
     pair = ev[np.abs(ev.imag) > 1e-9]
     if not len(pair):
         raise ValueError(f"no oscillatory (weave) mode at v = {v}")
@@ -277,26 +318,39 @@ def _weave_real(v, formulation, parameters, use_cache):
 
 
 def _capsize_real(v, formulation, parameters, use_cache):
-    ev = bicycle_eigenvalues(formulation, v, parameters=parameters,
-                             use_cache=use_cache)
+    ev = bicycle_eigenvalues(formulation, v, parameters=parameters, use_cache=use_cache)
     real = ev[np.abs(ev.imag) <= 1e-9].real
     return float(real.max())
 
 
-def bicycle_weave_speed(formulation, *, bracket=(3.0, 5.0), parameters=None,
-                        use_cache: bool = False, xtol: float = 1e-12) -> float:
+def bicycle_weave_speed(
+    formulation,
+    *,
+    bracket=(3.0, 5.0),
+    parameters=None,
+    use_cache: bool = False,
+    xtol: float = 1e-12,
+) -> float:
     """Speed where the weave pair's real part crosses zero (Brent's method
     on the real part of the oscillatory eigenvalues)."""
-    return brentq(_weave_real, *bracket, xtol=xtol,
-                  args=(formulation, parameters, use_cache))
+    return brentq(
+        _weave_real, *bracket, xtol=xtol, args=(formulation, parameters, use_cache)
+    )
 
 
-def bicycle_capsize_speed(formulation, *, bracket=(5.0, 8.0), parameters=None,
-                          use_cache: bool = False, xtol: float = 1e-12) -> float:
+def bicycle_capsize_speed(
+    formulation,
+    *,
+    bracket=(5.0, 8.0),
+    parameters=None,
+    use_cache: bool = False,
+    xtol: float = 1e-12,
+) -> float:
     """Speed where the capsize eigenvalue (the real one nearest zero, the
     largest real one above the weave speed) crosses zero."""
-    return brentq(_capsize_real, *bracket, xtol=xtol,
-                  args=(formulation, parameters, use_cache))
+    return brentq(
+        _capsize_real, *bracket, xtol=xtol, args=(formulation, parameters, use_cache)
+    )
 
 
 # ----------------------------------------------------------------------
@@ -313,13 +367,14 @@ def rolling_disc_upright_state(speed: float, parameters=None):
     vals = dict(zip(map(str, ms.parameters), ms.parameter_vector(parameters)))
     q = np.zeros(5)
     u = ms.solve_dependent_speeds(
-        0.0, q, np.array([0.0, float(speed) / vals["r"], 0.0]), parameters)
+        0.0, q, np.array([0.0, float(speed) / vals["r"], 0.0]), parameters
+    )
     return 0.0, q, ms.rates_from_speeds(0.0, q, u, parameters)
 
 
-def rolling_disc_lean_model(formulation, speed: float, *,
-                            parameters=_UNIT_DISC,
-                            use_cache: bool = False) -> LinearModel:
+def rolling_disc_lean_model(
+    formulation, speed: float, *, parameters=_UNIT_DISC, use_cache: bool = False
+) -> LinearModel:
     """The lean/yaw block (lean q2, lean rate u1, yaw-rate component u3)
     of the disc's linearization about upright rolling at ``speed``."""
     eom = benchmark_equations(formulation, "rolling_disc", use_cache)
@@ -332,14 +387,20 @@ def _disc_indicator(v, formulation, parameters, use_cache):
     # a real pair (unstable) below the critical speed, an imaginary pair
     # (neutrally stable: the system conserves energy) above it.  The real
     # part alone stays zero above; s^2 changes sign, which Brent needs.
-    A = rolling_disc_lean_model(formulation, v, parameters=parameters,
-                                use_cache=use_cache).A
+    A = rolling_disc_lean_model(
+        formulation, v, parameters=parameters, use_cache=use_cache
+    ).A
     return float(np.trace(A @ A)) / 2.0
 
 
-def rolling_disc_critical_speed(formulation, *, parameters=_UNIT_DISC,
-                                bracket=(0.1, 3.0), use_cache: bool = False,
-                                xtol: float = 1e-13) -> float:
+def rolling_disc_critical_speed(
+    formulation,
+    *,
+    parameters=_UNIT_DISC,
+    bracket=(0.1, 3.0),
+    use_cache: bool = False,
+    xtol: float = 1e-13,
+) -> float:
     """Forward speed above which upright rolling is (neutrally) stable.
 
     Brent's method on the square of the lean/yaw eigenvalue pair, which is
@@ -352,16 +413,23 @@ def rolling_disc_critical_speed(formulation, *, parameters=_UNIT_DISC,
     >>> round(v * 3 ** 0.5, 9)                             # doctest: +SKIP
     1.0
     """
-    return brentq(_disc_indicator, *bracket, xtol=xtol,
-                  args=(formulation, parameters, use_cache))
+    return brentq(
+        _disc_indicator, *bracket, xtol=xtol, args=(formulation, parameters, use_cache)
+    )
 
 
 # ----------------------------------------------------------------------
 # Andrews' squeezing mechanism
 # ----------------------------------------------------------------------
-def andrews_angles(formulation="lagrange", *, t_final: float = 0.03,
-                   method: str = "Radau", rtol: float = 1e-10,
-                   atol: float = 1e-10, use_cache: bool = False):
+def andrews_angles(
+    formulation="lagrange",
+    *,
+    t_final: float = 0.03,
+    method: str = "Radau",
+    rtol: float = 1e-10,
+    atol: float = 1e-10,
+    use_cache: bool = False,
+):
     """The seven angles at ``t_final`` and the integration result.
 
     Integrated from the test set's consistent initial state with
@@ -369,9 +437,9 @@ def andrews_angles(formulation="lagrange", *, t_final: float = 0.03,
     projection).  Returns ``(angles, result)``.
     """
     from numeric.integrate import integrate
+
     eom = benchmark_equations(formulation, "andrews_squeezer", use_cache)
-    res = integrate(eom, t_final, method=method, rtol=rtol, atol=atol,
-                    t_eval=[t_final])
+    res = integrate(eom, t_final, method=method, rtol=rtol, atol=atol, t_eval=[t_final])
     return np.asarray(res.q[-1], dtype=float), res
 
 
@@ -383,58 +451,102 @@ def _rows_bicycle(form, use_cache):
     mats = bicycle_matrices(form, use_cache=use_cache)
     for name, pub in BICYCLE_MATRICES.items():
         for (i, j), p in np.ndenumerate(pub):
-            rows.append(("whipple_bicycle", f"{name}[{i},{j}]", p,
-                         mats[name][i, j]))
+            rows.append(("whipple_bicycle", f"{name}[{i},{j}]", p, mats[name][i, j]))
     ev0 = bicycle_eigenvalues(form, 0.0, use_cache=use_cache)
-    rows.append(("whipple_bicycle", "v=0 capsize +-", BICYCLE_EIGENVALUES_AT_REST[0],
-                 float(np.sort(np.abs(ev0.real))[0])))
-    rows.append(("whipple_bicycle", "v=0 castor +-", BICYCLE_EIGENVALUES_AT_REST[1],
-                 float(np.sort(np.abs(ev0.real))[-1])))
+    rows.append(
+        (
+            "whipple_bicycle",
+            "v=0 capsize +-",
+            BICYCLE_EIGENVALUES_AT_REST[0],
+            float(np.sort(np.abs(ev0.real))[0]),
+        )
+    )
+    rows.append(
+        (
+            "whipple_bicycle",
+            "v=0 castor +-",
+            BICYCLE_EIGENVALUES_AT_REST[1],
+            float(np.sort(np.abs(ev0.real))[-1]),
+        )
+    )
     for v, (cap, wre, wim, cas) in BICYCLE_EIGENVALUES.items():
         ev = bicycle_eigenvalues(form, v, use_cache=use_cache)
         real = np.sort(ev[np.abs(ev.imag) <= 1e-9].real)
         pair = ev[np.abs(ev.imag) > 1e-9]
-        rows += [("whipple_bicycle", f"v={v:g} capsize", cap, real[-1]),
-                 ("whipple_bicycle", f"v={v:g} weave re", wre, pair.real.max()),
-                 ("whipple_bicycle", f"v={v:g} weave im", wim, np.abs(pair.imag).max()),
-                 ("whipple_bicycle", f"v={v:g} castor", cas, real[0])]
-    rows.append(("whipple_bicycle", "weave speed [Meijaard 2007, Table 2a]",
-                 BICYCLE_SPEEDS["weave speed"],
-                 bicycle_weave_speed(form, use_cache=use_cache, xtol=1e-11)))
-    rows.append(("whipple_bicycle", "capsize speed [Meijaard 2007, Table 2a]",
-                 BICYCLE_SPEEDS["capsize speed"],
-                 bicycle_capsize_speed(form, use_cache=use_cache, xtol=1e-11)))
+        rows += [
+            ("whipple_bicycle", f"v={v:g} capsize", cap, real[-1]),
+            ("whipple_bicycle", f"v={v:g} weave re", wre, pair.real.max()),
+            ("whipple_bicycle", f"v={v:g} weave im", wim, np.abs(pair.imag).max()),
+            ("whipple_bicycle", f"v={v:g} castor", cas, real[0]),
+        ]
+    rows.append(
+        (
+            "whipple_bicycle",
+            "weave speed [Meijaard 2007, Table 2a]",
+            BICYCLE_SPEEDS["weave speed"],
+            bicycle_weave_speed(form, use_cache=use_cache, xtol=1e-11),
+        )
+    )
+    rows.append(
+        (
+            "whipple_bicycle",
+            "capsize speed [Meijaard 2007, Table 2a]",
+            BICYCLE_SPEEDS["capsize speed"],
+            bicycle_capsize_speed(form, use_cache=use_cache, xtol=1e-11),
+        )
+    )
     return rows
 
 
 def _rows_disc(form, use_cache):
-    return [("rolling_disc", "critical speed (m=g=r=1)",
-             ROLLING_DISC_CRITICAL_SPEED,
-             rolling_disc_critical_speed(form, use_cache=use_cache))]
+    return [
+        (
+            "rolling_disc",
+            "critical speed (m=g=r=1)",
+            ROLLING_DISC_CRITICAL_SPEED,
+            rolling_disc_critical_speed(form, use_cache=use_cache),
+        )
+    ]
 
 
 def _rows_andrews(form, use_cache):
     angles, res = andrews_angles(form, use_cache=use_cache)
-    rows = [("andrews_squeezer", f"{n}(0.03) [IVP test set]", ref, val)
-            for n, ref, val in zip(ANDREWS_ANGLES, ANDREWS_REFERENCE, angles)]
-    rows.append(("andrews_squeezer", "max |holonomic residual|", 0.0,
-                 float(res.max_holonomic_residual)))
+    rows = [
+        ("andrews_squeezer", f"{n}(0.03) [IVP test set]", ref, val)
+        for n, ref, val in zip(ANDREWS_ANGLES, ANDREWS_REFERENCE, angles)
+    ]
+    rows.append(
+        (
+            "andrews_squeezer",
+            "max |holonomic residual|",
+            0.0,
+            float(res.max_holonomic_residual),
+        )
+    )
     return rows
 
 
-_BENCHMARKS = {"whipple_bicycle": _rows_bicycle, "rolling_disc": _rows_disc,
-               "andrews_squeezer": _rows_andrews}
+_BENCHMARKS = {
+    "whipple_bicycle": _rows_bicycle,
+    "rolling_disc": _rows_disc,
+    "andrews_squeezer": _rows_andrews,
+}
 
 
-_SYSTEMS = {"whipple_bicycle": "whipple_bicycle",
-            "rolling_disc": "rolling_disc",
-            "andrews_squeezer": "andrews_squeezer"}
+_SYSTEMS = {
+    "whipple_bicycle": "whipple_bicycle",
+    "rolling_disc": "rolling_disc",
+    "andrews_squeezer": "andrews_squeezer",
+}
 
 
-def published_vs_computed(formulations: Iterable[str] | None = None, *,
-                          benchmarks: Iterable[str] | None = None,
-                          use_cache: bool = True,
-                          derive_timeout: float | None = 900.0) -> pd.DataFrame:
+def published_vs_computed(
+    formulations: Iterable[str] | None = None,
+    *,
+    benchmarks: Iterable[str] | None = None,
+    use_cache: bool = True,
+    derive_timeout: float | None = 900.0,
+) -> pd.DataFrame:
     """The published numbers beside each formulation's, with differences.
 
     Parameters
@@ -469,8 +581,7 @@ def published_vs_computed(formulations: Iterable[str] | None = None, *,
     >>> bool(df["difference"].abs().max() < 1e-9)    # doctest: +SKIP
     True
     """
-    names = list(formulations) if formulations is not None \
-        else formulation_names()
+    names = list(formulations) if formulations is not None else formulation_names()
     wanted = list(benchmarks) if benchmarks is not None else list(_BENCHMARKS)
     bad = [b for b in wanted if b not in _BENCHMARKS]
     if bad:
@@ -484,17 +595,43 @@ def published_vs_computed(formulations: Iterable[str] | None = None, *,
                     _derive_within(form, _SYSTEMS[bench], derive_timeout)
                 rows = _BENCHMARKS[bench](form, use_cache)
             except Exception as exc:  # reported in the table, not hidden
-                rows = [(bench, f"failed: {type(exc).__name__}: {exc}",
-                         np.nan, np.nan)]
+                rows = [(bench, f"failed: {type(exc).__name__}: {exc}", np.nan, np.nan)]
             secs = time.perf_counter() - start
             for b, qty, pub, val in rows:
-                out.append({"benchmark": b, "quantity": qty,
-                            "formulation": form, "published": float(pub),
-                            "computed": float(val), "seconds": secs})
-    df = pd.DataFrame(out, columns=["benchmark", "quantity", "formulation",
-                                    "published", "computed", "seconds"])
+                out.append(
+                    {
+                        "benchmark": b,
+                        "quantity": qty,
+                        "formulation": form,
+                        "published": float(pub),
+                        "computed": float(val),
+                        "seconds": secs,
+                    }
+                )
+    df = pd.DataFrame(
+        out,
+        columns=[
+            "benchmark",
+            "quantity",
+            "formulation",
+            "published",
+            "computed",
+            "seconds",
+        ],
+    )
     df["difference"] = df["computed"] - df["published"]
     df["relative"] = df["difference"].abs() / df["published"].abs().where(
-        df["published"] != 0)
-    return df[["benchmark", "quantity", "formulation", "published",
-               "computed", "difference", "relative", "seconds"]]
+        df["published"] != 0
+    )
+    return df[
+        [
+            "benchmark",
+            "quantity",
+            "formulation",
+            "published",
+            "computed",
+            "difference",
+            "relative",
+            "seconds",
+        ]
+    ]

@@ -12,22 +12,29 @@ speeds are Pinocchio's ``v``.  Gravity is Pinocchio's default ``-9.81 z``,
 and the declaration's ``g`` parameter is mapped onto it.  With
 ``damping=True`` the joint torques ``-b q'`` are passed to ``aba``.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
 from systems import MechanicalSystem
 
-__all__ = ["urdf_pinocchio_model", "urdf_pinocchio_accelerations",
-           "pinocchio_configuration", "oracle_accelerations"]
+__all__ = [
+    "urdf_pinocchio_model",
+    "urdf_pinocchio_accelerations",
+    "pinocchio_configuration",
+    "oracle_accelerations",
+]
 
 
 def _urdf_system(ms):
     if not isinstance(ms, MechanicalSystem):
         raise TypeError(f"ms must be a MechanicalSystem, not {type(ms).__name__}")
     if ms.options.get("family") != "urdf":
-        raise ValueError(f"system {ms.name!r} was not imported from URDF; "
-                         f"valid: systems built by systems.from_urdf")
+        raise ValueError(
+            f"system {ms.name!r} was not imported from URDF; "
+            f"valid: systems built by systems.from_urdf"
+        )
     return ms
 
 
@@ -47,14 +54,17 @@ def urdf_pinocchio_model(ms, parameters=None):
     model = pin.buildModelFromXML(ms.options["urdf"])
     names = tuple(model.names[1:])
     if names != tuple(ms.options["joints"]):
-        raise ValueError(f"Pinocchio orders the joints {names}, the "
-                         f"declaration {ms.options['joints']}")
-    values = dict(zip((str(k) for k in ms.parameters),
-                      ms.parameter_vector(parameters)))
+        raise ValueError(
+            f"Pinocchio orders the joints {names}, the "
+            f"declaration {ms.options['joints']}"
+        )
+    values = dict(zip((str(k) for k in ms.parameters), ms.parameter_vector(parameters)))
     model.gravity = pin.Motion(np.array([0.0, 0.0, -values["g"], 0, 0, 0]))
     if ms.options.get("symbolic_inertia") and parameters:
-        raise ValueError("Pinocchio reads the file's inertia: compare a "
-                         "symbolic-inertia system at its default parameters")
+        raise ValueError(
+            "Pinocchio reads the file's inertia: compare a "
+            "symbolic-inertia system at its default parameters"
+        )
     return model
 
 
@@ -81,8 +91,7 @@ def urdf_pinocchio_accelerations(ms, q, qd, parameters=None, model=None):
     tau = np.zeros(model.nv)
     if ms.options.get("damping"):
         tau = -np.asarray(model.damping, dtype=float) * qd
-    return np.array(pin.aba(model, data, pinocchio_configuration(model, q),
-                            qd, tau))
+    return np.array(pin.aba(model, data, pinocchio_configuration(model, q), qd, tau))
 
 
 def oracle_accelerations(ms, states, parameters=None):
@@ -112,6 +121,9 @@ def oracle_accelerations(ms, states, parameters=None):
     except ImportError:
         return None
     model = urdf_pinocchio_model(ms, parameters)
-    return "pinocchio", np.array([
-        urdf_pinocchio_accelerations(ms, q, qd, parameters, model=model)
-        for _, q, qd in states])
+    return "pinocchio", np.array(
+        [
+            urdf_pinocchio_accelerations(ms, q, qd, parameters, model=model)
+            for _, q, qd in states
+        ]
+    )

@@ -24,6 +24,7 @@ and ``atoms`` visit it once per occurrence (equations assembled from
 composite bodies share most of their subtrees, so their trees are far
 larger than their graphs): :func:`substitute` and :func:`dynamic_symbols`.
 """
+
 from __future__ import annotations
 
 import operator
@@ -31,8 +32,14 @@ from functools import reduce
 
 import sympy as sm
 
-__all__ = ["jacobian", "directional_derivative", "gradient", "time_derivative",
-           "substitute", "dynamic_symbols"]
+__all__ = [
+    "jacobian",
+    "directional_derivative",
+    "gradient",
+    "time_derivative",
+    "substitute",
+    "dynamic_symbols",
+]
 
 
 class _Nonlinear(Exception):
@@ -62,7 +69,7 @@ def _linear_parts(expr, symbols, memo):
             raise _Nonlinear
         if moving:
             i = moving[0]
-            rest = sm.Mul(*(expr.args[:i] + expr.args[i + 1:]))
+            rest = sm.Mul(*(expr.args[:i] + expr.args[i + 1 :]))
             out = {s: rest * c for s, c in parts[i].items()}
         else:
             out = {}
@@ -94,13 +101,18 @@ def jacobian(exprs, variables) -> sm.Matrix:
         for e in exprs:
             parts = _linear_parts(e, symbols, memo)
             rows.append([parts.get(v, sm.S.Zero) for v in variables])
-        return sm.Matrix(exprs.shape[0], len(variables),
-                         [c for r in rows for c in r])
+        return sm.Matrix(exprs.shape[0], len(variables), [c for r in rows for c in r])
     except _Nonlinear:
         memos = [{} for _ in variables]
-        return sm.Matrix(exprs.shape[0], len(variables),
-                         [directional_derivative(e, {v: sm.S.One}, memo=m)
-                          for e in exprs for v, m in zip(variables, memos)])
+        return sm.Matrix(
+            exprs.shape[0],
+            len(variables),
+            [
+                directional_derivative(e, {v: sm.S.One}, memo=m)
+                for e in exprs
+                for v, m in zip(variables, memos)
+            ],
+        )
 
 
 def _is_leaf(e, variables) -> bool:
@@ -115,8 +127,9 @@ def _is_leaf(e, variables) -> bool:
         if not all(v.is_Symbol and v not in variables for v in e.variables):
             return False
         e = e.expr
-    return (isinstance(e, sm.core.function.AppliedUndef)
-            and all(a.is_Symbol and a not in variables for a in e.args))
+    return isinstance(e, sm.core.function.AppliedUndef) and all(
+        a.is_Symbol and a not in variables for a in e.args
+    )
 
 
 def directional_derivative(expr, direction, memo=None):
@@ -180,8 +193,7 @@ def _dd(e, direction, memo):
         return sm.S.Zero if _is_leaf(x, direction) else None
 
     def fallback(x):
-        return sm.Add(*[x.diff(s) * v for s, v in direction.items()
-                        if x.has(s)])
+        return sm.Add(*[x.diff(s) * v for s, v in direction.items() if x.has(s)])
 
     return _walk(e, leaf, fallback, memo)
 
@@ -198,17 +210,25 @@ def _walk(e, leaf, fallback, memo, exact=False):
     if out is not None:
         pass
     elif e.is_Add:
-        out = sm.Add(*[d for d in (_walk(a, leaf, fallback, memo, exact)
-                                   for a in e.args) if d is not zero])
+        out = sm.Add(
+            *[
+                d
+                for d in (_walk(a, leaf, fallback, memo, exact) for a in e.args)
+                if d is not zero
+            ]
+        )
     elif e.is_Mul:
         args = e.args
         terms = []
         for i, a in enumerate(args):
             d = _walk(a, leaf, fallback, memo, exact)
             if d is not zero:
-                factors = args[:i] + (d,) + args[i + 1:]
-                terms.append(reduce(operator.mul, factors, sm.S.One) if exact
-                             else sm.Mul(*factors))
+                factors = args[:i] + (d,) + args[i + 1 :]
+                terms.append(
+                    reduce(operator.mul, factors, sm.S.One)
+                    if exact
+                    else sm.Mul(*factors)
+                )
         out = sm.Add(*terms)
     elif e.is_Pow:
         b, x = e.args
@@ -269,8 +289,7 @@ def substitute(exprs, mapping, memo=None) -> list:
             out = e
         else:
             args = [walk(a) for a in e.args]
-            out = (e.func(*args) if any(a is not b for a, b in zip(args, e.args))
-                   else e)
+            out = e.func(*args) if any(a is not b for a, b in zip(args, e.args)) else e
         memo[e] = out
         return out
 
@@ -287,8 +306,9 @@ def dynamic_symbols(exprs, t=None) -> set:
         if e in seen:
             continue
         seen.add(e)
-        if (isinstance(e, (sm.Derivative, sm.core.function.AppliedUndef))
-                and e.free_symbols == {t}):
+        if isinstance(
+            e, (sm.Derivative, sm.core.function.AppliedUndef)
+        ) and e.free_symbols == {t}:
             found.add(e)
         stack.extend(e.args)
     return found

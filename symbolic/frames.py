@@ -17,6 +17,7 @@ derived quantity is a 3-vector of components in one frame.
 >>> FrameAlgebra().dcm(B, N)[0, 0]
 cos(q1(t) + q2(t))
 """
+
 from __future__ import annotations
 
 from collections import deque
@@ -27,10 +28,20 @@ import sympy.physics.mechanics as me
 
 from .calculus import jacobian
 
-__all__ = ["FrameAlgebra", "axis_rotation", "natural_frame",
-           "kinetic_energy", "generalized_forces", "declared_orientations",
-           "declared_positions", "connected_frames", "connected_points",
-           "matmul", "dot", "cross"]
+__all__ = [
+    "FrameAlgebra",
+    "axis_rotation",
+    "natural_frame",
+    "kinetic_energy",
+    "generalized_forces",
+    "declared_orientations",
+    "declared_positions",
+    "connected_frames",
+    "connected_points",
+    "matmul",
+    "dot",
+    "cross",
+]
 
 t = me.dynamicsymbols._t
 
@@ -92,9 +103,15 @@ def matmul(A, B) -> sm.Matrix:
         raise sm.ShapeError(f"matrices {A.shape} and {B.shape} do not fit")
     rows = [[a for a in A.row(i)] for i in range(A.rows)]
     cols = [[b for b in B.col(j)] for j in range(B.cols)]
-    return sm.Matrix(A.rows, B.cols, [
-        sm.Add(*[a * b for a, b in zip(r, c) if a != 0 and b != 0])
-        for r in rows for c in cols])
+    return sm.Matrix(
+        A.rows,
+        B.cols,
+        [
+            sm.Add(*[a * b for a, b in zip(r, c) if a != 0 and b != 0])
+            for r in rows
+            for c in cols
+        ],
+    )
 
 
 def dot(a, b):
@@ -104,11 +121,17 @@ def dot(a, b):
 
 def cross(a, b) -> sm.Matrix:
     """``a.cross(b)`` of two 3x1 columns, without products by zero."""
+
     def p(x, y):
         return x * y if x != 0 and y != 0 else sm.S.Zero
-    return sm.Matrix([p(a[1], b[2]) - p(a[2], b[1]),
-                      p(a[2], b[0]) - p(a[0], b[2]),
-                      p(a[0], b[1]) - p(a[1], b[0])])
+
+    return sm.Matrix(
+        [
+            p(a[1], b[2]) - p(a[2], b[1]),
+            p(a[2], b[0]) - p(a[0], b[2]),
+            p(a[0], b[1]) - p(a[1], b[0]),
+        ]
+    )
 
 
 def axis_rotation(axis: int, angle) -> sm.Matrix:
@@ -215,8 +238,9 @@ class FrameAlgebra:
 
     def vector(self, components, frame):
         """The sympy vector with the given components in ``frame``."""
-        return (components[0] * frame.x + components[1] * frame.y
-                + components[2] * frame.z)
+        return (
+            components[0] * frame.x + components[1] * frame.y + components[2] * frame.z
+        )
 
 
 def natural_frame(vec, default):
@@ -248,8 +272,9 @@ def kinetic_energy(bodies, N, fa: FrameAlgebra, rep=None) -> sm.Expr:
     return T
 
 
-def generalized_forces(loads, N, fa: FrameAlgebra, rates, rep=None,
-                       partials=None) -> sm.Matrix:
+def generalized_forces(
+    loads, N, fa: FrameAlgebra, rates, rep=None, partials=None
+) -> sm.Matrix:
     """``Q_i = sum_P F_P . dv_P/dr_i + sum_B T_B . dw_B/dr_i`` for the
     velocity variables ``rates`` (speeds or coordinate rates), with every
     vector in the components of its load's own frame; ``rep`` as in

@@ -8,21 +8,30 @@ so a few values decide it far more cheaply than ``simplify`` (which may
 also fail to decide).  Used by the composite-body detection
 (:mod:`formulations.composite`) and by Lagrange's constraint-force recovery.
 """
+
 from __future__ import annotations
 
 import numpy as np
 import sympy as sm
-
 from sympy.core.function import AppliedUndef
 
 from .calculus import dynamic_symbols
 
 __all__ = ["RandomPoints"]
 
-_NUMPY = {sm.sin: np.sin, sm.cos: np.cos, sm.tan: np.tan, sm.exp: np.exp,
-          sm.log: np.log, sm.sinh: np.sinh, sm.cosh: np.cosh,
-          sm.tanh: np.tanh, sm.asin: np.arcsin, sm.acos: np.arccos,
-          sm.atan: np.arctan}
+_NUMPY = {
+    sm.sin: np.sin,
+    sm.cos: np.cos,
+    sm.tan: np.tan,
+    sm.exp: np.exp,
+    sm.log: np.log,
+    sm.sinh: np.sinh,
+    sm.cosh: np.cosh,
+    sm.tanh: np.tanh,
+    sm.asin: np.arcsin,
+    sm.acos: np.arccos,
+    sm.atan: np.arctan,
+}
 
 
 class RandomPoints:
@@ -120,7 +129,7 @@ class RandomPoints:
         if e.is_Pow:
             base, exp = args
             with np.errstate(all="ignore"):
-                out = base ** exp
+                out = base**exp
             # 0 to a negative power: sympy's zoo, no number.
             return np.where(np.isinf(out), complex(np.nan, np.nan), out)
         fn = _NUMPY.get(e.func)

@@ -7,6 +7,7 @@ first symbolically nonzero pivot, which can vanish at ordinary
 configurations (``sin(heading)`` of a wheel at heading zero, the upright
 Whipple bicycle), leaving 0/0 where the system is perfectly solvable.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -52,8 +53,10 @@ def solve_linear(A, rhs, samples=()) -> sm.Matrix:
     A, rhs = sm.Matrix(A), sm.Matrix(rhs)
     n = A.shape[0]
     if A.shape != (n, n) or rhs.shape[0] != n:
-        raise ValueError(f"solve_linear needs a square system, not "
-                         f"{A.shape} with {rhs.shape[0]} right-hand rows")
+        raise ValueError(
+            f"solve_linear needs a square system, not "
+            f"{A.shape} with {rhs.shape[0]} right-hand rows"
+        )
     nums = [np.array(S, dtype=float).reshape(n, n) for S in samples]
     # Connected components of the bipartite row/column graph.
     parent = list(range(2 * n))
@@ -76,12 +79,15 @@ def solve_linear(A, rhs, samples=()) -> sm.Matrix:
         rows = [i for i in members if i < n]
         cols = [i - n for i in members if i >= n]
         if len(rows) != len(cols):
-            raise ValueError("the linear system is singular everywhere "
-                             "(its structure leaves a row or column empty)")
+            raise ValueError(
+                "the linear system is singular everywhere "
+                "(its structure leaves a row or column empty)"
+            )
         sol = _solve_block(
             A.extract(rows, cols),
             rhs.extract(rows, list(range(rhs.shape[1]))),
-            [S[np.ix_(rows, cols)] for S in nums])
+            [S[np.ix_(rows, cols)] for S in nums],
+        )
         for k, c in enumerate(cols):
             X[c, :] = sol[k, :]
     return X
@@ -97,8 +103,9 @@ def _solve_block(A, rhs, samples):
     if sm.count_ops(det) < 400:
         det = sm.trigsimp(det)
     if det == 0:
-        raise ValueError("the linear system is singular everywhere (a zero "
-                         "determinant)")
+        raise ValueError(
+            "the linear system is singular everywhere (a zero determinant)"
+        )
     return (A.adjugate() * rhs) / det
 
 

@@ -7,9 +7,10 @@ declaration is written in functions of time ``q(t)``, their derivatives and
 replacement so derivatives are matched before the functions inside them
 (``xreplace`` matches whole subtrees top-down, and two keys can nest).
 """
+
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import sympy as sm
 import sympy.physics.mechanics as me
@@ -24,8 +25,9 @@ t = me.dynamicsymbols._t
 TIME = sm.Symbol("_t")
 
 
-def plain_replacements(coordinates: Sequence, speeds: Sequence = (),
-                       accelerations: bool = False):
+def plain_replacements(
+    coordinates: Sequence, speeds: Sequence = (), accelerations: bool = False
+):
     """Plain symbols for ``t``, coordinates, their rates, speeds (and
     coordinate accelerations) and the replacement dict.
 
@@ -82,6 +84,6 @@ def to_plain(exprs, rep, system=None, memo=None) -> sm.Matrix:
     left = dynamic_symbols(m)
     if left:
         raise RuntimeError(
-            f"functions of time left in generated code: "
-            f"{sorted(map(str, left))}")
+            f"functions of time left in generated code: {sorted(map(str, left))}"
+        )
     return m

@@ -1,6 +1,7 @@
 """Andrews' squeezing mechanism, the seven-body planar benchmark of the IVP
 test set (Hairer & Wanner, Solving ODEs II, VII.7), declared from its
 geometry."""
+
 from __future__ import annotations
 
 import sympy as sm
@@ -11,26 +12,61 @@ from .catalogue import register_system
 
 #: The test set's parameters (SI units).
 ANDREWS_PARAMETERS = {
-    "m1": .04325, "m2": .00365, "m3": .02373, "m4": .00706, "m5": .07050,
-    "m6": .00706, "m7": .05498,
-    "i1": 2.194e-6, "i2": 4.410e-7, "i3": 5.255e-6, "i4": 5.667e-7,
-    "i5": 1.169e-5, "i6": 5.667e-7, "i7": 1.912e-5,
-    "xa": -.06934, "ya": -.00227, "xb": -.03635, "yb": .03273,
-    "xc": .014, "yc": .072, "c0": 4530.0,
-    "d": .028, "da": .0115, "e": .02, "ea": .01421, "rr": .007,
-    "ra": .00092, "l0": .07785, "ss": .035, "sa": .01874, "sb": .01043,
-    "sc": .018, "sd": .02, "ta": .02308, "tb": .00916, "u": .04,
-    "ua": .01228, "ub": .00449, "zf": .02, "zt": .04, "fa": .01421,
-    "mom": .033,
+    "m1": 0.04325,
+    "m2": 0.00365,
+    "m3": 0.02373,
+    "m4": 0.00706,
+    "m5": 0.07050,
+    "m6": 0.00706,
+    "m7": 0.05498,
+    "i1": 2.194e-6,
+    "i2": 4.410e-7,
+    "i3": 5.255e-6,
+    "i4": 5.667e-7,
+    "i5": 1.169e-5,
+    "i6": 5.667e-7,
+    "i7": 1.912e-5,
+    "xa": -0.06934,
+    "ya": -0.00227,
+    "xb": -0.03635,
+    "yb": 0.03273,
+    "xc": 0.014,
+    "yc": 0.072,
+    "c0": 4530.0,
+    "d": 0.028,
+    "da": 0.0115,
+    "e": 0.02,
+    "ea": 0.01421,
+    "rr": 0.007,
+    "ra": 0.00092,
+    "l0": 0.07785,
+    "ss": 0.035,
+    "sa": 0.01874,
+    "sb": 0.01043,
+    "sc": 0.018,
+    "sd": 0.02,
+    "ta": 0.02308,
+    "tb": 0.00916,
+    "u": 0.04,
+    "ua": 0.01228,
+    "ub": 0.00449,
+    "zf": 0.02,
+    "zt": 0.04,
+    "fa": 0.01421,
+    "mom": 0.033,
 }
 
 #: The test set's consistent initial angles (beta, Theta, gamma, Phi,
 #: delta, Omega, epsilon); all angular velocities are zero.
 ANDREWS_INITIAL_ANGLES = (
-    -0.0617138900142764496358948458001, 0.0,
-    0.455279819163070380255912382449, 0.222668390165885884674473185609,
-    0.487364979543842550225598953530, -0.222668390165885884674473185609,
-    1.23054744454982119249735015568)
+    -0.0617138900142764496358948458001,
+    0.0,
+    0.455279819163070380255912382449,
+    0.222668390165885884674473185609,
+    0.487364979543842550225598953530,
+    -0.222668390165885884674473185609,
+    1.23054744454982119249735015568,
+)
 
 
 @register_system("andrews_squeezer", heavy=True)
@@ -145,16 +181,21 @@ def andrews_squeezer() -> MechanicalSystem:
         holonomic += [gap.dot(N.x), gap.dot(N.y)]
 
     bodies = []
-    for i, (G, K) in enumerate(((G1, K1), (G2, K2), (G3, K3), (G4, K4),
-                                (G5, K5), (G6, K6), (G7, K7)), start=1):
-        bodies.append(me.RigidBody(
-            f"body{i}", G, K, P[f"m{i}"],
-            (me.inertia(K, 0, 0, P[f"i{i}"]), G)))
+    for i, (G, K) in enumerate(
+        ((G1, K1), (G2, K2), (G3, K3), (G4, K4), (G5, K5), (G6, K6), (G7, K7)), start=1
+    ):
+        bodies.append(
+            me.RigidBody(
+                f"body{i}", G, K, P[f"m{i}"], (me.inertia(K, 0, 0, P[f"i{i}"]), G)
+            )
+        )
 
     spring = D.pos_from(C)
     L = sm.sqrt(spring.dot(N.x) ** 2 + spring.dot(N.y) ** 2)
-    loads = [me.Torque(K1, P["mom"] * N.z),
-             me.Force(D, -P["c0"] * (L - P["l0"]) / L * spring)]
+    loads = [
+        me.Torque(K1, P["mom"] * N.z),
+        me.Force(D, -P["c0"] * (L - P["l0"]) / L * spring),
+    ]
 
     system = me.System(N, O)
     system.add_coordinates(beta)
@@ -167,9 +208,13 @@ def andrews_squeezer() -> MechanicalSystem:
     system.add_loads(*loads)
     init = dict(zip(q, ANDREWS_INITIAL_ANGLES)) | {ui: 0.0 for ui in u}
     return MechanicalSystem(
-        name="andrews_squeezer", system=system,
+        name="andrews_squeezer",
+        system=system,
         parameters={P[k]: v for k, v in ANDREWS_PARAMETERS.items()},
         initial_state=init,
         potential_energy=P["c0"] / 2 * (L - P["l0"]) ** 2,
-        energy_conserved=False, description=andrews_squeezer.__doc__,
-        random_spread=0.05, speed_scale=1.0)
+        energy_conserved=False,
+        description=andrews_squeezer.__doc__,
+        random_spread=0.05,
+        speed_scale=1.0,
+    )

@@ -24,6 +24,7 @@ them and their rates by 0).  The forces that keep them zero are either
 The equations themselves are formed by each formulation
 (:mod:`formulations.auxiliary`).
 """
+
 from __future__ import annotations
 
 import sympy as sm
@@ -77,6 +78,7 @@ def reaction_unknowns(ms_name, system, loads, speeds, aux, missing) -> tuple:
         generalized speed: they would enter the equations of motion.
     """
     from .errors import DeclarationError
+
     if not aux or not missing:
         return ()
     N = system.frame
@@ -93,13 +95,15 @@ def reaction_unknowns(ms_name, system, loads, speeds, aux, missing) -> tuple:
             vel, where = load.point.vel(N), f"point {load.point.name}"
         else:
             vel, where = load.frame.ang_vel_in(N), f"frame {load.frame.name}"
-        moving = [u for u in speeds
-                  if vel != 0 and vel.diff(u, N, var_in_dcm=False) != 0]
+        moving = [
+            u for u in speeds if vel != 0 and vel.diff(u, N, var_in_dcm=False) != 0
+        ]
         if moving:
             raise DeclarationError(
                 f"system {ms_name!r}: the constants {sorted(map(str, names))} "
                 f"have no value and act at {where}, which moves with the "
                 f"speeds {moving}: as reactions of the auxiliary speeds "
                 f"{list(aux)} they may act only where nothing but the "
-                f"auxiliary speeds moves; give them values otherwise")
+                f"auxiliary speeds moves; give them values otherwise"
+            )
     return tuple(sorted(in_loads, key=str))

@@ -8,13 +8,15 @@ of time, and optional facts some formulations use (explicit solutions of the
 holonomic constraints, a potential energy).  Every formulation reads the same
 declaration; none of them changes it.
 """
+
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from types import MappingProxyType
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import sympy as sm
@@ -78,7 +80,8 @@ class ConstraintForce:
         if self.kind not in ("force", "torque"):
             raise ValueError(
                 f"ConstraintForce {self.name!r}: kind must be one of "
-                f"['force', 'torque'], not {self.kind!r}")
+                f"['force', 'torque'], not {self.kind!r}"
+            )
         object.__setattr__(self, "bodies", tuple(self.bodies))
         object.__setattr__(self, "points", tuple(self.points))
         object.__setattr__(self, "frames", tuple(self.frames))
@@ -242,34 +245,43 @@ class MechanicalSystem:
     True
     """
 
-    def __init__(self, *, name: str, system: me.System,
-                 parameters: Mapping, initial_state: Mapping,
-                 specified: Mapping | None = None,
-                 dependent_solutions: Mapping | None = None,
-                 potential_energy: sm.Expr | None = None,
-                 constraint_forces: Sequence[ConstraintForce] = (),
-                 description: str = "",
-                 random_spread: float | Mapping = 0.5,
-                 speed_scale: float = 1.0,
-                 energy_conserved: bool = False,
-                 options: Mapping | None = None):
+    def __init__(
+        self,
+        *,
+        name: str,
+        system: me.System,
+        parameters: Mapping,
+        initial_state: Mapping,
+        specified: Mapping | None = None,
+        dependent_solutions: Mapping | None = None,
+        potential_energy: sm.Expr | None = None,
+        constraint_forces: Sequence[ConstraintForce] = (),
+        description: str = "",
+        random_spread: float | Mapping = 0.5,
+        speed_scale: float = 1.0,
+        energy_conserved: bool = False,
+        options: Mapping | None = None,
+    ):
         if not isinstance(system, me.System):
             raise TypeError(
                 f"system must be a sympy.physics.mechanics.System, not "
-                f"{type(system).__name__}")
+                f"{type(system).__name__}"
+            )
         if not isinstance(name, str) or not name:
             raise TypeError("name must be a non-empty string")
         self.name = name
         self.system = system
         self.parameters = MappingProxyType(
-            {sm.sympify(k): float(v) for k, v in parameters.items()})
+            {sm.sympify(k): float(v) for k, v in parameters.items()}
+        )
         self.initial_state = MappingProxyType(
-            {k: float(v) for k, v in initial_state.items()})
+            {k: float(v) for k, v in initial_state.items()}
+        )
         self.specified = MappingProxyType(dict(specified or {}))
-        self.dependent_solutions = MappingProxyType(
-            dict(dependent_solutions or {}))
-        self.potential_energy = (None if potential_energy is None
-                                 else sm.sympify(potential_energy))
+        self.dependent_solutions = MappingProxyType(dict(dependent_solutions or {}))
+        self.potential_energy = (
+            None if potential_energy is None else sm.sympify(potential_energy)
+        )
         self.constraint_forces = tuple(constraint_forces)
         self.description = description
         self.random_spread = random_spread
@@ -279,37 +291,53 @@ class MechanicalSystem:
         # Constants that cannot enter the equations (the ground body's mass
         # and inertia) need no value: a harmless zero, and a note.
         from .consistency import inert_constants
-        inert = sorted(inert_constants(system, self._free_constants())
-                       - set(self.parameters), key=str)
+
+        inert = sorted(
+            inert_constants(system, self._free_constants()) - set(self.parameters),
+            key=str,
+        )
         self.notes = tuple(
-            [f"constants that cannot enter the equations of motion need no "
-             f"value and were given 0: {inert}"] if inert else [])
+            [
+                f"constants that cannot enter the equations of motion need no "
+                f"value and were given 0: {inert}"
+            ]
+            if inert
+            else []
+        )
         if inert:
             self.parameters = MappingProxyType(
-                dict(self.parameters) | {c: 0.0 for c in inert})
+                dict(self.parameters) | {c: 0.0 for c in inert}
+            )
         # Auxiliary speeds ask for constraint forces (systems.auxiliary):
         # zero in every motion; constants without value in the loads where
         # only they move are the forces' unknowns.
         from .auxiliary import auxiliary_speeds, reaction_unknowns
+
         self.u_aux = auxiliary_speeds(system)
-        self._aux_zero = {x: 0 for ua in self.u_aux
-                          for x in (ua.diff(t), ua)}
+        self._aux_zero = {x: 0 for ua in self.u_aux for x in (ua.diff(t), ua)}
         self.reaction_unknowns = reaction_unknowns(
-            name, system, self.loads, self.speeds, self.u_aux,
-            self._free_constants() - set(self.parameters))
+            name,
+            system,
+            self.loads,
+            self.speeds,
+            self.u_aux,
+            self._free_constants() - set(self.parameters),
+        )
         if self.reaction_unknowns:
             self.notes += (
                 f"constants {list(self.reaction_unknowns)} are the reactions "
                 f"of the auxiliary speeds {list(self.u_aux)} "
                 f"(model.constraint_forces); they do not enter the equations "
-                f"of motion",)
+                f"of motion",
+            )
             self.parameters = MappingProxyType(
-                dict(self.parameters)
-                | {c: 0.0 for c in self.reaction_unknowns})
+                dict(self.parameters) | {c: 0.0 for c in self.reaction_unknowns}
+            )
         self._validate()
         # Velocities against positions, dependent solutions against the
         # constraints, at random consistent states.
         from .consistency import analyse_declaration
+
         self.declaration_analysis = analyse_declaration(self)
 
     # ------------------------------------------------------------------
@@ -370,7 +398,8 @@ class MechanicalSystem:
         # sympy's System keeps actuators apart from loads; their loads act
         # all the same (System.form_eoms adds them too).
         return tuple(self.system.loads) + tuple(
-            ld for act in self.system.actuators for ld in act.to_loads())
+            ld for act in self.system.actuators for ld in act.to_loads()
+        )
 
     @property
     def degrees_of_freedom(self) -> int:
@@ -386,8 +415,11 @@ class MechanicalSystem:
         if self.specified:
             return True
         N = self.frame
-        exprs = list(self.kdes) + list(self.holonomic_constraints) \
+        exprs = (
+            list(self.kdes)
+            + list(self.holonomic_constraints)
             + list(self.nonholonomic_constraints)
+        )
         # Measure numbers and each frame's own orientation step: expressing
         # the velocities in N would compose the direction cosine matrices,
         # which grows exponentially along a chain of bodies.
@@ -398,11 +430,13 @@ class MechanicalSystem:
         return any(has_explicit_time(e) for e in exprs)
 
     def __repr__(self):
-        return (f"MechanicalSystem(name={self.name!r}, "
-                f"coordinates={len(self.coordinates)}, "
-                f"speeds={len(self.speeds)}, dof={self.degrees_of_freedom}, "
-                f"holonomic={len(self.holonomic_constraints)}, "
-                f"nonholonomic={len(self.nonholonomic_constraints)})")
+        return (
+            f"MechanicalSystem(name={self.name!r}, "
+            f"coordinates={len(self.coordinates)}, "
+            f"speeds={len(self.speeds)}, dof={self.degrees_of_freedom}, "
+            f"holonomic={len(self.holonomic_constraints)}, "
+            f"nonholonomic={len(self.nonholonomic_constraints)})"
+        )
 
     # ------------------------------------------------------------------
     # Symbolic helpers every formulation uses
@@ -436,14 +470,18 @@ class MechanicalSystem:
             # equations hold on the motion; more speeds: the constraints
             # give the rest).
             from .redundancy import independent_speed_rows
-            rows = list(kdes) + [sm.sympify(r).xreplace(self._aux_zero)
-                                 for r in self.velocity_constraints]
+
+            rows = list(kdes) + [
+                sm.sympify(r).xreplace(self._aux_zero)
+                for r in self.velocity_constraints
+            ]
             keep = independent_speed_rows(self, rows, u)
             if len(keep) != len(u):
                 raise ValueError(
                     f"the kinematic differential equations and velocity "
                     f"constraints determine {len(keep)} of the {len(u)} "
-                    f"speeds {u} from the coordinate rates")
+                    f"speeds {u} from the coordinate rates"
+                )
             Ku, rest_u = _linear_coefficients([rows[i] for i in keep], u)
             u_sol = solve_linear(Ku, -rest_u)
         u_of_qdot = {ui: sm.sympify(e) for ui, e in zip(u, u_sol)}
@@ -453,20 +491,31 @@ class MechanicalSystem:
             A, b = _linear_coefficients(vc, u)
         else:
             A, b = sm.zeros(0, len(u)), sm.zeros(0, 1)
-        return Kinematics(MappingProxyType(qdot), MappingProxyType(u_of_qdot),
-                          sm.ImmutableMatrix(A), sm.ImmutableMatrix(b))
+        return Kinematics(
+            MappingProxyType(qdot),
+            MappingProxyType(u_of_qdot),
+            sm.ImmutableMatrix(A),
+            sm.ImmutableMatrix(b),
+        )
 
     @cached_property
     def _velocity_rows(self):
         """Indices and labels of the independent rows of the declared
         velocity constraints (:mod:`systems.redundancy`)."""
         from .redundancy import independent_rows
+
         rows = list(self.system.velocity_constraints)
         nh = len(self.holonomic_constraints)
         derived = self.system._vel_constrs is None
-        labels = [(f"derivative of holonomic constraint {i}" if derived
-                   and i < nh else "velocity constraint") + f": {r}"
-                  for i, r in enumerate(rows)]
+        labels = [
+            (
+                f"derivative of holonomic constraint {i}"
+                if derived and i < nh
+                else "velocity constraint"
+            )
+            + f": {r}"
+            for i, r in enumerate(rows)
+        ]
         if len(rows) <= len(self.u_dep):
             return list(range(len(rows))), labels
         q = list(self.coordinates)
@@ -496,8 +545,9 @@ class MechanicalSystem:
         """True when the velocity constraint rows are exactly the
         derivatives of the holonomic constraints followed by the
         nonholonomic ones (what the Lagrange family forms itself)."""
-        return (self.system._vel_constrs is None
-                and not self.dropped_velocity_constraints)
+        return (
+            self.system._vel_constrs is None and not self.dropped_velocity_constraints
+        )
 
     def constants(self) -> set:
         """Every constant symbol appearing in the declaration."""
@@ -507,15 +557,23 @@ class MechanicalSystem:
         """A hash of the declaration's content, for caches keyed on content."""
         N = self.frame
         parts = [self.name, str(sorted(self.options.items(), key=str))]
-        parts += [sm.srepr(sm.Tuple(*self.coordinates)),
-                  sm.srepr(sm.Tuple(*self.speeds)),
-                  sm.srepr(sm.Tuple(*self.kdes)),
-                  sm.srepr(sm.Tuple(*self.holonomic_constraints)),
-                  sm.srepr(sm.Tuple(*self.nonholonomic_constraints))]
+        parts += [
+            sm.srepr(sm.Tuple(*self.coordinates)),
+            sm.srepr(sm.Tuple(*self.speeds)),
+            sm.srepr(sm.Tuple(*self.kdes)),
+            sm.srepr(sm.Tuple(*self.holonomic_constraints)),
+            sm.srepr(sm.Tuple(*self.nonholonomic_constraints)),
+        ]
+
         def vector(vec):
             # Measure numbers with their frames (orientations come below).
-            return "0" if vec == 0 else ";".join(
-                F.name + sm.srepr(sm.ImmutableMatrix(m)) for m, F in vec.args)
+            return (
+                "0"
+                if vec == 0
+                else ";".join(
+                    F.name + sm.srepr(sm.ImmutableMatrix(m)) for m, F in vec.args
+                )
+            )
 
         for G, F, dcm in _orientation_steps(N):
             parts.append(f"{G.name}<{F.name}" + sm.srepr(sm.ImmutableMatrix(dcm)))
@@ -523,15 +581,19 @@ class MechanicalSystem:
             parts.append(body.name + sm.srepr(body.mass))
             parts.append(vector(body.masscenter.vel(N)))
             if isinstance(body, me.RigidBody):
-                parts.append(sm.srepr(sm.ImmutableMatrix(
-                    body.central_inertia.to_matrix(body.frame))))
+                parts.append(
+                    sm.srepr(
+                        sm.ImmutableMatrix(body.central_inertia.to_matrix(body.frame))
+                    )
+                )
                 parts.append(vector(body.frame.ang_vel_in(N)))
         for load in self.loads:
             parts.append(str(load.location) + vector(load.vector))
         parts.append(str(sorted((str(k), v) for k, v in self.parameters.items())))
         parts.append(str(sorted((str(k), str(v)) for k, v in self.specified.items())))
-        parts.append(str(sorted((str(k), str(v))
-                                for k, v in self.dependent_solutions.items())))
+        parts.append(
+            str(sorted((str(k), str(v)) for k, v in self.dependent_solutions.items()))
+        )
         parts.append(str(self.potential_energy))
         return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
@@ -540,16 +602,18 @@ class MechanicalSystem:
     # ------------------------------------------------------------------
     def _free_constants(self) -> set:
         N = self.frame
-        exprs = list(self.kdes) + list(self.holonomic_constraints) \
+        exprs = (
+            list(self.kdes)
+            + list(self.holonomic_constraints)
             + list(self.nonholonomic_constraints)
+        )
         for _, _, dcm in _orientation_steps(N):
             exprs += list(dcm)
         for body in self.bodies:
             exprs.append(sm.sympify(body.mass))
             exprs += _measures(body.masscenter.vel(N))
             try:
-                exprs += _measures(body.masscenter.pos_from(
-                    self.system.fixed_point))
+                exprs += _measures(body.masscenter.pos_from(self.system.fixed_point))
             except ValueError:
                 pass
             if isinstance(body, me.RigidBody):
@@ -576,49 +640,63 @@ class MechanicalSystem:
         if len(q_dep) != nh:
             problems.append(
                 f"{len(q_dep)} dependent coordinates {list(q_dep)} but {nh} "
-                f"holonomic constraints: they must be equal in number")
+                f"holonomic constraints: they must be equal in number"
+            )
         n_vc = len(self.system.velocity_constraints)
         if len(u_dep) > n_vc:
             problems.append(
                 f"{len(u_dep)} dependent speeds {list(u_dep)} but {n_vc} "
                 f"velocity constraints ({nh} holonomic + {nnh} nonholonomic "
-                f"constraints): they must be equal in number")
-        aux_in = [e for e in self.holonomic_constraints
-                  if sm.sympify(e).has(*self.u_aux)] if self.u_aux else []
+                f"constraints): they must be equal in number"
+            )
+        aux_in = (
+            [e for e in self.holonomic_constraints if sm.sympify(e).has(*self.u_aux)]
+            if self.u_aux
+            else []
+        )
         if aux_in:
             problems.append(
                 f"auxiliary speeds {list(self.u_aux)} appear in holonomic "
                 f"constraints {aux_in}: they may appear only in velocities, "
-                f"kinematic equations and velocity constraints")
+                f"kinematic equations and velocity constraints"
+            )
         speeds_and_rates = list(self.speeds) + list(self.coordinate_rates)
         for i, c in enumerate(self.nonholonomic_constraints):
             if not _is_linear([c], speeds_and_rates):
                 problems.append(
-                    f"nonholonomic constraint {i} ({c}) is not linear in the "
-                    f"speeds")
+                    f"nonholonomic constraint {i} ({c}) is not linear in the speeds"
+                )
         kdes = self.kdes
         qd = list(self.coordinate_rates)
         if len(kdes) != len(qd):
             problems.append(
                 f"{len(kdes)} kinematic differential equations for "
                 f"{len(qd)} coordinates: they cannot be solved for the "
-                f"coordinate rates")
+                f"coordinate rates"
+            )
         elif not _is_linear(kdes, qd + list(self.speeds)):
             problems.append(
                 "the kinematic differential equations are not linear in the "
                 "coordinate rates and speeds: they cannot be solved for the "
-                "coordinate rates")
+                "coordinate rates"
+            )
         # Constants without a value and unknown functions of time.
         constants = self._free_constants()
         missing = sorted(constants - set(self.parameters), key=str)
         if missing:
-            problems.append(
-                f"constants without a value in parameters: {missing}")
-        known = set(self.coordinates) | set(self.speeds) | \
-            set(self.specified) | set(self.u_aux)
+            problems.append(f"constants without a value in parameters: {missing}")
+        known = (
+            set(self.coordinates)
+            | set(self.speeds)
+            | set(self.specified)
+            | set(self.u_aux)
+        )
         dyn = set()
-        exprs = list(kdes) + list(self.holonomic_constraints) + \
-            list(self.nonholonomic_constraints)
+        exprs = (
+            list(kdes)
+            + list(self.holonomic_constraints)
+            + list(self.nonholonomic_constraints)
+        )
         for body in self.bodies:
             exprs += _measures(body.masscenter.vel(self.frame))
         for load in self.loads:
@@ -627,16 +705,19 @@ class MechanicalSystem:
             exprs += list(dcm)
         for e in exprs:
             dyn |= set(me.find_dynamicsymbols(sm.sympify(e)))
-        unknown = sorted((d for d in dyn if not isinstance(d, sm.Derivative)
-                          and d not in known), key=str)
+        unknown = sorted(
+            (d for d in dyn if not isinstance(d, sm.Derivative) and d not in known),
+            key=str,
+        )
         if unknown:
             problems.append(
                 f"functions of time that are neither coordinates, speeds nor "
-                f"specified: {unknown}")
+                f"specified: {unknown}"
+            )
         if problems:
             raise DeclarationError(
-                f"system {self.name!r} is inconsistent:\n- "
-                + "\n- ".join(problems))
+                f"system {self.name!r} is inconsistent:\n- " + "\n- ".join(problems)
+            )
         # Solvability of the kinematic differential equations at the
         # initial state (a symbolic determinant is too costly in general).
         if not qd:
@@ -648,25 +729,28 @@ class MechanicalSystem:
                 f"independent velocity constraints (of "
                 f"{len(self.system.velocity_constraints)} declared, {nh} "
                 f"holonomic + {nnh} nonholonomic): they must be equal in "
-                f"number")
+                f"number"
+            )
         num = self._numeric_subs_initial()
-        for what, variables in (("coordinate rates", qd),
-                                ("speeds", list(self.speeds)))[
-                                    :1 if len(self.speeds) != len(qd) else 2]:
+        for what, variables in (
+            ("coordinate rates", qd),
+            ("speeds", list(self.speeds)),
+        )[: 1 if len(self.speeds) != len(qd) else 2]:
             K, _ = _linear_coefficients(kdes, variables)
             K_n = np.array(K.xreplace(num).evalf(), dtype=float)
             if abs(np.linalg.det(K_n)) < 1e-12:
                 raise DeclarationError(
                     f"system {self.name!r}: the kinematic differential "
                     f"equations cannot be solved for the {what} (singular "
-                    f"coefficient matrix at the initial state)")
+                    f"coefficient matrix at the initial state)"
+                )
         try:
-            self.kinematics
-        except (sm.matrices.exceptions.NonInvertibleMatrixError,
-                ValueError) as exc:
+            self.kinematics  # noqa: B018 (building it is the check)
+        except (sm.matrices.exceptions.NonInvertibleMatrixError, ValueError) as exc:
             raise DeclarationError(
                 f"system {self.name!r}: the kinematic differential equations "
-                f"cannot be solved for the coordinate rates ({exc})") from None
+                f"cannot be solved for the coordinate rates ({exc})"
+            ) from None
         # The initial state must be consistent (raises on violation).
         self.consistent_initial_state()
 
@@ -695,9 +779,11 @@ class MechanicalSystem:
 
     def kinetic_energy(self) -> sm.Expr:
         """Kinetic energy of every body in (t, q, q')."""
-        return sm.sympify(kinetic_energy(self.bodies, self.frame,
-                                         FrameAlgebra(),
-                                         dict(self.kinematics.u_of_qdot)))
+        return sm.sympify(
+            kinetic_energy(
+                self.bodies, self.frame, FrameAlgebra(), dict(self.kinematics.u_of_qdot)
+            )
+        )
 
     def energy(self, t0, q, qd, parameters=None):
         """(T, V) at a state; V is 0 where no potential energy is declared."""
@@ -716,12 +802,14 @@ class MechanicalSystem:
     def rates_from_speeds(self, t0, q, u, parameters=None) -> np.ndarray:
         return self.states.rates_from_speeds(t0, q, u, parameters)
 
-    def solve_dependent_coordinates(self, t0, q_ind, guess, parameters=None,
-                                    tol=1e-13, maxiter=50) -> np.ndarray:
+    def solve_dependent_coordinates(
+        self, t0, q_ind, guess, parameters=None, tol=1e-13, maxiter=50
+    ) -> np.ndarray:
         """Newton's method on the holonomic constraints for q_dep (see
         :meth:`numeric.states.SystemStates.solve_dependent_coordinates`)."""
         return self.states.solve_dependent_coordinates(
-            t0, q_ind, guess, parameters, tol=tol, maxiter=maxiter)
+            t0, q_ind, guess, parameters, tol=tol, maxiter=maxiter
+        )
 
     def solve_dependent_speeds(self, t0, q, u_ind, parameters=None) -> np.ndarray:
         """All speeds from the independent ones and the velocity constraints."""
@@ -745,14 +833,16 @@ class MechanicalSystem:
             if np.max(np.abs(res)) > 1e-8:
                 raise DeclarationError(
                     f"system {self.name!r}: the initial state violates the "
-                    f"holonomic constraints (residual {res.tolist()})")
+                    f"holonomic constraints (residual {res.tolist()})"
+                )
         else:
             try:
                 q = self.solve_dependent_coordinates(t0, q_ind, guess, parameters)
             except ConstraintError as exc:
                 raise DeclarationError(
                     f"system {self.name!r}: the initial state violates the "
-                    f"holonomic constraints: {exc}") from None
+                    f"holonomic constraints: {exc}"
+                ) from None
         u_ind = np.array([self.initial_state.get(ui, 0.0) for ui in self.u_ind])
         try:
             u = self.solve_dependent_speeds(t0, q, u_ind, parameters)
@@ -760,13 +850,14 @@ class MechanicalSystem:
             raise DeclarationError(str(exc)) from None
         if self.u_dep and all(ui in self.initial_state for ui in self.u_dep):
             given = np.array([self.initial_state[ui] for ui in self.u_dep])
-            diff = given - u[len(self.u_ind):]
+            diff = given - u[len(self.u_ind) :]
             if np.max(np.abs(diff)) > 1e-8:
                 raise DeclarationError(
                     f"system {self.name!r}: the initial state violates the "
                     f"velocity constraints (dependent speeds given "
                     f"{given.tolist()}, constraints require "
-                    f"{u[len(self.u_ind):].tolist()})")
+                    f"{u[len(self.u_ind) :].tolist()})"
+                )
         qd = self.rates_from_speeds(t0, q, u, parameters)
         return t0, q, qd
 

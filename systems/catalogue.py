@@ -1,19 +1,30 @@
 """The registry of catalogue systems: name -> builder."""
+
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any
 
 from .base import MechanicalSystem
 
-__all__ = ["CATALOGUE", "SystemFacts", "register_system", "get_system",
-           "system_names", "system_facts"]
+__all__ = [
+    "CATALOGUE",
+    "SystemFacts",
+    "register_system",
+    "get_system",
+    "system_names",
+    "system_facts",
+]
 
 #: Catalogue name -> builder function returning a :class:`MechanicalSystem`.
-CATALOGUE: dict[str, Callable[..., MechanicalSystem]] = {}
+#: A system builder: options in, declaration out.
+Builder = Callable[..., MechanicalSystem]
+
+CATALOGUE: dict[str, Builder] = {}
 #: Catalogue name -> what the harness and the tests need to know about it.
-FACTS: dict[str, "SystemFacts"] = {}
+FACTS: dict[str, SystemFacts] = {}
 
 
 @dataclass(frozen=True)
@@ -40,8 +51,8 @@ class SystemFacts:
     """
 
     heavy: bool = False
-    sizes: tuple = ()
-    variants: tuple = field(default_factory=lambda: ({},))
+    sizes: tuple[int, ...] = ()
+    variants: tuple[dict[str, Any], ...] = field(default_factory=lambda: ({},))
     oracle: str | None = None
 
     @property
@@ -49,8 +60,14 @@ class SystemFacts:
         return bool(self.sizes)
 
 
-def register_system(name: str, *, heavy: bool = False, sizes=(),
-                    variants=({},), oracle: str | None = None):
+def register_system(
+    name: str,
+    *,
+    heavy: bool = False,
+    sizes: Iterable[int] = (),
+    variants: Iterable[dict[str, Any]] = ({},),
+    oracle: str | None = None,
+) -> Callable[[Builder], Builder]:
     """Decorator registering a builder under ``name`` (once), with its
     facts (see :class:`SystemFacts`).
 
@@ -74,31 +91,38 @@ def register_system(name: str, *, heavy: bool = False, sizes=(),
     if not isinstance(heavy, bool):
         raise TypeError(f"heavy must be a bool, not {type(heavy).__name__}")
     sizes = tuple(sizes)
-    if any(not isinstance(k, int) or isinstance(k, bool) or k < 1
-           for k in sizes):
+    if any(not isinstance(k, int) or isinstance(k, bool) or k < 1 for k in sizes):
         raise ValueError(f"sizes must be positive integers, not {sizes}")
     if oracle is not None and not isinstance(oracle, str):
         raise TypeError(f"oracle must be a str or None, not {type(oracle).__name__}")
     variants = tuple(variants)
     if not variants or any(not isinstance(v, dict) for v in variants):
-        raise TypeError("variants must be a non-empty sequence of dicts of "
-                        "builder options")
+        raise TypeError(
+            "variants must be a non-empty sequence of dicts of builder options"
+        )
 
-    def decorate(builder):
+    def decorate(builder: Builder) -> Builder:
         if name in CATALOGUE and CATALOGUE[name] is not builder:
             raise ValueError(f"system {name!r} is registered already")
         valid = list(inspect.signature(builder).parameters)
         bad = sorted({k for v in variants for k in v if k not in valid})
         if bad:
-            raise ValueError(f"system {name!r}: variants name options {bad} "
-                             f"the builder does not take; valid: {valid}")
+            raise ValueError(
+                f"system {name!r}: variants name options {bad} "
+                f"the builder does not take; valid: {valid}"
+            )
         if sizes and "n" not in valid:
-            raise ValueError(f"system {name!r}: sizes need a builder taking "
-                             f"n; its options are {valid}")
+            raise ValueError(
+                f"system {name!r}: sizes need a builder taking "
+                f"n; its options are {valid}"
+            )
         CATALOGUE[name] = builder
-        FACTS[name] = SystemFacts(heavy=heavy, sizes=sizes,
-                                  variants=tuple(dict(v) for v in variants),
-                                  oracle=oracle)
+        FACTS[name] = SystemFacts(
+            heavy=heavy,
+            sizes=sizes,
+            variants=tuple(dict(v) for v in variants),
+            oracle=oracle,
+        )
         return builder
 
     return decorate
@@ -116,14 +140,15 @@ def system_facts(name: str) -> SystemFacts:
         return FACTS[name]
     except (KeyError, TypeError):
         raise ValueError(
-            f"unknown system {name!r}; valid names: {sorted(CATALOGUE)}") from None
+            f"unknown system {name!r}; valid names: {sorted(CATALOGUE)}"
+        ) from None
 
 
 def system_names() -> list[str]:
     return list(CATALOGUE)
 
 
-def get_system(name: str, **options) -> MechanicalSystem:
+def get_system(name: str, **options: Any) -> MechanicalSystem:
     """Build the catalogue system ``name`` with builder ``options``.
 
     Raises
@@ -140,10 +165,12 @@ def get_system(name: str, **options) -> MechanicalSystem:
         builder = CATALOGUE[name]
     except (KeyError, TypeError):
         raise ValueError(
-            f"unknown system {name!r}; valid names: {sorted(CATALOGUE)}") from None
+            f"unknown system {name!r}; valid names: {sorted(CATALOGUE)}"
+        ) from None
     valid = [p for p in inspect.signature(builder).parameters]
     bad = [k for k in options if k not in valid]
     if bad:
         raise ValueError(
-            f"system {name!r} takes no option(s) {bad}; valid options: {valid}")
+            f"system {name!r} takes no option(s) {bad}; valid options: {valid}"
+        )
     return builder(**options)

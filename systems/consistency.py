@@ -25,6 +25,7 @@ Only the velocities that enter the equations of motion are analysed: those
 of the bodies' mass centres and frames and of the points and frames that
 loads act on.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -65,8 +66,7 @@ class DeclarationAnalysis:
     def velocities_are_derivatives(self) -> bool:
         """True when every analysed velocity is the derivative of a position
         (and every angular velocity the rate of an orientation)."""
-        return not (self.underived_velocities
-                    or self.underived_angular_velocities)
+        return not (self.underived_velocities or self.underived_angular_velocities)
 
     def reason(self) -> str:
         """Why the velocities are not derivatives, and how to declare the
@@ -74,17 +74,18 @@ class DeclarationAnalysis:
         if self.velocities_are_derivatives:
             return ""
         parts = [f"point {n}: {r}" for n, r in self.underived_velocities]
-        parts += [f"frame {n}: {r}"
-                  for n, r in self.underived_angular_velocities]
+        parts += [f"frame {n}: {r}" for n, r in self.underived_angular_velocities]
         return (
             "velocities that are not time derivatives of positions ("
-            + "; ".join(parts) + "). Such velocities may already contain "
+            + "; ".join(parts)
+            + "). Such velocities may already contain "
             "constraints (a rolling contact), which a kinetic energy built "
             "from them would wrongly enforce. To make the system usable, "
             "locate every point from the fixed point (and orient every frame "
             "from the inertial frame) with coordinates, add the coordinates "
             "the chain needs (e.g. the contact point's x, y), and declare the "
-            "constraints as holonomic or nonholonomic constraints")
+            "constraints as holonomic or nonholonomic constraints"
+        )
 
 
 def _vector_terms(vec):
@@ -108,14 +109,14 @@ def _frames_from(N):
 
 
 def _skew_vector(W):
-    return np.array([W[2, 1] - W[1, 2], W[0, 2] - W[2, 0],
-                     W[1, 0] - W[0, 1]]) / 2
+    return np.array([W[2, 1] - W[1, 2], W[0, 2] - W[2, 0], W[1, 0] - W[0, 1]]) / 2
 
 
 def _states(ms, n):
     """Up to n states satisfying every constraint (the initial one if no
     random state can be had)."""
     from numeric.states import ConstraintError
+
     out = []
     for seed in range(n):
         try:
@@ -179,27 +180,38 @@ def analyse_declaration(ms, n_states: int = 2) -> DeclarationAnalysis:
         except ValueError as exc:
             raise DeclarationError(
                 f"system {ms.name!r}: the velocity of point {P.name} "
-                f"({role}) in {N.name} is not declared: {exc}") from None
+                f"({role}) in {N.name} is not declared: {exc}"
+            ) from None
         try:
             r = P.pos_from(O) if P is not O else me.Vector(0)
         except ValueError:
-            if ms.u_aux and all(sm.sympify(e).xreplace(ms._aux_zero) == 0
-                                for m, _ in _vector_terms(declared)
-                                for e in m):
+            if ms.u_aux and all(
+                sm.sympify(e).xreplace(ms._aux_zero) == 0
+                for m, _ in _vector_terms(declared)
+                for e in m
+            ):
                 # Moved by auxiliary speeds only (a contact point carrying
                 # their reactions): at rest in every motion, no energy and
                 # no work, nothing to derive.
                 continue
-            underived_v.append((P.name, f"its velocity is declared but its "
-                                f"position from the fixed point {O.name} "
-                                f"is not ({role})"))
+            underived_v.append(
+                (
+                    P.name,
+                    f"its velocity is declared but its "
+                    f"position from the fixed point {O.name} "
+                    f"is not ({role})",
+                )
+            )
             continue
         dec_terms, pos_terms = _vector_terms(declared), _vector_terms(r)
-        loose = sorted({F.name for _, F in dec_terms + pos_terms
-                        if F not in connected})
+        loose = sorted({F.name for _, F in dec_terms + pos_terms if F not in connected})
         if loose:
-            underived_v.append((P.name, f"it is expressed in frames "
-                                f"{loose} not oriented from {N.name}"))
+            underived_v.append(
+                (
+                    P.name,
+                    f"it is expressed in frames {loose} not oriented from {N.name}",
+                )
+            )
             continue
         checks.append(("point", P.name, role, dec_terms, pos_terms))
     for F, role in frames.items():
@@ -211,26 +223,36 @@ def analyse_declaration(ms, n_states: int = 2) -> DeclarationAnalysis:
             raise DeclarationError(
                 f"system {ms.name!r}: the angular velocity of frame "
                 f"{F.name} ({role}) in {N.name} is not declared: "
-                f"{exc}") from None
+                f"{exc}"
+            ) from None
         dec_terms = _vector_terms(declared)
         if F not in connected:
-            underived_w.append((F.name, f"its angular velocity is declared "
-                                f"but its orientation from {N.name} is not "
-                                f"({role})"))
+            underived_w.append(
+                (
+                    F.name,
+                    f"its angular velocity is declared "
+                    f"but its orientation from {N.name} is not "
+                    f"({role})",
+                )
+            )
             continue
         loose = sorted({G.name for _, G in dec_terms if G not in connected})
         if loose:
-            underived_w.append((F.name, f"its angular velocity is expressed "
-                                f"in frames {loose} not oriented from "
-                                f"{N.name}"))
+            underived_w.append(
+                (
+                    F.name,
+                    f"its angular velocity is expressed "
+                    f"in frames {loose} not oriented from "
+                    f"{N.name}",
+                )
+            )
             continue
         checks.append(("frame", F.name, role, dec_terms, F))
 
     # Frames first: a wrong angular velocity makes the velocities built on
     # it by v2pt_theory wrong too, and the frame is the cause to name.
     checks.sort(key=lambda c: c[0] != "frame")
-    dep_checks = [(qi, sm.sympify(f)) for qi, f in
-                  ms.dependent_solutions.items()]
+    dep_checks = [(qi, sm.sympify(f)) for qi, f in ms.dependent_solutions.items()]
     analysis = DeclarationAnalysis(tuple(underived_v), tuple(underived_w), 0)
     if not checks and not dep_checks:
         return analysis
@@ -241,8 +263,12 @@ def analyse_declaration(ms, n_states: int = 2) -> DeclarationAnalysis:
     qds = sm.symbols(f"_qd0:{len(q)}")
     us = sm.symbols(f"_u0:{len(u)}")
     ts = sm.Symbol("_t")
-    rep = {qi.diff(t): s for qi, s in zip(q, qds)} | dict(zip(q, qs)) \
-        | dict(zip(u, us)) | {t: ts}
+    rep = (
+        {qi.diff(t): s for qi, s in zip(q, qds)}
+        | dict(zip(q, qs))
+        | dict(zip(u, us))
+        | {t: ts}
+    )
     exprs, slots = [], {}
 
     def put(key, matrix):
@@ -250,7 +276,7 @@ def analyse_declaration(ms, n_states: int = 2) -> DeclarationAnalysis:
         slots[key] = (len(exprs), matrix.shape)
         exprs.extend(matrix.xreplace(rep))
 
-    for i, (G, F, dcm) in enumerate(steps):
+    for i, (_, _, dcm) in enumerate(steps):
         put(("dcm", i), dcm)
         put(("dcm_dot", i), ms.substitute_specified(dcm).diff(t))
     for k, check in enumerate(checks):
@@ -261,14 +287,20 @@ def analyse_declaration(ms, n_states: int = 2) -> DeclarationAnalysis:
             for j, (m, _) in enumerate(check[4]):
                 put(("pos", k, j), m)
                 put(("pos_dot", k, j), ms.substitute_specified(m).diff(t))
-    for k, (qi, f) in enumerate(dep_checks):
+    for k, (_, f) in enumerate(dep_checks):
         put(("dep", k), [f])
     hol = list(ms.holonomic_constraints)
     if dep_checks and hol:
         put(("hol",), hol)
     p = list(ms.parameters)
-    leftover = set().union(*(e.free_symbols for e in exprs)) - set(qs) \
-        - set(qds) - set(us) - {ts} - set(p)
+    leftover = (
+        set().union(*(e.free_symbols for e in exprs))
+        - set(qs)
+        - set(qds)
+        - set(us)
+        - {ts}
+        - set(p)
+    )
     if leftover:
         # Unknown symbols were reported by the structural validation; what
         # remains here (a function of time outside the declaration) cannot
@@ -284,7 +316,7 @@ def analyse_declaration(ms, n_states: int = 2) -> DeclarationAnalysis:
 
         def get(key):
             start, shape = slots[key]
-            return vals[start:start + shape[0] * shape[1]].reshape(shape)
+            return vals[start : start + shape[0] * shape[1]].reshape(shape)
 
         R = {N: np.eye(3)}
         Rd = {N: np.zeros((3, 3))}
@@ -299,8 +331,10 @@ def analyse_declaration(ms, n_states: int = 2) -> DeclarationAnalysis:
                 out += R[F] @ get(key + (j,)).ravel()
             return out
 
-        state_text = (f"at t = {t0:.3g}, q = {np.round(qv, 4).tolist()}, "
-                      f"q' = {np.round(qdv, 4).tolist()}")
+        state_text = (
+            f"at t = {t0:.3g}, q = {np.round(qv, 4).tolist()}, "
+            f"q' = {np.round(qdv, 4).tolist()}"
+        )
         for k, check in enumerate(checks):
             kind, name, role, dec_terms = check[:4]
             declared = in_N(dec_terms, ("dec", k))
@@ -310,16 +344,20 @@ def analyse_declaration(ms, n_states: int = 2) -> DeclarationAnalysis:
                     m = get(("pos", k, j)).ravel()
                     md = get(("pos_dot", k, j)).ravel()
                     derived += Rd[F] @ m + R[F] @ md
-                what = (f"point {name} ({role}): its declared velocity in "
-                        f"{N.name} differs from the time derivative of its "
-                        f"position from {O.name}")
+                what = (
+                    f"point {name} ({role}): its declared velocity in "
+                    f"{N.name} differs from the time derivative of its "
+                    f"position from {O.name}"
+                )
             else:
                 F = check[4]
                 derived = _skew_vector(Rd[F] @ R[F].T)
-                what = (f"frame {name} ({role}): its declared angular "
-                        f"velocity in {N.name} differs from the rate of its "
-                        f"orientation (through the kinematic differential "
-                        f"equations)")
+                what = (
+                    f"frame {name} ({role}): its declared angular "
+                    f"velocity in {N.name} differs from the rate of its "
+                    f"orientation (through the kinematic differential "
+                    f"equations)"
+                )
             res = np.linalg.norm(declared - derived)
             scale = 1.0 + np.linalg.norm(derived) + np.linalg.norm(declared)
             if not np.isfinite(res) or res > _RTOL * scale:
@@ -327,11 +365,11 @@ def analyse_declaration(ms, n_states: int = 2) -> DeclarationAnalysis:
                     f"system {ms.name!r}: {what} by {res:.3g} {state_text} "
                     f"(declared {np.round(declared, 6).tolist()}, derived "
                     f"{np.round(derived, 6).tolist()}, in {N.name}'s "
-                    f"components)")
+                    f"components)"
+                )
         if dep_checks and hol:
             _check_dependent(ms, dep_checks, get, q, t0, qv, state_text)
-    return DeclarationAnalysis(tuple(underived_v), tuple(underived_w),
-                               len(states))
+    return DeclarationAnalysis(tuple(underived_v), tuple(underived_w), len(states))
 
 
 def _check_dependent(ms, dep_checks, get, q, t0, qv, state_text):
@@ -341,9 +379,9 @@ def _check_dependent(ms, dep_checks, get, q, t0, qv, state_text):
     put in at once, so a solution on another branch of the constraints than
     the state's still passes)."""
     from .errors import DeclarationError
+
     index = {qi: i for i, qi in enumerate(q)}
-    sols = [(qi, float(get(("dep", k))[0, 0]))
-            for k, (qi, _) in enumerate(dep_checks)]
+    sols = [(qi, float(get(("dep", k))[0, 0])) for k, (qi, _) in enumerate(dep_checks)]
     qx = np.array(qv, dtype=float)
     for qi, v in sols:
         qx[index[qi]] = v
@@ -360,7 +398,8 @@ def _check_dependent(ms, dep_checks, get, q, t0, qv, state_text):
                     f"holonomic constraints on another branch than the "
                     f"initial state's: it gives {v:.6g} where the "
                     f"consistent state has {qv[index[qi]]:.6g} "
-                    f"{state_text}")
+                    f"{state_text}"
+                )
         return
     # Which solution is wrong: each alone against the consistent state.
     for qi, v in sols:
@@ -373,12 +412,14 @@ def _check_dependent(ms, dep_checks, get, q, t0, qv, state_text):
                 f"coordinate {qi} in dependent_solutions violates the "
                 f"holonomic constraints (residual {np.max(np.abs(r)):.3g} "
                 f"{state_text}, where the solution gives {v:.6g} and the "
-                f"constraints {qv[index[qi]]:.6g})")
+                f"constraints {qv[index[qi]]:.6g})"
+            )
     raise DeclarationError(
         f"system {ms.name!r}: the explicit solutions of the dependent "
         f"coordinates {[qi for qi, _ in sols]} in dependent_solutions "
         f"together violate the holonomic constraints (residual "
-        f"{np.max(np.abs(res)):.3g} {state_text})")
+        f"{np.max(np.abs(res)):.3g} {state_text})"
+    )
 
 
 def inert_constants(system, free_constants) -> set:
@@ -433,29 +474,33 @@ def inert_constants(system, free_constants) -> set:
         else:
             active |= mass
         if rigid:
-            inertia = sm.Matrix(body.central_inertia.to_matrix(
-                body.frame)).free_symbols
+            inertia = sm.Matrix(body.central_inertia.to_matrix(body.frame)).free_symbols
             (active if rotating else inert).update(inertia)
-    loads = list(system.loads) + [ld for act in system.actuators
-                                  for ld in act.to_loads()]
+    loads = list(system.loads) + [
+        ld for act in system.actuators for ld in act.to_loads()
+    ]
     for load in loads:
-        resting = (at_rest(load.point) if isinstance(load, me.Force)
-                   else still(load.frame))
+        resting = (
+            at_rest(load.point) if isinstance(load, me.Force) else still(load.frame)
+        )
         (inert if resting else active).update(symbols_of(load.vector))
     candidates = (inert - active) & set(free_constants)
     # Anything else naming them (positions, constraints, kinematics) keeps
     # them active: look there only for the few candidates.
     if not candidates:
         return set()
-    others = list(system.kdes) + list(system.holonomic_constraints) + \
-        list(system.nonholonomic_constraints)
+    others = (
+        list(system.kdes)
+        + list(system.holonomic_constraints)
+        + list(system.nonholonomic_constraints)
+    )
     for body in system.bodies:
         for vec in (body.masscenter.vel(N),):
-            others += [e for m, _ in (vec.args if vec != 0 else [])
-                       for e in m]
+            others += [e for m, _ in (vec.args if vec != 0 else []) for e in m]
         if isinstance(body, me.RigidBody) and not still(body.frame):
             w = body.frame.ang_vel_in(N)
             others += [e for m, _ in (w.args if w != 0 else []) for e in m]
-    used = set().union(*(sm.sympify(e).free_symbols for e in others)) \
-        if others else set()
+    used = (
+        set().union(*(sm.sympify(e).free_symbols for e in others)) if others else set()
+    )
     return candidates - used

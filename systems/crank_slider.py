@@ -1,5 +1,6 @@
 """Crank and slider with a spring: the exercise closing
 ``kane_method_solar_panels_ru.txt``, in one or in redundant coordinates."""
+
 from __future__ import annotations
 
 import sympy as sm
@@ -16,8 +17,9 @@ def _rod_inertia(frame, m, l):
     return me.inertia(frame, 0, m * l**2 / 12, m * l**2 / 12)
 
 
-@register_system("crank_slider", variants=(
-    {"coordinates": "redundant"}, {"coordinates": "minimal"}))
+@register_system(
+    "crank_slider", variants=({"coordinates": "redundant"}, {"coordinates": "minimal"})
+)
 def crank_slider(coordinates: str = "redundant") -> MechanicalSystem:
     """Crank OA, connecting rod AB and slider B on a straight guide through
     O, in a vertical plane with gravity -y; 1 degree of freedom.
@@ -68,12 +70,11 @@ def crank_slider(coordinates: str = "redundant") -> MechanicalSystem:
     (1, 1)
     """
     if not isinstance(coordinates, str):
-        raise TypeError(
-            f"coordinates must be a str, not {type(coordinates).__name__}")
+        raise TypeError(f"coordinates must be a str, not {type(coordinates).__name__}")
     if coordinates not in _COORDINATES:
         raise ValueError(
-            f"coordinates must be one of {list(_COORDINATES)}, not "
-            f"{coordinates!r}")
+            f"coordinates must be one of {list(_COORDINATES)}, not {coordinates!r}"
+        )
     phi, omega = me.dynamicsymbols("phi omega")
     m, mB, l, g, F, c, l0 = sm.symbols("m m_B l g F c l0", positive=True)
     N = me.ReferenceFrame("N")
@@ -98,11 +99,10 @@ def crank_slider(coordinates: str = "redundant") -> MechanicalSystem:
         system.add_coordinates(psi, x, independent=False)
         system.add_speeds(omega)
         system.add_speeds(omega_r, v, independent=False)
-        system.add_kdes(omega - phi.diff(), omega_r - psi.diff(),
-                        v - x.diff())
+        system.add_kdes(omega - phi.diff(), omega_r - psi.diff(), v - x.diff())
         system.add_holonomic_constraints(
-            l * sm.cos(phi) + l * sm.cos(psi) - x,
-            l * sm.sin(phi) + l * sm.sin(psi))
+            l * sm.cos(phi) + l * sm.cos(psi) - x, l * sm.sin(phi) + l * sm.sin(psi)
+        )
         dependent = {psi: -phi, x: 2 * l * sm.cos(phi)}
         initial = {phi: 0.5, omega: 0.0}
         x_of_q = x
@@ -124,16 +124,28 @@ def crank_slider(coordinates: str = "redundant") -> MechanicalSystem:
     rod = me.RigidBody("rod", G2, R, m, (_rod_inertia(R, m, l), G2))
     slider = me.Particle("slider", B, mB)
     system.add_bodies(crank, rod, slider)
-    system.add_loads(me.Force(G1, -m * g * N.y), me.Force(G2, -m * g * N.y),
-                     me.Force(B, (F - c * (x_of_q - l0)) * N.x))
-    V = (m * g * (G1.pos_from(O).dot(N.y) + G2.pos_from(O).dot(N.y))
-         + c * (x_of_q - l0)**2 / 2 - F * x_of_q)
+    system.add_loads(
+        me.Force(G1, -m * g * N.y),
+        me.Force(G2, -m * g * N.y),
+        me.Force(B, (F - c * (x_of_q - l0)) * N.x),
+    )
+    V = (
+        m * g * (G1.pos_from(O).dot(N.y) + G2.pos_from(O).dot(N.y))
+        + c * (x_of_q - l0) ** 2 / 2
+        - F * x_of_q
+    )
     params = {m: 1.0, mB: 0.5, l: 0.5, g: 9.81, F: 5.0, c: 50.0, l0: 0.6}
     return MechanicalSystem(
-        name="crank_slider", system=system, parameters=params,
-        initial_state=initial, dependent_solutions=dependent,
-        potential_energy=V, energy_conserved=True,
+        name="crank_slider",
+        system=system,
+        parameters=params,
+        initial_state=initial,
+        dependent_solutions=dependent,
+        potential_energy=V,
+        energy_conserved=True,
         description=crank_slider.__doc__,
         # Crank angles in (-0.4, 1.4) rad: clear of the branch point pi/2.
-        random_spread=0.9, speed_scale=2.0,
-        options={"coordinates": coordinates})
+        random_spread=0.9,
+        speed_scale=2.0,
+        options={"coordinates": coordinates},
+    )

@@ -1,6 +1,7 @@
 """The four-bar linkage with two point masses (Kane's method examples,
 example 2): a one-degree-of-freedom mechanism whose natural description
 uses redundant coordinates tied by a closed kinematic loop."""
+
 from __future__ import annotations
 
 import sympy as sm
@@ -42,8 +43,8 @@ def four_bar_closed_form(q1, L1, L2, L3, L4):
         sin, cos, atan2, acos, sqrt = sm.sin, sm.cos, sm.atan2, sm.acos, sm.sqrt
     else:
         import numpy as np
-        sin, cos, atan2, acos, sqrt = (np.sin, np.cos, np.arctan2, np.arccos,
-                                       np.sqrt)
+
+        sin, cos, atan2, acos, sqrt = (np.sin, np.cos, np.arctan2, np.arccos, np.sqrt)
     wx, wy = L1 * cos(q1), L1 * sin(q1) - L4
     d = sqrt(wx**2 + wy**2)
     q3 = atan2(wy, wx) + acos((L3**2 + d**2 - L2**2) / (2 * L3 * d))
@@ -62,8 +63,9 @@ def _rocker_tip_algebraic(q1, L1, L2, L3, L4):
     return L3 * (wx * cb - wy * sb) / d, L3 * (wy * cb + wx * sb) / d
 
 
-@register_system("four_bar", variants=(
-    {"coordinates": "redundant"}, {"coordinates": "minimal"}))
+@register_system(
+    "four_bar", variants=({"coordinates": "redundant"}, {"coordinates": "minimal"})
+)
 def four_bar(coordinates: str = "redundant") -> MechanicalSystem:
     """Four-bar linkage carrying two point masses, driven by a torque.
 
@@ -111,8 +113,9 @@ def four_bar(coordinates: str = "redundant") -> MechanicalSystem:
     (1, 2)
     """
     if coordinates not in _COORDINATES:
-        raise ValueError(f"coordinates must be one of {list(_COORDINATES)}, "
-                         f"not {coordinates!r}")
+        raise ValueError(
+            f"coordinates must be one of {list(_COORDINATES)}, not {coordinates!r}"
+        )
     m1, m2, g = sm.symbols("m1 m2 g", positive=True)
     L1, L2, L3, L4 = sm.symbols("L1 L2 L3 L4", positive=True)
     tau = sm.Symbol("tau")
@@ -127,8 +130,7 @@ def four_bar(coordinates: str = "redundant") -> MechanicalSystem:
     P1 = A.locatenew("P1", L1 * crank.x)
     P1.v2pt_theory(A, N, crank)
     system = me.System(N, A)
-    params = {m1: 1.0, m2: 1.0, g: 9.81, L1: 0.2, L2: 0.7, L3: 0.5,
-              L4: 0.6, tau: 1.0}
+    params = {m1: 1.0, m2: 1.0, g: 9.81, L1: 0.2, L2: 0.7, L3: 0.5, L4: 0.6, tau: 1.0}
     q1_0 = 0.5
     num = {L1: 0.2, L2: 0.7, L3: 0.5, L4: 0.6}
     q2_f, q3_f = four_bar_closed_form(q1, L1, L2, L3, L4)
@@ -145,9 +147,12 @@ def four_bar(coordinates: str = "redundant") -> MechanicalSystem:
         system.add_kdes(u1 - q1.diff(), u2 - q2.diff(), u3 - q3.diff())
         system.add_holonomic_constraints(
             L1 * sm.cos(q1) + L2 * sm.cos(q2) - L3 * sm.cos(q3),
-            L1 * sm.sin(q1) + L2 * sm.sin(q2) - L3 * sm.sin(q3) - L4)
-        q2_0, q3_0 = (float(v) for v in four_bar_closed_form(
-            q1_0, *(num[s] for s in (L1, L2, L3, L4))))
+            L1 * sm.sin(q1) + L2 * sm.sin(q2) - L3 * sm.sin(q3) - L4,
+        )
+        q2_0, q3_0 = (
+            float(v)
+            for v in four_bar_closed_form(q1_0, *(num[s] for s in (L1, L2, L3, L4)))
+        )
         init = {q1: q1_0, q2: q2_0, q3: q3_0, u1: 0.0}
         dep = {q2: q2_f, q3: q3_f}
     else:
@@ -160,14 +165,23 @@ def four_bar(coordinates: str = "redundant") -> MechanicalSystem:
         init = {q1: q1_0, u1: 0.0}
         dep = {}
     system.add_bodies(me.Particle("mass1", P1, m1), me.Particle("mass2", P2, m2))
-    system.add_loads(me.Torque(crank, tau * N.z),
-                     me.Force(P1, m1 * g * N.x), me.Force(P2, m2 * g * N.x))
+    system.add_loads(
+        me.Torque(crank, tau * N.z),
+        me.Force(P1, m1 * g * N.x),
+        me.Force(P2, m2 * g * N.x),
+    )
     # Gravity along +i and the constant torque are both conservative.
-    V = -m1 * g * P1.pos_from(A).dot(N.x) - m2 * g * P2.pos_from(A).dot(N.x) \
-        - tau * q1
+    V = -m1 * g * P1.pos_from(A).dot(N.x) - m2 * g * P2.pos_from(A).dot(N.x) - tau * q1
     return MechanicalSystem(
-        name="four_bar", system=system, parameters=params,
-        initial_state=init, dependent_solutions=dep, potential_energy=V,
-        energy_conserved=True, description=four_bar.__doc__,
-        random_spread=3.0, speed_scale=2.0,
-        options={"coordinates": coordinates})
+        name="four_bar",
+        system=system,
+        parameters=params,
+        initial_state=init,
+        dependent_solutions=dep,
+        potential_energy=V,
+        energy_conserved=True,
+        description=four_bar.__doc__,
+        random_spread=3.0,
+        speed_scale=2.0,
+        options={"coordinates": coordinates},
+    )

@@ -2,6 +2,7 @@
 vertically and carrying an arm that bends elastically at its root, the
 application of the modified Lagrange equations of the second kind
 (kolev_modified_lagrange_bg.txt, (3.1)-(3.10))."""
+
 from __future__ import annotations
 
 import sympy as sm
@@ -93,18 +94,14 @@ def kolev_manipulator() -> MechanicalSystem:
     B2 = N.orientnew("B2", "Axis", (-q3, N.z))
     B2.set_ang_vel(N, -u3 * N.z)
     # Mass centre to first order in q3 (velocity to zeroth order).
-    C2 = O2.locatenew("C2", h * (cg * N.x - sg * N.y)
-                      - h * q3 * (sg * N.x + cg * N.y))
+    C2 = O2.locatenew("C2", h * (cg * N.x - sg * N.y) - h * q3 * (sg * N.x + cg * N.y))
     C2.set_vel(N, (uG - u2 - h * cg * u3) * N.y - h * sg * u3 * N.x)
     # Point of action of the arm's weight: C2's height to second order.
-    W2 = O2.locatenew("W2", h * cg * N.x
-                      - h * (sg + q3 * cg - q3**2 * sg / 2) * N.y)
+    W2 = O2.locatenew("W2", h * cg * N.x - h * (sg + q3 * cg - q3**2 * sg / 2) * N.y)
     W2.set_vel(N, (uG - u2 - h * (cg - q3 * sg) * u3) * N.y)
 
-    body1 = me.RigidBody("drive_module", P1, B1, m1,
-                         (me.inertia(B1, 0, 0, 0), P1))
-    arm = me.RigidBody("arm", C2, B2, m2,
-                       (me.inertia(B2, 0, 0, J - m2 * h**2), C2))
+    body1 = me.RigidBody("drive_module", P1, B1, m1, (me.inertia(B1, 0, 0, 0), P1))
+    arm = me.RigidBody("arm", C2, B2, m2, (me.inertia(B2, 0, 0, J - m2 * h**2), C2))
 
     root_force = c22 * (q1 + q2) + c23 * q3
     root_moment = c23 * (q1 + q2) + c33 * q3
@@ -113,8 +110,7 @@ def kolev_manipulator() -> MechanicalSystem:
     system.add_coordinates(q1, independent=False)
     system.add_speeds(uG, u2, u3)
     system.add_speeds(u1, independent=False)
-    system.add_kdes(uG - qG.diff(), u2 - q2.diff(), u3 - q3.diff(),
-                    u1 - q1.diff())
+    system.add_kdes(uG - qG.diff(), u2 - q2.diff(), u3 - q3.diff(), u1 - q1.diff())
     system.add_holonomic_constraints(m1 * q1 - m2 * q2 - m2 * h * cg * q3)
     system.add_bodies(body1, arm)
     system.add_loads(
@@ -125,16 +121,33 @@ def kolev_manipulator() -> MechanicalSystem:
         me.Torque(B2, root_moment * N.z),
         me.Torque(B1, -root_moment * N.z),
     )
-    V = (m1 * g - F_D) * (qG + q1) \
-        + m2 * g * W2.pos_from(O).dot(N.y) \
-        + (c22 * (q1 + q2)**2 + 2 * c23 * (q1 + q2) * q3 + c33 * q3**2) / 2
-    params = {m1: 20.0, m2: 5.0, J: 2.0, h: 0.5, g: 9.81, gamma: 0.3,
-              c22: 2.0e4, c23: 1.0e3, c33: 5.0e3, F_D: 260.0}
+    V = (
+        (m1 * g - F_D) * (qG + q1)
+        + m2 * g * W2.pos_from(O).dot(N.y)
+        + (c22 * (q1 + q2) ** 2 + 2 * c23 * (q1 + q2) * q3 + c33 * q3**2) / 2
+    )
+    params = {
+        m1: 20.0,
+        m2: 5.0,
+        J: 2.0,
+        h: 0.5,
+        g: 9.81,
+        gamma: 0.3,
+        c22: 2.0e4,
+        c23: 1.0e3,
+        c33: 5.0e3,
+        F_D: 260.0,
+    }
     init = {qG: 0.0, q2: 1.0e-3, q3: 2.0e-3, uG: 0.0, u2: 0.0, u3: 0.0}
     return MechanicalSystem(
-        name="kolev_manipulator", system=system, parameters=params,
+        name="kolev_manipulator",
+        system=system,
+        parameters=params,
         initial_state=init,
         dependent_solutions={q1: m2 / m1 * (q2 + h * cg * q3)},
-        potential_energy=V, energy_conserved=True,
+        potential_energy=V,
+        energy_conserved=True,
         description=kolev_manipulator.__doc__,
-        random_spread={qG: 1.0, q2: 0.01, q3: 0.02}, speed_scale=0.2)
+        random_spread={qG: 1.0, q2: 0.01, q3: 0.02},
+        speed_scale=0.2,
+    )

@@ -1,5 +1,6 @@
 """Planar pendulums: Huston's double rod pendulum and the scalable n-link
 pendulum (fixed or on a cart), the field's standard scaling benchmark."""
+
 from __future__ import annotations
 
 import sympy as sm
@@ -56,12 +57,15 @@ def double_pendulum() -> MechanicalSystem:
     system.add_loads(me.Force(G1, m * g * N.x), me.Force(G2, m * g * N.x))
     V = -m * g * (G1.pos_from(O).dot(N.x) + G2.pos_from(O).dot(N.x))
     return MechanicalSystem(
-        name="double_pendulum", system=system,
+        name="double_pendulum",
+        system=system,
         parameters={m: 1.0, l: 1.0, g: 9.81},
         initial_state={th1: 0.5, th2: 1.0, w1: 0.0, w2: 0.0},
-        potential_energy=V, energy_conserved=True,
+        potential_energy=V,
+        energy_conserved=True,
         description=double_pendulum.__doc__,
-        random_spread=1.5)
+        random_spread=1.5,
+    )
 
 
 def _chain(N, base, base_frame, n, angles, prefix=""):
@@ -86,7 +90,7 @@ def _chain(N, base, base_frame, n, angles, prefix=""):
         # written out, because sympy's cross product (v2pt_theory) composes
         # the direction cosine matrices of the whole chain, which grows
         # exponentially with n.  The vectors are the ones v2pt_theory gives.
-        w_abs = sum(u[:i + 1]) if angles == "relative" else u[i]
+        w_abs = sum(u[: i + 1]) if angles == "relative" else u[i]
         # Heights above the base along N.y, for the potential energy, by the
         # same reasoning: link i's axis makes the angle ``angle`` with N.x.
         angle = angle + q[i] if angles == "relative" else q[i]
@@ -96,8 +100,11 @@ def _chain(N, base, base_frame, n, angles, prefix=""):
         Gi.set_vel(N, joint.vel(N) + w_abs * l[i] / 2 * Bi.y)
         nxt = joint.locatenew(f"P{i + 1}", l[i] * Bi.x)
         nxt.set_vel(N, joint.vel(N) + w_abs * l[i] * Bi.y)
-        bodies.append(me.RigidBody(f"link{i + 1}", Gi, Bi, m[i],
-                                   (_rod_inertia(Bi, m[i], l[i]), Gi)))
+        bodies.append(
+            me.RigidBody(
+                f"link{i + 1}", Gi, Bi, m[i], (_rod_inertia(Bi, m[i], l[i]), Gi)
+            )
+        )
         parent_frame, joint = Bi, nxt
     return q, u, m, l, bodies, heights
 
@@ -110,7 +117,8 @@ def _check_n(n):
 def _check_angles(angles):
     if angles not in ("relative", "absolute"):
         raise ValueError(
-            f"angles must be one of ['relative', 'absolute'], not {angles!r}")
+            f"angles must be one of ['relative', 'absolute'], not {angles!r}"
+        )
 
 
 @register_system("n_link_pendulum", sizes=(3,))
@@ -142,10 +150,16 @@ def n_link_pendulum(n: int = 3, angles: str = "relative") -> MechanicalSystem:
     params = {g: 9.81} | {mi: 1.0 for mi in m} | {li: 1.0 for li in l}
     init = {qi: 0.3 for qi in q} | {ui: 0.0 for ui in u}
     return MechanicalSystem(
-        name="n_link_pendulum", system=system, parameters=params,
-        initial_state=init, potential_energy=V, energy_conserved=True,
-        description=n_link_pendulum.__doc__, random_spread=1.5,
-        options={"n": n, "angles": angles})
+        name="n_link_pendulum",
+        system=system,
+        parameters=params,
+        initial_state=init,
+        potential_energy=V,
+        energy_conserved=True,
+        description=n_link_pendulum.__doc__,
+        random_spread=1.5,
+        options={"n": n, "angles": angles},
+    )
 
 
 @register_system("n_link_pendulum_on_cart", sizes=(3,))
@@ -177,7 +191,13 @@ def n_link_pendulum_on_cart(n: int = 3, angles: str = "relative") -> MechanicalS
     params = {g: 9.81, m0: 2.0} | {mi: 1.0 for mi in m} | {li: 1.0 for li in l}
     init = {x: 0.0, v: 0.0} | {qi: -1.2 for qi in q} | {ui: 0.0 for ui in u}
     return MechanicalSystem(
-        name="n_link_pendulum_on_cart", system=system, parameters=params,
-        initial_state=init, potential_energy=V, energy_conserved=True,
-        description=n_link_pendulum_on_cart.__doc__, random_spread=1.5,
-        options={"n": n, "angles": angles})
+        name="n_link_pendulum_on_cart",
+        system=system,
+        parameters=params,
+        initial_state=init,
+        potential_energy=V,
+        energy_conserved=True,
+        description=n_link_pendulum_on_cart.__doc__,
+        random_spread=1.5,
+        options={"n": n, "angles": angles},
+    )

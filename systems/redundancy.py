@@ -14,6 +14,7 @@ carry the constraint forces asked for), then the declared velocity
 constraints, and the derivatives of holonomic constraints last (the
 holonomic constraint itself still holds the coordinates).
 """
+
 from __future__ import annotations
 
 import warnings
@@ -67,20 +68,28 @@ def independent_rows(ms, rows, labels, n_samples=3, seed=12345):
     Ab = ms.substitute_specified(A.row_join(b))
     rep = {qi: sm.Dummy() for qi in q}
     Ab = Ab.xreplace({qi.diff(t): 0 for qi in q}).xreplace(rep)
-    fn = sm.lambdify([t] + [rep[qi] for qi in q] + list(ms.parameters), Ab,
-                     modules="numpy")
+    fn = sm.lambdify(
+        [t] + [rep[qi] for qi in q] + list(ms.parameters), Ab, modules="numpy"
+    )
     rng = np.random.default_rng(seed)
     p = [ms.parameters[k] for k in ms.parameters]
     q0 = np.array([ms.initial_state.get(qi, 0.1) for qi in q], float)
     samples = []
     for _ in range(n_samples):
         qs = q0 + rng.uniform(-0.5, 0.5, size=len(q))
-        samples.append(np.asarray(
-            fn(float(rng.uniform(0, 1)), *qs, *p), dtype=float))
+        samples.append(np.asarray(fn(float(rng.uniform(0, 1)), *qs, *p), dtype=float))
     aux = set(ms.u_aux)
-    priority = sorted(range(len(rows)), key=lambda i: (
-        0 if sm.sympify(rows[i]).has(*aux) else
-        2 if labels[i].startswith("derivative") else 1, i))
+    priority = sorted(
+        range(len(rows)),
+        key=lambda i: (
+            0
+            if sm.sympify(rows[i]).has(*aux)
+            else 2
+            if labels[i].startswith("derivative")
+            else 1,
+            i,
+        ),
+    )
     kept = []
     for i in priority:
         trial = kept + [i]
@@ -95,7 +104,9 @@ def independent_rows(ms, rows, labels, n_samples=3, seed=12345):
             + f" depend on the others at random configurations and were "
             f"dropped ({len(kept)} independent rows kept for "
             f"{len(ms.u_dep)} dependent speeds)",
-            RedundantConstraintWarning, stacklevel=4)
+            RedundantConstraintWarning,
+            stacklevel=4,
+        )
     return kept
 
 
@@ -119,10 +130,14 @@ def independent_speed_rows(ms, rows, speeds, n_samples=3, seed=54321):
     q0 = np.array([ms.initial_state.get(qi, 0.1) for qi in q], float)
     samples = []
     for _ in range(n_samples):
-        vals = np.concatenate([rng.uniform(-1, 1, size=len(q)),
-                               q0 + rng.uniform(-0.5, 0.5, size=len(q))])
-        samples.append(np.asarray(fn(float(rng.uniform(0, 1)), *vals, *p),
-                                  dtype=float).reshape(len(rows), -1))
+        vals = np.concatenate(
+            [rng.uniform(-1, 1, size=len(q)), q0 + rng.uniform(-0.5, 0.5, size=len(q))]
+        )
+        samples.append(
+            np.asarray(fn(float(rng.uniform(0, 1)), *vals, *p), dtype=float).reshape(
+                len(rows), -1
+            )
+        )
     kept = []
     for i in range(len(rows)):
         trial = kept + [i]

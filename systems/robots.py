@@ -39,6 +39,7 @@ centimetres in Paul's table); they are kept as published, since the
 comparisons here need a valid model, not a faithful Stanford arm.
 Motor armature inertias and gear ratios are left out: rigid links only.
 """
+
 from __future__ import annotations
 
 import functools
@@ -52,8 +53,13 @@ from .base import MechanicalSystem
 from .catalogue import register_system
 from .urdf import JointSpec, declare_tree, from_urdf, inertia_symbols
 
-__all__ = ["robot_data_path", "STANFORD_ARM", "PUMA560", "dh_system",
-           "spatial_chain_values"]
+__all__ = [
+    "robot_data_path",
+    "STANFORD_ARM",
+    "PUMA560",
+    "dh_system",
+    "spatial_chain_values",
+]
 
 
 def robot_data_path(relative: str) -> str:
@@ -74,8 +80,9 @@ def robot_data_path(relative: str) -> str:
         candidates.append(os.environ["EXAMPLE_ROBOT_DATA_DIR"])
     try:
         dist = metadata.distribution("example-robot-data")
-        candidates.append(str(dist.locate_file(
-            "cmeel.prefix/share/example-robot-data/robots")))
+        candidates.append(
+            str(dist.locate_file("cmeel.prefix/share/example-robot-data/robots"))
+        )
     except metadata.PackageNotFoundError:
         pass
     for root in candidates:
@@ -84,7 +91,8 @@ def robot_data_path(relative: str) -> str:
             return path
     raise FileNotFoundError(
         f"{relative!r} of example-robot-data not found (searched "
-        f"{candidates}); pip install 'eomcompare[robots]'")
+        f"{candidates}); pip install 'eomcompare[robots]'"
+    )
 
 
 @register_system("ur5", heavy=True, oracle="pinocchio")
@@ -92,8 +100,11 @@ def ur5(symbolic_inertia: bool = False) -> MechanicalSystem:
     """Universal Robots UR5, six revolute joints, from example-robot-data's
     ``ur_description/urdf/ur5_robot.urdf`` (see :func:`systems.from_urdf`
     for the conventions)."""
-    return from_urdf(robot_data_path("ur_description/urdf/ur5_robot.urdf"),
-                     name="ur5", symbolic_inertia=symbolic_inertia)
+    return from_urdf(
+        robot_data_path("ur_description/urdf/ur5_robot.urdf"),
+        name="ur5",
+        symbolic_inertia=symbolic_inertia,
+    )
 
 
 @register_system("panda", heavy=True, oracle="pinocchio")
@@ -102,8 +113,11 @@ def panda(symbolic_inertia: bool = False) -> MechanicalSystem:
     ``panda_description/urdf/panda.urdf``: seven revolute joints and the
     two prismatic finger joints (the mimic tag ignored, as Pinocchio
     does), 9 coordinates."""
-    return from_urdf(robot_data_path("panda_description/urdf/panda.urdf"),
-                     name="panda", symbolic_inertia=symbolic_inertia)
+    return from_urdf(
+        robot_data_path("panda_description/urdf/panda.urdf"),
+        name="panda",
+        symbolic_inertia=symbolic_inertia,
+    )
 
 
 # ----------------------------------------------------------------------
@@ -115,30 +129,55 @@ _HALF_PI = sm.pi / 2
 #: standard DH; for the prismatic joint d is the offset added to q.
 PUMA560 = (
     ("R", 0, 0.6718, 0, _HALF_PI, 0.0, (0, 0, 0), (0, 0.35, 0, 0, 0, 0)),
-    ("R", 0, 0, 0.4318, 0, 17.4, (-0.3638, 0.006, 0.2275),
-     (0.13, 0.524, 0.539, 0, 0, 0)),
-    ("R", 0, 0.15005, 0.0203, -_HALF_PI, 4.8, (-0.0203, -0.0141, 0.070),
-     (0.066, 0.086, 0.0125, 0, 0, 0)),
-    ("R", 0, 0.4318, 0, _HALF_PI, 0.82, (0, 0.019, 0),
-     (1.8e-3, 1.3e-3, 1.8e-3, 0, 0, 0)),
-    ("R", 0, 0, 0, -_HALF_PI, 0.34, (0, 0, 0),
-     (0.3e-3, 0.4e-3, 0.3e-3, 0, 0, 0)),
-    ("R", 0, 0, 0, 0, 0.09, (0, 0, 0.032),
-     (0.15e-3, 0.15e-3, 0.04e-3, 0, 0, 0)),
+    (
+        "R",
+        0,
+        0,
+        0.4318,
+        0,
+        17.4,
+        (-0.3638, 0.006, 0.2275),
+        (0.13, 0.524, 0.539, 0, 0, 0),
+    ),
+    (
+        "R",
+        0,
+        0.15005,
+        0.0203,
+        -_HALF_PI,
+        4.8,
+        (-0.0203, -0.0141, 0.070),
+        (0.066, 0.086, 0.0125, 0, 0, 0),
+    ),
+    (
+        "R",
+        0,
+        0.4318,
+        0,
+        _HALF_PI,
+        0.82,
+        (0, 0.019, 0),
+        (1.8e-3, 1.3e-3, 1.8e-3, 0, 0, 0),
+    ),
+    ("R", 0, 0, 0, -_HALF_PI, 0.34, (0, 0, 0), (0.3e-3, 0.4e-3, 0.3e-3, 0, 0, 0)),
+    ("R", 0, 0, 0, 0, 0.09, (0, 0, 0.032), (0.15e-3, 0.15e-3, 0.04e-3, 0, 0, 0)),
 )
 STANFORD_ARM = (
-    ("R", 0, 0.412, 0, -_HALF_PI, 9.29, (0, 0.0175, -0.1105),
-     (0.276, 0.255, 0.071, 0, 0, 0)),
-    ("R", 0, 0.154, 0, _HALF_PI, 5.01, (0, -1.054, 0),
-     (0.108, 0.018, 0.100, 0, 0, 0)),
-    ("P", -_HALF_PI, 0, 0, 0, 4.25, (0, 0, -6.447),
-     (2.51, 2.51, 0.006, 0, 0, 0)),
-    ("R", 0, 0, 0, -_HALF_PI, 1.08, (0, 0.092, -0.054),
-     (0.002, 0.001, 0.001, 0, 0, 0)),
-    ("R", 0, 0, 0, _HALF_PI, 0.63, (0, 0, 0.566),
-     (0.003, 0.003, 0.0004, 0, 0, 0)),
-    ("R", 0, 0.263, 0, 0, 0.51, (0, 0, 1.554),
-     (0.013, 0.013, 0.0003, 0, 0, 0)),
+    (
+        "R",
+        0,
+        0.412,
+        0,
+        -_HALF_PI,
+        9.29,
+        (0, 0.0175, -0.1105),
+        (0.276, 0.255, 0.071, 0, 0, 0),
+    ),
+    ("R", 0, 0.154, 0, _HALF_PI, 5.01, (0, -1.054, 0), (0.108, 0.018, 0.100, 0, 0, 0)),
+    ("P", -_HALF_PI, 0, 0, 0, 4.25, (0, 0, -6.447), (2.51, 2.51, 0.006, 0, 0, 0)),
+    ("R", 0, 0, 0, -_HALF_PI, 1.08, (0, 0.092, -0.054), (0.002, 0.001, 0.001, 0, 0, 0)),
+    ("R", 0, 0, 0, _HALF_PI, 0.63, (0, 0, 0.566), (0.003, 0.003, 0.0004, 0, 0, 0)),
+    ("R", 0, 0.263, 0, 0, 0.51, (0, 0, 1.554), (0.013, 0.013, 0.0003, 0, 0, 0)),
 )
 
 
@@ -167,7 +206,7 @@ def dh_system(name, table, *, symbolic_inertia=False, description=""):
     joint variable less its offset (``theta_k`` or ``d_k``).
     """
     specs, params = [], {}
-    prev = (sm.eye(3), sm.zeros(3, 1))   # DH frame k-1 in body k-1
+    prev = (sm.eye(3), sm.zeros(3, 1))  # DH frame k-1 in body k-1
     for k, (kind, theta, d, a, alpha, m, r, I) in enumerate(table, start=1):
         R_prev, p_prev = prev
         # Joint frame in the parent body: DH frame k-1 turned by the
@@ -180,8 +219,14 @@ def dh_system(name, table, *, symbolic_inertia=False, description=""):
         Ixx, Iyy, Izz, Ixy, Iyz, Ixz = I
         Ik = sm.Matrix([[Ixx, Ixy, Ixz], [Ixy, Iyy, Iyz], [Ixz, Iyz, Izz]])
         I_body = R_k * Ik * R_k.T
-        I_vals = [I_body[0, 0], I_body[1, 1], I_body[2, 2], I_body[0, 1],
-                  I_body[1, 2], I_body[2, 0]]
+        I_vals = [
+            I_body[0, 0],
+            I_body[1, 1],
+            I_body[2, 2],
+            I_body[0, 1],
+            I_body[1, 2],
+            I_body[2, 0],
+        ]
         if symbolic_inertia:
             ms, cs, Is = inertia_symbols(k)
             params[ms] = float(m)
@@ -192,17 +237,28 @@ def dh_system(name, table, *, symbolic_inertia=False, description=""):
             mass = _num(m)
             com = tuple(_num(v) for v in r_body)
             inertia = tuple(_num(v) for v in I_vals)
-        specs.append(JointSpec(
-            joint=f"joint{k}", body=f"link{k}",
-            kind="revolute" if kind == "R" else "prismatic",
-            parent=k - 1, rotation=sm.ImmutableMatrix(R_joint),
-            offset=sm.ImmutableMatrix(p_prev),
-            axis=sm.ImmutableMatrix([0, 0, 1]), mass=mass, com=tuple(com),
-            inertia=tuple(inertia)))
+        specs.append(
+            JointSpec(
+                joint=f"joint{k}",
+                body=f"link{k}",
+                kind="revolute" if kind == "R" else "prismatic",
+                parent=k - 1,
+                rotation=sm.ImmutableMatrix(R_joint),
+                offset=sm.ImmutableMatrix(p_prev),
+                axis=sm.ImmutableMatrix([0, 0, 1]),
+                mass=mass,
+                com=tuple(com),
+                inertia=tuple(inertia),
+            )
+        )
         prev = (R_k, fixed_p)
-    return declare_tree(name, specs, params, description=description,
-                        options={"family": "dh", "table": name,
-                                 "symbolic_inertia": symbolic_inertia})
+    return declare_tree(
+        name,
+        specs,
+        params,
+        description=description,
+        options={"family": "dh", "table": name, "symbolic_inertia": symbolic_inertia},
+    )
 
 
 @register_system("puma560", heavy=True, oracle="pinocchio")
@@ -212,8 +268,12 @@ def puma560(symbolic_inertia: bool = False) -> MechanicalSystem:
 
         q1 waist (vertical), q2 shoulder, q3 elbow, q4-q6 wrist (gravity -z)
     """
-    return dh_system("puma560", PUMA560, symbolic_inertia=symbolic_inertia,
-                     description=puma560.__doc__)
+    return dh_system(
+        "puma560",
+        PUMA560,
+        symbolic_inertia=symbolic_inertia,
+        description=puma560.__doc__,
+    )
 
 
 @register_system("stanford_arm", heavy=True, oracle="pinocchio")
@@ -221,15 +281,18 @@ def stanford_arm(symbolic_inertia: bool = False) -> MechanicalSystem:
     """Stanford (Scheinman) arm: revolute, revolute, prismatic (q3, the
     boom's extension), three revolute wrist joints; AIM-177 kinematics and
     Paul's (1981) inertia (see the module)."""
-    return dh_system("stanford_arm", STANFORD_ARM,
-                     symbolic_inertia=symbolic_inertia,
-                     description=stanford_arm.__doc__)
+    return dh_system(
+        "stanford_arm",
+        STANFORD_ARM,
+        symbolic_inertia=symbolic_inertia,
+        description=stanford_arm.__doc__,
+    )
 
 
 # ----------------------------------------------------------------------
 # Featherstone's spatial chain
 # ----------------------------------------------------------------------
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def spatial_chain_values(k: int) -> dict:
     """Default values of link k of :func:`spatial_chain` (the same for
     every n): DH twist, offsets, mass, mass centre and a physically valid
@@ -243,12 +306,17 @@ def spatial_chain_values(k: int) -> dict:
     x, y, z = rng.uniform(0.01, 0.1, size=3) * m
     Q, _ = np.linalg.qr(rng.normal(size=(3, 3)))
     I = Q @ np.diag([y + z, x + z, x + y]) @ Q.T
-    return {"alpha": alpha, "a": a, "d": d, "m": m, "c": c,
-            "I": (I[0, 0], I[1, 1], I[2, 2], I[0, 1], I[1, 2], I[2, 0])}
+    return {
+        "alpha": alpha,
+        "a": a,
+        "d": d,
+        "m": m,
+        "c": c,
+        "I": (I[0, 0], I[1, 1], I[2, 2], I[0, 1], I[1, 2], I[2, 0]),
+    }
 
 
-@register_system("spatial_chain", heavy=True, sizes=(2, 4, 6),
-                 oracle="pinocchio")
+@register_system("spatial_chain", heavy=True, sizes=(2, 4, 6), oracle="pinocchio")
 def spatial_chain(n: int = 6, symbolic_inertia: bool = True) -> MechanicalSystem:
     """Featherstone's benchmark: an unbranched chain of n revolute joints
     with general inertia (Featherstone, *Rigid Body Dynamics Algorithms*,
@@ -287,12 +355,28 @@ def spatial_chain(n: int = 6, symbolic_inertia: bool = True) -> MechanicalSystem
             m = sm.Float(v["m"])
             c = tuple(sm.Float(x) for x in v["c"])
             I = tuple(sm.Float(x) for x in v["I"])
-        specs.append(JointSpec(
-            joint=f"joint{k}", body=f"link{k}", kind="revolute", parent=k - 1,
-            rotation=sm.ImmutableMatrix(R), offset=sm.ImmutableMatrix(p),
-            axis=sm.ImmutableMatrix([0, 0, 1]), mass=m, com=tuple(c),
-            inertia=tuple(I)))
-    return declare_tree("spatial_chain", specs, params,
-                        description=spatial_chain.__doc__,
-                        options={"family": "spatial_chain", "n": n,
-                                 "symbolic_inertia": symbolic_inertia})
+        specs.append(
+            JointSpec(
+                joint=f"joint{k}",
+                body=f"link{k}",
+                kind="revolute",
+                parent=k - 1,
+                rotation=sm.ImmutableMatrix(R),
+                offset=sm.ImmutableMatrix(p),
+                axis=sm.ImmutableMatrix([0, 0, 1]),
+                mass=m,
+                com=tuple(c),
+                inertia=tuple(I),
+            )
+        )
+    return declare_tree(
+        "spatial_chain",
+        specs,
+        params,
+        description=spatial_chain.__doc__,
+        options={
+            "family": "spatial_chain",
+            "n": n,
+            "symbolic_inertia": symbolic_inertia,
+        },
+    )

@@ -1,5 +1,6 @@
 """A slider on an inclined rod carried by a torque-driven vertical shaft,
 with the constraint forces of its three joints."""
+
 from __future__ import annotations
 
 import sympy as sm
@@ -66,12 +67,14 @@ def rod_slider_shaft() -> MechanicalSystem:
     >>> [cf.name for cf in ms.constraint_forces]
     ['R1', 'M2', 'R3', 'R2']
     """
-    return declare_rod_slider_shaft("rod_slider_shaft", rod_slider_shaft.__doc__,
-                                    reaction_coordinates=False)
+    return declare_rod_slider_shaft(
+        "rod_slider_shaft", rod_slider_shaft.__doc__, reaction_coordinates=False
+    )
 
 
-def declare_rod_slider_shaft(name: str, description: str, *,
-                             reaction_coordinates: bool) -> MechanicalSystem:
+def declare_rod_slider_shaft(
+    name: str, description: str, *, reaction_coordinates: bool
+) -> MechanicalSystem:
     """The declaration of :func:`rod_slider_shaft`, or with
     ``reaction_coordinates`` that of
     :func:`systems.rod_slider_shaft_extended.rod_slider_shaft_extended`
@@ -104,8 +107,9 @@ def declare_rod_slider_shaft(name: str, description: str, *,
     P = J.locatenew("P", q1 * Rf.x + z9 * Rf.y + z5 * Rf.z)
     P.set_vel(Rf, u1 * Rf.x + u9 * Rf.y + u5 * Rf.z)
     P.v1pt_theory(J, N, Rf)
-    rod = me.RigidBody("rod", Gr, Rf, m_R,
-                       (me.inertia(Rf, 0, m_R * L**2 / 3, m_R * L**2 / 3), Gr))
+    rod = me.RigidBody(
+        "rod", Gr, Rf, m_R, (me.inertia(Rf, 0, m_R * L**2 / 3, m_R * L**2 / 3), Gr)
+    )
     slider = me.Particle("slider", P, m_P)
     system = me.System(N, O)
     system.add_coordinates(q1, q2)
@@ -114,17 +118,20 @@ def declare_rod_slider_shaft(name: str, description: str, *,
     system.add_speeds(u1, u2)
     if reaction_coordinates:
         system.add_speeds(u3, u4, u5, u9, independent=False)
-        system.add_kdes(*[u - q.diff() for q, u in
-                          zip((q1, q2, z3, a4, z5, z9),
-                              (u1, u2, u3, u4, u5, u9))])
+        system.add_kdes(
+            *[
+                u - q.diff()
+                for q, u in zip((q1, q2, z3, a4, z5, z9), (u1, u2, u3, u4, u5, u9))
+            ]
+        )
         system.add_holonomic_constraints(z3, a4, z5, z9)
     else:
         system.add_kdes(u1 - q1.diff(), u2 - q2.diff())
     system.add_bodies(rod, slider)
-    system.add_loads(me.Force(Gr, m_R * g * S.x), me.Force(P, m_P * g * S.x),
-                     me.Torque(S, T * S.x))
-    V = -g * (m_R * Gr.pos_from(O).dot(S.x) + m_P * P.pos_from(O).dot(S.x)) \
-        - T * q2
+    system.add_loads(
+        me.Force(Gr, m_R * g * S.x), me.Force(P, m_P * g * S.x), me.Torque(S, T * S.x)
+    )
+    V = -g * (m_R * Gr.pos_from(O).dot(S.x) + m_P * P.pos_from(O).dot(S.x)) - T * q2
     forces = [
         ConstraintForce("R1", "force", S.x, J, (rod, slider)),
         ConstraintForce("M2", "torque", S.y, J, (rod, slider)),
@@ -134,7 +141,14 @@ def declare_rod_slider_shaft(name: str, description: str, *,
     params = {m_R: 2.0, m_P: 1.0, L: 0.5, beta: 0.6, g: 9.81, T: 1.0}
     init = {q1: 0.5, q2: 0.0, u1: 0.0, u2: 2.0}
     return MechanicalSystem(
-        name=name, system=system, parameters=params,
-        initial_state=init, potential_energy=V, energy_conserved=True,
-        constraint_forces=forces, description=description,
-        random_spread={q1: 0.4, q2: 3.0}, speed_scale=2.0)
+        name=name,
+        system=system,
+        parameters=params,
+        initial_state=init,
+        potential_energy=V,
+        energy_conserved=True,
+        constraint_forces=forces,
+        description=description,
+        random_spread={q1: 0.4, q2: 3.0},
+        speed_scale=2.0,
+    )

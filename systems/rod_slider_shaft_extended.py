@@ -9,6 +9,7 @@ joint holds at zero.  The multiplier of that constraint is then the
 reaction.  It is not registered in the catalogue: it describes the same
 motion as ``rod_slider_shaft`` and exists for constraint-force recovery.
 """
+
 from __future__ import annotations
 
 from .base import MechanicalSystem
@@ -45,5 +46,7 @@ def rod_slider_shaft_extended() -> MechanicalSystem:
     (2, 4)
     """
     return declare_rod_slider_shaft(
-        "rod_slider_shaft_extended", rod_slider_shaft_extended.__doc__,
-        reaction_coordinates=True)
+        "rod_slider_shaft_extended",
+        rod_slider_shaft_extended.__doc__,
+        reaction_coordinates=True,
+    )

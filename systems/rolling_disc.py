@@ -1,5 +1,6 @@
 """The thin rolling disc of the sympy.physics.mechanics documentation,
 with the contact point's position as coordinates."""
+
 from __future__ import annotations
 
 import sympy as sm
@@ -61,9 +62,13 @@ def rolling_disc() -> MechanicalSystem:
     # The kinematic equations solved for the rates, from
     # w_R = q1' Y.z + q2' L.x + q3' L.y with Y.z = sin(q2) L.y + cos(q2) L.z;
     # written solved so that no formulation meets a spurious 0/0 at q2 = 0.
-    kdes = [q1.diff() - u3 / sm.cos(q2), q2.diff() - u1,
-            q3.diff() - u2 + u3 * sm.tan(q2),
-            x.diff() - u4, y.diff() - u5]
+    kdes = [
+        q1.diff() - u3 / sm.cos(q2),
+        q2.diff() - u1,
+        q3.diff() - u2 + u3 * sm.tan(q2),
+        x.diff() - u4,
+        y.diff() - u5,
+    ]
     # The lean frame's angular velocity q1' Y.z + q2' L.x in the speeds.
     w_L = u1 * L.x + u3 * sm.tan(q2) * L.y + u3 * L.z
     C = O.locatenew("C", x * N.x + y * N.y)
@@ -73,9 +78,9 @@ def rolling_disc() -> MechanicalSystem:
     # Velocity of the disc's material point at C.
     v_contact = D.vel(N) + R.ang_vel_in(N).cross(-r * L.z)
     nonhol = [sm.simplify(v_contact.dot(Y.x)), sm.simplify(v_contact.dot(Y.y))]
-    disc = me.RigidBody("disc", D, R, m,
-                        (me.inertia(R, m * r**2 / 4, m * r**2 / 2,
-                                    m * r**2 / 4), D))
+    disc = me.RigidBody(
+        "disc", D, R, m, (me.inertia(R, m * r**2 / 4, m * r**2 / 2, m * r**2 / 4), D)
+    )
     system = me.System(N, O)
     system.add_coordinates(q1, q2, q3, x, y)
     system.add_speeds(u1, u2, u3)
@@ -86,13 +91,17 @@ def rolling_disc() -> MechanicalSystem:
     system.add_loads(me.Force(D, -m * g * N.z))
     V = m * g * D.pos_from(O).dot(N.z)
     params = {m: 1.0, r: 0.5, g: 9.81}
-    init = {q1: 0.0, q2: 0.2, q3: 0.0, x: 0.0, y: 0.0,
-            u1: 0.0, u2: 6.0, u3: 1.0}
+    init = {q1: 0.0, q2: 0.2, q3: 0.0, x: 0.0, y: 0.0, u1: 0.0, u2: 6.0, u3: 1.0}
     return MechanicalSystem(
-        name="rolling_disc", system=system, parameters=params,
-        initial_state=init, potential_energy=V, energy_conserved=True,
+        name="rolling_disc",
+        system=system,
+        parameters=params,
+        initial_state=init,
+        potential_energy=V,
+        energy_conserved=True,
         description=rolling_disc.__doc__,
         # The lean stays well away from +-pi/2 (disc flat on the ground),
         # where the kinematic equations are singular.
         random_spread={q1: 3.0, q2: 0.6, q3: 3.0, x: 1.0, y: 1.0},
-        speed_scale=3.0)
+        speed_scale=3.0,
+    )

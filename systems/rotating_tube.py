@@ -1,5 +1,6 @@
 """Two masses on springs in a tube turned by a prescribed motion
 (``kane_method_examples_fa.txt``, example 1, equations (2-38), (2-39))."""
+
 from __future__ import annotations
 
 import sympy as sm
@@ -71,16 +72,35 @@ def rotating_tube() -> MechanicalSystem:
     # The tube's normal forces do no work and are left out (Kane's point).
     system.add_loads(
         me.Force(P1, m1 * g * N.x + (-k1 * q1 + k2 * stretch2) * T.x),
-        me.Force(P2, m2 * g * N.x - k2 * stretch2 * T.x))
-    V = (k1 * q1**2 / 2 + k2 * stretch2**2 / 2
-         - g * (m1 * P1.pos_from(O).dot(N.x) + m2 * P2.pos_from(O).dot(N.x)))
-    params = {m1: 1.0, m2: 1.0, k1: 20.0, k2: 20.0, L1: 0.5, L2: 0.5,
-              g: 9.81, Omega: 1.0, a: 0.3, nu: 2.0}
+        me.Force(P2, m2 * g * N.x - k2 * stretch2 * T.x),
+    )
+    V = (
+        k1 * q1**2 / 2
+        + k2 * stretch2**2 / 2
+        - g * (m1 * P1.pos_from(O).dot(N.x) + m2 * P2.pos_from(O).dot(N.x))
+    )
+    params = {
+        m1: 1.0,
+        m2: 1.0,
+        k1: 20.0,
+        k2: 20.0,
+        L1: 0.5,
+        L2: 0.5,
+        g: 9.81,
+        Omega: 1.0,
+        a: 0.3,
+        nu: 2.0,
+    }
     return MechanicalSystem(
-        name="rotating_tube", system=system, parameters=params,
+        name="rotating_tube",
+        system=system,
+        parameters=params,
         initial_state={q1: 0.0, q2: 0.0, u1: 0.0, u2: 0.0},
         specified={theta: Omega * t + a * sm.sin(nu * t)},
-        potential_energy=V, energy_conserved=False,
+        potential_energy=V,
+        energy_conserved=False,
         description=rotating_tube.__doc__,
         # Small enough that the masses never pass each other or the base.
-        random_spread=0.2, speed_scale=1.0)
+        random_spread=0.2,
+        speed_scale=1.0,
+    )

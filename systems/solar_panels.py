@@ -1,5 +1,6 @@
 """Deployment of a two-panel solar array (Yudintsev's Kane's-method
 example, ``kane_method_solar_panels_ru.txt``, equations (26), (27))."""
+
 from __future__ import annotations
 
 import sympy as sm
@@ -62,7 +63,8 @@ def solar_panels(damped: bool = False) -> MechanicalSystem:
     phi1, phi2 = me.dynamicsymbols("phi1 phi2")
     u1, u2 = me.dynamicsymbols("u1 u2")
     m1, m2, J1, J2, L1, L2, k1, k12 = sm.symbols(
-        "m1 m2 J1 J2 L1 L2 k1 k12", positive=True)
+        "m1 m2 J1 J2 L1 L2 k1 k12", positive=True
+    )
     N = me.ReferenceFrame("N")
     O = me.Point("O")
     O.set_vel(N, 0)
@@ -81,10 +83,17 @@ def solar_panels(damped: bool = False) -> MechanicalSystem:
 
     T1 = -k1 * phi1
     T12 = -k12 * (phi2 - sm.pi)
-    params = {m1: 10.0, m2: 10.0, L1: 0.5, L2: 0.5,
-              # Uniform panels of lengths 2 L1, 2 L2: J = m (2 L)**2 / 12.
-              J1: 10.0 * 1.0**2 / 12, J2: 10.0 * 1.0**2 / 12,
-              k1: 2.0, k12: 2.0}
+    params = {
+        m1: 10.0,
+        m2: 10.0,
+        L1: 0.5,
+        L2: 0.5,
+        # Uniform panels of lengths 2 L1, 2 L2: J = m (2 L)**2 / 12.
+        J1: 10.0 * 1.0**2 / 12,
+        J2: 10.0 * 1.0**2 / 12,
+        k1: 2.0,
+        k12: 2.0,
+    }
     if damped:
         b1, b12 = sm.symbols("b1 b12", positive=True)
         T1 = T1 - b1 * u1
@@ -96,14 +105,17 @@ def solar_panels(damped: bool = False) -> MechanicalSystem:
     system.add_speeds(u1, u2)
     system.add_kdes(u1 - phi1.diff(), u2 - phi2.diff())
     system.add_bodies(panel1, panel2)
-    system.add_loads(me.Torque(P1, (T1 - T12) * N.z),
-                     me.Torque(P2, T12 * N.z))
-    V = k1 * phi1**2 / 2 + k12 * (phi2 - sm.pi)**2 / 2
+    system.add_loads(me.Torque(P1, (T1 - T12) * N.z), me.Torque(P2, T12 * N.z))
+    V = k1 * phi1**2 / 2 + k12 * (phi2 - sm.pi) ** 2 / 2
     return MechanicalSystem(
-        name="solar_panels", system=system, parameters=params,
+        name="solar_panels",
+        system=system,
+        parameters=params,
         initial_state={phi1: sm.pi / 2, phi2: 0.0, u1: 0.0, u2: 0.0},
-        potential_energy=V, energy_conserved=not damped,
+        potential_energy=V,
+        energy_conserved=not damped,
         description=solar_panels.__doc__,
         # The mass matrix is regular everywhere: sample widely.
         random_spread={phi1: 1.5, phi2: 3.0},
-        options={"damped": damped})
+        options={"damped": damped},
+    )

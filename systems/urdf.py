@@ -86,12 +86,13 @@ equations.  ``symbolic_inertia=True`` gives each (merged) body the symbols
 ``I{k}_zx`` (central inertia in ``B{k}``), with the file's values as their
 defaults: the general form, for operation counts.
 """
+
 from __future__ import annotations
 
 import io
 import os
-from xml.etree import ElementTree
 from dataclasses import dataclass, field
+from xml.etree import ElementTree
 
 import numpy as np
 import sympy as sm
@@ -99,8 +100,13 @@ import sympy.physics.mechanics as me
 
 from .base import DeclarationError, MechanicalSystem
 
-__all__ = ["from_urdf", "URDF_JOINT_TYPES", "JointSpec", "declare_tree",
-           "inertia_symbols"]
+__all__ = [
+    "from_urdf",
+    "URDF_JOINT_TYPES",
+    "JointSpec",
+    "declare_tree",
+    "inertia_symbols",
+]
 
 #: The joint types that are imported; fixed joints merge their links.
 URDF_JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed")
@@ -114,9 +120,9 @@ _UNSUPPORTED = {
 class _Body:
     """A set of links rigidly joined by fixed joints."""
 
-    index: int                     # 0: the ground (root), k >= 1: body k
-    joint: object = None           # the yourdfpy joint that moves it
-    links: list = field(default_factory=list)   # (link, R, p) in the body
+    index: int  # 0: the ground (root), k >= 1: body k
+    joint: object = None  # the yourdfpy joint that moves it
+    links: list = field(default_factory=list)  # (link, R, p) in the body
 
 
 def _read(source):
@@ -124,10 +130,12 @@ def _read(source):
     try:
         import yourdfpy
     except ImportError as exc:  # pragma: no cover - a dependency of 'robots'
-        raise ImportError("from_urdf needs yourdfpy: pip install "
-                          "'eomcompare[robots]'") from exc
+        raise ImportError(
+            "from_urdf needs yourdfpy: pip install 'eomcompare[robots]'"
+        ) from exc
     if isinstance(source, os.PathLike) or (
-            isinstance(source, str) and "<" not in source):
+        isinstance(source, str) and "<" not in source
+    ):
         path = os.fspath(source)
         if not os.path.isfile(path):
             raise FileNotFoundError(f"no URDF file {path!r}")
@@ -138,8 +146,9 @@ def _read(source):
     elif isinstance(source, bytes):
         data = source
     else:
-        raise TypeError(f"source must be a path or the URDF text, not "
-                        f"{type(source).__name__}")
+        raise TypeError(
+            f"source must be a path or the URDF text, not {type(source).__name__}"
+        )
     # yourdfpy recovers what it can from malformed XML; a file that is not
     # well-formed is refused here instead of half read.
     try:
@@ -147,12 +156,17 @@ def _read(source):
     except ElementTree.ParseError as exc:
         raise DeclarationError(f"cannot read the URDF: {exc}") from exc
     if root.tag != "robot":
-        raise DeclarationError(f"cannot read the URDF: the root element is "
-                               f"<{root.tag}>, not <robot>")
+        raise DeclarationError(
+            f"cannot read the URDF: the root element is <{root.tag}>, not <robot>"
+        )
     try:
         model = yourdfpy.URDF.load(
-            io.BytesIO(data), build_scene_graph=False, load_meshes=False,
-            build_collision_scene_graph=False, load_collision_meshes=False)
+            io.BytesIO(data),
+            build_scene_graph=False,
+            load_meshes=False,
+            build_collision_scene_graph=False,
+            load_collision_meshes=False,
+        )
     except Exception as exc:
         raise DeclarationError(f"cannot read the URDF: {exc}") from exc
     if model.robot is None:
@@ -169,8 +183,11 @@ def _snap_value(x, tol):
 
 def _snap_matrix(a, tol):
     a = np.asarray(a, dtype=float)
-    return sm.ImmutableMatrix(a.shape[0], a.shape[1] if a.ndim > 1 else 1,
-                              [_snap_value(x, tol) for x in a.ravel()])
+    return sm.ImmutableMatrix(
+        a.shape[0],
+        a.shape[1] if a.ndim > 1 else 1,
+        [_snap_value(x, tol) for x in a.ravel()],
+    )
 
 
 def _transform(origin, tol):
@@ -203,32 +220,40 @@ def _tree(robot):
             raise DeclarationError(f"joint {j.name!r} is declared twice")
         names.add(j.name)
         if j.type in _UNSUPPORTED:
-            raise DeclarationError(f"joint {j.name!r}: {_UNSUPPORTED[j.type]};"
-                                   f" valid joint types: {list(URDF_JOINT_TYPES)}")
+            raise DeclarationError(
+                f"joint {j.name!r}: {_UNSUPPORTED[j.type]};"
+                f" valid joint types: {list(URDF_JOINT_TYPES)}"
+            )
         if j.type not in URDF_JOINT_TYPES:
             raise DeclarationError(
                 f"joint {j.name!r} has unknown type {j.type!r}; valid joint "
-                f"types: {list(URDF_JOINT_TYPES)}")
+                f"types: {list(URDF_JOINT_TYPES)}"
+            )
         for role, name in (("parent", j.parent), ("child", j.child)):
             if name not in links:
                 raise DeclarationError(
                     f"joint {j.name!r} names {role} link {name!r}, which is "
-                    f"not declared; links: {sorted(links)}")
+                    f"not declared; links: {sorted(links)}"
+                )
         if j.child in parent_of:
             raise DeclarationError(
                 f"closed kinematic loop: link {j.child!r} is the child of "
                 f"joints {parent_of[j.child].name!r} and {j.name!r}; only "
-                f"kinematic trees are supported")
+                f"kinematic trees are supported"
+            )
         parent_of[j.child] = j
         children[j.parent].append(j)
     roots = [name for name in links if name not in parent_of]
     if not roots:
-        raise DeclarationError("closed kinematic loop: every link is the "
-                               "child of a joint, so there is no root link")
+        raise DeclarationError(
+            "closed kinematic loop: every link is the "
+            "child of a joint, so there is no root link"
+        )
     if len(roots) > 1:
         raise DeclarationError(
             f"the links do not form one tree: links {sorted(roots)} are each "
-            f"no joint's child; join them to one root")
+            f"no joint's child; join them to one root"
+        )
     # A cycle not through the root leaves links unreachable from it.
     seen, stack = set(), [roots[0]]
     while stack:
@@ -238,7 +263,8 @@ def _tree(robot):
     if len(seen) != len(links):
         raise DeclarationError(
             f"closed kinematic loop through links "
-            f"{sorted(set(links) - seen)}; only kinematic trees are supported")
+            f"{sorted(set(links) - seen)}; only kinematic trees are supported"
+        )
     for name in children:
         children[name].sort(key=lambda j: j.name)
     return links, roots[0], children
@@ -283,15 +309,17 @@ def _merged_inertia(body, tol):
         Ri, pi_ = _transform(inertial.origin, tol)
         Ri = np.array(Ri.evalf(), dtype=float)
         pi_ = np.array(pi_.evalf(), dtype=float).ravel()
-        I = (np.zeros((3, 3)) if inertial.inertia is None
-             else np.asarray(inertial.inertia, dtype=float))
+        I = (
+            np.zeros((3, 3))
+            if inertial.inertia is None
+            else np.asarray(inertial.inertia, dtype=float)
+        )
         Rb = Rl @ Ri
         parts.append((float(inertial.mass), pl + Rl @ pi_, Rb @ I @ Rb.T))
     if not parts:
         return None
     m = sum(mi for mi, _, _ in parts)
-    c = (sum(mi * ci for mi, ci, _ in parts) / m if m > 0
-         else parts[0][1])
+    c = sum(mi * ci for mi, ci, _ in parts) / m if m > 0 else parts[0][1]
     I = np.zeros((3, 3))
     for mi, ci, Ii in parts:
         d = ci - c
@@ -300,26 +328,33 @@ def _merged_inertia(body, tol):
 
 
 def _axis(joint, tol):
-    a = np.asarray(joint.axis if joint.axis is not None else (1, 0, 0),
-                   dtype=float)
+    a = np.asarray(joint.axis if joint.axis is not None else (1, 0, 0), dtype=float)
     norm = float(np.linalg.norm(a))
     if a.shape != (3,) or not norm > 0:
-        raise DeclarationError(f"joint {joint.name!r} has axis {a.tolist()}; "
-                               f"the axis must be a nonzero 3-vector")
+        raise DeclarationError(
+            f"joint {joint.name!r} has axis {a.tolist()}; "
+            f"the axis must be a nonzero 3-vector"
+        )
     return _snap_matrix(a / norm, tol)
 
 
 def _cross(a, b):
-    return sm.Matrix([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2],
-                      a[0] * b[1] - a[1] * b[0]])
+    return sm.Matrix(
+        [
+            a[1] * b[2] - a[2] * b[1],
+            a[2] * b[0] - a[0] * b[2],
+            a[0] * b[1] - a[1] * b[0],
+        ]
+    )
 
 
 def _vec(comps, frame):
     return comps[0] * frame.x + comps[1] * frame.y + comps[2] * frame.z
 
 
-def from_urdf(source, *, name=None, symbolic_inertia=False, snap=1e-9,
-              damping=False) -> MechanicalSystem:
+def from_urdf(
+    source, *, name=None, symbolic_inertia=False, snap=1e-9, damping=False
+) -> MechanicalSystem:
     """The :class:`MechanicalSystem` of a fixed-base robot in a URDF file.
 
     Parameters
@@ -374,7 +409,8 @@ def from_urdf(source, *, name=None, symbolic_inertia=False, snap=1e-9,
     if not movers:
         raise DeclarationError(
             f"robot {robot.name!r} has no revolute, continuous or prismatic "
-            f"joint: nothing moves")
+            f"joint: nothing moves"
+        )
     specs, params = [], {}
     for body in movers:
         k, j = body.index, body.joint
@@ -383,10 +419,17 @@ def from_urdf(source, *, name=None, symbolic_inertia=False, snap=1e-9,
             raise DeclarationError(
                 f"link {body.links[0][0].name!r} (moved by joint {j.name!r}) "
                 f"and the links fixed to it have no <inertial> mass; a moving "
-                f"body needs its mass and inertia")
+                f"body needs its mass and inertia"
+            )
         mass, com, inertia = inertial
-        I_vals = [inertia[0, 0], inertia[1, 1], inertia[2, 2],
-                  inertia[0, 1], inertia[1, 2], inertia[2, 0]]
+        I_vals = [
+            inertia[0, 0],
+            inertia[1, 1],
+            inertia[2, 2],
+            inertia[0, 1],
+            inertia[1, 2],
+            inertia[2, 0],
+        ]
         if symbolic_inertia:
             m, c, I = inertia_symbols(k)
             params[m] = mass
@@ -396,28 +439,50 @@ def from_urdf(source, *, name=None, symbolic_inertia=False, snap=1e-9,
             scale = max(float(np.max(np.abs(inertia))), 1e-300)
             m = sm.Float(mass)
             c = [_snap_value(x, snap) for x in com]
-            I = [sm.S.Zero if abs(x) <= snap * scale else sm.Float(x)
-                 for x in I_vals]
+            I = [sm.S.Zero if abs(x) <= snap * scale else sm.Float(x) for x in I_vals]
         R, p = placements[k]
         b = None
         if damping and j.dynamics is not None and j.dynamics.damping:
             b = sm.Float(float(j.dynamics.damping))
-        specs.append(JointSpec(
-            joint=j.name, body=body.links[0][0].name,
-            kind="prismatic" if j.type == "prismatic" else "revolute",
-            parent=parents[k], rotation=R, offset=p, axis=_axis(j, snap),
-            mass=m, com=tuple(c), inertia=tuple(I), damping=b))
+        specs.append(
+            JointSpec(
+                joint=j.name,
+                body=body.links[0][0].name,
+                kind="prismatic" if j.type == "prismatic" else "revolute",
+                parent=parents[k],
+                rotation=R,
+                offset=p,
+                axis=_axis(j, snap),
+                mass=m,
+                com=tuple(c),
+                inertia=tuple(I),
+                damping=b,
+            )
+        )
     types = tuple(b.joint.type for b in movers)
-    lines = [f"Robot {robot.name!r} from URDF: {len(specs)} joints, "
-             f"gravity -z.", "coordinate  joint  type  moves link"]
-    lines += [f"q{k}  {s.joint}  {jt}  {s.body}"
-              for k, (s, jt) in enumerate(zip(specs, types), 1)]
+    lines = [
+        f"Robot {robot.name!r} from URDF: {len(specs)} joints, gravity -z.",
+        "coordinate  joint  type  moves link",
+    ]
+    lines += [
+        f"q{k}  {s.joint}  {jt}  {s.body}"
+        for k, (s, jt) in enumerate(zip(specs, types), 1)
+    ]
     return declare_tree(
-        name or robot.name, specs, params, description="\n".join(lines),
-        options={"family": "urdf", "joints": tuple(s.joint for s in specs),
-                 "joint_types": types, "urdf": text,
-                 "symbolic_inertia": symbolic_inertia, "snap": float(snap),
-                 "damping": damping})
+        name or robot.name,
+        specs,
+        params,
+        description="\n".join(lines),
+        options={
+            "family": "urdf",
+            "joints": tuple(s.joint for s in specs),
+            "joint_types": types,
+            "urdf": text,
+            "symbolic_inertia": symbolic_inertia,
+            "snap": float(snap),
+            "damping": damping,
+        },
+    )
 
 
 def inertia_symbols(k):
@@ -425,8 +490,7 @@ def inertia_symbols(k):
     I{k}_yz, I{k}_zx))``: the general inertial parameters of body k."""
     m = sm.Symbol(f"m{k}", positive=True)
     c = sm.symbols(f"cx{k} cy{k} cz{k}", real=True)
-    I = sm.symbols(f"I{k}_xx I{k}_yy I{k}_zz I{k}_xy I{k}_yz I{k}_zx",
-                   real=True)
+    I = sm.symbols(f"I{k}_xx I{k}_yy I{k}_zz I{k}_xy I{k}_yz I{k}_zx", real=True)
     return m, c, I
 
 
@@ -457,8 +521,9 @@ class JointSpec:
     damping: object = None
 
 
-def declare_tree(name, specs, parameters, *, description="", options=None,
-                 gravity=9.81) -> MechanicalSystem:
+def declare_tree(
+    name, specs, parameters, *, description="", options=None, gravity=9.81
+) -> MechanicalSystem:
     """The :class:`MechanicalSystem` of a fixed-base tree of
     :class:`JointSpec` (parents before children), gravity ``g`` along
     ``-N.z``; ``parameters`` holds the values of the symbols in the specs.
@@ -482,7 +547,8 @@ def declare_tree(name, specs, parameters, *, description="", options=None,
         if not 0 <= spec.parent < k:
             raise DeclarationError(
                 f"joint {spec.joint!r}: parent body {spec.parent} must be "
-                f"declared before body {k}")
+                f"declared before body {k}"
+            )
         p_idx = spec.parent
         Bp, Op = frames[p_idx], origins[p_idx]
         R, p = sm.Matrix(spec.rotation), sm.Matrix(spec.offset)
@@ -508,7 +574,7 @@ def declare_tree(name, specs, parameters, *, description="", options=None,
                 ax = _vec(a, Jf)
             B = Jf.orientnew(f"B{k}", "Axis", (q[k - 1], ax))
             B.set_ang_vel(Jf, u[k - 1] * ax)
-            C = sm.Matrix(Jf.dcm(B))   # J components of B's axes
+            C = sm.Matrix(Jf.dcm(B))  # J components of B's axes
             w = C.T * wJ + u[k - 1] * a
             zB = zJ * C
             Ok, hO = P, hP
@@ -517,13 +583,13 @@ def declare_tree(name, specs, parameters, *, description="", options=None,
             B.set_ang_vel(Jf, 0)
             w, zB = wJ, zJ
             Ok = P.locatenew(f"O{k}", q[k - 1] * _vec(a, Jf))
-            Ok.set_vel(N, P.vel(N) + _vec(u[k - 1] * a + _cross(
-                wJ, q[k - 1] * a), Jf))
+            Ok.set_vel(N, P.vel(N) + _vec(u[k - 1] * a + _cross(wJ, q[k - 1] * a), Jf))
             hO = hP + q[k - 1] * (zJ * a)[0]
         else:
             raise DeclarationError(
                 f"joint {spec.joint!r}: kind must be one of ['revolute', "
-                f"'prismatic'], not {spec.kind!r}")
+                f"'prismatic'], not {spec.kind!r}"
+            )
         w = sm.Matrix(w)
         m, c = spec.mass, sm.Matrix(spec.com)
         G = Ok.locatenew(f"G{k}", _vec(c, B))
@@ -553,12 +619,16 @@ def declare_tree(name, specs, parameters, *, description="", options=None,
     system.add_kdes(*[ui - qi.diff() for qi, ui in zip(q, u)])
     system.add_bodies(*rigid)
     system.add_loads(*loads)
-    spread = {qi: (1.5 if s.kind == "revolute" else 0.05)
-              for qi, s in zip(q, specs)}
+    spread = {qi: (1.5 if s.kind == "revolute" else 0.05) for qi, s in zip(q, specs)}
     damped = any(s.damping is not None for s in specs)
     return MechanicalSystem(
-        name=name, system=system, parameters=params,
+        name=name,
+        system=system,
+        parameters=params,
         initial_state={qi: 0.0 for qi in q} | {ui: 0.0 for ui in u},
-        potential_energy=V, energy_conserved=not damped,
-        description=description, random_spread=spread,
-        options=dict(options or {}))
+        potential_energy=V,
+        energy_conserved=not damped,
+        description=description,
+        random_spread=spread,
+        options=dict(options or {}),
+    )

@@ -1,4 +1,5 @@
 """Ginsberg's wheelbarrow: a nonholonomic cart pushed at its handles."""
+
 from __future__ import annotations
 
 import sympy as sm
@@ -60,7 +61,8 @@ def wheelbarrow() -> MechanicalSystem:
     phi, theta, Xc, Yc = me.dynamicsymbols("phi theta X_c Y_c")
     v, w, vx, vy = me.dynamicsymbols("v omega v_x v_y")
     m_w, m_wb, l, I, J, r, R, beta, p, q = sm.symbols(
-        "m_w m_wb l I J r R beta p q", real=True)
+        "m_w m_wb l I J r R beta p q", real=True
+    )
     N = me.ReferenceFrame("N")
     O = me.Point("O")
     O.set_vel(N, 0)
@@ -79,8 +81,7 @@ def wheelbarrow() -> MechanicalSystem:
     A.v2pt_theory(C, N, B)
     Bh = C.locatenew("B_h", -p * B.x - q * B.y)
     Bh.v2pt_theory(C, N, B)
-    wheel = me.RigidBody("wheel", C, W, m_w,
-                         (me.inertia(W, J / 2, J, J / 2), C))
+    wheel = me.RigidBody("wheel", C, W, m_w, (me.inertia(W, J / 2, J, J / 2), C))
     # Only the vertical moment of inertia enters planar motion.
     body = me.RigidBody("barrow", G, B, m_wb, (me.inertia(B, 0, 0, I), G))
     handle = R * (sm.cos(beta) * B.x + sm.sin(beta) * B.y)
@@ -88,18 +89,35 @@ def wheelbarrow() -> MechanicalSystem:
     system.add_coordinates(phi, theta, Xc, Yc)
     system.add_speeds(v, w)
     system.add_speeds(vx, vy, independent=False)
-    system.add_kdes(v - r * phi.diff(), w - theta.diff(),
-                    vx - Xc.diff(), vy - Yc.diff())
+    system.add_kdes(
+        v - r * phi.diff(), w - theta.diff(), vx - Xc.diff(), vy - Yc.diff()
+    )
     system.add_nonholonomic_constraints(
         -vx * sm.sin(theta) + vy * sm.cos(theta),
-        vx * sm.cos(theta) + vy * sm.sin(theta) - v)
+        vx * sm.cos(theta) + vy * sm.sin(theta) - v,
+    )
     system.add_bodies(wheel, body)
     system.add_loads(me.Force(A, handle), me.Force(Bh, handle))
-    params = {m_w: 5.0, m_wb: 20.0, l: 0.6, I: 4.0, J: 0.2, r: 0.3,
-              R: 50.0, beta: 0.2, p: 1.2, q: 0.3}
+    params = {
+        m_w: 5.0,
+        m_wb: 20.0,
+        l: 0.6,
+        I: 4.0,
+        J: 0.2,
+        r: 0.3,
+        R: 50.0,
+        beta: 0.2,
+        p: 1.2,
+        q: 0.3,
+    }
     init = {phi: 0.0, theta: 0.0, Xc: 0.0, Yc: 0.0, v: 1.0, w: 0.0}
     return MechanicalSystem(
-        name="wheelbarrow", system=system, parameters=params,
-        initial_state=init, description=wheelbarrow.__doc__,
+        name="wheelbarrow",
+        system=system,
+        parameters=params,
+        initial_state=init,
+        description=wheelbarrow.__doc__,
         random_spread={phi: 3.0, theta: 3.0, Xc: 2.0, Yc: 2.0},
-        speed_scale=2.0, energy_conserved=False)
+        speed_scale=2.0,
+        energy_conserved=False,
+    )

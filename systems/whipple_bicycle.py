@@ -1,5 +1,6 @@
 """The Whipple bicycle of the benchmark of Meijaard, Papadopoulos, Ruina and
 Schwab (2007), nonlinear, in the benchmark's own parameters."""
+
 from __future__ import annotations
 
 import sympy as sm
@@ -11,14 +12,34 @@ from .catalogue import register_system
 #: The benchmark parameters (Meijaard et al. 2007, Table 1), SI units, with
 #: the benchmark's axes: x forward, y to the right, z down.
 BENCHMARK_PARAMETERS = {
-    "w": 1.02, "c": 0.08, "lam": 3.141592653589793 / 10, "g": 9.81,
-    "rR": 0.3, "mR": 2.0, "IRxx": 0.0603, "IRyy": 0.12,
-    "xB": 0.3, "zB": -0.9, "mB": 85.0, "IBxx": 9.2, "IByy": 11.0,
-    "IBzz": 2.8, "IBxz": 2.4,
-    "xH": 0.9, "zH": -0.7, "mH": 4.0, "IHxx": 0.05892, "IHyy": 0.06,
-    "IHzz": 0.00708, "IHxz": -0.00756,
-    "rF": 0.35, "mF": 3.0, "IFxx": 0.1405, "IFyy": 0.28,
-    "T_phi": 0.0, "T_delta": 0.0,
+    "w": 1.02,
+    "c": 0.08,
+    "lam": 3.141592653589793 / 10,
+    "g": 9.81,
+    "rR": 0.3,
+    "mR": 2.0,
+    "IRxx": 0.0603,
+    "IRyy": 0.12,
+    "xB": 0.3,
+    "zB": -0.9,
+    "mB": 85.0,
+    "IBxx": 9.2,
+    "IByy": 11.0,
+    "IBzz": 2.8,
+    "IBxz": 2.4,
+    "xH": 0.9,
+    "zH": -0.7,
+    "mH": 4.0,
+    "IHxx": 0.05892,
+    "IHyy": 0.06,
+    "IHzz": 0.00708,
+    "IHxz": -0.00756,
+    "rF": 0.35,
+    "mF": 3.0,
+    "IFxx": 0.1405,
+    "IFyy": 0.28,
+    "T_phi": 0.0,
+    "T_delta": 0.0,
 }
 
 
@@ -106,11 +127,11 @@ def whipple_bicycle() -> MechanicalSystem:
 
     O = me.Point("O")
     O.set_vel(N, 0)
-    P_R = O.locatenew("P_R", q1 * N.x + q2 * N.y)          # rear contact
-    R_o = P_R.locatenew("R_o", -rR * Rl.z)                   # rear centre
+    P_R = O.locatenew("P_R", q1 * N.x + q2 * N.y)  # rear contact
+    R_o = P_R.locatenew("R_o", -rR * Rl.z)  # rear centre
     B_o = R_o.locatenew("B_o", S.xB * C.x + (S.zB + rR) * C.z)
-    S_a = R_o.locatenew("S_a", d1 * E.x)                     # on the axis
-    F_o = S_a.locatenew("F_o", d2 * E.z + d3 * H.x)          # front centre
+    S_a = R_o.locatenew("S_a", d1 * E.x)  # on the axis
+    F_o = S_a.locatenew("F_o", d2 * E.z + d3 * H.x)  # front centre
     # The fork's mass centre from its nominal position relative to the
     # front wheel centre, (xH - w, 0, zH + rF) in nominal axes.
     H_o = F_o.locatenew("H_o", (S.xH - w) * Hn.x + (S.zH + rF) * Hn.z)
@@ -133,8 +154,7 @@ def whipple_bicycle() -> MechanicalSystem:
     def tidy(expr):
         """Speed coefficients simplified (u3, u4 cancel at the rear contact)."""
         expr = sm.expand(expr)
-        return sum(sm.trigsimp(sm.factor_terms(expr.coeff(ui))) * ui
-                   for ui in u)
+        return sum(sm.trigsimp(sm.factor_terms(expr.coeff(ui))) * ui for ui in u)
 
     # Material points of the wheels at the contacts.  The rear one moves at
     # u1 N.x + u2 N.y + rR (u5 + u7) A.x; its constraints in N components
@@ -147,35 +167,50 @@ def whipple_bicycle() -> MechanicalSystem:
     # upright configuration.
     v_R = R_o.vel(N) + Rw.ang_vel_in(N).cross(P_R.pos_from(R_o))
     v_F = F_o.vel(N) + Fw.ang_vel_in(N).cross(P_F.pos_from(F_o))
-    nonholonomic = [tidy(v_R.dot(N.x)), tidy(v_R.dot(N.y)),
-                    v_F.dot(A.x), v_F.dot(A.y)]
+    nonholonomic = [tidy(v_R.dot(N.x)), tidy(v_R.dot(N.y)), v_F.dot(A.x), v_F.dot(A.y)]
 
     rear_wheel = me.RigidBody(
-        "rear_wheel", R_o, Rw, S.mR,
-        (me.inertia(C, S.IRxx, S.IRyy, S.IRxx), R_o))
+        "rear_wheel", R_o, Rw, S.mR, (me.inertia(C, S.IRxx, S.IRyy, S.IRxx), R_o)
+    )
     rear_frame = me.RigidBody(
-        "rear_frame", B_o, C, S.mB,
-        (me.inertia(C, S.IBxx, S.IByy, S.IBzz, 0, 0, S.IBxz), B_o))
+        "rear_frame",
+        B_o,
+        C,
+        S.mB,
+        (me.inertia(C, S.IBxx, S.IByy, S.IBzz, 0, 0, S.IBxz), B_o),
+    )
     fork = me.RigidBody(
-        "fork", H_o, Hn, S.mH,
-        (me.inertia(Hn, S.IHxx, S.IHyy, S.IHzz, 0, 0, S.IHxz), H_o))
+        "fork",
+        H_o,
+        Hn,
+        S.mH,
+        (me.inertia(Hn, S.IHxx, S.IHyy, S.IHzz, 0, 0, S.IHxz), H_o),
+    )
     front_wheel = me.RigidBody(
-        "front_wheel", F_o, Fw, S.mF,
-        (me.inertia(H, S.IFxx, S.IFyy, S.IFxx), F_o))
+        "front_wheel", F_o, Fw, S.mF, (me.inertia(H, S.IFxx, S.IFyy, S.IFxx), F_o)
+    )
     bodies = (rear_wheel, rear_frame, fork, front_wheel)
 
     loads = [me.Force(b.masscenter, b.mass * g * N.z) for b in bodies]
-    loads += [me.Torque(C, S.T_phi * A.x + S.T_delta * -E.z),
-              me.Torque(H, S.T_delta * E.z)]
+    loads += [
+        me.Torque(C, S.T_phi * A.x + S.T_delta * -E.z),
+        me.Torque(H, S.T_delta * E.z),
+    ]
 
     system = me.System(N, O)
     system.add_coordinates(q1, q2, q3, q4, q6, q7, q8)
     system.add_coordinates(q5, independent=False)
     system.add_speeds(u[3], u[5], u[6])
     system.add_speeds(u[0], u[1], u[4], u[7], u[2], independent=False)
-    system.add_kdes(*[ui - qi.diff() for qi, ui in zip(
-        (q4, q6, q7, q1, q2, q3, q5, q8), (u[3], u[5], u[6], u[0], u[1],
-                                            u[2], u[4], u[7]))])
+    system.add_kdes(
+        *[
+            ui - qi.diff()
+            for qi, ui in zip(
+                (q4, q6, q7, q1, q2, q3, q5, q8),
+                (u[3], u[5], u[6], u[0], u[1], u[2], u[4], u[7]),
+            )
+        ]
+    )
     system.add_holonomic_constraints(holonomic)
     system.add_nonholonomic_constraints(*nonholonomic)
     system.add_bodies(*bodies)
@@ -184,12 +219,27 @@ def whipple_bicycle() -> MechanicalSystem:
     params = {syms[k]: v for k, v in BENCHMARK_PARAMETERS.items()}
     # Upright straight running at 4.6 m/s (rear wheel rate -v/rR); the
     # pitch solved from the front contact (zero at the nominal geometry).
-    init = {q1: 0.0, q2: 0.0, q3: 0.0, q4: 0.0, q6: 0.0, q7: 0.0, q8: 0.0,
-            q5: 0.0, u[3]: 0.0, u[5]: 0.0, u[6]: -4.6 / 0.3}
+    init = {
+        q1: 0.0,
+        q2: 0.0,
+        q3: 0.0,
+        q4: 0.0,
+        q6: 0.0,
+        q7: 0.0,
+        q8: 0.0,
+        q5: 0.0,
+        u[3]: 0.0,
+        u[5]: 0.0,
+        u[6]: -4.6 / 0.3,
+    }
     return MechanicalSystem(
-        name="whipple_bicycle", system=system, parameters=params,
-        initial_state=init, potential_energy=V,
-        energy_conserved=True, description=whipple_bicycle.__doc__,
-        random_spread={q1: 1.0, q2: 1.0, q3: 1.0, q4: 0.2, q6: 0.3,
-                       q7: 1.0, q8: 1.0},
-        speed_scale=1.0)
+        name="whipple_bicycle",
+        system=system,
+        parameters=params,
+        initial_state=init,
+        potential_energy=V,
+        energy_conserved=True,
+        description=whipple_bicycle.__doc__,
+        random_spread={q1: 1.0, q2: 1.0, q3: 1.0, q4: 0.2, q6: 0.3, q7: 1.0, q8: 1.0},
+        speed_scale=1.0,
+    )

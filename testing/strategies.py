@@ -64,6 +64,7 @@ Examples
 ...     assert 1 <= ms.degrees_of_freedom <= 2
 >>> check()
 """
+
 from __future__ import annotations
 
 import functools
@@ -72,24 +73,38 @@ import numbers
 import numpy as np
 import sympy as sm
 import sympy.physics.mechanics as me
+
 try:
     from hypothesis import assume
     from hypothesis import strategies as st
 except ImportError:  # pragma: no cover - depends on the installation
     raise ImportError(
         "testing.strategies needs hypothesis, part of the test extra: "
-        "pip install 'eomcompare[test]'") from None
+        "pip install 'eomcompare[test]'"
+    ) from None
 
 from systems import MechanicalSystem, get_system
 from systems.base import ConstraintError, ConstraintForce
 from systems.four_bar import four_bar_closed_form
 
 __all__ = [
-    "kinematic_trees", "open_chains", "closed_loops", "nonholonomic_systems",
-    "rheonomic_systems", "mechanical_systems", "consistent_states",
-    "inertia_tensors", "build_tree", "build_linkage", "build_sleigh",
-    "build_driven_chain", "JOINT_TYPES", "NONHOLONOMIC_KINDS",
-    "DRIVES", "unlocated_velocities", "reanchor_velocity",
+    "kinematic_trees",
+    "open_chains",
+    "closed_loops",
+    "nonholonomic_systems",
+    "rheonomic_systems",
+    "mechanical_systems",
+    "consistent_states",
+    "inertia_tensors",
+    "build_tree",
+    "build_linkage",
+    "build_sleigh",
+    "build_driven_chain",
+    "JOINT_TYPES",
+    "NONHOLONOMIC_KINDS",
+    "DRIVES",
+    "unlocated_velocities",
+    "reanchor_velocity",
 ]
 
 t = me.dynamicsymbols._t
@@ -128,13 +143,14 @@ def _check_choices(name, values, valid):
         values = tuple(values)
     except TypeError:
         raise TypeError(
-            f"{name} must be a sequence of names from {list(valid)}, not "
-            f"{values!r}") from None
+            f"{name} must be a sequence of names from {list(valid)}, not {values!r}"
+        ) from None
     bad = [v for v in values if v not in valid]
     if bad or not values:
         raise ValueError(
             f"{name} must be a non-empty selection of {list(valid)}, not "
-            f"{list(values)!r}")
+            f"{list(values)!r}"
+        )
     return tuple(dict.fromkeys(values))
 
 
@@ -158,10 +174,13 @@ def _rotation(draw):
     if n < 0.1:
         v, n = np.array([1.0, 0.0, 0.0, 0.0]), 1.0
     w, x, y, z = v / n
-    return np.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-        [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-        [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+    return np.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+        ]
+    )
 
 
 def inertia_tensors(*, mass=1.0):
@@ -204,13 +223,11 @@ def _inertia_tensors(draw, mass):
 
 
 def _inertia_symbols(i):
-    return sm.symbols(f"I{i}_xx I{i}_yy I{i}_zz I{i}_xy I{i}_yz I{i}_zx",
-                      real=True)
+    return sm.symbols(f"I{i}_xx I{i}_yy I{i}_zz I{i}_xy I{i}_yz I{i}_zx", real=True)
 
 
 def _inertia_values(syms, I):
-    return dict(zip(syms, (I[0, 0], I[1, 1], I[2, 2], I[0, 1], I[1, 2],
-                           I[2, 0])))
+    return dict(zip(syms, (I[0, 0], I[1, 1], I[2, 2], I[0, 1], I[1, 2], I[2, 0])))
 
 
 def _inertia_dyadic(frame, syms):
@@ -220,7 +237,7 @@ def _inertia_dyadic(frame, syms):
 # ----------------------------------------------------------------------
 # Kinematic trees
 # ----------------------------------------------------------------------
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _tree_declaration(structure):
     """The symbolic part of :func:`build_tree`, once per structure."""
     dim, joints, springs, dampers, gravity, reactions = structure
@@ -241,10 +258,12 @@ def _tree_declaration(structure):
         return sym[name]
 
     z_coords, z_speeds, cforces = [], [], []
-    gvec = (s("gx") * N.x + s("gy") * N.y
-            + (0 if planar else s("gz") * N.z)) if gravity else 0
-    children = {i: [j for j, jt in enumerate(joints) if jt[0] == i]
-                for i in range(n)}
+    gvec = (
+        (s("gx") * N.x + s("gy") * N.y + (0 if planar else s("gz") * N.z))
+        if gravity
+        else 0
+    )
+    children = {i: [j for j, jt in enumerate(joints) if jt[0] == i] for i in range(n)}
 
     def subtree(i):
         out = [i]
@@ -293,15 +312,13 @@ def _tree_declaration(structure):
         Isyms = _inertia_symbols(k)
         for x in Isyms:
             sym[str(x)] = x
-        body = me.RigidBody(f"body{k}", G, B, m,
-                            (_inertia_dyadic(B, Isyms), G))
+        body = me.RigidBody(f"body{k}", G, B, m, (_inertia_dyadic(B, Isyms), G))
         frames.append(B)
         origins.append(Ob)
         bodies.append(body)
         if gravity:
             loads.append(me.Force(G, m * gvec))
-            V -= m * sum(gvec.dot(e) * G.pos_from(O).dot(e)
-                         for e in (N.x, N.y, N.z))
+            V -= m * sum(gvec.dot(e) * G.pos_from(O).dot(e) for e in (N.x, N.y, N.z))
         gen = sm.S.Zero
         if springs:
             kk, s0 = s(f"k{k}"), s(f"s{k}")
@@ -329,12 +346,10 @@ def _tree_declaration(structure):
         # Every load point on the subtree's bodies: their origins and the
         # points where their children's joint springs push back.
         pts = tuple(origins[j] for j in subtree(i)) + tuple(
-            joint_points[c] for c, jt in enumerate(joints)
-            if jt[0] in subtree(i))
-        cf_objs.append(ConstraintForce(f"Rx{i + 1}", "force", Pf.x, J, sub,
-                                       points=pts))
-        cf_objs.append(ConstraintForce(f"Ry{i + 1}", "force", Pf.y, J, sub,
-                                       points=pts))
+            joint_points[c] for c, jt in enumerate(joints) if jt[0] in subtree(i)
+        )
+        cf_objs.append(ConstraintForce(f"Rx{i + 1}", "force", Pf.x, J, sub, points=pts))
+        cf_objs.append(ConstraintForce(f"Ry{i + 1}", "force", Pf.y, J, sub, points=pts))
     system = me.System(N, O)
     system.add_coordinates(*q)
     system.add_speeds(*u)
@@ -398,15 +413,24 @@ def build_tree(structure, values, *, initial=None, name="random_tree"):
     params = {sym[k]: float(values[k]) for k in sym}
     init = {qi: float(initial.get(str(qi.func), 0.0)) for qi in q}
     init |= {ui: 0.0 for ui in u}
-    spread = {qi: (1.5 if kind == "R" else 0.5)
-              for qi, (_, kind, _) in zip(q, joints)}
+    spread = {qi: (1.5 if kind == "R" else 0.5) for qi, (_, kind, _) in zip(q, joints)}
     return MechanicalSystem(
-        name=name, system=system, parameters=params, initial_state=init,
-        potential_energy=V, energy_conserved=not dampers,
-        constraint_forces=cf_objs, description=build_tree.__doc__,
-        random_spread=spread, speed_scale=1.0,
-        options={"family": "tree", "structure": ("tree",) + tuple(structure),
-                 "nonconservative_power": power})
+        name=name,
+        system=system,
+        parameters=params,
+        initial_state=init,
+        potential_energy=V,
+        energy_conserved=not dampers,
+        constraint_forces=cf_objs,
+        description=build_tree.__doc__,
+        random_spread=spread,
+        speed_scale=1.0,
+        options={
+            "family": "tree",
+            "structure": ("tree",) + tuple(structure),
+            "nonconservative_power": power,
+        },
+    )
 
 
 def _tree_values(draw, structure):
@@ -414,7 +438,7 @@ def _tree_values(draw, structure):
     dim, joints, springs, dampers, gravity, reactions = structure
     vals = {}
     comps = "xy" if dim == 2 else "xyz"
-    for i, (_, kind, _) in enumerate(joints):
+    for i, _joint in enumerate(joints):
         k = i + 1
         m = draw(_floats(0.5, 3.0))
         vals[f"m{k}"] = m
@@ -436,13 +460,11 @@ def _tree_values(draw, structure):
 
 
 @st.composite
-def _trees(draw, dim, lo, hi, kinds, branching, springs, dampers, gravity,
-           reactions):
+def _trees(draw, dim, lo, hi, kinds, branching, springs, dampers, gravity, reactions):
     n = draw(st.integers(lo, hi))
     joints = []
     for i in range(n):
-        parent = (draw(st.integers(-1, i - 1)) if branching and i > 0
-                  else i - 1)
+        parent = draw(st.integers(-1, i - 1)) if branching and i > 0 else i - 1
         kind = draw(st.sampled_from(kinds))
         if dim == 2:
             axis = 2 if kind == "R" else draw(st.integers(0, 1))
@@ -460,14 +482,26 @@ def _trees(draw, dim, lo, hi, kinds, branching, springs, dampers, gravity,
     structure = (dim, tuple(joints), springs, dampers, gravity, react)
     values = _tree_values(draw, structure)
     initial = {f"q{i + 1}": draw(_floats(-1.0, 1.0)) for i in range(n)}
-    return build_tree(structure, values, initial=initial,
-                      name="random_planar_tree" if dim == 2
-                      else "random_spatial_tree")
+    return build_tree(
+        structure,
+        values,
+        initial=initial,
+        name="random_planar_tree" if dim == 2 else "random_spatial_tree",
+    )
 
 
-def kinematic_trees(*, dimension=2, min_bodies=1, max_bodies=3,
-                    joint_types=JOINT_TYPES, branching=True, springs=True,
-                    dampers=True, gravity=True, joint_reactions=False):
+def kinematic_trees(
+    *,
+    dimension=2,
+    min_bodies=1,
+    max_bodies=3,
+    joint_types=JOINT_TYPES,
+    branching=True,
+    springs=True,
+    dampers=True,
+    gravity=True,
+    joint_reactions=False,
+):
     """Random trees of rigid bodies on revolute and prismatic joints.
 
     Parameters
@@ -510,21 +544,44 @@ def kinematic_trees(*, dimension=2, min_bodies=1, max_bodies=3,
     lo = _check_int("min_bodies", min_bodies, 1, 6)
     hi = _check_int("max_bodies", max_bodies, 1, 6)
     _check_range("min_bodies", lo, "max_bodies", hi)
-    kinds = tuple({"revolute": "R", "prismatic": "P"}[k] for k in
-                  _check_choices("joint_types", joint_types, JOINT_TYPES))
-    for name, v in (("branching", branching), ("springs", springs),
-                    ("dampers", dampers), ("gravity", gravity),
-                    ("joint_reactions", joint_reactions)):
+    kinds = tuple(
+        {"revolute": "R", "prismatic": "P"}[k]
+        for k in _check_choices("joint_types", joint_types, JOINT_TYPES)
+    )
+    for name, v in (
+        ("branching", branching),
+        ("springs", springs),
+        ("dampers", dampers),
+        ("gravity", gravity),
+        ("joint_reactions", joint_reactions),
+    ):
         _check_bool(name, v)
     if joint_reactions and "R" not in kinds:
         raise ValueError("joint_reactions needs 'revolute' in joint_types")
-    return _trees(int(dimension), lo, hi, kinds, branching, springs, dampers,
-                  gravity, joint_reactions)
+    return _trees(
+        int(dimension),
+        lo,
+        hi,
+        kinds,
+        branching,
+        springs,
+        dampers,
+        gravity,
+        joint_reactions,
+    )
 
 
-def open_chains(*, dimension=2, min_bodies=1, max_bodies=3,
-                joint_types=JOINT_TYPES, springs=True, dampers=True,
-                gravity=True, joint_reactions=False):
+def open_chains(
+    *,
+    dimension=2,
+    min_bodies=1,
+    max_bodies=3,
+    joint_types=JOINT_TYPES,
+    springs=True,
+    dampers=True,
+    gravity=True,
+    joint_reactions=False,
+):
     """Random serial chains: :func:`kinematic_trees` without branching.
 
     Examples
@@ -533,15 +590,22 @@ def open_chains(*, dimension=2, min_bodies=1, max_bodies=3,
     >>> strategy = open_chains(dimension=2, joint_types=["revolute"])
     """
     return kinematic_trees(
-        dimension=dimension, min_bodies=min_bodies, max_bodies=max_bodies,
-        joint_types=joint_types, branching=False, springs=springs,
-        dampers=dampers, gravity=gravity, joint_reactions=joint_reactions)
+        dimension=dimension,
+        min_bodies=min_bodies,
+        max_bodies=max_bodies,
+        joint_types=joint_types,
+        branching=False,
+        springs=springs,
+        dampers=dampers,
+        gravity=gravity,
+        joint_reactions=joint_reactions,
+    )
 
 
 # ----------------------------------------------------------------------
 # Closed loops
 # ----------------------------------------------------------------------
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _linkage_declaration(n_bars, explicit):
     """The symbolic part of :func:`build_linkage`, once per structure."""
     N = me.ReferenceFrame("N")
@@ -571,19 +635,21 @@ def _linkage_declaration(n_bars, explicit):
         if k < nl:
             tip = base.locatenew(f"P{k}", L[k] * B.x)
             tip.v2pt_theory(base, N, B)
-        bodies.append(me.RigidBody(f"link{k}", G, B, m,
-                                   (_inertia_dyadic(B, Is), G)))
+        bodies.append(me.RigidBody(f"link{k}", G, B, m, (_inertia_dyadic(B, Is), G)))
         loads.append(me.Force(G, m * (gx * N.x + gy * N.y)))
         V -= m * (gx * G.pos_from(A).dot(N.x) + gy * G.pos_from(A).dot(N.y))
         frames.append(B)
-    loads.append(me.Torque(frames[0], (tau - k1 * (q[0] - s1) - b1 * u[0])
-                           * N.z))
+    loads.append(me.Torque(frames[0], (tau - k1 * (q[0] - s1) - b1 * u[0]) * N.z))
     V += -tau * q[0] + k1 * (q[0] - s1) ** 2 / 2
     power = -b1 * u[0] ** 2
-    closure = sum((L[i + 1] * sm.Matrix([sm.cos(q[i]), sm.sin(q[i])])
-                   for i in range(nl - 1)), sm.zeros(2, 1)) \
-        - L[nl] * sm.Matrix([sm.cos(q[-1]), sm.sin(q[-1])]) \
+    closure = (
+        sum(
+            (L[i + 1] * sm.Matrix([sm.cos(q[i]), sm.sin(q[i])]) for i in range(nl - 1)),
+            sm.zeros(2, 1),
+        )
+        - L[nl] * sm.Matrix([sm.cos(q[-1]), sm.sin(q[-1])])
         - sm.Matrix([0, L[0]])
+    )
     system = me.System(N, A)
     system.add_coordinates(*q[:-2])
     system.add_coordinates(*q[-2:], independent=False)
@@ -620,16 +686,28 @@ def build_linkage(n_bars, values, initial, *, explicit=False):
     """
     system, syms, q, u, V, power, dep = _linkage_declaration(n_bars, explicit)
     params = {syms[k]: float(v) for k, v in values.items()}
-    init = {qi: float(v) for qi, v in zip(q, initial)} | {u[0]: 0.0} \
+    init = (
+        {qi: float(v) for qi, v in zip(q, initial)}
+        | {u[0]: 0.0}
         | {ui: 0.0 for ui in u[1:-2]}
+    )
     return MechanicalSystem(
-        name=f"random_{n_bars}_bar", system=system, parameters=params,
-        initial_state=init, dependent_solutions=dep, potential_energy=V,
-        energy_conserved=False, description=build_linkage.__doc__,
-        random_spread=0.25, speed_scale=1.0,
-        options={"family": "linkage",
-                 "structure": ("linkage", n_bars, explicit),
-                 "nonconservative_power": power})
+        name=f"random_{n_bars}_bar",
+        system=system,
+        parameters=params,
+        initial_state=init,
+        dependent_solutions=dep,
+        potential_energy=V,
+        energy_conserved=False,
+        description=build_linkage.__doc__,
+        random_spread=0.25,
+        speed_scale=1.0,
+        options={
+            "family": "linkage",
+            "structure": ("linkage", n_bars, explicit),
+            "nonconservative_power": power,
+        },
+    )
 
 
 def _link_values(draw, nl):
@@ -640,8 +718,9 @@ def _link_values(draw, nl):
         vals[f"cx{k}"] = draw(_floats(-0.3, 1.0))
         vals[f"cy{k}"] = draw(_floats(-0.3, 0.3))
         I = draw(_inertia_tensors(m))
-        vals |= {str(x): float(v)
-                 for x, v in _inertia_values(_inertia_symbols(k), I).items()}
+        vals |= {
+            str(x): float(v) for x, v in _inertia_values(_inertia_symbols(k), I).items()
+        }
     vals["gx"] = draw(_floats(-10.0, 10.0))
     vals["gy"] = draw(_floats(-10.0, 10.0))
     vals["tau"] = draw(_floats(-5.0, 5.0))
@@ -668,10 +747,8 @@ def _linkages(draw, lo, hi, explicit):
         L3 = lo3 + (hi3 - lo3) * draw(_floats(0.02, 0.98))
         q1 = draw(_floats(-3.0, 3.0))
         q2, q3 = four_bar_closed_form(q1, L1, L2, L3, L4)
-        vals = {"L0": L4, "L1": L1, "L2": L2, "L3": L3} \
-            | _link_values(draw, nl)
-        return build_linkage(4, vals, [q1, float(q2), float(q3)],
-                             explicit=True)
+        vals = {"L0": L4, "L1": L1, "L2": L2, "L3": L3} | _link_values(draw, nl)
+        return build_linkage(4, vals, [q1, float(q2), float(q3)], explicit=True)
     lengths = [draw(_floats(0.3, 1.5)) for _ in range(nl)]
     angles = [draw(_floats(-np.pi, np.pi)) for _ in range(nl - 1)]
     # The angle between the two dependent links is kept away from 0 and pi
@@ -679,9 +756,9 @@ def _linkages(draw, lo, hi, explicit):
     delta = draw(_floats(0.6, np.pi - 0.6)) * draw(st.sampled_from([-1, 1]))
     # Link n-1 points from D to the tip of link n-2.
     angles.append(angles[-1] + np.pi + delta)
-    w = sum(L * np.array([np.cos(a), np.sin(a)])
-            for L, a in zip(lengths[:-1], angles[:-1])) \
-        - lengths[-1] * np.array([np.cos(angles[-1]), np.sin(angles[-1])])
+    w = sum(
+        L * np.array([np.cos(a), np.sin(a)]) for L, a in zip(lengths[:-1], angles[:-1])
+    ) - lengths[-1] * np.array([np.cos(angles[-1]), np.sin(angles[-1])])
     L0 = float(np.hypot(*w))
     assume(L0 > 0.2)
     # Turn the whole assembly so that the ground link lies along +y.
@@ -727,13 +804,12 @@ def closed_loops(*, min_bars=4, max_bars=5, explicit_four_bar=True):
 # ----------------------------------------------------------------------
 # Nonholonomic systems
 # ----------------------------------------------------------------------
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _sleigh_declaration():
     """The Chaplygin sleigh's declaration (parameters symbolic)."""
     x, y, th = me.dynamicsymbols("x y theta")
     u1, u2, u3 = me.dynamicsymbols("u1 u2 u3")
-    m, a, b, beta, gx, gy, k, s0, c = sm.symbols(
-        "m a b beta gx gy k s0 c", real=True)
+    m, a, b, beta, gx, gy, k, s0, c = sm.symbols("m a b beta gx gy k s0 c", real=True)
     Is = _inertia_symbols(1)
     N = me.ReferenceFrame("N")
     O = me.Point("O")
@@ -752,18 +828,24 @@ def _sleigh_declaration():
     # Written solved for the speeds: the declaration's speeds in coordinate
     # rates (which multiplier formulations use) then carry no spurious
     # 1/sin(theta) from a symbolic elimination.
-    system.add_kdes(u1 - (sm.cos(th) * x.diff() + sm.sin(th) * y.diff()),
-                    u2 - (-sm.sin(th) * x.diff() + sm.cos(th) * y.diff()),
-                    u3 - th.diff())
+    system.add_kdes(
+        u1 - (sm.cos(th) * x.diff() + sm.sin(th) * y.diff()),
+        u2 - (-sm.sin(th) * x.diff() + sm.cos(th) * y.diff()),
+        u3 - th.diff(),
+    )
     # The blade at P points along B.x turned by beta: no velocity across it.
     system.add_nonholonomic_constraints(-sm.sin(beta) * u1 + sm.cos(beta) * u2)
     system.add_bodies(body)
-    system.add_loads(me.Force(G, m * (gx * N.x + gy * N.y)),
-                     me.Torque(B, (-k * (th - s0) - c * u3) * N.z))
-    V = -m * (gx * G.pos_from(O).dot(N.x) + gy * G.pos_from(O).dot(N.y)) \
+    system.add_loads(
+        me.Force(G, m * (gx * N.x + gy * N.y)),
+        me.Torque(B, (-k * (th - s0) - c * u3) * N.z),
+    )
+    V = (
+        -m * (gx * G.pos_from(O).dot(N.x) + gy * G.pos_from(O).dot(N.y))
         + k * (th - s0) ** 2 / 2
+    )
     syms = {str(v): v for v in (m, a, b, beta, gx, gy, k, s0, c, *Is)}
-    return system, syms, (x, y, th, u1, u2, u3), V, -c * u3 ** 2
+    return system, syms, (x, y, th, u1, u2, u3), V, -c * u3**2
 
 
 def build_sleigh(values, initial=None):
@@ -781,30 +863,53 @@ def build_sleigh(values, initial=None):
     """
     system, syms, (x, y, th, u1, u2, u3), V, power = _sleigh_declaration()
     initial = dict(initial or {})
-    init = {x: initial.get("x", 0.0), y: initial.get("y", 0.0),
-            th: initial.get("theta", 0.0), u1: 0.0, u3: 0.0}
+    init = {
+        x: initial.get("x", 0.0),
+        y: initial.get("y", 0.0),
+        th: initial.get("theta", 0.0),
+        u1: 0.0,
+        u3: 0.0,
+    }
     return MechanicalSystem(
-        name="random_sleigh", system=system,
+        name="random_sleigh",
+        system=system,
         parameters={syms[k]: float(values[k]) for k in syms},
-        initial_state=init, potential_energy=V, description=_SLEIGH_DOC,
-        random_spread={x: 1.0, y: 1.0, th: 3.0}, speed_scale=1.0,
-        options={"family": "sleigh", "structure": ("sleigh",),
-                 "nonconservative_power": power})
+        initial_state=init,
+        potential_energy=V,
+        description=_SLEIGH_DOC,
+        random_spread={x: 1.0, y: 1.0, th: 3.0},
+        speed_scale=1.0,
+        options={
+            "family": "sleigh",
+            "structure": ("sleigh",),
+            "nonconservative_power": power,
+        },
+    )
 
 
 @st.composite
 def _sleighs(draw):
     m = draw(_floats(0.5, 3.0))
-    vals = {"m": m, "a": draw(_floats(-1.0, 1.0)),
-            "b": draw(_floats(-0.5, 0.5)), "beta": draw(_floats(-1.0, 1.0)),
-            "gx": draw(_floats(-10.0, 10.0)), "gy": draw(_floats(-10.0, 10.0)),
-            "k": draw(_floats(0.0, 10.0)), "s0": draw(_floats(-1.0, 1.0)),
-            "c": draw(_floats(0.0, 2.0))}
+    vals = {
+        "m": m,
+        "a": draw(_floats(-1.0, 1.0)),
+        "b": draw(_floats(-0.5, 0.5)),
+        "beta": draw(_floats(-1.0, 1.0)),
+        "gx": draw(_floats(-10.0, 10.0)),
+        "gy": draw(_floats(-10.0, 10.0)),
+        "k": draw(_floats(0.0, 10.0)),
+        "s0": draw(_floats(-1.0, 1.0)),
+        "c": draw(_floats(0.0, 2.0)),
+    }
     I = draw(_inertia_tensors(m))
-    vals |= {str(s): float(v)
-             for s, v in _inertia_values(_inertia_symbols(1), I).items()}
-    init = {"x": draw(_floats(-1.0, 1.0)), "y": draw(_floats(-1.0, 1.0)),
-            "theta": draw(_floats(-3.0, 3.0))}
+    vals |= {
+        str(s): float(v) for s, v in _inertia_values(_inertia_symbols(1), I).items()
+    }
+    init = {
+        "x": draw(_floats(-1.0, 1.0)),
+        "y": draw(_floats(-1.0, 1.0)),
+        "theta": draw(_floats(-3.0, 3.0)),
+    }
     return build_sleigh(vals, init)
 
 
@@ -817,7 +922,7 @@ theta', u1, u2 the components of P's velocity along B.x, B.y (u2
 dependent).  With a = b = 0 it is the knife edge."""
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _disc_declaration():
     # Building the catalogue's disc simplifies its constraints: once only.
     return get_system("rolling_disc")
@@ -827,8 +932,11 @@ def _disc_declaration():
 def _discs(draw):
     base = _disc_declaration()
     by_name = {str(k): k for k in base.parameters}
-    vals = {"m": draw(_floats(0.5, 3.0)), "r": draw(_floats(0.1, 1.0)),
-            "g": draw(_floats(0.0, 10.0))}
+    vals = {
+        "m": draw(_floats(0.5, 3.0)),
+        "r": draw(_floats(0.1, 1.0)),
+        "g": draw(_floats(0.0, 10.0)),
+    }
     q2 = base.coordinates[1]
     init = dict(base.initial_state)
     init |= {c: draw(_floats(-1.0, 1.0)) for c in base.coordinates}
@@ -838,13 +946,21 @@ def _discs(draw):
     for ui in base.u_dep:
         init.pop(ui, None)
     return MechanicalSystem(
-        name="random_rolling_disc", system=base.system,
+        name="random_rolling_disc",
+        system=base.system,
         parameters={by_name[k]: v for k, v in vals.items()},
-        initial_state=init, potential_energy=base.potential_energy,
-        energy_conserved=True, description=base.description,
-        random_spread=base.random_spread, speed_scale=base.speed_scale,
-        options={"family": "rolling_disc", "structure": ("rolling_disc",),
-                 "nonconservative_power": sm.S.Zero})
+        initial_state=init,
+        potential_energy=base.potential_energy,
+        energy_conserved=True,
+        description=base.description,
+        random_spread=base.random_spread,
+        speed_scale=base.speed_scale,
+        options={
+            "family": "rolling_disc",
+            "structure": ("rolling_disc",),
+            "nonconservative_power": sm.S.Zero,
+        },
+    )
 
 
 def nonholonomic_systems(*, kinds=NONHOLONOMIC_KINDS):
@@ -872,7 +988,7 @@ def nonholonomic_systems(*, kinds=NONHOLONOMIC_KINDS):
 # ----------------------------------------------------------------------
 # Rheonomic systems
 # ----------------------------------------------------------------------
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _driven_declaration(n, drive):
     """The symbolic part of :func:`build_driven_chain`, once per structure."""
     N = me.ReferenceFrame("N")
@@ -911,8 +1027,7 @@ def _driven_declaration(n, drive):
         G.v2pt_theory(joint, N, B)
         tip = joint.locatenew(f"P{k}", l * B.x)
         tip.v2pt_theory(joint, N, B)
-        bodies.append(me.RigidBody(f"link{k}", G, B, m,
-                                   (me.inertia(B, 0, J, J), G)))
+        bodies.append(me.RigidBody(f"link{k}", G, B, m, (me.inertia(B, 0, J, J), G)))
         loads.append(me.Force(G, -m * g * N.y))
         joint, Pf = tip, B
     system = me.System(N, O)
@@ -938,23 +1053,32 @@ def build_driven_chain(n, drive, values, initial):
     """
     system, syms, q, u, V, specified = _driven_declaration(n, drive)
     return MechanicalSystem(
-        name="random_driven_chain", system=system,
+        name="random_driven_chain",
+        system=system,
         parameters={syms[k]: v for k, v in values.items()},
-        initial_state={qi: v for qi, v in zip(q, initial)}
-        | {ui: 0.0 for ui in u},
-        specified=specified, potential_energy=V,
-        description=build_driven_chain.__doc__, random_spread=1.5,
-        options={"family": "driven_chain",
-                 "structure": ("driven_chain", n, drive),
-                 "nonconservative_power": None})
+        initial_state={qi: v for qi, v in zip(q, initial)} | {ui: 0.0 for ui in u},
+        specified=specified,
+        potential_energy=V,
+        description=build_driven_chain.__doc__,
+        random_spread=1.5,
+        options={
+            "family": "driven_chain",
+            "structure": ("driven_chain", n, drive),
+            "nonconservative_power": None,
+        },
+    )
 
 
 @st.composite
 def _driven(draw, lo, hi, drives):
     n = draw(st.integers(lo, hi))
     drive = draw(st.sampled_from(drives))
-    vals = {"A": draw(_floats(0.0, 1.0)), "w": draw(_floats(0.0, 5.0)),
-            "phi": draw(_floats(-np.pi, np.pi)), "g": draw(_floats(0.0, 10.0))}
+    vals = {
+        "A": draw(_floats(0.0, 1.0)),
+        "w": draw(_floats(0.0, 5.0)),
+        "phi": draw(_floats(-np.pi, np.pi)),
+        "g": draw(_floats(0.0, 10.0)),
+    }
     if drive == "translation":
         vals["alpha"] = draw(_floats(-np.pi, np.pi))
     else:
@@ -963,8 +1087,11 @@ def _driven(draw, lo, hi, drives):
     for k in range(1, n + 1):
         l, m = draw(_floats(0.2, 1.5)), draw(_floats(0.5, 3.0))
         # Between a thin rod (m l^2/12) and a point mass at the centre.
-        vals |= {f"l{k}": l, f"m{k}": m,
-                 f"J{k}": m * l * l / 12 * draw(_floats(0.05, 1.0))}
+        vals |= {
+            f"l{k}": l,
+            f"m{k}": m,
+            f"J{k}": m * l * l / 12 * draw(_floats(0.05, 1.0)),
+        }
     init = [draw(_floats(-1.5, 1.5)) for _ in range(n)]
     return build_driven_chain(n, drive, vals, init)
 
@@ -1012,7 +1139,8 @@ def mechanical_systems(*, max_bodies=3):
         kinematic_trees(dimension=3, max_bodies=min(hi, 2)),
         closed_loops(min_bars=4, max_bars=min(4 + max(hi - 1, 0), 5)),
         nonholonomic_systems(),
-        rheonomic_systems(max_bodies=min(hi, 2)))
+        rheonomic_systems(max_bodies=min(hi, 2)),
+    )
 
 
 def consistent_states(system, *, parameters=None):
@@ -1035,8 +1163,9 @@ def consistent_states(system, *, parameters=None):
     >>> strategy = consistent_states(get_system("four_bar"))
     """
     if not isinstance(system, MechanicalSystem):
-        raise TypeError(f"system must be a MechanicalSystem, not "
-                        f"{type(system).__name__}")
+        raise TypeError(
+            f"system must be a MechanicalSystem, not {type(system).__name__}"
+        )
 
     def state(seed):
         try:
@@ -1044,8 +1173,7 @@ def consistent_states(system, *, parameters=None):
         except ConstraintError:
             return None
 
-    return st.integers(0, 2**32 - 1).map(state).filter(
-        lambda s: s is not None)
+    return st.integers(0, 2**32 - 1).map(state).filter(lambda s: s is not None)
 
 
 # ----------------------------------------------------------------------
@@ -1076,14 +1204,12 @@ def reanchor_velocity(ms, offset, *, moving=True):
         raise ValueError(f"system {ms.name!r} has no rigid body to re-anchor")
     body = rigid[-1]
     B, G = body.frame, body.masscenter
-    d = sum((float(c) * e for c, e in zip(offset, (B.x, B.y, B.z))),
-            me.Vector(0))
+    d = sum((float(c) * e for c, e in zip(offset, (B.x, B.y, B.z))), me.Vector(0))
     C = me.Point("C_unlocated")
     C.set_vel(N, (G.vel(N) - B.ang_vel_in(N).cross(d)) if moving else 0)
     G2 = C.locatenew("G_unlocated", d)
     G2.v2pt_theory(C, N, B)
-    new_body = me.RigidBody(body.name, G2, B, body.mass,
-                            (body.central_inertia, G2))
+    new_body = me.RigidBody(body.name, G2, B, body.mass, (body.central_inertia, G2))
     old = ms.system
     system = me.System(N, old.fixed_point)
     system.add_coordinates(*ms.q_ind)
@@ -1098,16 +1224,25 @@ def reanchor_velocity(ms, offset, *, moving=True):
     if ms.nonholonomic_constraints:
         system.add_nonholonomic_constraints(*ms.nonholonomic_constraints)
     system.add_bodies(*[new_body if b is body else b for b in ms.bodies])
-    system.add_loads(*[me.Force(G2, ld.vector)
-                       if isinstance(ld, me.Force) and ld.point is G else ld
-                       for ld in ms.loads])
+    system.add_loads(
+        *[
+            me.Force(G2, ld.vector)
+            if isinstance(ld, me.Force) and ld.point is G
+            else ld
+            for ld in ms.loads
+        ]
+    )
     return MechanicalSystem(
         name=ms.name + ("_reanchored" if moving else "_pinned_at_C"),
-        system=system, parameters=dict(ms.parameters),
-        initial_state=dict(ms.initial_state), specified=dict(ms.specified),
+        system=system,
+        parameters=dict(ms.parameters),
+        initial_state=dict(ms.initial_state),
+        specified=dict(ms.specified),
         dependent_solutions=dict(ms.dependent_solutions),
-        random_spread=ms.random_spread, speed_scale=ms.speed_scale,
-        options=dict(ms.options) | {"reanchored": (tuple(offset), moving)})
+        random_spread=ms.random_spread,
+        speed_scale=ms.speed_scale,
+        options=dict(ms.options) | {"reanchored": (tuple(offset), moving)},
+    )
 
 
 def _every_speed_moves_a_body(ms):
@@ -1118,8 +1253,7 @@ def _every_speed_moves_a_body(ms):
         if isinstance(b, me.RigidBody):
             vectors.append(b.frame.ang_vel_in(N))
     measures = [m for v in vectors if v != 0 for mat, _ in v.args for m in mat]
-    return all(any(sm.sympify(m).diff(u) != 0 for m in measures)
-               for u in ms.speeds)
+    return all(any(sm.sympify(m).diff(u) != 0 for m in measures) for u in ms.speeds)
 
 
 @st.composite
@@ -1152,10 +1286,13 @@ def unlocated_velocities(systems=None, *, moving=(True, False)):
     >>> strategy = unlocated_velocities()
     """
     if systems is None:
-        systems = st.one_of(open_chains(dimension=2, max_bodies=2),
-                            kinematic_trees(dimension=3, max_bodies=2))
+        systems = st.one_of(
+            open_chains(dimension=2, max_bodies=2),
+            kinematic_trees(dimension=3, max_bodies=2),
+        )
     moving = tuple(moving)
     if not moving or not all(isinstance(m, bool) for m in moving):
-        raise ValueError(f"moving must be a non-empty sequence of bools, "
-                         f"not {moving!r}")
+        raise ValueError(
+            f"moving must be a non-empty sequence of bools, not {moving!r}"
+        )
     return _reanchored(systems, moving)

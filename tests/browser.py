@@ -10,6 +10,7 @@ Where Chromium or chromedriver is missing a test is skipped locally, but
 fails under CI (``$CI`` set), which installs both: the check cannot
 silently vanish there.
 """
+
 from __future__ import annotations
 
 import os
@@ -20,15 +21,26 @@ from pathlib import Path
 
 import pytest
 
-__all__ = ["Browser", "BrowserError", "find_browser", "need_browser",
-           "CHROMIUM_FLAGS", "INSTALL_HINT"]
+__all__ = [
+    "Browser",
+    "BrowserError",
+    "find_browser",
+    "need_browser",
+    "CHROMIUM_FLAGS",
+    "INSTALL_HINT",
+]
 
 #: Command-line flags of the headless Chromium (a fresh ``--user-data-dir``
 #: is added per browser).
 CHROMIUM_FLAGS = (
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-    "--no-first-run", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
 )
 #: What to install where the browser is missing (Debian).
 INSTALL_HINT = "apt-get install -y chromium chromium-driver"
@@ -80,12 +92,14 @@ class Browser:
         self._profile = tempfile.mkdtemp(prefix="browser-profile-")
         opts = webdriver.ChromeOptions()
         opts.binary_location = self.binary
-        for flag in (*CHROMIUM_FLAGS, f"--user-data-dir={self._profile}",
-                     f"--window-size={self.width},{self.height}"):
+        for flag in (
+            *CHROMIUM_FLAGS,
+            f"--user-data-dir={self._profile}",
+            f"--window-size={self.width},{self.height}",
+        ):
             opts.add_argument(flag)
         opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-        self._driver = webdriver.Chrome(service=Service(self.driver_path),
-                                        options=opts)
+        self._driver = webdriver.Chrome(service=Service(self.driver_path), options=opts)
         return self
 
     def __exit__(self, *exc) -> None:

@@ -1,5 +1,6 @@
 """Shared fixtures: derivations are cached per test session, since several
 test modules read the same (system, formulation) equations."""
+
 from __future__ import annotations
 
 import functools
@@ -17,23 +18,30 @@ from systems import get_system
 # (and larger systems, see tests/test_properties.py) when working on the
 # formulations.
 settings.register_profile(
-    "ci", max_examples=15, deadline=None, derandomize=True,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    "ci",
+    max_examples=15,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 settings.register_profile(
-    "dev", max_examples=50, deadline=None,
-    suppress_health_check=[HealthCheck.too_slow])
+    "dev", max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 settings.register_profile(
-    "long", max_examples=500, deadline=None,
-    suppress_health_check=[HealthCheck.too_slow])
+    "long",
+    max_examples=500,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def cached_system(name: str, options: tuple = ()):
     return get_system(name, **dict(options))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def cached_eom(formulation: str, name: str, options: tuple = ()):
     return get_formulation(formulation).derive(cached_system(name, options))
 
@@ -41,6 +49,8 @@ def cached_eom(formulation: str, name: str, options: tuple = ()):
 @pytest.fixture(scope="session")
 def derive():
     """``derive(formulation, system_name, **options)`` with a session cache."""
+
     def _derive(formulation, name, **options):
         return cached_eom(formulation, name, tuple(sorted(options.items())))
+
     return _derive

@@ -1,4 +1,5 @@
 """Small hand-checkable systems shared by several test modules."""
+
 from __future__ import annotations
 
 import math
@@ -37,10 +38,15 @@ def planar_particle(constraint, *, speeds=("u_x", "u_y"), body="bob"):
     return system, (x, y, ux, uy, N, O, P, particle)
 
 
-def cartesian_pendulum(*, length: float = 0.9, x0: float = 0.5,
-                       ux0: float = 0.0, explicit: bool = False,
-                       random_spread: float = 0.3,
-                       speed_scale: float = 2.0) -> MechanicalSystem:
+def cartesian_pendulum(
+    *,
+    length: float = 0.9,
+    x0: float = 0.5,
+    ux0: float = 0.0,
+    explicit: bool = False,
+    random_spread: float = 0.3,
+    speed_scale: float = 2.0,
+) -> MechanicalSystem:
     """A particle (mass m) on a massless rod of length l about O, gravity -y,
     in redundant Cartesian coordinates: x independent, y dependent,
     ``x^2 + y^2 - l^2 = 0``, hanging branch y < 0.
@@ -49,15 +55,19 @@ def cartesian_pendulum(*, length: float = 0.9, x0: float = 0.5,
     """
     g, l = sm.symbols("g l", positive=True)
     system, (x, y, ux, uy, N, O, P, bob) = planar_particle(
-        lambda x, y: x**2 + y**2 - l**2)
+        lambda x, y: x**2 + y**2 - l**2
+    )
     m = bob.mass
     system.add_loads(me.Force(P, -m * g * N.y))
     return MechanicalSystem(
-        name="cartesian_pendulum", system=system,
+        name="cartesian_pendulum",
+        system=system,
         parameters={m: 1.3, g: 9.81, l: length},
         initial_state={x: x0, y: -math.sqrt(length**2 - x0**2), ux: ux0},
         dependent_solutions={y: -sm.sqrt(l**2 - x**2)} if explicit else None,
-        random_spread=random_spread, speed_scale=speed_scale)
+        random_spread=random_spread,
+        speed_scale=speed_scale,
+    )
 
 
 def power_balance(ms):
@@ -73,10 +83,10 @@ def power_balance(ms):
     qdds = [q.diff(t, 2) for q in ms.coordinates]
     T = sm.sympify(sum(b.kinetic_energy(N) for b in ms.bodies))
     E = T.xreplace(dict(ms.kinematics.u_of_qdot)) + ms.potential_energy
-    terms = [E.diff(q) * qd for q, qd in zip(qs, qds)] + \
-        [E.diff(qd) * qdd for qd, qdd in zip(qds, qdds)]
+    terms = [E.diff(q) * qd for q, qd in zip(qs, qds)] + [
+        E.diff(qd) * qdd for qd, qdd in zip(qds, qdds)
+    ]
     Q, QD, QDD = (sm.symbols(f"{s}0:{len(qs)}") for s in ("Q", "QD", "QDD"))
     rep = dict(zip(qdds, QDD)) | dict(zip(qds, QD)) | dict(zip(qs, Q))
-    terms = [sm.sympify(e).xreplace(rep).xreplace(dict(ms.parameters))
-             for e in terms]
+    terms = [sm.sympify(e).xreplace(rep).xreplace(dict(ms.parameters)) for e in terms]
     return sm.lambdify([Q, QD, QDD], terms)

@@ -4,23 +4,24 @@ catalogue system: the same q'' at random consistent states.
 The list of formulations and of systems is read from the registries, so a
 new backend or a new system takes part without editing this file.
 """
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import cached_eom, cached_system
 
 from formulations import FORMULATIONS, UnsupportedSystemError
 from systems import CATALOGUE, system_facts
 
-from conftest import cached_eom, cached_system
-
 N_STATES = 20
 #: Variants of catalogue systems checked besides their defaults.
 VARIANTS = {
-    "n_link_pendulum": [(("angles", "absolute"), ("n", 3)),
-                        (("angles", "relative"), ("n", 3))],
-    "crank_slider": [(("coordinates", "redundant"),),
-                     (("coordinates", "minimal"),)],
+    "n_link_pendulum": [
+        (("angles", "absolute"), ("n", 3)),
+        (("angles", "relative"), ("n", 3)),
+    ],
+    "crank_slider": [(("coordinates", "redundant"),), (("coordinates", "minimal"),)],
     "four_bar": [(("coordinates", "redundant"),), (("coordinates", "minimal"),)],
     "solar_panels": [(), (("damped", True),)],
 }
@@ -43,9 +44,12 @@ def _cases():
                     continue
                 oid = "-".join(f"{k}={v}" for k, v in opts)
                 yield pytest.param(
-                    form, name, opts,
+                    form,
+                    name,
+                    opts,
                     id=f"{form}-{name}" + (f"-{oid}" if oid else ""),
-                    marks=[pytest.mark.slow] if name in HEAVY else [])
+                    marks=[pytest.mark.slow] if name in HEAVY else [],
+                )
 
 
 def _relative_error(a, b):
@@ -70,23 +74,33 @@ def test_same_accelerations_as_kane(formulation, name, opts):
     worst = 0.0
     for seed in range(N_STATES):
         t0, q, qd = ms.random_state(seed)
-        worst = max(worst, _relative_error(
-            model.coordinate_accelerations(t0, q, qd),
-            ref.coordinate_accelerations(t0, q, qd)))
+        worst = max(
+            worst,
+            _relative_error(
+                model.coordinate_accelerations(t0, q, qd),
+                ref.coordinate_accelerations(t0, q, qd),
+            ),
+        )
     assert worst < 1e-9, f"{formulation} vs kane on {name}: {worst:.3g}"
 
 
-@pytest.mark.parametrize("name", [
-    pytest.param(n, marks=[pytest.mark.slow] if n in HEAVY else [])
-    for n in CHECKED_HERE])
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(n, marks=[pytest.mark.slow] if n in HEAVY else [])
+        for n in CHECKED_HERE
+    ],
+)
 def test_kane_derives_every_catalogue_system(name):
     eom = cached_eom("kane", name, ())
     n_u = len(eom.system.speeds)
     assert eom.mass_matrix.shape == (n_u, n_u)
     # The declared initial state is often a symmetric configuration (zero
     # heading, upright) where a careless symbolic pivot vanishes.
-    for t0, q, qd in (eom.system.random_state(0),
-                      eom.system.consistent_initial_state()):
+    for t0, q, qd in (
+        eom.system.random_state(0),
+        eom.system.consistent_initial_state(),
+    ):
         qdd = eom.numeric().coordinate_accelerations(t0, q, qd)
         assert qdd.shape == (len(eom.system.coordinates),)
         assert np.all(np.isfinite(qdd))

@@ -1,5 +1,6 @@
 """The layout: modules import each other without a cycle, the packages are
 layered, and a formulation and a system are each added by one file."""
+
 from __future__ import annotations
 
 import ast
@@ -9,15 +10,28 @@ import textwrap
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("symbolic", "numeric", "systems", "formulations", "references",
-            "bench", "testing", "compare")
+PACKAGES = (
+    "symbolic",
+    "numeric",
+    "systems",
+    "formulations",
+    "references",
+    "bench",
+    "testing",
+    "compare",
+)
 #: Lower layers first; a package may import only from layers before it.
 #: The applications on top share a layer: the command line (compare.cli)
 #: dispatches to the benchmark, the report shows the published references,
 #: and both read derivations through the harness's cache; their modules
 #: still form no cycle.
-LAYERS = [{"symbolic"}, {"numeric"}, {"systems"}, {"formulations"},
-          {"references", "compare", "bench", "testing"}]
+LAYERS = [
+    {"symbolic"},
+    {"numeric"},
+    {"systems"},
+    {"formulations"},
+    {"references", "compare", "bench", "testing"},
+]
 
 
 def _modules():
@@ -46,12 +60,14 @@ def _import_graph():
                 targets = [a.name for a in node.names]
             elif isinstance(node, ast.ImportFrom):
                 if node.level:
-                    base = here[:len(here) - node.level + 1]
+                    base = here[: len(here) - node.level + 1]
                     base = ".".join(base + ([node.module] if node.module else []))
                 else:
                     base = node.module
-                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in mods
-                           else base for a in node.names]
+                targets = [
+                    f"{base}.{a.name}" if f"{base}.{a.name}" in mods else base
+                    for a in node.names
+                ]
             for target in targets:
                 while target and target not in mods:
                     target = target.rpartition(".")[0]
@@ -68,7 +84,7 @@ def _find_cycle(graph):
         stack.append(m)
         for n in sorted(graph[m]):
             if state.get(n) == 1:
-                return stack[stack.index(n):] + [n]
+                return stack[stack.index(n) :] + [n]
             if n not in state:
                 found = visit(n)
                 if found:
@@ -113,7 +129,8 @@ def test_packages_import_only_lower_layers():
 def test_a_formulation_and_a_system_are_one_file_each(tmp_path):
     """A toy formulation and a toy system, each in its own module outside
     the packages, registered and run through compare.run."""
-    (tmp_path / "toy_system.py").write_text(textwrap.dedent('''
+    (tmp_path / "toy_system.py").write_text(
+        textwrap.dedent("""
         import sympy as sm
         import sympy.physics.mechanics as me
         from systems import MechanicalSystem, register_system
@@ -138,8 +155,10 @@ def test_a_formulation_and_a_system_are_one_file_each(tmp_path):
                 name="toy_spring", system=sys_,
                 parameters={m: 1.0, kk: k}, initial_state={q: 0.5, u: 0.0},
                 potential_energy=kk * q**2 / 2, energy_conserved=True)
-    '''))
-    (tmp_path / "toy_formulation.py").write_text(textwrap.dedent('''
+    """)
+    )
+    (tmp_path / "toy_formulation.py").write_text(
+        textwrap.dedent('''
         import sympy as sm
         import sympy.physics.mechanics as me
         from formulations import Formulation, register, speed_form
@@ -164,8 +183,9 @@ def test_a_formulation_and_a_system_are_one_file_each(tmp_path):
                     F = sum((load.vector for load in ms.loads), me.Vector(0))
                     f = sm.Matrix([F.dot(body.masscenter.vel(N).diff(u[0], N))])
                 return speed_form(ms, M, f)
-    '''))
-    script = textwrap.dedent(f'''
+    ''')
+    )
+    script = textwrap.dedent(f"""
         import sys
         sys.path[:0] = [{str(tmp_path)!r}, {str(ROOT)!r}]
         import toy_system, toy_formulation
@@ -175,9 +195,14 @@ def test_a_formulation_and_a_system_are_one_file_each(tmp_path):
         df = res.frame
         print(sorted(set(df["status"])), sorted(set(df["formulation"])),
               len(df), float(df["qdd_max_rel_dev"].max()))
-    ''')
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True,
-                         text=True, cwd=tmp_path, timeout=600)
+    """)
+    out = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=600,
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     line = out.stdout.strip().splitlines()[-1]
     assert line.startswith("['ok'] ['kane', 'toy_newton'] 4 "), line
@@ -186,6 +211,7 @@ def test_a_formulation_and_a_system_are_one_file_each(tmp_path):
 
 def test_register_refuses_an_unset_ability():
     import pytest
+
     from formulations import Formulation, register
 
     class Vague(Formulation):

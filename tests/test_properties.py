@@ -25,20 +25,20 @@ Derivations are the costly part: they are cached per symbolic structure
 values.  The number of examples scales with the hypothesis profile
 (``ci``, ``dev``, ``long``; see ``tests/conftest.py``).
 """
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
 import sympy as sm
 import sympy.physics.mechanics as me
+from conftest import cached_eom
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from testing import strategies as S
-from references.oracles import pinocchio_accelerations
 from formulations import FORMULATIONS, UnsupportedSystemError, get_formulation
-
-from conftest import cached_eom
+from references.oracles import pinocchio_accelerations
+from testing import strategies as S
 
 t = me.dynamicsymbols._t
 
@@ -68,8 +68,7 @@ def derived(ms, formulation):
                 # The catalogue's declaration: share the session's cache.
                 _EOM[key] = cached_eom(formulation, "rolling_disc")
             else:
-                _EOM[key] = get_formulation(formulation,
-                                            count_ops=False).derive(ms)
+                _EOM[key] = get_formulation(formulation, count_ops=False).derive(ms)
         except UnsupportedSystemError as exc:
             _EOM[key] = exc
         except Exception as exc:
@@ -105,8 +104,10 @@ def states(ms, seeds):
 
 
 def _rel(a, b):
-    return float(np.max(np.abs(np.asarray(a) - np.asarray(b)), initial=0.0)
-                 / max(1.0, float(np.max(np.abs(b), initial=0.0))))
+    return float(
+        np.max(np.abs(np.asarray(a) - np.asarray(b)), initial=0.0)
+        / max(1.0, float(np.max(np.abs(b), initial=0.0)))
+    )
 
 
 # ----------------------------------------------------------------------
@@ -123,7 +124,8 @@ def check_same_accelerations(ms, seeds):
             a = m.coordinate_accelerations(*state)
             assert _rel(a, a_ref) < 1e-8, (
                 f"{name} differs from kane on {ms.name} "
-                f"{ms.options['structure']} at {state}: {a} vs {a_ref}")
+                f"{ms.options['structure']} at {state}: {a} vs {a_ref}"
+            )
 
 
 # ----------------------------------------------------------------------
@@ -139,7 +141,8 @@ def check_against_pinocchio(ms, seeds):
             a = m.coordinate_accelerations(t0, q, qd)
             assert _rel(a, oracle) < 1e-9, (
                 f"{name} differs from Pinocchio on {ms.options['structure']}"
-                f": {a} vs {oracle}")
+                f": {a} vs {oracle}"
+            )
 
 
 def test_pinocchio_mapping_on_a_compound_pendulum():
@@ -148,18 +151,31 @@ def test_pinocchio_mapping_on_a_compound_pendulum():
     structure = (2, ((-1, "R", 2),), True, True, True, ())
     m, cx, cy, Izz, gx, gy = 1.7, 0.4, -0.2, 0.3, 2.0, -9.0
     k, s, b = 3.0, 0.1, 0.5
-    values = {"m1": m, "rx1": 0.3, "ry1": 0.2, "cx1": cx, "cy1": cy,
-              "I1_xx": 0.2, "I1_yy": 0.25, "I1_zz": Izz, "I1_xy": 0.0,
-              "I1_yz": 0.0, "I1_zx": 0.0, "k1": k, "s1": s, "b1": b,
-              "gx": gx, "gy": gy}
+    values = {
+        "m1": m,
+        "rx1": 0.3,
+        "ry1": 0.2,
+        "cx1": cx,
+        "cy1": cy,
+        "I1_xx": 0.2,
+        "I1_yy": 0.25,
+        "I1_zz": Izz,
+        "I1_xy": 0.0,
+        "I1_yz": 0.0,
+        "I1_zx": 0.0,
+        "k1": k,
+        "s1": s,
+        "b1": b,
+        "gx": gx,
+        "gy": gy,
+    }
     ms = S.build_tree(structure, values)
     q, qd = 0.7, -1.3
     c, sn = np.cos(q), np.sin(q)
     rG = np.array([c * cx - sn * cy, sn * cx + c * cy])
     torque = rG[0] * m * gy - rG[1] * m * gx - k * (q - s) - b * qd
     expected = torque / (Izz + m * (cx**2 + cy**2))
-    assert np.isclose(pinocchio_accelerations(ms, [q], [qd])[0], expected,
-                      rtol=1e-12)
+    assert np.isclose(pinocchio_accelerations(ms, [q], [qd])[0], expected, rtol=1e-12)
     a = model(ms, "kane").coordinate_accelerations(0.0, [q], [qd])
     assert np.isclose(a[0], expected, rtol=1e-12)
 
@@ -180,10 +196,11 @@ def check_reduced_mass_matrices(ms, seeds):
         M, _ = m.mass_matrix_and_forcing(t0, m.state_from(q, qd, t0))
         scale = np.max(np.abs(M))
         assert np.allclose(M, M.T, rtol=0, atol=1e-10 * scale), (
-            f"{name}: mass matrix of {ms.options['structure']} not symmetric")
+            f"{name}: mass matrix of {ms.options['structure']} not symmetric"
+        )
         assert np.min(np.linalg.eigvalsh((M + M.T) / 2)) > 1e-10 * scale, (
-            f"{name}: mass matrix of {ms.options['structure']} not positive "
-            f"definite")
+            f"{name}: mass matrix of {ms.options['structure']} not positive definite"
+        )
         checked += 1
     if ms.is_holonomic and not ms.holonomic_constraints:
         # Kane's method in independent speeds always gives the reduced form.
@@ -217,11 +234,11 @@ def _energy_functions(ms):
     rep = {qi.diff(t): s for qi, s in zip(q, QD)} | dict(zip(q, Q))
     T = sm.sympify(T).xreplace(u_map).xreplace(rep)
     V = sm.sympify(ms.potential_energy).xreplace(rep)
-    P = sm.sympify(ms.options["nonconservative_power"]).xreplace(
-        u_map).xreplace(rep)
+    P = sm.sympify(ms.options["nonconservative_power"]).xreplace(u_map).xreplace(rep)
     args = [list(Q), list(QD), list(ms.parameters)]
-    grads = sm.Matrix([[T.diff(s) for s in Q], [T.diff(s) for s in QD],
-                       [V.diff(s) for s in Q]])
+    grads = sm.Matrix(
+        [[T.diff(s) for s in Q], [T.diff(s) for s in QD], [V.diff(s) for s in Q]]
+    )
     f = sm.lambdify(args, [grads, P], cse=True)
     _ENERGY[key] = (f, tuple(ms.parameters))
     return _ENERGY[key]
@@ -238,12 +255,12 @@ def check_energy_balance(ms, seeds):
             if m is None:
                 continue
             qdd = m.coordinate_accelerations(t0, q, qd)
-            terms = np.array([grads[0] @ qd, grads[1] @ qdd, grads[2] @ qd,
-                              -float(P)])
+            terms = np.array([grads[0] @ qd, grads[1] @ qdd, grads[2] @ qd, -float(P)])
             residual = terms.sum()
             assert abs(residual) < 1e-8 * max(1.0, np.abs(terms).sum()), (
                 f"{name}: d(T+V)/dt - P_nc = {residual} on {ms.name} "
-                f"{ms.options['structure']} (terms {terms})")
+                f"{ms.options['structure']} (terms {terms})"
+            )
 
 
 # ----------------------------------------------------------------------
@@ -254,8 +271,7 @@ def _state_seeds(n=STATES_PER_EXAMPLE):
 
 
 @settings(max_examples=_examples(0.27))
-@given(ms=S.kinematic_trees(dimension=2, max_bodies=MAX_BODIES),
-       seeds=_state_seeds())
+@given(ms=S.kinematic_trees(dimension=2, max_bodies=MAX_BODIES), seeds=_state_seeds())
 def test_planar_trees(ms, seeds):
     check_same_accelerations(ms, seeds)
     check_against_pinocchio(ms, seeds)
@@ -264,8 +280,7 @@ def test_planar_trees(ms, seeds):
 
 
 @settings(max_examples=_examples(0.2))
-@given(ms=S.kinematic_trees(dimension=3, max_bodies=MAX_BODIES),
-       seeds=_state_seeds())
+@given(ms=S.kinematic_trees(dimension=3, max_bodies=MAX_BODIES), seeds=_state_seeds())
 def test_spatial_trees(ms, seeds):
     check_same_accelerations(ms, seeds)
     check_against_pinocchio(ms, seeds)
@@ -286,9 +301,23 @@ def _knife_edge_at_rest_heading_zero():
     along the body axis) declared at heading 0.  Kinematic equations solved
     symbolically for the speeds had a 1/sin(heading) pole there, and
     modified_lagrange, which samples the declared initial state, met 0/0."""
-    values = dict(m=0.5, a=0.0, b=0.0, beta=0.0, gx=0.0, gy=0.0, k=0.0,
-                  s0=0.0, c=0.0, I1_xx=0.01, I1_yy=0.01, I1_zz=0.01,
-                  I1_xy=0.0, I1_yz=0.0, I1_zx=0.0)
+    values = dict(
+        m=0.5,
+        a=0.0,
+        b=0.0,
+        beta=0.0,
+        gx=0.0,
+        gy=0.0,
+        k=0.0,
+        s0=0.0,
+        c=0.0,
+        I1_xx=0.01,
+        I1_yy=0.01,
+        I1_zz=0.01,
+        I1_xy=0.0,
+        I1_yz=0.0,
+        I1_zx=0.0,
+    )
     return S.build_sleigh(values, {"theta": 0.0})
 
 
@@ -322,8 +351,9 @@ def _newton_reaction_functions(ms, index):
     N = ms.frame
 
     def subtree(i):
-        return [i] + [j for c, jt in enumerate(joints) if jt[0] == i
-                      for j in subtree(c)]
+        return [i] + [
+            j for c, jt in enumerate(joints) if jt[0] == i for j in subtree(c)
+        ]
 
     parent = joints[index][0]
     P = N if parent < 0 else ms.bodies[parent].frame
@@ -337,11 +367,11 @@ def _newton_reaction_functions(ms, index):
     kin = dict(ms.kinematics.qdot)
     exprs = [sm.sympify(total.dot(e)).xreplace(kin) for e in (P.x, P.y)]
     Q, U, UD = (sm.symbols(f"_{c}0:{len(q)}") for c in "qvw")
-    rep = {ui.diff(t): s for ui, s in zip(u, UD)} | dict(zip(u, U)) \
-        | dict(zip(q, Q))
+    rep = {ui.diff(t): s for ui, s in zip(u, UD)} | dict(zip(u, U)) | dict(zip(q, Q))
     exprs = [e.xreplace(rep) for e in exprs]
-    return sm.lambdify([list(Q), list(U), list(UD), list(ms.parameters)],
-                       exprs, cse=True)
+    return sm.lambdify(
+        [list(Q), list(U), list(UD), list(ms.parameters)], exprs, cse=True
+    )
 
 
 def _middle_joint_reaction():
@@ -349,11 +379,22 @@ def _middle_joint_reaction():
     reaction is declared: the parent frame turns, the subtree is one body."""
     values = {"gx": 1.0, "gy": -9.0}
     for k in (1, 2):
-        values |= {f"m{k}": 1.0 + k / 3, f"rx{k}": 0.8 * (k - 1),
-                   f"ry{k}": 0.1 * (k - 1), f"cx{k}": 0.4, f"cy{k}": -0.1,
-                   f"I{k}_xx": 0.05, f"I{k}_yy": 0.1, f"I{k}_zz": 0.12,
-                   f"I{k}_xy": 0.01, f"I{k}_yz": 0.0, f"I{k}_zx": 0.0,
-                   f"k{k}": 2.0, f"s{k}": 0.2, f"b{k}": 0.3}
+        values |= {
+            f"m{k}": 1.0 + k / 3,
+            f"rx{k}": 0.8 * (k - 1),
+            f"ry{k}": 0.1 * (k - 1),
+            f"cx{k}": 0.4,
+            f"cy{k}": -0.1,
+            f"I{k}_xx": 0.05,
+            f"I{k}_yy": 0.1,
+            f"I{k}_zz": 0.12,
+            f"I{k}_xy": 0.01,
+            f"I{k}_yz": 0.0,
+            f"I{k}_zx": 0.0,
+            f"k{k}": 2.0,
+            f"s{k}": 0.2,
+            f"b{k}": 0.3,
+        }
     structure = (2, ((-1, "R", 2), (0, "R", 2)), True, True, True, (1,))
     return S.build_tree(structure, values, initial={"q1": 0.4, "q2": -0.3})
 
@@ -366,11 +407,22 @@ def _slider_on_pendulum_reaction():
     force from Kane's auxiliary-speed equation (the multipliers keep it)."""
     values = {"gx": 0.5, "gy": -9.0}
     for k in (1, 2):
-        values |= {f"m{k}": 1.5, f"rx{k}": 0.6 * (k - 1), f"ry{k}": 0.0,
-                   f"cx{k}": 0.3, f"cy{k}": 0.1, f"I{k}_xx": 0.05,
-                   f"I{k}_yy": 0.1, f"I{k}_zz": 0.12, f"I{k}_xy": 0.0,
-                   f"I{k}_yz": 0.0, f"I{k}_zx": 0.0, f"k{k}": 5.0,
-                   f"s{k}": 0.3, f"b{k}": 0.4}
+        values |= {
+            f"m{k}": 1.5,
+            f"rx{k}": 0.6 * (k - 1),
+            f"ry{k}": 0.0,
+            f"cx{k}": 0.3,
+            f"cy{k}": 0.1,
+            f"I{k}_xx": 0.05,
+            f"I{k}_yy": 0.1,
+            f"I{k}_zz": 0.12,
+            f"I{k}_xy": 0.0,
+            f"I{k}_yz": 0.0,
+            f"I{k}_zx": 0.0,
+            f"k{k}": 5.0,
+            f"s{k}": 0.3,
+            f"b{k}": 0.4,
+        }
     structure = (2, ((-1, "R", 2), (0, "P", 0)), True, True, True, (0,))
     return S.build_tree(structure, values, initial={"q1": 0.4, "q2": -0.2})
 
@@ -378,24 +430,31 @@ def _slider_on_pendulum_reaction():
 @settings(max_examples=_examples(0.27))
 @example(ms=_slider_on_pendulum_reaction(), seeds=[0, 0])
 @example(ms=_middle_joint_reaction(), seeds=[1, 2])
-@given(ms=S.kinematic_trees(dimension=2, max_bodies=MAX_BODIES,
-                            joint_types=["revolute", "prismatic"],
-                            joint_reactions=True),
-       seeds=st.lists(_seeds, min_size=STATES_PER_EXAMPLE,
-                      max_size=STATES_PER_EXAMPLE))
+@given(
+    ms=S.kinematic_trees(
+        dimension=2,
+        max_bodies=MAX_BODIES,
+        joint_types=["revolute", "prismatic"],
+        joint_reactions=True,
+    ),
+    seeds=st.lists(_seeds, min_size=STATES_PER_EXAMPLE, max_size=STATES_PER_EXAMPLE),
+)
 def test_reactions_from_multipliers_equal_auxiliary_speeds(ms, seeds):
     if not ms.constraint_forces:
         return  # no revolute joint drawn: nothing to recover
     kane = model(ms, "kane")
     lag = derived(ms, "lagrange")
     assert not lag.extras.get("unrecovered_constraint_forces"), (
-        "lagrange must recover joint reactions declared as constraint "
-        "coordinates")
+        "lagrange must recover joint reactions declared as constraint coordinates"
+    )
     # Formulations with multipliers are the ones that can recover them.
-    others = [name for name, cls in FORMULATIONS.items()
-              if cls.uses_multipliers
-              and not isinstance(derived(ms, name), UnsupportedSystemError)
-              and derived(ms, name).extras.get("constraint_forces")]
+    others = [
+        name
+        for name, cls in FORMULATIONS.items()
+        if cls.uses_multipliers
+        and not isinstance(derived(ms, name), UnsupportedSystemError)
+        and derived(ms, name).extras.get("constraint_forces")
+    ]
     assert "lagrange" in others
     structure = ms.options["structure"]
     (react,) = structure[-1]
@@ -406,15 +465,16 @@ def test_reactions_from_multipliers_equal_auxiliary_speeds(ms, seeds):
         for name in others:
             got = model(ms, name).constraint_forces(t0, q, qd)
             for k in ref:
-                assert np.isclose(got[k], ref[k], rtol=1e-8,
-                                  atol=1e-8 * max(1.0, abs(ref[k]))), (
-                    f"{name}: {k} = {got[k]} but kane gives {ref[k]} on "
-                    f"{structure}")
+                assert np.isclose(
+                    got[k], ref[k], rtol=1e-8, atol=1e-8 * max(1.0, abs(ref[k]))
+                ), f"{name}: {k} = {got[k]} but kane gives {ref[k]} on {structure}"
         x = kane.state_from(q, qd, t0)
         ud = kane.solve_unknowns(t0, x)
-        fx, fy = newton(q, x[len(q):], ud, p)
+        fx, fy = newton(q, x[len(q) :], ud, p)
         k = react + 1
-        assert np.isclose(ref[f"Rx{k}"], fx, rtol=1e-8,
-                          atol=1e-8 * max(1.0, abs(fx))), (ref, fx, fy)
-        assert np.isclose(ref[f"Ry{k}"], fy, rtol=1e-8,
-                          atol=1e-8 * max(1.0, abs(fy))), (ref, fx, fy)
+        assert np.isclose(
+            ref[f"Rx{k}"], fx, rtol=1e-8, atol=1e-8 * max(1.0, abs(fx))
+        ), (ref, fx, fy)
+        assert np.isclose(
+            ref[f"Ry{k}"], fy, rtol=1e-8, atol=1e-8 * max(1.0, abs(fy))
+        ), (ref, fx, fy)

@@ -5,6 +5,7 @@ The MathJax 3 distribution is the one bundled by the
 is copied into ``_static/mathjax`` of every HTML build.  ``conf.py`` points
 ``mathjax_path`` at the copy.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -24,7 +25,8 @@ def mathjax_source() -> Path:
     if spec is None or spec.origin is None:
         raise ExtensionError(
             "MathJax for offline pages comes from the 'sphinx-mathjax-offline' "
-            "package: pip install -e '.[docs]'")
+            "package: pip install -e '.[docs]'"
+        )
     source = Path(spec.origin).parent / "static" / "mathjax"
     if not (source / "tex-svg.js").is_file():
         raise ExtensionError(f"no MathJax found in {source}")
@@ -38,8 +40,7 @@ def _check(app):
 
 def _copy(app, exc):
     if exc is None and app.builder.format == "html":
-        copy_asset(str(mathjax_source()),
-                   str(Path(app.outdir) / "_static" / "mathjax"))
+        copy_asset(str(mathjax_source()), str(Path(app.outdir) / "_static" / "mathjax"))
 
 
 def setup(app):

@@ -51,11 +51,14 @@ def elastic_pendulum() -> MechanicalSystem:
     system.add_loads(me.Force(P, m * g * N.x - k * (r - L) * A.x))
     V = -m * g * r * sm.cos(th) + k * (r - L) ** 2 / 2
     return MechanicalSystem(
-        name="elastic_pendulum", system=system,
+        name="elastic_pendulum",
+        system=system,
         parameters={m: 1.0, k: 40.0, L: 1.0, g: 9.81},
         initial_state={r: 1.2, th: 0.8, ur: 0.0, uth: 0.0},
-        potential_energy=V, energy_conserved=True,
-        random_spread={r: 0.2, th: 1.0})
+        potential_energy=V,
+        energy_conserved=True,
+        random_spread={r: 0.2, th: 1.0},
+    )
 
 
 ms = get_system("elastic_pendulum")
@@ -78,8 +81,10 @@ m_, k_, L_, g_ = 1.0, 40.0, 1.0, 9.81
 for seed in range(5):
     t0, q, qd = ms.random_state(seed)
     (r, th), (rd, thd) = q, qd
-    expected = [r * thd**2 + g_ * np.cos(th) - k_ / m_ * (r - L_),
-                -(2 * rd * thd + g_ * np.sin(th)) / r]
+    expected = [
+        r * thd**2 + g_ * np.cos(th) - k_ / m_ * (r - L_),
+        -(2 * rd * thd + g_ * np.sin(th)) / r,
+    ]
     got = model.coordinate_accelerations(t0, q, qd)
     assert np.allclose(got, expected, rtol=1e-12, atol=1e-12), (got, expected)
 print("kane agrees with Newton's equations at 5 random states")
@@ -93,13 +98,36 @@ print("kane agrees with Newton's equations at 5 random states")
 # the initial state and records one row per formulation.
 import compare
 
-formulations = ["kane", "lagrange", "modified_lagrange", "gibbs_appell",
-                "sympy_kane", "sympy_lagrange"]
-result = compare.run(["elastic_pendulum"], formulations, t_final=3.0,
-                     n_samples=151, jobs=1, progress=False, use_cache=False)
+formulations = [
+    "kane",
+    "lagrange",
+    "modified_lagrange",
+    "gibbs_appell",
+    "sympy_kane",
+    "sympy_lagrange",
+]
+result = compare.run(
+    ["elastic_pendulum"],
+    formulations,
+    t_final=3.0,
+    n_samples=151,
+    jobs=1,
+    progress=False,
+    use_cache=False,
+)
 frame = result.frame.set_index("formulation")
-print(frame[["status", "ops_raw", "ops_cse", "qdd_max_rel_dev",
-             "agreement_horizon", "energy_drift"]].to_string())
+print(
+    frame[
+        [
+            "status",
+            "ops_raw",
+            "ops_cse",
+            "qdd_max_rel_dev",
+            "agreement_horizon",
+            "energy_drift",
+        ]
+    ].to_string()
+)
 
 # Every formulation derives the system and agrees with the reference to
 # round-off, over the whole horizon, conserving energy.

@@ -44,20 +44,24 @@ system = me.System(N, O)
 system.add_coordinates(x, y, th)
 system.add_speeds(u1, u3)
 system.add_speeds(u2, independent=False)
-system.add_kdes(u1 - (sm.cos(th) * x.diff() + sm.sin(th) * y.diff()),
-                u2 - (-sm.sin(th) * x.diff() + sm.cos(th) * y.diff()),
-                u3 - th.diff())
-system.add_nonholonomic_constraints(u2)          # no sideways slip at P
+system.add_kdes(
+    u1 - (sm.cos(th) * x.diff() + sm.sin(th) * y.diff()),
+    u2 - (-sm.sin(th) * x.diff() + sm.cos(th) * y.diff()),
+    u3 - th.diff(),
+)
+system.add_nonholonomic_constraints(u2)  # no sideways slip at P
 system.add_bodies(sleigh)
 system.add_loads(me.Force(G, -c * u1 * B.x), me.Torque(B, T0 * B.z))
 
 ms = MechanicalSystem(
-    name="knife_edge_sleigh", system=system,
+    name="knife_edge_sleigh",
+    system=system,
     parameters={m: 2.0, Izz: 0.3, a: 0.4, c: 0.5, T0: 0.7},
     initial_state={x: 0.0, y: 0.0, th: 0.0, u1: 1.0, u3: 0.0},
     # The lateral force of the blade on the sleigh, at P, along B.y.
     constraint_forces=[ConstraintForce("R", "force", B.y, P, (sleigh,))],
-    random_spread={x: 1.0, y: 1.0, th: 3.0})
+    random_spread={x: 1.0, y: 1.0, th: 3.0},
+)
 print(ms, "degrees of freedom:", ms.degrees_of_freedom)
 assert ms.degrees_of_freedom == 2
 
@@ -108,7 +112,7 @@ for seed in range(8):
     qdd = kane_model.coordinate_accelerations(t0, q, qd)
     theta, (xd, yd, thd), (xdd, ydd, thdd) = q[2], qd, qdd
     U1 = np.cos(theta) * xd + np.sin(theta) * yd
-    U1d = np.cos(theta) * xdd + np.sin(theta) * ydd     # u2 = 0 here
+    U1d = np.cos(theta) * xdd + np.sin(theta) * ydd  # u2 = 0 here
     R_kane = kane_model.constraint_forces(t0, q, qd)["R"]
     z = lagrange_model.solve_unknowns(t0, lagrange_model.state_from(q, qd, t0))
     R_lagrange = z[-1]
@@ -129,12 +133,15 @@ for row in rows:
 # equations with the constraints projected; the force is then evaluated
 # along the way.
 import matplotlib.pyplot as plt
+
 from numeric.integrate import integrate
 
 res = integrate(kane, 6.0, t_eval=np.linspace(0.0, 6.0, 301))
 assert res.success and res.max_velocity_residual < 1e-8
-R = [kane_model.constraint_forces(ti, qi, qdi)["R"]
-     for ti, qi, qdi in zip(res.t, res.q, res.qd)]
+R = [
+    kane_model.constraint_forces(ti, qi, qdi)["R"]
+    for ti, qi, qdi in zip(res.t, res.q, res.qd)
+]
 fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 3.8))
 ax1.plot(res.q[:, 0], res.q[:, 1])
 ax1.set_aspect("equal", adjustable="datalim")

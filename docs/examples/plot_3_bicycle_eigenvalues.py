@@ -24,8 +24,8 @@ tens of seconds and is done once.
 # returns the lean/steer block's eigenvalues sorted by real part.
 import numpy as np
 
-from references.published import bicycle_eigenvalues
 from formulations import get_formulation
+from references.published import bicycle_eigenvalues
 from systems import get_system
 
 ms = get_system("whipple_bicycle")
@@ -36,12 +36,16 @@ print(ev)
 
 # Meijaard et al. (2007), Table 2, v = 4 m/s: castor, capsize and the weave
 # pair (typed here from the paper, not read from this package).
-published = np.array([-12.15861426576447, -1.42944427361326,
-                      0.41325331521125 - 3.07910818603206j,
-                      0.41325331521125 + 3.07910818603206j])
+published = np.array(
+    [
+        -12.15861426576447,
+        -1.42944427361326,
+        0.41325331521125 - 3.07910818603206j,
+        0.41325331521125 + 3.07910818603206j,
+    ]
+)
 assert np.allclose(ev, published, rtol=1e-8, atol=1e-9), ev - published
-print("largest difference from the published values:",
-      np.max(np.abs(ev - published)))
+print("largest difference from the published values:", np.max(np.abs(ev - published)))
 
 # %%
 # The same through the general API
@@ -77,8 +81,13 @@ fig, ax = plt.subplots(figsize=(7, 4.5))
 ax.plot(speeds, spectra.real, "k.", ms=5)
 ax.plot(speeds, np.abs(spectra.imag), ".", color="tab:blue", ms=4)
 ax.axhline(0.0, color="0.5", lw=0.8)
-ax.axvspan(4.29238253634111, 6.02426201538837, color="tab:green", alpha=0.15,
-           label="self-stable (published weave and capsize speeds)")
+ax.axvspan(
+    4.29238253634111,
+    6.02426201538837,
+    color="tab:green",
+    alpha=0.15,
+    label="self-stable (published weave and capsize speeds)",
+)
 ax.set_ylim(-10, 10)
 ax.set_xlabel("forward speed v (m/s)")
 ax.set_ylabel("eigenvalue: real part (black), |imaginary| (blue)")

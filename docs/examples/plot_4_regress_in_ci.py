@@ -31,9 +31,16 @@ from pathlib import Path
 import compare
 
 work = Path(tempfile.mkdtemp())
-baseline = compare.run(["double_pendulum"], ["kane", "gibbs_appell"],
-                       t_final=1.0, n_samples=51, jobs=1, progress=False,
-                       use_cache=False, out=work / "baseline")
+baseline = compare.run(
+    ["double_pendulum"],
+    ["kane", "gibbs_appell"],
+    t_final=1.0,
+    n_samples=51,
+    jobs=1,
+    progress=False,
+    use_cache=False,
+    out=work / "baseline",
+)
 print(baseline)
 print(sorted(p.name for p in (work / "baseline").iterdir()))
 
@@ -55,9 +62,19 @@ print(sorted(p.name for p in (work / "baseline").iterdir()))
 #    python -m compare regress --baseline reports/baseline --quiet --ignore-times
 from compare.cli import main
 
-status = main(["regress", "--baseline", str(work / "baseline"),
-               "--out", str(work / "new"), "--quiet", "--jobs", "1",
-               "--ignore-times"])
+status = main(
+    [
+        "regress",
+        "--baseline",
+        str(work / "baseline"),
+        "--out",
+        str(work / "new"),
+        "--quiet",
+        "--jobs",
+        "1",
+        "--ignore-times",
+    ]
+)
 print("exit status:", status)
 assert status == 0
 
@@ -76,8 +93,17 @@ frame = pd.read_csv(csv)
 frame.loc[frame["formulation"] == "gibbs_appell", "ops_cse"] -= 1
 frame.to_csv(csv, index=False)
 
-status = main(["regress", "--baseline", str(work / "baseline"),
-               "--run", str(work / "new"), "--quiet", "--ignore-times"])
+status = main(
+    [
+        "regress",
+        "--baseline",
+        str(work / "baseline"),
+        "--run",
+        str(work / "new"),
+        "--quiet",
+        "--ignore-times",
+    ]
+)
 print("exit status:", status)
 assert status == 1
 
@@ -87,8 +113,7 @@ assert status == 1
 from compare.regress import compare_runs
 from compare.runner import load
 
-findings = compare_runs(load(work / "baseline"), load(work / "new"),
-                        ignore_times=True)
+findings = compare_runs(load(work / "baseline"), load(work / "new"), ignore_times=True)
 for finding in findings:
     print(finding)
 assert [f.kind for f in findings if f.regression] == ["ops"]

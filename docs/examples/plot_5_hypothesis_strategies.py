@@ -34,12 +34,15 @@ def my_accelerations(ms, forget_dT_dq=False):
     q = list(ms.coordinates)
     qd = [qi.diff(t) for qi in q]
     u_map = dict(ms.kinematics.u_of_qdot)
-    T = ms.kinetic_energy()                       # in (t, q, q')
+    T = ms.kinetic_energy()  # in (t, q, q')
     Q = [sm.S.Zero] * len(q)
-    for load in ms.loads:                          # generalized forces
-        v = (load.point.vel(ms.frame) if isinstance(load, me.Force)
-             else load.frame.ang_vel_in(ms.frame))
-        v = v.subs(u_map)                          # speeds -> q'
+    for load in ms.loads:  # generalized forces
+        v = (
+            load.point.vel(ms.frame)
+            if isinstance(load, me.Force)
+            else load.frame.ang_vel_in(ms.frame)
+        )
+        v = v.subs(u_map)  # speeds -> q'
         for j, qdj in enumerate(qd):
             Q[j] += load.vector.dot(v.diff(qdj, ms.frame))
     Q = sm.Matrix(Q).subs(u_map)
@@ -50,14 +53,15 @@ def my_accelerations(ms, forget_dT_dq=False):
         f += sm.Matrix([T.diff(qi) for qi in q])
     Qs, QDs = sm.symbols(f"x0:{len(q)}"), sm.symbols(f"v0:{len(q)}")
     rep = dict(zip(qd, QDs)) | dict(zip(q, Qs))
-    fun = sm.lambdify([Qs, QDs, list(ms.parameters)],
-                      [M.xreplace(rep), f.xreplace(rep)])
+    fun = sm.lambdify(
+        [Qs, QDs, list(ms.parameters)], [M.xreplace(rep), f.xreplace(rep)]
+    )
     values = list(ms.parameters.values())
 
     def qdd(t0, q_, qd_):
         M_, f_ = fun(q_, qd_, values)
-        return np.linalg.solve(np.asarray(M_, float),
-                               np.asarray(f_, float).ravel())
+        return np.linalg.solve(np.asarray(M_, float), np.asarray(f_, float).ravel())
+
     return qdd
 
 
@@ -70,15 +74,16 @@ def my_accelerations(ms, forget_dT_dq=False):
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from testing.strategies import consistent_states, open_chains
 from formulations import get_formulation
+from testing.strategies import consistent_states, open_chains
 
 
 def agrees_with_kane(ms, state, **options):
     t0, q, qd = state
     ours = my_accelerations(ms, **options)(t0, q, qd)
-    theirs = get_formulation("kane").derive(ms).numeric() \
-        .coordinate_accelerations(t0, q, qd)
+    theirs = (
+        get_formulation("kane").derive(ms).numeric().coordinate_accelerations(t0, q, qd)
+    )
     scale = max(1.0, np.max(np.abs(theirs)))
     return np.max(np.abs(ours - theirs)) / scale
 
@@ -86,8 +91,12 @@ def agrees_with_kane(ms, state, **options):
 checked = []
 
 
-@settings(max_examples=6, deadline=None, database=None,
-          suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=6,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 @given(data=st.data())
 def test_my_lagrange(data):
     ms = data.draw(open_chains(dimension=2, max_bodies=3))
@@ -111,12 +120,18 @@ assert len(checked) >= 6
 # and state.  (Shrinking is turned off to keep the build short.)
 
 
-@settings(max_examples=5, deadline=None, database=None,
-          phases=[Phase.generate], report_multiple_bugs=False)
+@settings(
+    max_examples=5,
+    deadline=None,
+    database=None,
+    phases=[Phase.generate],
+    report_multiple_bugs=False,
+)
 @given(data=st.data())
 def test_buggy(data):
-    ms = data.draw(open_chains(dimension=2, min_bodies=2, max_bodies=2,
-                               joint_types=("revolute",)))
+    ms = data.draw(
+        open_chains(dimension=2, min_bodies=2, max_bodies=2, joint_types=("revolute",))
+    )
     state = data.draw(consistent_states(ms))
     assert agrees_with_kane(ms, state, forget_dT_dq=True) < 1e-9
 

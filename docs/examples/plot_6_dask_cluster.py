@@ -19,8 +19,9 @@ changes.
 # -------------------------------
 from dask.distributed import Client, LocalCluster
 
-cluster = LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
-                       dashboard_address=None)
+cluster = LocalCluster(
+    n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None
+)
 client = Client(cluster)
 print(client)
 
@@ -37,13 +38,21 @@ from dask.distributed import get_task_stream
 import compare
 
 with get_task_stream(client) as stream:
-    result = compare.run(["double_pendulum", "rotating_tube"],
-                         ["kane", "lagrange", "gibbs_appell"],
-                         executor=client.get_executor(), t_final=1.0,
-                         n_samples=51, progress=False, use_cache=False)
+    result = compare.run(
+        ["double_pendulum", "rotating_tube"],
+        ["kane", "lagrange", "gibbs_appell"],
+        executor=client.get_executor(),
+        t_final=1.0,
+        n_samples=51,
+        progress=False,
+        use_cache=False,
+    )
 print(result)
-print(result.frame[["system", "formulation", "status", "ops_cse",
-                    "qdd_max_rel_dev"]].to_string(index=False))
+print(
+    result.frame[
+        ["system", "formulation", "status", "ops_cse", "qdd_max_rel_dev"]
+    ].to_string(index=False)
+)
 
 assert len(result.frame) == 6
 assert (result.frame["status"] == "ok").all()

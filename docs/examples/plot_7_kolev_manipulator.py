@@ -42,19 +42,29 @@ assert eom.n_equations == 3 and eom.n_multipliers == 0
 t = me.dynamicsymbols._t
 P = {str(s): s for s in ms.parameters}
 m1, m2, J, h, g, gamma, c22, c23, c33, F_D = (
-    P[n] for n in "m1 m2 J_O2 h g gamma c22 c23 c33 F_D".split())
+    P[n] for n in "m1 m2 J_O2 h g gamma c22 c23 c33 F_D".split()
+)
 C = {str(q): q for q in ms.coordinates}
 qG, q1, q2, q3 = (C[f"{n}(t)"] for n in ("qG", "q1", "q2", "q3"))
-dd = lambda q: q.diff(t, 2)  # noqa: E731
+dd = lambda q: q.diff(t, 2)
 hc = h * sm.cos(gamma)
 published = [
     (m1 + m2) * dd(qG) - (F_D - (m1 + m2) * g),
-    dd(q2) + dd(q3) * hc + c22 * (m1 + m2) / (m1 * m2) * q2
-    + (c23 * m1 + c22 * m2 * hc) / (m1 * m2) * q3 - F_D / (m1 + m2),
-    dd(q2) * (m1 + m2) * m2 * hc / m1 + dd(q3) * (J + (m2 * hc) ** 2 / m1)
+    dd(q2)
+    + dd(q3) * hc
+    + c22 * (m1 + m2) / (m1 * m2) * q2
+    + (c23 * m1 + c22 * m2 * hc) / (m1 * m2) * q3
+    - F_D / (m1 + m2),
+    dd(q2) * (m1 + m2) * m2 * hc / m1
+    + dd(q3) * (J + (m2 * hc) ** 2 / m1)
     + q2 * (m1 + m2) / m1 * (c23 + c22 * m2 / m1 * hc)
-    + q3 * (2 * c23 * m2 / m1 * hc + c22 * (m2 / m1 * hc) ** 2 + c33
-            + m2 * g * h * sm.sin(gamma))
+    + q3
+    * (
+        2 * c23 * m2 / m1 * hc
+        + c22 * (m2 / m1 * hc) ** 2
+        + c33
+        + m2 * g * h * sm.sin(gamma)
+    )
     - F_D * m2 / m1 * hc,
 ]
 
@@ -68,8 +78,9 @@ published = [
 # (2.20) for :math:`\bar q_2` is :math:`E_2 + (m_2/m_1)E_1`, which the paper
 # divided by that factor.
 derived = eom.mass_matrix * sm.Matrix(eom.unknowns) - eom.forcing
-ratios = [sm.factor(sm.simplify(sm.simplify(derived[i]) / published[i]))
-          for i in range(3)]
+ratios = [
+    sm.factor(sm.simplify(sm.simplify(derived[i]) / published[i])) for i in range(3)
+]
 for i, r in enumerate(ratios):
     print(f"equation {i + 1}: derived / published = {r}")
 assert ratios[0] == 1 and ratios[2] == 1
@@ -84,34 +95,35 @@ assert sm.simplify(ratios[1] - m2 * (m1 + m2) / m1) == 0
 # forces (3.6) and (3.8) as printed, once with the corrected kinetic energy
 # (body 1 at :math:`\bar q_\Gamma + \bar q_1`) and once with the printed
 # :math:`m_1(\dot{\bar q}_\Gamma - \dot{\bar q}_1)^2`.
-Q = {qG: F_D - (m1 + m2) * g,
-     q1: F_D - m1 * g - c22 * (q1 + q2) - c23 * q3,
-     q2: m2 * g - c22 * (q1 + q2) - c23 * q3,
-     q3: m2 * g * h * (sm.cos(gamma) - q3 * sm.sin(gamma))
-     - c23 * (q1 + q2) - c33 * q3}
-f1 = m2 / m1 * q2 + m2 / m1 * q3 * hc                      # (3.8)
+Q = {
+    qG: F_D - (m1 + m2) * g,
+    q1: F_D - m1 * g - c22 * (q1 + q2) - c23 * q3,
+    q2: m2 * g - c22 * (q1 + q2) - c23 * q3,
+    q3: m2 * g * h * (sm.cos(gamma) - q3 * sm.sin(gamma)) - c23 * (q1 + q2) - c33 * q3,
+}
+f1 = m2 / m1 * q2 + m2 / m1 * q3 * hc  # (3.8)
 
 
 def kinetic_energy(sign):
     d = {q: q.diff(t) for q in (qG, q1, q2, q3)}
-    return (m1 * (d[qG] + sign * d[q1]) ** 2 + m2 * (d[qG] - d[q2]) ** 2
-            + J * d[q3] ** 2) / 2 - m2 * (d[qG] - d[q2]) * d[q3] * hc
+    return (
+        m1 * (d[qG] + sign * d[q1]) ** 2 + m2 * (d[qG] - d[q2]) ** 2 + J * d[q3] ** 2
+    ) / 2 - m2 * (d[qG] - d[q2]) * d[q3] * hc
 
 
 def modified_lagrange_by_hand(T):
     def E(q):
         return T.diff(q.diff(t)).diff(t) - T.diff(q) - Q[q]
+
     rep = {dd(q1): f1.diff(t, 2), q1.diff(t): f1.diff(t), q1: f1}
-    return [sm.expand((E(q) + E(q1) * f1.diff(q)).subs(rep))
-            for q in (qG, q2, q3)]
+    return [sm.expand((E(q) + E(q1) * f1.diff(q)).subs(rep)) for q in (qG, q2, q3)]
 
 
 factors = [1, m2 * (m1 + m2) / m1, 1]
 
 
 def reproduces_3_10(eqs):
-    return all(sm.simplify(e - k * p) == 0
-               for e, k, p in zip(eqs, factors, published))
+    return all(sm.simplify(e - k * p) == 0 for e, k, p in zip(eqs, factors, published))
 
 
 corrected = reproduces_3_10(modified_lagrange_by_hand(kinetic_energy(+1)))
@@ -135,6 +147,9 @@ assert corrected and not printed
 from formulations.modified_lagrange import kolev_cost_table
 
 table = kolev_cost_table(["kolev_manipulator"])
-print(table[["variant", "ops_raw", "ops_cse", "n_equations",
-             "n_multipliers"]].to_string(index=False))
+print(
+    table[["variant", "ops_raw", "ops_cse", "n_equations", "n_multipliers"]].to_string(
+        index=False
+    )
+)
 assert (table["error"] == "").all()

@@ -1,13 +1,18 @@
 """The literature's operation-count convention on hand-counted expressions,
 and the LU solve's count against its loops run with counters."""
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
 import sympy as sm
 
-from bench.literature_counts import (count_ops_literature, featherstone,
-                                       lu_solve_counts, PUBLISHED)
+from bench.literature_counts import (
+    PUBLISHED,
+    count_ops_literature,
+    featherstone,
+    lu_solve_counts,
+)
 
 a, b, c, d, x, y, q, m, l = sm.symbols("a b c d x y q m l")
 
@@ -17,20 +22,22 @@ def counts(exprs, params=()):
     return n.mul, n.add, dict(n.calls)
 
 
-@pytest.mark.parametrize("expr,expected", [
-    (a * b + c, (1, 1, {})),
-    (a * b - c * d, (2, 1, {})),            # a subtraction is an addition
-    (-a * b, (1, 0, {})),                   # the sign is free
-    (a / b, (1, 0, {})),                    # a division is a multiplication
-    (1 / (a * b), (2, 0, {})),              # a*b, then 1/(a*b)
-    (a / (b * c), (2, 0, {})),
-    (x ** 3, (2, 0, {})),
-    (a / x ** 2, (2, 0, {})),               # x*x, a/(x*x)
-    (2 * x + 3 * y - 1, (2, 2, {})),
-    (sm.sin(q) * sm.cos(q) + sm.sqrt(x), (1, 1, {"sin": 1, "cos": 1,
-                                                 "sqrt": 1})),
-    (x ** sm.Rational(3, 2), (0, 0, {"pow": 1})),
-])
+@pytest.mark.parametrize(
+    "expr,expected",
+    [
+        (a * b + c, (1, 1, {})),
+        (a * b - c * d, (2, 1, {})),  # a subtraction is an addition
+        (-a * b, (1, 0, {})),  # the sign is free
+        (a / b, (1, 0, {})),  # a division is a multiplication
+        (1 / (a * b), (2, 0, {})),  # a*b, then 1/(a*b)
+        (a / (b * c), (2, 0, {})),
+        (x**3, (2, 0, {})),
+        (a / x**2, (2, 0, {})),  # x*x, a/(x*x)
+        (2 * x + 3 * y - 1, (2, 2, {})),
+        (sm.sin(q) * sm.cos(q) + sm.sqrt(x), (1, 1, {"sin": 1, "cos": 1, "sqrt": 1})),
+        (x ** sm.Rational(3, 2), (0, 0, {"pow": 1})),
+    ],
+)
 def test_hand_counted(expr, expected):
     assert counts([expr]) == expected
 
@@ -44,14 +51,14 @@ def test_common_subexpressions_count_once():
 
 
 def test_parameter_only_parts_are_counted_apart():
-    n = count_ops_literature([m * l * sm.sin(q) + m * l ** 2 * x], [m, l])
+    n = count_ops_literature([m * l * sm.sin(q) + m * l**2 * x], [m, l])
     # Per evaluation: p0*sin(q) + p1*x (p0 = m*l, p1 = m*l**2).
     assert (n.mul, n.add, dict(n.calls)) == (2, 1, {"sin": 1})
     # Per parameter set: m*l (1) and m*l**2 (2, or 1 reusing m*l: cse
     # does not see l**2 inside m*l**2 as l*l, so 2).
     assert n.param_mul in (2, 3) and n.param_add == 0
     # The same expression with m, l as inputs costs more per evaluation.
-    plain = count_ops_literature([m * l * sm.sin(q) + m * l ** 2 * x])
+    plain = count_ops_literature([m * l * sm.sin(q) + m * l**2 * x])
     assert plain.mul > n.mul
 
 
@@ -111,13 +118,16 @@ def test_compiled_backend_has_the_counted_solver():
     import inspect
 
     import numeric.compiled as compiled
+
     src = inspect.getsource(compiled)
-    for line in ("double inv = 1.0 / A[k * n + k];",
-                 "double l = A[i * n + k] * inv;",
-                 "A[i * n + j] -= l * A[k * n + j];",
-                 "b[i] -= l * b[k];",
-                 "s -= A[i * n + j] * b[j];",
-                 "b[i] = s / A[i * n + i];"):
+    for line in (
+        "double inv = 1.0 / A[k * n + k];",
+        "double l = A[i * n + k] * inv;",
+        "A[i * n + j] -= l * A[k * n + j];",
+        "b[i] -= l * b[k];",
+        "s -= A[i * n + j] * b[j];",
+        "b[i] = s / A[i * n + i];",
+    ):
         assert line in src
 
 
@@ -128,19 +138,28 @@ def test_published_figures_are_self_consistent():
     f6 = featherstone(6)
     assert f6["RNEA"] == (450, 386) and f6["ABA"] == (1085, 982)
     # Hollerbach's polynomial disagrees with his tabulated 66,271.
-    poly = (sm.Rational(65, 2) * 6 ** 4 + sm.Rational(1037, 12) * 6 ** 3
-            + sm.Rational(685, 4) * 6 ** 2 + sm.Rational(160, 3) * 6 - 128)
+    poly = (
+        sm.Rational(65, 2) * 6**4
+        + sm.Rational(1037, 12) * 6**3
+        + sm.Rational(685, 4) * 6**2
+        + sm.Rational(160, 3) * 6
+        - 128
+    )
     assert poly == 67143
-    assert PUBLISHED["Lagrangian, 4x4 matrices (Uicker/Kahn; Hollerbach 1980)"][0] == 66271
+    assert (
+        PUBLISHED["Lagrangian, 4x4 matrices (Uicker/Kahn; Hollerbach 1980)"][0] == 66271
+    )
     assert (150 * 6 - 48, 131 * 6 - 48) == PUBLISHED[
-        "recursive Newton-Euler (Hollerbach 1980)"][:2]
+        "recursive Newton-Euler (Hollerbach 1980)"
+    ][:2]
 
 
 def test_table_from_a_run():
     from bench.literature_table import literature_markdown, literature_rows
 
-    frame = literature_rows(ns=(1, 2), formulations=("lagrange",),
-                            stanford=False, progress=lambda row: None)
+    frame = literature_rows(
+        ns=(1, 2), formulations=("lagrange",), stanford=False, progress=lambda row: None
+    )
     one = frame[frame["n"] == 1].iloc[0]
     # One joint about the vertical: M is a constant of the parameters and
     # the forcing vanishes, so forward dynamics per evaluation is the

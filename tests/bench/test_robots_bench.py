@@ -1,4 +1,5 @@
 """The robot section of the benchmark (bench.robots), on small sizes."""
+
 from __future__ import annotations
 
 import pandas as pd
@@ -12,31 +13,31 @@ pytest.importorskip("pinocchio")
 
 def test_chain_counts_against_aba_and_the_crossing(tmp_path):
     lines = []
-    rows = bench_robots(tmp_path, lines.append, ns=[2, 3],
-                        formulations=("kane",), parts={"chain"})["chain"]
+    rows = bench_robots(
+        tmp_path, lines.append, ns=[2, 3], formulations=("kane",), parts={"chain"}
+    )["chain"]
     assert [r["n"] for r in rows] == [2, 3]
     # Featherstone's ABA, 224n - 259 / 205n - 248, written out here.
-    assert [(r["aba_mul"], r["aba_add"]) for r in rows] == [(189, 162),
-                                                           (413, 367)]
+    assert [(r["aba_mul"], r["aba_add"]) for r in rows] == [(189, 162), (413, 367)]
     for r in rows:
         assert r["status"] == "ok"
         assert r["ratio_total"] == pytest.approx(
-            (r["fd_mul"] + r["fd_add"]) / (r["aba_mul"] + r["aba_add"]),
-            abs=1e-3)
+            (r["fd_mul"] + r["fd_add"]) / (r["aba_mul"] + r["aba_add"]), abs=1e-3
+        )
     # Counts grow with the chain, and the file holds the same rows.
     assert rows[1]["fd_mul"] > rows[0]["fd_mul"]
     csv = pd.read_csv(tmp_path / "robots_chain.csv")
     assert list(csv["fd_mul"]) == [r["fd_mul"] for r in rows]
     md = (tmp_path / "robots.md").read_text()
     below = all(r["ratio_total"] <= 1 for r in rows)
-    assert ("kane: at or below ABA for every measured n (up to n = 3)" in md) \
-        == below
+    assert ("kane: at or below ABA for every measured n (up to n = 3)" in md) == below
     assert any("n=3 kane" in ln for ln in lines)
 
 
 def test_stanford_arm_against_kane_and_levinson(tmp_path):
-    rows = bench_robots(tmp_path, lambda s: None, formulations=("kane",),
-                        parts={"stanford"})["stanford"]
+    rows = bench_robots(
+        tmp_path, lambda s: None, formulations=("kane",), parts={"stanford"}
+    )["stanford"]
     (r,) = rows
     assert r["status"] == "ok" and (r["kl_mul"], r["kl_add"]) == (646, 394)
     assert r["ratio_mul"] == pytest.approx(r["id_mul"] / 646, abs=1e-3)
@@ -48,9 +49,14 @@ def test_stanford_arm_against_kane_and_levinson(tmp_path):
 
 
 def test_a_capped_case_is_recorded_and_larger_n_not_tried(tmp_path):
-    rows = bench_robots(tmp_path, lambda s: None, ns=[2, 3],
-                        formulations=("lagrange",), parts={"chain"},
-                        cap=0.01)["chain"]
+    rows = bench_robots(
+        tmp_path,
+        lambda s: None,
+        ns=[2, 3],
+        formulations=("lagrange",),
+        parts={"chain"},
+        cap=0.01,
+    )["chain"]
     assert [r["status"] for r in rows] == ["capped", "capped"]
     assert "capped at 0.01 s" in (tmp_path / "robots.md").read_text()
 

@@ -4,6 +4,7 @@ main process, bad options, cache repairs and faults during a run.
 Every test runs ``python -m compare`` in a subprocess on the smallest
 catalogue systems with short horizons.
 """
+
 from __future__ import annotations
 
 import json
@@ -43,31 +44,46 @@ def _shared_cache(tmp_path_factory):
 
 
 def _env(cache=None):
-    return dict(os.environ, EOMCOMPARE_CACHE=str(cache or _SHARED["cache"]),
-                PYTHONPATH=str(ROOT))
+    return dict(
+        os.environ,
+        EOMCOMPARE_CACHE=str(cache or _SHARED["cache"]),
+        PYTHONPATH=str(ROOT),
+    )
 
 
 def cli(tmp_path, *args, timeout=300, cache=None):
-    return subprocess.run([sys.executable, "-m", "compare", *map(str, args)],
-                          cwd=ROOT, env=_env(cache), capture_output=True,
-                          text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "compare", *map(str, args)],
+        cwd=ROOT,
+        env=_env(cache),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def popen(tmp_path, *args):
-    return subprocess.Popen([sys.executable, "-m", "compare", *map(str, args)],
-                            cwd=ROOT, env=_env(), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "compare", *map(str, args)],
+        cwd=ROOT,
+        env=_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def rows_of(out: Path) -> list[dict]:
     path = out / "rows.jsonl"
-    return [json.loads(x) for x in path.read_text().splitlines()] \
-        if path.exists() else []
+    return (
+        [json.loads(x) for x in path.read_text().splitlines()] if path.exists() else []
+    )
 
 
 def children_of(pid: int) -> list[int]:
-    out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)],
-                         capture_output=True, text=True).stdout
+    out = subprocess.run(
+        ["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True, text=True
+    ).stdout
     return [int(x) for x in out.split()]
 
 
@@ -104,9 +120,22 @@ def test_resume_never_pairs_a_row_with_another_runs_trajectory(tmp_path):
     assert cli(tmp_path, *common, "--t-final", "0.4").returncode == 0
     # Another horizon into the same directory, one formulation only: it
     # must not replace the trajectory the first run's rows stand on.
-    other = cli(tmp_path, "run", "--systems", "double_pendulum", "--formulations",
-                "kane", "--t-final", "0.2", "--jobs", "1", "--quiet",
-                "--no-report", "--out", out)
+    other = cli(
+        tmp_path,
+        "run",
+        "--systems",
+        "double_pendulum",
+        "--formulations",
+        "kane",
+        "--t-final",
+        "0.2",
+        "--jobs",
+        "1",
+        "--quiet",
+        "--no-report",
+        "--out",
+        out,
+    )
     assert other.returncode == 0, other.stderr
     again = cli(tmp_path, *common, "--t-final", "0.4")
     assert again.returncode == 0, again.stderr
@@ -127,9 +156,24 @@ def test_resume_never_pairs_a_row_with_another_runs_trajectory(tmp_path):
 def test_an_own_formulation_timing_out_fails_the_run(tmp_path):
     # A thousand seconds of the chaotic double pendulum at 1e-10 take far
     # longer than the one second allowed.
-    res = cli(tmp_path, "run", "--systems", "double_pendulum", "--formulations",
-              "kane", "--t-final", "1000", "--timeout", "1", "--jobs", "1",
-              "--quiet", "--no-report", "--out", tmp_path / "run")
+    res = cli(
+        tmp_path,
+        "run",
+        "--systems",
+        "double_pendulum",
+        "--formulations",
+        "kane",
+        "--t-final",
+        "1000",
+        "--timeout",
+        "1",
+        "--jobs",
+        "1",
+        "--quiet",
+        "--no-report",
+        "--out",
+        tmp_path / "run",
+    )
     assert res.returncode == 1, res.stdout + res.stderr
     assert "double_pendulum/kane: timeout" in res.stdout
     (row,) = rows_of(tmp_path / "run")
@@ -138,9 +182,23 @@ def test_an_own_formulation_timing_out_fails_the_run(tmp_path):
 
 def test_a_peers_non_finite_equations_are_listed_but_do_not_fail(tmp_path):
     # sympy's KanesMethod leaves 0/0 in the wheelbarrow at heading 0.
-    res = cli(tmp_path, "run", "--systems", "wheelbarrow", "--formulations",
-              "kane", "sympy_kane", "--t-final", "0.1", "--jobs", "2",
-              "--quiet", "--no-report", "--out", tmp_path / "run")
+    res = cli(
+        tmp_path,
+        "run",
+        "--systems",
+        "wheelbarrow",
+        "--formulations",
+        "kane",
+        "sympy_kane",
+        "--t-final",
+        "0.1",
+        "--jobs",
+        "2",
+        "--quiet",
+        "--no-report",
+        "--out",
+        tmp_path / "run",
+    )
     assert res.returncode == 0, res.stdout + res.stderr
     assert "not failures" in res.stdout
     assert "wheelbarrow/sympy_kane: error" in res.stdout
@@ -148,17 +206,21 @@ def test_a_peers_non_finite_equations_are_listed_but_do_not_fail(tmp_path):
     assert frame.loc["kane", "status"] == "ok"
 
 
-@pytest.mark.parametrize("args, needle", [
-    (["--method", "Foo"], "method must be one of"),
-    (["--formulations", "Foo"], "unknown formulations ['Foo']"),
-    (["--timeout", "-5"], "timeout must be a positive number"),
-    (["--rtol", "-1"], "rtol must be a positive number"),
-    (["--jobs", "0"], "--jobs must be a positive integer"),
-])
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["--method", "Foo"], "method must be one of"),
+        (["--formulations", "Foo"], "unknown formulations ['Foo']"),
+        (["--timeout", "-5"], "timeout must be a positive number"),
+        (["--rtol", "-1"], "rtol must be a positive number"),
+        (["--jobs", "0"], "--jobs must be a positive integer"),
+    ],
+)
 def test_bad_options_are_refused_up_front_in_one_line(tmp_path, args, needle):
     out = tmp_path / "run"
-    res = cli(tmp_path, "run", "--systems", "double_pendulum", *args, "--quiet",
-              "--out", out)
+    res = cli(
+        tmp_path, "run", "--systems", "double_pendulum", *args, "--quiet", "--out", out
+    )
     assert res.returncode == 2
     assert needle in one_line_error(res)
     assert not (out / "rows.jsonl").exists()
@@ -190,9 +252,18 @@ def test_an_output_that_cannot_be_written_is_refused_before_computing(tmp_path):
 
 def test_an_unreachable_scheduler_fails_within_seconds(tmp_path):
     start = time.monotonic()
-    res = cli(tmp_path, "run", *SMALL, "--quiet", "--scheduler",
-              "tcp://127.0.0.1:9", "--connect-timeout", "2", "--out",
-              tmp_path / "run")
+    res = cli(
+        tmp_path,
+        "run",
+        *SMALL,
+        "--quiet",
+        "--scheduler",
+        "tcp://127.0.0.1:9",
+        "--connect-timeout",
+        "2",
+        "--out",
+        tmp_path / "run",
+    )
     assert time.monotonic() - start < 30
     assert res.returncode == 2
     assert "tcp://127.0.0.1:9" in one_line_error(res)
@@ -205,8 +276,19 @@ def test_an_unreachable_scheduler_fails_within_seconds(tmp_path):
 @pytest.mark.parametrize("sig, rc", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_a_signal_to_the_main_process_stops_it_and_its_workers(tmp_path, sig, rc):
     out = tmp_path / "run"
-    proc = popen(tmp_path, "run", *SMALL, "--t-final", "1000", "--jobs", "2",
-                 "--quiet", "--no-report", "--out", out)
+    proc = popen(
+        tmp_path,
+        "run",
+        *SMALL,
+        "--t-final",
+        "1000",
+        "--jobs",
+        "2",
+        "--quiet",
+        "--no-report",
+        "--out",
+        out,
+    )
     try:
         wait_for(lambda: len(children_of(proc.pid)) == 2, 120, "two workers")
         workers = children_of(proc.pid)
@@ -226,8 +308,18 @@ def test_a_signal_to_the_main_process_stops_it_and_its_workers(tmp_path, sig, rc
 
 def test_cases_finished_in_workers_when_the_signal_comes_are_kept(tmp_path):
     out = tmp_path / "run"
-    args = ["run", *SMALL, "--t-final", "0.3", "--jobs", "2", "--quiet",
-            "--no-report", "--out", out]
+    args = [
+        "run",
+        *SMALL,
+        "--t-final",
+        "0.3",
+        "--jobs",
+        "2",
+        "--quiet",
+        "--no-report",
+        "--out",
+        out,
+    ]
     assert cli(tmp_path, *args, "--fresh").returncode == 0  # warm the cache
     proc = popen(tmp_path, *args, "--fresh")
     try:
@@ -235,8 +327,9 @@ def test_cases_finished_in_workers_when_the_signal_comes_are_kept(tmp_path):
         workers = children_of(proc.pid)
         # The main process sleeps while both workers finish their cases.
         proc.send_signal(signal.SIGSTOP)
-        wait_for(lambda: not any(alive(w) for w in workers), 120,
-                 "the workers to finish")
+        wait_for(
+            lambda: not any(alive(w) for w in workers), 120, "the workers to finish"
+        )
         proc.send_signal(signal.SIGTERM)
         proc.send_signal(signal.SIGCONT)
         _, err = proc.communicate(timeout=60)
@@ -254,9 +347,22 @@ def test_cases_finished_in_workers_when_the_signal_comes_are_kept(tmp_path):
 # Cache repairs
 # ----------------------------------------------------------------------
 def test_a_cache_repair_is_reported_and_counted(tmp_path):
-    args = ["run", "--systems", "double_pendulum", "--formulations", "kane",
-            "--t-final", "0.1", "--jobs", "1", "--quiet", "--no-report",
-            "--fresh", "--out", tmp_path / "run"]
+    args = [
+        "run",
+        "--systems",
+        "double_pendulum",
+        "--formulations",
+        "kane",
+        "--t-final",
+        "0.1",
+        "--jobs",
+        "1",
+        "--quiet",
+        "--no-report",
+        "--fresh",
+        "--out",
+        tmp_path / "run",
+    ]
     cache = tmp_path / "cache"
     first = cli(tmp_path, *args, cache=cache)
     assert first.returncode == 0 and "cache:" not in first.stderr
@@ -273,8 +379,10 @@ def test_a_cache_repair_is_reported_and_counted(tmp_path):
     assert meta["cache_repairs"] == 1
     third = cli(tmp_path, *args, cache=cache)
     assert "cache:" not in third.stderr
-    assert json.loads((tmp_path / "run" / "metadata.json").read_text()
-                      )["cache_repairs"] == 0
+    assert (
+        json.loads((tmp_path / "run" / "metadata.json").read_text())["cache_repairs"]
+        == 0
+    )
 
 
 # ----------------------------------------------------------------------
@@ -283,8 +391,9 @@ def test_a_cache_repair_is_reported_and_counted(tmp_path):
 def _mount_tmpfs(path: Path, options: str) -> bool:
     if os.geteuid() != 0 or not shutil.which("mount"):
         return False
-    res = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs",
-                          str(path)], capture_output=True)
+    res = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(path)], capture_output=True
+    )
     return res.returncode == 0
 
 
@@ -296,9 +405,22 @@ def _assert_unique_complete(out: Path, n: int):
 
 def test_a_worker_killed_mid_case_is_a_row_and_runs_again(tmp_path):
     out = tmp_path / "run"
-    args = ["run", "--systems", "double_pendulum", "rotating_tube",
-            "--formulations", "kane", "--t-final", "0.3", "--jobs", "1",
-            "--quiet", "--no-report", "--out", out]
+    args = [
+        "run",
+        "--systems",
+        "double_pendulum",
+        "rotating_tube",
+        "--formulations",
+        "kane",
+        "--t-final",
+        "0.3",
+        "--jobs",
+        "1",
+        "--quiet",
+        "--no-report",
+        "--out",
+        out,
+    ]
     proc = popen(tmp_path, *args)
     wait_for(lambda: children_of(proc.pid), 120, "a worker")
     os.kill(children_of(proc.pid)[0], signal.SIGKILL)
@@ -315,9 +437,22 @@ def test_a_worker_killed_mid_case_is_a_row_and_runs_again(tmp_path):
 
 def test_a_cut_last_line_of_rows_is_dropped_and_its_case_runs_again(tmp_path):
     out = tmp_path / "run"
-    args = ["run", "--systems", "double_pendulum", "rotating_tube",
-            "--formulations", "kane", "--t-final", "0.2", "--jobs", "1",
-            "--quiet", "--no-report", "--out", out]
+    args = [
+        "run",
+        "--systems",
+        "double_pendulum",
+        "rotating_tube",
+        "--formulations",
+        "kane",
+        "--t-final",
+        "0.2",
+        "--jobs",
+        "1",
+        "--quiet",
+        "--no-report",
+        "--out",
+        out,
+    ]
     assert cli(tmp_path, *args).returncode == 0
     path = out / "rows.jsonl"
     lines = path.read_text().splitlines(keepends=True)
@@ -338,9 +473,23 @@ def test_a_full_disk_stops_the_run_clearly_and_resume_completes_it(tmp_path):
     if not mounted:
         pytest.skip("needs root and mount for a size-limited tmpfs")
     try:
-        args = ["run", "--systems", "double_pendulum", "rotating_tube",
-                "solar_panels", "--formulations", "kane", "--t-final", "0.3",
-                "--jobs", "1", "--quiet", "--no-report", "--out", out]
+        args = [
+            "run",
+            "--systems",
+            "double_pendulum",
+            "rotating_tube",
+            "solar_panels",
+            "--formulations",
+            "kane",
+            "--t-final",
+            "0.3",
+            "--jobs",
+            "1",
+            "--quiet",
+            "--no-report",
+            "--out",
+            out,
+        ]
         proc = popen(tmp_path, *args)
         wait_for(lambda: rows_of(out), 300, "a first row")
         filler = out / "filler"

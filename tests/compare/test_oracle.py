@@ -1,6 +1,7 @@
 """The harness's oracle column: for a robot read from URDF, each
 formulation's q'' deviation from Pinocchio's ``aba`` (reading the same
 file), recorded in the run and shown in the report."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -19,8 +20,16 @@ from references.robot_oracle import oracle_accelerations  # noqa: E402
 @pytest.fixture(scope="module")
 def result(tmp_path_factory):
     out = tmp_path_factory.mktemp("run")
-    return run(["ur5", "double_pendulum"], ["kane", "lagrange"], t_final=0.05,
-               n_states=5, jobs=1, progress=False, use_cache=False, out=out)
+    return run(
+        ["ur5", "double_pendulum"],
+        ["kane", "lagrange"],
+        t_final=0.05,
+        n_states=5,
+        jobs=1,
+        progress=False,
+        use_cache=False,
+        out=out,
+    )
 
 
 def test_each_formulation_is_measured_against_pinocchio(result):
@@ -32,8 +41,7 @@ def test_each_formulation_is_measured_against_pinocchio(result):
         assert 0 <= row["oracle_qdd_max_rel_dev"] < 1e-9
     # No oracle for a system not read from URDF.
     assert fr.loc[("double_pendulum", "kane"), "oracle"] != "pinocchio"
-    assert np.isnan(fr.loc[("double_pendulum", "kane"),
-                           "oracle_qdd_max_rel_dev"])
+    assert np.isnan(fr.loc[("double_pendulum", "kane"), "oracle_qdd_max_rel_dev"])
 
 
 def test_oracle_is_pinocchio_at_the_given_states():
@@ -45,8 +53,12 @@ def test_oracle_is_pinocchio_at_the_given_states():
     data = model.createData()
     for (_, q, qd), ours in zip(states, qdd):
         np.testing.assert_allclose(
-            ours, pin.aba(model, data, np.asarray(q, float),
-                          np.asarray(qd, float), np.zeros(6)), rtol=1e-12)
+            ours,
+            pin.aba(
+                model, data, np.asarray(q, float), np.asarray(qd, float), np.zeros(6)
+            ),
+            rtol=1e-12,
+        )
     # Other states, other accelerations: the states are really used.
     assert not np.allclose(qdd[0], qdd[1])
     assert oracle_accelerations(get_system("double_pendulum"), states) is None
@@ -59,12 +71,12 @@ def test_report_shows_the_oracle(result, tmp_path):
     md = paths["markdown"].read_text(encoding="utf-8")
     assert "pinocchio (oracle)" in md
     assert "q'' rel. dev. from pinocchio" in md
-    overview = md[md.index("## Overview"):md.index("## Failures")]
+    overview = md[md.index("## Overview") : md.index("## Failures")]
     line = next(ln for ln in overview.splitlines() if ln.startswith("| ur5"))
     dev = result.frame.set_index(["system", "formulation"]).loc[
-        ("ur5", "kane"), "oracle_qdd_max_rel_dev"]
+        ("ur5", "kane"), "oracle_qdd_max_rel_dev"
+    ]
     # The ur5 line ends with the oracle's cell: Pinocchio against kane.
     assert line.rstrip(" |").split("|")[-1].strip() == _fmt(dev)
-    dp = next(ln for ln in overview.splitlines()
-              if ln.startswith("| double_pendulum"))
+    dp = next(ln for ln in overview.splitlines() if ln.startswith("| double_pendulum"))
     assert dp.rstrip(" |").split("|")[-1].strip() == "—"

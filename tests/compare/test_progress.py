@@ -1,6 +1,7 @@
 """What ``python -m compare`` tells its user while and after it runs: a
 progress bar naming the running cases and how many remain, and a last
 line with the wall time and where the report is."""
+
 from __future__ import annotations
 
 import os
@@ -14,13 +15,32 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_bar_names_running_cases_and_last_line_says_where_the_report_is(tmp_path):
     out = tmp_path / "run"
-    env = dict(os.environ, EOMCOMPARE_CACHE=str(tmp_path / "cache"),
-               PYTHONPATH=str(ROOT))
+    env = dict(
+        os.environ, EOMCOMPARE_CACHE=str(tmp_path / "cache"), PYTHONPATH=str(ROOT)
+    )
     proc = subprocess.run(
-        [sys.executable, "-m", "compare", "--systems", "double_pendulum",
-         "--formulations", "kane", "sympy_kane", "--t-final", "0.2",
-         "--jobs", "1", "--out", str(out)],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+        [
+            sys.executable,
+            "-m",
+            "compare",
+            "--systems",
+            "double_pendulum",
+            "--formulations",
+            "kane",
+            "sympy_kane",
+            "--t-final",
+            "0.2",
+            "--jobs",
+            "1",
+            "--out",
+            str(out),
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr
     # One case at a time: each is named while it runs, with the count of
     # cases not yet finished (two, then one).
@@ -28,8 +48,9 @@ def test_bar_names_running_cases_and_last_line_says_where_the_report_is(tmp_path
     assert "running double_pendulum/sympy_kane; 1 remains" in proc.stderr
     assert "0 remain" in proc.stderr
     last = proc.stdout.strip().splitlines()[-1]
-    m = re.fullmatch(r"finished in (\d+\.\d) s: report in (\S+) \(and report\.md\)",
-                     last)
+    m = re.fullmatch(
+        r"finished in (\d+\.\d) s: report in (\S+) \(and report\.md\)", last
+    )
     assert m, last
     assert Path(m.group(2)) == out / "report.html"
     assert (out / "report.html").is_file() and (out / "report.md").is_file()

@@ -1,5 +1,6 @@
 """The regression gate from the command line: baselines it cannot fully
 check, cases on one side only, the time gate, and the committed baseline."""
+
 from __future__ import annotations
 
 import json
@@ -16,9 +17,14 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def cli(env, *args, timeout=900):
-    return subprocess.run([sys.executable, "-m", "compare", *map(str, args)],
-                          cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "compare", *map(str, args)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -31,10 +37,27 @@ def env(tmp_path_factory):
 def base(tmp_path_factory, env):
     """A small run, derived afresh with repeated timings."""
     out = tmp_path_factory.mktemp("base")
-    res = cli(env, "run", "--systems", "double_pendulum", "--formulations",
-              "kane", "sympy_kane", "--t-final", "0.2", "--jobs", "1",
-              "--time-repeats", "3", "--no-cache", "--quiet", "--no-report",
-              "--fresh", "--out", out)
+    res = cli(
+        env,
+        "run",
+        "--systems",
+        "double_pendulum",
+        "--formulations",
+        "kane",
+        "sympy_kane",
+        "--t-final",
+        "0.2",
+        "--jobs",
+        "1",
+        "--time-repeats",
+        "3",
+        "--no-cache",
+        "--quiet",
+        "--no-report",
+        "--fresh",
+        "--out",
+        out,
+    )
     assert res.returncode == 0, res.stderr
     return out
 
@@ -56,15 +79,19 @@ def _text_ops(f):
     return f
 
 
-@pytest.mark.parametrize("edit, needle", [
-    (lambda f: f.iloc[:0], "holds no cases"),
-    (lambda f: f.drop(columns=["ops_cse"]), "lacks the column(s) ['ops_cse']"),
-    (_text_ops, "ops_cse is 'many', not an operation count"),
-    (lambda f: f.drop(columns=["case"]), "lacks the column(s) ['case']"),
-    (lambda f: f.drop(columns=["rhs_us"]), "lacks the time column(s) ['rhs_us']"),
-])
-def test_a_baseline_the_gate_cannot_fully_check_is_refused(tmp_path, env, base,
-                                                          edit, needle):
+@pytest.mark.parametrize(
+    "edit, needle",
+    [
+        (lambda f: f.iloc[:0], "holds no cases"),
+        (lambda f: f.drop(columns=["ops_cse"]), "lacks the column(s) ['ops_cse']"),
+        (_text_ops, "ops_cse is 'many', not an operation count"),
+        (lambda f: f.drop(columns=["case"]), "lacks the column(s) ['case']"),
+        (lambda f: f.drop(columns=["rhs_us"]), "lacks the time column(s) ['rhs_us']"),
+    ],
+)
+def test_a_baseline_the_gate_cannot_fully_check_is_refused(
+    tmp_path, env, base, edit, needle
+):
     bad = copy_run(base, tmp_path / "bad", edit)
     res = cli(env, "regress", "--baseline", bad, "--run", base)
     assert res.returncode == 2, res.stdout + res.stderr
@@ -75,15 +102,13 @@ def test_a_baseline_the_gate_cannot_fully_check_is_refused(tmp_path, env, base,
 
 
 def test_cases_on_one_side_only_are_regressions(tmp_path, env, base):
-    drop_kane = lambda f: f[f["formulation"] != "kane"]  # noqa: E731
+    drop_kane = lambda f: f[f["formulation"] != "kane"]
     thin_base = copy_run(base, tmp_path / "thin_base", drop_kane)
-    res = cli(env, "regress", "--baseline", thin_base, "--run", base,
-              "--ignore-times")
+    res = cli(env, "regress", "--baseline", thin_base, "--run", base, "--ignore-times")
     assert res.returncode == 1
     assert "double_pendulum/kane: extra:" in res.stdout
     thin_run = copy_run(base, tmp_path / "thin_run", drop_kane)
-    res = cli(env, "regress", "--baseline", base, "--run", thin_run,
-              "--ignore-times")
+    res = cli(env, "regress", "--baseline", base, "--run", thin_run, "--ignore-times")
     assert res.returncode == 1
     assert "double_pendulum/kane: missing:" in res.stdout
     same = cli(env, "regress", "--baseline", base, "--run", base)
@@ -95,16 +120,23 @@ def test_other_run_options_are_a_regression(tmp_path, env, base):
     meta = json.loads((other / "metadata.json").read_text())
     meta["options"]["t_final"] = 0.1
     (other / "metadata.json").write_text(json.dumps(meta))
-    res = cli(env, "regress", "--baseline", base, "--run", other,
-              "--ignore-times")
+    res = cli(env, "regress", "--baseline", base, "--run", other, "--ignore-times")
     assert res.returncode == 1
     assert "options: t_final is 0.1, the baseline's 0.2" in res.stdout
 
 
-def test_a_quiet_rerun_of_the_same_code_gives_no_time_finding(tmp_path, env,
-                                                              base):
-    res = cli(env, "regress", "--baseline", base, "--quiet", "--jobs", "1",
-              "--out", tmp_path / "new")
+def test_a_quiet_rerun_of_the_same_code_gives_no_time_finding(tmp_path, env, base):
+    res = cli(
+        env,
+        "regress",
+        "--baseline",
+        base,
+        "--quiet",
+        "--jobs",
+        "1",
+        "--out",
+        tmp_path / "new",
+    )
     assert res.returncode == 0, res.stdout + res.stderr
     assert ": time:" not in res.stdout
 
@@ -117,12 +149,12 @@ def test_a_real_slowdown_is_a_time_regression(tmp_path, env, base):
         f["derive_s"] = f["derive_s"] * 4
         f["rhs_us"] = f["rhs_us"] * 4
         return f
+
     slow = copy_run(base, tmp_path / "slow", slower)
     res = cli(env, "regress", "--baseline", base, "--run", slow)
     assert res.returncode == 1
     assert "double_pendulum/kane: time: rhs_us grew" in res.stdout
-    ignored = cli(env, "regress", "--baseline", base, "--run", slow,
-                  "--ignore-times")
+    ignored = cli(env, "regress", "--baseline", base, "--run", slow, "--ignore-times")
     assert ignored.returncode == 0, ignored.stdout
 
 
@@ -132,7 +164,15 @@ def test_the_committed_baseline_regresses_clean(tmp_path):
     (times ignored).  Regenerate it with ``python -m compare baseline``."""
     # The session's derivation cache (keyed by the code) serves the counts.
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    res = cli(env, "regress", "--baseline", ROOT / "reports" / "baseline",
-              "--ignore-times", "--quiet", "--out", tmp_path / "new",
-              timeout=3600)
+    res = cli(
+        env,
+        "regress",
+        "--baseline",
+        ROOT / "reports" / "baseline",
+        "--ignore-times",
+        "--quiet",
+        "--out",
+        tmp_path / "new",
+        timeout=3600,
+    )
     assert res.returncode == 0, res.stdout[-4000:] + res.stderr[-2000:]

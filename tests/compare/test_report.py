@@ -1,6 +1,7 @@
 """The comparison report: files, a standalone HTML page, every case shown,
 failures with their errors, readable PNG figures, optional sections that
 degrade to a note instead of failing."""
+
 from __future__ import annotations
 
 import base64
@@ -22,26 +23,48 @@ SYSTEMS = ["double_pendulum", "rotating_tube"]
 FORMULATIONS = ["kane", "sympy_kane"]
 
 
-FAILED = {"system": "double_pendulum", "variant": np.nan,
-          "formulation": "gibbs_appell", "status": "error",
-          "error": "ZeroDivisionError: mass matrix <singular> at q=0"}
-DECLINED = {"system": "rotating_tube", "formulation": "lagrange",
-            "status": "unsupported",
-            "error": "lagrange does not handle rheonomic constraints"}
+FAILED = {
+    "system": "double_pendulum",
+    "variant": np.nan,
+    "formulation": "gibbs_appell",
+    "status": "error",
+    "error": "ZeroDivisionError: mass matrix <singular> at q=0",
+}
+DECLINED = {
+    "system": "rotating_tube",
+    "formulation": "lagrange",
+    "status": "unsupported",
+    "error": "lagrange does not handle rheonomic constraints",
+}
 # Rows of a scalable system at three sizes, without trajectories.
-SCALING = [{"system": "n_link_pendulum", "variant": f"n={n}",
-            "label": f"n_link_pendulum[n={n}]", "formulation": f,
-            "status": "ok", "ops_raw": ops * 10, "ops_cse": ops,
-            "derive_s": ops / 100}
-           for n, base in ((2, 60), (3, 140), (5, 400))
-           for f, ops in (("kane", base), ("sympy_kane", base * 1.2))]
+SCALING = [
+    {
+        "system": "n_link_pendulum",
+        "variant": f"n={n}",
+        "label": f"n_link_pendulum[n={n}]",
+        "formulation": f,
+        "status": "ok",
+        "ops_raw": ops * 10,
+        "ops_cse": ops,
+        "derive_s": ops / 100,
+    }
+    for n, base in ((2, 60), (3, 140), (5, 400))
+    for f, ops in (("kane", base), ("sympy_kane", base * 1.2))
+]
 
 
 @pytest.fixture(scope="module")
 def result(tmp_path_factory):
     out = tmp_path_factory.mktemp("run")
-    return run(SYSTEMS, FORMULATIONS, t_final=0.5, jobs=1, progress=False,
-               use_cache=False, out=out)
+    return run(
+        SYSTEMS,
+        FORMULATIONS,
+        t_final=0.5,
+        jobs=1,
+        progress=False,
+        use_cache=False,
+        out=out,
+    )
 
 
 def _with_rows(result, rows):
@@ -55,8 +78,11 @@ def _write(result, out, **kw):
     kw.setdefault("kolev", False)
     kw.setdefault("benchmarks", False)
     paths = write_report(result, out, **kw)
-    return (paths, paths["markdown"].read_text(encoding="utf-8"),
-            paths["html"].read_text(encoding="utf-8"))
+    return (
+        paths,
+        paths["markdown"].read_text(encoding="utf-8"),
+        paths["html"].read_text(encoding="utf-8"),
+    )
 
 
 @pytest.fixture(scope="module")
@@ -67,15 +93,16 @@ def report(result, tmp_path_factory):
     # The CLI's ``report`` path: the run read back from disk.
     loaded = _with_rows(load(result.out), [FAILED, DECLINED, *SCALING])
     paths, md, page = _write(loaded, out)
-    return types.SimpleNamespace(out=out, paths=paths, md=md, page=page,
-                                 frame=loaded.frame)
+    return types.SimpleNamespace(
+        out=out, paths=paths, md=md, page=page, frame=loaded.frame
+    )
 
 
 def _section(markdown: str, title: str) -> str:
     """The text of one ``## title`` section of the markdown report."""
     start = markdown.index(f"## {title}")
     end = markdown.find("\n## ", start + 1)
-    return markdown[start:end if end >= 0 else None]
+    return markdown[start : end if end >= 0 else None]
 
 
 def _table_row(section: str, first_cell: str) -> list[str]:
@@ -85,8 +112,7 @@ def _table_row(section: str, first_cell: str) -> list[str]:
 
 def test_files_and_standalone_html(report):
     out, page, md = report.out, report.page, report.md
-    assert report.paths == {"markdown": out / "report.md",
-                            "html": out / "report.html"}
+    assert report.paths == {"markdown": out / "report.md", "html": out / "report.html"}
     # Standalone: every src is inline data and every link points inside the
     # page; no stylesheet or script file.
     links = re.findall(r'href\s*=\s*["\']([^"\']*)', page)
@@ -108,11 +134,13 @@ def test_files_and_standalone_html(report):
 
 def test_figures_are_valid_pngs(report):
     import matplotlib.image as mpimg
+
     names = {p.name for p in (report.out / "figures").glob("*.png")}
     # A trajectory and a deviation figure per run system, the cost chart and
     # the scaling of the system given at three sizes.
-    expected = {f"{kind}_{s}.png" for s in SYSTEMS
-                for kind in ("trajectories", "deviation")}
+    expected = {
+        f"{kind}_{s}.png" for s in SYSTEMS for kind in ("trajectories", "deviation")
+    }
     expected |= {"cost.png", "scaling_n_link_pendulum.png"}
     assert names == expected
     for name in names:
@@ -122,18 +150,19 @@ def test_figures_are_valid_pngs(report):
         assert image.ndim == 3 and image.shape[0] > 100 and image.shape[1] > 100
         # Not a blank canvas: a drawn figure has many distinct colours.
         assert len(np.unique(image.reshape(-1, image.shape[2]), axis=0)) > 20
-    assert "figures/scaling_n_link_pendulum.png" in _section(report.md,
-                                                             "Scaling with n")
+    assert "figures/scaling_n_link_pendulum.png" in _section(
+        report.md, "Scaling with n"
+    )
 
 
 def test_every_case_appears_with_its_numbers(result, report):
     md, page = report.md, report.page
     for system in SYSTEMS:
         assert f"### {system}" in md
-        assert f"<h3 id=\"{system}\">{system}</h3>" in page
+        assert f'<h3 id="{system}">{system}</h3>' in page
     systems = _section(md, "Systems")
     for row in result.frame.itertuples():
-        section = systems[systems.index(f"### {row.system}"):]
+        section = systems[systems.index(f"### {row.system}") :]
         cells = _table_row(section, row.formulation)
         assert cells[1] == "ok"
         assert cells[3] == str(int(row.ops_raw)) and cells[4] == str(int(row.ops_cse))
@@ -162,13 +191,17 @@ def test_failed_and_unsupported_rows_are_shown_with_their_errors(report):
     assert "<singular>" not in page
     # The failed row in its system's table, its missing numbers as dashes.
     systems = _section(md, "Systems")
-    dp = systems[systems.index("### double_pendulum"):systems.index("### rotating_tube")]
+    dp = systems[
+        systems.index("### double_pendulum") : systems.index("### rotating_tube")
+    ]
     cells = _table_row(dp, "gibbs_appell")
     assert cells[1] == "error" and set(cells[2:]) == {"—"}
     assert "nan" not in md.lower()
     overview = _section(md, "Overview")
     header = _table_row(overview, "system")
-    assert _table_row(overview, "double_pendulum")[header.index("gibbs_appell")] == "error"
+    assert (
+        _table_row(overview, "double_pendulum")[header.index("gibbs_appell")] == "error"
+    )
 
 
 def test_scaling_not_drawn_for_one_size(tmp_path):
@@ -184,28 +217,40 @@ def test_scaling_not_drawn_for_one_size(tmp_path):
 
 def test_optional_sections_missing(result, tmp_path, monkeypatch):
     import bench.methods as ml
+
     monkeypatch.setitem(sys.modules, "references.published", None)  # import fails
     monkeypatch.delattr(ml, "kolev_cost_table")
-    _, md, _ = _write(result, tmp_path, kolev=True, benchmarks=True,
-                      figures=False)
+    _, md, _ = _write(result, tmp_path, kolev=True, benchmarks=True, figures=False)
     assert "not available" in _section(md, "Benchmarks: published against computed")
     assert "not available" in _section(md, "Kolev's motivation")
 
 
 def test_optional_sections_present(result, tmp_path, monkeypatch):
     import bench.methods as ml
+
     # Meijaard et al. (2007), M[0, 0] and a weave eigenvalue at v = 4 m/s.
     bench = types.ModuleType("references.published")
     bench.published_vs_computed = lambda formulations=None: pd.DataFrame(
-        {"quantity": ["M[0,0]", "weave re, v=4"],
-         "published": [80.81722, 0.41325331521125],
-         "computed": [80.81722, 0.41325331521125]})
+        {
+            "quantity": ["M[0,0]", "weave re, v=4"],
+            "published": [80.81722, 0.41325331521125],
+            "computed": [80.81722, 0.41325331521125],
+        }
+    )
     monkeypatch.setitem(sys.modules, "references.published", bench)
-    monkeypatch.setattr(ml, "kolev_cost_table", lambda: pd.DataFrame(
-        {"system": ["four_bar"], "variant": ["modified"], "ops_cse": [166.0],
-         "error": [""]}))
-    _, md, page = _write(result, tmp_path, kolev=True, benchmarks=True,
-                         figures=False)
+    monkeypatch.setattr(
+        ml,
+        "kolev_cost_table",
+        lambda: pd.DataFrame(
+            {
+                "system": ["four_bar"],
+                "variant": ["modified"],
+                "ops_cse": [166.0],
+                "error": [""],
+            }
+        ),
+    )
+    _, md, page = _write(result, tmp_path, kolev=True, benchmarks=True, figures=False)
     section = _section(md, "Benchmarks: published against computed")
     # The published digits survive: a three-digit table would hide a misfit.
     assert "0.41325331521125" in section and "80.81722" in section
@@ -218,6 +263,7 @@ def test_benchmark_function_that_raises(result, tmp_path, monkeypatch):
 
     def published_vs_computed(formulations=None):
         raise RuntimeError(f"bicycle not declared for {formulations}")
+
     bench.published_vs_computed = published_vs_computed
     monkeypatch.setitem(sys.modules, "references.published", bench)
     _, md, _ = _write(result, tmp_path, benchmarks=True, figures=False)

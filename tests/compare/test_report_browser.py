@@ -10,13 +10,13 @@ Needs Chromium and its WebDriver (Debian: ``chromium chromium-driver``, as
 locally; under CI (``$CI`` set) it fails instead, so the check cannot
 silently vanish there.
 """
+
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
 import pytest
-
 from browser import Browser, need_browser
 
 # A headless browser typesetting every system: minutes of CPU, so out of
@@ -28,12 +28,20 @@ pytestmark = pytest.mark.slow
 def report(tmp_path_factory):
     from compare import run
     from compare.report import write_report
+
     out = tmp_path_factory.mktemp("browser_report")
     # A small system, a closed loop with published equations (a misprint
     # among them) and a nonholonomic one: every kind of Equations part.
-    res = run(["double_pendulum", "four_bar", "wheelbarrow"],
-              ["kane", "lagrange", "gibbs_appell"], variants={},
-              t_final=0.2, n_states=5, jobs=1, progress=False, out=out)
+    res = run(
+        ["double_pendulum", "four_bar", "wheelbarrow"],
+        ["kane", "lagrange", "gibbs_appell"],
+        variants={},
+        t_final=0.2,
+        n_states=5,
+        jobs=1,
+        progress=False,
+        out=out,
+    )
     paths = write_report(res, out, kolev=False)
     return res, paths["html"]
 
@@ -82,13 +90,13 @@ def test_report_loads_without_console_errors_and_typesets_every_system(report, b
     # The published equations beside the derived: the misprint is marked.
     flags = browser.execute(
         "return Array.from(document.querySelectorAll('.pub.misprint .flag'))"
-        ".map(e => e.getBoundingClientRect().width);")
+        ".map(e => e.getBoundingClientRect().width);"
+    )
     assert len(flags) == 2 and all(w > 0 for w in flags)  # (2-70), (2-111)
 
     artifacts = Path(os.environ.get("EOMCOMPARE_ARTIFACTS", "test-artifacts"))
     artifacts.mkdir(parents=True, exist_ok=True)
-    browser.execute(
-        "document.querySelector('.side-by-side').scrollIntoView()")
+    browser.execute("document.querySelector('.side-by-side').scrollIntoView()")
     shot = artifacts / "report.png"
     browser.screenshot(shot)
     assert shot.stat().st_size > 10_000

@@ -1,5 +1,6 @@
 """The comparison harness: rows, failures as rows, time-outs, resume after
 an interrupt, the derivation cache, executors and the CLI."""
+
 from __future__ import annotations
 
 import json
@@ -18,17 +19,25 @@ import sympy as sm
 
 from compare import run
 from compare.cache import DerivationCache, cache_key
-from symbolic.frames import connected_frames
 from compare.runner import agreement, expand_cases
 from formulations import FORMULATIONS, Formulation, get_formulation
+from symbolic.frames import connected_frames
 from systems import get_system
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_small_run_rows_agreement_and_energy(tmp_path):
-    res = run(["double_pendulum"], ["kane", "sympy_kane"], t_final=1.0, jobs=1,
-              progress=False, out=tmp_path, use_cache=False, n_samples=51)
+    res = run(
+        ["double_pendulum"],
+        ["kane", "sympy_kane"],
+        t_final=1.0,
+        jobs=1,
+        progress=False,
+        out=tmp_path,
+        use_cache=False,
+        n_samples=51,
+    )
     f = res.frame.set_index("formulation")
     assert set(f["status"]) == {"ok"}
     # The two derivations are equal, so trajectories agree to the
@@ -38,14 +47,26 @@ def test_small_run_rows_agreement_and_energy(tmp_path):
     assert f.loc["sympy_kane", "agreement_horizon"] == pytest.approx(1.0)
     # A conservative system: T + V is constant along the trajectory.
     assert f.loc["kane", "energy_drift"] < 1e-8
-    for col in ("derive_s", "ops_raw", "ops_cse", "codegen_s", "rhs_us",
-                "integrate_s", "nfev", "n_equations", "n_unknowns"):
+    for col in (
+        "derive_s",
+        "ops_raw",
+        "ops_cse",
+        "codegen_s",
+        "rhs_us",
+        "integrate_s",
+        "nfev",
+        "n_equations",
+        "n_unknowns",
+    ):
         assert f.loc["kane", col] > 0, col
     traj = res.trajectories["double_pendulum/kane"]
     assert traj["q"].shape == (51, 2) and traj["qd"].shape == (51, 2)
     assert (tmp_path / "results.csv").exists()
     meta = json.loads((tmp_path / "metadata.json").read_text())
-    assert meta["options"]["t_final"] == 1.0 and meta["versions"]["sympy"] == sm.__version__
+    assert (
+        meta["options"]["t_final"] == 1.0
+        and meta["versions"]["sympy"] == sm.__version__
+    )
     # Measured at both ends of the run, their geometric mean kept.
     a, b = meta["calibration_ends_s"]
     assert a > 0 and b > 0
@@ -88,8 +109,15 @@ def extra_formulations():
 
 
 def test_failing_and_hanging_cases_become_rows(extra_formulations, tmp_path):
-    res = run(["double_pendulum"], ["kane", _Broken.name, _Slow.name],
-              t_final=0.2, jobs=1, progress=False, use_cache=False, timeout=3)
+    res = run(
+        ["double_pendulum"],
+        ["kane", _Broken.name, _Slow.name],
+        t_final=0.2,
+        jobs=1,
+        progress=False,
+        use_cache=False,
+        timeout=3,
+    )
     f = res.frame.set_index("formulation")
     assert f.loc["kane", "status"] == "ok"
     assert f.loc[_Broken.name, "status"] == "error"
@@ -121,6 +149,7 @@ def test_resume_skips_finished_cases(tmp_path):
 def test_rows_of_other_code_are_not_resumed(tmp_path, monkeypatch):
     # A run after a code change must not report rows the old code computed.
     import compare.cache
+
     kw = dict(t_final=0.2, jobs=1, progress=False, out=tmp_path, use_cache=False)
     run(["double_pendulum"], ["kane"], **kw)
     assert run(["double_pendulum"], ["kane"], **kw).metadata["resumed_cases"] == 1
@@ -130,6 +159,7 @@ def test_rows_of_other_code_are_not_resumed(tmp_path, monkeypatch):
 
 def test_code_digest_follows_every_module_of_the_packages(tmp_path, monkeypatch):
     from compare.cache import code_digest
+
     pkg = tmp_path / "pkg_for_digest"
     (pkg / "sub").mkdir(parents=True)
     (pkg / "__init__.py").write_text("")
@@ -144,12 +174,37 @@ def test_code_digest_follows_every_module_of_the_packages(tmp_path, monkeypatch)
 
 def test_interrupted_cli_run_keeps_rows_and_resumes(tmp_path):
     env = dict(os.environ, EOMCOMPARE_CACHE=str(tmp_path / "cache"))
-    cmd = [sys.executable, "-m", "compare", "run", "--systems", "double_pendulum",
-           "n_link_pendulum", "--n", "2", "--formulations", "kane", "sympy_kane",
-           "sympy_lagrange", "--t-final", "0.3", "--jobs", "1", "--quiet",
-           "--no-report", "--out", str(tmp_path / "run")]
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    cmd = [
+        sys.executable,
+        "-m",
+        "compare",
+        "run",
+        "--systems",
+        "double_pendulum",
+        "n_link_pendulum",
+        "--n",
+        "2",
+        "--formulations",
+        "kane",
+        "sympy_kane",
+        "sympy_lagrange",
+        "--t-final",
+        "0.3",
+        "--jobs",
+        "1",
+        "--quiet",
+        "--no-report",
+        "--out",
+        str(tmp_path / "run"),
+    ]
+    proc = subprocess.Popen(
+        cmd,
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     rows = tmp_path / "run" / "rows.jsonl"
     deadline = time.time() + 120
     while time.time() < deadline and proc.poll() is None:
@@ -163,8 +218,9 @@ def test_interrupted_cli_run_keeps_rows_and_resumes(tmp_path):
     if proc.returncode != 0:  # interrupted before the end, as intended
         assert proc.returncode == 130, err
         assert "resume" in err
-    again = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True,
-                           timeout=300)
+    again = subprocess.run(
+        cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
     assert again.returncode == 0, again.stderr
     meta = json.loads((tmp_path / "run" / "metadata.json").read_text())
     assert meta["resumed_cases"] == kept
@@ -196,9 +252,11 @@ def test_cache_round_trip_detects_corruption_and_staleness(tmp_path):
             seen += len(v.args)
     assert seen
     t0, q, qd = ms.random_state(2)
-    np.testing.assert_allclose(again.numeric().coordinate_accelerations(t0, q, qd),
-                               eom.numeric().coordinate_accelerations(t0, q, qd),
-                               rtol=1e-14)
+    np.testing.assert_allclose(
+        again.numeric().coordinate_accelerations(t0, q, qd),
+        eom.numeric().coordinate_accelerations(t0, q, qd),
+        rtol=1e-14,
+    )
     # Corrupt the stored payload: detected, rebuilt, never used.
     path = next(tmp_path.rglob("*.pkl"))
     data = bytearray(path.read_bytes())
@@ -207,11 +265,13 @@ def test_cache_round_trip_detects_corruption_and_staleness(tmp_path):
     rebuilt, hit = cache.derive(ms, kane)
     assert not hit and cache.rebuilt and "checksum" in cache.rebuilt[-1]
     # Another declaration or formulation version has another key.
-    assert cache_key(get_system("four_bar", coordinates="minimal"), kane) != \
-        cache_key(ms, kane)
+    assert cache_key(get_system("four_bar", coordinates="minimal"), kane) != cache_key(
+        ms, kane
+    )
 
     class KaneNext(type(kane)):
         version = kane.version + ".next"
+
     assert cache_key(ms, KaneNext()) != cache_key(ms, kane)
 
 
@@ -219,32 +279,53 @@ def test_extras_computed_on_first_read_survive_the_cache(tmp_path):
     """Kane's composite sums defer the by-products; a result from the cache
     still yields them on first read, equal to the fresh result's."""
     from formulations.base import LazyExtras
+
     kane = get_formulation("kane", assembly="composite")
-    eom, _ = DerivationCache(tmp_path).derive(
-        get_system("n_link_pendulum", n=2), kane)
+    eom, _ = DerivationCache(tmp_path).derive(get_system("n_link_pendulum", n=2), kane)
     assert isinstance(eom.extras, LazyExtras)
     again, hit = DerivationCache(tmp_path).derive(
-        get_system("n_link_pendulum", n=2), kane)
+        get_system("n_link_pendulum", n=2), kane
+    )
     assert hit and isinstance(again.extras, LazyExtras)
-    assert again.extras["generalized_inertia_forces"] == \
-        eom.extras["generalized_inertia_forces"]
+    assert (
+        again.extras["generalized_inertia_forces"]
+        == eom.extras["generalized_inertia_forces"]
+    )
 
 
 def test_dask_local_cluster_executor():
     # dask.distributed is a test dependency: the cluster path is always run.
     import distributed
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=1,
-                                  processes=False, dashboard_address=None) as lc, \
-            distributed.Client(lc) as client:
-        res = run(["double_pendulum"], ["kane", "sympy_kane"], t_final=0.2,
-                  executor=client.get_executor(), progress=False, use_cache=False)
+
+    with (
+        distributed.LocalCluster(
+            n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None
+        ) as lc,
+        distributed.Client(lc) as client,
+    ):
+        res = run(
+            ["double_pendulum"],
+            ["kane", "sympy_kane"],
+            t_final=0.2,
+            executor=client.get_executor(),
+            progress=False,
+            use_cache=False,
+        )
     assert set(res.frame["status"]) == {"ok"}
-    assert res.frame.set_index("formulation").loc["sympy_kane", "qdd_max_rel_dev"] < 1e-12
+    assert (
+        res.frame.set_index("formulation").loc["sympy_kane", "qdd_max_rel_dev"] < 1e-12
+    )
 
 
 def _cli(*args, **kw):
-    return subprocess.run([sys.executable, "-m", "compare", *args], cwd=ROOT,
-                          capture_output=True, text=True, timeout=600, **kw)
+    return subprocess.run(
+        [sys.executable, "-m", "compare", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        **kw,
+    )
 
 
 def test_cli_list_help_and_bad_names():
@@ -261,17 +342,44 @@ def test_cli_list_help_and_bad_names():
 def test_regress_passes_on_same_derivations_and_fails_on_changed_counts(tmp_path):
     base = tmp_path / "base"
     env = dict(os.environ, EOMCOMPARE_CACHE=str(tmp_path / "cache"))
-    common = ["--systems", "double_pendulum", "--formulations", "kane",
-              "sympy_kane", "--t-final", "0.3", "--jobs", "1", "--quiet"]
-    assert _cli("run", *common, "--no-report", "--out", str(base), env=env).returncode == 0
-    ok = _cli("regress", "--baseline", str(base), "--ignore-times", "--quiet",
-              "--out", str(tmp_path / "new"), env=env)
+    common = [
+        "--systems",
+        "double_pendulum",
+        "--formulations",
+        "kane",
+        "sympy_kane",
+        "--t-final",
+        "0.3",
+        "--jobs",
+        "1",
+        "--quiet",
+    ]
+    assert (
+        _cli("run", *common, "--no-report", "--out", str(base), env=env).returncode == 0
+    )
+    ok = _cli(
+        "regress",
+        "--baseline",
+        str(base),
+        "--ignore-times",
+        "--quiet",
+        "--out",
+        str(tmp_path / "new"),
+        env=env,
+    )
     assert ok.returncode == 0, ok.stdout + ok.stderr
     frame = pd.read_csv(base / "results.csv")
     frame.loc[frame["formulation"] == "kane", "ops_cse"] += 1
     frame.to_csv(base / "results.csv", index=False)
-    bad = _cli("regress", "--baseline", str(base / "results.csv"), "--ignore-times",
-               "--run", str(tmp_path / "new"), env=env)
+    bad = _cli(
+        "regress",
+        "--baseline",
+        str(base / "results.csv"),
+        "--ignore-times",
+        "--run",
+        str(tmp_path / "new"),
+        env=env,
+    )
     assert bad.returncode == 1
     assert "double_pendulum/kane: ops: ops_cse changed" in bad.stdout
 
@@ -280,7 +388,9 @@ def test_a_singular_case_is_an_error_row_without_numpy_warnings(tmp_path):
     # sympy's KanesMethod leaves 0/0 in the wheelbarrow at heading 0: the
     # row says so, and numpy's divide/invalid warnings do not repeat it.
     import warnings
+
     from compare.runner import RunOptions, run_case
+
     (case,) = expand_cases(["wheelbarrow"], ["sympy_kane"])
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

@@ -1,13 +1,13 @@
 """How a run spends its time: one numeric backend per system variant,
 chosen by its size, and the longest cases started first."""
+
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from compare.runner import (COMPILE_FROM, Case, RunOptions, _longest_first,
-                            run_case)
+from compare.runner import COMPILE_FROM, Case, RunOptions, _longest_first, run_case
 from numeric.compiled import CompiledBackendError, find_compiler
 
 
@@ -26,10 +26,10 @@ def test_unknown_backend_names_the_choices():
 
 def test_sized_backend_is_one_per_variant_and_agrees_with_lambdify():
     opts = RunOptions(t_final=0.05, n_states=3, use_cache=False)
-    plain = RunOptions(t_final=0.05, n_states=3, use_cache=False,
-                       backend="lambdify")
-    big = [run_case(Case("kolev_manipulator", (), f), opts)
-           for f in ("kane", "lagrange")]
+    plain = RunOptions(t_final=0.05, n_states=3, use_cache=False, backend="lambdify")
+    big = [
+        run_case(Case("kolev_manipulator", (), f), opts) for f in ("kane", "lagrange")
+    ]
     small = run_case(Case("double_pendulum", (), "kane"), opts)
     rows = [r["row"] for r in big]
     assert all(r["status"] == "ok" for r in rows + [small["row"]]), rows
@@ -47,19 +47,31 @@ def test_sized_backend_is_one_per_variant_and_agrees_with_lambdify():
 
 
 def test_longest_cases_start_first(tmp_path):
-    cases = [Case("double_pendulum", (), "kane"),
-             Case("n_link_pendulum", (("n", 2),), "kane"),
-             Case("n_link_pendulum", (("n", 5),), "kane"),
-             Case("four_bar", (), "kane")]
+    cases = [
+        Case("double_pendulum", (), "kane"),
+        Case("n_link_pendulum", (("n", 2),), "kane"),
+        Case("n_link_pendulum", (("n", 5),), "kane"),
+        Case("four_bar", (), "kane"),
+    ]
     # Without an earlier run: the larger n first, then the run's order.
     assert [c.id for c in _longest_first(cases, tmp_path)] == [
-        "n_link_pendulum[n=5]/kane", "n_link_pendulum[n=2]/kane",
-        "double_pendulum/kane", "four_bar/kane"]
+        "n_link_pendulum[n=5]/kane",
+        "n_link_pendulum[n=2]/kane",
+        "double_pendulum/kane",
+        "four_bar/kane",
+    ]
     # With one: its seconds decide; cases it lacks come after.
-    pd.DataFrame({"case": ["four_bar/kane", "double_pendulum/kane"],
-                  "derive_s": [3.0, 0.5], "codegen_s": [0.1, 0.1],
-                  "integrate_s": [1.0, 9.0]}).to_csv(
-        tmp_path / "results.csv", index=False)
+    pd.DataFrame(
+        {
+            "case": ["four_bar/kane", "double_pendulum/kane"],
+            "derive_s": [3.0, 0.5],
+            "codegen_s": [0.1, 0.1],
+            "integrate_s": [1.0, 9.0],
+        }
+    ).to_csv(tmp_path / "results.csv", index=False)
     assert [c.id for c in _longest_first(cases, tmp_path)] == [
-        "double_pendulum/kane", "four_bar/kane",
-        "n_link_pendulum[n=5]/kane", "n_link_pendulum[n=2]/kane"]
+        "double_pendulum/kane",
+        "four_bar/kane",
+        "n_link_pendulum[n=5]/kane",
+        "n_link_pendulum[n=2]/kane",
+    ]

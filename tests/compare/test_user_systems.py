@@ -1,4 +1,5 @@
-"""The user's own systems from the command line, and the README's example."""
+"""The user's own systems from the command line, and the user guide's example."""
+
 from __future__ import annotations
 
 import json
@@ -17,10 +18,11 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _readme_example() -> str:
-    text = (ROOT / "README.md").read_text()
-    match = re.search(r"<!-- example: my_pendulum.py -->\n```python\n(.*?)```",
-                      text, re.S)
-    assert match, "README lost its declare-your-own-system example"
+    text = (ROOT / "docs" / "guide.md").read_text()
+    match = re.search(
+        r"<!-- example: my_pendulum.py -->\n```python\n(.*?)```", text, re.S
+    )
+    assert match, "the user guide lost its declare-your-own-system example"
     return match.group(1)
 
 
@@ -30,15 +32,36 @@ def test_readme_example_runs_from_the_cli(tmp_path):
     out = tmp_path / "run"
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     proc = subprocess.run(
-        [sys.executable, "-m", "compare", "run", "--systems",
-         f"{path}:pendulum", "--system-option", "pendulum:length=2.0",
-         "--formulations", "kane", "lagrange", "--t-final", "0.3",
-         "--jobs", "1", "--no-cache", "--no-report", "--quiet",
-         "--out", str(out)],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+        [
+            sys.executable,
+            "-m",
+            "compare",
+            "run",
+            "--systems",
+            f"{path}:pendulum",
+            "--system-option",
+            "pendulum:length=2.0",
+            "--formulations",
+            "kane",
+            "lagrange",
+            "--t-final",
+            "0.3",
+            "--jobs",
+            "1",
+            "--no-cache",
+            "--no-report",
+            "--quiet",
+            "--out",
+            str(out),
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
-    rows = [json.loads(line) for line in
-            (out / "rows.jsonl").read_text().splitlines()]
+    rows = [json.loads(line) for line in (out / "rows.jsonl").read_text().splitlines()]
     assert {r["formulation"] for r in rows} == {"kane", "lagrange"}
     assert all(r["status"] == "ok" for r in rows), rows
     assert all(r["variant"] for r in rows)
@@ -49,8 +72,10 @@ def test_resolve_registers_a_module_builder_and_refuses_bad_specs(tmp_path):
     path = tmp_path / "mine.py"
     path.write_text(_readme_example())
     try:
-        assert resolve_systems([f"{path}:pendulum", "four_bar"]) == \
-            ["pendulum", "four_bar"]
+        assert resolve_systems([f"{path}:pendulum", "four_bar"]) == [
+            "pendulum",
+            "four_bar",
+        ]
         ms = CATALOGUE["pendulum"](length=1.5)
         assert ms.name == "my_pendulum"
         with pytest.raises(ValueError, match="no builder 'nope'.*pendulum"):
@@ -64,10 +89,13 @@ def test_resolve_registers_a_module_builder_and_refuses_bad_specs(tmp_path):
 
 
 def test_system_options_become_variants():
-    v = parse_system_options(["four_bar:coordinates=minimal"],
-                             {"crank_slider": [{"coordinates": "minimal"}]})
-    assert v == {"four_bar": [{"coordinates": "minimal"}],
-                 "crank_slider": [{"coordinates": "minimal"}]}
+    v = parse_system_options(
+        ["four_bar:coordinates=minimal"], {"crank_slider": [{"coordinates": "minimal"}]}
+    )
+    assert v == {
+        "four_bar": [{"coordinates": "minimal"}],
+        "crank_slider": [{"coordinates": "minimal"}],
+    }
     with pytest.raises(ValueError, match="valid options: \\['coordinates'\\]"):
         parse_system_options(["four_bar:shape=2"])
     with pytest.raises(ValueError, match="NAME:KEY=VALUE"):

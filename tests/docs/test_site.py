@@ -9,6 +9,7 @@ site) and figures, load nothing from the network, and log no console
 error.  ``$EOMCOMPARE_DOCS_HTML`` names an already built site to check
 instead of building one.
 """
+
 from __future__ import annotations
 
 import os
@@ -18,10 +19,10 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from browser import Browser, need_browser
 
-pytestmark = pytest.mark.slow
+# One build of the site, in one xdist worker (--dist loadgroup).
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("docs")]
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -61,8 +62,22 @@ def site(tmp_path_factory) -> Path:
         return Path(built)
     out = tmp_path_factory.mktemp("site")
     res = subprocess.run(
-        [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
-         "docs", str(out)], cwd=ROOT, capture_output=True, text=True)
+        [
+            sys.executable,
+            "-m",
+            "sphinx",
+            "-W",
+            "--keep-going",
+            "-q",
+            "-b",
+            "html",
+            "docs",
+            str(out),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert res.returncode == 0, res.stdout[-5000:] + res.stderr[-5000:]
     assert (out / "index.html").is_file()
     return out
@@ -80,12 +95,19 @@ def test_no_page_loads_anything_from_the_network(site):
     (links to other sites are fine: they are not loaded)."""
     pattern = re.compile(
         r"<(?:script|img|iframe)[^>]+src=[\"']?(?:https?:)?//"
-        r"|<link[^>]+href=[\"']?(?:https?:)?//[^>]*>", re.I)
+        r"|<link[^>]+href=[\"']?(?:https?:)?//[^>]*>",
+        re.I,
+    )
     offenders = {}
     for page in site.rglob("*.html"):
         found = pattern.findall(page.read_text(encoding="utf-8"))
-        stylesheets = [f for f in found if not f.lower().startswith("<link")
-                       or "stylesheet" in f.lower() or "preload" in f.lower()]
+        stylesheets = [
+            f
+            for f in found
+            if not f.lower().startswith("<link")
+            or "stylesheet" in f.lower()
+            or "preload" in f.lower()
+        ]
         if stylesheets:
             offenders[str(page.relative_to(site))] = stylesheets[:3]
     assert offenders == {}
@@ -93,7 +115,7 @@ def test_no_page_loads_anything_from_the_network(site):
 
 
 def _open(browser, page: Path) -> int:
-    browser.console()                  # forget messages of earlier pages
+    browser.console()  # forget messages of earlier pages
     browser.get(page)
     browser.wait_for("return document.readyState === 'complete'")
     return browser.wait_for(_TYPESET, timeout=60)
@@ -109,11 +131,11 @@ def test_home_page_renders_math_offline(site, browser, tmp_path):
     assert browser.execute(_MATH_ERRORS) == []
     assert _offline(browser.execute(_RESOURCES)) == []
     # The MathJax the page loaded is the copy shipped with the site.
-    assert any("_static/mathjax/tex-svg.js" in r
-               for r in browser.execute(_RESOURCES))
+    assert any("_static/mathjax/tex-svg.js" in r for r in browser.execute(_RESOURCES))
     links = browser.execute(
         "return Array.from(document.querySelectorAll('a.reference.internal'))"
-        ".map(a => a.getAttribute('href'))")
+        ".map(a => a.getAttribute('href'))"
+    )
     assert "tutorials/index.html" in links and "api.html" in links
     browser.screenshot(tmp_path / "home.png")
     assert browser.console_errors() == []
@@ -135,12 +157,19 @@ def test_tutorial_renders_figures_and_math(site, browser, tmp_path):
     assert browser.console_errors() == []
 
 
-@pytest.mark.parametrize("page", [
-    "getting_started.html", "theory/index.html", "theory/kane.html",
-    "theory/lagrange.html", "theory/modified_lagrange.html",
-    "theory/gibbs_appell.html", "theory/operation_counts.html",
-    "tutorials/plot_7_kolev_manipulator.html",
-])
+@pytest.mark.parametrize(
+    "page",
+    [
+        "getting_started.html",
+        "theory/index.html",
+        "theory/kane.html",
+        "theory/lagrange.html",
+        "theory/modified_lagrange.html",
+        "theory/gibbs_appell.html",
+        "theory/operation_counts.html",
+        "tutorials/plot_7_kolev_manipulator.html",
+    ],
+)
 def test_every_formula_of_the_text_pages_typesets(site, browser, page):
     assert _open(browser, site / page) >= 1
     assert browser.execute(_MATH_ERRORS) == []

@@ -6,6 +6,7 @@ declaration of sympy's test_kane2::test_aux_dep, whose auxiliary equations
 that test asserts equal to a manual derivation) and against Newton's law for
 the disc's mass centre, ``F_contact = m a_O - (gravity)``.
 """
+
 from __future__ import annotations
 
 import warnings
@@ -46,17 +47,23 @@ def aux_dep_disc():
     O = P.locatenew("O", q[3] * A.z + r * sm.sin(q[1]) * A.y)
     O.set_vel(N, u[3] * A.x + u[4] * A.y + u[5] * A.z)
     w_c_n_qd = qd[0] * A.z + qd[1] * B.x + qd[2] * B.y
-    v_o_n_qd = O.pos_from(P).diff(t, A) + A.ang_vel_in(N).cross(
-        O.pos_from(P))
-    kindiffs = sm.Matrix([me.dot(w_c_n_qd - C.ang_vel_in(N), uv) for uv in B]
-                         + [me.dot(v_o_n_qd - O.vel(N), A.z)])
+    v_o_n_qd = O.pos_from(P).diff(t, A) + A.ang_vel_in(N).cross(O.pos_from(P))
+    kindiffs = sm.Matrix(
+        [me.dot(w_c_n_qd - C.ang_vel_in(N), uv) for uv in B]
+        + [me.dot(v_o_n_qd - O.vel(N), A.z)]
+    )
     f_c = sm.Matrix([me.dot(-r * B.z, A.z) - q[3]])
-    f_v = sm.Matrix([me.dot(O.vel(N) - (P.vel(N) + C.ang_vel_in(N).cross(
-        O.pos_from(P))), ai).expand() for ai in A])
+    f_v = sm.Matrix(
+        [
+            me.dot(
+                O.vel(N) - (P.vel(N) + C.ang_vel_in(N).cross(O.pos_from(P))), ai
+            ).expand()
+            for ai in A
+        ]
+    )
     I_C_O = me.inertia(B, I, J, I)
     disc = me.RigidBody("disc", O, C, m, (I_C_O, O))
-    loads = [me.Force(O, m * g * A.z), me.Force(P, Fx * A.x + Fy * A.y
-                                                 + Fz * A.z)]
+    loads = [me.Force(O, m * g * A.z), me.Force(P, Fx * A.x + Fy * A.y + Fz * A.z)]
 
     system = me.System(N)
     system.add_coordinates(*q[:3])
@@ -70,21 +77,35 @@ def aux_dep_disc():
     system.add_bodies(disc)
     system.add_loads(*loads)
     ms = MechanicalSystem(
-        name="aux_dep_disc", system=system,
+        name="aux_dep_disc",
+        system=system,
         parameters={r: 0.3, m: 2.0, g: -9.81, I: 0.05, J: 0.09},
-        initial_state={q[0]: 0.1, q[1]: 0.3, q[2]: 0.0, u[0]: 0.4,
-                       u[1]: 5.0, u[2]: -0.7},
-        random_spread={q[0]: 1.0, q[1]: 0.4, q[2]: 1.0}, speed_scale=2.0)
+        initial_state={
+            q[0]: 0.1,
+            q[1]: 0.3,
+            q[2]: 0.0,
+            u[0]: 0.4,
+            u[1]: 5.0,
+            u[2]: -0.7,
+        },
+        random_spread={q[0]: 1.0, q[1]: 0.4, q[2]: 1.0},
+        speed_scale=2.0,
+    )
 
     # sympy's KanesMethod exactly as in test_aux_dep.
     km = me.KanesMethod(
-        N, q_ind=q[:3], u_ind=u[:3], kd_eqs=kindiffs, q_dependent=q[3:],
-        configuration_constraints=f_c, u_dependent=u[3:],
-        velocity_constraints=f_v, u_auxiliary=ua)
-    km.kanes_equations([disc], [(O, m * g * A.z),
-                                (P, Fx * A.x + Fy * A.y + Fz * A.z)])
-    return ms, dict(km=km, q=q, u=u, ua=ua, O=O, A=A, N=N, m=m, g=g,
-                    F=(Fx, Fy, Fz))
+        N,
+        q_ind=q[:3],
+        u_ind=u[:3],
+        kd_eqs=kindiffs,
+        q_dependent=q[3:],
+        configuration_constraints=f_c,
+        u_dependent=u[3:],
+        velocity_constraints=f_v,
+        u_auxiliary=ua,
+    )
+    km.kanes_equations([disc], [(O, m * g * A.z), (P, Fx * A.x + Fy * A.y + Fz * A.z)])
+    return ms, dict(km=km, q=q, u=u, ua=ua, O=O, A=A, N=N, m=m, g=g, F=(Fx, Fy, Fz))
 
 
 def _sympy_kane_oracle(ms, parts, t0, q, qd):
@@ -92,8 +113,7 @@ def _sympy_kane_oracle(ms, parts, t0, q, qd):
     Newton's law for the mass centre, at a state."""
     km, N, A, O = parts["km"], parts["N"], parts["A"], parts["O"]
     u_vals = ms.speeds_from_rates(t0, q, qd)
-    num = {k: v for k, v in ms.parameters.items()
-           if k not in parts["F"]}
+    num = {k: v for k, v in ms.parameters.items() if k not in parts["F"]}
     sub = dict(zip(parts["q"], q)) | dict(zip(parts["u"], u_vals)) | num
     sub |= {x: 0 for ua in parts["ua"] for x in (ua.diff(t), ua)}
     M = np.array(km.mass_matrix.xreplace(sub).evalf(), dtype=float)
@@ -104,11 +124,17 @@ def _sympy_kane_oracle(ms, parts, t0, q, qd):
     F = parts["F"]
     sol = sm.solve(list(aux), F, dict=True)[0]
     from_kane = np.array([float(sol[x]) for x in F])
-    a_O = O.vel(N).dt(N).xreplace(sub_ud).xreplace(
-        {qi.diff(t): v for qi, v in zip(parts["q"], qd)}).xreplace(sub)
+    a_O = (
+        O.vel(N)
+        .dt(N)
+        .xreplace(sub_ud)
+        .xreplace({qi.diff(t): v for qi, v in zip(parts["q"], qd)})
+        .xreplace(sub)
+    )
     m, g = num[parts["m"]], num[parts["g"]]
-    newton = np.array([float((m * a_O - m * g * A.z).dot(ai).xreplace(sub))
-                       for ai in A])
+    newton = np.array(
+        [float((m * a_O - m * g * A.z).dot(ai).xreplace(sub)) for ai in A]
+    )
     return from_kane, newton
 
 
@@ -122,8 +148,11 @@ def aux_disc():
 
 def test_redundant_contact_row_is_dropped_with_a_warning(aux_disc):
     ms, _, caught = aux_disc
-    msgs = [str(w.message) for w in caught
-            if issubclass(w.category, RedundantConstraintWarning)]
+    msgs = [
+        str(w.message)
+        for w in caught
+        if issubclass(w.category, RedundantConstraintWarning)
+    ]
     assert len(msgs) == 1
     assert "derivative of holonomic constraint 0" in msgs[0]
     assert len(ms.velocity_constraints) == 3
@@ -148,12 +177,10 @@ def test_aux_dep_contact_forces_match_sympy_and_newton(aux_disc, name):
         assert abs(vals[0]) + abs(vals[1]) > 1e-3
 
 
-@pytest.mark.parametrize("name", ["lagrange", "modified_lagrange",
-                                  "sympy_lagrange"])
+@pytest.mark.parametrize("name", ["lagrange", "modified_lagrange", "sympy_lagrange"])
 def test_aux_dep_is_refused_by_the_lagrange_family(aux_disc, name):
     ms, _, _ = aux_disc
-    with pytest.raises(UnsupportedSystemError,
-                       match="6 speeds for 4 coordinates"):
+    with pytest.raises(UnsupportedSystemError, match="6 speeds for 4 coordinates"):
         get_formulation(name).derive(ms)
 
 
@@ -172,19 +199,25 @@ def rolling_disc_with_contact_forces():
     L = Y.orientnew("L", "Axis", (q2, Y.x))
     R = L.orientnew("R", "Axis", (q3, L.y))
     R.set_ang_vel(N, u1 * L.x + u2 * L.y + u3 * L.z)
-    kdes = [q1.diff() - u3 / sm.cos(q2), q2.diff() - u1,
-            q3.diff() - u2 + u3 * sm.tan(q2), x.diff() - u4, y.diff() - u5]
+    kdes = [
+        q1.diff() - u3 / sm.cos(q2),
+        q2.diff() - u1,
+        q3.diff() - u2 + u3 * sm.tan(q2),
+        x.diff() - u4,
+        y.diff() - u5,
+    ]
     w_L = u1 * L.x + u3 * sm.tan(q2) * L.y + u3 * L.z
     C = O.locatenew("C", x * N.x + y * N.y)
     C.set_vel(N, u4 * N.x + u5 * N.y)
     D = C.locatenew("D", r * L.z)
     D.set_vel(N, u4 * N.x + u5 * N.y + w_L.cross(r * L.z))
-    P = me.Point("P")            # the contact, moved by the aux speeds only
+    P = me.Point("P")  # the contact, moved by the aux speeds only
     P.set_vel(N, ua1 * Y.x + ua2 * Y.y)
     v_slip = D.vel(N) + R.ang_vel_in(N).cross(-r * L.z) - P.vel(N)
     nonhol = [v_slip.dot(Y.x), v_slip.dot(Y.y)]
-    disc = me.RigidBody("disc", D, R, m, (me.inertia(
-        R, m * r**2 / 4, m * r**2 / 2, m * r**2 / 4), D))
+    disc = me.RigidBody(
+        "disc", D, R, m, (me.inertia(R, m * r**2 / 4, m * r**2 / 2, m * r**2 / 4), D)
+    )
     system = me.System(N, O)
     system.add_coordinates(q1, q2, q3, x, y)
     system.add_speeds(u1, u2, u3)
@@ -194,16 +227,16 @@ def rolling_disc_with_contact_forces():
     system.add_nonholonomic_constraints(*nonhol)
     system.add_bodies(disc)
     # The ground's force on the disc, at the contact (as test_aux_dep).
-    system.add_loads(me.Force(D, -m * g * N.z),
-                     me.Force(P, Fx * Y.x + Fy * Y.y))
+    system.add_loads(me.Force(D, -m * g * N.z), me.Force(P, Fx * Y.x + Fy * Y.y))
     ms = MechanicalSystem(
-        name="disc_contact_forces", system=system,
+        name="disc_contact_forces",
+        system=system,
         parameters={m: 1.0, r: 0.5, g: 9.81},
         initial_state={q2: 0.2, u2: 6.0, u3: 1.0},
         random_spread={q1: 3.0, q2: 0.6, q3: 3.0, x: 1.0, y: 1.0},
-        speed_scale=3.0)
-    return ms, dict(D=D, N=N, Y=Y, m=m, q=(q1, q2, q3, x, y),
-                    u=(u1, u2, u3, u4, u5))
+        speed_scale=3.0,
+    )
+    return ms, dict(D=D, N=N, Y=Y, m=m, q=(q1, q2, q3, x, y), u=(u1, u2, u3, u4, u5))
 
 
 @pytest.fixture(scope="module")
@@ -211,8 +244,7 @@ def contact_disc():
     return rolling_disc_with_contact_forces()
 
 
-@pytest.mark.parametrize("name", ["kane", "gibbs_appell", "lagrange",
-                                  "sympy_kane"])
+@pytest.mark.parametrize("name", ["kane", "gibbs_appell", "lagrange", "sympy_kane"])
 def test_friction_of_a_rolling_disc_is_newtons(contact_disc, name):
     """The auxiliary speeds let the disc's contact slip, carrying the disc
     (through the relaxed rolling constraints) and P along: the force at P is
@@ -236,28 +268,35 @@ def test_friction_of_a_rolling_disc_is_newtons(contact_disc, name):
         sub |= {qi.diff(t, 2): v for qi, v in zip(parts["q"], qdd)}
         u_of = dict(ms.kinematics.u_of_qdot)
         a = D.vel(N).xreplace(u_of).dt(N)
-        a = a.xreplace({ui.diff(t): sm.sympify(u_of[ui]).diff(t)
-                        for ui in u_sym})
+        a = a.xreplace({ui.diff(t): sm.sympify(u_of[ui]).diff(t) for ui in u_sym})
         m = ms.parameters[parts["m"]]
-        friction = [float((m * a).dot(Y.x).xreplace(sub).xreplace(sub)),
-                    float((m * a).dot(Y.y).xreplace(sub).xreplace(sub))]
-        np.testing.assert_allclose([got["Fx"], got["Fy"]],
-                                   friction, rtol=1e-9, atol=1e-9)
+        friction = [
+            float((m * a).dot(Y.x).xreplace(sub).xreplace(sub)),
+            float((m * a).dot(Y.y).xreplace(sub).xreplace(sub)),
+        ]
+        np.testing.assert_allclose(
+            [got["Fx"], got["Fy"]], friction, rtol=1e-9, atol=1e-9
+        )
         assert max(abs(f) for f in friction) > 1e-3
         del u
 
 
 @pytest.mark.parametrize("name", ["modified_lagrange", "sympy_lagrange"])
-def test_formulations_without_the_means_refuse_constraint_forces(
-        contact_disc, name):
+def test_formulations_without_the_means_refuse_constraint_forces(contact_disc, name):
     ms, _ = contact_disc
     model = get_formulation(name).derive(ms).numeric()
     t0, q, qd = ms.random_state(seed=0)
     # The motion itself is still computed (and agrees).
     np.testing.assert_allclose(
         model.coordinate_accelerations(t0, q, qd),
-        get_formulation("kane").derive(ms).numeric()
-        .coordinate_accelerations(t0, q, qd), rtol=1e-9, atol=1e-9)
-    with pytest.raises(UnsupportedSystemError,
-                       match=r"recovers no constraint forces.*ua1"):
+        get_formulation("kane")
+        .derive(ms)
+        .numeric()
+        .coordinate_accelerations(t0, q, qd),
+        rtol=1e-9,
+        atol=1e-9,
+    )
+    with pytest.raises(
+        UnsupportedSystemError, match=r"recovers no constraint forces.*ua1"
+    ):
         model.constraint_forces(t0, q, qd)

@@ -1,5 +1,6 @@
 """Kane's composite-body assembly: the same equations as the body-by-body
 sum, used exactly where the system is a tree of twists, and cheaper."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -14,8 +15,7 @@ LIGHT = sorted(s for s in CATALOGUE if not system_facts(s).heavy)
 
 def _accelerations(eom, ms, seeds=(0, 1, 2)):
     model = eom.numeric()
-    return [model.coordinate_accelerations(*ms.random_state(s)[:3])
-            for s in seeds]
+    return [model.coordinate_accelerations(*ms.random_state(s)[:3]) for s in seeds]
 
 
 # Every light catalogue system whose speeds form a tree of twists (the
@@ -24,18 +24,20 @@ def _accelerations(eom, ms, seeds=(0, 1, 2)):
 TREES = [(n, {}) for n in LIGHT if n not in ("crank_slider", "double_pendulum")]
 
 
-@pytest.mark.parametrize("name, options", TREES + [
-    ("n_link_pendulum", {"n": 5}),
-    ("n_link_pendulum_on_cart", {"n": 4}),
-])
+@pytest.mark.parametrize(
+    "name, options",
+    TREES
+    + [
+        ("n_link_pendulum", {"n": 5}),
+        ("n_link_pendulum_on_cart", {"n": 4}),
+    ],
+)
 def test_composite_and_direct_sums_agree(name, options):
     # "composite" forced: "auto" would take the direct sums on short trees
     # and compare them with themselves.
     ms = get_system(name, **options)
-    comp = get_formulation("kane", assembly="composite",
-                           count_ops=False).derive(ms)
-    direct = get_formulation("kane", assembly="direct",
-                             count_ops=False).derive(ms)
+    comp = get_formulation("kane", assembly="composite", count_ops=False).derive(ms)
+    direct = get_formulation("kane", assembly="direct", count_ops=False).derive(ms)
     assert comp.mass_matrix != direct.mass_matrix  # two different sums
     for a, d in zip(_accelerations(comp, ms), _accelerations(direct, ms)):
         np.testing.assert_allclose(a, d, rtol=1e-10, atol=1e-10)
@@ -43,21 +45,24 @@ def test_composite_and_direct_sums_agree(name, options):
 
 def test_a_closed_loop_is_not_a_tree_of_twists():
     with pytest.raises(UnsupportedSystemError, match="composite"):
-        get_formulation("kane", assembly="composite",
-                        count_ops=False).derive(get_system("crank_slider"))
+        get_formulation("kane", assembly="composite", count_ops=False).derive(
+            get_system("crank_slider")
+        )
 
 
-@pytest.mark.parametrize("name, options", [
-    ("n_link_pendulum", {"n": 3, "angles": "absolute"}),
-    ("double_pendulum", {}),
-])
+@pytest.mark.parametrize(
+    "name, options",
+    [
+        ("n_link_pendulum", {"n": 3, "angles": "absolute"}),
+        ("double_pendulum", {}),
+    ],
+)
 def test_absolute_angles_are_not_a_tree_of_twists(name, options):
     # The rate of an absolute angle rotates its own link and only
     # translates the links beyond it: no single rigid motion.
     ms = get_system(name, **options)
     with pytest.raises(UnsupportedSystemError, match="composite"):
-        get_formulation("kane", assembly="composite",
-                        count_ops=False).derive(ms)
+        get_formulation("kane", assembly="composite", count_ops=False).derive(ms)
     # "auto" falls back to the body-by-body sum.
     eom = get_formulation("kane", count_ops=False).derive(ms)
     ref = get_formulation("sympy_kane", count_ops=False).derive(ms)
@@ -69,8 +74,7 @@ def test_composite_mass_matrix_is_smaller_after_cse():
     ms = get_system("n_link_pendulum", n=6)
     ops = {}
     for assembly in ("composite", "direct"):
-        eom = get_formulation("kane", assembly=assembly,
-                              count_ops=False).derive(ms)
+        eom = get_formulation("kane", assembly=assembly, count_ops=False).derive(ms)
         ops[assembly] = count_operations(eom.mass_matrix, eom.forcing)["cse"]
     assert ops["composite"] < 0.8 * ops["direct"]
 
@@ -78,38 +82,48 @@ def test_composite_mass_matrix_is_smaller_after_cse():
 def test_assembly_option_is_checked():
     with pytest.raises(ValueError, match="assembly"):
         get_formulation("kane", assembly="recursive")
-    assert get_formulation("kane", assembly="direct").options["assembly"] \
-        == "direct"
+    assert get_formulation("kane", assembly="direct").options["assembly"] == "direct"
 
 
-@pytest.mark.parametrize("name, options, expected", [
-    ("n_link_pendulum", {"n": 6}, "composite"),
-    ("n_link_pendulum_on_cart", {"n": 4}, "composite"),
-    ("n_link_pendulum", {"n": 3}, "direct"),
-    ("solar_panels", {}, "direct"),
-    ("rolling_disc", {}, "direct"),
-])
-def test_auto_takes_the_composite_sums_for_deep_trees_only(name, options,
-                                                            expected):
+@pytest.mark.parametrize(
+    "name, options, expected",
+    [
+        ("n_link_pendulum", {"n": 6}, "composite"),
+        ("n_link_pendulum_on_cart", {"n": 4}, "composite"),
+        ("n_link_pendulum", {"n": 3}, "direct"),
+        ("solar_panels", {}, "direct"),
+        ("rolling_disc", {}, "direct"),
+    ],
+)
+def test_auto_takes_the_composite_sums_for_deep_trees_only(name, options, expected):
     # Short trees are cheaper summed body by body (fewer operations after
     # cse); "auto" returns exactly one of the two.
     ms = get_system(name, **options)
     auto, chosen, other = (
         get_formulation("kane", assembly=a, count_ops=False).derive(ms)
-        for a in ("auto", expected,
-                  "direct" if expected == "composite" else "composite"))
+        for a in (
+            "auto",
+            expected,
+            "direct" if expected == "composite" else "composite",
+        )
+    )
     assert auto.mass_matrix == chosen.mass_matrix
     assert auto.mass_matrix != other.mass_matrix
 
 
-@pytest.mark.parametrize("name, options", [
-    ("n_link_pendulum", {"n": 3}),
-    ("rolling_disc", {}),        # nonholonomic: F_r and F*_r through C
-])
+@pytest.mark.parametrize(
+    "name, options",
+    [
+        ("n_link_pendulum", {"n": 3}),
+        ("rolling_disc", {}),  # nonholonomic: F_r and F*_r through C
+    ],
+)
 def test_composite_extras_are_lazy_and_equal_the_direct_ones(
-        name, options, monkeypatch):
+    name, options, monkeypatch
+):
     import formulations.kane as kane
     from symbolic.identities import RandomPoints
+
     calls = []
     original = kane.generalized_active_forces
 
@@ -119,12 +133,10 @@ def test_composite_extras_are_lazy_and_equal_the_direct_ones(
 
     monkeypatch.setattr(kane, "generalized_active_forces", counted)
     ms = get_system(name, **options)
-    comp = get_formulation("kane", assembly="composite",
-                           count_ops=False).derive(ms)
+    comp = get_formulation("kane", assembly="composite", count_ops=False).derive(ms)
     # The composite sums need no F_r: computed only when the extras are read.
     assert calls == []
-    direct = get_formulation("kane", assembly="direct",
-                             count_ops=False).derive(ms)
+    direct = get_formulation("kane", assembly="direct", count_ops=False).derive(ms)
     assert len(calls) == 1
     lazy = comp.extras
     assert set(lazy) == set(direct.extras)
@@ -134,17 +146,22 @@ def test_composite_extras_are_lazy_and_equal_the_direct_ones(
     # there, body by body here); F_r and C are built alike on both.
     a, b = (e["generalized_inertia_forces"] for e in (lazy, direct.extras))
     assert a.shape == b.shape
-    np.testing.assert_allclose(points.vector(a[:]), points.vector(b[:]),
-                               rtol=1e-9, atol=1e-9)
-    for key in ("nonholonomic_partial_velocities",
-                "nonholonomic_partial_angular_velocities"):
+    np.testing.assert_allclose(
+        points.vector(a[:]), points.vector(b[:]), rtol=1e-9, atol=1e-9
+    )
+    for key in (
+        "nonholonomic_partial_velocities",
+        "nonholonomic_partial_angular_velocities",
+    ):
         assert set(lazy[key]) == set(direct.extras[key])
         for name_, vecs in lazy[key].items():
             assert len(vecs) == len(direct.extras[key][name_])
             for va, vb in zip(vecs, direct.extras[key][name_]):
                 np.testing.assert_allclose(
-                    points.vector((va - vb).to_matrix(N) if va != vb
-                                  else [0, 0, 0]), 0, atol=1e-9)
+                    points.vector((va - vb).to_matrix(N) if va != vb else [0, 0, 0]),
+                    0,
+                    atol=1e-9,
+                )
     for key in lazy:
         lazy[key]
     assert len(calls) == 2  # once for every key of the composite extras

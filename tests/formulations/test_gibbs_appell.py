@@ -7,14 +7,15 @@
   in the rotating tube, against expressions written out by hand here.
 - Every strategy of forming S against sympy's own KanesMethod.
 """
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
 import sympy as sm
 import sympy.physics.mechanics as me
-
 from conftest import cached_eom, cached_system
+
 from formulations import FORMULATIONS, UnsupportedSystemError, get_formulation
 from formulations.gibbs_appell import ELIMINATIONS, STRATEGIES, GibbsAppell
 from systems import CATALOGUE, system_facts
@@ -63,24 +64,31 @@ def test_wheelbarrow_satisfies_published_equations_symbolically(elimination):
     s1, c1, s2, c2, V, W, vd, wd = sm.symbols("s1 c1 s2 c2 V W vd wd")
     # On the constraint manifold (no lateral slip, rolling) the wheel
     # centre moves along b1 at speed v.
-    rep = {sm.sin(theta): s1, sm.cos(theta): c1, sm.sin(phi): s2,
-           sm.cos(phi): c2, vx: V * c1, vy: V * s1, v: V, w: W}
+    rep = {
+        sm.sin(theta): s1,
+        sm.cos(theta): c1,
+        sm.sin(phi): s2,
+        sm.cos(phi): c2,
+        vx: V * c1,
+        vy: V * s1,
+        v: V,
+        w: W,
+    }
     M = eom.mass_matrix.xreplace(rep)
     f = eom.forcing.xreplace(rep)
     assert not any(e.has(t) for e in list(M) + list(f))
     z = M.LUsolve(f)
     sol = {vd: z[0], wd: z[1]}
-    m_w, m_wb, l, I, J, r, R, beta, p = (P[k] for k in (
-        "m_w", "m_wb", "l", "I", "J", "r", "R", "beta", "p"))
+    m_w, m_wb, l, I, J, r, R, beta, p = (
+        P[k] for k in ("m_w", "m_wb", "l", "I", "J", "r", "R", "beta", "p")
+    )
     eq1 = (m_w + m_wb + J / r**2) * vd + m_wb * l * W**2 - 2 * R * sm.cos(beta)
-    eq2 = (I + J / 2 + m_wb * l**2) * wd - l * m_wb * V * W \
-        + 2 * p * R * sm.sin(beta)
+    eq2 = (I + J / 2 + m_wb * l**2) * wd - l * m_wb * V * W + 2 * p * R * sm.sin(beta)
     angles = [(s1, c1), (s2, c2)]
     assert _vanishes_identically(eq1.xreplace(sol), angles)
     assert _vanishes_identically(eq2.xreplace(sol), angles)
     # The misprinted first equation (u2' where u1' is meant) is not met.
-    printed = (m_w + m_wb) * wd + J * vd / r**2 + m_wb * l * W**2 \
-        - 2 * R * sm.cos(beta)
+    printed = (m_w + m_wb) * wd + J * vd / r**2 + m_wb * l * W**2 - 2 * R * sm.cos(beta)
     assert not _vanishes_identically(printed.xreplace(sol), angles)
 
 
@@ -96,13 +104,14 @@ def test_wheelbarrow_published_equations_at_axis_headings(heading):
     qd = np.array([v / P["r"], w, v * np.cos(heading), v * np.sin(heading)])
     qdd = eom.numeric().coordinate_accelerations(0.0, q, qd)
     vd, wd = P["r"] * qdd[0], qdd[1]
-    lhs1 = (P["m_w"] + P["m_wb"] + P["J"] / P["r"]**2) * vd \
-        + P["m_wb"] * P["l"] * w**2
-    lhs2 = (P["I"] + P["J"] / 2 + P["m_wb"] * P["l"]**2) * wd \
-        - P["l"] * P["m_wb"] * v * w
+    lhs1 = (P["m_w"] + P["m_wb"] + P["J"] / P["r"] ** 2) * vd + P["m_wb"] * P[
+        "l"
+    ] * w**2
+    lhs2 = (P["I"] + P["J"] / 2 + P["m_wb"] * P["l"] ** 2) * wd - P["l"] * P[
+        "m_wb"
+    ] * v * w
     assert lhs1 == pytest.approx(2 * P["R"] * np.cos(P["beta"]), rel=1e-12)
-    assert lhs2 == pytest.approx(-2 * P["p"] * P["R"] * np.sin(P["beta"]),
-                                 rel=1e-12)
+    assert lhs2 == pytest.approx(-2 * P["p"] * P["R"] * np.sin(P["beta"]), rel=1e-12)
 
 
 def test_wheelbarrow_dependent_rates_keep_the_constraints():
@@ -119,10 +128,17 @@ def test_wheelbarrow_dependent_rates_keep_the_constraints():
         u, ud = x[4:], xd[4:]
         th, thd = q[theta], xd[theta]
         # d/dt(-v_x sin th + v_y cos th) and d/dt(v_x cos th + v_y sin th - v)
-        c1 = -ud[2] * np.sin(th) + ud[3] * np.cos(th) \
+        c1 = (
+            -ud[2] * np.sin(th)
+            + ud[3] * np.cos(th)
             - thd * (u[2] * np.cos(th) + u[3] * np.sin(th))
-        c2 = ud[2] * np.cos(th) + ud[3] * np.sin(th) - ud[0] \
+        )
+        c2 = (
+            ud[2] * np.cos(th)
+            + ud[3] * np.sin(th)
+            - ud[0]
             + thd * (-u[2] * np.sin(th) + u[3] * np.cos(th))
+        )
         assert abs(c1) < 1e-10 and abs(c2) < 1e-10
 
 
@@ -191,10 +207,11 @@ def test_rotating_tube_acceleration_energy_by_hand():
     thd, thdd = theta.diff(t), theta.diff(t, 2)
 
     def S_particle(m, s, sd, sdd):
-        return m / 2 * ((sdd - s * thd**2)**2 + (2 * sd * thd + s * thdd)**2)
+        return m / 2 * ((sdd - s * thd**2) ** 2 + (2 * sd * thd + s * thdd) ** 2)
 
-    hand = S_particle(P["m1"], P["L1"] + q1, u1, u1.diff(t)) \
-        + S_particle(P["m2"], P["L1"] + P["L2"] + q2, u2, u2.diff(t))
+    hand = S_particle(P["m1"], P["L1"] + q1, u1, u1.diff(t)) + S_particle(
+        P["m2"], P["L1"] + P["L2"] + q2, u2, u2.diff(t)
+    )
     assert sm.simplify(eom.extras["acceleration_energy"] - hand) == 0
 
 
@@ -215,31 +232,44 @@ def test_rolling_disc_natively_in_three_speed_rates():
 # Every way of forming S against sympy's KanesMethod
 # ----------------------------------------------------------------------
 def _strategy_cases():
-    names = ["wheelbarrow", "rolling_disc", "four_bar", "crank_slider",
-             "rotating_tube"]
+    names = ["wheelbarrow", "rolling_disc", "four_bar", "crank_slider", "rotating_tube"]
     for name in names:
         for strategy in STRATEGIES:
             for elimination in ELIMINATIONS:
                 # Expanding the disc's S takes several seconds.
-                marks = [pytest.mark.slow] if (
-                    name == "rolling_disc" and strategy == "expanded") else []
-                yield pytest.param(name, strategy, elimination, marks=marks,
-                                   id=f"{name}-{strategy}-{elimination}")
+                marks = (
+                    [pytest.mark.slow]
+                    if (name == "rolling_disc" and strategy == "expanded")
+                    else []
+                )
+                yield pytest.param(
+                    name,
+                    strategy,
+                    elimination,
+                    marks=marks,
+                    id=f"{name}-{strategy}-{elimination}",
+                )
 
 
 @pytest.mark.parametrize("name,strategy,elimination", list(_strategy_cases()))
 def test_strategies_agree_with_sympy_kane(name, strategy, elimination):
     ms = cached_system(name)
-    eom = GibbsAppell(strategy=strategy, elimination=elimination,
-                      count_ops=False).derive(ms)
+    eom = GibbsAppell(
+        strategy=strategy, elimination=elimination, count_ops=False
+    ).derive(ms)
     n_eq = len(ms.speeds) if elimination == "append" else ms.degrees_of_freedom
     assert eom.mass_matrix.shape == (n_eq, n_eq)
     ref = cached_eom("sympy_kane", name).numeric()
     model = eom.numeric()
     for seed in range(5):
         t0, q, qd = ms.random_state(seed)
-        assert _relative_error(model.coordinate_accelerations(t0, q, qd),
-                               ref.coordinate_accelerations(t0, q, qd)) < 1e-9
+        assert (
+            _relative_error(
+                model.coordinate_accelerations(t0, q, qd),
+                ref.coordinate_accelerations(t0, q, qd),
+            )
+            < 1e-9
+        )
 
 
 @pytest.mark.parametrize("name", ["wheelbarrow", "four_bar", "double_pendulum"])
@@ -250,8 +280,13 @@ def test_sympy_direction_cosines_agree_with_sympy_kane(name):
     model = eom.numeric()
     for seed in range(5):
         t0, q, qd = ms.random_state(seed)
-        assert _relative_error(model.coordinate_accelerations(t0, q, qd),
-                               ref.coordinate_accelerations(t0, q, qd)) < 1e-9
+        assert (
+            _relative_error(
+                model.coordinate_accelerations(t0, q, qd),
+                ref.coordinate_accelerations(t0, q, qd),
+            )
+            < 1e-9
+        )
 
 
 #: Systems whose derivations take tens of seconds.
@@ -279,8 +314,13 @@ def test_declared_initial_state_agrees_with_sympy_kane(name):
         pytest.fail(f"sympy_kane cannot serve as reference for {name}: {exc}")
     model = cached_eom("gibbs_appell", name).numeric()
     t0, q, qd = ms.consistent_initial_state()
-    assert _relative_error(model.coordinate_accelerations(t0, q, qd),
-                           ref.coordinate_accelerations(t0, q, qd)) < 1e-9
+    assert (
+        _relative_error(
+            model.coordinate_accelerations(t0, q, qd),
+            ref.coordinate_accelerations(t0, q, qd),
+        )
+        < 1e-9
+    )
 
 
 # ----------------------------------------------------------------------
@@ -292,14 +332,17 @@ def test_registered():
     assert form.options["strategy"] == "expanded"
 
 
-@pytest.mark.parametrize("kwargs,exc,words", [
-    ({"strategy": "sorted"}, ValueError, "split"),
-    ({"strategy": 3}, TypeError, "str"),
-    ({"elimination": "later"}, ValueError, "append"),
-    ({"elimination": None}, TypeError, "str"),
-    ({"frames": "inertial"}, ValueError, "merged"),
-    ({"frames": 1.0}, TypeError, "str"),
-])
+@pytest.mark.parametrize(
+    "kwargs,exc,words",
+    [
+        ({"strategy": "sorted"}, ValueError, "split"),
+        ({"strategy": 3}, TypeError, "str"),
+        ({"elimination": "later"}, ValueError, "append"),
+        ({"elimination": None}, TypeError, "str"),
+        ({"frames": "inertial"}, ValueError, "merged"),
+        ({"frames": 1.0}, TypeError, "str"),
+    ],
+)
 def test_bad_options_name_the_valid_choices(kwargs, exc, words):
     with pytest.raises(exc, match=words):
         GibbsAppell(**kwargs)

@@ -2,6 +2,7 @@
 linear pathway, declared as sympy's System does; every formulation against
 sympy's own System.form_eoms() (KanesMethod), and the sprung block against
 Newton's law."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -19,8 +20,7 @@ def joints_and_springs():
     """A rod hung from the ground by a spherical joint with a particle
     welded to its end, and a block on a planar joint held by a spring and a
     damper along the pathway from the ground's origin to its centre."""
-    m1, m2, l, g, k, c, L0, mb, I1, I2 = sm.symbols(
-        "m1 m2 l g k c L0 mb I1 I2")
+    m1, m2, l, g, k, c, L0, mb, I1, I2 = sm.symbols("m1 m2 l g k c L0 mb I1 I2")
     ground = me.RigidBody("ground")
     system = me.System.from_newtonian(ground)
     rodf = me.ReferenceFrame("rodf")
@@ -32,22 +32,38 @@ def joints_and_springs():
     bf = me.ReferenceFrame("bf")
     block = me.RigidBody("block", frame=bf, mass=mb)
     block.central_inertia = me.inertia(bf, I2, I1, I1)
-    planar = me.PlanarJoint("planar", ground, block,
-                            parent_interframe=ground.frame)
+    planar = me.PlanarJoint("planar", ground, block, parent_interframe=ground.frame)
     system.add_joints(sph, weld, planar)
     system.apply_uniform_gravity(-g * ground.z)
     path = me.LinearPathway(ground.masscenter, block.masscenter)
-    system.add_actuators(me.LinearSpring(k, path, L0),
-                         me.LinearDamper(c, path))
-    values = {m1: 1.0, m2: 0.5, l: 0.7, g: 9.81, k: 3.0, c: 0.4, L0: 0.5,
-              mb: 2.0, I1: 0.2, I2: 0.1}
+    system.add_actuators(me.LinearSpring(k, path, L0), me.LinearDamper(c, path))
+    values = {
+        m1: 1.0,
+        m2: 0.5,
+        l: 0.7,
+        g: 9.81,
+        k: 3.0,
+        c: 0.4,
+        L0: 0.5,
+        mb: 2.0,
+        I1: 0.2,
+        I2: 0.1,
+    }
     q = list(system.q)
     ms = MechanicalSystem(
-        name="joints_and_springs", system=system, parameters=values,
+        name="joints_and_springs",
+        system=system,
+        parameters=values,
         initial_state={q[0]: 0.3, q[1]: 0.2, q[4]: 0.8, q[5]: 0.4},
-        random_spread=0.4, speed_scale=1.5)
-    return ms, system, values, dict(ground=ground, block=block, k=k, c=c,
-                                    L0=L0, mb=mb, g=g)
+        random_spread=0.4,
+        speed_scale=1.5,
+    )
+    return (
+        ms,
+        system,
+        values,
+        dict(ground=ground, block=block, k=k, c=c, L0=L0, mb=mb, g=g),
+    )
 
 
 @pytest.fixture(scope="module")
@@ -59,10 +75,10 @@ def sprung():
 
 def _sympy_qdd(system, values, ms, q, qd):
     # Joints' kinematic equations are u = q' (checked), so q'' = u'.
-    assert all(sm.simplify(v - u) == 0 for v, u in
-               zip(ms.kinematics.qdot.values(), ms.speeds))
-    sub = dict(zip(ms.coordinates, q)) | dict(zip(ms.speeds, qd)) | \
-        dict(ms.parameters)
+    assert all(
+        sm.simplify(v - u) == 0 for v, u in zip(ms.kinematics.qdot.values(), ms.speeds)
+    )
+    sub = dict(zip(ms.coordinates, q)) | dict(zip(ms.speeds, qd)) | dict(ms.parameters)
     M = np.array(system.mass_matrix.xreplace(sub).evalf(), dtype=float)
     f = np.array(system.forcing.xreplace(sub).evalf(), dtype=float).ravel()
     return np.linalg.solve(M, f)
@@ -74,9 +90,12 @@ def test_every_formulation_matches_sympys_system(sprung, name):
     model = get_formulation(name).derive(ms).numeric()
     for seed in range(3):
         t0, q, qd = ms.random_state(seed=seed)
-        np.testing.assert_allclose(model.coordinate_accelerations(t0, q, qd),
-                                   _sympy_qdd(system, values, ms, q, qd),
-                                   rtol=1e-9, atol=1e-9)
+        np.testing.assert_allclose(
+            model.coordinate_accelerations(t0, q, qd),
+            _sympy_qdd(system, values, ms, q, qd),
+            rtol=1e-9,
+            atol=1e-9,
+        )
 
 
 def test_sprung_block_obeys_newton(sprung):
@@ -103,6 +122,5 @@ def test_sprung_block_obeys_newton(sprung):
         dd = rv @ (Jv @ qd) / d
         force = -(k * (d - L0) + c * dd) * rv / d + np.array([0, 0, -mb * g])
         # In the plane of motion (normal N.x) Newton's law holds.
-        np.testing.assert_allclose(mb * acc[1:], force[1:], rtol=1e-9,
-                                   atol=1e-9)
+        np.testing.assert_allclose(mb * acc[1:], force[1:], rtol=1e-9, atol=1e-9)
         assert abs(acc[0]) < 1e-12

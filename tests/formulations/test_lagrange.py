@@ -8,20 +8,20 @@ Sign convention under test: ``d/dt(dT/dq') - dT/dq = Q + C^T lambda`` with
 ``C`` the Jacobian of the velocity constraints with respect to q', i.e.
 ``C^T lambda`` is the generalized constraint force.
 """
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
 import sympy as sm
 import sympy.physics.mechanics as me
+from conftest import cached_eom, cached_system
+from helpers import cartesian_pendulum
 
 from formulations import get_formulation
 from numeric.model import SingularConfigurationError
 from systems import MechanicalSystem
 from systems.rod_slider_shaft_extended import rod_slider_shaft_extended
-
-from helpers import cartesian_pendulum
-from conftest import cached_eom, cached_system
 
 N_STATES = 20
 
@@ -60,18 +60,22 @@ def knife_edge() -> MechanicalSystem:
     system.add_coordinates(x, y, th)
     system.add_speeds(v, om)
     system.add_speeds(w, independent=False)
-    system.add_kdes(x.diff() - v * sm.cos(th) + w * sm.sin(th),
-                    y.diff() - v * sm.sin(th) - w * sm.cos(th),
-                    th.diff() - om)
+    system.add_kdes(
+        x.diff() - v * sm.cos(th) + w * sm.sin(th),
+        y.diff() - v * sm.sin(th) - w * sm.cos(th),
+        th.diff() - om,
+    )
     system.add_nonholonomic_constraints(w)
-    system.add_bodies(me.RigidBody("edge", G, B, m,
-                                   (me.inertia(B, 0, 0, I), G)))
+    system.add_bodies(me.RigidBody("edge", G, B, m, (me.inertia(B, 0, 0, I), G)))
     system.add_loads(me.Force(G, F * B.x), me.Torque(B, tau * N.z))
     return MechanicalSystem(
-        name="knife_edge", system=system,
+        name="knife_edge",
+        system=system,
         parameters={m: 2.0, I: 0.3, F: 1.5, tau: -0.7},
         initial_state={x: 0.0, y: 0.0, th: 0.2, v: 1.0, om: 0.5},
-        random_spread=2.0, speed_scale=2.0)
+        random_spread=2.0,
+        speed_scale=2.0,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -116,8 +120,9 @@ def test_cartesian_pendulum_multiplier_is_the_rod_tension(pendulum):
         lam = m * (g * y - v2) / (2 * l**2)
         expected = np.array([2 * lam * x / m, -g + 2 * lam * y / m])
         z = model.solve_unknowns(t0, model.state_from(q, qd, t0))
-        np.testing.assert_allclose(model.coordinate_accelerations(t0, q, qd),
-                                   expected, rtol=1e-11, atol=1e-11)
+        np.testing.assert_allclose(
+            model.coordinate_accelerations(t0, q, qd), expected, rtol=1e-11, atol=1e-11
+        )
         np.testing.assert_allclose(z[2], lam, rtol=1e-11, atol=1e-11)
 
 
@@ -134,14 +139,18 @@ def test_knife_edge_in_coordinate_rates_with_lateral_multiplier(edge):
         th, thd = q[2], qd[2]
         c, s = np.cos(th), np.sin(th)
         v = qd[0] * c + qd[1] * s
-        expected = np.array([P["F"] / P["m"] * c - v * thd * s,
-                             P["F"] / P["m"] * s + v * thd * c,
-                             P["tau"] / P["I"]])
-        np.testing.assert_allclose(model.coordinate_accelerations(t0, q, qd),
-                                   expected, rtol=1e-11, atol=1e-11)
+        expected = np.array(
+            [
+                P["F"] / P["m"] * c - v * thd * s,
+                P["F"] / P["m"] * s + v * thd * c,
+                P["tau"] / P["I"],
+            ]
+        )
+        np.testing.assert_allclose(
+            model.coordinate_accelerations(t0, q, qd), expected, rtol=1e-11, atol=1e-11
+        )
         z = model.solve_unknowns(t0, model.state_from(q, qd, t0))
-        np.testing.assert_allclose(z[3], P["m"] * v * thd, rtol=1e-11,
-                                   atol=1e-11)
+        np.testing.assert_allclose(z[3], P["m"] * v * thd, rtol=1e-11, atol=1e-11)
 
 
 # ----------------------------------------------------------------------
@@ -170,8 +179,9 @@ def test_baumgarte_rows_enforce_the_stated_constraint_dynamics(pendulum):
         assert abs(ddphi + 2 * alpha * dphi + beta**2 * phi) < 1e-10
 
 
-@pytest.mark.parametrize("name", ["four_bar", "crank_slider", "wheelbarrow",
-                                  "rolling_disc"])
+@pytest.mark.parametrize(
+    "name", ["four_bar", "crank_slider", "wheelbarrow", "rolling_disc"]
+)
 def test_baumgarte_leaves_consistent_states_unchanged(name):
     ms = cached_system(name)
     plain = cached_eom("lagrange", name).numeric()
@@ -184,9 +194,16 @@ def test_baumgarte_leaves_consistent_states_unchanged(name):
         assert np.max(np.abs(a - b)) <= 1e-9 * max(1.0, np.max(np.abs(b)))
 
 
-@pytest.mark.parametrize("gains,error", [
-    ((1.0,), TypeError), ("ab", TypeError), ((1.0, "b"), TypeError),
-    ((True, 1.0), TypeError), ((-1.0, 2.0), ValueError)])
+@pytest.mark.parametrize(
+    "gains,error",
+    [
+        ((1.0,), TypeError),
+        ("ab", TypeError),
+        ((1.0, "b"), TypeError),
+        ((True, 1.0), TypeError),
+        ((-1.0, 2.0), ValueError),
+    ],
+)
 def test_baumgarte_gains_are_checked(gains, error):
     with pytest.raises(error, match="baumgarte"):
         get_formulation("lagrange", baumgarte=gains)
@@ -214,11 +231,16 @@ def test_wheelbarrow_counts_and_published_equations():
         qdd = model.coordinate_accelerations(t0, q, qd)
         u1, u2 = P["r"] * qd[0], qd[1]
         u1d, u2d = P["r"] * qdd[0], qdd[1]
-        r1 = ((P["m_w"] + P["m_wb"] + P["J"] / P["r"]**2) * u1d
-              + P["m_wb"] * P["l"] * u2**2 - 2 * P["R"] * np.cos(P["beta"]))
-        r2 = ((P["I"] + P["J"] / 2 + P["m_wb"] * P["l"]**2) * u2d
-              - P["l"] * P["m_wb"] * u1 * u2
-              + 2 * P["p"] * P["R"] * np.sin(P["beta"]))
+        r1 = (
+            (P["m_w"] + P["m_wb"] + P["J"] / P["r"] ** 2) * u1d
+            + P["m_wb"] * P["l"] * u2**2
+            - 2 * P["R"] * np.cos(P["beta"])
+        )
+        r2 = (
+            (P["I"] + P["J"] / 2 + P["m_wb"] * P["l"] ** 2) * u2d
+            - P["l"] * P["m_wb"] * u1 * u2
+            + 2 * P["p"] * P["R"] * np.sin(P["beta"])
+        )
         assert abs(r1) < 1e-9 and abs(r2) < 1e-9
 
 
@@ -236,11 +258,17 @@ def test_rotating_tube_published_equations_with_explicit_time():
         th = P["Omega"] * t0 + P["a"] * np.sin(P["nu"] * t0)
         thd = P["Omega"] + P["a"] * P["nu"] * np.cos(P["nu"] * t0)
         qdd = model.coordinate_accelerations(t0, q, qd)
-        r1 = (-P["m1"] * (qdd[0] - (P["L1"] + q[0]) * thd**2)
-              + P["m1"] * P["g"] * np.cos(th) - P["k1"] * q[0]
-              + P["k2"] * (q[1] - q[0]))
-        r2 = (-P["m2"] * (qdd[1] - (P["L1"] + P["L2"] + q[1]) * thd**2)
-              + P["m2"] * P["g"] * np.cos(th) - P["k2"] * (q[1] - q[0]))
+        r1 = (
+            -P["m1"] * (qdd[0] - (P["L1"] + q[0]) * thd**2)
+            + P["m1"] * P["g"] * np.cos(th)
+            - P["k1"] * q[0]
+            + P["k2"] * (q[1] - q[0])
+        )
+        r2 = (
+            -P["m2"] * (qdd[1] - (P["L1"] + P["L2"] + q[1]) * thd**2)
+            + P["m2"] * P["g"] * np.cos(th)
+            - P["k2"] * (q[1] - q[0])
+        )
         assert abs(r1) < 1e-9 and abs(r2) < 1e-9
 
 
@@ -256,9 +284,11 @@ def _published_rod_slider(P, q1, u1, u2, u1d, u2d):
     term): a_P . r2 = -sin(beta) cos(beta) q1 u2^2 and s1 . r2 = -sin(beta),
     so R2 - m_P g sin(beta) = -m_P sin(beta) cos(beta) q1 u2^2."""
     sb, cb = np.sin(P["beta"]), np.cos(P["beta"])
-    J = P["m_P"] * q1**2 + 4 * P["m_R"] * P["L"]**2 / 3
-    eom = (u1d - sb**2 * u2**2 * q1 - P["g"] * cb,
-           sb**2 * (J * u2d + 2 * P["m_P"] * q1 * u1 * u2) - P["T"])
+    J = P["m_P"] * q1**2 + 4 * P["m_R"] * P["L"] ** 2 / 3
+    eom = (
+        u1d - sb**2 * u2**2 * q1 - P["g"] * cb,
+        sb**2 * (J * u2d + 2 * P["m_P"] * q1 * u1 * u2) - P["T"],
+    )
     forces = {
         "R1": -P["g"] * (P["m_P"] + P["m_R"]) + P["m_P"] * cb * u1d,
         "M2": -sb * cb * (J * u2d + 2 * P["m_P"] * q1 * u1 * u2),
@@ -278,8 +308,7 @@ def test_rod_slider_shaft_multipliers_are_the_published_reactions(extended):
     for seed in range(N_STATES):
         t0, q, qd = ms.random_state(seed)
         qdd = model.coordinate_accelerations(t0, q, qd)
-        res, expected = _published_rod_slider(P, q[0], qd[0], qd[1],
-                                              qdd[0], qdd[1])
+        res, expected = _published_rod_slider(P, q[0], qd[0], qd[1], qdd[0], qdd[1])
         assert max(abs(r) for r in res) < 1e-9
         got = model.constraint_forces(t0, q, qd)
         for name, value in expected.items():
@@ -301,8 +330,7 @@ def test_rod_slider_shaft_multipliers_match_kane_auxiliary_speeds(extended):
 
 def test_reactions_without_a_coordinate_are_listed_not_guessed():
     eom = cached_eom("lagrange", "rod_slider_shaft")
-    assert eom.extras["unrecovered_constraint_forces"] == ("R1", "M2", "R3",
-                                                           "R2")
+    assert eom.extras["unrecovered_constraint_forces"] == ("R1", "M2", "R3", "R2")
     ms = cached_system("rod_slider_shaft")
     t0, q, qd = ms.random_state(0)
     with pytest.raises(ValueError, match="recovers no constraint forces"):
@@ -320,8 +348,11 @@ def test_four_bar_dead_point_is_named():
     eom = cached_eom("lagrange", "four_bar")
     model = eom.numeric({_param(ms, "L1"): 0.6})
     q = np.array([-np.pi / 2, np.pi / 2, -np.pi / 2])
-    assert np.max(np.abs(ms.holonomic_residual(
-        0.0, q, {_param(ms, "L1"): 0.6}))) < 1e-12
-    with pytest.raises(SingularConfigurationError,
-                       match=r"four_bar.*q1=-1\.5708.*q2=1\.5708.*q3=-1\.5708"):
+    assert (
+        np.max(np.abs(ms.holonomic_residual(0.0, q, {_param(ms, "L1"): 0.6}))) < 1e-12
+    )
+    with pytest.raises(
+        SingularConfigurationError,
+        match=r"four_bar.*q1=-1\.5708.*q2=1\.5708.*q3=-1\.5708",
+    ):
         model.coordinate_accelerations(0.0, q, np.zeros(3))

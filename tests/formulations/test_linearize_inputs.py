@@ -1,5 +1,6 @@
 """linearize(eom, point, inputs=[F]) for an input given as a function of
 time, against sympy's KanesMethod.linearize(A_and_B=True) with r = [F]."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -25,18 +26,29 @@ def cart_pendulum():
     bob = me.Particle("bob", mass=mp)
     bob_frame = me.ReferenceFrame("bob_frame")
     system = me.System.from_newtonian(rail)
-    slider = me.PrismaticJoint("slider", rail, cart, qc, uc,
-                               joint_axis=rail.x)
-    pin = me.PinJoint("pin", cart, bob, qp, up, joint_axis=cart.z,
-                      child_interframe=bob_frame, child_point=l * bob_frame.y)
+    slider = me.PrismaticJoint("slider", rail, cart, qc, uc, joint_axis=rail.x)
+    pin = me.PinJoint(
+        "pin",
+        cart,
+        bob,
+        qp,
+        up,
+        joint_axis=cart.z,
+        child_interframe=bob_frame,
+        child_point=l * bob_frame.y,
+    )
     system.add_joints(slider, pin)
     system.apply_uniform_gravity(-g * system.y)
     system.add_loads((cart.masscenter, F * rail.x))
     system.add_actuators(me.TorqueActuator(k * qp, cart.z, bob_frame, cart))
     values = {g: 9.81, l: 0.8, mc: 1.5, mp: 0.7, k: 0.4}
     ms = MechanicalSystem(
-        name="cart_pendulum_input", system=system, parameters=values,
-        initial_state={qp: 0.4}, specified={F: sm.sin(t) / 2})
+        name="cart_pendulum_input",
+        system=system,
+        parameters=values,
+        initial_state={qp: 0.4},
+        specified={F: sm.sin(t) / 2},
+    )
     return ms, system, values, (F, qc, qp, uc, up)
 
 
@@ -51,9 +63,17 @@ def cart():
 POINTS = [(0.0, 0.3, 0.0, 0.0, 0.0), (1.1, -0.2, 0.5, 0.7, -1.3)]
 
 
-@pytest.mark.parametrize("name", ["kane", "lagrange", "gibbs_appell",
-                                  "modified_lagrange", "sympy_kane",
-                                  "sympy_lagrange"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "kane",
+        "lagrange",
+        "gibbs_appell",
+        "modified_lagrange",
+        "sympy_kane",
+        "sympy_lagrange",
+    ],
+)
 def test_input_function_of_time_gives_sympys_B(cart, name):
     ms, km, values, (F, qc, qp, uc, up) = cart
     eom = get_formulation(name).derive(ms)
@@ -80,8 +100,8 @@ def test_input_function_of_time_gives_sympys_B(cart, name):
         # By name too, and the B column is not zero.
         assert np.abs(B_s).max() > 0.1
         np.testing.assert_allclose(
-            linearize(eom, (t0, q, qd), inputs=["F"]).B, B_s, rtol=1e-8,
-            atol=1e-9)
+            linearize(eom, (t0, q, qd), inputs=["F"]).B, B_s, rtol=1e-8, atol=1e-9
+        )
 
 
 def test_unknown_input_names_the_valid_ones(cart):

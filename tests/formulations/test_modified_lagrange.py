@@ -21,20 +21,20 @@ References the tests hold the formulation against:
 Agreement with Kane's method on every catalogue system is checked in
 ``tests/test_contract.py``.
 """
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
 import sympy as sm
 import sympy.physics.mechanics as me
+from conftest import cached_system
+from helpers import cartesian_pendulum, planar_particle
 
-from formulations import UnsupportedSystemError, get_formulation
 from bench.methods import kolev_cost_table
+from formulations import UnsupportedSystemError, get_formulation
 from formulations.modified_lagrange import modified_lagrange_equations
 from systems import MechanicalSystem
-
-from helpers import cartesian_pendulum, planar_particle
-from conftest import cached_system
 
 t = me.dynamicsymbols._t
 
@@ -55,15 +55,21 @@ def _printed_3_10(qG, q2, q3, m1, m2, J, h, gamma, g, F_D, c22, c23, c33):
     cg = sm.cos(gamma)
     return [
         (m1 + m2) * _d(qG, 2) - (F_D - (m1 + m2) * g),
-        _d(q2, 2) + _d(q3, 2) * h * cg
+        _d(q2, 2)
+        + _d(q3, 2) * h * cg
         + c22 * (m1 + m2) / (m1 * m2) * q2
         + (c23 * m1 + c22 * m2 * h * cg) / (m1 * m2) * q3
         - F_D / (m1 + m2),
         _d(q2, 2) * (m1 + m2) * m2 * h * cg / m1
-        + _d(q3, 2) * (J + (m2 * h * cg)**2 / m1)
+        + _d(q3, 2) * (J + (m2 * h * cg) ** 2 / m1)
         + q2 * (m1 + m2) / m1 * (c23 + c22 * m2 / m1 * h * cg)
-        + q3 * (2 * c23 * m2 / m1 * h * cg + c22 * (m2 / m1 * h * cg)**2
-                + c33 + m2 * g * h * sm.sin(gamma))
+        + q3
+        * (
+            2 * c23 * m2 / m1 * h * cg
+            + c22 * (m2 / m1 * h * cg) ** 2
+            + c33
+            + m2 * g * h * sm.sin(gamma)
+        )
         - F_D * m2 / m1 * h * cg,
     ]
 
@@ -87,20 +93,22 @@ def _paper_equations(body1_sign, constraint_sign):
     ``body1_sign`` = +1 for ``m1 (qG' + q1')^2`` (catalogue), -1 as printed;
     ``constraint_sign`` = +1 for ``q1 = (m2/m1)(q2 + h cos(gamma) q3)`` as in
     (3.8) (catalogue), -1 for the solution of the printed (3.2)."""
-    qG, q1, q2, q3, m1, m2, J, h, gamma, g, F_D, c22, c23, c33 = \
-        _paper_symbols()
+    qG, q1, q2, q3, m1, m2, J, h, gamma, g, F_D, c22, c23, c33 = _paper_symbols()
     cg = sm.cos(gamma)
-    T = (m1 * (_d(qG) + body1_sign * _d(q1))**2 + m2 * (_d(qG) - _d(q2))**2
-         + J * _d(q3)**2) / 2 - m2 * (_d(qG) - _d(q2)) * _d(q3) * h * cg
-    Q = {qG: F_D - (m1 + m2) * g,
-         q1: F_D - m1 * g - c22 * (q1 + q2) - c23 * q3,
-         q2: m2 * g - c22 * (q1 + q2) - c23 * q3,
-         q3: m2 * g * h * (cg - q3 * sm.sin(gamma)) - c23 * (q1 + q2)
-         - c33 * q3}
+    T = (
+        m1 * (_d(qG) + body1_sign * _d(q1)) ** 2
+        + m2 * (_d(qG) - _d(q2)) ** 2
+        + J * _d(q3) ** 2
+    ) / 2 - m2 * (_d(qG) - _d(q2)) * _d(q3) * h * cg
+    Q = {
+        qG: F_D - (m1 + m2) * g,
+        q1: F_D - m1 * g - c22 * (q1 + q2) - c23 * q3,
+        q2: m2 * g - c22 * (q1 + q2) - c23 * q3,
+        q3: m2 * g * h * (cg - q3 * sm.sin(gamma)) - c23 * (q1 + q2) - c33 * q3,
+    }
     f1 = constraint_sign * (m2 / m1 * q2 + m2 / m1 * q3 * h * cg)
     eqs = modified_lagrange_equations(T, [qG, q1, q2, q3], Q, {q1: f1})
-    printed = _printed_3_10(qG, q2, q3, m1, m2, J, h, gamma, g, F_D,
-                            c22, c23, c33)
+    printed = _printed_3_10(qG, q2, q3, m1, m2, J, h, gamma, g, F_D, c22, c23, c33)
     return eqs, printed, _printed_normalization(m1, m2)
 
 
@@ -111,9 +119,11 @@ def test_paper_T_and_Q_reproduce_3_10_exactly():
         assert _is_zero(ours - kj * pub)
 
 
-@pytest.mark.parametrize("body1_sign,constraint_sign",
-                         [(-1, +1), (+1, -1), (-1, -1)],
-                         ids=["printed-T", "printed-3.2", "both-printed"])
+@pytest.mark.parametrize(
+    "body1_sign,constraint_sign",
+    [(-1, +1), (+1, -1), (-1, -1)],
+    ids=["printed-T", "printed-3.2", "both-printed"],
+)
 def test_printed_signs_do_not_reproduce_3_10(body1_sign, constraint_sign):
     """Why the catalogue corrects (3.2) and (3.5): with the printed signs
     the method does not give (3.10), for any normalization of the second
@@ -134,20 +144,30 @@ def test_printed_signs_do_not_reproduce_3_10(body1_sign, constraint_sign):
 @pytest.fixture(scope="module")
 def kolev_eom():
     return get_formulation("modified_lagrange").derive(
-        cached_system("kolev_manipulator"))
+        cached_system("kolev_manipulator")
+    )
 
 
-@pytest.mark.parametrize("options", [
-    {}, {"variant": "substituted"}, {"dependent": "implicit"}],
-    ids=["modified", "substituted", "implicit"])
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"variant": "substituted"}, {"dependent": "implicit"}],
+    ids=["modified", "substituted", "implicit"],
+)
 def test_declared_manipulator_reproduces_3_10_exactly(options):
     ms = cached_system("kolev_manipulator")
     eom = get_formulation("modified_lagrange", **options).derive(ms)
     by_name = {str(s): s for s in ms.parameters}
     m1, m2, h, gamma = (by_name[n] for n in ("m1", "m2", "h", "gamma"))
     qG, q1, q2, q3 = me.dynamicsymbols("qG q1 q2 q3")
-    printed = _printed_3_10(qG, q2, q3, *(by_name[n] for n in (
-        "m1", "m2", "J_O2", "h", "gamma", "g", "F_D", "c22", "c23", "c33")))
+    printed = _printed_3_10(
+        qG,
+        q2,
+        q3,
+        *(
+            by_name[n]
+            for n in ("m1", "m2", "J_O2", "h", "gamma", "g", "F_D", "c22", "c23", "c33")
+        ),
+    )
     k = _printed_normalization(m1, m2)
     assert eom.unknowns == (_d(qG, 2), _d(q2, 2), _d(q3, 2))
     ours = eom.mass_matrix * sm.Matrix(eom.unknowns) - eom.forcing
@@ -179,7 +199,8 @@ def test_dependent_coordinate_never_enters_T_of_the_modified_form(kolev_eom):
     assert kolev_eom.extras["kinetic_energy"].has(_d(q1))
     assert q1 not in kolev_eom.states
     sub = get_formulation("modified_lagrange", variant="substituted").derive(
-        kolev_eom.system)
+        kolev_eom.system
+    )
     assert not sub.extras["kinetic_energy"].has(q1)
 
 
@@ -196,59 +217,65 @@ def test_wheelbarrow_at_zero_heading():
     qdd = eom.numeric().coordinate_accelerations(t0, q, qd)
     s = {str(x): v for x, v in ms.parameters.items()}
     # (2-111), (2-112) at omega = 0; X_c'' = v' and Y_c'' = v omega = 0.
-    vd = 2 * s["R"] * np.cos(s["beta"]) / (s["m_w"] + s["m_wb"]
-                                           + s["J"] / s["r"]**2)
-    wd = -2 * s["p"] * s["R"] * np.sin(s["beta"]) / (
-        s["I"] + s["J"] / 2 + s["m_wb"] * s["l"]**2)
-    np.testing.assert_allclose(qdd, [vd / s["r"], wd, vd, 0.0],
-                               rtol=1e-12, atol=1e-12)
+    vd = 2 * s["R"] * np.cos(s["beta"]) / (s["m_w"] + s["m_wb"] + s["J"] / s["r"] ** 2)
+    wd = (
+        -2
+        * s["p"]
+        * s["R"]
+        * np.sin(s["beta"])
+        / (s["I"] + s["J"] / 2 + s["m_wb"] * s["l"] ** 2)
+    )
+    np.testing.assert_allclose(qdd, [vd / s["r"], wd, vd, 0.0], rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize("rates", ["eliminate", "keep"])
 def test_wheelbarrow_gives_published_2_111_2_112(rates):
     ms = cached_system("wheelbarrow")
-    eom = get_formulation("modified_lagrange",
-                          dependent_rates=rates).derive(ms)
+    eom = get_formulation("modified_lagrange", dependent_rates=rates).derive(ms)
     phi, theta, Xc, Yc = me.dynamicsymbols("phi theta X_c Y_c")
     assert eom.unknowns[:2] == (_d(phi, 2), _d(theta, 2))
     assert set(eom.extras["dependent_rates"]) == {_d(Xc), _d(Yc)}
     s = {str(x): x for x in ms.parameters}
-    m_w, m_wb, l, I, J, r, R, beta, p = (s[n] for n in (
-        "m_w", "m_wb", "l", "I", "J", "r", "R", "beta", "p"))
+    m_w, m_wb, l, I, J, r, R, beta, p = (
+        s[n] for n in ("m_w", "m_wb", "l", "I", "J", "r", "R", "beta", "p")
+    )
     # Published, with v = r phi', omega = theta' (the declaration's speeds).
     v, w = r * _d(phi), _d(theta)
     vd = (2 * R * sm.cos(beta) - m_wb * l * w**2) / (m_w + m_wb + J / r**2)
-    wd = (-2 * p * R * sm.sin(beta) + l * m_wb * v * w) \
-        / (I + J / 2 + m_wb * l**2)
+    wd = (-2 * p * R * sm.sin(beta) + l * m_wb * v * w) / (I + J / 2 + m_wb * l**2)
     z = [vd / r, wd]
     if rates == "keep":
         # X_c'', Y_c'' are unknowns too, closed by the differentiated
         # rolling constraints: their values follow from the kinematics.
-        z += [vd * sm.cos(theta) - v * sm.sin(theta) * w,
-              vd * sm.sin(theta) + v * sm.cos(theta) * w]
+        z += [
+            vd * sm.cos(theta) - v * sm.sin(theta) * w,
+            vd * sm.sin(theta) + v * sm.cos(theta) * w,
+        ]
     res = (eom.mass_matrix * sm.Matrix(z) - eom.forcing).xreplace(
-        {_d(Xc): v * sm.cos(theta), _d(Yc): v * sm.sin(theta)})
+        {_d(Xc): v * sm.cos(theta), _d(Yc): v * sm.sin(theta)}
+    )
     assert all(_is_zero(e) for e in res)
 
 
 # ----------------------------------------------------------------------
 # Implicit and explicit dependent coordinates: a Cartesian pendulum
 # ----------------------------------------------------------------------
-@pytest.mark.parametrize("explicit,rates", [
-    (False, "eliminate"), (False, "keep"), (True, "eliminate")],
-    ids=["implicit", "implicit-rates-kept", "explicit"])
+@pytest.mark.parametrize(
+    "explicit,rates",
+    [(False, "eliminate"), (False, "keep"), (True, "eliminate")],
+    ids=["implicit", "implicit-rates-kept", "explicit"],
+)
 def test_cartesian_pendulum_matches_the_analytic_pendulum(explicit, rates):
-    ms = cartesian_pendulum(length=1.0, x0=0.6, explicit=explicit,
-                            random_spread=0.5)
-    eom = get_formulation("modified_lagrange",
-                          dependent_rates=rates).derive(ms)
+    ms = cartesian_pendulum(length=1.0, x0=0.6, explicit=explicit, random_spread=0.5)
+    eom = get_formulation("modified_lagrange", dependent_rates=rates).derive(ms)
     x, y = me.dynamicsymbols("x y")
     # One equation of motion (plus the differentiated constraint when the
     # dependent rate is kept), never a multiplier.
     assert eom.n_equations == (2 if rates == "keep" else 1)
     assert eom.n_multipliers == 0
     assert eom.extras["dependent_coordinates"] == (
-        "explicit" if explicit else "implicit")
+        "explicit" if explicit else "implicit"
+    )
     # Implicit: y stays in the state; explicit: it is eliminated.
     assert (y in eom.states) is (not explicit)
     assert (_d(y) in eom.states) is (rates == "keep")
@@ -256,14 +283,19 @@ def test_cartesian_pendulum_matches_the_analytic_pendulum(explicit, rates):
     g, l = 9.81, 1.0
     for seed in range(10):
         t0, (xv, yv), (xd, yd) = ms.random_state(seed)
-        th = np.arctan2(xv, -yv)          # x = l sin th, y = -l cos th
+        th = np.arctan2(xv, -yv)  # x = l sin th, y = -l cos th
         thd = xd / (l * np.cos(th))
         thdd = -g / l * np.sin(th)
-        expected = [l * (np.cos(th) * thdd - np.sin(th) * thd**2),
-                    l * (np.sin(th) * thdd + np.cos(th) * thd**2)]
+        expected = [
+            l * (np.cos(th) * thdd - np.sin(th) * thd**2),
+            l * (np.sin(th) * thdd + np.cos(th) * thd**2),
+        ]
         np.testing.assert_allclose(
             model.coordinate_accelerations(t0, [xv, yv], [xd, yd]),
-            expected, rtol=1e-10, atol=1e-10)
+            expected,
+            rtol=1e-10,
+            atol=1e-10,
+        )
 
 
 def _bead_on_rotating_rod(explicit: bool) -> MechanicalSystem:
@@ -271,13 +303,18 @@ def _bead_on_rotating_rod(explicit: bool) -> MechanicalSystem:
     plane: the rheonomic constraint ``-x sin(w t) + y cos(w t) = 0``."""
     w = sm.Symbol("w", positive=True)
     system, (x, y, ux, uy, *_, bead) = planar_particle(
-        lambda x, y: -x * sm.sin(w * t) + y * sm.cos(w * t), body="bead")
+        lambda x, y: -x * sm.sin(w * t) + y * sm.cos(w * t), body="bead"
+    )
     m = bead.mass
     return MechanicalSystem(
-        name="bead_on_rotating_rod", system=system,
-        parameters={m: 0.7, w: 0.5}, initial_state={x: 1.0, ux: 0.0},
+        name="bead_on_rotating_rod",
+        system=system,
+        parameters={m: 0.7, w: 0.5},
+        initial_state={x: 1.0, ux: 0.0},
         dependent_solutions={y: x * sm.tan(w * t)} if explicit else None,
-        random_spread=0.5, speed_scale=1.0)
+        random_spread=0.5,
+        speed_scale=1.0,
+    )
 
 
 @pytest.mark.parametrize("explicit", [False, True], ids=["implicit", "explicit"])
@@ -294,7 +331,10 @@ def test_rheonomic_constraint_matches_the_rotating_rod(explicit):
         rd = qd[0] * c + qd[1] * s
         np.testing.assert_allclose(
             model.coordinate_accelerations(t0, q, qd),
-            [-2 * w * rd * s, 2 * w * rd * c], rtol=1e-10, atol=1e-10)
+            [-2 * w * rd * s, 2 * w * rd * c],
+            rtol=1e-10,
+            atol=1e-10,
+        )
 
 
 def test_implicit_coefficients_follow_the_implicit_function_theorem():
@@ -323,8 +363,9 @@ def test_options_are_validated():
     with pytest.raises(ValueError, match=r"\['auto', 'explicit', 'implicit'\]"):
         get_formulation("modified_lagrange", dependent="numeric")
     with pytest.raises(ValueError, match="implicit"):
-        get_formulation("modified_lagrange", variant="substituted",
-                        dependent="implicit")
+        get_formulation(
+            "modified_lagrange", variant="substituted", dependent="implicit"
+        )
     with pytest.raises(ValueError, match=r"\['auto', 'eliminate', 'keep'\]"):
         get_formulation("modified_lagrange", dependent_rates="all")
 
@@ -335,23 +376,35 @@ def test_options_are_validated():
 def _check_cost_rows(df, name):
     ms = cached_system(name)
     rows = df[df["system"] == name].set_index("variant")
-    assert set(rows.index) == {"modified", "modified_implicit",
-                               "substituted", "multipliers"}
+    assert set(rows.index) == {
+        "modified",
+        "modified_implicit",
+        "substituted",
+        "multipliers",
+    }
     for variant in ("modified", "modified_implicit", "substituted"):
         assert rows.loc[variant, "error"] == ""
         assert rows.loc[variant, "n_equations"] == ms.degrees_of_freedom
         assert rows.loc[variant, "n_multipliers"] == 0
         assert rows.loc[variant, "seconds"] > 0
         assert rows.loc[variant, "ops_cse"] > 0
-    assert rows.loc["multipliers", "n_multipliers"] == \
-        len(ms.holonomic_constraints)
+    assert rows.loc["multipliers", "n_multipliers"] == len(ms.holonomic_constraints)
 
 
 def test_cost_table_on_the_manipulator():
     df = kolev_cost_table(["kolev_manipulator"])
     assert list(df.columns) == [
-        "system", "variant", "formulation", "seconds", "ops_raw", "ops_cse",
-        "n_equations", "n_unknowns", "n_multipliers", "error"]
+        "system",
+        "variant",
+        "formulation",
+        "seconds",
+        "ops_raw",
+        "ops_cse",
+        "n_equations",
+        "n_unknowns",
+        "n_multipliers",
+        "error",
+    ]
     _check_cost_rows(df, "kolev_manipulator")
 
 

@@ -2,6 +2,7 @@
 ``M q'' = f + C^T lambda`` for every formulation that has them, checked
 against sympy's LagrangesMethod (whose multipliers are the negatives) and
 against Newton's law."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -36,9 +37,13 @@ def nonminimal_pendulum():
     system.add_bodies(me.Particle("pP", P, m))
     system.add_loads(me.Force(P, m * 9.8 * N.x))
     ms = MechanicalSystem(
-        name="nonminimal_pendulum", system=system,
-        parameters={L: 1.3, m: 0.7}, initial_state={q2: 0.5, q1: 1.2},
-        random_spread=0.8, speed_scale=2.0)
+        name="nonminimal_pendulum",
+        system=system,
+        parameters={L: 1.3, m: 0.7},
+        initial_state={q2: 0.5, q1: 1.2},
+        random_spread=0.8,
+        speed_scale=2.0,
+    )
     return ms, (q1, q2, L, m)
 
 
@@ -49,8 +54,7 @@ def pendulum():
 
 def _sympy_lambda(q1v, q2v, q1d, q2d, m):
     # test_nonminimal_pendulum's asserted solution of LM.solve_multipliers.
-    return (19.6 * q1v + 2 * q1d**2 + 2 * q2d**2) / \
-        (4 * q1v**2 / m + 4 * q2v**2 / m)
+    return (19.6 * q1v + 2 * q1d**2 + 2 * q2d**2) / (4 * q1v**2 / m + 4 * q2v**2 / m)
 
 
 @pytest.mark.parametrize("name", ["lagrange", "sympy_lagrange"])
@@ -69,19 +73,20 @@ def test_pendulum_multiplier_is_minus_sympys(pendulum, name):
         # Newton: C^T lambda = 2 lambda (q1, q2) is the rod's force,
         # m q'' - m g N.x.
         qdd = model.coordinate_accelerations(t0, q, qd)
-        rod = mv * qdd - np.array([9.8 * mv if c is q1 else 0.0
-                                   for c in coords])
+        rod = mv * qdd - np.array([9.8 * mv if c is q1 else 0.0 for c in coords])
         np.testing.assert_allclose(2 * lam[0] * q, rod, rtol=1e-9, atol=1e-9)
 
 
-@pytest.mark.parametrize("name", ["kane", "gibbs_appell", "modified_lagrange",
-                                  "sympy_kane"])
+@pytest.mark.parametrize(
+    "name", ["kane", "gibbs_appell", "modified_lagrange", "sympy_kane"]
+)
 def test_formulations_without_multipliers_say_so(pendulum, name):
     ms, _ = pendulum
     model = get_formulation(name).derive(ms).numeric()
     t0, q, qd = ms.random_state(seed=0)
-    with pytest.raises(UnsupportedSystemError,
-                       match=rf"{name} has no Lagrange multipliers.*lagrange"):
+    with pytest.raises(
+        UnsupportedSystemError, match=rf"{name} has no Lagrange multipliers.*lagrange"
+    ):
         model.multipliers(t0, q, qd)
 
 
@@ -109,13 +114,18 @@ def test_rolling_disc_multipliers_are_the_friction_force(name):
     m = [v for k, v in ms.parameters.items() if str(k) == "m"][0]
     for seed in range(3):
         t0, q, qd = ms.random_state(seed=seed)
-        qdd = get_formulation("kane").derive(ms).numeric() \
+        qdd = (
+            get_formulation("kane")
+            .derive(ms)
+            .numeric()
             .coordinate_accelerations(t0, q, qd)
+        )
         sub = {c.diff(t, 2): v for c, v in zip(ms.coordinates, qdd)}
         sub |= {c.diff(t): v for c, v in zip(ms.coordinates, qd)}
         sub |= dict(zip(ms.coordinates, q)) | dict(ms.parameters)
-        friction = [float(sm.sympify((m * a).dot(Y)).xreplace(sub).evalf())
-                    for Y in (Yx, Yy)]
+        friction = [
+            float(sm.sympify((m * a).dot(Y)).xreplace(sub).evalf()) for Y in (Yx, Yy)
+        ]
         lam = model.multipliers(t0, q, qd)
         np.testing.assert_allclose(lam, friction, rtol=1e-8, atol=1e-9)
         assert max(abs(f) for f in friction) > 1e-3

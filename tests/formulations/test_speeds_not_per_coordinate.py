@@ -3,6 +3,7 @@
 (test_sub_qdot: 3 coordinates, 2 speeds and an auxiliary one).  Kane's,
 Gibbs–Appell's and sympy's KanesMethod accept them; the Lagrange family,
 which forms the kinetic energy in the coordinate rates, refuses them."""
+
 from __future__ import annotations
 
 import warnings
@@ -37,10 +38,12 @@ def quaternion_top():
     G = O.locatenew("G", h * B.z)
     G.v2pt_theory(O, N, B)
     # q' = 1/2 q (x) (0, w) in body rates.
-    kdes = [q0.diff() + (q1 * u1 + q2 * u2 + q3 * u3) / 2,
-            q1.diff() - (q0 * u1 - q3 * u2 + q2 * u3) / 2,
-            q2.diff() - (q3 * u1 + q0 * u2 - q1 * u3) / 2,
-            q3.diff() - (-q2 * u1 + q1 * u2 + q0 * u3) / 2]
+    kdes = [
+        q0.diff() + (q1 * u1 + q2 * u2 + q3 * u3) / 2,
+        q1.diff() - (q0 * u1 - q3 * u2 + q2 * u3) / 2,
+        q2.diff() - (q3 * u1 + q0 * u2 - q1 * u3) / 2,
+        q3.diff() - (-q2 * u1 + q1 * u2 + q0 * u3) / 2,
+    ]
     top = me.RigidBody("top", G, B, m, (me.inertia(B, I1, I2, I3), G))
     system = me.System(N, O)
     system.add_coordinates(q1, q2, q3)
@@ -56,12 +59,21 @@ def quaternion_top():
         # a redundant row, dropped with a warning.
         warnings.simplefilter("ignore")
         ms = MechanicalSystem(
-            name="quaternion_top", system=system, parameters=values,
+            name="quaternion_top",
+            system=system,
+            parameters=values,
             initial_state={q0: 1.0, q1: 0.0, q2: 0.0, q3: 0.0, u3: 5.0},
-            random_spread=0.4, speed_scale=2.0)
-    km = me.KanesMethod(N, q_ind=[q1, q2, q3], u_ind=list(u), kd_eqs=kdes,
-                        q_dependent=[q0], configuration_constraints=[
-                            q0**2 + q1**2 + q2**2 + q3**2 - 1])
+            random_spread=0.4,
+            speed_scale=2.0,
+        )
+    km = me.KanesMethod(
+        N,
+        q_ind=[q1, q2, q3],
+        u_ind=list(u),
+        kd_eqs=kdes,
+        q_dependent=[q0],
+        configuration_constraints=[q0**2 + q1**2 + q2**2 + q3**2 - 1],
+    )
     km.kanes_equations([top], [(G, -m * g * N.z)])
     return ms, km, values
 
@@ -84,8 +96,9 @@ def test_quaternion_states_are_unit_and_rates_follow_the_kinematics(top):
         t0, q, qd = ms.random_state(seed=seed)
         assert np.dot(q, q) == pytest.approx(1.0, abs=1e-12)
         u = ms.speeds_from_rates(t0, q, qd)
-        np.testing.assert_allclose(ms.rates_from_speeds(t0, q, u), qd,
-                                   rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(
+            ms.rates_from_speeds(t0, q, u), qd, rtol=1e-12, atol=1e-12
+        )
 
 
 @pytest.mark.parametrize("name", SPEED_FORMS)
@@ -95,17 +108,23 @@ def test_quaternion_top_matches_sympy_kane(top, name):
     for seed in range(3):
         t0, q, qd = ms.random_state(seed=seed)
         x = model.state_from(q, qd, t0)
-        u = x[len(q):]
-        ud = model.rhs(t0, x)[len(q):]
-        np.testing.assert_allclose(ud, _sympy_speed_rates(km, values, ms, q, u),
-                                   rtol=1e-10, atol=1e-10)
+        u = x[len(q) :]
+        ud = model.rhs(t0, x)[len(q) :]
+        np.testing.assert_allclose(
+            ud, _sympy_speed_rates(km, values, ms, q, u), rtol=1e-10, atol=1e-10
+        )
         # And Euler's equations with the gravity torque, independently.
         I = np.array([values[s] for s in sm.symbols("I1 I2 I3")])
         m, g, h = (values[s] for s in sm.symbols("m g h"))
         q0, q1, q2, q3 = q[3], q[0], q[1], q[2]
         # N.z in B from the quaternion's direction cosine matrix.
-        nz = np.array([2 * (q1 * q3 - q0 * q2), 2 * (q2 * q3 + q0 * q1),
-                       q0**2 - q1**2 - q2**2 + q3**2])
+        nz = np.array(
+            [
+                2 * (q1 * q3 - q0 * q2),
+                2 * (q2 * q3 + q0 * q1),
+                q0**2 - q1**2 - q2**2 + q3**2,
+            ]
+        )
         torque = np.cross([0, 0, h], -m * g * nz)
         Io = I + m * h**2 * np.array([1, 1, 0])
         euler = (torque - np.cross(u, Io * u)) / Io
@@ -114,8 +133,9 @@ def test_quaternion_top_matches_sympy_kane(top, name):
 
 @pytest.mark.parametrize("name", LAGRANGE_FAMILY)
 def test_quaternion_top_is_refused_by_the_lagrange_family(top, name):
-    with pytest.raises(UnsupportedSystemError,
-                       match="3 speeds for 4 coordinates.*degenerate"):
+    with pytest.raises(
+        UnsupportedSystemError, match="3 speeds for 4 coordinates.*degenerate"
+    ):
         get_formulation(name).derive(top[0])
 
 
@@ -153,35 +173,66 @@ def kane2_vehicle():
     pC_hat.v2pt_theory(pC_star, F, C)
     kde = [me.dot(p.vel(F), A.y) for p in [pB_hat, pC_hat]]
     kde += [u1 - q1d]
-    rbA = me.RigidBody("rbA", pA_star, A, mA,
-                       (me.inertia(A, IA, IA22, IA33, 0, IA23, 0), pA_star))
-    rbB = me.RigidBody("rbB", pB_star, B, mB, (me.inertia(B, K, K, J),
-                                                pB_star))
-    rbC = me.RigidBody("rbC", pC_star, C, mB, (me.inertia(C, K, K, J),
-                                                pC_star))
+    rbA = me.RigidBody(
+        "rbA", pA_star, A, mA, (me.inertia(A, IA, IA22, IA33, 0, IA23, 0), pA_star)
+    )
+    rbB = me.RigidBody("rbB", pB_star, B, mB, (me.inertia(B, K, K, J), pB_star))
+    rbC = me.RigidBody("rbC", pC_star, C, mB, (me.inertia(C, K, K, J), pC_star))
     system = me.System(F)
     system.add_coordinates(q1, q2, q3)
     system.add_speeds(u1, u2)
     system.add_auxiliary_speeds(u3)
     system.add_kdes(*kde)
     system.add_bodies(rbA, rbB, rbC)
-    system.add_loads(me.Force(pS_star, -M * g * F.x),
-                     me.Force(pQ, Q1 * A.x + Q2 * A.y + Q3 * A.z))
-    values = {R: 0.3, M: 5.0, g: 9.81, e: 0.4, f: 1.1, theta: 0.2, a: 0.5,
-              b: 0.35, mA: 3.0, mB: 0.8, IA: 0.6, J: 0.05, K: 0.03,
-              IA22: 0.4, IA23: 0.01, IA33: 0.5, Q1: 0.7, Q2: -1.1, Q3: 0.4}
-    ms = MechanicalSystem(name="kane2_vehicle", system=system,
-                          parameters=values, initial_state={u2: 1.0},
-                          random_spread=1.0, speed_scale=2.0)
+    system.add_loads(
+        me.Force(pS_star, -M * g * F.x), me.Force(pQ, Q1 * A.x + Q2 * A.y + Q3 * A.z)
+    )
+    values = {
+        R: 0.3,
+        M: 5.0,
+        g: 9.81,
+        e: 0.4,
+        f: 1.1,
+        theta: 0.2,
+        a: 0.5,
+        b: 0.35,
+        mA: 3.0,
+        mB: 0.8,
+        IA: 0.6,
+        J: 0.05,
+        K: 0.03,
+        IA22: 0.4,
+        IA23: 0.01,
+        IA33: 0.5,
+        Q1: 0.7,
+        Q2: -1.1,
+        Q3: 0.4,
+    }
+    ms = MechanicalSystem(
+        name="kane2_vehicle",
+        system=system,
+        parameters=values,
+        initial_state={u2: 1.0},
+        random_spread=1.0,
+        speed_scale=2.0,
+    )
     # test_sub_qdot's asserted Fr and Fr* (the third row is the auxiliary
     # speed's).
-    fr = sm.Matrix([f * Q3 + M * g * e * sm.sin(theta) * sm.cos(q1),
-                    Q2 + M * g * sm.sin(theta) * sm.sin(q1),
-                    e * M * g * sm.cos(theta) - Q1 * f - Q2 * R])
-    frs = sm.Matrix([
-        -(IA + 2 * J * b**2 / R**2 + 2 * K + mA * a**2 + 2 * mB * b**2)
-        * u1.diff(t) - mA * a * u1 * u2,
-        -(mA + 2 * mB + 2 * J / R**2) * u2.diff(t) + mA * a * u1**2, 0])
+    fr = sm.Matrix(
+        [
+            f * Q3 + M * g * e * sm.sin(theta) * sm.cos(q1),
+            Q2 + M * g * sm.sin(theta) * sm.sin(q1),
+            e * M * g * sm.cos(theta) - Q1 * f - Q2 * R,
+        ]
+    )
+    frs = sm.Matrix(
+        [
+            -(IA + 2 * J * b**2 / R**2 + 2 * K + mA * a**2 + 2 * mB * b**2) * u1.diff(t)
+            - mA * a * u1 * u2,
+            -(mA + 2 * mB + 2 * J / R**2) * u2.diff(t) + mA * a * u1**2,
+            0,
+        ]
+    )
     return ms, (fr + frs).xreplace(values), (q1, u1, u2)
 
 
@@ -197,21 +248,20 @@ def test_kane2_vehicle_matches_sympys_asserted_equations(vehicle, name):
     for seed in range(3):
         t0, q, qd = ms.random_state(seed=seed)
         x = model.state_from(q, qd, t0)
-        u = x[len(q):]
-        ud = model.rhs(t0, x)[len(q):]
-        sub = {q1: q[0], u1: u[0], u2: u[1], u1.diff(t): ud[0],
-               u2.diff(t): ud[1]}
+        u = x[len(q) :]
+        ud = model.rhs(t0, x)[len(q) :]
+        sub = {q1: q[0], u1: u[0], u2: u[1], u1.diff(t): ud[0], u2.diff(t): ud[1]}
         res = [float(e.xreplace(sub)) for e in eqs[:2]]
         np.testing.assert_allclose(res, 0, atol=1e-10)
         # The auxiliary speed's equation: the generalized constraint force
         # is minus sympy's Fr_3 + Fr*_3.
         got = model.constraint_forces(t0, q, qd)
-        assert got["u3"] == pytest.approx(-float(eqs[2].xreplace(sub)),
-                                          rel=1e-10, abs=1e-10)
+        assert got["u3"] == pytest.approx(
+            -float(eqs[2].xreplace(sub)), rel=1e-10, abs=1e-10
+        )
 
 
 @pytest.mark.parametrize("name", LAGRANGE_FAMILY)
 def test_kane2_vehicle_is_refused_by_the_lagrange_family(vehicle, name):
-    with pytest.raises(UnsupportedSystemError,
-                       match="2 speeds for 3 coordinates"):
+    with pytest.raises(UnsupportedSystemError, match="2 speeds for 3 coordinates"):
         get_formulation(name).derive(vehicle[0])

@@ -6,6 +6,7 @@ equations, solved by numpy's LAPACK): the compiled code prints the same
 expressions with sympy's C printer and solves with its own LU, so both must
 agree to rounding (1e-12 relative) at every state.
 """
+
 from __future__ import annotations
 
 import functools
@@ -13,16 +14,14 @@ import re
 
 import numpy as np
 import pytest
+from conftest import cached_eom, cached_system
 from scipy.integrate import solve_ivp
 
 from formulations import FORMULATIONS, get_formulation
 from numeric import compiled
-from numeric.compiled import (CompiledModel, CompilerNotFoundError,
-                                   c_source)
+from numeric.compiled import CompiledModel, CompilerNotFoundError, c_source
 from numeric.model import LambdifyModel, NumericModel, SingularConfigurationError
 from systems import CATALOGUE, get_system, system_facts
-
-from conftest import cached_eom, cached_system
 
 RTOL = 1e-12
 # A second formulation with other unknowns (multipliers) and other states.
@@ -48,9 +47,12 @@ def _cases(formulation, slow=False):
     # Building every declaration to ask costs seconds at collection (in
     # every xdist worker); a formulation that handles every kind of system
     # refuses none.
-    handles_all = (cls.handles_holonomic and cls.handles_nonholonomic
-                   and cls.handles_rheonomic
-                   and not cls.needs_dependent_solutions)
+    handles_all = (
+        cls.handles_holonomic
+        and cls.handles_nonholonomic
+        and cls.handles_rheonomic
+        and not cls.needs_dependent_solutions
+    )
     # Systems with an independent oracle have their own tests against it.
     for name in (s for s in CATALOGUE if system_facts(s).oracle is None):
         form = get_formulation(formulation)
@@ -60,15 +62,16 @@ def _cases(formulation, slow=False):
         except ValueError:
             continue  # refused by the formulation: no equations to compare
         marks = [pytest.mark.slow] if slow or name in HEAVY else []
-        out.append(pytest.param(formulation, name, id=f"{formulation}-{name}",
-                                marks=marks))
+        out.append(
+            pytest.param(formulation, name, id=f"{formulation}-{name}", marks=marks)
+        )
     return out
 
 
 CASES = _cases("kane") + _cases(SECOND, slow=True)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def models(formulation, name):
     eom = cached_eom(formulation, name)
     return eom, eom.numeric(), eom.numeric(backend="c")
@@ -90,12 +93,15 @@ def test_compiled_agrees_with_lambdify(formulation, name):
         close(cm.state_from(q, qd, t0), x)
         for a, b in zip(cm.coordinates_from(x, t0), lam.coordinates_from(x, t0)):
             close(a, b)
-        for a, b in zip(cm.mass_matrix_and_forcing(t0, x),
-                        lam.mass_matrix_and_forcing(t0, x)):
+        for a, b in zip(
+            cm.mass_matrix_and_forcing(t0, x), lam.mass_matrix_and_forcing(t0, x)
+        ):
             close(a, b)
         close(cm.rhs(t0, x), lam.rhs(t0, x))
-        close(cm.coordinate_accelerations(t0, q, qd),
-              lam.coordinate_accelerations(t0, q, qd))
+        close(
+            cm.coordinate_accelerations(t0, q, qd),
+            lam.coordinate_accelerations(t0, q, qd),
+        )
         if "forces" in lam._f:
             fc, fl = cm.constraint_forces(t0, q, qd), lam.constraint_forces(t0, q, qd)
             assert list(fc) == list(fl)
@@ -138,8 +144,10 @@ def test_solve_ivp_same_path_as_lambdify():
     # an output array reused between calls changes the step sequence.
     eom, lam, cm = models("kane", "double_pendulum")
     t0, q, qd, x = states(eom, lam, k=1)[0]
-    runs = [solve_ivp(m.rhs, (t0, t0 + 2.0), x, method="RK45", rtol=1e-9,
-                      atol=1e-9) for m in (lam, cm)]
+    runs = [
+        solve_ivp(m.rhs, (t0, t0 + 2.0), x, method="RK45", rtol=1e-9, atol=1e-9)
+        for m in (lam, cm)
+    ]
     assert runs[0].nfev == runs[1].nfev
     close(runs[1].y[:, -1], runs[0].y[:, -1], rtol=1e-9)
 
@@ -239,12 +247,14 @@ def test_evaluations_are_counted_once_whatever_the_backend(monkeypatch):
     """The contract's methods live in NumericModel: a backend supplies the
     evaluations only, and rhs counts each call once (a batch of k: k)."""
     from numeric import backends
+
     eom = cached_eom("kane", "double_pendulum")
     lam = eom.numeric()
     calls = []
 
     class Delegating(NumericModel):
         """A backend written from the documented evaluations alone."""
+
         backend = "delegating"
 
         def _mass_matrix_and_forcing(self, t0, x):

@@ -4,20 +4,19 @@ References: an analytic pendulum solved in its angle, the closed-form
 decay of the constraint under Baumgarte's stabilization, hand-written loop
 Jacobians, and the drift the same integration shows without projection.
 """
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import cached_eom, cached_system
+from helpers import cartesian_pendulum
 from scipy.integrate import solve_ivp
 
 from formulations import FORMULATIONS, UnsupportedSystemError, get_formulation
-from numeric.integrate import (IntegrationResult, integrate,
-                                    project_state)
+from numeric.integrate import IntegrationResult, integrate, project_state
 from numeric.model import SingularConfigurationError
 from systems import CATALOGUE, ConstraintError, system_facts
-
-from helpers import cartesian_pendulum
-from conftest import cached_eom, cached_system
 
 
 def _param(ms, name):
@@ -26,8 +25,9 @@ def _param(ms, name):
 
 @pytest.fixture(scope="module")
 def pendulum():
-    ms = cartesian_pendulum(length=0.9, x0=0.9 * np.sin(0.7),
-                            random_spread=0.5, speed_scale=1.0)
+    ms = cartesian_pendulum(
+        length=0.9, x0=0.9 * np.sin(0.7), random_spread=0.5, speed_scale=1.0
+    )
     return ms, get_formulation("lagrange").derive(ms)
 
 
@@ -38,8 +38,14 @@ HORIZONS = {"andrews_squeezer": (0.03, "Radau")}
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", [s for s in CATALOGUE  # robots: own tests
-                                  if system_facts(s).oracle is None])
+@pytest.mark.parametrize(
+    "name",
+    [
+        s
+        for s in CATALOGUE  # robots: own tests
+        if system_facts(s).oracle is None
+    ],
+)
 def test_default_settings_keep_residuals_below_1e_8_over_10_s(name):
     eom = cached_eom("lagrange", name)
     t_final, method = HORIZONS.get(name, (10.0, "DOP853"))
@@ -49,7 +55,9 @@ def test_default_settings_keep_residuals_below_1e_8_over_10_s(name):
     n = len(eom.system.coordinates)
     assert res.q.shape == res.qd.shape == (len(res.t), n)
     assert res.holonomic_residual.shape == (
-        len(res.t), len(eom.system.holonomic_constraints))
+        len(res.t),
+        len(eom.system.holonomic_constraints),
+    )
     assert res.max_holonomic_residual < 1e-8
     assert res.max_velocity_residual < 1e-8
     assert np.all(np.isfinite(res.q)) and np.all(np.isfinite(res.qd))
@@ -61,14 +69,19 @@ def test_trajectory_matches_the_pendulum_solved_in_its_angle(pendulum):
     g, l = 9.81, 0.9
     t_eval = np.linspace(0.0, 5.0, 26)
     res = integrate(eom, 5.0, t_eval=t_eval)
-    ref = solve_ivp(lambda t, s: [s[1], -g / l * np.sin(s[0])], (0.0, 5.0),
-                    [0.7, 0.0], method="DOP853", rtol=1e-12, atol=1e-12,
-                    t_eval=t_eval)
+    ref = solve_ivp(
+        lambda t, s: [s[1], -g / l * np.sin(s[0])],
+        (0.0, 5.0),
+        [0.7, 0.0],
+        method="DOP853",
+        rtol=1e-12,
+        atol=1e-12,
+        t_eval=t_eval,
+    )
     np.testing.assert_allclose(res.t, t_eval)
     np.testing.assert_allclose(res.q[:, 0], l * np.sin(ref.y[0]), atol=1e-8)
     np.testing.assert_allclose(res.q[:, 1], -l * np.cos(ref.y[0]), atol=1e-8)
-    np.testing.assert_allclose(res.qd[:, 0],
-                               l * np.cos(ref.y[0]) * ref.y[1], atol=1e-7)
+    np.testing.assert_allclose(res.qd[:, 0], l * np.cos(ref.y[0]) * ref.y[1], atol=1e-7)
 
 
 def test_projection_removes_the_drift_of_the_index_1_form():
@@ -97,12 +110,20 @@ def test_baumgarte_residual_follows_the_critically_damped_solution(pendulum):
     assert abs(q @ qd0) < 1e-12
     phi0 = (scale**2 - 1) * (q0 @ q0)
     t_eval = np.linspace(0.0, 3.0, 13)
-    res = integrate(eom, 3.0, stabilization="baumgarte", t_eval=t_eval,
-                    initial_state=(t0, q, qd0), consistency_tol=1e-2,
-                    rtol=1e-12, atol=1e-12)
+    res = integrate(
+        eom,
+        3.0,
+        stabilization="baumgarte",
+        t_eval=t_eval,
+        initial_state=(t0, q, qd0),
+        consistency_tol=1e-2,
+        rtol=1e-12,
+        atol=1e-12,
+    )
     expected = phi0 * (1 + b * t_eval) * np.exp(-b * t_eval)
-    np.testing.assert_allclose(res.holonomic_residual[:, 0], expected,
-                               rtol=1e-6, atol=1e-12)
+    np.testing.assert_allclose(
+        res.holonomic_residual[:, 0], expected, rtol=1e-6, atol=1e-12
+    )
     assert res.n_projections == 0
 
 
@@ -140,8 +161,12 @@ def test_project_state_is_a_minimal_correction():
     assert np.max(np.abs(ms.holonomic_residual(t0, q2))) < 1e-12
     assert np.max(np.abs(ms.velocity_residual(t0, q2, qd2))) < 1e-12
     s, c = np.sin(q2), np.cos(q2)
-    J = np.array([[-P["L1"] * s[0], -P["L2"] * s[1], P["L3"] * s[2]],
-                  [P["L1"] * c[0], P["L2"] * c[1], -P["L3"] * c[2]]])
+    J = np.array(
+        [
+            [-P["L1"] * s[0], -P["L2"] * s[1], P["L3"] * s[2]],
+            [P["L1"] * c[0], P["L2"] * c[1], -P["L3"] * c[2]],
+        ]
+    )
     tangent = np.linalg.svd(J)[2][-1]
     correction = q2 - (q + dq)
     assert np.linalg.norm(correction) > 1e-6
@@ -157,22 +182,27 @@ def test_inconsistent_initial_state_is_refused_with_the_configuration():
     t0, q, qd = ms.random_state(0)
     bad = q.copy()
     bad[2] += 0.01
-    with pytest.raises(ConstraintError,
-                       match=r"inconsistent initial state of 'four_bar'.*"
-                             r"q1=.*q3=.*holonomic residual"):
-        integrate(cached_eom("lagrange", "four_bar"), 1.0,
-                  initial_state=(t0, bad, qd))
+    with pytest.raises(
+        ConstraintError,
+        match=r"inconsistent initial state of 'four_bar'.*"
+        r"q1=.*q3=.*holonomic residual",
+    ):
+        integrate(cached_eom("lagrange", "four_bar"), 1.0, initial_state=(t0, bad, qd))
     with pytest.raises(ConstraintError, match="velocity residual"):
-        integrate(cached_eom("lagrange", "four_bar"), 1.0,
-                  initial_state=(t0, q, qd + 0.1))
+        integrate(
+            cached_eom("lagrange", "four_bar"), 1.0, initial_state=(t0, q, qd + 0.1)
+        )
 
 
 def test_nonholonomic_violation_is_refused():
     ms = cached_system("wheelbarrow")
     t0, q, qd = ms.random_state(0)
     with pytest.raises(ConstraintError, match="velocity residual"):
-        integrate(cached_eom("lagrange", "wheelbarrow"), 1.0,
-                  initial_state=(t0, q, qd + np.array([0, 0, 0.2, 0])))
+        integrate(
+            cached_eom("lagrange", "wheelbarrow"),
+            1.0,
+            initial_state=(t0, q, qd + np.array([0, 0, 0.2, 0])),
+        )
 
 
 def test_dead_point_start_is_a_named_singular_configuration():
@@ -180,20 +210,32 @@ def test_dead_point_start_is_a_named_singular_configuration():
     q = (-pi/2, pi/2, -pi/2) (DP1 = L2 + L3)."""
     ms = cached_system("four_bar")
     q = np.array([-np.pi / 2, np.pi / 2, -np.pi / 2])
-    with pytest.raises(SingularConfigurationError,
-                       match=r"four_bar.*q1=-1\.5708, q2=1\.5708, q3=-1\.5708"):
-        integrate(cached_eom("lagrange", "four_bar"), 1.0,
-                  parameters={_param(ms, "L1"): 0.6},
-                  initial_state=(0.0, q, np.zeros(3)))
+    with pytest.raises(
+        SingularConfigurationError,
+        match=r"four_bar.*q1=-1\.5708, q2=1\.5708, q3=-1\.5708",
+    ):
+        integrate(
+            cached_eom("lagrange", "four_bar"),
+            1.0,
+            parameters={_param(ms, "L1"): 0.6},
+            initial_state=(0.0, q, np.zeros(3)),
+        )
 
 
-@pytest.mark.parametrize("kwargs,error,match", [
-    ({"stabilization": "bogus"}, ValueError, r"\['projection', 'baumgarte', None\]"),
-    ({"stabilization": "baumgarte"}, ValueError, "baumgarte=\\(alpha, beta\\)"),
-    ({"projection_interval": 0.0}, ValueError, "projection_interval"),
-    ({"t_eval": [0.5, 0.2]}, ValueError, "t_eval"),
-    ({"initial_state": 3.0}, TypeError, "initial_state"),
-])
+@pytest.mark.parametrize(
+    "kwargs,error,match",
+    [
+        (
+            {"stabilization": "bogus"},
+            ValueError,
+            r"\['projection', 'baumgarte', None\]",
+        ),
+        ({"stabilization": "baumgarte"}, ValueError, "baumgarte=\\(alpha, beta\\)"),
+        ({"projection_interval": 0.0}, ValueError, "projection_interval"),
+        ({"t_eval": [0.5, 0.2]}, ValueError, "t_eval"),
+        ({"initial_state": 3.0}, TypeError, "initial_state"),
+    ],
+)
 def test_bad_options_are_named(kwargs, error, match):
     with pytest.raises(error, match=match):
         integrate(cached_eom("lagrange", "four_bar"), 1.0, **kwargs)

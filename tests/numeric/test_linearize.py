@@ -3,14 +3,15 @@ linearization of the double pendulum, against a finite-difference Jacobian
 of the contract's ``rhs``, against sympy's ``KanesMethod.linearize`` (with
 dependent coordinates and with nonholonomic constraints, about steady
 motions), and against a hand-written system with an input."""
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
 import sympy as sm
 import sympy.physics.mechanics as me
-
 from conftest import cached_eom, cached_system
+
 from formulations.base import formulation_names
 from numeric.linearize import LinearModel, linearize
 from systems.base import ConstraintError, MechanicalSystem
@@ -41,14 +42,14 @@ def test_double_pendulum_hanging_frequencies(formulation):
     ms = eom.system
     P = {str(k): v for k, v in ms.parameters.items()}
     m, l, g = P["m"], P["l"], P["g"]
-    M = m * l ** 2 * np.array([[4 / 3, 1 / 2], [1 / 2, 1 / 3]])
+    M = m * l**2 * np.array([[4 / 3, 1 / 2], [1 / 2, 1 / 3]])
     K = m * g * l * np.diag([3 / 2, 1 / 2])
     w2 = np.sort(np.linalg.eigvals(np.linalg.solve(M, K)).real)
     lin = linearize(eom, (0.0, np.zeros(2), np.zeros(2)))
     ev = lin.eigenvalues()
     assert np.max(np.abs(ev.real)) < 1e-8
     assert np.allclose(np.sort(ev.imag[ev.imag > 0] ** 2), w2, rtol=1e-9)
-    assert np.max(np.abs(lin.rates)) < 1e-12       # an equilibrium
+    assert np.max(np.abs(lin.rates)) < 1e-12  # an equilibrium
 
 
 @pytest.mark.parametrize("system", ["double_pendulum", "n_link_pendulum"])
@@ -81,10 +82,11 @@ def test_matches_rhs_jacobian_on_the_constraint_manifold():
         u = ms.solve_dependent_speeds(t0, y[:nq], y[nq:])
         return np.concatenate([y[:nq], u])
 
-    y0 = np.concatenate([x0[:nq], x0[nq:nq + nu]])
+    y0 = np.concatenate([x0[:nq], x0[nq : nq + nu]])
     h = 1e-6
-    E = np.column_stack([(embed(y0 + h * e) - embed(y0 - h * e)) / (2 * h)
-                         for e in np.eye(len(y0))])
+    E = np.column_stack(
+        [(embed(y0 + h * e) - embed(y0 - h * e)) / (2 * h) for e in np.eye(len(y0))]
+    )
     J = _fd_rhs_jacobian(model, x0)
     rows = list(range(nq)) + list(range(nq, nq + nu))
     expected = (J @ E)[rows]
@@ -98,11 +100,15 @@ def _sympy_linearization(ms, q, u):
     mass matrix and forcing."""
     s = ms.system
     km = me.KanesMethod(
-        s.frame, q_ind=list(ms.q_ind), u_ind=list(ms.u_ind),
-        kd_eqs=list(ms.kdes), q_dependent=list(ms.q_dep),
+        s.frame,
+        q_ind=list(ms.q_ind),
+        u_ind=list(ms.u_ind),
+        kd_eqs=list(ms.kdes),
+        q_dependent=list(ms.q_dep),
         u_dependent=list(ms.u_dep),
         configuration_constraints=list(ms.holonomic_constraints),
-        velocity_constraints=list(s.velocity_constraints))
+        velocity_constraints=list(s.velocity_constraints),
+    )
     km.kanes_equations(list(s.bodies), list(s.loads))
     op = dict(ms.parameters)
     op.update(zip(ms.coordinates, q))
@@ -124,8 +130,10 @@ def test_rolling_disc_upright_rolling_against_sympy(formulation):
     q = np.zeros(5)
     u = ms.solve_dependent_speeds(0.0, q, np.array([0.0, 2.0, 0.0]))
     expected = _sympy_linearization(ms, q, u)
-    lin = linearize(cached_eom(formulation, "rolling_disc"),
-                    (0.0, q, ms.rates_from_speeds(0.0, q, u)))
+    lin = linearize(
+        cached_eom(formulation, "rolling_disc"),
+        (0.0, q, ms.rates_from_speeds(0.0, q, u)),
+    )
     assert lin.states == ("q1", "q2", "q3", "x", "y", "u1", "u2", "u3")
     assert np.allclose(lin.A, expected, rtol=1e-8, atol=1e-8)
 
@@ -158,16 +166,24 @@ def _spring_mass():
     system.add_kdes(v - x.diff())
     system.add_bodies(me.Particle("p", P, m))
     system.add_loads(me.Force(P, (F - k * x) * N.x))
-    return MechanicalSystem(name="spring_mass", system=system,
-                            parameters={m: 2.0, k: 8.0, F: 0.0},
-                            initial_state={x: 0.0, v: 0.0})
+    return MechanicalSystem(
+        name="spring_mass",
+        system=system,
+        parameters={m: 2.0, k: 8.0, F: 0.0},
+        initial_state={x: 0.0, v: 0.0},
+    )
 
 
 def test_inputs_give_B():
     from formulations import get_formulation
+
     eom = get_formulation("kane").derive(_spring_mass())
-    lin = linearize(eom, (0.0, np.array([0.3]), np.array([0.5])),
-                    inputs=["F"], parameters={"m": 4.0})
+    lin = linearize(
+        eom,
+        (0.0, np.array([0.3]), np.array([0.5])),
+        inputs=["F"],
+        parameters={"m": 4.0},
+    )
     assert isinstance(lin, LinearModel)
     assert np.allclose(lin.A, [[0.0, 1.0], [-8.0 / 4.0, 0.0]], atol=1e-10)
     assert np.allclose(lin.B, [[0.0], [1 / 4.0]], atol=1e-10)

@@ -3,6 +3,7 @@ speed (1/sqrt(3) for m = g = r = 1) and steady circular rolling as a
 relative equilibrium, from the linearization; the benchmark table of the
 comparison report.  The bicycle and Andrews' mechanism have their own files
 (tests/systems/)."""
+
 from __future__ import annotations
 
 import math
@@ -10,11 +11,11 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-
-from references import published as bm
 from conftest import cached_eom, cached_system
+
 from formulations.base import formulation_names
 from numeric.linearize import linearize
+from references import published as bm
 
 FORMULATIONS = formulation_names()
 UNIT_DISC = {"m": 1.0, "g": 1.0, "r": 1.0}
@@ -38,7 +39,8 @@ def test_rolling_disc_critical_speed_scales_with_radius_and_gravity():
     """The condition v^2 > g r / 3 of the thin disc: other g and r."""
     eom = cached_eom("kane", "rolling_disc")
     v = bm.rolling_disc_critical_speed(
-        eom, parameters={"m": 2.0, "g": 9.81, "r": 0.5}, bracket=(0.1, 5.0))
+        eom, parameters={"m": 2.0, "g": 9.81, "r": 0.5}, bracket=(0.1, 5.0)
+    )
     assert abs(v - math.sqrt(9.81 * 0.5 / 3.0)) < 1e-9
 
 
@@ -51,19 +53,18 @@ def _steady_circle(P, lean, yaw_rate):
     Y.x at r q3'."""
     r, g = P["r"], P["g"]
     a, W = lean, yaw_rate
-    u2 = ((r / 4) * W**2 * np.sin(a) * np.cos(a) - g * np.sin(a)) \
-        / (1.5 * r * W * np.cos(a))
+    u2 = ((r / 4) * W**2 * np.sin(a) * np.cos(a) - g * np.sin(a)) / (
+        1.5 * r * W * np.cos(a)
+    )
     spin = u2 - W * np.sin(a)
     q = np.array([0.3, lean, 0.1, 0.2, -0.1])
-    qd = np.array([W, 0.0, spin, r * spin * np.cos(q[0]),
-                   r * spin * np.sin(q[0])])
+    qd = np.array([W, 0.0, spin, r * spin * np.cos(q[0]), r * spin * np.sin(q[0])])
     return q, qd
 
 
 @pytest.mark.parametrize("formulation", FORMULATIONS)
 @pytest.mark.parametrize("lean,yaw_rate", [(0.3, 4.0), (-0.4, 3.0)])
-def test_steady_circular_rolling_is_a_relative_equilibrium(formulation, lean,
-                                                           yaw_rate):
+def test_steady_circular_rolling_is_a_relative_equilibrium(formulation, lean, yaw_rate):
     ms = cached_system("rolling_disc")
     P = {str(k): v for k, v in ms.parameters.items()}
     q, qd = _steady_circle(P, lean, yaw_rate)
@@ -83,18 +84,25 @@ def test_steady_circular_rolling_is_a_relative_equilibrium(formulation, lean,
     q, qd_wrong = _steady_circle(P, lean, yaw_rate)
     qd_wrong[2] *= 1.05
     qd_wrong[3:] *= 1.05
-    wrong = linearize(cached_eom(formulation, "rolling_disc"),
-                      (0.0, q, qd_wrong))
+    wrong = linearize(cached_eom(formulation, "rolling_disc"), (0.0, q, qd_wrong))
     assert abs(dict(zip(wrong.states, wrong.rates))["u1"]) > 1e-3
 
 
 def test_published_vs_computed_table():
-    df = bm.published_vs_computed(["kane", "lagrange"],
-                                  benchmarks=["rolling_disc"], use_cache=False)
+    df = bm.published_vs_computed(
+        ["kane", "lagrange"], benchmarks=["rolling_disc"], use_cache=False
+    )
     assert isinstance(df, pd.DataFrame)
-    assert list(df.columns) == ["benchmark", "quantity", "formulation",
-                                "published", "computed", "difference",
-                                "relative", "seconds"]
+    assert list(df.columns) == [
+        "benchmark",
+        "quantity",
+        "formulation",
+        "published",
+        "computed",
+        "difference",
+        "relative",
+        "seconds",
+    ]
     assert set(df["formulation"]) == {"kane", "lagrange"}
     assert np.all(df["published"] == 1.0 / math.sqrt(3.0))
     assert df["difference"].abs().max() < 1e-9
@@ -107,8 +115,9 @@ def test_published_vs_computed_table():
 def test_derivations_over_the_time_limit_are_reported(tmp_path, monkeypatch):
     """A derivation that exceeds the limit is a row saying so, not a hang."""
     monkeypatch.setenv("EOMCOMPARE_CACHE", str(tmp_path))
-    df = bm.published_vs_computed(["kane"], benchmarks=["rolling_disc"],
-                                  derive_timeout=1e-3)
+    df = bm.published_vs_computed(
+        ["kane"], benchmarks=["rolling_disc"], derive_timeout=1e-3
+    )
     assert len(df) == 1
     assert "TimeoutError" in df["quantity"].iloc[0]
     assert np.isnan(df["computed"].iloc[0])

@@ -1,6 +1,7 @@
 """The tree-walking derivatives of symbolic.calculus against sympy's own
 ``diff``/``jacobian`` on random expressions (compared by value at random
 points, so no simplification decides the outcome)."""
+
 from __future__ import annotations
 
 import math
@@ -8,23 +9,53 @@ import math
 import pytest
 import sympy as sm
 import sympy.physics.mechanics as me
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
-from symbolic.calculus import (directional_derivative, dynamic_symbols,
-                                   gradient, jacobian, substitute,
-                                   time_derivative)
+from symbolic.calculus import (
+    directional_derivative,
+    dynamic_symbols,
+    gradient,
+    jacobian,
+    substitute,
+    time_derivative,
+)
 from symbolic.frames import FrameAlgebra, kinetic_energy
 
 t = me.dynamicsymbols._t
 x, y, z = sm.symbols("x y z")
 q1, q2 = me.dynamicsymbols("q1 q2")
 u1, u2 = me.dynamicsymbols("u1 u2")
-LEAVES = [x, y, z, q1, q2, q1.diff(t), u1, u2, u1.diff(t), t,
-          sm.Integer(2), sm.Rational(1, 3)]
-UNARY = [sm.sin, sm.cos, sm.exp, lambda a: sm.sqrt(a**2 + 1),
-         lambda a: a**2, lambda a: 1 / (a**2 + 2), sm.atan]
-BINARY = [sm.Add, sm.Mul, lambda a, b: a - b, lambda a, b: sm.atan2(a, b + 3),
-          lambda a, b: (a**2 + 1)**b]  # a moving exponent: the log rule
+LEAVES = [
+    x,
+    y,
+    z,
+    q1,
+    q2,
+    q1.diff(t),
+    u1,
+    u2,
+    u1.diff(t),
+    t,
+    sm.Integer(2),
+    sm.Rational(1, 3),
+]
+UNARY = [
+    sm.sin,
+    sm.cos,
+    sm.exp,
+    lambda a: sm.sqrt(a**2 + 1),
+    lambda a: a**2,
+    lambda a: 1 / (a**2 + 2),
+    sm.atan,
+]
+BINARY = [
+    sm.Add,
+    sm.Mul,
+    lambda a, b: a - b,
+    lambda a, b: sm.atan2(a, b + 3),
+    lambda a, b: (a**2 + 1) ** b,
+]  # a moving exponent: the log rule
 
 
 def _expr(draw, depth):
@@ -32,8 +63,7 @@ def _expr(draw, depth):
         return draw(st.sampled_from(LEAVES))
     if draw(st.booleans()):
         return draw(st.sampled_from(UNARY))(_expr(draw, depth - 1))
-    return draw(st.sampled_from(BINARY))(_expr(draw, depth - 1),
-                                         _expr(draw, depth - 1))
+    return draw(st.sampled_from(BINARY))(_expr(draw, depth - 1), _expr(draw, depth - 1))
 
 
 expressions = st.composite(lambda draw: _expr(draw, 4))()
@@ -43,11 +73,24 @@ def _values(seed):
     """Distinct values for every leaf: derivatives before their functions
     (xreplace is top-down)."""
     import random
+
     rng = random.Random(seed)
-    funcs = [q1.diff(t, 2), u1.diff(t, 2), q1.diff(t), q2.diff(t),
-             u1.diff(t), u2.diff(t), q1, q2, u1, u2]
-    return ({f: sm.Float(rng.uniform(-1.5, 1.5)) for f in funcs},
-            {s: sm.Float(rng.uniform(-1.5, 1.5)) for s in (x, y, z, t)})
+    funcs = [
+        q1.diff(t, 2),
+        u1.diff(t, 2),
+        q1.diff(t),
+        q2.diff(t),
+        u1.diff(t),
+        u2.diff(t),
+        q1,
+        q2,
+        u1,
+        u2,
+    ]
+    return (
+        {f: sm.Float(rng.uniform(-1.5, 1.5)) for f in funcs},
+        {s: sm.Float(rng.uniform(-1.5, 1.5)) for s in (x, y, z, t)},
+    )
 
 
 def _value(e, seed=1):
@@ -94,25 +137,25 @@ def test_time_derivative_matches_sympy(e):
 
 def test_linear_coefficients_read_off_exactly():
     # Linear in the speeds: the coefficients come back as they are.
-    v = sm.Matrix([(u1 + u2) * sm.cos(q1) + 3 * u2 * q2 + q1.diff(t)**2,
-                   u1 * sm.sin(q1 + q2)])
+    v = sm.Matrix(
+        [(u1 + u2) * sm.cos(q1) + 3 * u2 * q2 + q1.diff(t) ** 2, u1 * sm.sin(q1 + q2)]
+    )
     J = jacobian(v, [u1, u2])
-    assert J == sm.Matrix([[sm.cos(q1), sm.cos(q1) + 3 * q2],
-                           [sm.sin(q1 + q2), 0]])
+    assert J == sm.Matrix([[sm.cos(q1), sm.cos(q1) + 3 * q2], [sm.sin(q1 + q2), 0]])
 
 
 def test_variables_are_independent_of_each_other():
     # As in sympy's diff by a function: q' is held fixed when q varies, and
     # u(t) does not move when u'(t) does.
     e = q1 * q1.diff(t) ** 2 + u1.diff(t) * u1
-    assert jacobian(sm.Matrix([e]), [q1, q1.diff(t), u1.diff(t)]) == \
-        sm.Matrix([[q1.diff(t)**2, 2 * q1 * q1.diff(t), u1]])
+    assert jacobian(sm.Matrix([e]), [q1, q1.diff(t), u1.diff(t)]) == sm.Matrix(
+        [[q1.diff(t) ** 2, 2 * q1 * q1.diff(t), u1]]
+    )
 
 
 def test_nonlinear_entries_are_differentiated():
     e = sm.Matrix([u1 * u2 + sm.sin(u1)])
-    assert sm.simplify(jacobian(e, [u1, u2]) - e.jacobian([u1, u2])) == \
-        sm.zeros(1, 2)
+    assert sm.simplify(jacobian(e, [u1, u2]) - e.jacobian([u1, u2])) == sm.zeros(1, 2)
 
 
 def test_gradient_and_piecewise_fallback():
@@ -122,23 +165,35 @@ def test_gradient_and_piecewise_fallback():
     for g, r in zip(got, ref):
         for xv, yv in ((0.7, 0.3), (-0.7, 0.3)):
             assert float(g.subs({x: xv, y: yv})) == pytest.approx(
-                float(r.subs({x: xv, y: yv})))
+                float(r.subs({x: xv, y: yv}))
+            )
 
 
 def test_kinetic_energy_components_equal_sympys():
     """T from components in the bodies' own frames (merged rotations) is
     sympy's ``kinetic_energy`` of the same bodies."""
     from systems import get_system
-    for name, options in (("n_link_pendulum", {"n": 4}),
-                          ("rolling_disc", {}), ("solar_panels", {})):
+
+    for name, options in (
+        ("n_link_pendulum", {"n": 4}),
+        ("rolling_disc", {}),
+        ("solar_panels", {}),
+    ):
         ms = get_system(name, **options)
         N = ms.frame
         ours = kinetic_energy(ms.bodies, N, FrameAlgebra())
         ref = sum(b.kinetic_energy(N) for b in ms.bodies)
         for seed in (1, 2):
-            funcs = {f: sm.Float(0.1 * (i + 1) * seed) for i, f in enumerate(
-                sorted(me.find_dynamicsymbols(ref) | me.find_dynamicsymbols(ours),
-                       key=sm.count_ops, reverse=True))}
+            funcs = {
+                f: sm.Float(0.1 * (i + 1) * seed)
+                for i, f in enumerate(
+                    sorted(
+                        me.find_dynamicsymbols(ref) | me.find_dynamicsymbols(ours),
+                        key=sm.count_ops,
+                        reverse=True,
+                    )
+                )
+            }
             pars = {p: sm.Float(v) for p, v in ms.parameters.items()}
             a = ours.xreplace(funcs).xreplace(pars).xreplace({t: 0.4})
             b = ref.xreplace(funcs).xreplace(pars).xreplace({t: 0.4})
@@ -190,14 +245,17 @@ def test_functions_of_a_variable_go_through_the_chain_rule():
     # f(u(t)) depends on u, f(x) on x: not leaves like q(t) (sympy's diff
     # by a function differentiates through the argument).
     f = sm.Function("f")
-    cases = [(sm.Matrix([f(u1)]), [u1]),
-             (sm.Matrix([f(q1) * q1.diff(t)]), [q1, q1.diff(t)]),
-             (sm.Matrix([f(x) + f(t) * x]), [x])]
+    cases = [
+        (sm.Matrix([f(u1)]), [u1]),
+        (sm.Matrix([f(q1) * q1.diff(t)]), [q1, q1.diff(t)]),
+        (sm.Matrix([f(x) + f(t) * x]), [x]),
+    ]
     for exprs, variables in cases:
         ours = jacobian(exprs, variables)
         ref = exprs.jacobian(variables)
-        assert (ours - ref).applyfunc(lambda e: sm.simplify(e.doit())) \
-            == sm.zeros(*ref.shape)
+        assert (ours - ref).applyfunc(lambda e: sm.simplify(e.doit())) == sm.zeros(
+            *ref.shape
+        )
         assert ours != sm.zeros(*ref.shape)
     assert directional_derivative(f(x), {x: y}) == y * f(x).diff(x)
 
@@ -227,6 +285,7 @@ def test_exact_time_derivative_keeps_numbers_out_of_sums():
 
 def test_products_without_zeros_are_sympys():
     from symbolic.frames import cross, dot, matmul
+
     A = sm.Matrix([[sm.cos(q1), 0, x], [0, 1, 0], [y * q2, 0, sm.sin(q1)]])
     B = sm.Matrix([[x + y, 0], [0, q2], [2, sm.cos(q2) - x]])
     assert matmul(A, B) == A * B

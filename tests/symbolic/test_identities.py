@@ -1,4 +1,5 @@
 """Identities decided at random points (symbolic.identities)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -14,11 +15,12 @@ x, y = sm.symbols("x y")
 
 def test_true_identities_vanish_and_others_do_not():
     points = RandomPoints(np.random.default_rng(1), trials=3)
-    assert points.vanishes([sm.sin(q + x) - sm.sin(q) * sm.cos(x)
-                            - sm.cos(q) * sm.sin(x), sm.S.Zero])
+    assert points.vanishes(
+        [sm.sin(q + x) - sm.sin(q) * sm.cos(x) - sm.cos(q) * sm.sin(x), sm.S.Zero]
+    )
     assert not points.vanishes([sm.sin(q + x) - sm.sin(q) - sm.sin(x)])
     # One non-vanishing entry among vanishing ones decides.
-    assert not points.vanishes([sm.S.Zero, sm.cos(q)**2 - 1])
+    assert not points.vanishes([sm.S.Zero, sm.cos(q) ** 2 - 1])
 
 
 def test_derivatives_are_independent_of_their_functions():
@@ -27,7 +29,7 @@ def test_derivatives_are_independent_of_their_functions():
     points = RandomPoints(np.random.default_rng(2))
     assert not points.vanishes([q.diff(t) - q])
     assert not points.vanishes([q.diff(t, 2) - q.diff(t)])
-    assert points.vanishes([sm.sin(q.diff(t))**2 + sm.cos(q.diff(t))**2 - 1])
+    assert points.vanishes([sm.sin(q.diff(t)) ** 2 + sm.cos(q.diff(t)) ** 2 - 1])
 
 
 def test_points_are_shared_between_expressions():
@@ -35,8 +37,9 @@ def test_points_are_shared_between_expressions():
     a, b = points.value(sm.sin(q) * x), points.value(x)
     assert a.shape == (4,)
     np.testing.assert_allclose(a / b, points.value(sm.sin(q)))
-    np.testing.assert_allclose(points.vector(sm.Matrix([x, y])),
-                               np.column_stack([b, points.value(y)]))
+    np.testing.assert_allclose(
+        points.vector(sm.Matrix([x, y])), np.column_stack([b, points.value(y)])
+    )
 
 
 def test_an_expression_without_a_value_does_not_vanish():
@@ -76,12 +79,16 @@ def test_values_of_shared_subtrees_are_computed_once():
 
 def test_values_agree_with_sympy_and_mark_poles():
     points = RandomPoints(np.random.default_rng(5), trials=3)
-    expr = sm.sqrt(x + sm.Rational(1, 2)) * sm.atan(q.diff(t)) / sm.cosh(y) \
-        + sm.Abs(x - y) + sm.pi
+    expr = (
+        sm.sqrt(x + sm.Rational(1, 2)) * sm.atan(q.diff(t)) / sm.cosh(y)
+        + sm.Abs(x - y)
+        + sm.pi
+    )
     values = points.value(expr)
     for k, (fvals, svals) in enumerate(points.points):
         ref = complex(expr.xreplace(fvals).xreplace(svals).evalf())
         assert abs(values[k] - ref) < 1e-12 * abs(ref)
     # 1/(x - x) is zoo: no number there, so never a vanishing identity.
-    assert np.isnan(points.value(sm.Pow(sm.Symbol("w") - sm.Symbol("w"), -1,
-                                         evaluate=False))).all()
+    assert np.isnan(
+        points.value(sm.Pow(sm.Symbol("w") - sm.Symbol("w"), -1, evaluate=False))
+    ).all()

@@ -1,4 +1,5 @@
 """The one symbolic linear solver (symbolic.linsolve)."""
+
 import numpy as np
 import pytest
 import sympy as sm
@@ -16,21 +17,22 @@ def test_guided_elimination_avoids_a_pivot_vanishing_at_the_samples():
     th = sm.Symbol("th")
     A = sm.Matrix([[sm.sin(th), sm.cos(th)], [sm.cos(th), -sm.sin(th)]])
     b = sm.Matrix([1, 2])
-    sample = np.array([[0.0, 1.0], [1.0, 0.0]])       # A at th = 0
+    sample = np.array([[0.0, 1.0], [1.0, 0.0]])  # A at th = 0
     X = _guided_elimination(A, b, [sample])
     assert all(_is_zero(e) for e in A * X - b)
-    assert X.subs(th, 0) == sm.Matrix([2, 1])         # finite at th = 0
-    assert A == sm.Matrix([[sm.sin(th), sm.cos(th)],
-                           [sm.cos(th), -sm.sin(th)]])  # input untouched
+    assert X.subs(th, 0) == sm.Matrix([2, 1])  # finite at th = 0
+    assert A == sm.Matrix(
+        [[sm.sin(th), sm.cos(th)], [sm.cos(th), -sm.sin(th)]]
+    )  # input untouched
 
 
 def test_solve_linear_blocks_and_singular_matrices():
     a, b, c = sm.symbols("a b c")
     th = sm.Symbol("theta")
     # Two independent blocks, permuted: a 2x2 rotation and a 1x1.
-    A = sm.Matrix([[sm.sin(th), 0, sm.cos(th)],
-                   [0, a, 0],
-                   [sm.cos(th), 0, -sm.sin(th)]])
+    A = sm.Matrix(
+        [[sm.sin(th), 0, sm.cos(th)], [0, a, 0], [sm.cos(th), 0, -sm.sin(th)]]
+    )
     rhs = sm.Matrix([b, c, 1])
     X = solve_linear(A, rhs)
     vals = {a: 2.0, b: 0.3, c: 0.4, th: 0.0}

@@ -6,6 +6,7 @@ it in a :class:`~systems.MechanicalSystem` with values for the constants.
 The results sympy's tests assert are kept beside each builder as
 expressions, so tests can check every formulation against them.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -46,10 +47,13 @@ def contact_point_disc(*, gravity_frame: str = "Y") -> MechanicalSystem:
     system.add_bodies(body)
     system.add_loads(me.Force(Dmc, -m * g * Y.z))
     return MechanicalSystem(
-        name="contact_point_disc", system=system,
+        name="contact_point_disc",
+        system=system,
         parameters={r: 0.5, m: 1.0, g: 9.81},
         initial_state={q2: 0.2, u2: 3.0, u3: 1.0},
-        random_spread={q1: 3.0, q2: 0.6, q3: 3.0}, speed_scale=3.0)
+        random_spread={q1: 3.0, q2: 0.6, q3: 3.0},
+        speed_scale=3.0,
+    )
 
 
 def rolling_disc_asserted_speed_rates():
@@ -57,11 +61,13 @@ def rolling_disc_asserted_speed_rates():
     (q2, u1, u2, u3) with symbols r, g."""
     q2, u1, u2, u3 = me.dynamicsymbols("q2 u1 u2 u3")
     r, g = sm.symbols("r g")
-    return sm.Matrix([
-        (6 * u2 * u3 * r - u3**2 * r * sm.tan(q2) + 4 * g * sm.sin(q2))
-        / (5 * r),
-        -2 * u1 * u3 / 3,
-        u1 * (-2 * u2 + u3 * sm.tan(q2))])
+    return sm.Matrix(
+        [
+            (6 * u2 * u3 * r - u3**2 * r * sm.tan(q2) + 4 * g * sm.sin(q2)) / (5 * r),
+            -2 * u1 * u3 / 3,
+            u1 * (-2 * u2 + u3 * sm.tan(q2)),
+        ]
+    )
 
 
 def expected_coordinate_accelerations(ms, speed_rates):
@@ -75,9 +81,12 @@ def expected_coordinate_accelerations(ms, speed_rates):
     qdd = qdd.xreplace(dict(kin.u_of_qdot))
     Q, QD = sm.symbols(f"Q0:{len(q)}"), sm.symbols(f"QD0:{len(q)}")
     rep = {qi.diff(t): s for qi, s in zip(q, QD)} | dict(zip(q, Q))
-    expr = qdd.xreplace(dict(kin.u_of_qdot)).xreplace(rep).xreplace(
-        {sm.Symbol(str(k)): v for k, v in ms.parameters.items()}).xreplace(
-        dict(ms.parameters))
+    expr = (
+        qdd.xreplace(dict(kin.u_of_qdot))
+        .xreplace(rep)
+        .xreplace({sm.Symbol(str(k)): v for k, v in ms.parameters.items()})
+        .xreplace(dict(ms.parameters))
+    )
     f = sm.lambdify([Q, QD], expr)
     return lambda t0, qv, qdv: np.asarray(f(qv, qdv), dtype=float).ravel()
 
@@ -96,29 +105,37 @@ def joints_cart_pendulum() -> MechanicalSystem:
     bob = me.Particle("bob", mass=mp)
     bob_frame = me.ReferenceFrame("bob_frame")
     system = me.System.from_newtonian(rail)
-    slider = me.PrismaticJoint("slider", rail, cart, qc, uc,
-                               joint_axis=rail.x)
-    pin = me.PinJoint("pin", cart, bob, qp, up, joint_axis=cart.z,
-                      child_interframe=bob_frame, child_point=l * bob_frame.y)
+    slider = me.PrismaticJoint("slider", rail, cart, qc, uc, joint_axis=rail.x)
+    pin = me.PinJoint(
+        "pin",
+        cart,
+        bob,
+        qp,
+        up,
+        joint_axis=cart.z,
+        child_interframe=bob_frame,
+        child_point=l * bob_frame.y,
+    )
     system.add_joints(slider, pin)
     system.apply_uniform_gravity(-g * system.y)
     system.add_loads((cart.masscenter, F * rail.x))
     system.add_actuators(me.TorqueActuator(k * qp, cart.z, bob_frame, cart))
     return MechanicalSystem(
-        name="joints_cart_pendulum", system=system,
+        name="joints_cart_pendulum",
+        system=system,
         parameters={g: 9.81, l: 0.8, mc: 1.5, mp: 0.7, k: 0.4},
-        initial_state={qp: 0.4}, specified={F: sm.sin(t) / 2},
-        random_spread=1.0)
+        initial_state={qp: 0.4},
+        specified={F: sm.sin(t) / 2},
+        random_spread=1.0,
+    )
 
 
 def joints_cart_pendulum_asserted():
     """(M, forcing) sympy's test asserts, in (qp, up) and F(t)."""
     g, l, mc, mp, k = sm.symbols("g l mc mp k")
     F, qp, up = me.dynamicsymbols("F qp up")
-    M = sm.Matrix([[mp + mc, mp * l * sm.cos(qp)],
-                   [mp * l * sm.cos(qp), mp * l**2]])
-    f = sm.Matrix([mp * l * up**2 * sm.sin(qp) + F,
-                   -mp * g * l * sm.sin(qp) + k * qp])
+    M = sm.Matrix([[mp + mc, mp * l * sm.cos(qp)], [mp * l * sm.cos(qp), mp * l**2]])
+    f = sm.Matrix([mp * l * up**2 * sm.sin(qp) + F, -mp * g * l * sm.sin(qp) + k * qp])
     return M, f
 
 
@@ -136,34 +153,60 @@ def joints_double_pendulum() -> MechanicalSystem:
     f1 = me.ReferenceFrame("f1")
     f2 = me.ReferenceFrame("f2")
     system = me.System.from_newtonian(ceiling)
-    pin1 = me.PinJoint("pin1", ceiling, bob1, q1, u1,
-                       joint_axis=ceiling.z, child_interframe=f1,
-                       child_point=l1 * f1.y)
-    pin2 = me.PinJoint("pin2", bob1, bob2, q2, u2, joint_axis=f1.z,
-                       parent_interframe=f1, child_interframe=f2,
-                       child_point=l2 * f2.y)
+    pin1 = me.PinJoint(
+        "pin1",
+        ceiling,
+        bob1,
+        q1,
+        u1,
+        joint_axis=ceiling.z,
+        child_interframe=f1,
+        child_point=l1 * f1.y,
+    )
+    pin2 = me.PinJoint(
+        "pin2",
+        bob1,
+        bob2,
+        q2,
+        u2,
+        joint_axis=f1.z,
+        parent_interframe=f1,
+        child_interframe=f2,
+        child_point=l2 * f2.y,
+    )
     system.add_joints(pin1, pin2)
     system.apply_uniform_gravity(-g * system.y)
     return MechanicalSystem(
-        name="joints_double_pendulum", system=system,
+        name="joints_double_pendulum",
+        system=system,
         parameters={l1: 1.1, l2: 0.7, m1: 1.3, m2: 0.6, g: 9.81},
-        initial_state={q1: 0.5, q2: -0.3}, random_spread=2.0, speed_scale=2.0)
+        initial_state={q1: 0.5, q2: -0.3},
+        random_spread=2.0,
+        speed_scale=2.0,
+    )
 
 
-def double_pendulum_closed_form(t0, q, qd, *, l1=1.1, l2=0.7, m1=1.3,
-                                m2=0.6, g=9.81):
+def double_pendulum_closed_form(t0, q, qd, *, l1=1.1, l2=0.7, m1=1.3, m2=0.6, g=9.81):
     """(q1'', q2'') of :func:`joints_double_pendulum` from the textbook
     equations of a double pendulum of point masses in absolute angles
     (th1 = q1, th2 = q1 + q2)."""
     import math
+
     th1, th2 = q[0], q[0] + q[1]
     w1, w2 = qd[0], qd[0] + qd[1]
     den = 2 * m1 + m2 - m2 * math.cos(2 * th1 - 2 * th2)
-    a1 = (-g * (2 * m1 + m2) * math.sin(th1)
-          - m2 * g * math.sin(th1 - 2 * th2)
-          - 2 * math.sin(th1 - th2) * m2
-          * (w2**2 * l2 + w1**2 * l1 * math.cos(th1 - th2))) / (l1 * den)
-    a2 = (2 * math.sin(th1 - th2)
-          * (w1**2 * l1 * (m1 + m2) + g * (m1 + m2) * math.cos(th1)
-             + w2**2 * l2 * m2 * math.cos(th1 - th2))) / (l2 * den)
+    a1 = (
+        -g * (2 * m1 + m2) * math.sin(th1)
+        - m2 * g * math.sin(th1 - 2 * th2)
+        - 2 * math.sin(th1 - th2) * m2 * (w2**2 * l2 + w1**2 * l1 * math.cos(th1 - th2))
+    ) / (l1 * den)
+    a2 = (
+        2
+        * math.sin(th1 - th2)
+        * (
+            w1**2 * l1 * (m1 + m2)
+            + g * (m1 + m2) * math.cos(th1)
+            + w2**2 * l2 * m2 * math.cos(th1 - th2)
+        )
+    ) / (l2 * den)
     return np.array([a1, a2 - a1])

@@ -3,13 +3,14 @@ consistent initial angles satisfy the declared loop constraints, every
 formulation's accelerations equal those of the test set's own equations
 (Hairer & Wanner VII.7, written out below), and the stiff integration over
 [0, 0.03] agrees across formulations and with the reference solution."""
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
 import sympy as sm
-
 from conftest import cached_eom, cached_system
+
 from formulations.base import formulation_names
 from numeric.integrate import integrate
 from systems.andrews_squeezer import ANDREWS_INITIAL_ANGLES
@@ -36,48 +37,67 @@ def _testset_equations():
     xa, ya, xb, yb, xc, yc = (P[k] for k in ("xa", "ya", "xb", "yb", "xc", "yc"))
     c0, l0, mom = P["c0"], P["l0"], P["mom"]
     M = sm.zeros(7, 7)
-    M[0, 0] = m[1] * ra**2 + m[2] * (rr**2 - 2 * da * rr * sm.cos(th) + da**2) \
-        + i_[1] + i_[2]
+    M[0, 0] = (
+        m[1] * ra**2 + m[2] * (rr**2 - 2 * da * rr * sm.cos(th) + da**2) + i_[1] + i_[2]
+    )
     M[1, 0] = M[0, 1] = m[2] * (da**2 - da * rr * sm.cos(th)) + i_[2]
     M[1, 1] = m[2] * da**2 + i_[2]
     M[2, 2] = m[3] * (sa**2 + sb**2) + i_[3]
-    M[3, 3] = m[4] * (e - ea)**2 + i_[4]
-    M[4, 3] = M[3, 4] = m[4] * ((e - ea)**2 + zt * (e - ea) * sm.sin(ph)) + i_[4]
-    M[4, 4] = m[4] * (zt**2 + 2 * zt * (e - ea) * sm.sin(ph) + (e - ea)**2) \
-        + m[5] * (ta**2 + tb**2) + i_[4] + i_[5]
-    M[5, 5] = m[6] * (zf - fa)**2 + i_[6]
-    M[6, 5] = M[5, 6] = m[6] * ((zf - fa)**2 - u * (zf - fa) * sm.sin(om)) + i_[6]
-    M[6, 6] = m[6] * ((zf - fa)**2 - 2 * u * (zf - fa) * sm.sin(om) + u**2) \
-        + m[7] * (ua**2 + ub**2) + i_[6] + i_[7]
+    M[3, 3] = m[4] * (e - ea) ** 2 + i_[4]
+    M[4, 3] = M[3, 4] = m[4] * ((e - ea) ** 2 + zt * (e - ea) * sm.sin(ph)) + i_[4]
+    M[4, 4] = (
+        m[4] * (zt**2 + 2 * zt * (e - ea) * sm.sin(ph) + (e - ea) ** 2)
+        + m[5] * (ta**2 + tb**2)
+        + i_[4]
+        + i_[5]
+    )
+    M[5, 5] = m[6] * (zf - fa) ** 2 + i_[6]
+    M[6, 5] = M[5, 6] = m[6] * ((zf - fa) ** 2 - u * (zf - fa) * sm.sin(om)) + i_[6]
+    M[6, 6] = (
+        m[6] * ((zf - fa) ** 2 - 2 * u * (zf - fa) * sm.sin(om) + u**2)
+        + m[7] * (ua**2 + ub**2)
+        + i_[6]
+        + i_[7]
+    )
     xd = sd * sm.cos(ga) + sc * sm.sin(ga) + xb
     yd = sd * sm.sin(ga) - sc * sm.cos(ga) + yb
-    lang = sm.sqrt((xd - xc)**2 + (yd - yc)**2)
+    lang = sm.sqrt((xd - xc) ** 2 + (yd - yc) ** 2)
     force = -c0 * (lang - l0) / lang
     fx, fy = force * (xd - xc), force * (yd - yc)
-    f = sm.Matrix([
-        mom - m[2] * da * rr * thp * (thp + 2 * bp) * sm.sin(th),
-        m[2] * da * rr * bp**2 * sm.sin(th),
-        fx * (sc * sm.cos(ga) - sd * sm.sin(ga))
-        + fy * (sd * sm.cos(ga) + sc * sm.sin(ga)),
-        m[4] * zt * (e - ea) * dep**2 * sm.cos(ph),
-        -m[4] * zt * (e - ea) * php * (php + 2 * dep) * sm.cos(ph),
-        -m[6] * u * (zf - fa) * epp**2 * sm.cos(om),
-        m[6] * u * (zf - fa) * omp * (omp + 2 * epp) * sm.cos(om)])
+    f = sm.Matrix(
+        [
+            mom - m[2] * da * rr * thp * (thp + 2 * bp) * sm.sin(th),
+            m[2] * da * rr * bp**2 * sm.sin(th),
+            fx * (sc * sm.cos(ga) - sd * sm.sin(ga))
+            + fy * (sd * sm.cos(ga) + sc * sm.sin(ga)),
+            m[4] * zt * (e - ea) * dep**2 * sm.cos(ph),
+            -m[4] * zt * (e - ea) * php * (php + 2 * dep) * sm.cos(ph),
+            -m[6] * u * (zf - fa) * epp**2 * sm.cos(om),
+            m[6] * u * (zf - fa) * omp * (omp + 2 * epp) * sm.cos(om),
+        ]
+    )
     cb, sbt = sm.cos(b), sm.sin(b)
     cbt, sbth = sm.cos(b + th), sm.sin(b + th)
-    g = sm.Matrix([
-        rr * cb - d * cbt - ss * sm.sin(ga) - xb,
-        rr * sbt - d * sbth + ss * sm.cos(ga) - yb,
-        rr * cb - d * cbt - e * sm.sin(ph + de) - zt * sm.cos(de) - xa,
-        rr * sbt - d * sbth + e * sm.cos(ph + de) - zt * sm.sin(de) - ya,
-        rr * cb - d * cbt - zf * sm.cos(om + ep) - u * sm.sin(ep) - xa,
-        rr * sbt - d * sbth - zf * sm.sin(om + ep) + u * sm.cos(ep) - ya])
+    g = sm.Matrix(
+        [
+            rr * cb - d * cbt - ss * sm.sin(ga) - xb,
+            rr * sbt - d * sbth + ss * sm.cos(ga) - yb,
+            rr * cb - d * cbt - e * sm.sin(ph + de) - zt * sm.cos(de) - xa,
+            rr * sbt - d * sbth + e * sm.cos(ph + de) - zt * sm.sin(de) - ya,
+            rr * cb - d * cbt - zf * sm.cos(om + ep) - u * sm.sin(ep) - xa,
+            rr * sbt - d * sbth - zf * sm.sin(om + ep) + u * sm.cos(ep) - ya,
+        ]
+    )
     G = g.jacobian(q)
     gamma = (G * sm.Matrix(qd)).jacobian(q) * sm.Matrix(qd)
     args = [list(q), list(qd)]
-    return (sm.lambdify(args, M), sm.lambdify(args, f),
-            sm.lambdify([list(q)], g), sm.lambdify(args, G),
-            sm.lambdify(args, gamma))
+    return (
+        sm.lambdify(args, M),
+        sm.lambdify(args, f),
+        sm.lambdify([list(q)], g),
+        sm.lambdify(args, G),
+        sm.lambdify(args, gamma),
+    )
 
 
 def _testset_accelerations(q, qd):
@@ -85,8 +105,9 @@ def _testset_accelerations(q, qd):
     Mn = np.array(M(q, qd), float)
     Gn = np.array(G(q, qd), float)
     K = np.block([[Mn, Gn.T], [Gn, np.zeros((6, 6))]])
-    rhs = np.concatenate([np.array(f(q, qd), float).ravel(),
-                          -np.array(gamma(q, qd), float).ravel()])
+    rhs = np.concatenate(
+        [np.array(f(q, qd), float).ravel(), -np.array(gamma(q, qd), float).ravel()]
+    )
     return np.linalg.solve(K, rhs)[:7]
 
 
@@ -114,8 +135,9 @@ def _check_accelerations(formulation):
     for t0, q, qd in _states(ms):
         expected = _testset_accelerations(q, qd)
         got = model.coordinate_accelerations(t0, q, qd)
-        assert np.allclose(got, expected, rtol=1e-8,
-                           atol=1e-8 * np.max(np.abs(expected)))
+        assert np.allclose(
+            got, expected, rtol=1e-8, atol=1e-8 * np.max(np.abs(expected))
+        )
 
 
 @pytest.mark.parametrize("formulation", FAST)
@@ -133,6 +155,7 @@ def test_accelerations_equal_the_test_set_equations_slow(formulation):
 #: references.published.ANDREWS_REFERENCE for their provenance).
 def _reference():
     from references.published import ANDREWS_REFERENCE
+
     return np.array(ANDREWS_REFERENCE)
 
 
@@ -140,8 +163,14 @@ def _reference():
 @pytest.mark.parametrize("method", ["Radau", "BDF"])
 def test_lagrange_stiff_integration_to_the_reference(method):
     eom = cached_eom("lagrange", "andrews_squeezer")
-    res = integrate(eom, 0.03, method=method, rtol=1e-10, atol=1e-10,
-                    t_eval=np.linspace(0.0, 0.03, 7))
+    res = integrate(
+        eom,
+        0.03,
+        method=method,
+        rtol=1e-10,
+        atol=1e-10,
+        t_eval=np.linspace(0.0, 0.03, 7),
+    )
     assert res.success
     assert res.max_holonomic_residual < 1e-8
     assert np.max(np.abs(res.velocity_residual)) < 1e-5
@@ -154,12 +183,24 @@ def test_every_formulation_follows_the_same_trajectory():
     """Trajectories over [0, 0.03], sampled every 5 ms, agree with the
     multiplier formulation's."""
     times = np.linspace(0.0, 0.03, 7)
-    base = integrate(cached_eom("lagrange", "andrews_squeezer"), 0.03,
-                     method="Radau", rtol=1e-10, atol=1e-10, t_eval=times)
+    base = integrate(
+        cached_eom("lagrange", "andrews_squeezer"),
+        0.03,
+        method="Radau",
+        rtol=1e-10,
+        atol=1e-10,
+        t_eval=times,
+    )
     for formulation in FAST + SLOW:
         if formulation == "lagrange":
             continue
-        res = integrate(cached_eom(formulation, "andrews_squeezer"), 0.03,
-                        method="Radau", rtol=1e-10, atol=1e-10, t_eval=times)
+        res = integrate(
+            cached_eom(formulation, "andrews_squeezer"),
+            0.03,
+            method="Radau",
+            rtol=1e-10,
+            atol=1e-10,
+            t_eval=times,
+        )
         assert res.success, formulation
         assert np.allclose(res.q, base.q, rtol=1e-6, atol=1e-7), formulation

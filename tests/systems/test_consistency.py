@@ -1,5 +1,6 @@
 """Declarations whose velocities are not the derivatives of their positions:
 refused with a reason, never answered wrongly."""
+
 from __future__ import annotations
 
 import math
@@ -8,14 +9,15 @@ import numpy as np
 import pytest
 import sympy as sm
 import sympy.physics.mechanics as me
+from helpers import planar_particle
+from sympy_ports import (
+    contact_point_disc,
+    expected_coordinate_accelerations,
+    rolling_disc_asserted_speed_rates,
+)
 
 from formulations import FORMULATIONS, UnsupportedSystemError, get_formulation
 from systems import DeclarationError, MechanicalSystem, get_system
-
-from helpers import planar_particle
-from sympy_ports import (contact_point_disc,
-                                       expected_coordinate_accelerations,
-                                       rolling_disc_asserted_speed_rates)
 
 LAGRANGE_FAMILY = ["lagrange", "modified_lagrange", "sympy_lagrange"]
 
@@ -27,8 +29,9 @@ def _assert_matches(ms, names, expected, seeds=range(4)):
             t0, q, qd = ms.random_state(seed)
             got = model.coordinate_accelerations(t0, q, qd)
             want = expected(t0, q, qd)
-            np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9,
-                                       err_msg=f"{name}, seed {seed}")
+            np.testing.assert_allclose(
+                got, want, rtol=1e-9, atol=1e-9, err_msg=f"{name}, seed {seed}"
+            )
 
 
 # ----------------------------------------------------------------------
@@ -59,9 +62,11 @@ def test_contact_point_disc_is_refused_by_the_lagrange_family(name):
 def test_contact_point_disc_matches_sympys_asserted_equations():
     ms = contact_point_disc()
     expected = expected_coordinate_accelerations(
-        ms, rolling_disc_asserted_speed_rates())
-    names = [n for n, c in FORMULATIONS.items()
-             if not c.needs_velocities_from_positions]
+        ms, rolling_disc_asserted_speed_rates()
+    )
+    names = [
+        n for n, c in FORMULATIONS.items() if not c.needs_velocities_from_positions
+    ]
     assert {"kane", "gibbs_appell", "sympy_kane"} <= set(names)
     _assert_matches(ms, names, expected)
 
@@ -74,7 +79,8 @@ def test_rolling_disc_with_contact_coordinates_matches_sympy_everywhere():
     ms = get_system("rolling_disc")
     assert ms.declaration_analysis.velocities_are_derivatives
     rates = expected_coordinate_accelerations(
-        ms, rolling_disc_asserted_speed_rates().col_join(sm.zeros(2, 1)))
+        ms, rolling_disc_asserted_speed_rates().col_join(sm.zeros(2, 1))
+    )
 
     def first_three(t0, q, qd):
         return rates(t0, q, qd)[:3]
@@ -84,18 +90,27 @@ def test_rolling_disc_with_contact_coordinates_matches_sympy_everywhere():
         for seed in range(3):
             t0, q, qd = ms.random_state(seed)
             got = model.coordinate_accelerations(t0, q, qd)[:3]
-            np.testing.assert_allclose(got, first_three(t0, q, qd),
-                                       rtol=1e-9, atol=1e-9, err_msg=name)
+            np.testing.assert_allclose(
+                got, first_three(t0, q, qd), rtol=1e-9, atol=1e-9, err_msg=name
+            )
 
 
 def test_harness_shows_the_refusal_as_unsupported(tmp_path):
     from compare import run
     from systems import CATALOGUE, register_system
+
     register_system("contact_point_disc")(contact_point_disc)
     try:
-        res = run(["contact_point_disc"], ["kane", "lagrange", "gibbs_appell"],
-                  t_final=0.2, n_states=3, jobs=1, progress=False,
-                  use_cache=False, out=tmp_path)
+        res = run(
+            ["contact_point_disc"],
+            ["kane", "lagrange", "gibbs_appell"],
+            t_final=0.2,
+            n_states=3,
+            jobs=1,
+            progress=False,
+            use_cache=False,
+            out=tmp_path,
+        )
     finally:
         CATALOGUE.pop("contact_point_disc")
     rows = res.frame.set_index("formulation")
@@ -106,6 +121,7 @@ def test_harness_shows_the_refusal_as_unsupported(tmp_path):
     assert res.failures.empty
     # The report lists the refusal with its reason, apart from failures.
     from compare.report import write_report
+
     write_report(res, tmp_path / "report", benchmarks=False, kolev=False)
     text = (tmp_path / "report" / "report.md").read_text()
     declines = text.split("Combinations a formulation declines")[1]
@@ -136,8 +152,12 @@ def _pendulum(*, vel=None, ang_vel=None, kde=None):
     system.add_kdes(kde(q, u) if kde else q.diff() - u)
     system.add_bodies(body)
     system.add_loads(me.Force(P, -m * N.y))
-    return dict(name="pendulum", system=system,
-                parameters={m: 1.0, l: 0.7}, initial_state={q: 0.3, u: 0.5})
+    return dict(
+        name="pendulum",
+        system=system,
+        parameters={m: 1.0, l: 0.7},
+        initial_state={q: 0.3, u: 0.5},
+    )
 
 
 def test_consistent_pendulum_is_accepted():
@@ -155,8 +175,7 @@ def test_point_velocity_contradicting_its_position_is_refused():
 
 def test_angular_velocity_contradicting_the_orientation_is_refused():
     decl = _pendulum(ang_vel=lambda u, N: 2 * u * N.z)
-    with pytest.raises(DeclarationError,
-                       match=r"frame B .*rate of its orientation"):
+    with pytest.raises(DeclarationError, match=r"frame B .*rate of its orientation"):
         MechanicalSystem(**decl)
 
 
@@ -179,14 +198,16 @@ def test_contact_point_disc_with_a_wrong_kinematic_equation_is_refused():
     wrong = me.System(system.frame)
     wrong.add_coordinates(q1, q2, q3)
     wrong.add_speeds(u1, u2, u3)
-    wrong.add_kdes(q1.diff() - u3, q2.diff() - u1,
-                   q3.diff() - u2 + u3 * sm.tan(q2))
+    wrong.add_kdes(q1.diff() - u3, q2.diff() - u1, q3.diff() - u2 + u3 * sm.tan(q2))
     wrong.add_bodies(*system.bodies)
     wrong.add_loads(*system.loads)
     with pytest.raises(DeclarationError, match=r"frame R"):
-        MechanicalSystem(name="disc", system=wrong,
-                         parameters=dict(ms.parameters),
-                         initial_state=dict(ms.initial_state))
+        MechanicalSystem(
+            name="disc",
+            system=wrong,
+            parameters=dict(ms.parameters),
+            initial_state=dict(ms.initial_state),
+        )
 
 
 # ----------------------------------------------------------------------
@@ -195,14 +216,18 @@ def test_contact_point_disc_with_a_wrong_kinematic_equation_is_refused():
 def _circle(solution):
     l = sm.Symbol("l", positive=True)
     system, (x, y, ux, uy, N, O, P, bob) = planar_particle(
-        lambda x, y: x**2 + y**2 - l**2)
+        lambda x, y: x**2 + y**2 - l**2
+    )
     g = sm.Symbol("g")
     system.add_loads(me.Force(P, -bob.mass * g * N.y))
-    return dict(name="circle", system=system,
-                parameters={bob.mass: 1.0, l: 1.0, g: 9.81},
-                initial_state={x: 0.4, y: -math.sqrt(1 - 0.16), ux: 0.3},
-                dependent_solutions={y: solution(x, l)},
-                random_spread=0.3)
+    return dict(
+        name="circle",
+        system=system,
+        parameters={bob.mass: 1.0, l: 1.0, g: 9.81},
+        initial_state={x: 0.4, y: -math.sqrt(1 - 0.16), ux: 0.3},
+        dependent_solutions={y: solution(x, l)},
+        random_spread=0.3,
+    )
 
 
 def test_correct_dependent_solution_is_accepted():
@@ -211,8 +236,9 @@ def test_correct_dependent_solution_is_accepted():
 
 
 def test_dependent_solution_violating_the_constraint_is_refused():
-    with pytest.raises(DeclarationError,
-                       match=r"dependent coordinate y\(t\).*violates"):
+    with pytest.raises(
+        DeclarationError, match=r"dependent coordinate y\(t\).*violates"
+    ):
         MechanicalSystem(**_circle(lambda x, l: -sm.sqrt(l**2 - x**2 / 2)))
 
 
@@ -222,8 +248,13 @@ def test_dependent_solution_on_the_other_branch_is_refused():
 
 
 def test_catalogue_declarations_are_consistent():
-    for name, opts in [("four_bar", {}), ("crank_slider", {}),
-                       ("wheelbarrow", {}), ("rolling_disc", {}),
-                       ("rotating_tube", {}), ("n_link_pendulum", {"n": 3})]:
+    for name, opts in [
+        ("four_bar", {}),
+        ("crank_slider", {}),
+        ("wheelbarrow", {}),
+        ("rolling_disc", {}),
+        ("rotating_tube", {}),
+        ("n_link_pendulum", {"n": 3}),
+    ]:
         a = get_system(name, **opts).declaration_analysis
         assert a.velocities_are_derivatives, name

@@ -1,6 +1,7 @@
 """Property: a velocity declared from a point not located from the origin
 never yields disagreeing accelerations; the formulations that need
 velocities to be derivatives of positions refuse the system instead."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -8,9 +9,13 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from testing.strategies import (kinematic_trees, open_chains,
-                                reanchor_velocity, unlocated_velocities)
 from formulations import FORMULATIONS, UnsupportedSystemError, get_formulation
+from testing.strategies import (
+    kinematic_trees,
+    open_chains,
+    reanchor_velocity,
+    unlocated_velocities,
+)
 
 READERS = ["kane", "gibbs_appell", "sympy_kane"]
 
@@ -20,8 +25,9 @@ def _accelerations(ms, name, states):
     return np.array([model.coordinate_accelerations(*s) for s in states])
 
 
-BASES = st.one_of(open_chains(dimension=2, max_bodies=2),
-                  kinematic_trees(dimension=3, max_bodies=2))
+BASES = st.one_of(
+    open_chains(dimension=2, max_bodies=2), kinematic_trees(dimension=3, max_bodies=2)
+)
 OFFSETS = st.tuples(*[st.floats(-0.5, 0.5)] * 3)
 
 
@@ -42,20 +48,20 @@ def test_unlocated_velocities_agree_or_are_refused(base, offset, moving):
         try:
             got = _accelerations(ms, name, states)
         except UnsupportedSystemError as exc:
-            assert FORMULATIONS[name].needs_velocities_from_positions, \
+            assert FORMULATIONS[name].needs_velocities_from_positions, (
                 f"{name} refused: {exc}"
+            )
             assert "G_unlocated" in str(exc)
             continue
-        assert name in READERS or not \
-            FORMULATIONS[name].needs_velocities_from_positions
-        np.testing.assert_allclose(got, ref, rtol=0, atol=1e-8 * scale,
-                                   err_msg=name)
+        assert name in READERS or not FORMULATIONS[name].needs_velocities_from_positions
+        np.testing.assert_allclose(got, ref, rtol=0, atol=1e-8 * scale, err_msg=name)
     if moving:
         # C moves as the body's point there: the system drawn from, whose
         # velocities are derivatives, which the Lagrange family accepts.
         assert base.declaration_analysis.velocities_are_derivatives
-        np.testing.assert_allclose(_accelerations(base, "lagrange", states),
-                                   ref, rtol=0, atol=1e-8 * scale)
+        np.testing.assert_allclose(
+            _accelerations(base, "lagrange", states), ref, rtol=0, atol=1e-8 * scale
+        )
 
 
 @given(unlocated_velocities())

@@ -1,6 +1,7 @@
 """Crank and slider with OA = AB = l: loop closure, the two coordinate
 choices against each other, an analytic equation of motion and the energy
 balance."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -136,15 +137,17 @@ def test_energy_rate_equals_power_of_the_force(coordinates):
     pts = {b.name: b.masscenter for b in ms.bodies}
     x_B = pts["slider"].pos_from(O).dot(N.x)
     T = sum(b.kinetic_energy(N) for b in ms.bodies)
-    V = (m * g * (pts["crank"].pos_from(O).dot(N.y)
-                  + pts["rod"].pos_from(O).dot(N.y))
-         + c * (x_B - l0)**2 / 2)
+    V = (
+        m * g * (pts["crank"].pos_from(O).dot(N.y) + pts["rod"].pos_from(O).dot(N.y))
+        + c * (x_B - l0) ** 2 / 2
+    )
     E = (T + V).subs(qdot)
     # Chain-rule terms of dE/dt and the power, in plain symbols.
     Q, U, A = (sm.symbols(f"{k}0:{len(q)}") for k in ("Q", "U", "A"))
     rep = dict(zip(u, U)) | dict(zip(q, Q))
-    terms = [E.diff(qi).xreplace(rep) * Ui for qi, Ui in zip(q, U)] + \
-            [E.diff(ui).xreplace(rep) * Ai for ui, Ai in zip(u, A)]
+    terms = [E.diff(qi).xreplace(rep) * Ui for qi, Ui in zip(q, U)] + [
+        E.diff(ui).xreplace(rep) * Ai for ui, Ai in zip(u, A)
+    ]
     power = (F * x_B.diff(t)).subs(qdot).xreplace(rep)
     pvals = list(ms.parameters.values())
     f_terms = sm.lambdify([Q, U, A, list(ms.parameters)], terms)

@@ -1,16 +1,21 @@
 """The declaration contract: bad declarations fail when constructed with a
 ValueError naming the problem; consistent random states are consistent."""
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
 import sympy as sm
 import sympy.physics.mechanics as me
-
-from systems import (CATALOGUE, ConstraintError, DeclarationError,
-                     MechanicalSystem, get_system)
-
 from helpers import planar_particle
+
+from systems import (
+    CATALOGUE,
+    ConstraintError,
+    DeclarationError,
+    MechanicalSystem,
+    get_system,
+)
 
 t = me.dynamicsymbols._t
 
@@ -20,12 +25,16 @@ def _slider_on_circle(**overrides):
     coordinates x (independent) and y (dependent), x^2 + y^2 = r^2."""
     r, g = sm.symbols("r g", positive=True)
     system, (x, y, vx, vy, N, O, P, particle) = planar_particle(
-        lambda x, y: x**2 + y**2 - r**2, speeds=("vx", "vy"), body="P")
+        lambda x, y: x**2 + y**2 - r**2, speeds=("vx", "vy"), body="P"
+    )
     m = particle.mass
     system.add_loads(me.Force(P, -m * g * N.y))
-    kwargs = dict(name="slider_on_circle", system=system,
-                  parameters={m: 1.0, r: 2.0, g: 9.81},
-                  initial_state={x: 1.0, vx: 0.3, y: -np.sqrt(3.0)})
+    kwargs = dict(
+        name="slider_on_circle",
+        system=system,
+        parameters={m: 1.0, r: 2.0, g: 9.81},
+        initial_state={x: 1.0, vx: 0.3, y: -np.sqrt(3.0)},
+    )
     kwargs.update(overrides)
     return kwargs, (x, y, vx, vy, m, r, g, N, O, P, system)
 
@@ -66,14 +75,18 @@ def test_kdes_must_be_solvable_for_coordinate_rates():
     kwargs, (x, y, vx, vy, *_rest, system) = _slider_on_circle()
     # Both equations give x' only: y' cannot be solved for.
     system.kdes = [vx - x.diff(), vy - 2 * x.diff()]
-    with pytest.raises(DeclarationError, match="cannot be solved for the coordinate rates"):
+    with pytest.raises(
+        DeclarationError, match="cannot be solved for the coordinate rates"
+    ):
         MechanicalSystem(**kwargs)
 
 
 def test_kdes_must_be_as_many_as_coordinates():
     kwargs, (x, y, vx, vy, *_rest, system) = _slider_on_circle()
     system.kdes = [vx - x.diff()]
-    with pytest.raises(DeclarationError, match="cannot be solved for the coordinate rates"):
+    with pytest.raises(
+        DeclarationError, match="cannot be solved for the coordinate rates"
+    ):
         MechanicalSystem(**kwargs)
 
 
@@ -81,7 +94,10 @@ def test_initial_state_violating_a_constraint_reports_the_residual():
     kwargs, (x, y, *_rest) = _slider_on_circle()
     kwargs["initial_state"] = dict(kwargs["initial_state"]) | {y: -1.0}
     # x^2 + y^2 - r^2 = 1 + 1 - 4 = -2
-    with pytest.raises(DeclarationError, match=r"violates the holonomic constraints \(residual \[-2\.0\]\)"):
+    with pytest.raises(
+        DeclarationError,
+        match=r"violates the holonomic constraints \(residual \[-2\.0\]\)",
+    ):
         MechanicalSystem(**kwargs)
 
 
@@ -96,7 +112,9 @@ def test_unknown_function_of_time_is_refused():
     kwargs, (x, y, vx, vy, m, r, g, N, O, P, system) = _slider_on_circle()
     F = me.dynamicsymbols("F")
     system.add_loads(me.Force(P, F * N.x))
-    with pytest.raises(DeclarationError, match=r"neither coordinates, speeds nor specified: \[F\(t\)\]"):
+    with pytest.raises(
+        DeclarationError, match=r"neither coordinates, speeds nor specified: \[F\(t\)\]"
+    ):
         MechanicalSystem(**kwargs)
 
 
@@ -143,7 +161,7 @@ def test_random_state_of_redundant_system_satisfies_circle():
     ms = MechanicalSystem(**kwargs)
     for seed in range(10):
         t0, q, qd = ms.random_state(seed)
-        assert q[0]**2 + q[1]**2 == pytest.approx(4.0, abs=1e-12)
+        assert q[0] ** 2 + q[1] ** 2 == pytest.approx(4.0, abs=1e-12)
         assert q[0] * qd[0] + q[1] * qd[1] == pytest.approx(0.0, abs=1e-12)
 
 
@@ -179,14 +197,18 @@ def _heading_particle():
     system.add_coordinates(x, y, th)
     system.add_speeds(u1, u2, w)
     # u2 first: its x' coefficient -sin(theta) is the first pivot.
-    system.add_kdes(u2 - (-sm.sin(th) * x.diff() + sm.cos(th) * y.diff()),
-                    u1 - (sm.cos(th) * x.diff() + sm.sin(th) * y.diff()),
-                    w - th.diff())
+    system.add_kdes(
+        u2 - (-sm.sin(th) * x.diff() + sm.cos(th) * y.diff()),
+        u1 - (sm.cos(th) * x.diff() + sm.sin(th) * y.diff()),
+        w - th.diff(),
+    )
     system.add_bodies(me.Particle("P", P, m))
-    return MechanicalSystem(name="heading_particle", system=system,
-                            parameters={m: 1.0},
-                            initial_state={x: 0, y: 0, th: 0, u1: 1.0,
-                                           u2: 0.5, w: 0.2}), (x, y, th, u1, u2)
+    return MechanicalSystem(
+        name="heading_particle",
+        system=system,
+        parameters={m: 1.0},
+        initial_state={x: 0, y: 0, th: 0, u1: 1.0, u2: 0.5, w: 0.2},
+    ), (x, y, th, u1, u2)
 
 
 def test_kinematics_has_no_spurious_pivot_at_heading_zero():
@@ -199,6 +221,8 @@ def test_kinematics_has_no_spurious_pivot_at_heading_zero():
     # Elsewhere: the rotation of (u1, u2) by theta.
     at = {th: 0.7, u1: 1.0, u2: 0.5}
     assert float(qdot[x.diff()].xreplace(at)) == pytest.approx(
-        np.cos(0.7) - 0.5 * np.sin(0.7))
+        np.cos(0.7) - 0.5 * np.sin(0.7)
+    )
     assert float(qdot[y.diff()].xreplace(at)) == pytest.approx(
-        np.sin(0.7) + 0.5 * np.cos(0.7))
+        np.sin(0.7) + 0.5 * np.cos(0.7)
+    )

@@ -1,6 +1,7 @@
 """Huston's double rod pendulum (Fig. 11.4.3) against the book's printed
 partial velocities (11.4.24), and the n-link pendulum against an analytic
 one-link pendulum and against the double rod pendulum."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -76,13 +77,17 @@ def test_one_link_pendulum_matches_the_analytic_pendulum():
     """
     ms = get_system("n_link_pendulum", n=1)
     g, l = 9.81, 0.7
-    model = get_formulation("kane").derive(ms).numeric(
-        _by_name(ms, {"g": g, "l1": l, "m1": 2.5}))
+    model = (
+        get_formulation("kane")
+        .derive(ms)
+        .numeric(_by_name(ms, {"g": g, "l1": l, "m1": 2.5}))
+    )
     for seed in range(N_STATES):
         t0, q, qd = ms.random_state(seed)
         got = model.coordinate_accelerations(t0, q, qd)[0]
-        assert got == pytest.approx(-3 * g / (2 * l) * np.cos(q[0]),
-                                    rel=1e-12, abs=1e-12)
+        assert got == pytest.approx(
+            -3 * g / (2 * l) * np.cos(q[0]), rel=1e-12, abs=1e-12
+        )
 
 
 def test_two_link_absolute_chain_is_the_double_rod_pendulum():
@@ -97,10 +102,16 @@ def test_two_link_absolute_chain_is_the_double_rod_pendulum():
     m, l, g = 1.3, 0.8, 9.81
     dp = get_system("double_pendulum")
     chain = get_system("n_link_pendulum", n=2, angles="absolute")
-    m_dp = get_formulation("kane").derive(dp).numeric(
-        _by_name(dp, {"m": m, "l": l, "g": g}))
-    m_ch = get_formulation("kane").derive(chain).numeric(
-        _by_name(chain, {"m1": m, "m2": m, "l1": l, "l2": l, "g": g}))
+    m_dp = (
+        get_formulation("kane")
+        .derive(dp)
+        .numeric(_by_name(dp, {"m": m, "l": l, "g": g}))
+    )
+    m_ch = (
+        get_formulation("kane")
+        .derive(chain)
+        .numeric(_by_name(chain, {"m1": m, "m2": m, "l1": l, "l2": l, "g": g}))
+    )
     for seed in range(N_STATES):
         t0, th, thd = dp.random_state(seed)
         a_dp = m_dp.coordinate_accelerations(t0, th, thd)

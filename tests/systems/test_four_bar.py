@@ -12,20 +12,20 @@ misprinted m3.  Y = (1, A, B) is the column of (2-47), so
 ``dB/dq . Y = dB/dq1 + A dB/dq2 + B dB/dq3`` is dB/dt / u1 (the term of
 (2-57), (2-58)); it is derived below by sympy from B(q).
 """
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
 import sympy as sm
 import sympy.physics.mechanics as me
+from conftest import cached_eom, cached_system
+from helpers import power_balance
 
 from formulations import get_formulation
 from numeric.model import SingularConfigurationError
 from systems import ConstraintError, get_system
 from systems.four_bar import four_bar_closed_form
-
-from helpers import power_balance
-from conftest import cached_eom, cached_system
 
 t = me.dynamicsymbols._t
 N_STATES = 25
@@ -51,8 +51,10 @@ def _lengths(p):
 
 def _loop(q23, q1, L1, L2, L3, L4):
     q2, q3 = q23
-    return [L1 * np.cos(q1) + L2 * np.cos(q2) - L3 * np.cos(q3),
-            L1 * np.sin(q1) + L2 * np.sin(q2) - L3 * np.sin(q3) - L4]
+    return [
+        L1 * np.cos(q1) + L2 * np.cos(q2) - L3 * np.cos(q3),
+        L1 * np.sin(q1) + L2 * np.sin(q2) - L3 * np.sin(q3) - L4,
+    ]
 
 
 def _solve_loop(q1, guess, L1, L2, L3, L4):
@@ -60,8 +62,12 @@ def _solve_loop(q1, guess, L1, L2, L3, L4):
     x = np.array(guess, dtype=float)
     for _ in range(30):
         r = np.array(_loop(x, q1, L1, L2, L3, L4))
-        J = np.array([[-L2 * np.sin(x[0]), L3 * np.sin(x[1])],
-                      [L2 * np.cos(x[0]), -L3 * np.cos(x[1])]])
+        J = np.array(
+            [
+                [-L2 * np.sin(x[0]), L3 * np.sin(x[1])],
+                [L2 * np.cos(x[0]), -L3 * np.cos(x[1])],
+            ]
+        )
         x -= np.linalg.solve(J, r)
     assert np.max(np.abs(_loop(x, q1, L1, L2, L3, L4))) < 1e-14
     return x
@@ -79,11 +85,14 @@ def test_published_equation_2_70_holds_for_kane():
         u1d = model.coordinate_accelerations(t0, q, qd)[0]
         B = B_ratio(q1, q2, q3, L1, L2, L3)
         dBY = dB_dot_Y(q1, q2, q3, L1, L2, L3)
-        terms = np.array([
-            (p["m1"] * L1**2 + p["m2"] * L3**2 * B**2) * u1d,
-            p["m2"] * L3**2 * B * dBY * u1**2,
-            p["g"] * (p["m1"] * L1 * np.sin(q1) + p["m2"] * L3 * np.sin(q3) * B),
-            -p["tau"]])
+        terms = np.array(
+            [
+                (p["m1"] * L1**2 + p["m2"] * L3**2 * B**2) * u1d,
+                p["m2"] * L3**2 * B * dBY * u1**2,
+                p["g"] * (p["m1"] * L1 * np.sin(q1) + p["m2"] * L3 * np.sin(q3) * B),
+                -p["tau"],
+            ]
+        )
         residual = abs(terms.sum()) / np.max(np.abs(terms))
         assert residual < 1e-10, (seed, residual, terms)
 
@@ -126,8 +135,10 @@ def test_declared_dependent_solutions_are_the_closed_form():
     L = _lengths(_params(ms))
     for q1 in (-2.0, 0.3, 1.7):
         expected = four_bar_closed_form(q1, *L)
-        got = [float(ms.dependent_solutions[qi].subs(num).subs(q1s, q1))
-               for qi in (q2s, q3s)]
+        got = [
+            float(ms.dependent_solutions[qi].subs(num).subs(q1s, q1))
+            for qi in (q2s, q3s)
+        ]
         np.testing.assert_allclose(got, expected, atol=1e-13)
 
 
@@ -135,15 +146,19 @@ def test_redundant_and_minimal_coordinates_give_the_same_crank_acceleration():
     red = cached_system("four_bar")
     L = _lengths(_params(red))
     m_red = cached_eom("kane", "four_bar").numeric()
-    m_min = get_formulation("kane").derive(
-        get_system("four_bar", coordinates="minimal")).numeric()
+    m_min = (
+        get_formulation("kane")
+        .derive(get_system("four_bar", coordinates="minimal"))
+        .numeric()
+    )
     rng = np.random.default_rng(7)
     for q1, u1 in zip(rng.uniform(-np.pi, np.pi, 20), rng.uniform(-3, 3, 20)):
         q2, q3 = four_bar_closed_form(q1, *L)
         A = A_ratio(q1, q2, q3, *L[:3])
         B = B_ratio(q1, q2, q3, *L[:3])
-        a_red = m_red.coordinate_accelerations(
-            0.0, [q1, q2, q3], [u1, A * u1, B * u1])[0]
+        a_red = m_red.coordinate_accelerations(0.0, [q1, q2, q3], [u1, A * u1, B * u1])[
+            0
+        ]
         a_min = m_min.coordinate_accelerations(0.0, [q1], [u1])[0]
         assert abs(a_red - a_min) <= 1e-10 * max(1.0, abs(a_red))
 
@@ -189,6 +204,7 @@ def test_energy_is_conserved_as_declared():
     model = cached_eom("kane", "four_bar").numeric()
     for seed in range(N_STATES):
         t0, q, qd = ms.random_state(seed)
-        terms = np.array(rate(q, qd, model.coordinate_accelerations(t0, q, qd)),
-                         dtype=float)
+        terms = np.array(
+            rate(q, qd, model.coordinate_accelerations(t0, q, qd)), dtype=float
+        )
         assert abs(terms.sum()) < 1e-10 * np.max(np.abs(terms)), (seed, terms)

@@ -15,14 +15,14 @@ corrected to reproduce the published equations of motion (3.10):
 Everything else, the potential of (3.5), the generalized forces (3.6),
 (3.8) and (3.10), is used as printed.
 """
+
 from __future__ import annotations
 
 import numpy as np
 import sympy as sm
 import sympy.physics.mechanics as me
-
-from helpers import power_balance
 from conftest import cached_eom, cached_system
+from helpers import power_balance
 
 t = me.dynamicsymbols._t
 N_STATES = 25
@@ -44,25 +44,26 @@ def _catalogue_T(ms, sign_body1=+1):
     m1, m2, J, h, *_ = _symbols(ms)
     gamma = _symbols(ms)[5]
     qG, q1, q2, q3 = (q.diff(t) for q in _coords(ms))
-    return (m1 * (qG + sign_body1 * q1)**2 + m2 * (qG - q2)**2
-            + J * q3**2) / 2 - m2 * (qG - q2) * q3 * h * sm.cos(gamma)
+    return (
+        m1 * (qG + sign_body1 * q1) ** 2 + m2 * (qG - q2) ** 2 + J * q3**2
+    ) / 2 - m2 * (qG - q2) * q3 * h * sm.cos(gamma)
 
 
 def _published_Q(ms):
     """(3.6): Q_G, Q_1, Q_2, Q_3."""
     m1, m2, J, h, g, gamma, c22, c23, c33, F_D = _symbols(ms)
     qG, q1, q2, q3 = _coords(ms)
-    return [F_D - (m1 + m2) * g,
-            F_D - m1 * g - c22 * (q1 + q2) - c23 * q3,
-            m2 * g - c22 * (q1 + q2) - c23 * q3,
-            m2 * g * h * (sm.cos(gamma) - q3 * sm.sin(gamma))
-            - c23 * (q1 + q2) - c33 * q3]
+    return [
+        F_D - (m1 + m2) * g,
+        F_D - m1 * g - c22 * (q1 + q2) - c23 * q3,
+        m2 * g - c22 * (q1 + q2) - c23 * q3,
+        m2 * g * h * (sm.cos(gamma) - q3 * sm.sin(gamma)) - c23 * (q1 + q2) - c33 * q3,
+    ]
 
 
 def _published_3_10_terms(p, q, qdd):
     """The three equations of (3.10) as arrays of terms (lhs - rhs)."""
-    m1, m2, J, h, g, gamma = (p[k] for k in
-                              ("m1", "m2", "J_O2", "h", "g", "gamma"))
+    m1, m2, J, h, g, gamma = (p[k] for k in ("m1", "m2", "J_O2", "h", "g", "gamma"))
     c22, c23, c33, F_D = (p[k] for k in ("c22", "c23", "c33", "F_D"))
     _, q2, q3 = q
     qGdd, q2dd, q3dd = qdd
@@ -70,15 +71,24 @@ def _published_3_10_terms(p, q, qdd):
     r = m2 / m1 * hc
     return [
         np.array([(m1 + m2) * qGdd, -F_D, (m1 + m2) * g]),
-        np.array([q2dd, q3dd * hc, c22 * (m1 + m2) / (m1 * m2) * q2,
-                  (c23 * m1 + c22 * m2 * hc) / (m1 * m2) * q3,
-                  -F_D / (m1 + m2)]),
-        np.array([q2dd * (m1 + m2) * m2 * hc / m1,
-                  q3dd * (J + (m2 * hc)**2 / m1),
-                  q2 * (m1 + m2) / m1 * (c23 + c22 * r),
-                  q3 * (2 * c23 * r + c22 * r**2 + c33
-                        + m2 * g * h * np.sin(gamma)),
-                  -F_D * r]),
+        np.array(
+            [
+                q2dd,
+                q3dd * hc,
+                c22 * (m1 + m2) / (m1 * m2) * q2,
+                (c23 * m1 + c22 * m2 * hc) / (m1 * m2) * q3,
+                -F_D / (m1 + m2),
+            ]
+        ),
+        np.array(
+            [
+                q2dd * (m1 + m2) * m2 * hc / m1,
+                q3dd * (J + (m2 * hc) ** 2 / m1),
+                q2 * (m1 + m2) / m1 * (c23 + c22 * r),
+                q3 * (2 * c23 * r + c22 * r**2 + c33 + m2 * g * h * np.sin(gamma)),
+                -F_D * r,
+            ]
+        ),
     ]
 
 
@@ -141,8 +151,7 @@ def _modified_lagrange(ms, T, Q, f1):
         return T.diff(q.diff(t)).diff(t) - T.diff(q)
 
     Phi1 = -E(q1)
-    eqs = [E(q) - Q[coords.index(q)] - (Q[1] + Phi1) * f1.diff(q)
-           for q in (qG, q2, q3)]
+    eqs = [E(q) - Q[coords.index(q)] - (Q[1] + Phi1) * f1.diff(q) for q in (qG, q2, q3)]
     rep = {q1.diff(t, 2): f1.diff(t, 2), q1.diff(t): f1.diff(t), q1: f1}
     return [sm.expand(e.subs(rep)) for e in eqs]
 
@@ -152,12 +161,16 @@ def _symbolic_3_10(ms):
     qG, _, q2, q3 = _coords(ms)
     hc = h * sm.cos(gamma)
     r = m2 / m1 * hc
-    dd = lambda q: q.diff(t, 2)  # noqa: E731
+    dd = lambda q: q.diff(t, 2)
     return [
         (m1 + m2) * dd(qG) - F_D + (m1 + m2) * g,
-        dd(q2) + dd(q3) * hc + c22 * (m1 + m2) / (m1 * m2) * q2
-        + (c23 * m1 + c22 * m2 * hc) / (m1 * m2) * q3 - F_D / (m1 + m2),
-        dd(q2) * (m1 + m2) * m2 * hc / m1 + dd(q3) * (J + (m2 * hc)**2 / m1)
+        dd(q2)
+        + dd(q3) * hc
+        + c22 * (m1 + m2) / (m1 * m2) * q2
+        + (c23 * m1 + c22 * m2 * hc) / (m1 * m2) * q3
+        - F_D / (m1 + m2),
+        dd(q2) * (m1 + m2) * m2 * hc / m1
+        + dd(q3) * (J + (m2 * hc) ** 2 / m1)
         + q2 * (m1 + m2) / m1 * (c23 + c22 * r)
         + q3 * (2 * c23 * r + c22 * r**2 + c33 + m2 * g * h * sm.sin(gamma))
         - F_D * r,
@@ -178,8 +191,10 @@ def test_catalogue_convention_reproduces_3_10_and_the_printed_sign_does_not():
     for eq, pub, k in zip(good, _symbolic_3_10(ms), factors):
         assert sm.simplify(eq - k * pub) == 0
     bad = _modified_lagrange(ms, _catalogue_T(ms, sign_body1=-1), Q, f1)
-    assert any(sm.simplify(eq - k * pub) != 0
-               for eq, pub, k in zip(bad, _symbolic_3_10(ms), factors))
+    assert any(
+        sm.simplify(eq - k * pub) != 0
+        for eq, pub, k in zip(bad, _symbolic_3_10(ms), factors)
+    )
 
 
 def test_published_3_10_holds_for_kane():
@@ -206,6 +221,7 @@ def test_energy_is_conserved_as_declared():
     model = cached_eom("kane", "kolev_manipulator").numeric()
     for seed in range(N_STATES):
         t0, q, qd = ms.random_state(seed)
-        terms = np.array(rate(q, qd, model.coordinate_accelerations(t0, q, qd)),
-                         dtype=float)
+        terms = np.array(
+            rate(q, qd, model.coordinate_accelerations(t0, q, qd)), dtype=float
+        )
         assert abs(terms.sum()) < 1e-10 * np.max(np.abs(terms)), (seed, terms)

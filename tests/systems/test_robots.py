@@ -9,6 +9,7 @@ Every own formulation must give Pinocchio's q'' at 20 random states to
 1e-9 relative.  The larger cases are ``slow`` (they still run in CI);
 derivations skip the operation counts, which are not under test here.
 """
+
 from __future__ import annotations
 
 import functools
@@ -23,10 +24,8 @@ from systems import get_system
 
 pin = pytest.importorskip("pinocchio")
 
-from references.robot_oracle import (urdf_pinocchio_accelerations,  # noqa: E402
-                                  urdf_pinocchio_model)
-from systems.robots import (PUMA560, STANFORD_ARM,  # noqa: E402
-                            robot_data_path, spatial_chain_values)
+from references.robot_oracle import urdf_pinocchio_accelerations, urdf_pinocchio_model  # noqa: E402
+from systems.robots import PUMA560, STANFORD_ARM, robot_data_path, spatial_chain_values  # noqa: E402
 
 OWN = ("kane", "lagrange", "modified_lagrange", "gibbs_appell")
 N_STATES = 20
@@ -60,8 +59,10 @@ def pinocchio_dh(table):
         jid = model.addJoint(parent, jm, placement, f"joint{k}")
         dh = pin.SE3(_rx(alpha), np.array([a, 0.0, d], dtype=float))
         model.appendBodyToJoint(
-            jid, dh.act(pin.Inertia(float(m), np.array(r, float), _inertia(I))),
-            pin.SE3.Identity())
+            jid,
+            dh.act(pin.Inertia(float(m), np.array(r, float), _inertia(I))),
+            pin.SE3.Identity(),
+        )
         parent, after = jid, dh
     return model
 
@@ -77,9 +78,11 @@ def pinocchio_spatial_chain(n):
             w = spatial_chain_values(k - 1)
             placement = pin.SE3(_rx(w["alpha"]), np.array([w["a"], 0.0, w["d"]]))
         jid = model.addJoint(parent, pin.JointModelRZ(), placement, f"joint{k}")
-        model.appendBodyToJoint(jid, pin.Inertia(v["m"], np.array(v["c"]),
-                                                 _inertia(v["I"])),
-                                pin.SE3.Identity())
+        model.appendBodyToJoint(
+            jid,
+            pin.Inertia(v["m"], np.array(v["c"]), _inertia(v["I"])),
+            pin.SE3.Identity(),
+        )
         parent = jid
     return model
 
@@ -88,18 +91,16 @@ def _oracle(name, options):
     ms = get_system(name, **dict(options))
     if name in ("ur5", "panda"):
         model = urdf_pinocchio_model(ms)
-        return ms, lambda q, qd: urdf_pinocchio_accelerations(ms, q, qd,
-                                                              model=model)
+        return ms, lambda q, qd: urdf_pinocchio_accelerations(ms, q, qd, model=model)
     if name == "spatial_chain":
         model = pinocchio_spatial_chain(dict(options)["n"])
     else:
         model = pinocchio_dh(PUMA560 if name == "puma560" else STANFORD_ARM)
     data = model.createData()
-    return ms, lambda q, qd: np.array(pin.aba(model, data, q, qd,
-                                              np.zeros(model.nv)))
+    return ms, lambda q, qd: np.array(pin.aba(model, data, q, qd, np.zeros(model.nv)))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _system_and_oracle(name, options):
     return _oracle(name, options)
 
@@ -113,8 +114,10 @@ def _deviation(formulation, name, options=()):
         t0, q, qd = ms.random_state(seed)
         ref = oracle(q, qd)
         ours = model.coordinate_accelerations(t0, q, qd)
-        worst = max(worst, float(np.max(np.abs(ours - ref))
-                                 / max(1.0, float(np.max(np.abs(ref))))))
+        worst = max(
+            worst,
+            float(np.max(np.abs(ours - ref)) / max(1.0, float(np.max(np.abs(ref))))),
+        )
     return worst, eom.timings["total"]
 
 
@@ -125,20 +128,32 @@ def _deviation(formulation, name, options=()):
 # file, sympy_kane peers included, took 286 s.  spatial_chain(7) is left
 # out (about 40 s): n = 6 and n = 8 bracket it.
 FAST = {("puma560", ()), ("stanford_arm", ())} | {
-    ("spatial_chain", (("n", n),)) for n in (1, 2, 3, 4)}
+    ("spatial_chain", (("n", n),)) for n in (1, 2, 3, 4)
+}
 CASES = [("ur5", ()), ("panda", ()), ("puma560", ()), ("stanford_arm", ())] + [
-    ("spatial_chain", (("n", n),)) for n in (1, 2, 3, 4, 5, 6, 8)]
+    ("spatial_chain", (("n", n),)) for n in (1, 2, 3, 4, 5, 6, 8)
+]
 
 
 @pytest.mark.parametrize("formulation", OWN)
-@pytest.mark.parametrize("name,options", [
-    pytest.param(name, opts, id=name + "".join(f"-{k}={v}" for k, v in opts),
-                 marks=[] if (name, opts) in FAST else [pytest.mark.slow])
-    for name, opts in CASES])
+@pytest.mark.parametrize(
+    "name,options",
+    [
+        pytest.param(
+            name,
+            opts,
+            id=name + "".join(f"-{k}={v}" for k, v in opts),
+            marks=[] if (name, opts) in FAST else [pytest.mark.slow],
+        )
+        for name, opts in CASES
+    ],
+)
 def test_accelerations_equal_pinocchio(formulation, name, options):
     worst, seconds = _deviation(formulation, name, options)
-    assert worst < 1e-9, (f"{formulation} on {name}{dict(options)}: "
-                          f"{worst:.3g} from Pinocchio ({seconds:.1f} s)")
+    assert worst < 1e-9, (
+        f"{formulation} on {name}{dict(options)}: "
+        f"{worst:.3g} from Pinocchio ({seconds:.1f} s)"
+    )
 
 
 @pytest.mark.slow
@@ -158,17 +173,17 @@ def test_example_robot_data_files_are_found():
 def test_robot_shapes():
     assert len(get_system("ur5").coordinates) == 6
     assert get_system("panda").options["joints"][-2:] == (
-        "panda_finger_joint1", "panda_finger_joint2")
+        "panda_finger_joint1",
+        "panda_finger_joint2",
+    )
     assert len(get_system("spatial_chain", n=3).coordinates) == 3
     q3 = get_system("stanford_arm").coordinates[2]
     # The boom's joint slides: no sine or cosine of q3 anywhere.
     eom = get_formulation("lagrange", count_ops=False).derive("stanford_arm")
     assert q3 in eom.mass_matrix.atoms(AppliedUndef)
-    assert not any(q3 in f.args for f in eom.mass_matrix.atoms(
-        sm.sin, sm.cos))
+    assert not any(q3 in f.args for f in eom.mass_matrix.atoms(sm.sin, sm.cos))
     chain = get_system("spatial_chain", n=2)
-    assert {"alpha1", "a1", "d1", "m2", "I2_xy"} <= {
-        str(s) for s in chain.parameters}
+    assert {"alpha1", "a1", "d1", "m2", "I2_xy"} <= {str(s) for s in chain.parameters}
     numeric = get_system("spatial_chain", n=2, symbolic_inertia=False)
     assert "m2" not in {str(s) for s in numeric.parameters}
     with pytest.raises(ValueError, match="n must be a positive integer"):
@@ -184,6 +199,9 @@ def test_symbolic_inertia_defaults_are_the_tables():
         na = get_formulation("lagrange", count_ops=False).derive(a).numeric()
         nb = get_formulation("lagrange", count_ops=False).derive(b).numeric()
         t0, q, qd = a.random_state(3)
-        assert np.allclose(na.coordinate_accelerations(t0, q, qd),
-                           nb.coordinate_accelerations(t0, q, qd),
-                           rtol=1e-10, atol=1e-10)
+        assert np.allclose(
+            na.coordinate_accelerations(t0, q, qd),
+            nb.coordinate_accelerations(t0, q, qd),
+            rtol=1e-10,
+            atol=1e-10,
+        )

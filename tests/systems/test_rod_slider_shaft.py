@@ -31,10 +31,10 @@ R2 r2 + m_P g s1 = m_P a_P reads R2 - m_P g sin(beta) =
 The rates u1', u2' in the published expressions are taken from the Kane
 coordinate accelerations (u1' = q1'', u2' = q2'').
 """
+
 from __future__ import annotations
 
 import numpy as np
-
 from conftest import cached_eom, cached_system
 
 N_STATES = 25
@@ -47,7 +47,7 @@ def _params(ms, values=None):
 
 
 def _inertia(P, q1):
-    return P["m_P"] * q1 ** 2 + 4 * P["m_R"] * P["L"] ** 2 / 3
+    return P["m_P"] * q1**2 + 4 * P["m_R"] * P["L"] ** 2 / 3
 
 
 def _published(P, q, qd, qdd):
@@ -55,14 +55,15 @@ def _published(P, q, qd, qdd):
     u1, u2 = qd
     u1d, u2d = qdd
     sb, cb = np.sin(P["beta"]), np.cos(P["beta"])
-    eom = (u1d - sb ** 2 * u2 ** 2 * q1 - P["g"] * cb,
-           sb ** 2 * (_inertia(P, q1) * u2d + 2 * P["m_P"] * q1 * u1 * u2)
-           - P["T"])
+    eom = (
+        u1d - sb**2 * u2**2 * q1 - P["g"] * cb,
+        sb**2 * (_inertia(P, q1) * u2d + 2 * P["m_P"] * q1 * u1 * u2) - P["T"],
+    )
     forces = {
         "R1": -P["g"] * (P["m_P"] + P["m_R"]) + P["m_P"] * cb * u1d,
         "M2": -sb * cb * (_inertia(P, q1) * u2d + 2 * P["m_P"] * q1 * u1 * u2),
         "R3": P["m_P"] * sb * (q1 * u2d + 2 * u1 * u2),
-        "R2": P["m_P"] * sb * (P["g"] - cb * q1 * u2 ** 2),
+        "R2": P["m_P"] * sb * (P["g"] - cb * q1 * u2**2),
     }
     return eom, forces
 
@@ -71,7 +72,8 @@ def _model(ms, values):
     if values is None:
         return cached_eom("kane", "rod_slider_shaft").numeric()
     return cached_eom("kane", "rod_slider_shaft").numeric(
-        {k: values[str(k)] for k in ms.parameters})
+        {k: values[str(k)] for k in ms.parameters}
+    )
 
 
 def _states(ms, values):
@@ -139,8 +141,11 @@ def test_printed_2_182_is_a_misprint():
     got = model.constraint_forces(t0, q, qd)["R2"]
     assert abs(printed - got) > 1e-3
     np.testing.assert_allclose(
-        printed - got, P["m_P"] * sb * (q1 * u2d + 2 * u1 * u2 + cb * q1 * u2 ** 2),
-        rtol=1e-10, atol=1e-12)
+        printed - got,
+        P["m_P"] * sb * (q1 * u2d + 2 * u1 * u2 + cb * q1 * u2**2),
+        rtol=1e-10,
+        atol=1e-12,
+    )
 
 
 def test_energy_with_torque_work_is_conserved():
@@ -155,19 +160,20 @@ def test_energy_with_torque_work_is_conserved():
     sb, cb = np.sin(P["beta"]), np.cos(P["beta"])
 
     def energy(q, qd):
-        kin = 0.5 * P["m_P"] * (qd[0] ** 2 + (q[0] * sb * qd[1]) ** 2) \
-            + 0.5 * 4 / 3 * P["m_R"] * P["L"] ** 2 * sb ** 2 * qd[1] ** 2
-        pot = -P["g"] * (P["m_R"] * P["L"] + P["m_P"] * q[0]) * cb \
-            - P["T"] * q[1]
+        kin = (
+            0.5 * P["m_P"] * (qd[0] ** 2 + (q[0] * sb * qd[1]) ** 2)
+            + 0.5 * 4 / 3 * P["m_R"] * P["L"] ** 2 * sb**2 * qd[1] ** 2
+        )
+        pot = -P["g"] * (P["m_R"] * P["L"] + P["m_P"] * q[0]) * cb - P["T"] * q[1]
         return kin + pot
 
     t0, q, qd = ms.random_state(4)
-    sol = solve_ivp(model.rhs, (t0, t0 + 0.5), model.state_from(q, qd, t0),
-                    rtol=1e-11, atol=1e-12)
+    sol = solve_ivp(
+        model.rhs, (t0, t0 + 0.5), model.state_from(q, qd, t0), rtol=1e-11, atol=1e-12
+    )
     assert sol.success
     e = [energy(*model.coordinates_from(x)) for x in sol.y.T]
     assert abs(e[-1] - e[0]) / max(abs(e[0]), 1.0) < 1e-8
-
 
 
 def test_declared_potential_energy():
@@ -179,6 +185,5 @@ def test_declared_potential_energy():
     V = sm.lambdify([q1, q2], ms.potential_energy.subs(dict(ms.parameters)))
     cb = np.cos(P["beta"])
     for q in ([0.3, 1.2], [0.9, -2.0]):
-        hand = -P["g"] * (P["m_R"] * P["L"] + P["m_P"] * q[0]) * cb \
-            - P["T"] * q[1]
+        hand = -P["g"] * (P["m_R"] * P["L"] + P["m_P"] * q[0]) * cb - P["T"] * q[1]
         assert np.isclose(V(*q), hand, rtol=1e-13, atol=0.0)

@@ -9,15 +9,15 @@ Y.z = sin(q2) L.y + cos(q2) L.z::
 
     u1 = q2',   u2 = q3' + q1' sin(q2),   u3 = q1' cos(q2).
 """
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
 import sympy as sm
 import sympy.physics.mechanics as me
-from scipy.integrate import solve_ivp
-
 from conftest import cached_eom, cached_system
+from scipy.integrate import solve_ivp
 
 N_STATES = 20
 
@@ -37,9 +37,11 @@ def _energy(P, q, qd):
     about L.y and m r^2/4 about L.x, L.z; the centre is r cos(q2) high."""
     m, r, g = P["m"], P["r"], P["g"]
     u1, u2, u3 = _speeds(q, qd)
-    kin = 0.5 * m * r ** 2 * (u1 ** 2 + u2 ** 2) \
-        + 0.5 * m * r ** 2 / 4 * (u1 ** 2 + u3 ** 2) \
-        + 0.5 * m * r ** 2 / 2 * u2 ** 2
+    kin = (
+        0.5 * m * r**2 * (u1**2 + u2**2)
+        + 0.5 * m * r**2 / 4 * (u1**2 + u3**2)
+        + 0.5 * m * r**2 / 2 * u2**2
+    )
     return kin + m * g * r * np.cos(q[1])
 
 
@@ -47,9 +49,15 @@ def _trajectory(seed, duration=1.5):
     ms = cached_system("rolling_disc")
     model = cached_eom("kane", "rolling_disc").numeric()
     t0, q, qd = ms.random_state(seed)
-    sol = solve_ivp(model.rhs, (t0, t0 + duration),
-                    model.state_from(q, qd, t0), rtol=1e-10, atol=1e-12,
-                    dense_output=False, max_step=0.05)
+    sol = solve_ivp(
+        model.rhs,
+        (t0, t0 + duration),
+        model.state_from(q, qd, t0),
+        rtol=1e-10,
+        atol=1e-12,
+        dense_output=False,
+        max_step=0.05,
+    )
     assert sol.success, sol.message
     return ms, model, sol
 
@@ -58,8 +66,9 @@ def _trajectory(seed, duration=1.5):
 def test_energy_is_conserved(seed):
     P = _params()
     _, model, sol = _trajectory(seed)
-    e = np.array([_energy(P, *model.coordinates_from(x, ti))
-                  for ti, x in zip(sol.t, sol.y.T)])
+    e = np.array(
+        [_energy(P, *model.coordinates_from(x, ti)) for ti, x in zip(sol.t, sol.y.T)]
+    )
     assert np.max(np.abs(e - e[0])) / abs(e[0]) < 1e-8
 
 
@@ -96,8 +105,9 @@ def _steady_spin_rate(P, lean, yaw_rate):
     """
     r, g = P["r"], P["g"]
     a, W = lean, yaw_rate
-    u2 = ((r / 4) * W ** 2 * np.sin(a) * np.cos(a) - g * np.sin(a)) \
-        / (1.5 * r * W * np.cos(a))
+    u2 = ((r / 4) * W**2 * np.sin(a) * np.cos(a) - g * np.sin(a)) / (
+        1.5 * r * W * np.cos(a)
+    )
     return u2 - W * np.sin(a)
 
 
@@ -107,13 +117,13 @@ def _steady_start(P, lean, yaw_rate, spin_factor=1.0):
     r = P["r"]
     spin = _steady_spin_rate(P, lean, yaw_rate) * spin_factor
     q = np.array([0.3, lean, 0.1, 0.2, -0.1])
-    qd = np.array([yaw_rate, 0.0, spin,
-                   r * spin * np.cos(q[0]), r * spin * np.sin(q[0])])
+    qd = np.array(
+        [yaw_rate, 0.0, spin, r * spin * np.cos(q[0]), r * spin * np.sin(q[0])]
+    )
     return q, qd
 
 
-@pytest.mark.parametrize("lean,yaw_rate", [(0.3, 4.0), (-0.4, 3.0),
-                                           (0.2, 1.0)])
+@pytest.mark.parametrize("lean,yaw_rate", [(0.3, 4.0), (-0.4, 3.0), (0.2, 1.0)])
 def test_steady_turning_is_a_relative_equilibrium(lean, yaw_rate):
     P = _params()
     ms = cached_system("rolling_disc")
@@ -123,16 +133,18 @@ def test_steady_turning_is_a_relative_equilibrium(lean, yaw_rate):
     qdd = model.coordinate_accelerations(0.0, q, qd)
     # Lean, yaw rate and spin rate are stationary.
     assert np.max(np.abs(qdd[:3])) < 1e-10
-    sol = solve_ivp(model.rhs, (0.0, 2.0), model.state_from(q, qd, 0.0),
-                    rtol=1e-10, atol=1e-12)
+    sol = solve_ivp(
+        model.rhs, (0.0, 2.0), model.state_from(q, qd, 0.0), rtol=1e-10, atol=1e-12
+    )
     assert sol.success
     lean_t = np.array([model.coordinates_from(x)[0][1] for x in sol.y.T])
     assert np.max(np.abs(lean_t - lean)) < 1e-8
     # Off the condition (spin 5 % too fast) the lean does not stay put:
     # the check above can fail.
     q, qd = _steady_start(P, lean, yaw_rate, spin_factor=1.05)
-    sol = solve_ivp(model.rhs, (0.0, 2.0), model.state_from(q, qd, 0.0),
-                    rtol=1e-10, atol=1e-12)
+    sol = solve_ivp(
+        model.rhs, (0.0, 2.0), model.state_from(q, qd, 0.0), rtol=1e-10, atol=1e-12
+    )
     lean_t = np.array([model.coordinates_from(x)[0][1] for x in sol.y.T])
     assert np.max(np.abs(lean_t - lean)) > 1e-3
 
@@ -159,13 +171,14 @@ def _sympy_documentation_model():
     body = me.RigidBody("BodyD", Dmc, R, m, (I, Dmc))
     KM = me.KanesMethod(N, q_ind=[q1, q2, q3], u_ind=[u1, u2, u3], kd_eqs=kd)
     KM.kanes_equations([body], [(Dmc, -m * g * Y.z)])
-    f = sm.lambdify([[q1, q2, q3], [u1, u2, u3], [r, m, g]],
-                    [KM.mass_matrix, KM.forcing], cse=True)
+    f = sm.lambdify(
+        [[q1, q2, q3], [u1, u2, u3], [r, m, g]], [KM.mass_matrix, KM.forcing], cse=True
+    )
 
     def udot(q, u, P):
         M, F = f(q, u, [P["r"], P["m"], P["g"]])
-        return np.linalg.solve(np.asarray(M, float),
-                               np.asarray(F, float).ravel())
+        return np.linalg.solve(np.asarray(M, float), np.asarray(F, float).ravel())
+
     return udot
 
 
@@ -183,10 +196,13 @@ def test_agrees_with_sympy_documentation_model():
         ud = udot(q[:3], u, P)
         # u' from q'' by differentiating the kinematic relations.
         c, s = np.cos(q[1]), np.sin(q[1])
-        ours = np.array([
-            qdd[1],
-            qdd[2] + qdd[0] * s + qd[0] * qd[1] * c,
-            qdd[0] * c - qd[0] * qd[1] * s])
+        ours = np.array(
+            [
+                qdd[1],
+                qdd[2] + qdd[0] * s + qd[0] * qd[1] * c,
+                qdd[0] * c - qd[0] * qd[1] * s,
+            ]
+        )
         worst = max(worst, np.max(np.abs(ours - ud)) / max(np.max(np.abs(ud)), 1.0))
         # The contact point: x' = r q3' cos q1, y' = r q3' sin q1.
         xdd = r * (qdd[2] * np.cos(q[0]) - qd[2] * qd[0] * np.sin(q[0]))

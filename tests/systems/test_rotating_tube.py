@@ -6,6 +6,7 @@
 
 with theta(t) the declaration's prescribed motion, evaluated at the state's
 own time t."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -21,7 +22,7 @@ t = me.dynamicsymbols._t
 
 def _prescribed(ms):
     """theta(t) and theta'(t) as numeric functions, from ``specified``."""
-    (theta, expr), = ms.specified.items()
+    ((theta, expr),) = ms.specified.items()
     expr = expr.subs(dict(ms.parameters))
     return (sm.lambdify(t, expr), sm.lambdify(t, expr.diff(t)))
 
@@ -30,12 +31,22 @@ def published_terms(t0, q, qd, qdd, p, theta, theta_dot):
     q1, q2 = q
     a1, a2 = qdd
     th, thd = theta(t0), theta_dot(t0)
-    m1, m2, k1, k2, L1, L2, g = (p[k] for k in
-                                 ("m1", "m2", "k1", "k2", "L1", "L2", "g"))
-    eq238 = [-m1 * a1, m1 * (L1 + q1) * thd**2, m1 * g * np.cos(th),
-             -k1 * q1, k2 * (q2 - q1)]
-    eq239 = [-m2 * a2, m2 * (L1 + L2 + q2) * thd**2, m2 * g * np.cos(th),
-             -k2 * (q2 - q1)]
+    m1, m2, k1, k2, L1, L2, g = (
+        p[k] for k in ("m1", "m2", "k1", "k2", "L1", "L2", "g")
+    )
+    eq238 = [
+        -m1 * a1,
+        m1 * (L1 + q1) * thd**2,
+        m1 * g * np.cos(th),
+        -k1 * q1,
+        k2 * (q2 - q1),
+    ]
+    eq239 = [
+        -m2 * a2,
+        m2 * (L1 + L2 + q2) * thd**2,
+        m2 * g * np.cos(th),
+        -k2 * (q2 - q1),
+    ]
     return eq238, eq239
 
 
@@ -64,14 +75,20 @@ def test_published_equations_hold_for_any_prescribed_motion():
     u1, u2 = ms.speeds
     (theta,) = ms.specified
     s = {str(x): x for x in ms.parameters}
-    m1, m2, k1, k2, L1, L2, g = (s[k] for k in
-                                 ("m1", "m2", "k1", "k2", "L1", "L2", "g"))
+    m1, m2, k1, k2, L1, L2, g = (
+        s[k] for k in ("m1", "m2", "k1", "k2", "L1", "L2", "g")
+    )
     a1, a2 = sm.symbols("a1 a2")
     thd = theta.diff(t)
-    eq238 = (-m1 * (a1 - (L1 + q1) * thd**2) + m1 * g * sm.cos(theta)
-             - k1 * q1 + k2 * (q2 - q1))
-    eq239 = (-m2 * (a2 - (L1 + L2 + q2) * thd**2) + m2 * g * sm.cos(theta)
-             - k2 * (q2 - q1))
+    eq238 = (
+        -m1 * (a1 - (L1 + q1) * thd**2)
+        + m1 * g * sm.cos(theta)
+        - k1 * q1
+        + k2 * (q2 - q1)
+    )
+    eq239 = (
+        -m2 * (a2 - (L1 + L2 + q2) * thd**2) + m2 * g * sm.cos(theta) - k2 * (q2 - q1)
+    )
     assert list(eom.unknowns) == [u1.diff(t), u2.diff(t)]
     sol = sm.Matrix(eom.mass_matrix).LUsolve(sm.Matrix(eom.forcing))
     for eq in (eq238, eq239):
@@ -81,7 +98,7 @@ def test_published_equations_hold_for_any_prescribed_motion():
 def test_prescribed_motion_is_the_documented_profile():
     ms = get_system("rotating_tube")
     assert ms.is_rheonomic
-    (theta, expr), = ms.specified.items()
+    ((theta, expr),) = ms.specified.items()
     s = {str(x): x for x in ms.parameters}
     assert sm.simplify(expr - (s["Omega"] * t + s["a"] * sm.sin(s["nu"] * t))) == 0
 

@@ -2,6 +2,7 @@
 ``kane_method_solar_panels_ru.txt`` (re-derived and confirmed in the
 catalogue), with T1, T12 replaced by the declaration's documented spring
 laws ``T1 = -k1 phi1 - b1 phi1'``, ``T12 = -k12 (phi2 - pi) - b12 phi2'``."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -26,16 +27,20 @@ def published_terms(q, qd, qdd, p, damped=False):
     J1, J2, L1, L2, m1, m2 = (p[k] for k in ("J1", "J2", "L1", "L2", "m1", "m2"))
     T1 = -p["k1"] * phi1 - (p["b1"] * d1 if damped else 0.0)
     T12 = -p["k12"] * (phi2 - np.pi) - (p["b12"] * d2 if damped else 0.0)
-    eq26 = [-J1 * a1,
-            -L1**2 * (m1 + 4 * m2) * a1,
-            -(J2 + L2**2 * m2) * (a1 + a2),
-            2 * L1 * L2 * m2 * (2 * a1 + a2) * np.cos(phi2),
-            -2 * L1 * L2 * m2 * (2 * d1 + d2) * d2 * np.sin(phi2),
-            T1]
-    eq27 = [2 * L1 * L2 * m2 * d1**2 * np.sin(phi2),
-            2 * L1 * L2 * m2 * a1 * np.cos(phi2),
-            -(J2 + L2**2 * m2) * (a1 + a2),
-            T12]
+    eq26 = [
+        -J1 * a1,
+        -(L1**2) * (m1 + 4 * m2) * a1,
+        -(J2 + L2**2 * m2) * (a1 + a2),
+        2 * L1 * L2 * m2 * (2 * a1 + a2) * np.cos(phi2),
+        -2 * L1 * L2 * m2 * (2 * d1 + d2) * d2 * np.sin(phi2),
+        T1,
+    ]
+    eq27 = [
+        2 * L1 * L2 * m2 * d1**2 * np.sin(phi2),
+        2 * L1 * L2 * m2 * a1 * np.cos(phi2),
+        -(J2 + L2**2 * m2) * (a1 + a2),
+        T12,
+    ]
     return eq26, eq27
 
 
@@ -68,11 +73,22 @@ def test_published_equations_hold_symbolically():
     T1 = -s["k1"] * phi1
     T12 = -s["k12"] * (phi2 - sm.pi)
     # u = phi' here, so phi'' = u' and phi' = u.
-    eq26 = (-J1 * a1 - L1**2 * (m1 + 4 * m2) * a1 - (J2 + L2**2 * m2) * (a1 + a2)
-            + 2 * L1 * L2 * m2 * ((2 * a1 + a2) * sm.cos(phi2)
-                                  - (2 * u1 + u2) * u2 * sm.sin(phi2)) + T1)
-    eq27 = (2 * L1 * L2 * m2 * (u1**2 * sm.sin(phi2) + a1 * sm.cos(phi2))
-            - (J2 + L2**2 * m2) * (a1 + a2) + T12)
+    eq26 = (
+        -J1 * a1
+        - L1**2 * (m1 + 4 * m2) * a1
+        - (J2 + L2**2 * m2) * (a1 + a2)
+        + 2
+        * L1
+        * L2
+        * m2
+        * ((2 * a1 + a2) * sm.cos(phi2) - (2 * u1 + u2) * u2 * sm.sin(phi2))
+        + T1
+    )
+    eq27 = (
+        2 * L1 * L2 * m2 * (u1**2 * sm.sin(phi2) + a1 * sm.cos(phi2))
+        - (J2 + L2**2 * m2) * (a1 + a2)
+        + T12
+    )
     M = sm.Matrix(eom.mass_matrix)
     f = sm.Matrix(eom.forcing)
     assert list(eom.unknowns) == [u1.diff(), u2.diff()]
@@ -96,8 +112,7 @@ def test_deployed_state_is_the_springs_equilibrium():
     """Both spring torques vanish at phi1 = 0, phi2 = pi: no acceleration."""
     ms = get_system("solar_panels")
     model = get_formulation("kane").derive(ms).numeric()
-    qdd = model.coordinate_accelerations(0.0, np.array([0.0, np.pi]),
-                                         np.zeros(2))
+    qdd = model.coordinate_accelerations(0.0, np.array([0.0, np.pi]), np.zeros(2))
     np.testing.assert_allclose(qdd, 0.0, atol=1e-12)
 
 

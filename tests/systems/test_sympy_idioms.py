@@ -1,18 +1,21 @@
 """Systems written as sympy.physics.mechanics users write them (joints,
 actuators, ``System.from_newtonian``), checked with every formulation
 against sympy's asserted results or textbook equations."""
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
 import sympy as sm
 import sympy.physics.mechanics as me
+from sympy_ports import (
+    double_pendulum_closed_form,
+    joints_cart_pendulum,
+    joints_cart_pendulum_asserted,
+    joints_double_pendulum,
+)
 
 from formulations import FORMULATIONS, get_formulation
-
-from sympy_ports import (double_pendulum_closed_form, joints_cart_pendulum,
-                         joints_cart_pendulum_asserted,
-                         joints_double_pendulum)
 
 t = me.dynamicsymbols._t
 
@@ -37,8 +40,7 @@ def test_actuator_loads_act(cart_pendulum):
 
 
 @pytest.mark.parametrize("name", sorted(FORMULATIONS))
-def test_joints_cart_pendulum_matches_sympys_asserted_equations(
-        cart_pendulum, name):
+def test_joints_cart_pendulum_matches_sympys_asserted_equations(cart_pendulum, name):
     ms = cart_pendulum
     M, f = joints_cart_pendulum_asserted()
     qp, qc, up, uc, F = me.dynamicsymbols("qp qc up uc F")
@@ -54,8 +56,9 @@ def test_joints_cart_pendulum_matches_sympys_asserted_equations(
         # sympy's speeds are (uc, up) = (qc', qp').
         expected = dict(zip(["qc", "qp"], np.linalg.solve(Mn, fn)))
         got = model.coordinate_accelerations(t0, q, qd)
-        np.testing.assert_allclose(got, [expected[k] for k in order],
-                                   rtol=1e-10, atol=1e-10)
+        np.testing.assert_allclose(
+            got, [expected[k] for k in order], rtol=1e-10, atol=1e-10
+        )
 
 
 @pytest.mark.parametrize("name", sorted(FORMULATIONS))
@@ -65,9 +68,12 @@ def test_joints_double_pendulum_matches_the_textbook(name):
     model = get_formulation(name).derive(ms).numeric()
     for seed in range(3):
         t0, q, qd = ms.random_state(seed)
-        np.testing.assert_allclose(model.coordinate_accelerations(t0, q, qd),
-                                   double_pendulum_closed_form(t0, q, qd),
-                                   rtol=1e-10, atol=1e-10)
+        np.testing.assert_allclose(
+            model.coordinate_accelerations(t0, q, qd),
+            double_pendulum_closed_form(t0, q, qd),
+            rtol=1e-10,
+            atol=1e-10,
+        )
 
 
 def test_an_auxiliary_speed_alone_gives_its_generalized_constraint_force():
@@ -77,6 +83,7 @@ def test_an_auxiliary_speed_alone_gives_its_generalized_constraint_force():
     (no reaction written in the loads, so it is named by the speed)."""
     from formulations import get_formulation
     from systems import MechanicalSystem
+
     q, u, ua = me.dynamicsymbols("q u ua")
     m, g = sm.symbols("m g")
     N = me.ReferenceFrame("N")
@@ -91,14 +98,17 @@ def test_an_auxiliary_speed_alone_gives_its_generalized_constraint_force():
     system.add_kdes(q.diff() - u)
     system.add_bodies(me.Particle("p", P, m))
     system.add_loads(me.Force(P, -m * g * N.y + sm.cos(q) * N.x))
-    ms = MechanicalSystem(name="aux", system=system,
-                          parameters={m: 1.5, g: 9.81}, initial_state={})
+    ms = MechanicalSystem(
+        name="aux", system=system, parameters={m: 1.5, g: 9.81}, initial_state={}
+    )
     assert ms.u_aux == (ua,)
     for name in ("kane", "gibbs_appell", "sympy_kane", "lagrange"):
         model = get_formulation(name).derive(ms).numeric()
         t0, qv, qd = ms.random_state(seed=3)
         assert model.constraint_forces(t0, qv, qd) == pytest.approx(
-            {"ua": 1.5 * 9.81}, rel=1e-12), name
+            {"ua": 1.5 * 9.81}, rel=1e-12
+        ), name
         # The motion along the rail ignores the auxiliary speed.
-        assert model.coordinate_accelerations(t0, qv, qd)[0] == \
-            pytest.approx(np.cos(qv[0]) / 1.5, rel=1e-12), name
+        assert model.coordinate_accelerations(t0, qv, qd)[0] == pytest.approx(
+            np.cos(qv[0]) / 1.5, rel=1e-12
+        ), name

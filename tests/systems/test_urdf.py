@@ -1,6 +1,7 @@
 """URDF import: every joint type against Pinocchio reading the same file,
 the conventions (joint order, rounded angles, symbolic inertia), and the
 errors for files that cannot be imported."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -13,31 +14,36 @@ from systems import DeclarationError, from_urdf
 pin = pytest.importorskip("pinocchio")
 pytest.importorskip("yourdfpy")
 
-from references.robot_oracle import (urdf_pinocchio_accelerations,  # noqa: E402
-                                  urdf_pinocchio_model)
+from references.robot_oracle import urdf_pinocchio_accelerations, urdf_pinocchio_model  # noqa: E402
 
 OWN = ("kane", "lagrange", "modified_lagrange", "gibbs_appell")
 
 
 def inertial(m, xyz="0 0 0", rpy="0 0 0", I=(0.1, 0.2, 0.3, 0.01, -0.02, 0.03)):
     ixx, iyy, izz, ixy, ixz, iyz = I
-    return (f'<inertial><origin xyz="{xyz}" rpy="{rpy}"/><mass value="{m}"/>'
-            f'<inertia ixx="{ixx}" iyy="{iyy}" izz="{izz}" ixy="{ixy}" '
-            f'ixz="{ixz}" iyz="{iyz}"/></inertial>')
+    return (
+        f'<inertial><origin xyz="{xyz}" rpy="{rpy}"/><mass value="{m}"/>'
+        f'<inertia ixx="{ixx}" iyy="{iyy}" izz="{izz}" ixy="{ixy}" '
+        f'ixz="{ixz}" iyz="{iyz}"/></inertial>'
+    )
 
 
 def link(name, body=""):
     return f'<link name="{name}">{body}</link>'
 
 
-def joint(name, kind, parent, child, xyz="0 0 0", rpy="0 0 0", axis=None,
-          extra=""):
+def joint(name, kind, parent, child, xyz="0 0 0", rpy="0 0 0", axis=None, extra=""):
     ax = f'<axis xyz="{axis}"/>' if axis else ""
-    lim = ('<limit lower="-1" upper="1" effort="1" velocity="1"/>'
-           if kind in ("revolute", "prismatic") else "")
-    return (f'<joint name="{name}" type="{kind}"><parent link="{parent}"/>'
-            f'<child link="{child}"/><origin xyz="{xyz}" rpy="{rpy}"/>'
-            f'{ax}{lim}{extra}</joint>')
+    lim = (
+        '<limit lower="-1" upper="1" effort="1" velocity="1"/>'
+        if kind in ("revolute", "prismatic")
+        else ""
+    )
+    return (
+        f'<joint name="{name}" type="{kind}"><parent link="{parent}"/>'
+        f'<child link="{child}"/><origin xyz="{xyz}" rpy="{rpy}"/>'
+        f"{ax}{lim}{extra}</joint>"
+    )
 
 
 def robot(*parts, name="r"):
@@ -53,8 +59,10 @@ def worst_deviation(ms, formulation, n_states=10, **derive_options):
         t0, q, qd = ms.random_state(seed)
         ours = num.coordinate_accelerations(t0, q, qd)
         ref = urdf_pinocchio_accelerations(ms, q, qd, model=model)
-        worst = max(worst, float(np.max(np.abs(ours - ref))
-                                 / max(1.0, float(np.max(np.abs(ref))))))
+        worst = max(
+            worst,
+            float(np.max(np.abs(ours - ref)) / max(1.0, float(np.max(np.abs(ref))))),
+        )
     return worst
 
 
@@ -64,32 +72,35 @@ def worst_deviation(ms, formulation, n_states=10, **derive_options):
 REVOLUTE = robot(
     link("base"),
     link("a", inertial(1.3, "0.1 -0.2 0.3", "0.3 -0.2 0.5")),
-    link("b", inertial(0.7, "0 0.1 -0.25", "0 0 0",
-                       (0.05, 0.04, 0.02, 0.0, 0.005, 0.0))),
+    link(
+        "b", inertial(0.7, "0 0.1 -0.25", "0 0 0", (0.05, 0.04, 0.02, 0.0, 0.005, 0.0))
+    ),
     joint("j1", "revolute", "base", "a", "0.1 0 0.2", "0.4 0.1 -0.3", "0 0 -1"),
-    joint("j2", "revolute", "a", "b", "0 0.3 0.1", "1.2 -0.7 0.2", "0 1 0"))
+    joint("j2", "revolute", "a", "b", "0 0.3 0.1", "1.2 -0.7 0.2", "0 1 0"),
+)
 CONTINUOUS = robot(
     link("base"),
     link("a", inertial(2.0, "0.2 0.1 0", "0.1 0.2 0.3")),
     link("b", inertial(0.9, "0.1 0 -0.2")),
     joint("j1", "continuous", "base", "a", "0 0 0.5", "0 0.3 0", "1 1 0"),
-    joint("j2", "continuous", "a", "b", "0.4 0 0", "0.2 0 0", "0.2 -0.5 0.8"))
+    joint("j2", "continuous", "a", "b", "0.4 0 0", "0.2 0 0", "0.2 -0.5 0.8"),
+)
 PRISMATIC = robot(
     link("base"),
     link("slider", inertial(1.5, "0.1 0 0.05")),
     link("arm", inertial(0.6, "0 0 -0.3", "0.2 0 0.1")),
-    joint("j1", "prismatic", "base", "slider", "0 0.1 0", "0.3 0.2 0.1",
-          "0.6 0 0.8"),
+    joint("j1", "prismatic", "base", "slider", "0 0.1 0", "0.3 0.2 0.1", "0.6 0 0.8"),
     joint("j2", "revolute", "slider", "arm", "0.2 0 0", "0 0 0", "1 0 0"),
     joint("j3", "prismatic", "arm", "tip", "0 0 -0.4", "0 0 0", "0 0 1"),
-    link("tip", inertial(0.3)))
+    link("tip", inertial(0.3)),
+)
 FIXED = robot(
     link("world"),
-    link("pedestal", inertial(5.0, "0 0 0.2")),        # fixed to the ground
+    link("pedestal", inertial(5.0, "0 0 0.2")),  # fixed to the ground
     link("a", inertial(1.0, "0 0 0.1")),
     link("a_bracket", inertial(0.4, "0.1 0.2 0", "0.5 0 0")),
     link("a_sensor", inertial(0.2, "0 0 0.05")),
-    link("a_marker"),                                 # no inertial: fine
+    link("a_marker"),  # no inertial: fine
     link("b", inertial(0.8, "0.2 0 0")),
     joint("f0", "fixed", "world", "pedestal", "0 0 0.3", "0 0 0.7"),
     joint("j1", "revolute", "pedestal", "a", "0 0 0.4", "0 0 0", "0 0 1"),
@@ -97,23 +108,28 @@ FIXED = robot(
     joint("f2", "fixed", "a_bracket", "a_sensor", "0 0.1 0", "0.3 0 0"),
     joint("f3", "fixed", "a", "a_marker", "0 0 0.1"),
     # Moved by a joint placed in a link merged into body a.
-    joint("j2", "revolute", "a_bracket", "b", "0 0 0.2", "0.1 0.2 0",
-          "0 1 0"))
+    joint("j2", "revolute", "a_bracket", "b", "0 0 0.2", "0.1 0.2 0", "0 1 0"),
+)
 # Branches whose joint names sort otherwise than the document order.
 TREE = robot(
     link("root"),
-    link("L1", inertial(1.0, "0.1 0 0")), link("L2", inertial(1.2, "0 0.1 0")),
-    link("L3", inertial(0.5, "0 0 0.1")), link("L4", inertial(0.7, "0.1 0.1 0")),
+    link("L1", inertial(1.0, "0.1 0 0")),
+    link("L2", inertial(1.2, "0 0.1 0")),
+    link("L3", inertial(0.5, "0 0 0.1")),
+    link("L4", inertial(0.7, "0.1 0.1 0")),
     joint("zz", "revolute", "root", "L1", "0 0 0.1", "0 0 0", "0 0 1"),
     joint("mm", "continuous", "L1", "L4", "0.2 0 0", "0 0 0", "0 1 1"),
     joint("aa", "revolute", "root", "L2", "0 0.3 0", "0 0 0", "1 0 0"),
-    joint("bb", "prismatic", "L1", "L3", "0 0 0.2", "0 0 0", "0 1 0"))
+    joint("bb", "prismatic", "L1", "L3", "0 0 0.2", "0 0 0", "0 1 0"),
+)
 
 
 @pytest.mark.parametrize("formulation", OWN + ("sympy_kane",))
-@pytest.mark.parametrize("text", [REVOLUTE, CONTINUOUS, PRISMATIC, FIXED, TREE],
-                         ids=["revolute", "continuous", "prismatic", "fixed",
-                              "tree"])
+@pytest.mark.parametrize(
+    "text",
+    [REVOLUTE, CONTINUOUS, PRISMATIC, FIXED, TREE],
+    ids=["revolute", "continuous", "prismatic", "fixed", "tree"],
+)
 def test_joint_types_against_pinocchio(text, formulation):
     ms = from_urdf(text)
     assert worst_deviation(ms, formulation) < 1e-10
@@ -123,10 +139,13 @@ def test_pinocchio_joint_order():
     ms = from_urdf(TREE)
     model = pin.buildModelFromXML(TREE)
     # Depth first, children in the order of their joint names.
-    assert ms.options["joints"] == tuple(model.names[1:]) == ("aa", "zz",
-                                                              "bb", "mm")
-    assert ms.options["joint_types"] == ("revolute", "revolute", "prismatic",
-                                         "continuous")
+    assert ms.options["joints"] == tuple(model.names[1:]) == ("aa", "zz", "bb", "mm")
+    assert ms.options["joint_types"] == (
+        "revolute",
+        "revolute",
+        "prismatic",
+        "continuous",
+    )
 
 
 def test_fixed_joints_merge_links():
@@ -141,8 +160,9 @@ def test_fixed_joints_merge_links():
 
 def test_damping_option_against_pinocchio():
     text = REVOLUTE.replace("</joint>", '<dynamics damping="0.7"/></joint>', 1)
-    text = text.replace('axis xyz="0 1 0"/>',
-                        'axis xyz="0 1 0"/><dynamics damping="0.3"/>')
+    text = text.replace(
+        'axis xyz="0 1 0"/>', 'axis xyz="0 1 0"/><dynamics damping="0.3"/>'
+    )
     plain = from_urdf(text)
     damped = from_urdf(text, damping=True)
     assert not plain.options["damping"] and damped.options["damping"]
@@ -152,16 +172,33 @@ def test_damping_option_against_pinocchio():
     t0, q, qd = damped.random_state(0)
     a = get_formulation("kane").derive(plain).numeric()
     b = get_formulation("kane").derive(damped).numeric()
-    assert np.max(np.abs(a.coordinate_accelerations(t0, q, qd)
-                         - b.coordinate_accelerations(t0, q, qd))) > 1e-3
+    assert (
+        np.max(
+            np.abs(
+                a.coordinate_accelerations(t0, q, qd)
+                - b.coordinate_accelerations(t0, q, qd)
+            )
+        )
+        > 1e-3
+    )
 
 
 def test_symbolic_inertia_keeps_symbols_with_file_defaults():
     ms = from_urdf(REVOLUTE, symbolic_inertia=True)
     names = {str(s) for s in ms.parameters}
     for k in (1, 2):
-        assert {f"m{k}", f"cx{k}", f"cy{k}", f"cz{k}", f"I{k}_xx", f"I{k}_yy",
-                f"I{k}_zz", f"I{k}_xy", f"I{k}_yz", f"I{k}_zx"} <= names
+        assert {
+            f"m{k}",
+            f"cx{k}",
+            f"cy{k}",
+            f"cz{k}",
+            f"I{k}_xx",
+            f"I{k}_yy",
+            f"I{k}_zz",
+            f"I{k}_xy",
+            f"I{k}_yz",
+            f"I{k}_zx",
+        } <= names
     eom = get_formulation("kane", count_ops=False).derive(ms)
     free = {str(s) for s in eom.mass_matrix.free_symbols}
     assert {"m2", "I2_xy", "I1_zz", "cx2"} <= free
@@ -178,16 +215,15 @@ ROUNDED = robot(
     link("b", inertial(1.0, "0.1 0 0.25")),
     link("c", inertial(0.5, "0 0.05 0.1")),
     joint("j1", "revolute", "base", "a", "0 0 0.1", "0 0 3.14159265359", "0 0 1"),
-    joint("j2", "revolute", "a", "b", "0 0.1 0.2", "0 1.57079632679 0",
-          "0 1 0"),
-    joint("j3", "revolute", "b", "c", "0 0 0.4", "-1.57079632679 0 0",
-          "0 0 1"))
+    joint("j2", "revolute", "a", "b", "0 0.1 0.2", "0 1.57079632679 0", "0 1 0"),
+    joint("j3", "revolute", "b", "c", "0 0 0.4", "-1.57079632679 0 0", "0 0 1"),
+)
 
 
 def _tiny_floats(ms):
     out = []
     for F in [ms.frame] + [b.frame for b in ms.bodies]:
-        for G, dcm in F._dcm_dict.items():
+        for dcm in F._dcm_dict.values():
             out += [x for x in dcm.atoms(sm.Float) if abs(x) < 1e-6]
     return out
 
@@ -205,8 +241,10 @@ def test_rounded_angles_snap_to_exact_rotations():
     assert exact < 1e-13
     assert rounded < 1e-9
     # The snapped equations are smaller.
-    ops = {label: get_formulation("kane").derive(ms).op_counts["cse"]
-           for label, ms in (("snapped", snapped), ("literal", literal))}
+    ops = {
+        label: get_formulation("kane").derive(ms).op_counts["cse"]
+        for label, ms in (("snapped", snapped), ("literal", literal))
+    }
     assert ops["snapped"] < ops["literal"]
 
 
@@ -225,44 +263,101 @@ def test_source_path_and_text_give_the_same_system(tmp_path):
 TWO = (link("base"), link("a", inertial(1.0)), link("b", inertial(1.0)))
 
 
-@pytest.mark.parametrize("text,match", [
-    (robot(*TWO, joint("j1", "revolute", "base", "a", axis="0 0 1"),
-           joint("j2", "ball", "a", "b")),
-     r"unknown type 'ball'.*valid joint types: \['revolute', 'continuous', "
-     r"'prismatic', 'fixed'\]"),
-    (robot(*TWO, joint("free", "floating", "base", "a"),
-           joint("j2", "revolute", "a", "b", axis="0 0 1")),
-     "floating base.*not supported yet"),
-    (robot(*TWO, joint("j1", "planar", "base", "a", axis="0 0 1"),
-           joint("j2", "revolute", "a", "b", axis="0 0 1")),
-     "planar joint is not supported yet"),
-    (robot(*TWO, link("c", inertial(1.0)),
-           joint("j1", "revolute", "base", "a", axis="0 0 1"),
-           joint("j2", "revolute", "a", "b", axis="0 0 1"),
-           joint("j3", "revolute", "base", "c", axis="0 0 1"),
-           joint("j4", "revolute", "c", "b", axis="0 0 1")),
-     "closed kinematic loop: link 'b' is the child of joints 'j2' and 'j4'"),
-    (robot(*TWO, joint("j1", "revolute", "a", "b", axis="0 0 1"),
-           joint("j2", "revolute", "b", "a", axis="0 0 1")),
-     "closed kinematic loop through links"),
-    (robot(link("base"), link("a"), link("b", inertial(1.0)),
-           joint("j1", "revolute", "base", "a", axis="0 0 1"),
-           joint("j2", "revolute", "a", "b", axis="0 1 0")),
-     r"link 'a' \(moved by joint 'j1'\).*no <inertial> mass"),
-    (robot(*TWO, joint("j1", "revolute", "base", "arm", axis="0 0 1")),
-     "names child link 'arm', which is not declared"),
-    (robot(*TWO, joint("j1", "revolute", "base", "a", axis="0 0 1")),
-     r"do not form one tree: links \['b', 'base'\]"),
-    (robot(*TWO, joint("j1", "fixed", "base", "a"),
-           joint("j2", "fixed", "a", "b")),
-     "no revolute, continuous or prismatic joint"),
-    (robot(*TWO, joint("j1", "revolute", "base", "a", axis="0 0 0"),
-           joint("j2", "revolute", "a", "b", axis="0 0 1")),
-     "axis must be a nonzero 3-vector"),
-    ('<robot name="x"><link name="a"></robot>', "cannot read the URDF"),
-], ids=["unknown-type", "floating", "planar", "loop", "cycle",
-        "missing-inertial", "unknown-link", "two-roots", "nothing-moves",
-        "zero-axis", "malformed"])
+@pytest.mark.parametrize(
+    "text,match",
+    [
+        (
+            robot(
+                *TWO,
+                joint("j1", "revolute", "base", "a", axis="0 0 1"),
+                joint("j2", "ball", "a", "b"),
+            ),
+            r"unknown type 'ball'.*valid joint types: \['revolute', 'continuous', "
+            r"'prismatic', 'fixed'\]",
+        ),
+        (
+            robot(
+                *TWO,
+                joint("free", "floating", "base", "a"),
+                joint("j2", "revolute", "a", "b", axis="0 0 1"),
+            ),
+            "floating base.*not supported yet",
+        ),
+        (
+            robot(
+                *TWO,
+                joint("j1", "planar", "base", "a", axis="0 0 1"),
+                joint("j2", "revolute", "a", "b", axis="0 0 1"),
+            ),
+            "planar joint is not supported yet",
+        ),
+        (
+            robot(
+                *TWO,
+                link("c", inertial(1.0)),
+                joint("j1", "revolute", "base", "a", axis="0 0 1"),
+                joint("j2", "revolute", "a", "b", axis="0 0 1"),
+                joint("j3", "revolute", "base", "c", axis="0 0 1"),
+                joint("j4", "revolute", "c", "b", axis="0 0 1"),
+            ),
+            "closed kinematic loop: link 'b' is the child of joints 'j2' and 'j4'",
+        ),
+        (
+            robot(
+                *TWO,
+                joint("j1", "revolute", "a", "b", axis="0 0 1"),
+                joint("j2", "revolute", "b", "a", axis="0 0 1"),
+            ),
+            "closed kinematic loop through links",
+        ),
+        (
+            robot(
+                link("base"),
+                link("a"),
+                link("b", inertial(1.0)),
+                joint("j1", "revolute", "base", "a", axis="0 0 1"),
+                joint("j2", "revolute", "a", "b", axis="0 1 0"),
+            ),
+            r"link 'a' \(moved by joint 'j1'\).*no <inertial> mass",
+        ),
+        (
+            robot(*TWO, joint("j1", "revolute", "base", "arm", axis="0 0 1")),
+            "names child link 'arm', which is not declared",
+        ),
+        (
+            robot(*TWO, joint("j1", "revolute", "base", "a", axis="0 0 1")),
+            r"do not form one tree: links \['b', 'base'\]",
+        ),
+        (
+            robot(
+                *TWO, joint("j1", "fixed", "base", "a"), joint("j2", "fixed", "a", "b")
+            ),
+            "no revolute, continuous or prismatic joint",
+        ),
+        (
+            robot(
+                *TWO,
+                joint("j1", "revolute", "base", "a", axis="0 0 0"),
+                joint("j2", "revolute", "a", "b", axis="0 0 1"),
+            ),
+            "axis must be a nonzero 3-vector",
+        ),
+        ('<robot name="x"><link name="a"></robot>', "cannot read the URDF"),
+    ],
+    ids=[
+        "unknown-type",
+        "floating",
+        "planar",
+        "loop",
+        "cycle",
+        "missing-inertial",
+        "unknown-link",
+        "two-roots",
+        "nothing-moves",
+        "zero-axis",
+        "malformed",
+    ],
+)
 def test_bad_files_raise_declaration_error(text, match):
     with pytest.raises(DeclarationError, match=match):
         from_urdf(text)

@@ -10,11 +10,11 @@ first equation reads
 
 with u1 = v the forward speed of the wheel centre and u2 = theta'.
 """
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from conftest import cached_eom, cached_system
 
 N_STATES = 25
@@ -25,14 +25,18 @@ def _params(ms):
 
 
 def _published_residuals(P, u1, u2, u1d, u2d):
-    lhs1 = (P["m_w"] + P["m_wb"] + P["J"] / P["r"] ** 2) * u1d \
-        + P["m_wb"] * P["l"] * u2 ** 2
+    lhs1 = (P["m_w"] + P["m_wb"] + P["J"] / P["r"] ** 2) * u1d + P["m_wb"] * P[
+        "l"
+    ] * u2**2
     rhs1 = 2 * P["R"] * np.cos(P["beta"])
-    lhs2 = (P["I"] + P["J"] / 2 + P["m_wb"] * P["l"] ** 2) * u2d \
-        - P["l"] * P["m_wb"] * u1 * u2
+    lhs2 = (P["I"] + P["J"] / 2 + P["m_wb"] * P["l"] ** 2) * u2d - P["l"] * P[
+        "m_wb"
+    ] * u1 * u2
     rhs2 = -2 * P["p"] * P["R"] * np.sin(P["beta"])
-    return (abs(lhs1 - rhs1) / max(abs(rhs1), abs(lhs1), 1.0),
-            abs(lhs2 - rhs2) / max(abs(rhs2), abs(lhs2), 1.0))
+    return (
+        abs(lhs1 - rhs1) / max(abs(rhs1), abs(lhs1), 1.0),
+        abs(lhs2 - rhs2) / max(abs(rhs2), abs(lhs2), 1.0),
+    )
 
 
 def _speeds_and_rates(P, q, qd, qdd):
@@ -74,13 +78,25 @@ def test_published_equations_with_other_parameters():
     """The same check with every parameter changed, so no default value can
     hide a wrong term (e.g. l = p or J = I)."""
     ms = cached_system("wheelbarrow")
-    other = {"m_w": 3.0, "m_wb": 11.0, "l": 0.35, "I": 2.5, "J": 0.13,
-             "r": 0.22, "R": 17.0, "beta": -0.7, "p": 0.9, "q": 0.45}
+    other = {
+        "m_w": 3.0,
+        "m_wb": 11.0,
+        "l": 0.35,
+        "I": 2.5,
+        "J": 0.13,
+        "r": 0.22,
+        "R": 17.0,
+        "beta": -0.7,
+        "p": 0.9,
+        "q": 0.45,
+    }
     model = cached_eom("kane", "wheelbarrow").numeric(
-        {ms_sym: other[str(ms_sym)] for ms_sym in ms.parameters})
+        {ms_sym: other[str(ms_sym)] for ms_sym in ms.parameters}
+    )
     for seed in range(N_STATES):
-        t0, q, qd = ms.random_state(seed, parameters={
-            k: other[str(k)] for k in ms.parameters})
+        t0, q, qd = ms.random_state(
+            seed, parameters={k: other[str(k)] for k in ms.parameters}
+        )
         qdd = model.coordinate_accelerations(t0, q, qd)
         u1, u2, u1d, u2d, _ = _speeds_and_rates(other, q, qd, qdd)
         r1, r2 = _published_residuals(other, u1, u2, u1d, u2d)
@@ -96,8 +112,11 @@ def test_misprinted_first_equation_is_not_satisfied():
     t0, q, qd = ms.random_state(3)
     qdd = model.coordinate_accelerations(t0, q, qd)
     u1, u2, u1d, u2d, _ = _speeds_and_rates(P, q, qd, qdd)
-    printed = (P["m_w"] + P["m_wb"]) * u2d + P["J"] * u1d / P["r"] ** 2 \
-        + P["m_wb"] * P["l"] * u2 ** 2
+    printed = (
+        (P["m_w"] + P["m_wb"]) * u2d
+        + P["J"] * u1d / P["r"] ** 2
+        + P["m_wb"] * P["l"] * u2**2
+    )
     assert abs(printed - 2 * P["R"] * np.cos(P["beta"])) > 1e-3
 
 

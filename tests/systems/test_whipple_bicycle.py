@@ -10,23 +10,25 @@ measured on a 2-core machine: gibbs_appell about 15, kane about 15,
 lagrange and sympy_kane 30 to 60, sympy_lagrange about 60,
 modified_lagrange about 35 to 70 (these tests run as slow).
 """
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
 import sympy as sm
-
-from references import published as bm
 from conftest import cached_eom, cached_system
-from numeric.integrate import integrate
 
-BICYCLE_FORMULATIONS = ["kane",
-                        pytest.param("lagrange", marks=pytest.mark.slow),
-                        pytest.param("sympy_kane", marks=pytest.mark.slow),
-                        pytest.param("modified_lagrange",
-                                     marks=pytest.mark.slow),
-                        pytest.param("gibbs_appell", marks=pytest.mark.slow),
-                        pytest.param("sympy_lagrange", marks=pytest.mark.slow)]
+from numeric.integrate import integrate
+from references import published as bm
+
+BICYCLE_FORMULATIONS = [
+    "kane",
+    pytest.param("lagrange", marks=pytest.mark.slow),
+    pytest.param("sympy_kane", marks=pytest.mark.slow),
+    pytest.param("modified_lagrange", marks=pytest.mark.slow),
+    pytest.param("gibbs_appell", marks=pytest.mark.slow),
+    pytest.param("sympy_lagrange", marks=pytest.mark.slow),
+]
 
 
 def _params():
@@ -39,9 +41,12 @@ def _positions(q):
     ms = cached_system("whipple_bicycle")
     N, O = ms.frame, ms.system.fixed_point
     sub = dict(zip(ms.coordinates, q)) | dict(ms.parameters)
-    return {b.name: np.array(b.masscenter.pos_from(O).to_matrix(N)
-                             .xreplace(sub).evalf(), dtype=float).ravel()
-            for b in ms.bodies}
+    return {
+        b.name: np.array(
+            b.masscenter.pos_from(O).to_matrix(N).xreplace(sub).evalf(), dtype=float
+        ).ravel()
+        for b in ms.bodies
+    }
 
 
 def test_nominal_geometry_is_the_benchmarks():
@@ -70,7 +75,7 @@ def test_steer_lifts_or_lowers_the_front_contact():
     rear frame pitches: the pitch is a genuine dependent coordinate."""
     ms = cached_system("whipple_bicycle")
     q = np.zeros(8)
-    q[3], q[4] = 0.2, 0.5        # roll, steer (independent order)
+    q[3], q[4] = 0.2, 0.5  # roll, steer (independent order)
     assert abs(ms.holonomic_residual(0.0, q)[0]) > 1e-4
     q = ms.solve_dependent_coordinates(0.0, q[:7], [0.0])
     assert abs(ms.holonomic_residual(0.0, q)[0]) < 1e-13
@@ -87,6 +92,7 @@ def test_linearized_matrices_are_the_published_ones(formulation):
     # The lean/steer block decouples from the rest of the minimal state.
     op = bm.upright_bicycle_state(3.0)
     from numeric.linearize import linearize
+
     full = linearize(eom, op)
     assert full.coupling(["q4", "q6", "u4", "u6"]) < 1e-8
 
@@ -129,8 +135,9 @@ def _energy_function(ms):
     N = ms.frame
     T = sum(b.kinetic_energy(N) for b in ms.bodies)
     E = T + ms.potential_energy
-    return sm.lambdify([list(ms.coordinates), list(ms.speeds),
-                        list(ms.parameters)], E, cse=True)
+    return sm.lambdify(
+        [list(ms.coordinates), list(ms.speeds), list(ms.parameters)], E, cse=True
+    )
 
 
 @pytest.mark.slow
@@ -142,20 +149,27 @@ def test_energy_is_conserved_along_a_nonlinear_trajectory():
     eom = cached_eom("kane", "whipple_bicycle")
     P = _params()
     q = ms.solve_dependent_coordinates(
-        0.0, np.array([0, 0, 0.2, 0.05, 0.1, 0, 0]), [0.0])
-    u = ms.solve_dependent_speeds(0.0, q, np.array([0.3, -0.2,
-                                                     -2.0 / P["rR"]]))
+        0.0, np.array([0, 0, 0.2, 0.05, 0.1, 0, 0]), [0.0]
+    )
+    u = ms.solve_dependent_speeds(0.0, q, np.array([0.3, -0.2, -2.0 / P["rR"]]))
     qd = ms.rates_from_speeds(0.0, q, u)
-    res = integrate(eom, 1.5, rtol=1e-11, atol=1e-11,
-                    initial_state=(0.0, q, qd),
-                    t_eval=np.linspace(0.0, 1.5, 16))
+    res = integrate(
+        eom,
+        1.5,
+        rtol=1e-11,
+        atol=1e-11,
+        initial_state=(0.0, q, qd),
+        t_eval=np.linspace(0.0, 1.5, 16),
+    )
     assert res.success
     energy = _energy_function(ms)
     p = ms.parameter_vector()
-    E = [energy(qi, ms.speeds_from_rates(0.0, qi, qdi), p)
-         for qi, qdi in zip(res.q, res.qd)]
+    E = [
+        energy(qi, ms.speeds_from_rates(0.0, qi, qdi), p)
+        for qi, qdi in zip(res.q, res.qd)
+    ]
     assert np.ptp(E) < 1e-7 * abs(E[0])
-    assert abs(res.q[-1][3]) > 0.2           # it did fall over (roll)
+    assert abs(res.q[-1][3]) > 0.2  # it did fall over (roll)
     assert res.max_holonomic_residual < 1e-9
 
 
@@ -168,6 +182,7 @@ def test_bicycle_eigenvalues_contract():
 
 def test_bicycle_eigenvalues_is_reachable_from_the_package():
     import compare
+
     assert compare.bicycle_eigenvalues is bm.bicycle_eigenvalues
     with pytest.raises(AttributeError):
-        compare.no_such_function
+        compare.no_such_function  # noqa: B018 (the lookup is the test)

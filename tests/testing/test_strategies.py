@@ -1,6 +1,7 @@
 """The random-system strategies: valid options, valid bodies, consistent
 assemblies and states, and the tree builder's conventions against the
 catalogue's n-link pendulum."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -8,10 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from testing import strategies as S
 from formulations import get_formulation
 from systems import MechanicalSystem, get_system
 from systems.four_bar import four_bar_closed_form
+from testing import strategies as S
 
 #: Building a system lambdifies its constraints (a few tenths of a second),
 #: so the strategy checks use few examples.
@@ -25,29 +26,47 @@ def _values(ms):
 # ----------------------------------------------------------------------
 # Options
 # ----------------------------------------------------------------------
-@pytest.mark.parametrize("call,error,names", [
-    (lambda: S.kinematic_trees(dimension=4), ValueError, "[2, 3]"),
-    (lambda: S.kinematic_trees(joint_types=["ball"]), ValueError,
-     "'revolute', 'prismatic'"),
-    (lambda: S.kinematic_trees(joint_types=[]), ValueError, "'revolute'"),
-    (lambda: S.kinematic_trees(joint_types=3), TypeError, "'revolute'"),
-    (lambda: S.kinematic_trees(max_bodies="2"), TypeError, "integer"),
-    (lambda: S.kinematic_trees(max_bodies=0), ValueError, "[1, 6]"),
-    (lambda: S.kinematic_trees(min_bodies=3, max_bodies=2), ValueError,
-     "must not exceed"),
-    (lambda: S.kinematic_trees(springs="yes"), TypeError, "True or False"),
-    (lambda: S.open_chains(joint_types=["prismatic"], joint_reactions=True),
-     ValueError, "'revolute'"),
-    (lambda: S.closed_loops(min_bars=3), ValueError, "[4, 7]"),
-    (lambda: S.closed_loops(explicit_four_bar=1), TypeError, "True or False"),
-    (lambda: S.nonholonomic_systems(kinds=["bicycle"]), ValueError,
-     "'sleigh', 'rolling_disc'"),
-    (lambda: S.rheonomic_systems(drives="spin"), ValueError,
-     "'translation', 'rotation'"),
-    (lambda: S.consistent_states("four_bar"), TypeError, "MechanicalSystem"),
-    (lambda: S.inertia_tensors(mass=-1.0), ValueError, "positive"),
-    (lambda: S.inertia_tensors(mass="1"), TypeError, "real number"),
-])
+@pytest.mark.parametrize(
+    "call,error,names",
+    [
+        (lambda: S.kinematic_trees(dimension=4), ValueError, "[2, 3]"),
+        (
+            lambda: S.kinematic_trees(joint_types=["ball"]),
+            ValueError,
+            "'revolute', 'prismatic'",
+        ),
+        (lambda: S.kinematic_trees(joint_types=[]), ValueError, "'revolute'"),
+        (lambda: S.kinematic_trees(joint_types=3), TypeError, "'revolute'"),
+        (lambda: S.kinematic_trees(max_bodies="2"), TypeError, "integer"),
+        (lambda: S.kinematic_trees(max_bodies=0), ValueError, "[1, 6]"),
+        (
+            lambda: S.kinematic_trees(min_bodies=3, max_bodies=2),
+            ValueError,
+            "must not exceed",
+        ),
+        (lambda: S.kinematic_trees(springs="yes"), TypeError, "True or False"),
+        (
+            lambda: S.open_chains(joint_types=["prismatic"], joint_reactions=True),
+            ValueError,
+            "'revolute'",
+        ),
+        (lambda: S.closed_loops(min_bars=3), ValueError, "[4, 7]"),
+        (lambda: S.closed_loops(explicit_four_bar=1), TypeError, "True or False"),
+        (
+            lambda: S.nonholonomic_systems(kinds=["bicycle"]),
+            ValueError,
+            "'sleigh', 'rolling_disc'",
+        ),
+        (
+            lambda: S.rheonomic_systems(drives="spin"),
+            ValueError,
+            "'translation', 'rotation'",
+        ),
+        (lambda: S.consistent_states("four_bar"), TypeError, "MechanicalSystem"),
+        (lambda: S.inertia_tensors(mass=-1.0), ValueError, "positive"),
+        (lambda: S.inertia_tensors(mass="1"), TypeError, "real number"),
+    ],
+)
 def test_bad_options_are_named(call, error, names):
     with pytest.raises(error) as info:
         call()
@@ -70,10 +89,13 @@ def test_inertia_tensors_are_physical(mass, data):
 
 def _inertia_of(ms, k):
     v = _values(ms)
-    return np.array([
-        [v[f"I{k}_xx"], v[f"I{k}_xy"], v[f"I{k}_zx"]],
-        [v[f"I{k}_xy"], v[f"I{k}_yy"], v[f"I{k}_yz"]],
-        [v[f"I{k}_zx"], v[f"I{k}_yz"], v[f"I{k}_zz"]]])
+    return np.array(
+        [
+            [v[f"I{k}_xx"], v[f"I{k}_xy"], v[f"I{k}_zx"]],
+            [v[f"I{k}_xy"], v[f"I{k}_yy"], v[f"I{k}_yz"]],
+            [v[f"I{k}_zx"], v[f"I{k}_yz"], v[f"I{k}_zz"]],
+        ]
+    )
 
 
 @FEW
@@ -88,8 +110,10 @@ def test_planar_trees_stay_in_the_plane(ms):
     N = ms.frame
     for k, body in enumerate(ms.bodies, start=1):
         assert body.masscenter.vel(N).dot(N.z) == 0
-        assert (body.frame.ang_vel_in(N).dot(N.x) == 0
-                and body.frame.ang_vel_in(N).dot(N.y) == 0)
+        assert (
+            body.frame.ang_vel_in(N).dot(N.x) == 0
+            and body.frame.ang_vel_in(N).dot(N.y) == 0
+        )
         p = np.linalg.eigvalsh(_inertia_of(ms, k))
         assert p[0] > 0 and p[2] <= p[0] + p[1] + 1e-12
 
@@ -107,13 +131,15 @@ def test_open_chains_are_serial(ms):
 @given(S.kinematic_trees(max_bodies=2))
 def test_equal_structures_have_equal_symbols(ms):
     # The contract that lets one derivation serve every draw of a structure.
-    other = S.build_tree(ms.options["structure"][1:],
-                         {k: 1.1 * v for k, v in _values(ms).items()})
+    other = S.build_tree(
+        ms.options["structure"][1:], {k: 1.1 * v for k, v in _values(ms).items()}
+    )
     assert other.options["structure"] == ms.options["structure"]
     assert list(other.parameters) == list(ms.parameters)
     assert other.coordinates == ms.coordinates
     assert [other.parameters[k] for k in ms.parameters] == [
-        1.1 * v for v in ms.parameters.values()]
+        1.1 * v for v in ms.parameters.values()
+    ]
 
 
 def test_tree_builder_is_the_catalogue_double_pendulum():
@@ -121,25 +147,49 @@ def test_tree_builder_is_the_catalogue_double_pendulum():
     the catalogue's n_link_pendulum(n=2) (checked there against Huston's
     double rod pendulum)."""
     m1, m2, l1, l2, g = 1.3, 0.7, 0.9, 1.4, 9.81
-    values = {"m1": m1, "m2": m2, "rx1": 0.0, "ry1": 0.0, "rx2": l1,
-              "ry2": 0.0, "cx1": l1 / 2, "cy1": 0.0, "cx2": l2 / 2,
-              "cy2": 0.0, "gx": 0.0, "gy": -g}
+    values = {
+        "m1": m1,
+        "m2": m2,
+        "rx1": 0.0,
+        "ry1": 0.0,
+        "rx2": l1,
+        "ry2": 0.0,
+        "cx1": l1 / 2,
+        "cy1": 0.0,
+        "cx2": l2 / 2,
+        "cy2": 0.0,
+        "gx": 0.0,
+        "gy": -g,
+    }
     for k, (m, l) in enumerate([(m1, l1), (m2, l2)], start=1):
-        values |= {f"I{k}_xx": 0.0, f"I{k}_yy": m * l**2 / 12,
-                   f"I{k}_zz": m * l**2 / 12, f"I{k}_xy": 0.0,
-                   f"I{k}_yz": 0.0, f"I{k}_zx": 0.0}
+        values |= {
+            f"I{k}_xx": 0.0,
+            f"I{k}_yy": m * l**2 / 12,
+            f"I{k}_zz": m * l**2 / 12,
+            f"I{k}_xy": 0.0,
+            f"I{k}_yz": 0.0,
+            f"I{k}_zx": 0.0,
+        }
     structure = (2, ((-1, "R", 2), (0, "R", 2)), False, False, True, ())
     ms = S.build_tree(structure, values, initial={"q1": 0.3, "q2": -0.4})
     ref = get_system("n_link_pendulum", n=2)
     ref_p = {str(k): k for k in ref.parameters}
-    ref_values = {ref_p["m1"]: m1, ref_p["m2"]: m2, ref_p["l1"]: l1,
-                  ref_p["l2"]: l2, ref_p["g"]: g}
+    ref_values = {
+        ref_p["m1"]: m1,
+        ref_p["m2"]: m2,
+        ref_p["l1"]: l1,
+        ref_p["l2"]: l2,
+        ref_p["g"]: g,
+    }
     a = get_formulation("kane").derive(ms).numeric()
     b = get_formulation("kane").derive(ref).numeric(ref_values)
     for q, qd in [([0.3, -0.4], [1.0, -2.0]), ([2.0, 1.0], [0.0, 0.5])]:
-        assert np.allclose(a.coordinate_accelerations(0.0, q, qd),
-                           b.coordinate_accelerations(0.0, q, qd),
-                           rtol=1e-12, atol=1e-12)
+        assert np.allclose(
+            a.coordinate_accelerations(0.0, q, qd),
+            b.coordinate_accelerations(0.0, q, qd),
+            rtol=1e-12,
+            atol=1e-12,
+        )
 
 
 # ----------------------------------------------------------------------
@@ -150,10 +200,14 @@ def _loop_residual(ms, q):
     hanging link's vector minus the ground vector L0 N.y."""
     v = _values(ms)
     nl = len(q)
-    x = sum(v[f"L{k}"] * np.cos(q[k - 1]) for k in range(1, nl)) \
-        - v[f"L{nl}"] * np.cos(q[-1])
-    y = sum(v[f"L{k}"] * np.sin(q[k - 1]) for k in range(1, nl)) \
-        - v[f"L{nl}"] * np.sin(q[-1]) - v["L0"]
+    x = sum(v[f"L{k}"] * np.cos(q[k - 1]) for k in range(1, nl)) - v[f"L{nl}"] * np.cos(
+        q[-1]
+    )
+    y = (
+        sum(v[f"L{k}"] * np.sin(q[k - 1]) for k in range(1, nl))
+        - v[f"L{nl}"] * np.sin(q[-1])
+        - v["L0"]
+    )
     return np.hypot(x, y)
 
 
@@ -169,8 +223,12 @@ def test_closed_loops_are_assembled(ms, seed):
 
 
 @settings(max_examples=2, deadline=None)
-@given(S.closed_loops(min_bars=4, max_bars=4).filter(
-    lambda ms: bool(ms.dependent_solutions)), st.floats(-3.0, 3.0))
+@given(
+    S.closed_loops(min_bars=4, max_bars=4).filter(
+        lambda ms: bool(ms.dependent_solutions)
+    ),
+    st.floats(-3.0, 3.0),
+)
 def test_explicit_four_bars_follow_their_closed_form(ms, q1):
     # A crank-rocker: the crank turns fully and the closed form closes the
     # loop everywhere.
@@ -213,8 +271,9 @@ def test_random_discs_roll(ms, seed):
     # Centre velocity from the coordinates: (x', y') plus d/dt of r L.z.
     c1, s1, c2, s2 = np.cos(q1), np.sin(q1), np.cos(q2), np.sin(q2)
     Lz = np.array([s1 * s2, -c1 * s2, c2])
-    dLz = np.array([c1 * s2 * q1d + s1 * c2 * q2d,
-                    s1 * s2 * q1d - c1 * c2 * q2d, -s2 * q2d])
+    dLz = np.array(
+        [c1 * s2 * q1d + s1 * c2 * q2d, s1 * s2 * q1d - c1 * c2 * q2d, -s2 * q2d]
+    )
     v_center = np.array([xd, yd, 0.0]) + r * dLz
     Lx = np.array([c1, s1, 0.0])
     Ly = np.array([-s1 * c2, c1 * c2, s2])
