@@ -135,7 +135,7 @@ assert corrected and not printed
 # %%
 # What it costs, against the alternatives
 # ---------------------------------------
-# :func:`~formulations.modified_lagrange.kolev_cost_table` measures, at
+# :func:`~bench.methods.kolev_cost_table` measures, at
 # every build, the modified equations (explicit and implicit), Lagrange's
 # equations in minimal coordinates with :math:`f_1` substituted into
 # :math:`T` (the approach the paper improves on) and Lagrange's equations
@@ -144,7 +144,7 @@ assert corrected and not printed
 # squared); the operation counts of the final equations, below, are a
 # different measure, and on this small linear model the variants are
 # close.
-from formulations.modified_lagrange import kolev_cost_table
+from bench.methods import kolev_cost_table
 
 table = kolev_cost_table(["kolev_manipulator"])
 print(
