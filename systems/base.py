@@ -225,10 +225,6 @@ class MechanicalSystem:
         (``model.constraint_forces``; :mod:`systems.auxiliary`).
     reaction_unknowns : tuple
         Constants without value in the loads that are those forces.
-    velocity_constraints : tuple
-        The independent velocity constraint rows; redundant declared rows
-        are dropped with a :class:`~systems.redundancy.RedundantConstraintWarning`
-        and listed in ``dropped_velocity_constraints``.
 
     Speeds need not be one per coordinate: with more coordinates (a
     quaternion's four, three body rates) the kinematic equations give the
@@ -529,7 +525,8 @@ class MechanicalSystem:
     def velocity_constraints(self) -> tuple:
         """The independent velocity constraint rows (``= 0``): the
         declaration's (``System.velocity_constraints``), redundant ones
-        dropped."""
+        dropped with a :class:`~systems.redundancy.RedundantConstraintWarning`
+        and listed in ``dropped_velocity_constraints``."""
         rows = list(self.system.velocity_constraints)
         return tuple(rows[i] for i in self._velocity_rows[0])
 

@@ -18,10 +18,10 @@ __all__ = [
     "system_facts",
 ]
 
-#: Catalogue name -> builder function returning a :class:`MechanicalSystem`.
 #: A system builder: options in, declaration out.
 Builder = Callable[..., MechanicalSystem]
 
+#: Catalogue name -> builder function returning a :class:`MechanicalSystem`.
 CATALOGUE: dict[str, Builder] = {}
 #: Catalogue name -> what the harness and the tests need to know about it.
 FACTS: dict[str, SystemFacts] = {}
