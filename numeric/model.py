@@ -6,7 +6,9 @@ returns the same q'' for the same (t, q, q').
 
 from __future__ import annotations
 
+import math
 import time
+import types
 import weakref
 from collections.abc import Mapping
 
@@ -109,6 +111,45 @@ def _lambdify(args, expr):
     return sm.lambdify(args, expr, cse=_cse, use_imps=False)
 
 
+#: numpy functions lambdify prints, and their ``math`` equivalents: on one
+#: state of Python floats the latter are several times faster.  They raise
+#: where numpy returns inf or nan (a division by zero, a square root of a
+#: negative number), and the caller then evaluates with numpy, whose
+#: non-finite result is diagnosed as before.
+_MATH_NAMES = {
+    "sin": math.sin,
+    "cos": math.cos,
+    "tan": math.tan,
+    "arcsin": math.asin,
+    "arccos": math.acos,
+    "arctan": math.atan,
+    "arctan2": math.atan2,
+    "sinh": math.sinh,
+    "cosh": math.cosh,
+    "tanh": math.tanh,
+    "sqrt": math.sqrt,
+    "exp": math.exp,
+    "log": math.log,
+    "hypot": math.hypot,
+}
+
+#: What evaluating on Python floats raises where numpy gives inf or nan
+#: (TypeError: a negative base to a fractional power makes a complex).
+_SCALAR_FAILURES = (ArithmeticError, ValueError, TypeError)
+
+
+def _scalar_version(fn):
+    """``fn``, a lambdified function, with its numpy functions replaced by
+    their ``math`` equivalents (see :data:`_MATH_NAMES`)."""
+    namespace = dict(fn.__globals__)
+    for name, f in _MATH_NAMES.items():
+        if name in namespace:
+            namespace[name] = f
+    return types.FunctionType(
+        fn.__code__, namespace, fn.__name__, fn.__defaults__, fn.__closure__
+    )
+
+
 def generate(eom) -> dict:
     """Lambdify (with cse) the pieces of the numeric contract."""
     start = time.perf_counter()
@@ -126,6 +167,8 @@ def generate(eom) -> dict:
     }
     if "F" in parts:
         out["forces"] = (parts["forces_names"], _lambdify(args_xz, parts["F"]))
+    # The integrator's hot path, on one state of Python floats.
+    out["scalar"] = {k: _scalar_version(out[k]) for k in ("Mf", "rates")}
     out["seconds"] = time.perf_counter() - start
     return out
 
@@ -275,6 +318,16 @@ class NumericModel:
             1e13) at the configuration, naming it.
         """
         M, f = self.mass_matrix_and_forcing(t0, x)
+        if not check:
+            # The integrator's path: one finiteness test, on the solution
+            # (a non-finite M or f gives a non-finite or no solution); the
+            # diagnosis below runs only when something is wrong.
+            try:
+                z = np.linalg.solve(M, f)
+            except np.linalg.LinAlgError:
+                z = None
+            if z is not None and math.isfinite(z.sum()):
+                return z
         if not (np.all(np.isfinite(M)) and np.all(np.isfinite(f))):
             raise SingularConfigurationError(
                 f"{self.eom.formulation}: the equations of "
@@ -405,15 +458,33 @@ class LambdifyModel(NumericModel):
     def codegen_seconds(self) -> float:
         return self._f["seconds"]
 
+    def _set_parameters(self, p):
+        self._p_floats = p.tolist()
+
     def _mass_matrix_and_forcing(self, t0, x):
-        M, f = self._f["Mf"](t0, x, self.p)
         n = self.n_unknowns
+        try:
+            M, f = self._f["scalar"]["Mf"](float(t0), x.tolist(), self._p_floats)
+            return (
+                np.asarray(M, dtype=float).reshape(n, n),
+                np.asarray(f, dtype=float).reshape(n),
+            )
+        except _SCALAR_FAILURES:
+            pass
+        M, f = self._f["Mf"](t0, x, self.p)
         return (
             np.asarray(M, dtype=float).reshape(n, n),
             np.asarray(f, dtype=float).reshape(n),
         )
 
     def _rates(self, t0, x, z):
+        try:
+            r = self._f["scalar"]["rates"](
+                float(t0), x.tolist(), z.tolist(), self._p_floats
+            )
+            return np.asarray(r, dtype=float).reshape(self.n_states)
+        except _SCALAR_FAILURES:
+            pass
         return np.asarray(self._f["rates"](t0, x, z, self.p), dtype=float).reshape(
             self.n_states
         )

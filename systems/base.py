@@ -405,9 +405,13 @@ class MechanicalSystem:
     def is_holonomic(self) -> bool:
         return not self.nonholonomic_constraints
 
-    @property
+    @cached_property
     def is_rheonomic(self) -> bool:
-        """True when time appears explicitly or through prescribed motion."""
+        """True when time appears explicitly or through prescribed motion.
+
+        Cached: every random state asks, and the answer is a property of
+        the declaration alone.
+        """
         if self.specified:
             return True
         N = self.frame
