@@ -196,7 +196,15 @@ def _num(x):
     return sm.Float(x) if x.is_Number else x
 
 
-def dh_system(name, table, *, symbolic_inertia=False, description=""):
+def dh_system(
+    name,
+    table,
+    *,
+    symbolic_inertia=False,
+    principal_axes=False,
+    mass_centres="general",
+    description="",
+):
     """The system of a standard-DH table (rows as :data:`PUMA560`).
 
     Body k's frame is DH frame k-1 turned by the joint (``Rz(theta)``, or
@@ -229,9 +237,11 @@ def dh_system(name, table, *, symbolic_inertia=False, description=""):
         ]
         if symbolic_inertia:
             ms, cs, Is = inertia_symbols(k)
+            if principal_axes:
+                Is = Is[:3] + (sm.Integer(0),) * 3
             params[ms] = float(m)
-            params.update({c: float(v) for c, v in zip(cs, r_body)})
-            params.update({s: float(v) for s, v in zip(Is, I_vals)})
+            params.update({c: float(v) for c, v in zip(cs, r_body) if c.is_Symbol})
+            params.update({s: float(v) for s, v in zip(Is, I_vals) if s.is_Symbol})
             mass, com, inertia = ms, cs, Is
         else:
             mass = _num(m)
