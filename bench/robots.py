@@ -66,8 +66,7 @@ ASSUMPTIONS = {
         "pi/2, 0; offsets d1 = 0.412, d2 = 0.154, d6 = 0.263 m; all a = 0); "
         "gravity g along -z of the base; parameter-only subexpressions "
         "counted apart (once per parameter set); the inertia under three "
-        "sets: "
-        + "; ".join(f"{k}: {v[1]}" for k, v in ASSUMPTION_SETS.items())
+        "sets: " + "; ".join(f"{k}: {v[1]}" for k, v in ASSUMPTION_SETS.items())
     ),
     "Kane & Levinson (1983)": (
         "their own Stanford arm model (IJRR 2(3), 3-21); the paper could "

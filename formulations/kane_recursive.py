@@ -75,8 +75,10 @@ def _is_zero(v):
 def _mul(A, v):
     """A v, entry by entry, skipping zero entries (no 0*x terms)."""
     return sm.Matrix(
-        [sm.Add(*[A[i, j] * v[j] for j in range(3) if A[i, j] != 0 and v[j] != 0])
-         for i in range(3)]
+        [
+            sm.Add(*[A[i, j] * v[j] for j in range(3) if A[i, j] != 0 and v[j] != 0])
+            for i in range(3)
+        ]
     )
 
 
@@ -142,15 +144,19 @@ def inverse_dynamics(ms, accelerations=None):
         R, off, a = sm.Matrix(s.rotation), sm.Matrix(s.offset), sm.Matrix(s.axis)
         wp, alp = w[p], al[p]
         # Acceleration of the joint point P (fixed in the parent).
-        aP = aO[p] + _cross_or_zero(alp, off) + _cross_or_zero(
-            wp, _cross_or_zero(wp, off)
+        aP = (
+            aO[p]
+            + _cross_or_zero(alp, off)
+            + _cross_or_zero(wp, _cross_or_zero(wp, off))
         )
         if s.kind == "revolute":
             Ek = (R * _rodrigues(a, q[k - 1])).T
             wJ = _mul(Ek, wp)
             wk = wJ + u[k - 1] * a
-            alk = _mul(Ek, alp) + accelerations[k - 1] * a + _cross_or_zero(
-                wJ, u[k - 1] * a
+            alk = (
+                _mul(Ek, alp)
+                + accelerations[k - 1] * a
+                + _cross_or_zero(wJ, u[k - 1] * a)
             )
             aOk = _mul(Ek, aP)
             arm_k = off
@@ -183,13 +189,13 @@ def inverse_dynamics(ms, accelerations=None):
         mc = m * c
         IO = IG + m * ((c.T * c)[0] * sm.eye(3) - c * c.T)
         wk, alk = w[k], al[k]
-        f[k] = m * aO[k] + _cross_or_zero(alk, mc) + _cross_or_zero(
-            wk, _cross_or_zero(wk, mc)
+        f[k] = (
+            m * aO[k]
+            + _cross_or_zero(alk, mc)
+            + _cross_or_zero(wk, _cross_or_zero(wk, mc))
         )
         nO[k] = (
-            _mul(IO, alk)
-            + _cross_or_zero(wk, _mul(IO, wk))
-            + _cross_or_zero(mc, aO[k])
+            _mul(IO, alk) + _cross_or_zero(wk, _mul(IO, wk)) + _cross_or_zero(mc, aO[k])
         )
     # Backward pass: add each body's resultant to its parent's, brought to
     # the parent's origin and components; the joint's equation is the axis

@@ -59,7 +59,9 @@ def _pinocchio_from_tree(ms):
         xx, yy, zz, xy, yz, zx = (num(x) for x in s.inertia)
         I = np.array([[xx, xy, zx], [xy, yy, yz], [zx, yz, zz]])
         com = np.array([num(x) for x in s.com])
-        model.appendBodyToJoint(jid, pin.Inertia(num(s.mass), com, I), pin.SE3.Identity())
+        model.appendBodyToJoint(
+            jid, pin.Inertia(num(s.mass), com, I), pin.SE3.Identity()
+        )
         ids.append(jid)
     return model
 
@@ -118,9 +120,9 @@ def test_stanford_options_are_the_general_equations_with_those_zeros():
     names = {str(s) for s in special.parameters}
     # Products and the off-axis mass-centre coordinates are gone, nothing else.
     gone = {str(s) for s in general.parameters} - names
-    assert gone == {
-        f"{x}{k}" for k in range(1, 7) for x in ("cx", "cy")
-    } | {f"I{k}_{p}" for k in range(1, 7) for p in ("xy", "yz", "zx")}
+    assert gone == {f"{x}{k}" for k in range(1, 7) for x in ("cx", "cy")} | {
+        f"I{k}_{p}" for k in range(1, 7) for p in ("xy", "yz", "zx")
+    }
     zero = {s: 0 for s in general.parameters if str(s) in gone}
     eg = get_formulation("kane", count_ops=False).derive(general)
     es = get_formulation("kane", count_ops=False).derive(special)
