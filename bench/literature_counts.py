@@ -44,6 +44,7 @@ __all__ = [
     "lu_solve_counts",
     "forward_dynamics_counts",
     "inverse_dynamics_counts",
+    "recursive_inverse_dynamics_counts",
     "PUBLISHED",
     "featherstone",
 ]
@@ -267,6 +268,17 @@ def inverse_dynamics_counts(eom) -> OpCount:
     return count_ops_literature([tau], _parameters(eom))
 
 
+def recursive_inverse_dynamics_counts(ms) -> OpCount:
+    """Counts of ``tau = M u' - f`` of a joint tree evaluated by Kane's
+    equations recursively in body frames
+    (:func:`formulations.kane_recursive.inverse_dynamics`), without forming
+    ``M``; one cse over all of ``tau``."""
+    from formulations.kane_recursive import inverse_dynamics
+
+    zdd = sm.symbols(f"_zdd0:{len(ms.speeds)}")
+    return count_ops_literature([inverse_dynamics(ms, zdd)], set(ms.parameters))
+
+
 def featherstone(n: int) -> dict:
     """Featherstone (2008) Table 10.1 for n revolute joints, general
     inertia: ``{algorithm: (multiplications, additions)}``."""
@@ -299,8 +311,9 @@ PUBLISHED = {
     "Kane's equations, Stanford arm (Kane & Levinson 1983)": (
         646,
         394,
-        "for their own Stanford arm model, whose inertia "
-        "assumptions could not be checked here",
+        "for their own Stanford arm model; the paper could not be "
+        "consulted here, so its inertia assumptions are bracketed by "
+        "three sets (bench robots, part 2)",
     ),
     "simplified Newton-Euler, ARM program": (
         224,

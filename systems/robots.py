@@ -58,6 +58,7 @@ __all__ = [
     "STANFORD_ARM",
     "PUMA560",
     "dh_system",
+    "MASS_CENTRES",
     "spatial_chain_values",
 ]
 
@@ -196,7 +197,19 @@ def _num(x):
     return sm.Float(x) if x.is_Number else x
 
 
-def dh_system(name, table, *, symbolic_inertia=False, description=""):
+#: Where :func:`dh_system` may put the mass centres.
+MASS_CENTRES = ("general", "joint_axes")
+
+
+def dh_system(
+    name,
+    table,
+    *,
+    symbolic_inertia=False,
+    principal_axes=False,
+    mass_centres="general",
+    description="",
+):
     """The system of a standard-DH table (rows as :data:`PUMA560`).
 
     Body k's frame is DH frame k-1 turned by the joint (``Rz(theta)``, or
@@ -204,7 +217,36 @@ def dh_system(name, table, *, symbolic_inertia=False, description=""):
     Rx(alpha_k)`` in it; the table's mass centre and inertia, given in DH
     frame k, are carried over by that transform.  ``q_k`` is the table's
     joint variable less its offset (``theta_k`` or ``d_k``).
+
+    Modelling assumptions (both keep every remaining quantity, symbolic or
+    numeric, as it is):
+
+    * ``principal_axes=True``: each body's central principal axes are
+      parallel to its link frame, so its three products of inertia are
+      exactly zero (with ``symbolic_inertia``: no product symbols);
+    * ``mass_centres="joint_axes"``: each body's mass centre lies on the
+      axis of the joint that moves it (its x and y coordinates in the body
+      frame exactly zero; the table's values are projected onto the axis).
+      ``"general"`` (default): anywhere.
+
+    Raises
+    ------
+    TypeError
+        When ``principal_axes`` or ``symbolic_inertia`` is not a bool.
+    ValueError
+        When ``mass_centres`` is not one of :data:`MASS_CENTRES`.
     """
+    for label, flag in (
+        ("symbolic_inertia", symbolic_inertia),
+        ("principal_axes", principal_axes),
+    ):
+        if not isinstance(flag, bool):
+            raise TypeError(f"{label} must be True or False, not {flag!r}")
+    if mass_centres not in MASS_CENTRES:
+        raise ValueError(
+            f"mass_centres must be one of {list(MASS_CENTRES)}, not {mass_centres!r}"
+        )
+    on_axis = mass_centres == "joint_axes"
     specs, params = [], {}
     prev = (sm.eye(3), sm.zeros(3, 1))  # DH frame k-1 in body k-1
     for k, (kind, theta, d, a, alpha, m, r, I) in enumerate(table, start=1):
@@ -227,11 +269,19 @@ def dh_system(name, table, *, symbolic_inertia=False, description=""):
             I_body[1, 2],
             I_body[2, 0],
         ]
+        if on_axis:
+            r_body = sm.Matrix([0, 0, r_body[2]])
+        if principal_axes:
+            I_vals = I_vals[:3] + [0, 0, 0]
         if symbolic_inertia:
             ms, cs, Is = inertia_symbols(k)
+            if principal_axes:
+                Is = Is[:3] + (sm.Integer(0),) * 3
+            if on_axis:
+                cs = (sm.Integer(0), sm.Integer(0), cs[2])
             params[ms] = float(m)
-            params.update({c: float(v) for c, v in zip(cs, r_body)})
-            params.update({s: float(v) for s, v in zip(Is, I_vals)})
+            params.update({c: float(v) for c, v in zip(cs, r_body) if c.is_Symbol})
+            params.update({s: float(v) for s, v in zip(Is, I_vals) if s.is_Symbol})
             mass, com, inertia = ms, cs, Is
         else:
             mass = _num(m)
@@ -257,7 +307,13 @@ def dh_system(name, table, *, symbolic_inertia=False, description=""):
         specs,
         params,
         description=description,
-        options={"family": "dh", "table": name, "symbolic_inertia": symbolic_inertia},
+        options={
+            "family": "dh",
+            "table": name,
+            "symbolic_inertia": symbolic_inertia,
+        }
+        | ({"principal_axes": True} if principal_axes else {})
+        | ({"mass_centres": mass_centres} if on_axis else {}),
     )
 
 
@@ -277,14 +333,28 @@ def puma560(symbolic_inertia: bool = False) -> MechanicalSystem:
 
 
 @register_system("stanford_arm", heavy=True, oracle="pinocchio")
-def stanford_arm(symbolic_inertia: bool = False) -> MechanicalSystem:
+def stanford_arm(
+    symbolic_inertia: bool = False,
+    principal_axes: bool = False,
+    mass_centres: str = "general",
+) -> MechanicalSystem:
     """Stanford (Scheinman) arm: revolute, revolute, prismatic (q3, the
     boom's extension), three revolute wrist joints; AIM-177 kinematics and
-    Paul's (1981) inertia (see the module)."""
+    Paul's (1981) inertia (see the module).
+
+    ``principal_axes=True`` (products of inertia zero in the link frames)
+    and ``mass_centres="joint_axes"`` (each mass centre on its joint's
+    axis) are the special cases under which operation counts of the
+    literature are usually stated (see :func:`dh_system`); Paul's table has
+    zero products already, so ``principal_axes`` changes only the symbolic
+    form.
+    """
     return dh_system(
         "stanford_arm",
         STANFORD_ARM,
         symbolic_inertia=symbolic_inertia,
+        principal_axes=principal_axes,
+        mass_centres=mass_centres,
         description=stanford_arm.__doc__,
     )
 

@@ -621,7 +621,7 @@ def declare_tree(
     system.add_loads(*loads)
     spread = {qi: (1.5 if s.kind == "revolute" else 0.05) for qi, s in zip(q, specs)}
     damped = any(s.damping is not None for s in specs)
-    return MechanicalSystem(
+    ms = MechanicalSystem(
         name=name,
         system=system,
         parameters=params,
@@ -632,3 +632,7 @@ def declare_tree(
         random_spread=spread,
         options=dict(options or {}),
     )
+    # The tree itself, for evaluations that recurse over it
+    # (formulations.kane_recursive).
+    ms.joint_tree = tuple(specs)
+    return ms

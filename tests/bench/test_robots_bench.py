@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from bench import suite as bench
-from bench.robots import ASSUMPTIONS, bench_robots
+from bench.robots import ASSUMPTION_SETS, ASSUMPTIONS, bench_robots
 
 pytest.importorskip("pinocchio")
 
@@ -38,14 +38,25 @@ def test_stanford_arm_against_kane_and_levinson(tmp_path):
     rows = bench_robots(
         tmp_path, lambda s: None, formulations=("kane",), parts={"stanford"}
     )["stanford"]
-    (r,) = rows
-    assert r["status"] == "ok" and (r["kl_mul"], r["kl_add"]) == (646, 394)
-    assert r["ratio_mul"] == pytest.approx(r["id_mul"] / 646, abs=1e-3)
+    # Each assumption set, by Kane's M and f and by the recursion.
+    assert [(r["assumptions"], r["formulation"]) for r in rows] == [
+        (a, f) for a in ASSUMPTION_SETS for f in ("kane", "kane_recursive")
+    ]
+    for r in rows:
+        assert r["status"] == "ok" and (r["kl_mul"], r["kl_add"]) == (646, 394)
+        assert r["ratio_mul"] == pytest.approx(r["id_mul"] / 646, abs=1e-3)
+    by = {(r["assumptions"], r["formulation"]): r for r in rows}
+    for a in ASSUMPTION_SETS:
+        # Without M the count is smaller, and zeros never cost operations.
+        assert by[a, "kane_recursive"]["id_mul"] < by[a, "kane"]["id_mul"]
+    sets = list(ASSUMPTION_SETS)
+    muls = [by[a, "kane_recursive"]["id_mul"] for a in sets]
+    assert muls[0] >= muls[1] >= muls[2]
     md = (tmp_path / "robots.md").read_text()
     # Both sets of assumptions are stated beside the numbers.
     for who in ASSUMPTIONS:
         assert who in md
-    assert "products included" in md
+    assert "products included" in md and "mass centre on the axis" in md
 
 
 def test_a_capped_case_is_recorded_and_larger_n_not_tried(tmp_path):
