@@ -27,7 +27,7 @@ each body's first moment ``m c`` and its inertia about the joint origin,
 ``I_O = I_G + m (|c|^2 1 - c c^T)``.
 
 The equations are the same as :class:`formulations.kane.Kane`'s, arranged
-for evaluation; ``tests/formulations/test_kane_recursive.py`` checks them
+for evaluation; ``tests/systems/test_robots_kane_recursive.py`` checks them
 against ``M u' - f`` of every own formulation and against Pinocchio's
 ``rnea``.
 """
