@@ -23,6 +23,7 @@ import sympy.physics.mechanics as me
 
 from formulations.base import EquationsOfMotion, Formulation
 from symbolic.frames import connected_frames, connected_points
+from systems import MechanicalSystem
 
 __all__ = ["DerivationCache", "default_cache_dir", "cache_key", "code_digest"]
 
@@ -149,7 +150,7 @@ class DerivationCache:
         the harness to report.
     """
 
-    def __init__(self, directory=None):
+    def __init__(self, directory: str | os.PathLike[str] | None = None) -> None:
         self.directory = Path(directory) if directory else default_cache_dir()
         self.rebuilt: list[str] = []
 
@@ -203,7 +204,9 @@ class DerivationCache:
         os.replace(tmp, path)
         return path
 
-    def derive(self, system, formulation: Formulation):
+    def derive(
+        self, system: MechanicalSystem, formulation: Formulation
+    ) -> tuple[EquationsOfMotion, bool]:
         """Cached equations if valid, else derive and store them.
 
         Returns ``(eom, hit)``.

@@ -29,6 +29,8 @@ import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 import numpy as np
 import pandas as pd
@@ -44,6 +46,18 @@ from numeric.integrate import integrate
 from systems import CATALOGUE, get_system, system_facts
 
 from .child import Child, ChildDied, ChildTimeout, wait_any
+
+if TYPE_CHECKING:
+    from numeric.model import NumericModel
+    from symbolic.types import ArrayLike, FloatArray, State
+    from systems import MechanicalSystem
+
+#: One case's row of the results table (JSON-serializable values).
+Row: TypeAlias = dict[str, Any]
+#: One case's arrays (q'' at random states, trajectories), by name.
+Arrays: TypeAlias = dict[str, Any]
+#: What a case yields: ``{"row": Row, "arrays": Arrays}``.
+Outcome: TypeAlias = dict[str, Any]
 
 __all__ = [
     "Case",
@@ -89,7 +103,7 @@ class Case:
     """One system variant with one formulation."""
 
     system: str
-    options: tuple
+    options: tuple[tuple[str, Any], ...]
     formulation: str
 
     @property
@@ -166,7 +180,7 @@ class RunOptions:
     use_cache: bool = True
     backend: str = "sized"
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         for name in ("t_final", "rtol", "atol", "threshold", "timeout"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -227,7 +241,7 @@ def expand_cases(
     systems: Sequence[str] | None = None,
     formulations: Sequence[str] | None = None,
     n: Sequence[int] | None = None,
-    variants: Mapping[str, list[dict]] | None = None,
+    variants: Mapping[str, list[dict[str, Any]]] | None = None,
 ) -> list[Case]:
     """Every (system variant, formulation) pair to run.
 
@@ -270,7 +284,7 @@ def expand_cases(
 # ----------------------------------------------------------------------
 # One case, in a worker
 # ----------------------------------------------------------------------
-def _time_rhs(model, t0, x, calls: int) -> float:
+def _time_rhs(model: NumericModel, t0: float, x: FloatArray, calls: int) -> float:
     """Microseconds per rhs call: the fastest of 5 repeats of ``calls`` calls
     (noise on a shared machine only ever adds time)."""
     times = []
@@ -287,7 +301,7 @@ def _is_peer(formulation: str) -> bool:
     return bool(getattr(cls, "is_peer", False))
 
 
-def _base_row(case: Case, opts: RunOptions) -> dict:
+def _base_row(case: Case, opts: RunOptions) -> Row:
     return {
         "case": case.id,
         "system": case.system,
@@ -301,7 +315,7 @@ def _base_row(case: Case, opts: RunOptions) -> dict:
     }
 
 
-def run_case(case: Case, opts: RunOptions) -> dict:
+def run_case(case: Case, opts: RunOptions) -> Outcome:
     """Derive, time, integrate one case in this process, with no time limit;
     never raises (errors become rows).
 
@@ -309,7 +323,7 @@ def run_case(case: Case, opts: RunOptions) -> dict:
     not finite is a limitation of the peer, marked ``peer_limitation``.
     """
     row = _base_row(case, opts)
-    arrays = {}
+    arrays: Arrays = {}
     try:
         # Non-finite values (a 0/0 at a singular configuration) are detected
         # and become the row's error; numpy's warnings would only repeat it.
@@ -329,10 +343,11 @@ def run_case(case: Case, opts: RunOptions) -> dict:
     return {"row": row, "arrays": arrays}
 
 
-def _outcome(case: Case, opts: RunOptions, child: Child) -> dict:
+def _outcome(case: Case, opts: RunOptions, child: Child) -> Outcome:
     """The result of a finished :class:`~compare.child.Child` as a case."""
     try:
-        return child.result()
+        result: Outcome = child.result()
+        return result
     except ChildTimeout as exc:
         status, error = "timeout", str(exc)
     except ChildDied as exc:
@@ -349,7 +364,7 @@ def _outcome(case: Case, opts: RunOptions, child: Child) -> dict:
     return {"row": row, "arrays": {}}
 
 
-def run_case_isolated(case: Case, opts: RunOptions) -> dict:
+def run_case_isolated(case: Case, opts: RunOptions) -> Outcome:
     """:func:`run_case` in a child process killed after ``opts.timeout``
     seconds (what an executor's workers run)."""
     child = Child(run_case, case, opts, timeout=opts.timeout)
@@ -366,10 +381,11 @@ def run_case_isolated(case: Case, opts: RunOptions) -> dict:
 #: made once per system variant in the run's process and inherited by the
 #: forked cases of that variant, which would otherwise each build the
 #: system and solve its constraints for the same states again.
-_PREPARED: dict = {}
+_Prepared: TypeAlias = "tuple[MechanicalSystem, list[State], State]"
+_PREPARED: dict[tuple[str, tuple[tuple[str, Any], ...], int], _Prepared] = {}
 
 
-def prepare_variant(case: Case, opts: RunOptions):
+def prepare_variant(case: Case, opts: RunOptions) -> _Prepared:
     """The declaration of ``case``'s system variant, its random consistent
     states (seeds ``0 .. n_states - 1``) and its consistent initial state,
     made once per process."""
@@ -392,7 +408,7 @@ def _prepare_quietly(case: Case, opts: RunOptions) -> None:
         pass
 
 
-def _run_case_body(case, opts, row, arrays):
+def _run_case_body(case: Case, opts: RunOptions, row: Row, arrays: Arrays) -> None:
     from .cache import DerivationCache
 
     ms, states, initial = prepare_variant(case, opts)
@@ -492,7 +508,14 @@ def _run_case_body(case, opts, row, arrays):
 # ----------------------------------------------------------------------
 # Agreement with the reference
 # ----------------------------------------------------------------------
-def agreement(t, q, qd, q_ref, qd_ref, threshold):
+def agreement(
+    t: FloatArray,
+    q: FloatArray,
+    qd: FloatArray,
+    q_ref: FloatArray,
+    qd_ref: FloatArray,
+    threshold: float,
+) -> dict[str, Any]:
     """Deviation of a trajectory from the reference's on the same grid.
 
     Returns a dict: max abs/rel deviations of q and q' (relative to the
@@ -563,11 +586,11 @@ class ComparisonResult:
     """
 
     frame: pd.DataFrame
-    trajectories: dict
-    metadata: dict
+    trajectories: dict[str, Arrays]
+    metadata: dict[str, Any]
     out: Path | None = None
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         f = self.frame
         counts = f["status"].value_counts().to_dict() if len(f) else {}
         return (
@@ -575,10 +598,10 @@ class ComparisonResult:
             f"out={str(self.out) if self.out else None!r})"
         )
 
-    def _repr_html_(self):
+    def _repr_html_(self) -> str:
         from .tables import result_html
 
-        return result_html(self)
+        return str(result_html(self))
 
     @property
     def failures(self) -> pd.DataFrame:
@@ -621,7 +644,7 @@ def _git_commit() -> str:
         return ""
 
 
-def _versions() -> dict:
+def _versions() -> dict[str, str]:
     import scipy
     import sympy
 
@@ -635,14 +658,14 @@ def _versions() -> dict:
     return out
 
 
-def _note(message: str, bar=None) -> None:
+def _note(message: str, bar: Any = None) -> None:
     if bar is not None:
         bar.write(message, file=sys.stderr)
     else:
         print(message, file=sys.stderr, flush=True)
 
 
-def _read_rows(out: Path) -> list[dict]:
+def _read_rows(out: Path) -> list[Row]:
     """The rows of ``rows.jsonl``; unreadable lines (one cut by an
     interrupted write, a full disk) are dropped from the file, so that the
     next row appended starts on a line of its own."""
@@ -670,7 +693,7 @@ def _read_rows(out: Path) -> list[dict]:
     return rows
 
 
-def _resumable(out: Path, row: dict, opts: RunOptions) -> str:
+def _resumable(out: Path, row: Row, opts: RunOptions) -> str:
     """Why a row of the same options cannot be resumed ('' when it can)."""
     status = row.get("status")
     if status == "timeout":
@@ -694,10 +717,10 @@ def _resumable(out: Path, row: dict, opts: RunOptions) -> str:
     return ""
 
 
-def _load_done(out: Path, opts: RunOptions) -> dict:
+def _load_done(out: Path, opts: RunOptions) -> dict[str, Row]:
     """Finished rows of this run's options and code, by case id."""
     digest = opts.digest()
-    done = {}
+    done: dict[str, Row] = {}
     for row in _read_rows(out):
         if row.get("options_digest") != digest:
             continue
@@ -722,7 +745,7 @@ def _atomic_write(path: Path, data: bytes) -> None:
         raise
 
 
-def _save_case(out: Path, row: dict, arrays: dict):
+def _save_case(out: Path, row: Row, arrays: Arrays) -> None:
     """Trajectory first (written whole, named by case and options digest),
     then the row as one line: a row on disk always has its arrays."""
     try:
@@ -755,7 +778,7 @@ def _save_case(out: Path, row: dict, arrays: dict):
         ) from exc
 
 
-def _load_arrays(out: Path | None, row: dict) -> dict:
+def _load_arrays(out: Path | None, row: Row) -> Arrays:
     if out is None or not isinstance(row.get("arrays"), str):
         return {}
     path = out / row["arrays"]
@@ -765,7 +788,7 @@ def _load_arrays(out: Path | None, row: dict) -> dict:
         return {k: data[k] for k in data.files if k != "options_digest"}
 
 
-def check_output_dir(out) -> Path:
+def check_output_dir(out: str | os.PathLike[str]) -> Path:
     """``out`` as a directory this process can write, created if needed.
 
     Raises
@@ -791,39 +814,39 @@ def check_output_dir(out) -> Path:
 class _Signals:
     """SIGINT and SIGTERM set a flag the run polls (main thread only)."""
 
-    def __init__(self):
-        self.signum = None
-        self._old = {}
+    def __init__(self) -> None:
+        self.signum: int | None = None
+        self._old: dict[int, Any] = {}
 
-    def _handler(self, signum, frame):
+    def _handler(self, signum: int, frame: FrameType | None) -> None:
         if self.signum is not None:  # a second signal: stop at once
             raise RunInterrupted(signum, 0)
         self.signum = signum
 
-    def __enter__(self):
+    def __enter__(self) -> _Signals:
         if threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGINT, signal.SIGTERM):
                 self._old[sig] = signal.signal(sig, self._handler)
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> Literal[False]:
         for sig, old in self._old.items():
             signal.signal(sig, old)
         return False
 
 
 def run(
-    systems=None,
-    formulations=None,
+    systems: Sequence[str] | None = None,
+    formulations: Sequence[str] | None = None,
     *,
-    n=None,
-    variants=None,
+    n: Sequence[int] | None = None,
+    variants: Mapping[str, list[dict[str, Any]]] | None = None,
     executor: cf.Executor | None = None,
     jobs: int | None = None,
-    out=None,
+    out: str | os.PathLike[str] | None = None,
     progress: bool = True,
     resume: bool = True,
-    **options,
+    **options: Any,
 ) -> ComparisonResult:
     """Compare formulations on systems.
 
@@ -887,32 +910,32 @@ def run(
             Case(c.system, c.options, opts.reference)
             for c in {(c.system, c.options): c for c in cases}.values()
         ]
-    out = check_output_dir(out) if out else None
-    done = {}
-    if out is not None:
+    out_dir = check_output_dir(out) if out else None
+    done: dict[str, Row] = {}
+    if out_dir is not None:
         if resume:
-            done = _load_done(out, opts)
+            done = _load_done(out_dir, opts)
         else:
-            (out / "rows.jsonl").unlink(missing_ok=True)
-            tdir = out / "trajectories"
+            (out_dir / "rows.jsonl").unlink(missing_ok=True)
+            tdir = out_dir / "trajectories"
             if tdir.is_dir():
                 for f in tdir.glob("*.npz"):
                     f.unlink()
-    todo = _longest_first([c for c in cases if c.id not in done], out)
+    todo = _longest_first([c for c in cases if c.id not in done], out_dir)
     rows = {cid: row for cid, row in done.items()}
-    arrays = {cid: _load_arrays(out, row) for cid, row in done.items()}
+    arrays = {cid: _load_arrays(out_dir, row) for cid, row in done.items()}
     # The calibration is measured at both ends of the run: a load that
     # comes and goes during a run would otherwise be charged to, or hidden
     # from, every case through one short measurement.
     calibration_start = calibrate()
     started = time.time()
-    repairs = []
-    bar = None
+    repairs: list[str] = []
+    bar: Any = None
 
-    def collect(result):
+    def collect(result: Outcome) -> None:
         row, arr = result["row"], result["arrays"]
-        if out is not None:
-            _save_case(out, row, arr)
+        if out_dir is not None:
+            _save_case(out_dir, row, arr)
         rows[row["case"]] = row
         arrays[row["case"]] = arr
         if row.get("cache_repair"):
@@ -928,7 +951,7 @@ def run(
         left = bar.total - bar.n - done
         return f"{left} remain{'s' if left == 1 else ''}"
 
-    def show():
+    def show() -> None:
         """The bar names the cases running and how many remain."""
         if bar:
             running = [c.id for c in children]
@@ -937,7 +960,7 @@ def run(
                 refresh=True,
             )
 
-    def advance(case):
+    def advance(case: Case) -> None:
         if bar:
             # The text first, so the bar never shows a finished case running.
             running = [c.id for c in children]
@@ -952,8 +975,8 @@ def run(
             bar.update()
 
     jobs = jobs if jobs is not None else (os.cpu_count() or 1)
-    children: dict = {}
-    futures: dict = {}
+    children: dict[Case, Child] = {}
+    futures: dict[cf.Future[Outcome], Case] = {}
     with _Signals() as signals:
         try:
             if executor is None:
@@ -1034,13 +1057,14 @@ def run(
         "resumed_cases": len(done),
         "cache_repairs": len(repairs),
     }
-    result = ComparisonResult(frame, arrays, metadata, out)
-    if out is not None:
+    result = ComparisonResult(frame, arrays, metadata, out_dir)
+    if out_dir is not None:
         try:
-            save(result, out)
+            save(result, out_dir)
         except OSError as exc:
             raise RunOutputError(
-                exc.errno, f"cannot save the results in {out}: {exc.strerror or exc}"
+                exc.errno,
+                f"cannot save the results in {out_dir}: {exc.strerror or exc}",
             ) from exc
     return result
 
@@ -1067,7 +1091,7 @@ def _longest_first(todo: list[Case], out: Path | None) -> list[Case]:
         except (OSError, ValueError, pd.errors.ParserError):
             known = {}
 
-    def key(item):
+    def key(item: tuple[int, Case]) -> tuple[float, int, int]:
         i, c = item
         n = dict(c.options).get("n", 0)
         n = n if isinstance(n, int) else 0
@@ -1076,7 +1100,7 @@ def _longest_first(todo: list[Case], out: Path | None) -> list[Case]:
     return [c for _, c in sorted(enumerate(todo), key=key)]
 
 
-def _future_result(case: Case, opts: RunOptions, fut) -> dict:
+def _future_result(case: Case, opts: RunOptions, fut: cf.Future[Outcome]) -> Outcome:
     try:
         return fut.result()
     except Exception as exc:  # the executor's worker died
@@ -1087,7 +1111,7 @@ def _future_result(case: Case, opts: RunOptions, fut) -> dict:
         return {"row": row, "arrays": {}}
 
 
-def _max_rel_dev(qdd, ref) -> float:
+def _max_rel_dev(qdd: ArrayLike, ref: ArrayLike) -> float:
     """Largest deviation of q'' from ``ref`` over the states, each relative
     to the largest magnitude of ``ref`` there (at least 1)."""
     d = np.abs(np.asarray(qdd) - np.asarray(ref))
@@ -1095,8 +1119,13 @@ def _max_rel_dev(qdd, ref) -> float:
     return float(np.max(np.max(d, axis=1) / scale))
 
 
-def _assemble(cases, rows, arrays, opts) -> pd.DataFrame:
-    ref_by_label = {}
+def _assemble(
+    cases: Sequence[Case],
+    rows: Mapping[str, Row],
+    arrays: Mapping[str, Arrays],
+    opts: RunOptions,
+) -> pd.DataFrame:
+    ref_by_label: dict[str, Arrays] = {}
     for c in cases:
         if c.formulation == opts.reference and rows.get(c.id, {}).get("status") == "ok":
             ref_by_label[c.label] = arrays.get(c.id, {})
@@ -1149,25 +1178,25 @@ def _assemble(cases, rows, arrays, opts) -> pd.DataFrame:
     return frame[cols] if len(frame) else frame
 
 
-def save(result: ComparisonResult, out) -> None:
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    _atomic_write(out / "results.csv", result.frame.to_csv(index=False).encode())
+def save(result: ComparisonResult, out: str | os.PathLike[str]) -> None:
+    path = Path(out)
+    path.mkdir(parents=True, exist_ok=True)
+    _atomic_write(path / "results.csv", result.frame.to_csv(index=False).encode())
     _atomic_write(
-        out / "metadata.json",
+        path / "metadata.json",
         json.dumps(result.metadata, indent=2, default=str).encode(),
     )
 
 
-def load(out) -> ComparisonResult:
+def load(out: str | os.PathLike[str]) -> ComparisonResult:
     """A saved run (results.csv, metadata.json, trajectories)."""
-    out = Path(out)
-    if not (out / "results.csv").exists():
-        raise FileNotFoundError(f"no results.csv in {out}: run a comparison first")
-    frame = pd.read_csv(out / "results.csv", keep_default_na=True)
-    metadata = json.loads((out / "metadata.json").read_text())
+    path = Path(out)
+    if not (path / "results.csv").exists():
+        raise FileNotFoundError(f"no results.csv in {path}: run a comparison first")
+    frame = pd.read_csv(path / "results.csv", keep_default_na=True)
+    metadata = json.loads((path / "metadata.json").read_text())
     trajectories = {}
     for _, row in frame.iterrows():
         if isinstance(row.get("arrays"), str) and isinstance(row.get("case"), str):
-            trajectories[row["case"]] = _load_arrays(out, {"arrays": row["arrays"]})
-    return ComparisonResult(frame, trajectories, metadata, out)
+            trajectories[row["case"]] = _load_arrays(path, {"arrays": row["arrays"]})
+    return ComparisonResult(frame, trajectories, metadata, path)

@@ -27,18 +27,22 @@ import abc
 import inspect
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from collections.abc import Mapping as _MappingABC
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field, fields
 from types import MappingProxyType
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import sympy as sm
 import sympy.physics.mechanics as me
 
 from symbolic.linsolve import solve_linear
+from symbolic.types import Expr, Matrix, ParameterValues, Symbol
 from systems import MechanicalSystem, get_system
+
+if TYPE_CHECKING:
+    from numeric.model import NumericModel
 
 __all__ = [
     "Formulation",
@@ -61,6 +65,12 @@ __all__ = [
 ]
 
 t = me.dynamicsymbols._t
+
+#: ``stage("name")``: the context manager a formulation's ``_derive`` wraps
+#: each stage of its work in, so that the stage is timed.
+Stage = Callable[[str], AbstractContextManager[None]]
+
+_F = TypeVar("_F", bound="type[Formulation]")
 
 
 class UnsupportedSystemError(ValueError):
@@ -85,7 +95,7 @@ ABILITIES = (
 )
 
 
-def register(cls):
+def register(cls: _F) -> _F:
     """Class decorator adding a formulation to :data:`FORMULATIONS`.
 
     Validates the declaration of the class: a non-empty ``name`` not taken,
@@ -136,7 +146,7 @@ def peer_of(name: str) -> str | None:
     return peer if peer in FORMULATIONS else None
 
 
-def check_options(owner: str, **choices) -> None:
+def check_options(owner: str, **choices: tuple[Any, Any]) -> None:
     """Validate option values against their valid choices: the one way
     every formulation checks its options.
 
@@ -196,7 +206,9 @@ def formulation_names(include_peers: bool = True) -> list[str]:
     return [n for n, c in FORMULATIONS.items() if include_peers or not c.is_peer]
 
 
-def get_formulation(name_or_class, **options) -> Formulation:
+def get_formulation(
+    name_or_class: str | Formulation | type[Formulation], **options: Any
+) -> Formulation:
     """An instance of the named (or given) formulation.
 
     Raises
@@ -218,8 +230,8 @@ def get_formulation(name_or_class, **options) -> Formulation:
     return cls(**options)
 
 
-def _flat(exprs):
-    out = []
+def _flat(exprs: Sequence[Expr | Matrix]) -> list[Expr]:
+    out: list[Expr] = []
     for e in exprs:
         if isinstance(e, sm.MatrixBase):
             out.extend(e)
@@ -228,7 +240,7 @@ def _flat(exprs):
     return out
 
 
-def count_operations(*exprs, raw: int | None = None) -> dict:
+def count_operations(*exprs: Expr | Matrix, raw: int | None = None) -> dict[str, Any]:
     """Operation counts of expressions: raw, after ``sympy.cse``, by kind.
 
     ``raw``, when the caller has counted already (the raw count walks the
@@ -278,16 +290,16 @@ class Derivation:
         constraint forces, ...), documented by the formulation.
     """
 
-    states: tuple
-    unknowns: tuple
-    mass_matrix: sm.ImmutableMatrix
-    forcing: sm.ImmutableMatrix
-    state_rates: sm.ImmutableMatrix
-    accelerations: sm.ImmutableMatrix
-    state_map: sm.ImmutableMatrix
-    coordinate_map: sm.ImmutableMatrix
-    multipliers: tuple = ()
-    extras: Mapping = field(default_factory=dict)
+    states: tuple[Symbol, ...]
+    unknowns: tuple[Symbol, ...]
+    mass_matrix: Matrix
+    forcing: Matrix
+    state_rates: Matrix
+    accelerations: Matrix
+    state_map: Matrix
+    coordinate_map: Matrix
+    multipliers: tuple[Symbol, ...] = ()
+    extras: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
@@ -332,14 +344,14 @@ class EquationsOfMotion(Derivation):
 
     system: MechanicalSystem
     formulation: str
-    kinematic_equations: tuple
-    op_counts: Mapping
-    timings: Mapping
-    options: Mapping
+    kinematic_equations: tuple[Expr, ...]
+    op_counts: Mapping[str, Any]
+    timings: Mapping[str, float]
+    options: Mapping[str, Any]
 
     @property
     def n_equations(self) -> int:
-        return self.mass_matrix.shape[0]
+        return int(self.mass_matrix.shape[0])
 
     @property
     def n_unknowns(self) -> int:
@@ -349,7 +361,7 @@ class EquationsOfMotion(Derivation):
     def n_multipliers(self) -> int:
         return len(self.multipliers)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return (
             f"EquationsOfMotion(system={self.system.name!r}, "
             f"formulation={self.formulation!r}, "
@@ -362,7 +374,7 @@ class EquationsOfMotion(Derivation):
 
     # Pickling (the derivation cache): read-only mappings travel as dicts;
     # extras not yet computed travel as the recipe to compute them.
-    def __getstate__(self):
+    def __getstate__(self) -> dict[str, Any]:
         state = {f.name: getattr(self, f.name) for f in fields(self)}
         for k in ("op_counts", "timings", "options"):
             state[k] = dict(state[k])
@@ -375,7 +387,7 @@ class EquationsOfMotion(Derivation):
             state["extras"] = dict(extras)
         return state
 
-    def __setstate__(self, state):
+    def __setstate__(self, state: dict[str, Any]) -> None:
         for k in ("op_counts", "timings", "options"):
             state[k] = MappingProxyType(state[k])
         if not isinstance(state["extras"], LazyExtras):
@@ -385,7 +397,7 @@ class EquationsOfMotion(Derivation):
 
     # What the numeric layer asks of the equations beyond M and f.  It
     # imports nothing from this package, so these live on the result.
-    def multiplier_indices(self) -> list:
+    def multiplier_indices(self) -> list[int]:
         """Positions of the Lagrange multipliers among ``unknowns``, in the
         order of the declaration's constraint rows (see
         :mod:`formulations.multipliers` for the sign convention).
@@ -411,7 +423,7 @@ class EquationsOfMotion(Derivation):
         do not recover, saying why."""
         ms = self.system
 
-        def name(x):
+        def name(x: object) -> str:
             return str(x).replace("(t)", "")
 
         why = self.extras.get("constraint_forces_unsupported")
@@ -433,13 +445,15 @@ class EquationsOfMotion(Derivation):
             f"{why or 'the method has neither auxiliary speeds nor multipliers'}"
         )
 
-    def with_constant_inputs(self, inputs, t0):
+    def with_constant_inputs(
+        self, inputs: Sequence[str | Symbol] | None, t0: float
+    ) -> tuple[EquationsOfMotion, list[Any]]:
         """These equations derived again with the inputs among ``inputs``
         that are functions of time (``specified``) made constants valued at
         time ``t0`` (:func:`formulations.inputs.specified_inputs`)."""
         from .inputs import specified_inputs
 
-        def derive(system):
+        def derive(system: MechanicalSystem) -> EquationsOfMotion:
             return get_formulation(self.formulation, **dict(self.options)).derive(
                 system
             )
@@ -447,8 +461,11 @@ class EquationsOfMotion(Derivation):
         return specified_inputs(self, inputs, t0, derive)
 
     def numeric(
-        self, parameters: Mapping | None = None, backend: str = "lambdify", **options
-    ):
+        self,
+        parameters: ParameterValues | None = None,
+        backend: str = "lambdify",
+        **options: Any,
+    ) -> NumericModel:
         """The numeric contract: a :class:`~numeric.model.NumericModel`.
 
         Code is generated once per equations object (parameters are runtime
@@ -466,15 +483,17 @@ class _Rederive:
     restored from a pickle: derived again (without counting), on first
     read, by the same formulation and options."""
 
-    def __init__(self, formulation, options, system):
+    def __init__(
+        self, formulation: str, options: dict[str, Any], system: MechanicalSystem
+    ) -> None:
         self.formulation, self.options, self.system = formulation, options, system
 
-    def __call__(self):
+    def __call__(self) -> Mapping[str, Any]:
         options = dict(self.options, count_ops=False)
         return get_formulation(self.formulation, **options).derive(self.system).extras
 
 
-class LazyExtras(_MappingABC):
+class LazyExtras(_MappingABC[str, Any]):
     """Extras of which some are computed on first access.
 
     A formulation whose equations do not need some by-products (Kane's
@@ -484,35 +503,42 @@ class LazyExtras(_MappingABC):
     returns a dict of the keys ``lazy_keys``, called at most once.
     """
 
-    def __init__(self, eager: Mapping, lazy_keys, compute):
+    def __init__(
+        self,
+        eager: Mapping[str, Any],
+        lazy_keys: Sequence[str],
+        compute: Callable[[], Mapping[str, Any]] | None,
+    ) -> None:
         self._eager = dict(eager)
         self._lazy_keys = tuple(k for k in lazy_keys if k not in self._eager)
         self._compute = compute
-        self._computed = None
+        self._computed: dict[str, Any] | None = None
         self._lock = threading.Lock()
 
-    def __getitem__(self, key):
+    def __getitem__(self, key: str) -> Any:
         if key in self._eager:
             return self._eager[key]
         if key not in self._lazy_keys:
             raise KeyError(key)
         with self._lock:
             if self._computed is None:
+                # Set until the first computation, which clears it.
+                assert self._compute is not None
                 self._computed = dict(self._compute())
                 self._compute = None
         return self._computed[key]
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         yield from self._eager
         yield from self._lazy_keys
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self._eager) + len(self._lazy_keys)
 
-    def __contains__(self, key):
+    def __contains__(self, key: object) -> bool:
         return key in self._eager or key in self._lazy_keys
 
-    def portable(self, recompute) -> LazyExtras:
+    def portable(self, recompute: Callable[[], Mapping[str, Any]]) -> LazyExtras:
         """The same extras in a picklable form: those computed already as
         values, the others from ``recompute()`` (a picklable callable
         returning a mapping that holds them) on first read."""
@@ -523,7 +549,9 @@ class LazyExtras(_MappingABC):
             self._eager, self._lazy_keys, _Pick(recompute, self._lazy_keys)
         )
 
-    def __reduce__(self):
+    def __reduce__(
+        self,
+    ) -> tuple[type[LazyExtras], tuple[dict[str, Any], tuple[str, ...], Any]]:
         # Picklable when ``compute`` is (see :meth:`portable`); the lock is
         # made afresh.
         eager = self._eager | (self._computed or {})
@@ -532,20 +560,22 @@ class LazyExtras(_MappingABC):
 
 
 class _Pick:
-    def __init__(self, source, keys):
+    def __init__(
+        self, source: Callable[[], Mapping[str, Any]], keys: Sequence[str]
+    ) -> None:
         self.source, self.keys = source, tuple(keys)
 
-    def __call__(self):
+    def __call__(self) -> dict[str, Any]:
         values = self.source()
         return {k: values[k] for k in self.keys}
 
 
 class _StageTimer:
-    def __init__(self):
+    def __init__(self) -> None:
         self.times: dict[str, float] = {}
 
     @contextmanager
-    def stage(self, name: str):
+    def stage(self, name: str) -> Iterator[None]:
         start = time.perf_counter()
         try:
             yield
@@ -591,14 +621,14 @@ class Formulation(abc.ABC):
     #: against in the benchmark, or None.
     peer: ClassVar[str | None] = None
 
-    def __init__(self, *, count_ops: bool = True):
+    def __init__(self, *, count_ops: bool = True) -> None:
         self.count_ops = bool(count_ops)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r})"
 
     @property
-    def options(self) -> dict:
+    def options(self) -> dict[str, Any]:
         return {"count_ops": self.count_ops}
 
     def check_supported(self, system: MechanicalSystem) -> None:
@@ -667,7 +697,7 @@ class Formulation(abc.ABC):
                 f"{self.name}: system {system.name!r} declares {analysis.reason()}"
             )
 
-    def derive(self, system) -> EquationsOfMotion:
+    def derive(self, system: MechanicalSystem | str) -> EquationsOfMotion:
         """Derive the equations of motion of ``system``.
 
         Parameters
@@ -738,7 +768,7 @@ class Formulation(abc.ABC):
         )
 
     @abc.abstractmethod
-    def _derive(self, system: MechanicalSystem, stage) -> Derivation:
+    def _derive(self, system: MechanicalSystem, stage: Stage) -> Derivation:
         """Read ``system`` and return a :class:`Derivation`; wrap each stage
         of the work in ``with stage("name"):``."""
 
@@ -747,7 +777,10 @@ class Formulation(abc.ABC):
 # Shared assembly for the two common state choices
 # ----------------------------------------------------------------------
 def speed_form(
-    system: MechanicalSystem, mass_matrix, forcing, extras: Mapping | None = None
+    system: MechanicalSystem,
+    mass_matrix: Matrix,
+    forcing: Matrix,
+    extras: Mapping[str, Any] | None = None,
 ) -> Derivation:
     """Derivation parts for a method whose unknowns are all speed rates u'.
 
@@ -775,10 +808,10 @@ def speed_form(
 
 def rate_form(
     system: MechanicalSystem,
-    mass_matrix,
-    forcing,
-    multipliers=(),
-    extras: Mapping | None = None,
+    mass_matrix: Matrix,
+    forcing: Matrix,
+    multipliers: Sequence[Symbol] = (),
+    extras: Mapping[str, Any] | None = None,
 ) -> Derivation:
     """Derivation parts for a method in coordinate rates: states (q, q'),
     unknowns (q'', multipliers)."""
@@ -799,7 +832,9 @@ def rate_form(
     )
 
 
-def solve_dependent_speeds(A_dep, rhs, samples=()):
+def solve_dependent_speeds(
+    A_dep: Matrix, rhs: Matrix, samples: Sequence[Mapping[Symbol, float]] = ()
+) -> Matrix:
     """``A_dep^-1 rhs``: the dependent speeds (or their coefficients) from
     the velocity constraints ``A_dep u_dep = rhs``.
 

@@ -10,8 +10,18 @@ constant, exactly as for inputs that are constants of the declaration.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
 import sympy as sm
 import sympy.physics.mechanics as me
+
+from symbolic.types import Symbol
+
+if TYPE_CHECKING:
+    from systems.base import MechanicalSystem
+
+    from .base import EquationsOfMotion
 
 __all__ = ["specified_inputs"]
 
@@ -22,7 +32,12 @@ def _name(x) -> str:
     return str(x).replace("(t)", "")
 
 
-def specified_inputs(eom, inputs, t0, derive):
+def specified_inputs(
+    eom: EquationsOfMotion,
+    inputs: Sequence[str | Symbol] | None,
+    t0: float,
+    derive: Callable[[MechanicalSystem], EquationsOfMotion],
+) -> tuple[EquationsOfMotion, list[Any]]:
     """Equations in which the specified inputs among ``inputs`` are constants.
 
     Parameters

@@ -35,6 +35,7 @@ import math
 import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import sympy as sm
@@ -42,6 +43,7 @@ import sympy.physics.mechanics as me
 from scipy.integrate import solve_ivp
 
 from symbolic.plain import plain_replacements, to_plain
+from symbolic.types import ArrayLike
 
 from .model import NumericModel, SingularConfigurationError, is_equations_of_motion
 from .states import ConstraintError
@@ -285,21 +287,21 @@ def _check_initial(ms, t0, q, qd, pmap, tol):
 
 
 def integrate(
-    eom_or_model,
-    t_final,
+    eom_or_model: Any,
+    t_final: float,
     *,
-    method="DOP853",
-    rtol=1e-10,
-    atol=1e-10,
-    t_eval=None,
-    stabilization="projection",
-    initial_state=None,
-    parameters=None,
-    projection_interval=0.5,
-    projection_tol=1e-12,
-    consistency_tol=1e-8,
-    max_step=np.inf,
-):
+    method: str = "DOP853",
+    rtol: float = 1e-10,
+    atol: float = 1e-10,
+    t_eval: ArrayLike | None = None,
+    stabilization: str | None = "projection",
+    initial_state: tuple[float, ArrayLike, ArrayLike] | None = None,
+    parameters: Mapping[Any, float] | None = None,
+    projection_interval: float = 0.5,
+    projection_tol: float = 1e-12,
+    consistency_tol: float = 1e-8,
+    max_step: float = np.inf,
+) -> IntegrationResult:
     """Integrate a formulation's equations of motion from a consistent state.
 
     Parameters

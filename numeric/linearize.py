@@ -33,26 +33,39 @@ when their accelerations agree.  The operating point may be a steady motion
 from __future__ import annotations
 
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import sympy as sm
 import sympy.physics.mechanics as me
+from numpy.typing import ArrayLike, NDArray
 
 from symbolic.plain import plain_replacements, to_plain
+from symbolic.types import FloatArray, Symbol
 
 from .model import is_equations_of_motion
 from .states import ConstraintError
+
+if TYPE_CHECKING:
+    from formulations.base import EquationsOfMotion
+    from systems.base import MechanicalSystem
+
+    from .model import NumericModel
 
 __all__ = ["linearize", "LinearModel"]
 
 t = me.dynamicsymbols._t
 
-_SPEED_RATE_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+#: u'(t, q, q', q'', p), a lambdified sympy expression.
+_SpeedRate = Callable[..., Any]
+_SPEED_RATE_CACHE: weakref.WeakKeyDictionary[MechanicalSystem, _SpeedRate] = (
+    weakref.WeakKeyDictionary()
+)
 
 
-def _name(x) -> str:
+def _name(x: object) -> str:
     return str(x).replace("(t)", "")
 
 
@@ -77,24 +90,24 @@ class LinearModel:
     system, formulation : str
     """
 
-    A: np.ndarray
-    B: np.ndarray
-    states: tuple
-    inputs: tuple
-    rates: np.ndarray
-    operating_point: tuple
+    A: FloatArray
+    B: FloatArray
+    states: tuple[str, ...]
+    inputs: tuple[str, ...]
+    rates: FloatArray
+    operating_point: tuple[float, FloatArray, FloatArray]
     system: str
     formulation: str
-    info: Mapping = field(default_factory=dict)
+    info: Mapping[str, Any] = field(default_factory=dict)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return (
             f"LinearModel(system={self.system!r}, "
             f"formulation={self.formulation!r}, states={list(self.states)}, "
             f"inputs={list(self.inputs)})"
         )
 
-    def _indices(self, states):
+    def _indices(self, states: Sequence[str | Symbol]) -> list[int]:
         idx = []
         for s in states:
             s = _name(s)
@@ -105,7 +118,7 @@ class LinearModel:
             idx.append(self.states.index(s))
         return idx
 
-    def submodel(self, states: Sequence) -> LinearModel:
+    def submodel(self, states: Sequence[str | Symbol]) -> LinearModel:
         """The rows and columns of the named states only.
 
         Meaningful when the remaining states do not feed back into these
@@ -125,7 +138,7 @@ class LinearModel:
             info=self.info,
         )
 
-    def coupling(self, states: Sequence) -> float:
+    def coupling(self, states: Sequence[str | Symbol]) -> float:
         """Largest entry of A coupling the other states into ``states``."""
         idx = self._indices(states)
         rest = [i for i in range(len(self.states)) if i not in idx]
@@ -133,7 +146,9 @@ class LinearModel:
             return 0.0
         return float(np.max(np.abs(self.A[np.ix_(idx, rest)])))
 
-    def eigenvalues(self, states: Sequence | None = None) -> np.ndarray:
+    def eigenvalues(
+        self, states: Sequence[str | Symbol] | None = None
+    ) -> NDArray[np.complex128]:
         """Eigenvalues of A (of the named states' block), sorted by real
         part, then imaginary part.
 
@@ -149,11 +164,11 @@ class LinearModel:
         True
         """
         A = self.A if states is None else self.submodel(states).A
-        ev = np.linalg.eigvals(A)
+        ev = np.asarray(np.linalg.eigvals(A), dtype=complex)
         return ev[np.lexsort((ev.imag, ev.real))]
 
 
-def _speed_rate_function(ms):
+def _speed_rate_function(ms: MechanicalSystem) -> _SpeedRate:
     """u'(t, q, q', q'', p) from the declaration's u(t, q, q'), exact."""
     if ms in _SPEED_RATE_CACHE:
         return _SPEED_RATE_CACHE[ms]
@@ -168,12 +183,17 @@ def _speed_rate_function(ms):
         + u_plain.jacobian(QD) * sm.Matrix(QDD)
         + u_plain.diff(T)
     )
-    fn = sm.lambdify([T, list(Q), list(QD), list(QDD), P], ud, cse=True)
+    fn: _SpeedRate = sm.lambdify([T, list(Q), list(QD), list(QDD), P], ud, cse=True)
     _SPEED_RATE_CACHE[ms] = fn
     return fn
 
 
-def _richardson_jacobian(f, y0, steps, levels=3):
+def _richardson_jacobian(
+    f: Callable[[FloatArray], FloatArray],
+    y0: FloatArray,
+    steps: Sequence[float] | FloatArray,
+    levels: int = 3,
+) -> tuple[FloatArray, FloatArray]:
     """Central differences in each column, refined by Richardson."""
     f0 = f(y0)
     J = np.empty((len(f0), len(y0)))
@@ -196,11 +216,11 @@ def _richardson_jacobian(f, y0, steps, levels=3):
 
 
 def linearize(
-    eom,
-    operating_point,
+    eom: EquationsOfMotion,
+    operating_point: tuple[float, ArrayLike, ArrayLike],
     *,
-    inputs: Sequence | None = None,
-    parameters: Mapping | None = None,
+    inputs: Sequence[str | Symbol] | None = None,
+    parameters: Mapping[Any, float] | None = None,
     step: float = 1e-3,
     tol: float = 1e-8,
     backend: str = "lambdify",
@@ -314,9 +334,9 @@ def linearize(
     u0 = ms.speeds_from_rates(t0, q0, qd0, values)
     y0 = np.concatenate([q0[:nq], u0[ind_speeds]])
     speed_rate = _speed_rate_function(ms)
-    models = {}
+    models: dict[tuple[float, ...], NumericModel] = {}
 
-    def field_at(y, pvals):
+    def field_at(y: FloatArray, pvals: dict[Any, float]) -> FloatArray:
         key = tuple(pvals.values())
         if key not in models:
             models[key] = eom.numeric(pvals, backend=backend)
@@ -335,7 +355,7 @@ def linearize(
     for k, key in enumerate(input_syms):
         h = step * max(1.0, abs(values[key]))
 
-        def along(s, key=key):
+        def along(s: FloatArray, key: Hashable = key) -> FloatArray:
             pv = dict(values)
             pv[key] = values[key] + s[0]
             return field_at(y0, pv)

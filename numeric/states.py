@@ -15,12 +15,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
 import sympy as sm
 import sympy.physics.mechanics as me
 
 from symbolic.plain import plain_replacements, to_plain
+from symbolic.types import ArrayLike, FloatArray, ParameterValues, State
+
+if TYPE_CHECKING:
+    from systems.base import MechanicalSystem
 
 __all__ = ["SystemStates", "ConstraintError"]
 
@@ -39,10 +44,10 @@ class SystemStates:
     system : MechanicalSystem
     """
 
-    def __init__(self, system):
+    def __init__(self, system: MechanicalSystem) -> None:
         self.system = system
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"SystemStates({self.system.name!r})"
 
     @cached_property
@@ -78,7 +83,7 @@ class SystemStates:
         f["u_of_qdot"] = sm.lambdify([ts, list(qs), list(qds), p], uq, cse=True)
         return f
 
-    def parameter_vector(self, parameters: Mapping | None = None) -> np.ndarray:
+    def parameter_vector(self, parameters: ParameterValues | None = None) -> FloatArray:
         """Default parameter values, overridden by ``parameters``.
 
         Raises
@@ -113,20 +118,34 @@ class SystemStates:
             [s["T"], list(s["Q"]), list(s["QD"]), list(ms.parameters)], E, cse=True
         )
 
-    def energy(self, t0, q, qd, parameters=None):
+    def energy(
+        self,
+        t0: float,
+        q: ArrayLike,
+        qd: ArrayLike,
+        parameters: ParameterValues | None = None,
+    ) -> tuple[float, float]:
         """(T, V) at a state; V is 0 where no potential energy is declared."""
         p = self.parameter_vector(parameters)
         T, V = np.asarray(self._energy_function(t0, q, qd, p), float).ravel()
         return float(T), float(V)
 
-    def holonomic_residual(self, t0, q, parameters=None) -> np.ndarray:
+    def holonomic_residual(
+        self, t0: float, q: ArrayLike, parameters: ParameterValues | None = None
+    ) -> FloatArray:
         p = self.parameter_vector(parameters)
         u = np.zeros(len(self.system.speeds))
         return np.asarray(
             self._constraint_functions["hol"](t0, q, u, p), dtype=float
         ).ravel()
 
-    def velocity_residual(self, t0, q, qd, parameters=None) -> np.ndarray:
+    def velocity_residual(
+        self,
+        t0: float,
+        q: ArrayLike,
+        qd: ArrayLike,
+        parameters: ParameterValues | None = None,
+    ) -> FloatArray:
         """Residual of every velocity constraint at (t, q, q')."""
         p = self.parameter_vector(parameters)
         u = self.speeds_from_rates(t0, q, qd, parameters)
@@ -135,21 +154,39 @@ class SystemStates:
         b = np.asarray(f["b"](t0, q, u, p), dtype=float).ravel()
         return A @ u + b
 
-    def speeds_from_rates(self, t0, q, qd, parameters=None) -> np.ndarray:
+    def speeds_from_rates(
+        self,
+        t0: float,
+        q: ArrayLike,
+        qd: ArrayLike,
+        parameters: ParameterValues | None = None,
+    ) -> FloatArray:
         p = self.parameter_vector(parameters)
         return np.asarray(
             self._constraint_functions["u_of_qdot"](t0, q, qd, p), dtype=float
         ).ravel()
 
-    def rates_from_speeds(self, t0, q, u, parameters=None) -> np.ndarray:
+    def rates_from_speeds(
+        self,
+        t0: float,
+        q: ArrayLike,
+        u: ArrayLike,
+        parameters: ParameterValues | None = None,
+    ) -> FloatArray:
         p = self.parameter_vector(parameters)
         return np.asarray(
             self._constraint_functions["qdot"](t0, q, u, p), dtype=float
         ).ravel()
 
     def solve_dependent_coordinates(
-        self, t0, q_ind, guess, parameters=None, tol=1e-13, maxiter=50
-    ) -> np.ndarray:
+        self,
+        t0: float,
+        q_ind: ArrayLike,
+        guess: ArrayLike,
+        parameters: ParameterValues | None = None,
+        tol: float = 1e-13,
+        maxiter: int = 50,
+    ) -> FloatArray:
         """Newton's method on the holonomic constraints for q_dep.
 
         Raises
@@ -190,7 +227,13 @@ class SystemStates:
             f"residual {res:.3g})"
         )
 
-    def solve_dependent_speeds(self, t0, q, u_ind, parameters=None) -> np.ndarray:
+    def solve_dependent_speeds(
+        self,
+        t0: float,
+        q: ArrayLike,
+        u_ind: ArrayLike,
+        parameters: ParameterValues | None = None,
+    ) -> FloatArray:
         """All speeds from the independent ones and the velocity constraints.
 
         Raises
@@ -219,7 +262,9 @@ class SystemStates:
         u[nu_ind:] = np.linalg.solve(A_dep, -(A_ind @ u[:nu_ind] + b))
         return u
 
-    def random_state(self, seed=None, parameters=None):
+    def random_state(
+        self, seed: int | None = None, parameters: ParameterValues | None = None
+    ) -> State:
         """A random state consistent with every constraint.
 
         Independent coordinates are drawn uniformly about the initial state

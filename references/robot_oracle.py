@@ -15,8 +15,12 @@ and the declaration's ``g`` parameter is mapped onto it.  With
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import Any
+
 import numpy as np
 
+from symbolic.types import ArrayLike, FloatArray
 from systems import MechanicalSystem
 
 __all__ = [
@@ -94,7 +98,11 @@ def urdf_pinocchio_accelerations(ms, q, qd, parameters=None, model=None):
     return np.array(pin.aba(model, data, pinocchio_configuration(model, q), qd, tau))
 
 
-def oracle_accelerations(ms, states, parameters=None):
+def oracle_accelerations(
+    ms: MechanicalSystem,
+    states: Sequence[tuple[float, ArrayLike, ArrayLike]],
+    parameters: Mapping[Any, float] | None = None,
+) -> tuple[str, FloatArray] | None:
     """An independent library's q'' at ``states`` for the harness's oracle
     column, or None when the system has no oracle here.
 

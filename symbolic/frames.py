@@ -169,7 +169,7 @@ class FrameAlgebra:
     were, so other formulations see the declaration untouched.
     """
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._dcm = {}
 
     @staticmethod

@@ -25,6 +25,18 @@ import sympy.physics.mechanics as me
 from numeric.states import ConstraintError, SystemStates
 from symbolic.frames import FrameAlgebra, declared_orientations, kinetic_energy
 from symbolic.linsolve import solve_linear
+from symbolic.types import (
+    ArrayLike,
+    Expr,
+    FloatArray,
+    Matrix,
+    ParameterValues,
+    Point,
+    ReferenceFrame,
+    State,
+    Symbol,
+    Vector,
+)
 
 from .errors import DeclarationError
 
@@ -70,13 +82,13 @@ class ConstraintForce:
 
     name: str
     kind: str
-    direction: Any
-    point: Any
-    bodies: tuple
-    points: tuple = ()
-    frames: tuple = ()
+    direction: Vector
+    point: Point
+    bodies: tuple[Any, ...]
+    points: tuple[Point, ...] = ()
+    frames: tuple[ReferenceFrame, ...] = ()
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.kind not in ("force", "torque"):
             raise ValueError(
                 f"ConstraintForce {self.name!r}: kind must be one of "
@@ -87,7 +99,7 @@ class ConstraintForce:
         object.__setattr__(self, "frames", tuple(self.frames))
 
 
-def has_explicit_time(expr) -> bool:
+def has_explicit_time(expr: Expr) -> bool:
     """True when ``t`` appears outside the functions of time in ``expr``."""
     expr = sm.sympify(expr)
     if t not in expr.free_symbols:
@@ -95,36 +107,41 @@ def has_explicit_time(expr) -> bool:
     funcs = me.find_dynamicsymbols(expr)
     # Derivatives before the functions they contain (xreplace is top-down).
     rep = {f: sm.Dummy() for f in sorted(funcs, key=sm.count_ops, reverse=True)}
-    return t in expr.xreplace(rep).free_symbols
+    return bool(t in expr.xreplace(rep).free_symbols)
 
 
-def _as_tuple(matrix) -> tuple:
+def _as_tuple(matrix: Matrix | None) -> tuple[Expr, ...]:
     return tuple(sm.Matrix(matrix)) if matrix is not None else ()
 
 
-def _linear_coefficients(exprs: Sequence[sm.Expr], variables: Sequence):
+def _linear_coefficients(
+    exprs: Sequence[Expr] | Matrix, variables: Sequence[Symbol]
+) -> tuple[Matrix, Matrix]:
     """Return (A, b) with exprs = A * variables + b, checking linearity."""
-    exprs = sm.Matrix(list(exprs))
-    variables = list(variables)
-    if not variables:
-        return sm.zeros(len(exprs), 0), exprs
-    A = exprs.jacobian(variables)
-    zero = {v: 0 for v in variables}
-    b = exprs.xreplace(zero)
+    rows = sm.Matrix(list(exprs))
+    var = list(variables)
+    if not var:
+        return sm.zeros(len(rows), 0), rows
+    A = rows.jacobian(var)
+    zero = {v: 0 for v in var}
+    b = rows.xreplace(zero)
     return A, b
 
 
-def _measures(vec) -> list:
+def _measures(vec: Vector) -> list[Expr]:
     """The measure numbers of a sympy vector, frame by frame, WITHOUT
     expressing it in one frame (composing direction cosine matrices grows
     exponentially along a chain of bodies oriented from their parents)."""
     return [] if vec == 0 else [x for m, _ in vec.args for x in m]
 
 
-def _orientation_steps(N) -> list:
+def _orientation_steps(
+    N: ReferenceFrame,
+) -> list[tuple[ReferenceFrame, ReferenceFrame, Matrix]]:
     """(frame, parent, direction cosine matrix) of every frame connected to
     N, each step as declared."""
-    seen, stack, steps = {N}, [N], []
+    seen, stack = {N}, [N]
+    steps: list[tuple[ReferenceFrame, ReferenceFrame, Matrix]] = []
     while stack:
         F = stack.pop()
         for G, dcm in declared_orientations(F).items():
@@ -135,7 +152,7 @@ def _orientation_steps(N) -> list:
     return steps
 
 
-def _is_linear(exprs, variables) -> bool:
+def _is_linear(exprs: Sequence[Expr], variables: Sequence[Symbol]) -> bool:
     A, _ = _linear_coefficients(exprs, variables)
     syms = set(variables)
     return not any(a.has(*syms) for a in A) if syms else True
@@ -157,10 +174,10 @@ class Kinematics:
         nonholonomic ones) written as ``A u + b = 0``, in (t, q, u).
     """
 
-    qdot: Mapping
-    u_of_qdot: Mapping
-    velocity_constraint_A: sm.ImmutableMatrix
-    velocity_constraint_b: sm.ImmutableMatrix
+    qdot: Mapping[Symbol, Expr]
+    u_of_qdot: Mapping[Symbol, Expr]
+    velocity_constraint_A: Matrix
+    velocity_constraint_b: Matrix
 
 
 class MechanicalSystem:
@@ -246,18 +263,18 @@ class MechanicalSystem:
         *,
         name: str,
         system: me.System,
-        parameters: Mapping,
-        initial_state: Mapping,
-        specified: Mapping | None = None,
-        dependent_solutions: Mapping | None = None,
-        potential_energy: sm.Expr | None = None,
+        parameters: Mapping[Symbol | str, float],
+        initial_state: Mapping[Symbol, float],
+        specified: Mapping[Symbol, Expr] | None = None,
+        dependent_solutions: Mapping[Symbol, Expr] | None = None,
+        potential_energy: Expr | None = None,
         constraint_forces: Sequence[ConstraintForce] = (),
         description: str = "",
-        random_spread: float | Mapping = 0.5,
+        random_spread: float | Mapping[Symbol, float] = 0.5,
         speed_scale: float = 1.0,
         energy_conserved: bool = False,
-        options: Mapping | None = None,
-    ):
+        options: Mapping[str, Any] | None = None,
+    ) -> None:
         if not isinstance(system, me.System):
             raise TypeError(
                 f"system must be a sympy.physics.mechanics.System, not "
@@ -267,7 +284,7 @@ class MechanicalSystem:
             raise TypeError("name must be a non-empty string")
         self.name = name
         self.system = system
-        self.parameters = MappingProxyType(
+        self.parameters: Mapping[Symbol, float] = MappingProxyType(
             {sm.sympify(k): float(v) for k, v in parameters.items()}
         )
         self.initial_state = MappingProxyType(
@@ -292,7 +309,7 @@ class MechanicalSystem:
             inert_constants(system, self._free_constants()) - set(self.parameters),
             key=str,
         )
-        self.notes = tuple(
+        self.notes: tuple[str, ...] = tuple(
             [
                 f"constants that cannot enter the equations of motion need no "
                 f"value and were given 0: {inert}"
@@ -340,57 +357,57 @@ class MechanicalSystem:
     # Vocabulary
     # ------------------------------------------------------------------
     @property
-    def frame(self):
+    def frame(self) -> ReferenceFrame:
         return self.system.frame
 
     @property
-    def q_ind(self) -> tuple:
+    def q_ind(self) -> tuple[Symbol, ...]:
         return _as_tuple(self.system.q_ind)
 
     @property
-    def q_dep(self) -> tuple:
+    def q_dep(self) -> tuple[Symbol, ...]:
         return _as_tuple(self.system.q_dep)
 
     @property
-    def u_ind(self) -> tuple:
+    def u_ind(self) -> tuple[Symbol, ...]:
         return _as_tuple(self.system.u_ind)
 
     @property
-    def u_dep(self) -> tuple:
+    def u_dep(self) -> tuple[Symbol, ...]:
         return _as_tuple(self.system.u_dep)
 
     @property
-    def coordinates(self) -> tuple:
+    def coordinates(self) -> tuple[Symbol, ...]:
         """All generalized coordinates: independent, then dependent."""
         return self.q_ind + self.q_dep
 
     @property
-    def speeds(self) -> tuple:
+    def speeds(self) -> tuple[Symbol, ...]:
         """All generalized speeds: independent, then dependent."""
         return self.u_ind + self.u_dep
 
     @property
-    def coordinate_rates(self) -> tuple:
+    def coordinate_rates(self) -> tuple[Symbol, ...]:
         return tuple(q.diff(t) for q in self.coordinates)
 
     @property
-    def kdes(self) -> tuple:
+    def kdes(self) -> tuple[Expr, ...]:
         return _as_tuple(self.system.kdes)
 
     @property
-    def holonomic_constraints(self) -> tuple:
+    def holonomic_constraints(self) -> tuple[Expr, ...]:
         return _as_tuple(self.system.holonomic_constraints)
 
     @property
-    def nonholonomic_constraints(self) -> tuple:
+    def nonholonomic_constraints(self) -> tuple[Expr, ...]:
         return _as_tuple(self.system.nonholonomic_constraints)
 
     @property
-    def bodies(self) -> tuple:
+    def bodies(self) -> tuple[Any, ...]:
         return tuple(self.system.bodies)
 
     @property
-    def loads(self) -> tuple:
+    def loads(self) -> tuple[Any, ...]:
         # sympy's System keeps actuators apart from loads; their loads act
         # all the same (System.form_eoms adds them too).
         return tuple(self.system.loads) + tuple(
@@ -429,7 +446,7 @@ class MechanicalSystem:
             exprs += list(dcm)
         return any(has_explicit_time(e) for e in exprs)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return (
             f"MechanicalSystem(name={self.name!r}, "
             f"coordinates={len(self.coordinates)}, "
@@ -441,7 +458,7 @@ class MechanicalSystem:
     # ------------------------------------------------------------------
     # Symbolic helpers every formulation uses
     # ------------------------------------------------------------------
-    def substitute_specified(self, expr):
+    def substitute_specified(self, expr: Expr) -> Expr:
         """Replace prescribed functions of time (and their derivatives),
         and the auxiliary speeds (zero in every motion) with their rates."""
         aux = getattr(self, "_aux_zero", None)
@@ -499,7 +516,7 @@ class MechanicalSystem:
         )
 
     @cached_property
-    def _velocity_rows(self):
+    def _velocity_rows(self) -> tuple[list[int], list[str]]:
         """Indices and labels of the independent rows of the declared
         velocity constraints (:mod:`systems.redundancy`)."""
         from .redundancy import independent_rows
@@ -526,7 +543,7 @@ class MechanicalSystem:
         return independent_rows(self, plain, labels), labels
 
     @property
-    def velocity_constraints(self) -> tuple:
+    def velocity_constraints(self) -> tuple[Expr, ...]:
         """The independent velocity constraint rows (``= 0``): the
         declaration's (``System.velocity_constraints``), redundant ones
         dropped with a :class:`~systems.redundancy.RedundantConstraintWarning`
@@ -535,7 +552,7 @@ class MechanicalSystem:
         return tuple(rows[i] for i in self._velocity_rows[0])
 
     @property
-    def dropped_velocity_constraints(self) -> tuple:
+    def dropped_velocity_constraints(self) -> tuple[str, ...]:
         """Descriptions of the declared velocity constraint rows dropped
         as combinations of the others."""
         kept, labels = self._velocity_rows
@@ -550,7 +567,7 @@ class MechanicalSystem:
             self.system._vel_constrs is None and not self.dropped_velocity_constraints
         )
 
-    def constants(self) -> set:
+    def constants(self) -> set[Symbol]:
         """Every constant symbol appearing in the declaration."""
         return self._free_constants()
 
@@ -566,7 +583,7 @@ class MechanicalSystem:
             sm.srepr(sm.Tuple(*self.nonholonomic_constraints)),
         ]
 
-        def vector(vec):
+        def vector(vec: Vector) -> str:
             # Measure numbers with their frames (orientations come below).
             return (
                 "0"
@@ -601,7 +618,7 @@ class MechanicalSystem:
     # ------------------------------------------------------------------
     # Validation
     # ------------------------------------------------------------------
-    def _free_constants(self) -> set:
+    def _free_constants(self) -> set[Symbol]:
         N = self.frame
         exprs = (
             list(self.kdes)
@@ -628,13 +645,13 @@ class MechanicalSystem:
             exprs.append(self.potential_energy)
         exprs += list(self.specified.values())
         exprs += list(self.dependent_solutions.values())
-        symbols = set()
+        symbols: set[Symbol] = set()
         for e in exprs:
             symbols |= sm.sympify(e).free_symbols
         symbols.discard(t)
         return symbols
 
-    def _validate(self):
+    def _validate(self) -> None:
         problems = []
         q_dep, u_dep = self.q_dep, self.u_dep
         nh, nnh = len(self.holonomic_constraints), len(self.nonholonomic_constraints)
@@ -755,7 +772,7 @@ class MechanicalSystem:
         # The initial state must be consistent (raises on violation).
         self.consistent_initial_state()
 
-    def _numeric_subs_initial(self):
+    def _numeric_subs_initial(self) -> dict[Symbol, float]:
         d = dict(self.parameters)
         for qi in self.coordinates:
             d[qi] = self.initial_state.get(qi, 0.1)
@@ -774,11 +791,11 @@ class MechanicalSystem:
         (a :class:`numeric.states.SystemStates`)."""
         return SystemStates(self)
 
-    def parameter_vector(self, parameters: Mapping | None = None) -> np.ndarray:
+    def parameter_vector(self, parameters: ParameterValues | None = None) -> FloatArray:
         """Default parameter values, overridden by ``parameters``."""
         return self.states.parameter_vector(parameters)
 
-    def kinetic_energy(self) -> sm.Expr:
+    def kinetic_energy(self) -> Expr:
         """Kinetic energy of every body in (t, q, q')."""
         return sm.sympify(
             kinetic_energy(
@@ -786,37 +803,77 @@ class MechanicalSystem:
             )
         )
 
-    def energy(self, t0, q, qd, parameters=None):
+    def energy(
+        self,
+        t0: float,
+        q: ArrayLike,
+        qd: ArrayLike,
+        parameters: ParameterValues | None = None,
+    ) -> tuple[float, float]:
         """(T, V) at a state; V is 0 where no potential energy is declared."""
         return self.states.energy(t0, q, qd, parameters)
 
-    def holonomic_residual(self, t0, q, parameters=None) -> np.ndarray:
+    def holonomic_residual(
+        self, t0: float, q: ArrayLike, parameters: ParameterValues | None = None
+    ) -> FloatArray:
         return self.states.holonomic_residual(t0, q, parameters)
 
-    def velocity_residual(self, t0, q, qd, parameters=None) -> np.ndarray:
+    def velocity_residual(
+        self,
+        t0: float,
+        q: ArrayLike,
+        qd: ArrayLike,
+        parameters: ParameterValues | None = None,
+    ) -> FloatArray:
         """Residual of every velocity constraint at (t, q, q')."""
         return self.states.velocity_residual(t0, q, qd, parameters)
 
-    def speeds_from_rates(self, t0, q, qd, parameters=None) -> np.ndarray:
+    def speeds_from_rates(
+        self,
+        t0: float,
+        q: ArrayLike,
+        qd: ArrayLike,
+        parameters: ParameterValues | None = None,
+    ) -> FloatArray:
         return self.states.speeds_from_rates(t0, q, qd, parameters)
 
-    def rates_from_speeds(self, t0, q, u, parameters=None) -> np.ndarray:
+    def rates_from_speeds(
+        self,
+        t0: float,
+        q: ArrayLike,
+        u: ArrayLike,
+        parameters: ParameterValues | None = None,
+    ) -> FloatArray:
         return self.states.rates_from_speeds(t0, q, u, parameters)
 
     def solve_dependent_coordinates(
-        self, t0, q_ind, guess, parameters=None, tol=1e-13, maxiter=50
-    ) -> np.ndarray:
+        self,
+        t0: float,
+        q_ind: ArrayLike,
+        guess: ArrayLike,
+        parameters: ParameterValues | None = None,
+        tol: float = 1e-13,
+        maxiter: int = 50,
+    ) -> FloatArray:
         """Newton's method on the holonomic constraints for q_dep (see
         :meth:`numeric.states.SystemStates.solve_dependent_coordinates`)."""
         return self.states.solve_dependent_coordinates(
             t0, q_ind, guess, parameters, tol=tol, maxiter=maxiter
         )
 
-    def solve_dependent_speeds(self, t0, q, u_ind, parameters=None) -> np.ndarray:
+    def solve_dependent_speeds(
+        self,
+        t0: float,
+        q: ArrayLike,
+        u_ind: ArrayLike,
+        parameters: ParameterValues | None = None,
+    ) -> FloatArray:
         """All speeds from the independent ones and the velocity constraints."""
         return self.states.solve_dependent_speeds(t0, q, u_ind, parameters)
 
-    def consistent_initial_state(self, parameters=None):
+    def consistent_initial_state(
+        self, parameters: ParameterValues | None = None
+    ) -> State:
         """(t0, q, q') at the declared initial state, dependent parts solved.
 
         Raises
@@ -862,7 +919,9 @@ class MechanicalSystem:
         qd = self.rates_from_speeds(t0, q, u, parameters)
         return t0, q, qd
 
-    def random_state(self, seed=None, parameters=None):
+    def random_state(
+        self, seed: int | None = None, parameters: ParameterValues | None = None
+    ) -> State:
         """A random state consistent with every constraint (see
         :meth:`numeric.states.SystemStates.random_state`).
 

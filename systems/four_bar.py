@@ -7,6 +7,8 @@ from __future__ import annotations
 import sympy as sm
 import sympy.physics.mechanics as me
 
+from symbolic.types import Expr
+
 from .base import MechanicalSystem
 from .catalogue import register_system
 
@@ -15,7 +17,9 @@ __all__ = ["four_bar", "four_bar_closed_form"]
 _COORDINATES = ("redundant", "minimal")
 
 
-def four_bar_closed_form(q1, L1, L2, L3, L4):
+def four_bar_closed_form(
+    q1: Expr, L1: Expr, L2: Expr, L3: Expr, L4: Expr
+) -> tuple[Expr, Expr]:
     """Coupler and rocker angles ``(q2, q3)`` of the four-bar as functions
     of the crank angle ``q1``, on the catalogue's assembly branch.
 

@@ -18,10 +18,17 @@ holonomic constraint itself still holds the coordinates).
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import sympy as sm
 import sympy.physics.mechanics as me
+
+from symbolic.types import Expr, Symbol
+
+if TYPE_CHECKING:
+    from .base import MechanicalSystem
 
 __all__ = ["RedundantConstraintWarning", "independent_rows"]
 
@@ -39,7 +46,13 @@ def _rank(M, tol=1e-9):
     return int(np.sum(s > tol * max(1.0, s[0])))
 
 
-def independent_rows(ms, rows, labels, n_samples=3, seed=12345):
+def independent_rows(
+    ms: MechanicalSystem,
+    rows: Sequence[Expr],
+    labels: Sequence[str],
+    n_samples: int = 3,
+    seed: int = 12345,
+) -> list[int]:
     """Indices of a maximal independent subset of velocity constraint rows.
 
     Parameters
@@ -110,7 +123,13 @@ def independent_rows(ms, rows, labels, n_samples=3, seed=12345):
     return kept
 
 
-def independent_speed_rows(ms, rows, speeds, n_samples=3, seed=54321):
+def independent_speed_rows(
+    ms: MechanicalSystem,
+    rows: Sequence[Expr],
+    speeds: Sequence[Symbol],
+    n_samples: int = 3,
+    seed: int = 54321,
+) -> list[int]:
     """Indices of rows whose coefficients of ``speeds`` are independent,
     taken in the given order, at random configurations.
 

@@ -69,6 +69,8 @@ from __future__ import annotations
 
 import functools
 import numbers
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any, TypeAlias, TypeVar, cast
 
 import numpy as np
 import sympy as sm
@@ -83,9 +85,29 @@ except ImportError:  # pragma: no cover - depends on the installation
         "pip install 'eomcompare[test]'"
     ) from None
 
+from symbolic.types import (
+    Dyadic,
+    Expr,
+    FloatArray,
+    ParameterValues,
+    ReferenceFrame,
+    State,
+    Symbol,
+)
 from systems import MechanicalSystem, get_system
 from systems.base import ConstraintError, ConstraintForce
 from systems.four_bar import four_bar_closed_form
+
+_T = TypeVar("_T")
+#: The symbolic part of a random family's declaration (a sympy
+#: ``System``, its constant symbols by name, coordinates, speeds, ...),
+#: built once per structure.
+_Declaration: TypeAlias = tuple[Any, ...]
+#: A tree's structure: ``(dimension, joints, springs, dampers, gravity,
+#: reactions)`` with ``joints`` a tuple of ``(parent, kind, axis)``.
+TreeStructure: TypeAlias = tuple[
+    int, tuple[tuple[int, str, int], ...], bool, bool, bool, tuple[int, ...]
+]
 
 __all__ = [
     "kinematic_trees",
@@ -120,13 +142,13 @@ DRIVES = ("translation", "rotation")
 # ----------------------------------------------------------------------
 # Option validation
 # ----------------------------------------------------------------------
-def _check_bool(name, value):
+def _check_bool(name: str, value: object) -> bool:
     if not isinstance(value, bool):
         raise TypeError(f"{name} must be True or False, not {value!r}")
     return value
 
 
-def _check_int(name, value, low, high=None):
+def _check_int(name: str, value: object, low: int, high: int | None = None) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be an integer, not {value!r}")
     value = int(value)
@@ -136,7 +158,9 @@ def _check_int(name, value, low, high=None):
     return value
 
 
-def _check_choices(name, values, valid):
+def _check_choices(
+    name: str, values: str | Sequence[str], valid: Collection[str]
+) -> tuple[str, ...]:
     if isinstance(values, str):
         values = (values,)
     try:
@@ -154,7 +178,7 @@ def _check_choices(name, values, valid):
     return tuple(dict.fromkeys(values))
 
 
-def _check_range(lo_name, lo, hi_name, hi):
+def _check_range(lo_name: str, lo: int, hi_name: str, hi: int) -> None:
     if lo > hi:
         raise ValueError(f"{lo_name} ({lo}) must not exceed {hi_name} ({hi})")
 
@@ -162,15 +186,25 @@ def _check_range(lo_name, lo, hi_name, hi):
 # ----------------------------------------------------------------------
 # Numbers
 # ----------------------------------------------------------------------
-def _floats(lo, hi):
+def _not_none(strategy: st.SearchStrategy[_T | None]) -> st.SearchStrategy[_T]:
+    """``strategy`` without its ``None`` draws (rejected, as ``filter``)."""
+
+    def present(x: _T | None) -> bool:
+        return x is not None
+
+    # filter keeps the draws' type; the cast states what it leaves out.
+    return cast("st.SearchStrategy[_T]", strategy.filter(present))
+
+
+def _floats(lo: float, hi: float) -> st.SearchStrategy[float]:
     return st.floats(lo, hi, allow_nan=False, allow_infinity=False)
 
 
 @st.composite
-def _rotation(draw):
+def _rotation(draw: st.DrawFn) -> FloatArray:
     """A uniformly spread rotation matrix, from a normalized quaternion."""
     v = np.array([draw(_floats(-1.0, 1.0)) for _ in range(4)])
-    n = np.linalg.norm(v)
+    n = float(np.linalg.norm(v))
     if n < 0.1:
         v, n = np.array([1.0, 0.0, 0.0, 0.0]), 1.0
     w, x, y, z = v / n
@@ -183,7 +217,7 @@ def _rotation(draw):
     )
 
 
-def inertia_tensors(*, mass=1.0):
+def inertia_tensors(*, mass: float = 1.0) -> st.SearchStrategy[FloatArray]:
     """Central inertia tensors (3x3 arrays) of bodies of mass ``mass``.
 
     The principal moments are ``(b + c, a + c, a + b)`` for second moments
@@ -215,22 +249,24 @@ def inertia_tensors(*, mass=1.0):
 
 
 @st.composite
-def _inertia_tensors(draw, mass):
+def _inertia_tensors(draw: st.DrawFn, mass: float) -> FloatArray:
     a, b, c = (draw(_floats(0.01, 1.0)) * mass for _ in range(3))
     R = draw(_rotation())
     I = R @ np.diag([b + c, a + c, a + b]) @ R.T
     return (I + I.T) / 2
 
 
-def _inertia_symbols(i):
-    return sm.symbols(f"I{i}_xx I{i}_yy I{i}_zz I{i}_xy I{i}_yz I{i}_zx", real=True)
+def _inertia_symbols(i: int) -> tuple[Symbol, ...]:
+    return tuple(
+        sm.symbols(f"I{i}_xx I{i}_yy I{i}_zz I{i}_xy I{i}_yz I{i}_zx", real=True)
+    )
 
 
-def _inertia_values(syms, I):
+def _inertia_values(syms: Sequence[Symbol], I: FloatArray) -> dict[Symbol, float]:
     return dict(zip(syms, (I[0, 0], I[1, 1], I[2, 2], I[0, 1], I[1, 2], I[2, 0])))
 
 
-def _inertia_dyadic(frame, syms):
+def _inertia_dyadic(frame: ReferenceFrame, syms: Sequence[Symbol]) -> Dyadic:
     return me.inertia(frame, *syms)
 
 
@@ -238,7 +274,7 @@ def _inertia_dyadic(frame, syms):
 # Kinematic trees
 # ----------------------------------------------------------------------
 @functools.cache
-def _tree_declaration(structure):
+def _tree_declaration(structure: TreeStructure) -> _Declaration:
     """The symbolic part of :func:`build_tree`, once per structure."""
     dim, joints, springs, dampers, gravity, reactions = structure
     n = len(joints)
@@ -248,24 +284,27 @@ def _tree_declaration(structure):
     q = me.dynamicsymbols(f"q1:{n + 1}")
     u = me.dynamicsymbols(f"u1:{n + 1}")
     planar = dim == 2
-    frames, origins, bodies, joint_points = [], [], [], []
+    frames: list[ReferenceFrame] = []
+    origins: list[Any] = []
+    bodies: list[Any] = []
+    joint_points: list[Any] = []
     loads, V, power = [], sm.S.Zero, sm.S.Zero
     sym = {}
 
-    def s(name, **kw):
+    def s(name: str, **kw: Any) -> Symbol:
         if name not in sym:
             sym[name] = sm.Symbol(name, real=True, **kw)
         return sym[name]
 
     z_coords, z_speeds, cforces = [], [], []
-    gvec = (
+    gvec: Any = (
         (s("gx") * N.x + s("gy") * N.y + (0 if planar else s("gz") * N.z))
         if gravity
         else 0
     )
     children = {i: [j for j, jt in enumerate(joints) if jt[0] == i] for i in range(n)}
 
-    def subtree(i):
+    def subtree(i: int) -> list[int]:
         out = [i]
         for c in children[i]:
             out += subtree(c)
@@ -365,7 +404,13 @@ def _tree_declaration(structure):
     return system, sym, q, u, V, power, tuple(cf_objs)
 
 
-def build_tree(structure, values, *, initial=None, name="random_tree"):
+def build_tree(
+    structure: TreeStructure,
+    values: Mapping[str, float],
+    *,
+    initial: Mapping[str, float] | None = None,
+    name: str = "random_tree",
+) -> MechanicalSystem:
     """The :class:`MechanicalSystem` of a tree structure with given values.
 
     Parameters
@@ -422,7 +467,7 @@ def build_tree(structure, values, *, initial=None, name="random_tree"):
         potential_energy=V,
         energy_conserved=not dampers,
         constraint_forces=cf_objs,
-        description=build_tree.__doc__,
+        description=build_tree.__doc__ or "",
         random_spread=spread,
         speed_scale=1.0,
         options={
@@ -433,7 +478,7 @@ def build_tree(structure, values, *, initial=None, name="random_tree"):
     )
 
 
-def _tree_values(draw, structure):
+def _tree_values(draw: st.DrawFn, structure: TreeStructure) -> dict[str, float]:
     """Random values of every parameter of a tree structure."""
     dim, joints, springs, dampers, gravity, reactions = structure
     vals = {}
@@ -460,7 +505,18 @@ def _tree_values(draw, structure):
 
 
 @st.composite
-def _trees(draw, dim, lo, hi, kinds, branching, springs, dampers, gravity, reactions):
+def _trees(
+    draw: st.DrawFn,
+    dim: int,
+    lo: int,
+    hi: int,
+    kinds: tuple[str, ...],
+    branching: bool,
+    springs: bool,
+    dampers: bool,
+    gravity: bool,
+    reactions: bool,
+) -> MechanicalSystem:
     n = draw(st.integers(lo, hi))
     joints = []
     for i in range(n):
@@ -471,7 +527,7 @@ def _trees(draw, dim, lo, hi, kinds, branching, springs, dampers, gravity, react
         else:
             axis = draw(st.integers(0, 2))
         joints.append((parent, kind, axis))
-    react = ()
+    react: tuple[int, ...] = ()
     if reactions:
         revolute = [i for i, j in enumerate(joints) if j[1] == "R"]
         if not revolute:
@@ -492,16 +548,16 @@ def _trees(draw, dim, lo, hi, kinds, branching, springs, dampers, gravity, react
 
 def kinematic_trees(
     *,
-    dimension=2,
-    min_bodies=1,
-    max_bodies=3,
-    joint_types=JOINT_TYPES,
-    branching=True,
-    springs=True,
-    dampers=True,
-    gravity=True,
-    joint_reactions=False,
-):
+    dimension: int = 2,
+    min_bodies: int = 1,
+    max_bodies: int = 3,
+    joint_types: Sequence[str] = JOINT_TYPES,
+    branching: bool = True,
+    springs: bool = True,
+    dampers: bool = True,
+    gravity: bool = True,
+    joint_reactions: bool = False,
+) -> st.SearchStrategy[MechanicalSystem]:
     """Random trees of rigid bodies on revolute and prismatic joints.
 
     Parameters
@@ -573,15 +629,15 @@ def kinematic_trees(
 
 def open_chains(
     *,
-    dimension=2,
-    min_bodies=1,
-    max_bodies=3,
-    joint_types=JOINT_TYPES,
-    springs=True,
-    dampers=True,
-    gravity=True,
-    joint_reactions=False,
-):
+    dimension: int = 2,
+    min_bodies: int = 1,
+    max_bodies: int = 3,
+    joint_types: Sequence[str] = JOINT_TYPES,
+    springs: bool = True,
+    dampers: bool = True,
+    gravity: bool = True,
+    joint_reactions: bool = False,
+) -> st.SearchStrategy[MechanicalSystem]:
     """Random serial chains: :func:`kinematic_trees` without branching.
 
     Examples
@@ -606,7 +662,7 @@ def open_chains(
 # Closed loops
 # ----------------------------------------------------------------------
 @functools.cache
-def _linkage_declaration(n_bars, explicit):
+def _linkage_declaration(n_bars: int, explicit: bool) -> _Declaration:
     """The symbolic part of :func:`build_linkage`, once per structure."""
     N = me.ReferenceFrame("N")
     A = me.Point("O")
@@ -666,7 +722,13 @@ def _linkage_declaration(n_bars, explicit):
     return system, syms, q, u, V, power, dep
 
 
-def build_linkage(n_bars, values, initial, *, explicit=False):
+def build_linkage(
+    n_bars: int,
+    values: Mapping[str, float],
+    initial: Sequence[float | Expr],
+    *,
+    explicit: bool = False,
+) -> MechanicalSystem:
     """A planar n-bar linkage of rigid links with pin joints.
 
     Ground pivots A (the origin) and D = L0 * N.y.  Links 1..n-2 form a
@@ -699,7 +761,7 @@ def build_linkage(n_bars, values, initial, *, explicit=False):
         dependent_solutions=dep,
         potential_energy=V,
         energy_conserved=False,
-        description=build_linkage.__doc__,
+        description=build_linkage.__doc__ or "",
         random_spread=0.25,
         speed_scale=1.0,
         options={
@@ -710,7 +772,7 @@ def build_linkage(n_bars, values, initial, *, explicit=False):
     )
 
 
-def _link_values(draw, nl):
+def _link_values(draw: st.DrawFn, nl: int) -> dict[str, float]:
     vals = {}
     for k in range(1, nl + 1):
         m = draw(_floats(0.5, 3.0))
@@ -731,7 +793,7 @@ def _link_values(draw, nl):
 
 
 @st.composite
-def _linkages(draw, lo, hi, explicit):
+def _linkages(draw: st.DrawFn, lo: int, hi: int, explicit: bool) -> MechanicalSystem:
     n_bars = draw(st.integers(lo, hi))
     nl = n_bars - 1
     if n_bars == 4 and explicit and draw(st.booleans()):
@@ -769,7 +831,9 @@ def _linkages(draw, lo, hi, explicit):
     return build_linkage(n_bars, vals, angles, explicit=False)
 
 
-def closed_loops(*, min_bars=4, max_bars=5, explicit_four_bar=True):
+def closed_loops(
+    *, min_bars: int = 4, max_bars: int = 5, explicit_four_bar: bool = True
+) -> st.SearchStrategy[MechanicalSystem]:
     """Random planar n-bar linkages assembled consistently.
 
     Link lengths and all link angles are drawn first; the ground link is
@@ -805,7 +869,7 @@ def closed_loops(*, min_bars=4, max_bars=5, explicit_four_bar=True):
 # Nonholonomic systems
 # ----------------------------------------------------------------------
 @functools.cache
-def _sleigh_declaration():
+def _sleigh_declaration() -> _Declaration:
     """The Chaplygin sleigh's declaration (parameters symbolic)."""
     x, y, th = me.dynamicsymbols("x y theta")
     u1, u2, u3 = me.dynamicsymbols("u1 u2 u3")
@@ -848,7 +912,9 @@ def _sleigh_declaration():
     return system, syms, (x, y, th, u1, u2, u3), V, -c * u3**2
 
 
-def build_sleigh(values, initial=None):
+def build_sleigh(
+    values: Mapping[str, float], initial: Mapping[str, float] | None = None
+) -> MechanicalSystem:
     """The Chaplygin sleigh with parameter values by name (``m, a, b, beta,
     gx, gy, k, s0, c, I1_xx .. I1_zx``) and initial ``x, y, theta``.
 
@@ -888,7 +954,7 @@ def build_sleigh(values, initial=None):
 
 
 @st.composite
-def _sleighs(draw):
+def _sleighs(draw: st.DrawFn) -> MechanicalSystem:
     m = draw(_floats(0.5, 3.0))
     vals = {
         "m": m,
@@ -923,13 +989,13 @@ dependent).  With a = b = 0 it is the knife edge."""
 
 
 @functools.cache
-def _disc_declaration():
+def _disc_declaration() -> MechanicalSystem:
     # Building the catalogue's disc simplifies its constraints: once only.
     return get_system("rolling_disc")
 
 
 @st.composite
-def _discs(draw):
+def _discs(draw: st.DrawFn) -> MechanicalSystem:
     base = _disc_declaration()
     by_name = {str(k): k for k in base.parameters}
     vals = {
@@ -963,7 +1029,9 @@ def _discs(draw):
     )
 
 
-def nonholonomic_systems(*, kinds=NONHOLONOMIC_KINDS):
+def nonholonomic_systems(
+    *, kinds: Sequence[str] = NONHOLONOMIC_KINDS
+) -> st.SearchStrategy[MechanicalSystem]:
     """Random nonholonomic systems.
 
     Parameters
@@ -989,7 +1057,7 @@ def nonholonomic_systems(*, kinds=NONHOLONOMIC_KINDS):
 # Rheonomic systems
 # ----------------------------------------------------------------------
 @functools.cache
-def _driven_declaration(n, drive):
+def _driven_declaration(n: int, drive: str) -> _Declaration:
     """The symbolic part of :func:`build_driven_chain`, once per structure."""
     N = me.ReferenceFrame("N")
     O = me.Point("O")
@@ -1040,7 +1108,9 @@ def _driven_declaration(n, drive):
     return system, syms, q, u, V, specified
 
 
-def build_driven_chain(n, drive, values, initial):
+def build_driven_chain(
+    n: int, drive: str, values: Mapping[str, float], initial: Sequence[float]
+) -> MechanicalSystem:
     """A planar chain of n links (pin joints, relative angles) hung from a
     support S moved by a prescribed function of time.
 
@@ -1059,7 +1129,7 @@ def build_driven_chain(n, drive, values, initial):
         initial_state={qi: v for qi, v in zip(q, initial)} | {ui: 0.0 for ui in u},
         specified=specified,
         potential_energy=V,
-        description=build_driven_chain.__doc__,
+        description=build_driven_chain.__doc__ or "",
         random_spread=1.5,
         options={
             "family": "driven_chain",
@@ -1070,7 +1140,9 @@ def build_driven_chain(n, drive, values, initial):
 
 
 @st.composite
-def _driven(draw, lo, hi, drives):
+def _driven(
+    draw: st.DrawFn, lo: int, hi: int, drives: tuple[str, ...]
+) -> MechanicalSystem:
     n = draw(st.integers(lo, hi))
     drive = draw(st.sampled_from(drives))
     vals = {
@@ -1096,7 +1168,9 @@ def _driven(draw, lo, hi, drives):
     return build_driven_chain(n, drive, vals, init)
 
 
-def rheonomic_systems(*, min_bodies=1, max_bodies=2, drives=DRIVES):
+def rheonomic_systems(
+    *, min_bodies: int = 1, max_bodies: int = 2, drives: Sequence[str] = DRIVES
+) -> st.SearchStrategy[MechanicalSystem]:
     """Random planar chains driven by a prescribed motion of their support.
 
     The support's motion is a function of time given through ``specified``
@@ -1125,7 +1199,7 @@ def rheonomic_systems(*, min_bodies=1, max_bodies=2, drives=DRIVES):
 # ----------------------------------------------------------------------
 # Everything, and states
 # ----------------------------------------------------------------------
-def mechanical_systems(*, max_bodies=3):
+def mechanical_systems(*, max_bodies: int = 3) -> st.SearchStrategy[MechanicalSystem]:
     """Any of the families above, each with small structures.
 
     Examples
@@ -1143,7 +1217,9 @@ def mechanical_systems(*, max_bodies=3):
     )
 
 
-def consistent_states(system, *, parameters=None):
+def consistent_states(
+    system: MechanicalSystem, *, parameters: ParameterValues | None = None
+) -> st.SearchStrategy[State]:
     """States ``(t, q, q')`` of ``system`` satisfying every constraint.
 
     Drawn by :meth:`systems.MechanicalSystem.random_state` from a random
@@ -1167,19 +1243,21 @@ def consistent_states(system, *, parameters=None):
             f"system must be a MechanicalSystem, not {type(system).__name__}"
         )
 
-    def state(seed):
+    def state(seed: int) -> State | None:
         try:
             return system.random_state(seed=seed, parameters=parameters)
         except ConstraintError:
             return None
 
-    return st.integers(0, 2**32 - 1).map(state).filter(lambda s: s is not None)
+    return _not_none(st.integers(0, 2**32 - 1).map(state))
 
 
 # ----------------------------------------------------------------------
 # Velocities declared from points not located from the origin
 # ----------------------------------------------------------------------
-def reanchor_velocity(ms, offset, *, moving=True):
+def reanchor_velocity(
+    ms: MechanicalSystem, offset: Sequence[float], *, moving: bool = True
+) -> MechanicalSystem:
     """``ms`` with its last rigid body's mass centre re-declared from a new
     point that has no position from the fixed point.
 
@@ -1245,7 +1323,7 @@ def reanchor_velocity(ms, offset, *, moving=True):
     )
 
 
-def _every_speed_moves_a_body(ms):
+def _every_speed_moves_a_body(ms: MechanicalSystem) -> bool:
     N = ms.frame
     vectors = []
     for b in ms.bodies:
@@ -1257,7 +1335,9 @@ def _every_speed_moves_a_body(ms):
 
 
 @st.composite
-def _reanchored(draw, base, moving):
+def _reanchored(
+    draw: st.DrawFn, base: st.SearchStrategy[MechanicalSystem], moving: tuple[bool, ...]
+) -> MechanicalSystem:
     ms = draw(base)
     offset = draw(st.tuples(*[_floats(-0.5, 0.5)] * 3))
     mode = draw(st.sampled_from(moving))
@@ -1268,7 +1348,11 @@ def _reanchored(draw, base, moving):
     return out
 
 
-def unlocated_velocities(systems=None, *, moving=(True, False)):
+def unlocated_velocities(
+    systems: st.SearchStrategy[MechanicalSystem] | None = None,
+    *,
+    moving: Sequence[bool] = (True, False),
+) -> st.SearchStrategy[MechanicalSystem]:
     """Systems whose last body's mass-centre velocity comes by
     ``v2pt_theory`` from a point not located from the fixed point.
 

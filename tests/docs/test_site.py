@@ -157,6 +157,19 @@ def test_tutorial_renders_figures_and_math(site, browser, tmp_path):
     assert browser.console_errors() == []
 
 
+def test_urdf_tutorial_shows_its_figure_and_the_check(site, browser):
+    page = site / "tutorials" / "plot_8_robot_from_urdf.html"
+    assert page.is_file(), "the URDF tutorial was not generated"
+    browser.console()
+    browser.get(page)
+    browser.wait_for("return document.readyState === 'complete'")
+    images = browser.execute(_IMAGES)
+    assert images and all(loaded for _, loaded in images), images
+    text = browser.execute("return document.body.innerText")
+    assert "largest relative deviation from pinocchio.aba" in text
+    assert browser.console_errors() == []
+
+
 @pytest.mark.parametrize(
     "page",
     [
