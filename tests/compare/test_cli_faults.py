@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from helpers import run_args
 
 # Every test runs the command line in subprocesses (and waits on their
 # workers, signals and timeouts): out of the quick loop (-m "not slow");
@@ -122,19 +123,7 @@ def test_resume_never_pairs_a_row_with_another_runs_trajectory(tmp_path):
     # must not replace the trajectory the first run's rows stand on.
     other = cli(
         tmp_path,
-        "run",
-        "--systems",
-        "double_pendulum",
-        "--formulations",
-        "kane",
-        "--t-final",
-        "0.2",
-        "--jobs",
-        "1",
-        "--quiet",
-        "--no-report",
-        "--out",
-        out,
+        *run_args(out, ["double_pendulum"], t_final=0.2),
     )
     assert other.returncode == 0, other.stderr
     again = cli(tmp_path, *common, "--t-final", "0.4")
@@ -409,22 +398,7 @@ def _assert_unique_complete(out: Path, n: int):
 
 def test_a_worker_killed_mid_case_is_a_row_and_runs_again(tmp_path):
     out = tmp_path / "run"
-    args = [
-        "run",
-        "--systems",
-        "double_pendulum",
-        "rotating_tube",
-        "--formulations",
-        "kane",
-        "--t-final",
-        "0.3",
-        "--jobs",
-        "1",
-        "--quiet",
-        "--no-report",
-        "--out",
-        out,
-    ]
+    args = run_args(out, ["double_pendulum", "rotating_tube"], t_final=0.3)
     proc = popen(tmp_path, *args)
     wait_for(lambda: children_of(proc.pid), 120, "a worker")
     os.kill(children_of(proc.pid)[0], signal.SIGKILL)
@@ -441,22 +415,7 @@ def test_a_worker_killed_mid_case_is_a_row_and_runs_again(tmp_path):
 
 def test_a_cut_last_line_of_rows_is_dropped_and_its_case_runs_again(tmp_path):
     out = tmp_path / "run"
-    args = [
-        "run",
-        "--systems",
-        "double_pendulum",
-        "rotating_tube",
-        "--formulations",
-        "kane",
-        "--t-final",
-        "0.2",
-        "--jobs",
-        "1",
-        "--quiet",
-        "--no-report",
-        "--out",
-        out,
-    ]
+    args = run_args(out, ["double_pendulum", "rotating_tube"], t_final=0.2)
     assert cli(tmp_path, *args).returncode == 0
     path = out / "rows.jsonl"
     lines = path.read_text().splitlines(keepends=True)
@@ -477,23 +436,9 @@ def test_a_full_disk_stops_the_run_clearly_and_resume_completes_it(tmp_path):
     if not mounted:
         pytest.skip("needs root and mount for a size-limited tmpfs")
     try:
-        args = [
-            "run",
-            "--systems",
-            "double_pendulum",
-            "rotating_tube",
-            "solar_panels",
-            "--formulations",
-            "kane",
-            "--t-final",
-            "0.3",
-            "--jobs",
-            "1",
-            "--quiet",
-            "--no-report",
-            "--out",
-            out,
-        ]
+        args = run_args(
+            out, ["double_pendulum", "rotating_tube", "solar_panels"], t_final=0.3
+        )
         proc = popen(tmp_path, *args)
         wait_for(lambda: rows_of(out), 300, "a first row")
         filler = out / "filler"

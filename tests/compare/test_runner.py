@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import sympy as sm
+from helpers import run_args
 
 from compare import run
 from compare.cache import DerivationCache, cache_key
@@ -181,24 +182,13 @@ def test_interrupted_cli_run_keeps_rows_and_resumes(tmp_path):
         sys.executable,
         "-m",
         "compare",
-        "run",
-        "--systems",
-        "double_pendulum",
-        "n_link_pendulum",
-        "--n",
-        "2",
-        "--formulations",
-        "kane",
-        "sympy_kane",
-        "sympy_lagrange",
-        "--t-final",
-        "0.3",
-        "--jobs",
-        "1",
-        "--quiet",
-        "--no-report",
-        "--out",
-        str(tmp_path / "run"),
+        *run_args(
+            tmp_path / "run",
+            ["double_pendulum", "n_link_pendulum"],
+            ["kane", "sympy_kane", "sympy_lagrange"],
+            t_final=0.3,
+            extra=["--n", "2"],
+        ),
     ]
     proc = subprocess.Popen(
         cmd,
