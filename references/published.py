@@ -195,17 +195,26 @@ def benchmark_equations(
     return _cached(formulation, system, bool(use_cache))
 
 
+@functools.cache
+def _declaration(system: str):
+    """The catalogue's declaration, built once per process: the operating
+    points below are computed in every step of a root search, and building
+    the bicycle or the disc costs seconds (its checks run symbolically)."""
+    return get_system(system)
+
+
 # ----------------------------------------------------------------------
 # The Whipple bicycle
 # ----------------------------------------------------------------------
-def upright_bicycle_state(speed: float, parameters=None):
+def upright_bicycle_state(speed: float, parameters=None, *, system=None):
     """(t, q, q') of upright straight running at forward ``speed`` (m/s).
 
     All angles zero (the nominal geometry has zero pitch); the rear wheel
     turns at ``-speed / rR`` relative to the frame (wheel axis to the right,
-    z down), the dependent speeds follow from rolling.
+    z down), the dependent speeds follow from rolling.  ``system`` is the
+    bicycle's declaration (default: the catalogue's).
     """
-    ms = get_system("whipple_bicycle")
+    ms = system if system is not None else _declaration("whipple_bicycle")
     vals = dict(zip(map(str, ms.parameters), ms.parameter_vector(parameters)))
     q = ms.solve_dependent_coordinates(0.0, np.zeros(7), np.zeros(1), parameters)
     u = ms.solve_dependent_speeds(
@@ -229,7 +238,7 @@ def bicycle_linear_model(
     eom = benchmark_equations(formulation, "whipple_bicycle", use_cache)
     if parameters is None:
         return _default_bicycle_model(eom, float(speed))
-    op = upright_bicycle_state(speed, parameters)
+    op = upright_bicycle_state(speed, parameters, system=eom.system)
     lin = linearize(eom, op, inputs=_BICYCLE_INPUTS, parameters=parameters)
     return lin.submodel(_BICYCLE_STATES)
 
@@ -238,7 +247,7 @@ def bicycle_linear_model(
 def _default_bicycle_model(eom, speed):
     # Keyed on the equations object itself: the matrices, the eigenvalue
     # table and the report reuse the same linearizations.
-    op = upright_bicycle_state(speed)
+    op = upright_bicycle_state(speed, system=eom.system)
     return linearize(eom, op, inputs=_BICYCLE_INPUTS).submodel(_BICYCLE_STATES)
 
 
@@ -286,7 +295,7 @@ def bicycle_matrices(
     lin0 = bicycle_linear_model(
         formulation, 0.0, parameters=parameters, use_cache=use_cache
     )
-    ms = get_system("whipple_bicycle")
+    ms = benchmark_equations(formulation, "whipple_bicycle", use_cache).system
     g = dict(zip(map(str, ms.parameters), ms.parameter_vector(parameters)))["g"]
     M = np.linalg.inv(lin0.B[2:, :])
     K0 = -M @ lin0.A[2:, :2] / g
@@ -360,10 +369,11 @@ _DISC_LEAN_STATES = ("q2", "u1", "u3")
 _UNIT_DISC = {"m": 1.0, "g": 1.0, "r": 1.0}
 
 
-def rolling_disc_upright_state(speed: float, parameters=None):
+def rolling_disc_upright_state(speed: float, parameters=None, *, system=None):
     """(t, q, q') of the disc rolling upright along N.x at ``speed``:
-    spin u2 = speed / r about the axis L.y (the centre moves at u2 r L.x)."""
-    ms = get_system("rolling_disc")
+    spin u2 = speed / r about the axis L.y (the centre moves at u2 r L.x).
+    ``system`` is the disc's declaration (default: the catalogue's)."""
+    ms = system if system is not None else _declaration("rolling_disc")
     vals = dict(zip(map(str, ms.parameters), ms.parameter_vector(parameters)))
     q = np.zeros(5)
     u = ms.solve_dependent_speeds(
@@ -378,7 +388,7 @@ def rolling_disc_lean_model(
     """The lean/yaw block (lean q2, lean rate u1, yaw-rate component u3)
     of the disc's linearization about upright rolling at ``speed``."""
     eom = benchmark_equations(formulation, "rolling_disc", use_cache)
-    op = rolling_disc_upright_state(speed, parameters)
+    op = rolling_disc_upright_state(speed, parameters, system=eom.system)
     return linearize(eom, op, parameters=parameters).submodel(_DISC_LEAN_STATES)
 
 

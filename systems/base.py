@@ -23,7 +23,12 @@ import sympy as sm
 import sympy.physics.mechanics as me
 
 from numeric.states import ConstraintError, SystemStates
-from symbolic.frames import FrameAlgebra, declared_orientations, kinetic_energy
+from symbolic.frames import (
+    FrameAlgebra,
+    declared_orientations,
+    dyadic_matrix,
+    kinetic_energy,
+)
 from symbolic.linsolve import solve_linear
 from symbolic.types import (
     ArrayLike,
@@ -305,8 +310,11 @@ class MechanicalSystem:
         # and inertia) need no value: a harmless zero, and a note.
         from .consistency import inert_constants
 
+        # Read once: collecting them walks every expression of the
+        # declaration, and the checks below all need them.
+        self._declared_constants = frozenset(self._free_constants())
         inert = sorted(
-            inert_constants(system, self._free_constants()) - set(self.parameters),
+            inert_constants(system, self._declared_constants) - set(self.parameters),
             key=str,
         )
         self.notes: tuple[str, ...] = tuple(
@@ -334,7 +342,7 @@ class MechanicalSystem:
             self.loads,
             self.speeds,
             self.u_aux,
-            self._free_constants() - set(self.parameters),
+            self._declared_constants - set(self.parameters),
         )
         if self.reaction_unknowns:
             self.notes += (
@@ -601,7 +609,7 @@ class MechanicalSystem:
             if isinstance(body, me.RigidBody):
                 parts.append(
                     sm.srepr(
-                        sm.ImmutableMatrix(body.central_inertia.to_matrix(body.frame))
+                        sm.ImmutableMatrix(dyadic_matrix(body.central_inertia, body.frame))
                     )
                 )
                 parts.append(vector(body.frame.ang_vel_in(N)))
@@ -635,7 +643,7 @@ class MechanicalSystem:
             except ValueError:
                 pass
             if isinstance(body, me.RigidBody):
-                exprs += list(body.central_inertia.to_matrix(body.frame))
+                exprs += list(dyadic_matrix(body.central_inertia, body.frame))
                 exprs += _measures(body.frame.ang_vel_in(N))
         for load in self.loads:
             exprs += _measures(load.vector)
@@ -699,7 +707,7 @@ class MechanicalSystem:
                 "coordinate rates"
             )
         # Constants without a value and unknown functions of time.
-        constants = self._free_constants()
+        constants = self._declared_constants
         missing = sorted(constants - set(self.parameters), key=str)
         if missing:
             problems.append(f"constants without a value in parameters: {missing}")

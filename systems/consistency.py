@@ -34,6 +34,8 @@ import numpy as np
 import sympy as sm
 import sympy.physics.mechanics as me
 
+from symbolic.frames import dyadic_matrix
+
 __all__ = ["DeclarationAnalysis", "analyse_declaration"]
 
 t = me.dynamicsymbols._t
@@ -474,7 +476,7 @@ def inert_constants(system, free_constants) -> set:
         else:
             active |= mass
         if rigid:
-            inertia = sm.Matrix(body.central_inertia.to_matrix(body.frame)).free_symbols
+            inertia = dyadic_matrix(body.central_inertia, body.frame).free_symbols
             (active if rotating else inert).update(inertia)
     loads = list(system.loads) + [
         ld for act in system.actuators for ld in act.to_loads()

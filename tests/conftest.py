@@ -54,3 +54,24 @@ def derive():
         return cached_eom(formulation, name, tuple(sorted(options.items())))
 
     return _derive
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """Tests sharing a module-scoped fixture run in one xdist worker.
+
+    Such fixtures hold a run of the harness or a derivation; spread over
+    the workers (``-n``), each worker would compute its own copy.  With
+    ``--dist loadgroup`` (pyproject's addopts) an ``xdist_group`` keeps the
+    module's tests together; a module naming its own group keeps it.
+    """
+    for item in items:
+        if item.get_closest_marker("xdist_group") is not None:
+            continue
+        info = getattr(item, "_fixtureinfo", None)
+        if info is None:
+            continue
+        if any(
+            d.scope == "module" for defs in info.name2fixturedefs.values() for d in defs
+        ):
+            item.add_marker(pytest.mark.xdist_group(item.module.__name__))

@@ -90,3 +90,24 @@ def power_balance(ms):
     rep = dict(zip(qdds, QDD)) | dict(zip(qds, QD)) | dict(zip(qs, Q))
     terms = [sm.sympify(e).xreplace(rep).xreplace(dict(ms.parameters)) for e in terms]
     return sm.lambdify([Q, QD, QDD], terms)
+
+
+def run_args(out, systems, formulations=("kane",), *, t_final, jobs=1, extra=()):
+    """Arguments of ``python -m compare run`` for a small run of ``systems``
+    with ``formulations``: quiet, no report, rows in ``out``."""
+    return [
+        "run",
+        "--systems",
+        *systems,
+        "--formulations",
+        *formulations,
+        "--t-final",
+        str(t_final),
+        "--jobs",
+        str(jobs),
+        *extra,
+        "--quiet",
+        "--no-report",
+        "--out",
+        str(out),
+    ]

@@ -126,6 +126,11 @@ def test_other_run_options_are_a_regression(tmp_path, env, base):
 
 
 def test_a_quiet_rerun_of_the_same_code_gives_no_time_finding(tmp_path, env, base):
+    # The gate's own remedy for a noisy machine: a case that looks slower
+    # is measured again, and flagged only if every measurement is slower
+    # (at the default factor).  Other people's jobs on a shared machine
+    # can slow one measurement 3x against the calibration; five more
+    # measurements of this double-pendulum case cost seconds.
     res = cli(
         env,
         "regress",
@@ -134,6 +139,8 @@ def test_a_quiet_rerun_of_the_same_code_gives_no_time_finding(tmp_path, env, bas
         "--quiet",
         "--jobs",
         "1",
+        "--confirm",
+        "5",
         "--out",
         tmp_path / "new",
     )

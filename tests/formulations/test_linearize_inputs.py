@@ -5,58 +5,24 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import sympy as sm
 import sympy.physics.mechanics as me
+from sympy_ports import joints_cart_pendulum
 
 from formulations import get_formulation
 from numeric.linearize import linearize
-from systems import MechanicalSystem
 
 t = me.dynamicsymbols._t
 
 
-def cart_pendulum():
-    """sympy's cart-pendulum of System's documentation (test_system_class
-    ``test_cart_pendulum_kanes``): a prismatic and a pin joint, gravity,
-    the force F(t) on the cart (prescribed sin(t)/2) and a torsion spring."""
-    g, l, mc, mp, k = sm.symbols("g l mc mp k")
-    F, qp, qc, up, uc = me.dynamicsymbols("F qp qc up uc")
-    rail = me.RigidBody("rail")
-    cart = me.RigidBody("cart", mass=mc)
-    bob = me.Particle("bob", mass=mp)
-    bob_frame = me.ReferenceFrame("bob_frame")
-    system = me.System.from_newtonian(rail)
-    slider = me.PrismaticJoint("slider", rail, cart, qc, uc, joint_axis=rail.x)
-    pin = me.PinJoint(
-        "pin",
-        cart,
-        bob,
-        qp,
-        up,
-        joint_axis=cart.z,
-        child_interframe=bob_frame,
-        child_point=l * bob_frame.y,
-    )
-    system.add_joints(slider, pin)
-    system.apply_uniform_gravity(-g * system.y)
-    system.add_loads((cart.masscenter, F * rail.x))
-    system.add_actuators(me.TorqueActuator(k * qp, cart.z, bob_frame, cart))
-    values = {g: 9.81, l: 0.8, mc: 1.5, mp: 0.7, k: 0.4}
-    ms = MechanicalSystem(
-        name="cart_pendulum_input",
-        system=system,
-        parameters=values,
-        initial_state={qp: 0.4},
-        specified={F: sm.sin(t) / 2},
-    )
-    return ms, system, values, (F, qc, qp, uc, up)
-
-
 @pytest.fixture(scope="module")
 def cart():
-    ms, system, values, syms = cart_pendulum()
-    system.form_eoms()
-    return ms, system.eom_method, values, syms
+    """sympy's cart-pendulum (test_system_class ``test_cart_pendulum_kanes``,
+    the example of System's documentation) with the force F(t) prescribed
+    as sin(t)/2, and sympy's own KanesMethod of it."""
+    ms = joints_cart_pendulum()
+    ms.system.form_eoms()
+    syms = tuple(me.dynamicsymbols("F qc qp uc up"))
+    return ms, ms.system.eom_method, dict(ms.parameters), syms
 
 
 # (t0, qc, qp, uc, up): an equilibrium at F = 0, and a general state.

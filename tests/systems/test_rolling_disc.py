@@ -18,6 +18,7 @@ import sympy as sm
 import sympy.physics.mechanics as me
 from conftest import cached_eom, cached_system
 from scipy.integrate import solve_ivp
+from sympy_ports import contact_point_disc
 
 N_STATES = 20
 
@@ -151,26 +152,16 @@ def test_steady_turning_is_a_relative_equilibrium(lean, yaw_rate):
 
 def _sympy_documentation_model():
     """The disc exactly as in sympy's documentation (contact point as the
-    origin, three speeds, kinematic equations from dot products); returns
-    a function (q, u) -> u'."""
+    origin, three speeds, kinematic equations from dot products: the port
+    of tests/sympy_ports.py) under sympy's KanesMethod; returns a function
+    (q, u) -> u'."""
+    ms = contact_point_disc()
+    N, (body,), loads = ms.frame, ms.bodies, ms.loads
+    q1, q2, q3 = ms.coordinates
+    u1, u2, u3 = ms.speeds
     r, m, g = sm.symbols("r m g")
-    q1, q2, q3 = me.dynamicsymbols("q1 q2 q3")
-    u1, u2, u3 = me.dynamicsymbols("u1 u2 u3")
-    N = me.ReferenceFrame("N")
-    Y = N.orientnew("Y", "Axis", [q1, N.z])
-    L = Y.orientnew("L", "Axis", [q2, Y.x])
-    R = L.orientnew("R", "Axis", [q3, L.y])
-    w_R_N_qd = R.ang_vel_in(N)
-    R.set_ang_vel(N, u1 * L.x + u2 * L.y + u3 * L.z)
-    C = me.Point("C")
-    C.set_vel(N, 0)
-    Dmc = C.locatenew("Dmc", r * L.z)
-    Dmc.v2pt_theory(C, N, R)
-    I = me.inertia(L, m / 4 * r**2, m / 2 * r**2, m / 4 * r**2)
-    kd = [me.dot(R.ang_vel_in(N) - w_R_N_qd, uv) for uv in L]
-    body = me.RigidBody("BodyD", Dmc, R, m, (I, Dmc))
-    KM = me.KanesMethod(N, q_ind=[q1, q2, q3], u_ind=[u1, u2, u3], kd_eqs=kd)
-    KM.kanes_equations([body], [(Dmc, -m * g * Y.z)])
+    KM = me.KanesMethod(N, q_ind=[q1, q2, q3], u_ind=[u1, u2, u3], kd_eqs=ms.kdes)
+    KM.kanes_equations([body], list(loads))
     f = sm.lambdify(
         [[q1, q2, q3], [u1, u2, u3], [r, m, g]], [KM.mass_matrix, KM.forcing], cse=True
     )
