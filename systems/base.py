@@ -609,7 +609,9 @@ class MechanicalSystem:
             if isinstance(body, me.RigidBody):
                 parts.append(
                     sm.srepr(
-                        sm.ImmutableMatrix(dyadic_matrix(body.central_inertia, body.frame))
+                        sm.ImmutableMatrix(
+                            dyadic_matrix(body.central_inertia, body.frame)
+                        )
                     )
                 )
                 parts.append(vector(body.frame.ang_vel_in(N)))

@@ -46,15 +46,41 @@ def _modules():
     return mods
 
 
+def _type_checking_only(tree):
+    """The nodes inside ``if TYPE_CHECKING:`` blocks: imports that name a
+    class in an annotation and never run."""
+    skipped = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and (
+            (isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING")
+            or (
+                isinstance(node.test, ast.Attribute)
+                and node.test.attr == "TYPE_CHECKING"
+            )
+        ):
+            for inner in node.body:
+                skipped.update(map(id, ast.walk(inner)))
+    return skipped
+
+
 def _import_graph():
     """Module -> modules of this project it imports, at any depth of the
-    file (function-level imports count: they are cycles all the same)."""
+    file (function-level imports count: they are cycles all the same).
+
+    Imports under ``if TYPE_CHECKING:`` are left out: a lower layer's
+    annotations may name an upper layer's class (the numeric contract's
+    ``EquationsOfMotion``) without depending on it when it runs.
+    """
     mods = _modules()
     graph = {m: set() for m in mods}
     for mod, path in mods.items():
         is_pkg = path.name == "__init__.py"
         here = mod.split(".") if is_pkg else mod.split(".")[:-1]
-        for node in ast.walk(ast.parse(path.read_text())):
+        tree = ast.parse(path.read_text())
+        annotation_only = _type_checking_only(tree)
+        for node in ast.walk(tree):
+            if id(node) in annotation_only:
+                continue
             targets = []
             if isinstance(node, ast.Import):
                 targets = [a.name for a in node.names]
@@ -108,6 +134,18 @@ def test_graph_sees_the_imports():
     assert "numeric.model" in graph["numeric.compiled"]
     assert "numeric.backends" in graph["formulations.base"]  # inside a method
     assert _find_cycle({"a": {"b"}, "b": {"a"}}) == ["a", "b", "a"]
+    # A type-checking import is not an edge; the same import outside is.
+    tree = ast.parse(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from systems.base import MechanicalSystem\n"
+        "from systems.base import MechanicalSystem\n"
+    )
+    skipped = _type_checking_only(tree)
+    imports = sorted(
+        (n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)),
+        key=lambda n: n.lineno,
+    )
+    assert [id(n) in skipped for n in imports] == [False, True, False]
 
 
 def test_no_import_cycle_between_modules():
