@@ -30,6 +30,8 @@ from pathlib import Path
 
 import numpy as np
 
+from compare.child import ChildTimeout, call_in_child
+
 __all__ = ["bench_robots", "OWN", "ROBOTS", "ASSUMPTIONS"]
 
 OWN = ("kane", "lagrange", "modified_lagrange", "gibbs_appell")
@@ -151,8 +153,8 @@ def _rhs_case(system, formulations, repeats):
 
 
 def _capped(fn, *args, cap):
-    from compare.child import ChildTimeout, call_in_child
-
+    """``fn(*args)`` in a child process killed after ``cap`` seconds (the
+    suite's one time limit, :mod:`compare.child`); None past the cap."""
     try:
         return call_in_child(fn, *args, timeout=cap)
     except ChildTimeout:
