@@ -136,7 +136,6 @@ from symbolic.frames import FrameAlgebra, body_kinematics, generalized_forces
 from .base import (
     Derivation,
     Formulation,
-    check_options,
     register,
     solve_dependent_speeds,
     speed_form,
@@ -317,23 +316,11 @@ class GibbsAppell(Formulation):
         count_ops: bool = True,
     ):
         super().__init__(count_ops=count_ops)
-        check_options(
-            self.name,
+        self._set_options(
             strategy=(strategy, STRATEGIES),
             elimination=(elimination, ELIMINATIONS),
             frames=(frames, FRAMES),
         )
-        self.frames = frames
-        self.strategy = strategy
-        self.elimination = elimination
-
-    @property
-    def options(self) -> dict:
-        return super().options | {
-            "strategy": self.strategy,
-            "elimination": self.elimination,
-            "frames": self.frames,
-        }
 
     def _frames(self):
         # One instance per derivation: it caches direction cosine matrices.

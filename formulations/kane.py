@@ -44,7 +44,6 @@ from .base import (
     Formulation,
     LazyExtras,
     UnsupportedSystemError,
-    check_options,
     register,
     solve_dependent_speeds,
     speed_form,
@@ -137,12 +136,7 @@ class Kane(Formulation):
 
     def __init__(self, *, assembly: str = "auto", count_ops: bool = True):
         super().__init__(count_ops=count_ops)
-        check_options(self.name, assembly=(assembly, _ASSEMBLIES))
-        self.assembly = assembly
-
-    @property
-    def options(self) -> dict:
-        return super().options | {"assembly": self.assembly}
+        self._set_options(assembly=(assembly, _ASSEMBLIES))
 
     summary = "Kane's method: partial velocities, F_r + F*_r = 0"
     handles_holonomic = True

@@ -182,7 +182,6 @@ from .base import (
     Derivation,
     Formulation,
     UnsupportedSystemError,
-    check_options,
     register,
 )
 
@@ -465,8 +464,7 @@ class ModifiedLagrange(Formulation):
         count_ops: bool = True,
     ):
         super().__init__(count_ops=count_ops)
-        check_options(
-            self.name,
+        self._set_options(
             variant=(variant, _VARIANTS),
             dependent=(dependent, _DEPENDENT),
             dependent_rates=(dependent_rates, _DEPENDENT_RATES),
@@ -477,18 +475,6 @@ class ModifiedLagrange(Formulation):
                 "and cannot be combined with dependent='implicit'; valid "
                 "dependent values for it: ['auto', 'explicit']"
             )
-        self.variant = variant
-        self.dependent = dependent
-        self.dependent_rates = dependent_rates
-
-    @property
-    def options(self) -> dict:
-        return {
-            "count_ops": self.count_ops,
-            "variant": self.variant,
-            "dependent": self.dependent,
-            "dependent_rates": self.dependent_rates,
-        }
 
     def check_supported(self, system) -> None:
         super().check_supported(system)
