@@ -158,6 +158,16 @@ def gibbs_appell_main(argv=None):
 # The paper's motivation as data
 # ----------------------------------------------------------------------
 _COST_SYSTEMS = ("four_bar", "crank_slider", "kolev_manipulator")
+# The measurements of a row; a row whose variant fails has them NaN.
+_COST_MEASURES = (
+    "seconds",
+    "ops_raw",
+    "ops_cse",
+    "n_equations",
+    "n_unknowns",
+    "n_multipliers",
+)
+_COST_COLUMNS = ("system", "variant", "formulation", *_COST_MEASURES, "error")
 _COST_VARIANTS = (
     ("modified", "modified_lagrange", {"variant": "modified", "dependent": "explicit"}),
     (
@@ -218,18 +228,11 @@ def kolev_cost_table(systems: Sequence[str] = _COST_SYSTEMS):
     for name in systems:
         ms = get_system(name)
         for label, form, opts in _COST_VARIANTS:
-            row = {
-                "system": name,
-                "variant": label,
-                "formulation": form,
-                "seconds": np.nan,
-                "ops_raw": np.nan,
-                "ops_cse": np.nan,
-                "n_equations": np.nan,
-                "n_unknowns": np.nan,
-                "n_multipliers": np.nan,
-                "error": "",
-            }
+            row = (
+                {"system": name, "variant": label, "formulation": form}
+                | dict.fromkeys(_COST_MEASURES, np.nan)
+                | {"error": ""}
+            )
             try:
                 f = get_formulation(form, **opts)
                 eom = f.derive(ms)
@@ -246,21 +249,7 @@ def kolev_cost_table(systems: Sequence[str] = _COST_SYSTEMS):
                 n_multipliers=eom.n_multipliers,
             )
             rows.append(row)
-    return pd.DataFrame(
-        rows,
-        columns=[
-            "system",
-            "variant",
-            "formulation",
-            "seconds",
-            "ops_raw",
-            "ops_cse",
-            "n_equations",
-            "n_unknowns",
-            "n_multipliers",
-            "error",
-        ],
-    )
+    return pd.DataFrame(rows, columns=list(_COST_COLUMNS))
 
 
 def main(argv=None):

@@ -31,6 +31,8 @@ from pathlib import Path
 
 import numpy as np
 
+from compare.child import ChildTimeout, call_in_child
+
 __all__ = ["bench_robots", "OWN", "ROBOTS", "ASSUMPTIONS", "ASSUMPTION_SETS"]
 
 OWN = ("kane", "lagrange", "modified_lagrange", "gibbs_appell")
@@ -185,8 +187,8 @@ def _rhs_case(system, formulations, repeats):
 
 
 def _capped(fn, *args, cap):
-    from compare.child import ChildTimeout, call_in_child
-
+    """``fn(*args)`` in a child process killed after ``cap`` seconds (the
+    suite's one time limit, :mod:`compare.child`); None past the cap."""
     try:
         return call_in_child(fn, *args, timeout=cap)
     except ChildTimeout:
@@ -368,32 +370,51 @@ def bench_robots(
     return result
 
 
+def _md_row(cells) -> str:
+    return "|" + "".join(f" {c} |" if c != "" else " |" for c in cells)
+
+
+def _md_section(title, text, columns, rows) -> list[str]:
+    """A markdown section: heading, paragraph and a table of ``rows``
+    (sequences of cells) under ``columns``."""
+    lines = [f"## {title}", "", text, "", _md_row(columns), "|" + "---|" * len(columns)]
+    return lines + [_md_row(r) for r in rows]
+
+
 def _chain_markdown(rows, formulations, cap):
-    lines = [
-        "## spatial_chain(n): forward dynamics against ABA",
-        "",
+    lines = _md_section(
+        "spatial_chain(n): forward dynamics against ABA",
         "Multiplications / additions per evaluation after cse (M, f "
         "and the LU solve; parameter-only parts counted apart), "
         "against Featherstone's ABA, 224n - 259 / 205n - 248 (RBDA "
         "2008, Table 10.1).  Ratio: (mul + add) / ABA's.  Target: at "
         "most 1 for every n <= 8.",
-        "",
-        "| n | formulation | FD mul/add | ABA mul/add | ratio | derive s | count s |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for r in rows:
-        if r["status"] == "ok":
-            lines.append(
-                f"| {r['n']} | {r['formulation']} | {r['fd_mul']}/"
-                f"{r['fd_add']} | {r['aba_mul']}/{r['aba_add']} | "
-                f"{_dash(r['ratio_total'])} | {r['derive_s']} | "
-                f"{r['count_s']} |"
+        [
+            "n",
+            "formulation",
+            "FD mul/add",
+            "ABA mul/add",
+            "ratio",
+            "derive s",
+            "count s",
+        ],
+        [
+            [r["n"], r["formulation"]]
+            + (
+                [
+                    f"{r['fd_mul']}/{r['fd_add']}",
+                    f"{r['aba_mul']}/{r['aba_add']}",
+                    _dash(r["ratio_total"]),
+                    r["derive_s"],
+                    r["count_s"],
+                ]
+                if r["status"] == "ok"
+                else [f"capped at {cap:g} s", f"{r['aba_mul']}/{r['aba_add']}"]
+                + [""] * 3
             )
-        else:
-            lines.append(
-                f"| {r['n']} | {r['formulation']} | capped at "
-                f"{cap:g} s | {r['aba_mul']}/{r['aba_add']} | | | |"
-            )
+            for r in rows
+        ],
+    )
     lines += [
         "",
         "Where each formulation crosses ABA (first n whose count "
@@ -424,69 +445,82 @@ def _chain_markdown(rows, formulations, cap):
 
 
 def _stanford_markdown(rows):
-    lines = [
-        "## stanford_arm: inverse dynamics against Kane & Levinson",
-        "",
+    lines = _md_section(
+        "stanford_arm: inverse dynamics against Kane & Levinson",
         "tau = M q'' - f, multiplications / additions per evaluation "
         "after cse (parameter-only parts apart): of each formulation's "
         "M and f, and (kane_recursive) Kane's equations evaluated "
         "recursively in body frames without forming M "
         "(formulations.kane_recursive).  Target: at most 646 / 394 under "
         "assumptions at least as general as theirs.",
-        "",
-        "| assumptions | formulation | ID mul/add | x 646 | x 394 | calls | param mul/add |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for r in rows:
-        a = r.get("assumptions", "general")
-        if r["status"] == "ok":
-            lines.append(
-                f"| {a} | {r['formulation']} | {r['id_mul']}/{r['id_add']}"
-                f" | {r['ratio_mul']} | {r['ratio_add']} | "
-                f"{r['id_calls']} | {r['param_mul']}/"
-                f"{r['param_add']} |"
-            )
-        else:
-            lines.append(f"| {a} | {r['formulation']} | capped | | | | |")
+        [
+            "assumptions",
+            "formulation",
+            "ID mul/add",
+            "x 646",
+            "x 394",
+            "calls",
+            "param mul/add",
+        ],
+        [
+            [
+                r.get("assumptions", "general"),
+                r["formulation"],
+                f"{r['id_mul']}/{r['id_add']}",
+                r["ratio_mul"],
+                r["ratio_add"],
+                r["id_calls"],
+                f"{r['param_mul']}/{r['param_add']}",
+            ]
+            if r["status"] == "ok"
+            else [r.get("assumptions", "general"), r["formulation"], "capped"]
+            + [""] * 4
+            for r in rows
+        ],
+    )
     lines += ["", "Assumptions:", ""]
     lines += [f"- {k}: {v}." for k, v in ASSUMPTIONS.items()]
     return lines + [""]
 
 
 def _rhs_markdown(rows):
-    lines = [
-        "## Compiled right-hand side against Pinocchio's aba",
-        "",
+    return _md_section(
+        "Compiled right-hand side against Pinocchio's aba",
         "Microseconds per call at one state (median of repeats), the "
         "C backend against ``pinocchio.aba`` on the same URDF; "
         "target: ratio at most 1.",
-        "",
-        "| system | formulation | C us | aba us | ratio | q'' max diff |",
-        "|---|---|---|---|---|---|",
-    ]
-    for r in rows:
-        lines.append(
-            f"| {r['system']} | {r['formulation']} | {r['c_us']} | "
-            f"{r['aba_us']} | {r['ratio']} | {r['qdd_maxdiff']:.2g} |"
-        )
-    return lines + [""]
+        ["system", "formulation", "C us", "aba us", "ratio", "q'' max diff"],
+        [
+            [
+                r["system"],
+                r["formulation"],
+                r["c_us"],
+                r["aba_us"],
+                r["ratio"],
+                f"{r['qdd_maxdiff']:.2g}",
+            ]
+            for r in rows
+        ],
+    ) + [""]
 
 
 def _derive_markdown(rows, cap):
-    lines = [
-        "## Derivation seconds against sympy_kane",
-        "",
+    def seconds(x):
+        return "capped" if x is None else x
+
+    return _md_section(
+        "Derivation seconds against sympy_kane",
         f"One derivation each, in a child process capped at {cap:g} s; "
         "target: ratio at most 0.25 (or sympy_kane capped).",
-        "",
-        "| system | formulation | derive s | sympy_kane s | ratio |",
-        "|---|---|---|---|---|",
-    ]
-    for r in rows:
-        lines.append(
-            f"| {r['system']} | {r['formulation']} | "
-            f"{r['derive_s'] if r['derive_s'] is not None else 'capped'}"
-            f" | {r['sympy_kane_s'] if r['sympy_kane_s'] is not None else 'capped'}"
-            f" | {r.get('ratio', '')} |"
-        )
-    return lines + [""]
+        ["system", "formulation", "derive s", "sympy_kane s", "ratio"],
+        [
+            [
+                r["system"],
+                r["formulation"],
+                seconds(r["derive_s"]),
+                seconds(r["sympy_kane_s"]),
+                r.get("ratio", ""),
+            ]
+            for r in rows
+        ],
+    ) + [""]

@@ -42,13 +42,14 @@ import json
 import math
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
+
+from compare.child import Child, wait_any
 
 from .timing import per_call
 
@@ -171,14 +172,14 @@ def fit_growth(ns, ys) -> dict:
 # ----------------------------------------------------------------------
 # 1. Derivations, each in a child process under a time cap
 # ----------------------------------------------------------------------
-def _child(spec_json: str) -> None:
+def _child(spec: dict) -> None:
     """Run in a child process: derive, write timings, then count ops.
 
-    Writes JSON lines to ``spec["out"]``: ``ready`` once imports and the
-    declaration are done (so the parent's time cap covers the derivation
-    only), one ``seconds`` per derivation, then ``raw``/``cse`` counts.
+    Writes JSON lines to ``spec["out"]``: ``ready`` once the declaration is
+    built (so the parent's time cap covers the derivation only), one
+    ``seconds`` per derivation, then ``raw``/``cse`` counts: what was
+    written survives the child being killed at a cap.
     """
-    spec = json.loads(spec_json)
     import sympy
 
     from formulations import count_operations, get_formulation
@@ -239,37 +240,23 @@ def _derive_once(
     count_cap = cap if count_cap is None else count_cap
     fd, path = tempfile.mkstemp(suffix=".jsonl")
     os.close(fd)
-    spec = json.dumps(
-        {
-            "system": system,
-            "formulation": formulation,
-            "n": n,
-            "repeats": repeats,
-            "out": path,
-            "count": count,
-            "cap": cap,
-        }
-    )
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import sys; from bench.suite import _child; _child(sys.argv[1])",
-            spec,
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    spec = {
+        "system": system,
+        "formulation": formulation,
+        "n": n,
+        "repeats": repeats,
+        "out": path,
+        "count": count,
+        "cap": cap,
+    }
+    # compare.child's forked child, killed here at whichever cap applies
+    # to what its last record says it is doing (no time limit of its own).
+    child = Child(_child, spec)
     start = time.perf_counter()
-    status, mark, seen = "ok", start, 0
+    status, mark, seen, stopped = "ok", start, 0, False
     try:
-        while True:
-            try:
-                proc.wait(timeout=0.2)
-                break
-            except subprocess.TimeoutExpired:
-                pass
+        while not child.poll():
+            wait_any([child], timeout=0.2)
             recs = _read_jsonl(path)
             now = time.perf_counter()
             if len(recs) > seen:
@@ -286,15 +273,16 @@ def _derive_once(
                 status = "ok" if count else "capped"
             else:
                 continue
-            proc.kill()
-            proc.wait()
+            child.kill()
+            stopped = True
             break
-        err = proc.stderr.read() if proc.stderr else ""
-        if status == "ok" and proc.returncode not in (0, None, -9):
-            status = "error: " + (err.strip().splitlines() or ["?"])[-1]
+        if not stopped:
+            try:
+                child.result()
+            except Exception as exc:  # its own error, or it died
+                status = f"error: {type(exc).__name__}: {exc}"
     finally:
-        if proc.stderr:
-            proc.stderr.close()
+        child.kill()
         recs = _read_jsonl(path)
         os.unlink(path)
     seconds = [r["seconds"] for r in recs if "seconds" in r]

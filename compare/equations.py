@@ -29,6 +29,8 @@ import sympy.physics.mechanics as me
 from sympy.core.function import AppliedUndef
 from sympy.printing.mathml import MathMLPresentationPrinter
 
+from .variants import variant_options
+
 __all__ = [
     "pack_equations",
     "unpack_equations",
@@ -494,7 +496,7 @@ class PublishedCheck:
 
 
 def published_checks(
-    system: str, variant_options: dict, qdd_by_formulation: dict, n_states: int
+    system: str, builder_options: dict, qdd_by_formulation: dict, n_states: int
 ) -> list[PublishedCheck]:
     """Evaluate each published equation with the run's accelerations.
 
@@ -505,7 +507,7 @@ def published_checks(
     from systems import get_system
     from systems.seed_equations import published_equations, residual_function
 
-    ms = get_system(system, **variant_options)
+    ms = get_system(system, **builder_options)
     equations = published_equations(ms)
     if not equations:
         return []
@@ -649,19 +651,6 @@ def published_markdown(checks: list[PublishedCheck]) -> str:
 # ----------------------------------------------------------------------
 # A system's Equations part of the report
 # ----------------------------------------------------------------------
-def _variant_options(variant: str) -> dict:
-    import ast
-
-    opts = {}
-    for part in filter(None, str(variant).split(",")):
-        key, _, value = part.partition("=")
-        try:
-            opts[key] = ast.literal_eval(value)
-        except (ValueError, SyntaxError):
-            opts[key] = value
-    return opts
-
-
 def case_equations(rows, trajectories) -> list[CaseEquations]:
     """The packed equations of the given rows (those that have them)."""
     out = []
@@ -709,7 +698,7 @@ def equations_section(
 
         if r0.system in PUBLISHED_SYSTEMS:
             checks = published_checks(
-                r0.system, _variant_options(r0.variant), qdd, n_states
+                r0.system, variant_options(r0.variant), qdd, n_states
             )
     except Exception as exc:  # the equations are shown without the check
         html_parts.append(

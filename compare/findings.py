@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from .variants import variant_options
+
 __all__ = ["findings", "Findings", "system_classes", "CLASSES", "AGREEMENT_TOL"]
 
 #: Classes of system, in the order they are reported.
@@ -65,10 +67,8 @@ def _classes_of(frame: pd.DataFrame) -> dict:
             try:
                 from systems import get_system
 
-                from .equations import _variant_options
-
                 built[key] = system_classes(
-                    get_system(r.system, **_variant_options(r.variant))
+                    get_system(r.system, **variant_options(r.variant))
                 )
             except Exception:  # an unknown system: left out of the classes
                 built[key] = []
@@ -296,9 +296,7 @@ def _class_sentences(ok, classes) -> list[str]:
 
 
 def _n_of(variant) -> int | None:
-    from .equations import _variant_options
-
-    n = _variant_options(variant if isinstance(variant, str) else "").get("n")
+    n = variant_options(variant).get("n")
     return n if isinstance(n, int) else None
 
 

@@ -26,7 +26,6 @@ Rules (each violation is listed; any one makes the exit status 1):
 
 from __future__ import annotations
 
-import ast
 import math
 import sys
 from dataclasses import dataclass, fields
@@ -37,6 +36,7 @@ import pandas as pd
 from systems import system_facts
 
 from .runner import ComparisonResult, RunOptions, load, run
+from .variants import variant_options
 
 __all__ = [
     "Finding",
@@ -355,19 +355,6 @@ def _int(v):
     return "missing" if v is None else int(v)
 
 
-def _variant_options(variant) -> dict:
-    opts = {}
-    if not isinstance(variant, str):
-        return opts
-    for part in filter(None, variant.split(",")):
-        key, _, value = part.partition("=")
-        try:
-            opts[key] = ast.literal_eval(value)
-        except (ValueError, SyntaxError):
-            opts[key] = value
-    return opts
-
-
 def _rerun(
     baseline: ComparisonResult, out, *, jobs, quiet, use_cache, time_repeats, cases=None
 ) -> ComparisonResult:
@@ -383,7 +370,7 @@ def _rerun(
     }
     variants, n = {}, set()
     for system, variant in zip(frame["system"], frame["variant"]):
-        vo = _variant_options(variant)
+        vo = variant_options(variant)
         if system_facts(system).scalable and "n" in vo:
             n.add(int(vo["n"]))
         else:

@@ -34,6 +34,7 @@ from .tables import (
     _slug,
     overview_table,
 )
+from .variants import variant_options
 
 __all__ = ["write_report", "summary_columns"]
 
@@ -141,22 +142,8 @@ class _Report:
             self.blocks.append(_Figure(Path(path), caption))
 
 
-def _variant_options(variant: str) -> dict:
-    """``"n=3,coordinates=minimal"`` back to builder keyword arguments."""
-    import ast
-
-    opts = {}
-    for part in filter(None, variant.split(",")):
-        key, _, value = part.partition("=")
-        try:
-            opts[key] = ast.literal_eval(value)
-        except (ValueError, SyntaxError):
-            opts[key] = value
-    return opts
-
-
 def _n_of(variant: str):
-    n = _variant_options(variant).get("n")
+    n = variant_options(variant).get("n")
     return n if isinstance(n, int) else None
 
 
@@ -179,7 +166,7 @@ def _coordinate_names(rows, count: int) -> list[str]:
         names = [
             str(c).replace("(t)", "")
             for c in get_system(
-                rows[0].system, **_variant_options(rows[0].variant)
+                rows[0].system, **variant_options(rows[0].variant)
             ).coordinates
         ]
         if len(names) == count:

@@ -46,6 +46,8 @@ from numeric.integrate import integrate
 from systems import CATALOGUE, get_system, system_facts
 
 from .child import Child, ChildDied, ChildTimeout, wait_any
+from .summary import REPORT_COLUMNS
+from .variants import variant_label
 
 if TYPE_CHECKING:
     from numeric.model import NumericModel
@@ -108,7 +110,7 @@ class Case:
 
     @property
     def variant(self) -> str:
-        return ",".join(f"{k}={v}" for k, v in self.options)
+        return variant_label(self.options)
 
     @property
     def label(self) -> str:
@@ -1147,28 +1149,14 @@ def _assemble(
             row.update(ag)
         out.append(row)
     frame = pd.DataFrame(out)
+    # Case, then the columns the report's tables show (in their order),
+    # then the other measurements.
     front = [
         "system",
         "variant",
-        "formulation",
-        "status",
-        "derive_s",
-        "ops_raw",
-        "ops_cse",
-        "n_equations",
-        "n_unknowns",
-        "n_multipliers",
-        "qdd_max_rel_dev",
+        *REPORT_COLUMNS,
         "oracle_qdd_max_rel_dev",
-        "max_rel_dev_q",
-        "agreement_horizon",
-        "energy_drift",
-        "max_position_residual",
-        "max_velocity_residual",
         "codegen_s",
-        "rhs_us",
-        "integrate_s",
-        "nfev",
         "success",
         "error",
     ]

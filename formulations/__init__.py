@@ -5,12 +5,8 @@
 True
 """
 
-# Every module of this package registers its formulations on import: a new
-# backend is a new module, nothing else to edit.
-import importlib as _importlib
-import pkgutil as _pkgutil
-
 from numeric.model import NumericModel, SingularConfigurationError
+from systems.catalogue import import_package_modules as _import_package_modules
 
 from .base import (
     FORMULATIONS,
@@ -29,9 +25,8 @@ from .base import (
     speed_form,
 )
 
-for _mod in _pkgutil.iter_modules(__path__):
-    if not _mod.name.startswith("_") and _mod.name not in ("base", "numeric"):
-        _importlib.import_module(f"{__name__}.{_mod.name}")
+# Every module of this package registers its formulations on import.
+_import_package_modules(__name__, __path__, skip=("base",))
 
 __all__ = [
     "FORMULATIONS",

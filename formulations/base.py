@@ -621,15 +621,31 @@ class Formulation(abc.ABC):
     #: against in the benchmark, or None.
     peer: ClassVar[str | None] = None
 
+    #: The options :meth:`_set_options` has set, beside ``count_ops``.
+    _option_names: tuple[str, ...] = ()
+
     def __init__(self, *, count_ops: bool = True) -> None:
         self.count_ops = bool(count_ops)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r})"
 
+    def _set_options(self, **choices: tuple[Any, Sequence[Any]]) -> None:
+        """Validate options by :func:`check_options` (``name=(value,
+        valid)``), keep each as the attribute of its name and report it in
+        :attr:`options`: what a subclass's ``__init__`` does with its
+        keyword options."""
+        check_options(self.name, **choices)
+        for opt, (value, _) in choices.items():
+            setattr(self, opt, value)
+        self._option_names = (*self._option_names, *choices)
+
     @property
     def options(self) -> dict[str, Any]:
-        return {"count_ops": self.count_ops}
+        """The options the instance was made with (they key the cache)."""
+        return {"count_ops": self.count_ops} | {
+            k: getattr(self, k) for k in self._option_names
+        }
 
     def check_supported(self, system: MechanicalSystem) -> None:
         """Raise :class:`UnsupportedSystemError` for what the method lacks."""

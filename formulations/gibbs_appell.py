@@ -131,12 +131,11 @@ import sympy as sm
 import sympy.physics.mechanics as me
 
 from symbolic.calculus import jacobian
-from symbolic.frames import FrameAlgebra, generalized_forces, natural_frame
+from symbolic.frames import FrameAlgebra, body_kinematics, generalized_forces
 
 from .base import (
     Derivation,
     Formulation,
-    check_options,
     register,
     solve_dependent_speeds,
     speed_form,
@@ -145,7 +144,6 @@ from .base import (
 __all__ = [
     "GibbsAppell",
     "acceleration_energy",
-    "body_kinematics",
     "generalized_active_forces",
 ]
 
@@ -171,54 +169,15 @@ class _SympyFrames:
         return A.dcm(B)
 
 
-def body_kinematics(system, qdot, frames=None):
-    """Kinematics of every body in components of a frame moving with it.
-
-    For a rigid body the frame F is its own (where the inertia is
-    constant); for a particle, the frame of the first component of its
-    velocity.  A velocity declared as ``sum_G m_G`` (components m_G in
-    frames G) has the acceleration ``sum_G R_FG (m_G' + w_G x m_G)``: each
-    measure number is differentiated where it was declared, before any
-    rotation, so no rotated (larger) expression is differentiated.
-
-    ``frames`` supplies ``components(vec, frame, rep)`` and ``dcm(A, B)``;
-    by default a :class:`~symbolic.frames.FrameAlgebra` (merged
-    same-axis rotations, as Kane's method here uses).
-
-    Returns
-    -------
-    list of dict
-        ``{"body", "a", "w", "alpha", "inertia"}``: 3x1 matrices in (t, q,
-        u, u') (``w``, ``alpha``, ``inertia`` are None for a particle).
-    """
-    N = system.frame
-    fa = frames or FrameAlgebra()
-    rates = {}
-
-    def frame_rate(G):
-        if G not in rates:
-            rates[G] = fa.components(G.ang_vel_in(N), G, qdot)
-        return rates[G]
-
-    out = []
-    for body in system.bodies:
-        vel = body.masscenter.vel(N)
-        rigid = isinstance(body, me.RigidBody)
-        F = body.frame if rigid else natural_frame(vel, N)
-        a = sm.zeros(3, 1)
-        for measure, G in vel.args if vel != 0 else ():
-            m = measure.xreplace(qdot)
-            aG = m.diff(t).xreplace(qdot) + frame_rate(G).cross(m)
-            a += aG if G is F else fa.dcm(F, G) * aG
-        entry = {"body": body, "a": a, "w": None, "alpha": None, "inertia": None}
-        if rigid:
-            wF = frame_rate(F)
-            # The components of d/dt(w) in N and in F coincide (w x w = 0).
-            entry["w"] = wF
-            entry["alpha"] = wF.diff(t).xreplace(qdot)
-            entry["inertia"] = body.central_inertia.to_matrix(F)
-        out.append(entry)
-    return out
+def _energy_entries(ms, qdot, speeds, frames):
+    """Per body ``{"body", "a", "w", "alpha", "inertia"}``: whole
+    accelerations (speed-rate terms included) in components of a frame
+    moving with the body (:func:`~symbolic.frames.body_kinematics`)."""
+    kins = body_kinematics(ms.bodies, ms.frame, qdot, speeds, frames, speed_rates=True)
+    return [
+        {"body": k.body, "a": k.a, "w": k.w, "alpha": k.alpha, "inertia": k.inertia}
+        for k in kins
+    ]
 
 
 def _dot(x, y):
@@ -232,8 +191,9 @@ def acceleration_energy(entry, *, drop_free_terms=True, zero=None):
     ----------
     entry : dict
         ``{"body", "a", "w", "alpha", "inertia"}``, 3x1 component matrices
-        in one frame as returned by :func:`body_kinematics` (``w``,
-        ``alpha``, ``inertia`` are None for a particle).
+        in one frame, the whole accelerations of
+        :func:`~symbolic.frames.body_kinematics` (``w``, ``alpha``,
+        ``inertia`` are None for a particle).
     drop_free_terms : bool
         Leave out the u'-free part of ``1/2 m a.a`` and of
         ``1/2 alpha.I.alpha`` (then ``zero``, the substitution setting the
@@ -356,23 +316,11 @@ class GibbsAppell(Formulation):
         count_ops: bool = True,
     ):
         super().__init__(count_ops=count_ops)
-        check_options(
-            self.name,
+        self._set_options(
             strategy=(strategy, STRATEGIES),
             elimination=(elimination, ELIMINATIONS),
             frames=(frames, FRAMES),
         )
-        self.frames = frames
-        self.strategy = strategy
-        self.elimination = elimination
-
-    @property
-    def options(self) -> dict:
-        return super().options | {
-            "strategy": self.strategy,
-            "elimination": self.elimination,
-            "frames": self.frames,
-        }
 
     def _frames(self):
         # One instance per derivation: it caches direction cosine matrices.
@@ -409,7 +357,7 @@ class GibbsAppell(Formulation):
                 dep_rates = {}
         with stage("kinematics"):
             frames = self._frames()
-            entries = body_kinematics(ms.system, qdot, frames)
+            entries = _energy_entries(ms, qdot, u, frames)
             if self.elimination == "substitute" and dep_rates:
                 for entry in entries:
                     entry["a"] = entry["a"].xreplace(dep_rates)

@@ -30,12 +30,12 @@ from __future__ import annotations
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from symbolic.calculus import jacobian, substitute, time_derivative
+from symbolic.calculus import jacobian
 from symbolic.frames import (
     FrameAlgebra,
-    cross,
+    VectorCalculus,
+    body_kinematics,
     generalized_forces,
-    matmul,
     natural_frame,
 )
 
@@ -44,14 +44,13 @@ from .base import (
     Formulation,
     LazyExtras,
     UnsupportedSystemError,
-    check_options,
     register,
     solve_dependent_speeds,
     speed_form,
 )
 from .composite import composite_equations
 
-__all__ = ["Kane", "body_kinematics", "BodyKinematics", "composite_body_equations"]
+__all__ = ["Kane", "composite_body_equations"]
 
 t = me.dynamicsymbols._t
 _ASSEMBLIES = ("auto", "composite", "direct")
@@ -59,134 +58,6 @@ _ASSEMBLIES = ("auto", "composite", "direct")
 # cse (on n_link_pendulum and n_link_pendulum_on_cart: the benchmark's
 # operation counts of kane with assembly="direct" and "composite").
 _AUTO_DEPTH = 5
-
-
-class BodyKinematics:
-    """Kinematics of one body in components of a frame F moving with it.
-
-    Attributes
-    ----------
-    body, frame : the body and the frame F of the components (the body's
-        own frame for a rigid body, where its inertia is constant).
-    v, a0 : 3x1 velocity of the mass centre and its acceleration without
-        the speed-rate terms (a = sum_s v_s u_s' + a0).
-    w, alpha0 : the same for the angular velocity (rigid bodies; else None).
-    vr, wr : 3 x o partial velocities and partial angular velocities.
-    inertia : 3x3 central inertia in F (rigid bodies; else None).
-    """
-
-    __slots__ = (
-        "body",
-        "frame",
-        "v",
-        "a0",
-        "w",
-        "alpha0",
-        "vr",
-        "wr",
-        "inertia",
-        "frame_w",
-    )
-
-    def inertia_force(self):
-        """Components of -m a0 (speed-rate terms excluded)."""
-        return -self.body.mass * self.a0
-
-    def inertia_torque(self):
-        """Components of -(I alpha0 + w x I w), or None for a particle."""
-        if self.w is None:
-            return None
-        Iw = self.inertia * self.w
-        return -(self.inertia * self.alpha0 + self.w.cross(Iw))
-
-
-class _VectorCalculus:
-    """Velocity, partial velocities and acceleration of a point from its
-    declared velocity, frame by frame.
-
-    The declared velocity is a sum of small measure vectors in several
-    frames; each is differentiated while small (d/dt in N of m_G in G is
-    m_G' + w_G x m_G) and only then brought into the target frame through
-    the compact direction cosine matrices, so no large expression is ever
-    differentiated.
-    """
-
-    def __init__(self, N, qdot, speeds, fa):
-        self.N, self.qdot, self.speeds, self.fa = N, qdot, list(speeds), fa
-        self.ud_zero = {u.diff(t): 0 for u in speeds}
-        self._w = {}
-        self._memo_d, self._memo_qdot, self._memo_ud = {}, {}, {}
-
-    def rate(self, x):
-        """d/dt of a column in (t, q, u), in (t, q, u) and without the
-        speed-rate terms: ``x.diff(t).xreplace(qdot).xreplace(ud_zero)``,
-        each shared subtree differentiated and rebuilt once (the
-        components of deep bodies of a spatial chain are small graphs but
-        exponentially large trees)."""
-        d = [time_derivative(e, t, self._memo_d, exact=True) for e in x]
-        d = substitute(d, self.qdot, self._memo_qdot)
-        return sm.Matrix(
-            x.shape[0], x.shape[1], substitute(d, self.ud_zero, self._memo_ud)
-        )
-
-    def in_speeds(self, x):
-        """``x.xreplace(qdot)``, each shared subtree rebuilt once."""
-        return sm.Matrix(
-            x.shape[0], x.shape[1], substitute(x, self.qdot, self._memo_qdot)
-        )
-
-    def frame_rate(self, G):
-        if G not in self._w:
-            self._w[G] = self.fa.components(G.ang_vel_in(self.N), G, self.qdot)
-        return self._w[G]
-
-    def velocity(self, vec, F, acceleration=True):
-        n = len(self.speeds)
-        v, vr, a = sm.zeros(3, 1), sm.zeros(3, n), sm.zeros(3, 1)
-        if vec == 0:
-            return v, vr, a
-        for measure, G in vec.args:
-            m = self.in_speeds(measure)
-            R = None if G is F else self.fa.dcm(F, G)
-            mr = jacobian(m, self.speeds)
-            if acceleration:
-                aG = self.rate(m) + cross(self.frame_rate(G), m)
-            if R is None:
-                v += m
-                vr += mr
-                if acceleration:
-                    a += aG
-            else:
-                v += matmul(R, m)
-                vr += matmul(R, mr)
-                if acceleration:
-                    a += matmul(R, aG)
-        return v, vr, a
-
-
-def body_kinematics(system, qdot, speeds, fa: FrameAlgebra):
-    """:class:`BodyKinematics` of every body, in (t, q, u)."""
-    N = system.frame
-    calc = _VectorCalculus(N, qdot, speeds, fa)
-    out = []
-    for body in system.bodies:
-        k = BodyKinematics()
-        k.body = body
-        vel = body.masscenter.vel(N)
-        F = body.frame if isinstance(body, me.RigidBody) else natural_frame(vel, N)
-        k.frame = F
-        wF = calc.frame_rate(F)
-        k.frame_w = wF
-        k.v, k.vr, k.a0 = calc.velocity(vel, F)
-        if isinstance(body, me.RigidBody):
-            k.w = wF
-            k.alpha0 = calc.rate(wF)
-            k.wr = jacobian(wF, speeds)
-            k.inertia = body.central_inertia.to_matrix(F)
-        else:
-            k.w = k.alpha0 = k.wr = k.inertia = None
-        out.append(k)
-    return out
 
 
 def generalized_active_forces(system, qdot, speeds, fa: FrameAlgebra):
@@ -225,7 +96,7 @@ def composite_body_equations(ms, qdot, speeds, fa, min_depth=1):
     over nested composite bodies (:mod:`formulations.composite`), the loads
     the composites do not carry added as generalized active forces; None
     when the system is not a tree of twists nested ``min_depth`` deep."""
-    calc = _VectorCalculus(ms.frame, qdot, speeds, fa)
+    calc = VectorCalculus(ms.frame, qdot, speeds, fa)
     got = composite_equations(ms, qdot, speeds, fa, calc, min_depth=min_depth)
     if got is None:
         return None
@@ -265,12 +136,7 @@ class Kane(Formulation):
 
     def __init__(self, *, assembly: str = "auto", count_ops: bool = True):
         super().__init__(count_ops=count_ops)
-        check_options(self.name, assembly=(assembly, _ASSEMBLIES))
-        self.assembly = assembly
-
-    @property
-    def options(self) -> dict:
-        return super().options | {"assembly": self.assembly}
+        self._set_options(assembly=(assembly, _ASSEMBLIES))
 
     summary = "Kane's method: partial velocities, F_r + F*_r = 0"
     handles_holonomic = True
@@ -315,7 +181,7 @@ class Kane(Formulation):
         kins = None
         if composite is None:
             with stage("kinematics"):
-                kins = body_kinematics(ms.system, qdot, u, fa)
+                kins = body_kinematics(ms.bodies, ms.frame, qdot, u, fa)
             with stage("generalized_forces"):
                 F, load_pv, load_pw = generalized_active_forces(ms, qdot, u, fa)
                 Mh, fstar = mass_matrix_and_inertia_forcing(kins, len(u))
@@ -334,7 +200,7 @@ class Kane(Formulation):
                 M, f = Mh, rhs
         with stage("constraint_forces"):
             if ms.constraint_forces and kins is None:
-                kins = body_kinematics(ms.system, qdot, u, fa)
+                kins = body_kinematics(ms.bodies, ms.frame, qdot, u, fa)
             forces = {
                 cf.name: _constraint_force(ms, cf, kins, qdot, fa)
                 for cf in ms.constraint_forces
@@ -351,7 +217,7 @@ class Kane(Formulation):
         else:
 
             def by_products():
-                k = kins or body_kinematics(ms.system, qdot, u, fa)
+                k = kins or body_kinematics(ms.bodies, ms.frame, qdot, u, fa)
                 F, load_pv, load_pw = generalized_active_forces(ms, qdot, u, fa)
                 # F* from the bodies, not rhs - F: the composite forcing
                 # holds the loads in another form, which would not cancel.

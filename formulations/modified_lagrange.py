@@ -31,14 +31,23 @@ df_r/dq_j and the final substitution.
 Writing ``E_i = d/dt(dT/dq_i') - dT/dq_i - Q_i`` for every coordinate,
 (2.20) reads ``E_j + sum_r E_r df_r/dq_j = 0``, i.e. ``G^T E = 0`` with the
 n x k matrix ``G = d q' / d q_ind'`` (identity rows for the independent
-coordinates, ``df_r/dq_j`` for the dependent ones).  That form is what this
-module evaluates, and it covers three cases:
+coordinates, ``df_r/dq_j`` for the dependent ones).  The method covers
+three cases:
 
 1. **Explicit dependent coordinates** (the paper's case).  Where the
    declaration gives ``dependent_solutions`` ``{q_r: f_r(t, q_ind)}`` for
-   every dependent coordinate, G has rows ``df_r/dq_j`` and q_r, q_r', q_r''
-   are replaced by ``f_r``, ``df_r/dt``, ``d^2 f_r/dt^2``.  The state is
+   every dependent coordinate and has no nonholonomic constraints, the
+   class calls :func:`modified_lagrange_equations`, the transcription of
+   (2.20), (2.21) as printed: q_r, q_r', q_r'' are replaced by ``f_r``,
+   ``df_r/dt``, ``d^2 f_r/dt^2`` after differentiation.  A system without
+   constraints is the case s = 0 (Lagrange's equations).  The state is
    ``(q_ind, q_ind')``: the dependent coordinates leave the state.
+
+   The transcription does not reach the two other cases (it needs every
+   f_r written down, and has no term for velocity constraints, so neither
+   does it cover nonholonomic constraints beside explicit solutions):
+   there the class evaluates the same equations in the matrix form
+   ``G^T E = 0``, with G from the coefficients below.
 2. **Implicit dependent coordinates.**  Where the declaration has holonomic
    constraints ``Phi(t, q) = 0`` without explicit solutions, the implicit
    function theorem gives the same coefficients,
@@ -173,13 +182,13 @@ from .base import (
     Derivation,
     Formulation,
     UnsupportedSystemError,
-    check_options,
     register,
 )
 
 __all__ = [
     "ModifiedLagrange",
     "modified_lagrange_equations",
+    "lagrange_operators",
     "kinetic_energy_in_rates",
     "generalized_forces_in_rates",
 ]
@@ -259,21 +268,48 @@ def modified_lagrange_equations(
     ind = [q for q in coordinates if q not in dependent_solutions]
     T = sm.sympify(kinetic_energy)
     Q = {q: sm.sympify(generalized_forces.get(q, 0)) for q in coordinates}
-
-    def lagrange_operator(q):
-        return _d(T.diff(_d(q))) - T.diff(q)
-
     f = {r: sm.sympify(dependent_solutions[r]) for r in dep}
+
+    # d/dt(dT/dq_i') - dT/dq_i for EVERY coordinate, T as written.
+    L = lagrange_operators(T, coordinates)
+    # (2.21)
+    Phi = {r: -L[r] for r in dep}
+    # q_r, q_r', q_r'' -> f_r and its derivatives, applied after differentiating.
     sub = {}
     for r in dep:
         sub[_d(r, 2)] = _d(f[r], 2)
         sub[_d(r)] = _d(f[r])
         sub[r] = f[r]
-    Phi = {r: -lagrange_operator(r) for r in dep}
     out = []
     for j in ind:
-        rhs = Q[j] + sum((Q[r] + Phi[r]) * f[r].diff(j) for r in dep)
-        out.append((lagrange_operator(j) - rhs).xreplace(sub))
+        # (2.20) with its right-hand side moved to the left.
+        lhs = L[j] - Q[j]
+        for r in dep:
+            lhs += -(Q[r] + Phi[r]) * f[r].diff(j)
+        out.append(lhs.xreplace(sub))
+    return out
+
+
+def lagrange_operators(kinetic_energy, coordinates: Sequence) -> dict:
+    """``{q_i: d/dt(dT/dq_i') - dT/dq_i}`` for each coordinate.
+
+    The derivatives are those of ``expr.diff``, each shared subtree of T
+    differentiated with respect to time once for all coordinates.
+
+    Examples
+    --------
+    >>> import sympy as sm, sympy.physics.mechanics as me
+    >>> x = me.dynamicsymbols("x")
+    >>> m, k = sm.symbols("m k")
+    >>> lagrange_operators(m * x.diff()**2 / 2 - k * x**2 / 2, [x])[x]
+    k*x(t) + m*Derivative(x(t), (t, 2))
+    """
+    T = sm.sympify(kinetic_energy)
+    memo: dict = {}
+    out = {}
+    for q in coordinates:
+        p = directional_derivative(T, {_d(q): sm.S.One})
+        out[q] = time_derivative(p, t, memo) - directional_derivative(T, {q: sm.S.One})
     return out
 
 
@@ -361,6 +397,17 @@ def _explicit_solutions(ms):
 class ModifiedLagrange(Formulation):
     """Kolev's modified Lagrange equations of the second kind.
 
+    Where the paper's equations apply as printed (variant ``"modified"``,
+    explicit solutions of every holonomic constraint or none to solve, no
+    nonholonomic constraints) the equations are those of
+    :func:`modified_lagrange_equations` for the declaration's T and Q
+    (:func:`kinetic_energy_in_rates`, :func:`generalized_forces_in_rates`).
+    Elsewhere they are formed as ``G^T E = 0`` (see the module docstring):
+    implicit dependent coordinates with G from the implicit function
+    theorem, nonholonomic constraints with Maggi's coefficients, and the
+    ``"substituted"`` variant as Lagrange's equations in minimal
+    coordinates.
+
     Parameters
     ----------
     variant : {"modified", "substituted"}
@@ -417,8 +464,7 @@ class ModifiedLagrange(Formulation):
         count_ops: bool = True,
     ):
         super().__init__(count_ops=count_ops)
-        check_options(
-            self.name,
+        self._set_options(
             variant=(variant, _VARIANTS),
             dependent=(dependent, _DEPENDENT),
             dependent_rates=(dependent_rates, _DEPENDENT_RATES),
@@ -429,18 +475,6 @@ class ModifiedLagrange(Formulation):
                 "and cannot be combined with dependent='implicit'; valid "
                 "dependent values for it: ['auto', 'explicit']"
             )
-        self.variant = variant
-        self.dependent = dependent
-        self.dependent_rates = dependent_rates
-
-    @property
-    def options(self) -> dict:
-        return {
-            "count_ops": self.count_ops,
-            "variant": self.variant,
-            "dependent": self.dependent,
-            "dependent_rates": self.dependent_rates,
-        }
 
     def check_supported(self, system) -> None:
         super().check_supported(system)
@@ -498,32 +532,34 @@ class ModifiedLagrange(Formulation):
                 coords, keep, ind, dep_rates, rows, elim, eliminate, samples
             )
 
+        # Kolev's case: every dependent coordinate has its explicit f_r and
+        # no velocity constraint is left, so (2.20), (2.21) apply as printed.
+        as_printed = self.variant == "modified" and not rows
         with stage("lagrange_operator"):
-            E = []
-            memo = {}
-            for qi, Qi in zip(T_coords, Q):
-                p_i = directional_derivative(T, {_d(qi): sm.S.One})
-                E.append(
-                    time_derivative(p_i, t, memo)
-                    - directional_derivative(T, {qi: sm.S.One})
-                    - Qi
+            if as_printed:
+                E_sub = sm.Matrix(
+                    modified_lagrange_equations(T, coords, dict(zip(coords, Q)), elim)
                 )
-            E = sm.Matrix(E)
+            else:
+                L = lagrange_operators(T, T_coords)
+                E = sm.Matrix([L[qi] - Qi for qi, Qi in zip(T_coords, Q)])
 
         with stage("assembly"):
             idx = {q: i for i, q in enumerate(coords)}
-            G_T = G.extract([idx[q] for q in T_coords], list(range(len(ind))))
-            sub = {}
-            for q in coords:
-                if acc[idx[q]] != _d(q, 2):
-                    sub[_d(q, 2)] = acc[idx[q]]
-                if rate[idx[q]] != _d(q):
-                    sub[_d(q)] = rate[idx[q]]
-            for r, f in elim.items():
-                sub[r] = f
-            # Kolev's order: the Lagrange operator of every coordinate is
-            # formed first, then q_r, q_r', q_r'' are replaced.
-            E_sub = E.xreplace(sub)
+            if not as_printed:
+                # The same equations as G^T E = 0, G from the implicit
+                # function theorem or Maggi's coefficients; the Lagrange
+                # expression of every coordinate is formed first, then the
+                # rates and accelerations are replaced (Kolev's order).
+                sub = {}
+                for q in coords:
+                    if acc[idx[q]] != _d(q, 2):
+                        sub[_d(q, 2)] = acc[idx[q]]
+                    if rate[idx[q]] != _d(q):
+                        sub[_d(q)] = rate[idx[q]]
+                for r, f in elim.items():
+                    sub[r] = f
+                E_sub = E.xreplace(sub)
             if eliminate:
                 unknowns = [_d(q, 2) for q in ind]
             else:
@@ -535,7 +571,8 @@ class ModifiedLagrange(Formulation):
             # first rather than differentiate the products with G.
             M = jacobian(E_sub, unknowns)
             forcing = -E_sub.xreplace(zero)
-            if G_T != sm.eye(*G_T.shape):
+            G_T = G.extract([idx[q] for q in T_coords], list(range(len(ind))))
+            if not as_printed and G_T != sm.eye(*G_T.shape):
                 # (a product with the identity is not free on large entries)
                 M, forcing = G_T.T * M, G_T.T * forcing
             if not eliminate and rows:

@@ -568,14 +568,22 @@ class CompiledModel(NumericModel):
         """Seconds spent printing the C (compiling excluded)."""
         return self._codegen_seconds
 
+    def _call(self, fn, t0, inputs, outputs) -> None:
+        """``fn(t, *inputs, p, *outputs)``, one of the generated C functions
+        (every array contiguous doubles; the outputs written in place)."""
+        fb = self._fb
+        fn(
+            float(t0),
+            *[fb("double[]", a) for a in inputs],
+            self._pc,
+            *[fb("double[]", a) for a in outputs],
+        )
+
     def _mass_matrix_and_forcing(self, t0, x):
         n = self.n_unknowns
         M = np.empty((n, n))
         f = np.empty(n)
-        fb = self._fb
-        self._lib.eom_mf(
-            float(t0), fb("double[]", x), self._pc, fb("double[]", M), fb("double[]", f)
-        )
+        self._call(self._lib.eom_mf, t0, (x,), (M, f))
         return M, f
 
     def _rhs(self, t0, x) -> np.ndarray:
@@ -602,14 +610,7 @@ class CompiledModel(NumericModel):
 
     def _rates(self, t0, x, z):
         out = np.empty(self.n_states)
-        fb = self._fb
-        self._lib.eom_rates(
-            float(t0),
-            fb("double[]", x),
-            fb("double[]", np.ascontiguousarray(z, float)),
-            self._pc,
-            fb("double[]", out),
-        )
+        self._call(self._lib.eom_rates, t0, (x, np.ascontiguousarray(z, float)), (out,))
         return out
 
     def _rhs_batch(self, T, X) -> np.ndarray:
@@ -643,44 +644,22 @@ class CompiledModel(NumericModel):
 
     def _state(self, t0, q, qd):
         out = np.empty(self.n_states)
-        fb = self._fb
-        self._lib.eom_state(
-            float(t0),
-            fb("double[]", q),
-            fb("double[]", qd),
-            self._pc,
-            fb("double[]", out),
-        )
+        self._call(self._lib.eom_state, t0, (q, qd), (out,))
         return out
 
     def _coordinates(self, t0, x):
         out = np.empty(2 * self.n_coordinates)
-        fb = self._fb
-        self._lib.eom_coords(
-            float(t0), fb("double[]", x), self._pc, fb("double[]", out)
-        )
+        self._call(self._lib.eom_coords, t0, (x,), (out,))
         return out
 
     def _accelerations(self, t0, x, z):
         out = np.empty(self.n_coordinates)
-        fb = self._fb
-        self._lib.eom_acc(
-            float(t0),
-            fb("double[]", x),
-            fb("double[]", np.ascontiguousarray(z, float)),
-            self._pc,
-            fb("double[]", out),
-        )
+        self._call(self._lib.eom_acc, t0, (x, np.ascontiguousarray(z, float)), (out,))
         return out
 
     def _forces(self, t0, x, z):
         out = np.empty(len(self.force_names))
-        fb = self._fb
-        self._lib.eom_forces(
-            float(t0),
-            fb("double[]", x),
-            fb("double[]", np.ascontiguousarray(z, float)),
-            self._pc,
-            fb("double[]", out),
+        self._call(
+            self._lib.eom_forces, t0, (x, np.ascontiguousarray(z, float)), (out,)
         )
         return out

@@ -26,7 +26,7 @@ from collections.abc import Mapping
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from .calculus import jacobian
+from .calculus import jacobian, substitute, time_derivative
 
 __all__ = [
     "FrameAlgebra",
@@ -34,6 +34,9 @@ __all__ = [
     "natural_frame",
     "kinetic_energy",
     "generalized_forces",
+    "BodyKinematics",
+    "VectorCalculus",
+    "body_kinematics",
     "declared_orientations",
     "declared_positions",
     "connected_frames",
@@ -328,3 +331,198 @@ def generalized_forces(
             jac = jacobian(fa.components(vel, E, rep), rates)
         Q += jac.T * comps
     return Q
+
+
+# ----------------------------------------------------------------------
+# Velocities, partial velocities and accelerations of the bodies
+# ----------------------------------------------------------------------
+class BodyKinematics:
+    """Kinematics of one body in components of a frame F moving with it.
+
+    Attributes
+    ----------
+    body, frame : the body and the frame F of the components (the body's
+        own frame for a rigid body, where its inertia is constant; for a
+        particle the frame of its velocity's first term).
+    v : 3x1 velocity of the mass centre.
+    vr, wr : 3 x o partial velocities and partial angular velocities (wr
+        None for a particle).
+    w : angular velocity (None for a particle); ``frame_w`` that of F.
+    a0, alpha0 : acceleration of the mass centre and angular acceleration
+        without the speed-rate terms, ``a = vr u' + a0`` (None when
+        :func:`body_kinematics` was asked for whole accelerations).
+    a, alpha : the whole accelerations, speed-rate terms included (None
+        unless asked for).
+    inertia : 3x3 central inertia in F (None for a particle).
+    """
+
+    __slots__ = (
+        "body",
+        "frame",
+        "v",
+        "a0",
+        "a",
+        "w",
+        "alpha0",
+        "alpha",
+        "vr",
+        "wr",
+        "inertia",
+        "frame_w",
+    )
+
+    def __init__(self, body, frame):
+        self.body, self.frame = body, frame
+        self.v = self.a0 = self.a = self.w = self.alpha0 = self.alpha = None
+        self.vr = self.wr = self.inertia = self.frame_w = None
+
+    def inertia_force(self):
+        """Components of -m a0 (speed-rate terms excluded)."""
+        return -self.body.mass * self.a0
+
+    def inertia_torque(self):
+        """Components of -(I alpha0 + w x I w), or None for a particle."""
+        if self.w is None:
+            return None
+        Iw = self.inertia * self.w
+        return -(self.inertia * self.alpha0 + self.w.cross(Iw))
+
+
+class VectorCalculus:
+    """Velocity, partial velocities and acceleration of a point from its
+    declared velocity, frame by frame.
+
+    The declared velocity is a sum of small measure vectors in several
+    frames; each is differentiated while small (d/dt in N of m_G in G is
+    m_G' + w_G x m_G) and only then brought into the target frame through
+    the direction cosine matrices of ``fa``, so no large expression is ever
+    differentiated.
+
+    Parameters
+    ----------
+    N : ReferenceFrame
+        The inertial frame.
+    qdot : mapping
+        Coordinate rates in the speeds, ``{q': f(t, q, u)}``.
+    speeds : sequence
+        The generalized speeds u of the partial velocities.
+    fa : FrameAlgebra
+        Or any object with its ``components(vec, frame, rep)`` and
+        ``dcm(A, B)``.
+    """
+
+    def __init__(self, N, qdot, speeds, fa):
+        self.N, self.qdot, self.speeds, self.fa = N, qdot, list(speeds), fa
+        self.ud_zero = {u.diff(t): 0 for u in speeds}
+        self._w = {}
+        self._memo_d, self._memo_qdot, self._memo_ud = {}, {}, {}
+
+    def rate(self, x, speed_rates=False):
+        """d/dt of a column in (t, q, u), in (t, q, u) and, unless
+        ``speed_rates``, without the speed-rate terms:
+        ``x.diff(t).xreplace(qdot).xreplace(ud_zero)``, each shared subtree
+        differentiated and rebuilt once (the components of deep bodies of a
+        spatial chain are small graphs but exponentially large trees)."""
+        d = [time_derivative(e, t, self._memo_d, exact=True) for e in x]
+        d = substitute(d, self.qdot, self._memo_qdot)
+        if not speed_rates:
+            d = substitute(d, self.ud_zero, self._memo_ud)
+        return sm.Matrix(x.shape[0], x.shape[1], d)
+
+    def in_speeds(self, x):
+        """``x.xreplace(qdot)``, each shared subtree rebuilt once."""
+        return sm.Matrix(
+            x.shape[0], x.shape[1], substitute(x, self.qdot, self._memo_qdot)
+        )
+
+    def frame_rate(self, G):
+        """Angular velocity of G in N, in components of G."""
+        if G not in self._w:
+            self._w[G] = self.fa.components(G.ang_vel_in(self.N), G, self.qdot)
+        return self._w[G]
+
+    def velocity(self, vec, F, acceleration=True, speed_rates=False):
+        """Components in F of a velocity ``vec``, its partial velocities
+        and its time derivative in N (without the speed-rate terms unless
+        ``speed_rates``; a zero column without ``acceleration``)."""
+        n = len(self.speeds)
+        v, vr, a = sm.zeros(3, 1), sm.zeros(3, n), sm.zeros(3, 1)
+        if vec == 0:
+            return v, vr, a
+        for measure, G in vec.args:
+            m = self.in_speeds(measure)
+            R = None if G is F else self.fa.dcm(F, G)
+            mr = jacobian(m, self.speeds)
+            if acceleration:
+                aG = self.rate(m, speed_rates) + cross(self.frame_rate(G), m)
+            if R is None:
+                v += m
+                vr += mr
+                if acceleration:
+                    a += aG
+            else:
+                v += matmul(R, m)
+                vr += matmul(R, mr)
+                if acceleration:
+                    a += matmul(R, aG)
+        return v, vr, a
+
+
+def body_kinematics(
+    bodies, N, qdot, speeds, fa, *, speed_rates: bool = False
+) -> list[BodyKinematics]:
+    """:class:`BodyKinematics` of every body, in (t, q, u).
+
+    Parameters
+    ----------
+    bodies : sequence of RigidBody or Particle
+    N : ReferenceFrame
+        The inertial frame.
+    qdot, speeds, fa
+        As for :class:`VectorCalculus`.
+    speed_rates : bool
+        Whole accelerations ``a``, ``alpha`` (speed-rate terms included,
+        as the acceleration energy of Gibbs-Appell needs) instead of
+        ``a0``, ``alpha0`` without them (as Kane's inertia forces split
+        them off through the partial velocities).
+
+    Examples
+    --------
+    >>> import sympy as sm, sympy.physics.mechanics as me
+    >>> q, u = me.dynamicsymbols("q u")
+    >>> m, l = sm.symbols("m l")
+    >>> N = me.ReferenceFrame("N")
+    >>> A = N.orientnew("A", "Axis", (q, N.z))
+    >>> A.set_ang_vel(N, u * N.z)
+    >>> O = me.Point("O")
+    >>> O.set_vel(N, 0)
+    >>> P = O.locatenew("P", l * A.x)
+    >>> P.set_vel(N, l * u * A.y)
+    >>> k, = body_kinematics([me.Particle("p", P, m)], N, {q.diff(): u}, [u],
+    ...                      FrameAlgebra(), speed_rates=True)
+    >>> k.vr.T, k.a.T
+    (Matrix([[0, l, 0]]), Matrix([[-l*u(t)**2, l*Derivative(u(t), t), 0]]))
+    """
+    calc = VectorCalculus(N, qdot, speeds, fa)
+    out = []
+    for body in bodies:
+        vel = body.masscenter.vel(N)
+        rigid = isinstance(body, me.RigidBody)
+        k = BodyKinematics(body, body.frame if rigid else natural_frame(vel, N))
+        wF = calc.frame_rate(k.frame)
+        k.frame_w = wF
+        k.v, k.vr, a = calc.velocity(vel, k.frame, speed_rates=speed_rates)
+        if rigid:
+            # The components of d/dt(w) in N and in F coincide (w x w = 0).
+            alpha = calc.rate(wF, speed_rates)
+            k.w = wF
+            k.wr = jacobian(wF, speeds)
+            k.inertia = body.central_inertia.to_matrix(k.frame)
+        else:
+            alpha = None
+        if speed_rates:
+            k.a, k.alpha = a, alpha
+        else:
+            k.a0, k.alpha0 = a, alpha
+        out.append(k)
+    return out

@@ -9,11 +9,6 @@ Every system is declared once, in the vocabulary of
 (q1(t), q2(t))
 """
 
-# Every module of this package registers its systems on import: a new
-# system is a new module, nothing else to edit.
-import importlib as _importlib
-import pkgutil as _pkgutil
-
 from .base import (
     ConstraintError,
     ConstraintForce,
@@ -25,15 +20,15 @@ from .catalogue import (
     CATALOGUE,
     SystemFacts,
     get_system,
+    import_package_modules,
     register_system,
     system_facts,
     system_names,
 )
 from .urdf import from_urdf
 
-for _mod in _pkgutil.iter_modules(__path__):
-    if not _mod.name.startswith("_") and _mod.name not in ("base", "catalogue"):
-        _importlib.import_module(f"{__name__}.{_mod.name}")
+# Every module of this package registers its systems on import.
+import_package_modules(__name__, __path__, skip=("base", "catalogue"))
 
 __all__ = [
     "MechanicalSystem",

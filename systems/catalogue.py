@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib
 import inspect
+import pkgutil
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,6 +18,7 @@ __all__ = [
     "get_system",
     "system_names",
     "system_facts",
+    "import_package_modules",
 ]
 
 #: A system builder: options in, declaration out.
@@ -174,3 +177,16 @@ def get_system(name: str, **options: Any) -> MechanicalSystem:
             f"system {name!r} takes no option(s) {bad}; valid options: {valid}"
         )
     return builder(**options)
+
+
+def import_package_modules(
+    package: str, path: Iterable[str], skip: Iterable[str] = ()
+) -> None:
+    """Import every public module of ``package`` (its ``__path__``) but
+    ``skip``: how a registry package collects what its modules register on
+    import, so that adding an entry is adding a module, nothing else to
+    edit (this package's systems, the formulations)."""
+    skip = set(skip)
+    for mod in pkgutil.iter_modules(path):
+        if not mod.name.startswith("_") and mod.name not in skip:
+            importlib.import_module(f"{package}.{mod.name}")

@@ -18,6 +18,8 @@ from conftest import cached_eom, cached_system
 
 from formulations import FORMULATIONS, UnsupportedSystemError, get_formulation
 from formulations.gibbs_appell import ELIMINATIONS, STRATEGIES, GibbsAppell
+from symbolic.frames import FrameAlgebra, body_kinematics
+from symbolic.identities import RandomPoints
 from systems import CATALOGUE, system_facts
 
 t = me.dynamicsymbols._t
@@ -29,6 +31,40 @@ def _symbols(ms):
 
 def _relative_error(a, b):
     return float(np.max(np.abs(a - b)) / max(np.max(np.abs(b)), 1.0))
+
+
+# ----------------------------------------------------------------------
+# The body accelerations (shared with Kane's method)
+# ----------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "name,options",
+    [("n_link_pendulum", (("n", 3),)), ("rolling_disc", ()), ("solar_panels", ())],
+    ids=["n_link_pendulum", "rolling_disc", "solar_panels"],
+)
+def test_body_accelerations_are_sympys_and_split_as_kanes(name, options):
+    """The whole accelerations S is formed from are sympy's ``Point.acc``
+    and ``ReferenceFrame.ang_acc_in`` in the body's frame, and the same
+    loop without the speed-rate terms gives Kane's split ``a = v_r u' +
+    a0``, ``alpha = w_r u' + alpha0``."""
+    ms = cached_system(name, options)
+    N, u = ms.frame, list(ms.speeds)
+    qdot = dict(ms.kinematics.qdot)
+    qddot = {qd.diff(t): sm.sympify(f).diff(t).xreplace(qdot) for qd, f in qdot.items()}
+    ud = sm.Matrix([x.diff(t) for x in u])
+    whole = body_kinematics(ms.bodies, N, qdot, u, FrameAlgebra(), speed_rates=True)
+    split = body_kinematics(ms.bodies, N, qdot, u, FrameAlgebra())
+    points = RandomPoints()
+    for w, k in zip(whole, split, strict=True):
+        assert w.body is k.body and w.frame is k.frame
+        acc = w.body.masscenter.acc(N).to_matrix(w.frame)
+        assert points.vanishes(list(w.a - acc.xreplace(qddot | qdot)))
+        assert points.vanishes(list(w.a - (k.vr * ud + k.a0)))
+        if isinstance(w.body, me.RigidBody):
+            alpha = w.body.frame.ang_acc_in(N).to_matrix(w.frame)
+            assert points.vanishes(list(w.alpha - alpha.xreplace(qddot | qdot)))
+            assert points.vanishes(list(w.alpha - (k.wr * ud + k.alpha0)))
+        else:
+            assert w.alpha is None and k.alpha0 is None
 
 
 # ----------------------------------------------------------------------
