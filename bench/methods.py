@@ -180,7 +180,7 @@ _COST_VARIANTS = (
 )
 
 
-def kolev_cost_table(systems: Sequence[str] = _COST_SYSTEMS):
+def kolev_cost_table(systems: Sequence[str] = _COST_SYSTEMS, *, cache=None):
     """Operation counts and derivation times, measured now, of Kolev's
     modified equations against the two approaches the paper improves on.
 
@@ -205,6 +205,10 @@ def kolev_cost_table(systems: Sequence[str] = _COST_SYSTEMS):
     systems : sequence of str
         Catalogue names; by default the paper's kind of system:
         ``("four_bar", "crank_slider", "kolev_manipulator")``.
+    cache : compare.cache.DerivationCache, optional
+        Derive through it: equations already derived (by a comparison run,
+        say) are read back with the seconds their derivation took, and the
+        others are stored.  Default: derive every row now.
 
     Returns
     -------
@@ -235,7 +239,7 @@ def kolev_cost_table(systems: Sequence[str] = _COST_SYSTEMS):
             )
             try:
                 f = get_formulation(form, **opts)
-                eom = f.derive(ms)
+                eom = f.derive(ms) if cache is None else cache.derive(ms, f)[0]
             except (UnsupportedSystemError, ValueError) as exc:
                 row["error"] = f"{type(exc).__name__}: {exc}"
                 rows.append(row)

@@ -13,6 +13,7 @@ Missing numbers are shown as an em dash, never as ``nan``.
 from __future__ import annotations
 
 import base64
+import functools
 import html
 import importlib
 import inspect
@@ -588,7 +589,7 @@ def _benchmark_table(formulations=None):
     )
 
 
-def _kolev_table():
+def _kolev_table(cache_dir=None, use_cache=False):
     try:
         mod = importlib.import_module("bench.methods")
     except ImportError as exc:
@@ -597,7 +598,12 @@ def _kolev_table():
     if not callable(fn):
         return None, "not available: bench.methods has no kolev_cost_table."
     try:
-        table = fn()
+        if use_cache:
+            from .cache import DerivationCache
+
+            table = fn(cache=DerivationCache(cache_dir))
+        else:
+            table = fn()
     except Exception as exc:  # the report goes on without this section
         return (
             None,
@@ -605,6 +611,12 @@ def _kolev_table():
         )
     if not isinstance(table, pd.DataFrame):
         return None, "not available: kolev_cost_table() did not return a table."
+    if use_cache:
+        return table, (
+            "from kolev_cost_table(), the derivations read from the run's "
+            "cache where it holds them (with the seconds they took) and "
+            "measured while writing this report otherwise"
+        )
     return table, "measured while writing this report by kolev_cost_table()"
 
 
@@ -624,8 +636,8 @@ def _backend_note(frame: pd.DataFrame) -> str:
     )
 
 
-def _kolev_part() -> list:
-    table, note = _kolev_table()
+def _kolev_part(cache_dir=None, use_cache=False) -> list:
+    table, note = _kolev_table(cache_dir, use_cache)
     if table is None:
         return [_Para(f"Section {note}")]
     return [
@@ -960,7 +972,15 @@ def _build_report(
         rep.p("Section not available: not requested for this report.")
     rep.h(2, "Kolev's motivation: cost of eliminating dependent coordinates")
     if kolev:
-        rep.later(_kolev_part, cost=10.0)
+        options = result.metadata.get("options", {})
+        rep.later(
+            functools.partial(
+                _kolev_part,
+                options.get("cache_dir"),
+                bool(options.get("use_cache", False)),
+            ),
+            cost=10.0,
+        )
     else:
         rep.p("Section not available: not requested for this report.")
     return rep

@@ -28,6 +28,7 @@ import inspect
 import re
 
 import numpy as np
+import pandas as pd
 import pytest
 import sympy as sm
 import sympy.physics.mechanics as me
@@ -437,6 +438,30 @@ def test_cost_table_on_the_manipulator():
     assert list(df.columns) == _documented_columns(kolev_cost_table)
     assert "ops_cse" in df.columns and "error" in df.columns
     _check_cost_rows(df, "kolev_manipulator")
+
+
+def test_cost_table_through_a_derivation_cache(tmp_path, monkeypatch):
+    """Through a cache the table holds the same numbers, and a second table
+    derives nothing: every row is read back."""
+    from compare.cache import DerivationCache
+    from formulations.base import Formulation
+
+    fresh = kolev_cost_table(["kolev_manipulator"])
+    cache = DerivationCache(tmp_path)
+    first = kolev_cost_table(["kolev_manipulator"], cache=cache)
+    cols = ["variant", "ops_raw", "ops_cse", "n_equations", "n_unknowns", "error"]
+    pd.testing.assert_frame_equal(first[cols], fresh[cols])
+    assert list(tmp_path.rglob("*.pkl")), "nothing was stored"
+
+    def no_derivation(self, system):
+        raise AssertionError(f"{self.name} derived again")
+
+    monkeypatch.setattr(Formulation, "derive", no_derivation)
+    second = kolev_cost_table(["kolev_manipulator"], cache=cache)
+    pd.testing.assert_frame_equal(second[cols], fresh[cols])
+    # The seconds are those the stored derivations took.
+    ok = first["error"] == ""
+    assert (second.loc[ok, "seconds"] == first.loc[ok, "seconds"]).all()
 
 
 def test_cost_table_rejects_a_bare_string():
