@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 
 from formulations import FORMULATIONS, REFERENCE
-from systems import CATALOGUE
+from systems import CATALOGUE, system_facts
 
 DEFAULT_OUT = Path("reports") / "latest"
 BASELINE_OUT = Path("reports") / "baseline"
@@ -44,16 +44,25 @@ class UsageError(ValueError):
     """A command line that cannot run (exit status 2)."""
 
 
+def _systems_help() -> str:
+    """The --systems help, naming what the default leaves out from the
+    catalogue's own facts."""
+    heavy = [s for s in CATALOGUE if system_facts(s).heavy]
+    default = [s for s in CATALOGUE if s not in heavy]
+    return (
+        "systems to compare: catalogue names, MODULE:BUILDER or "
+        "FILE.py:BUILDER for your own, or 'all' (default: "
+        + ", ".join(default)
+        + ("; 'all' adds the heavy ones, " + ", ".join(heavy) + ")" if heavy else ")")
+    )
+
+
 def _add_run_options(p: argparse.ArgumentParser):
     p.add_argument(
         "--systems",
         nargs="+",
         metavar="NAME",
-        help=f"systems to compare: catalogue names, "
-        f"MODULE:BUILDER or FILE.py:BUILDER for your own, or "
-        f"'all' (default: all of "
-        f"{', '.join(CATALOGUE)} except the slow published "
-        f"benchmarks whipple_bicycle and andrews_squeezer)",
+        help=_systems_help(),
     )
     p.add_argument(
         "--system-option",

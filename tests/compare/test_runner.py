@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -23,7 +24,7 @@ from compare.cache import DerivationCache, cache_key
 from compare.runner import agreement, expand_cases
 from formulations import FORMULATIONS, Formulation, get_formulation
 from symbolic.frames import connected_frames
-from systems import get_system
+from systems import CATALOGUE, get_system
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -330,6 +331,21 @@ def test_cli_list_help_and_bad_names():
         assert _cli(sub, "--help").returncode == 0
     bad = _cli("run", "--systems", "nope", "--quiet")
     assert bad.returncode == 2 and "valid" in bad.stderr
+
+
+def test_systems_help_names_what_the_default_runs():
+    """The --systems help lists the systems a run without --systems
+    compares (read from the cases it expands) and the ones 'all' adds."""
+    from compare.cli import _systems_help
+
+    text = " ".join(_systems_help().split())
+    default_part, _, all_part = text.partition("'all' adds")
+    ran = {c.system for c in expand_cases()}
+    listed = set(re.findall(r"[a-z][a-z0-9_]+", default_part.split("default:")[1]))
+    assert ran <= listed and not (listed & set(CATALOGUE)) - ran
+    added = set(re.findall(r"[a-z][a-z0-9_]+", all_part)) & set(CATALOGUE)
+    assert added == set(CATALOGUE) - ran
+    assert "ur5" in added and "whipple_bicycle" in added
 
 
 def test_regress_passes_on_same_derivations_and_fails_on_changed_counts(tmp_path):
