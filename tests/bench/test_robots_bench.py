@@ -8,8 +8,6 @@ import pytest
 from bench import suite as bench
 from bench.robots import ASSUMPTION_SETS, ASSUMPTIONS, bench_robots
 
-pytest.importorskip("pinocchio")
-
 
 def test_chain_counts_against_aba_and_the_crossing(tmp_path):
     lines = []

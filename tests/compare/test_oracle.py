@@ -5,16 +5,14 @@ file), recorded in the run and shown in the report."""
 from __future__ import annotations
 
 import numpy as np
+import pinocchio as pin
 import pytest
 
 from compare import run
 from compare.report import write_report
 from compare.tables import _fmt
+from references.robot_oracle import oracle_accelerations
 from systems import get_system
-
-pin = pytest.importorskip("pinocchio")
-
-from references.robot_oracle import oracle_accelerations  # noqa: E402
 
 
 @pytest.fixture(scope="module")

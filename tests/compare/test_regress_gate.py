@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from helpers import run_args
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -39,24 +40,13 @@ def base(tmp_path_factory, env):
     out = tmp_path_factory.mktemp("base")
     res = cli(
         env,
-        "run",
-        "--systems",
-        "double_pendulum",
-        "--formulations",
-        "kane",
-        "sympy_kane",
-        "--t-final",
-        "0.2",
-        "--jobs",
-        "1",
-        "--time-repeats",
-        "3",
-        "--no-cache",
-        "--quiet",
-        "--no-report",
-        "--fresh",
-        "--out",
-        out,
+        *run_args(
+            out,
+            ["double_pendulum"],
+            ("kane", "sympy_kane"),
+            t_final=0.2,
+            extra=("--time-repeats", "3", "--no-cache", "--fresh"),
+        ),
     )
     assert res.returncode == 0, res.stderr
     return out

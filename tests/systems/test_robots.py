@@ -15,17 +15,15 @@ from __future__ import annotations
 import functools
 
 import numpy as np
+import pinocchio as pin
 import pytest
 import sympy as sm
 from sympy.core.function import AppliedUndef
 
 from formulations import get_formulation
+from references.robot_oracle import urdf_pinocchio_accelerations, urdf_pinocchio_model
 from systems import get_system
-
-pin = pytest.importorskip("pinocchio")
-
-from references.robot_oracle import urdf_pinocchio_accelerations, urdf_pinocchio_model  # noqa: E402
-from systems.robots import PUMA560, STANFORD_ARM, robot_data_path, spatial_chain_values  # noqa: E402
+from systems.robots import PUMA560, STANFORD_ARM, robot_data_path, spatial_chain_values
 
 OWN = ("kane", "lagrange", "modified_lagrange", "gibbs_appell")
 N_STATES = 20

@@ -6,18 +6,15 @@ options, against ``M u' - f`` of the formulations and Pinocchio's ``rnea``.
 from __future__ import annotations
 
 import numpy as np
+import pinocchio as pin
 import pytest
 import sympy as sm
+from test_robots import pinocchio_dh, pinocchio_spatial_chain
 
 from formulations import UnsupportedSystemError, get_formulation
 from formulations.kane_recursive import inverse_dynamics
 from systems import get_system
-
-pin = pytest.importorskip("pinocchio")
-
-from test_robots import pinocchio_dh, pinocchio_spatial_chain  # noqa: E402
-
-from systems.robots import PUMA560, STANFORD_ARM  # noqa: E402
+from systems.robots import PUMA560, STANFORD_ARM
 
 ZDD = sm.symbols("zdd0:6")
 

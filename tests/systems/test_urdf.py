@@ -5,16 +5,13 @@ errors for files that cannot be imported."""
 from __future__ import annotations
 
 import numpy as np
+import pinocchio as pin
 import pytest
 import sympy as sm
 
 from formulations import get_formulation
+from references.robot_oracle import urdf_pinocchio_accelerations, urdf_pinocchio_model
 from systems import DeclarationError, from_urdf
-
-pin = pytest.importorskip("pinocchio")
-pytest.importorskip("yourdfpy")
-
-from references.robot_oracle import urdf_pinocchio_accelerations, urdf_pinocchio_model  # noqa: E402
 
 OWN = ("kane", "lagrange", "modified_lagrange", "gibbs_appell")
 
