@@ -282,6 +282,34 @@ def _shift_inertia(Ib, H, M, r):
     return Ib2, H2, M
 
 
+def _shift_along(Ib, H, M, i, rho, tape):
+    """:func:`_shift_inertia` for r = rho e_i: with (i, j, k) cyclic,
+    H' rows j and k change by -rho M[k, :] and rho M[j, :], and Ib' differs
+    from Ib in five entries."""
+    j, k = (i + 1) % 3, (i + 2) % 3
+    H2 = [row[:] for row in H]
+    for m in range(3):
+        H2[j][m] = H[j][m] - _p(rho, M[k][m])
+        H2[k][m] = H[k][m] + _p(rho, M[j][m])
+    H2 = tape.mat(H2)
+    Ib2 = [row[:] for row in Ib]
+    Ib2[i][j] = Ib2[j][i] = Ib[i][j] - _p(rho, H[i][k])
+    Ib2[i][k] = Ib2[k][i] = Ib[i][k] + _p(rho, H[i][j])
+    Ib2[j][j] = Ib[j][j] - _p(rho, H[j][k] + H2[j][k])
+    Ib2[k][k] = Ib[k][k] + _p(rho, H[k][j] + H2[k][j])
+    Ib2[j][k] = Ib2[k][j] = Ib[j][k] + _p(rho, H[j][j] - H2[k][k])
+    return tape.sym(Ib2), H2
+
+
+def _axis_index(a, base):
+    """(index in the spatial vector, sign) when the unit vector a is a
+    coordinate axis (index counted from ``base``), else None."""
+    nz = [i for i in range(3) if a[i] != 0]
+    if len(nz) == 1 and abs(a[nz[0]]) == 1:
+        return base + nz[0], a[nz[0]]
+    return None
+
+
 def check_joint_tree(ms, who="forward='articulated_body'"):
     """The joint tree of ``ms``, or :class:`UnsupportedSystemError` naming
     why the recursion does not apply."""
@@ -431,21 +459,32 @@ def articulated_body_accelerations(ms) -> Assignments:
                 full[i][j + 3] = H[i][j]
                 full[j + 3][i] = H[i][j]
                 full[i + 3][j + 3] = M[i][j]
+        # Ia S = 0 and S^T pa = tau exactly: for S along a coordinate axis
+        # that row and column of Ia are zero and that entry of pa is tau,
+        # which the entries as computed would give only after cancelling.
+        ax = _axis_index(a, 0 if kind[k] == "revolute" else 3)
         for i in range(6):
             for j in range(i, 6):
-                Ia6[i][j] = Ia6[j][i] = tape.let(full[i][j] - _p(W[i], Uk[j]))
+                Ia6[i][j] = Ia6[j][i] = (
+                    sm.S.Zero
+                    if ax is not None and ax[0] in (i, j)
+                    else tape.let(full[i][j] - _p(W[i], Uk[j]))
+                )
         ck = list(cw[k]) + list(cv[k])
-        Iac = [_dot(Ia6[i], ck) for i in range(6)]
-        pa = tape.vec(
-            [pn[i] + Iac[i] + _p(W[i], uu[k]) for i in range(3)]
-        ) + tape.vec([pf[i] + Iac[i + 3] + _p(W[i + 3], uu[k]) for i in range(3)])
+        pa = []
+        for i in range(6):
+            if ax is not None and ax[0] == i:
+                pa.append(ax[1] * tau)
+            else:
+                pA_i = pn[i] if i < 3 else pf[i - 3]
+                pa.append(tape.let(pA_i + _dot(Ia6[i], ck) + _p(W[i], uu[k])))
         Ib = [[Ia6[i][j] for j in range(3)] for i in range(3)]
         H = [[Ia6[i][j + 3] for j in range(3)] for i in range(3)]
         M = [[Ia6[i + 3][j + 3] for j in range(3)] for i in range(3)]
         n_, f_ = pa[:3], pa[3:]
         # To the parent: turn about the joint axis, the joint frame's
         # rotation, then the shift from O_k to O_p.
-        for Q in (rot_q[k], rot_c[k]):
+        for Q, label in ((rot_q[k], "turn q"), (rot_c[k], "turn const")):
             if Q is None or Q.is_identity():
                 continue
             Ib = tape.sym(Q.block(Ib, True))
@@ -453,7 +492,15 @@ def articulated_body_accelerations(ms) -> Assignments:
             M = tape.sym(Q.block(M, True))
             n_, f_ = tape.vec(Q.vec(n_)), tape.vec(Q.vec(f_))
         r = arm[k]
-        if not _is_zero(r):
+        single = [i for i in range(3) if r[i] != 0]
+        if len(single) == 1 or not all(x.is_number for x in r):
+            # One shift per nonzero component (shifts commute): a shift
+            # along a coordinate axis costs 11 multiplications.
+            for i in single:
+                Ib, H = _shift_along(Ib, H, M, i, r[i], tape)
+                rr = [r[m] if m == i else sm.S.Zero for m in range(3)]
+                n_ = tape.vec(_add(n_, _cross(rr, f_)))
+        elif single:
             Ib, H, M = _shift_inertia(Ib, H, M, r)
             n_ = _add(n_, _cross(r, f_))
         Ibp, Hp, Mp = IA[p]
