@@ -484,7 +484,7 @@ def articulated_body_accelerations(ms) -> Assignments:
         n_, f_ = pa[:3], pa[3:]
         # To the parent: turn about the joint axis, the joint frame's
         # rotation, then the shift from O_k to O_p.
-        for Q, label in ((rot_q[k], "turn q"), (rot_c[k], "turn const")):
+        for Q in (rot_q[k], rot_c[k]):
             if Q is None or Q.is_identity():
                 continue
             Ib = tape.sym(Q.block(Ib, True))
