@@ -444,9 +444,9 @@ def _chain_markdown(rows, formulations, cap):
     )
     lines += [
         "",
-        "Where each formulation crosses ABA (first n whose count "
-        "exceeds ABA's, among n >= 2: at n = 1 ABA's formula is "
-        "negative):",
+        "Where each formulation crosses ABA (first n whose "
+        "multiplications or additions exceed ABA's, among n >= 2: at "
+        "n = 1 ABA's formula is negative):",
         "",
     ]
     for f, fw in [(f, fw) for f in formulations for fw in _forwards(f)]:
