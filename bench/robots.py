@@ -105,7 +105,9 @@ def _forwards(formulation):
 
 
 def _label(formulation, forward):
-    return formulation if forward == "mass_matrix" else f"{formulation}, forward={forward}"
+    return (
+        formulation if forward == "mass_matrix" else f"{formulation}, forward={forward}"
+    )
 
 
 def _chain_case(n, formulation, forward="mass_matrix"):
@@ -261,7 +263,7 @@ def bench_robots(
         rows, capped = [], set()
         for n in ns:
             am, aa = _aba(n)
-            for f, fw in [(f, fw) for f in formulations for fw in _forwards(f)]:
+            for f, fw in [(g, fw) for g in formulations for fw in _forwards(g)]:
                 row = {
                     "n": n,
                     "formulation": f,
@@ -449,7 +451,7 @@ def _chain_markdown(rows, formulations, cap):
         "n = 1 ABA's formula is negative):",
         "",
     ]
-    for f, fw in [(f, fw) for f in formulations for fw in _forwards(f)]:
+    for f, fw in [(g, fw) for g in formulations for fw in _forwards(g)]:
         label = _label(f, fw)
         ok = [
             r

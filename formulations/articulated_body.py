@@ -75,7 +75,11 @@ class Assignments:
                 out = e
             else:
                 args = [walk(a) for a in e.args]
-                out = e.func(*args) if any(a is not b for a, b in zip(args, e.args)) else e
+                out = (
+                    e.func(*args)
+                    if any(a is not b for a, b in zip(args, e.args))
+                    else e
+                )
             memo[e] = out
             return out
 
@@ -222,7 +226,10 @@ class _Rotation:
     def block(self, B, symmetric):
         """Q B Q^T of a 3x3 block (list of lists)."""
         if self.plane is None:
-            QB = [[_dot(self.Q[r], [B[m][col] for m in range(3)]) for col in range(3)] for r in range(3)]
+            QB = [
+                [_dot(self.Q[r], [B[m][col] for m in range(3)]) for col in range(3)]
+                for r in range(3)
+            ]
             return [[_dot(QB[r], self.Q[col]) for col in range(3)] for r in range(3)]
         i, j, c, s = self.plane
         k = 3 - i - j
@@ -274,9 +281,13 @@ def _shift_inertia(Ib, H, M, r):
     H' = H + r x M, Ib' = Ib - H r x + r x H'^T (r x: the cross-product
     matrix); M' = M."""
     rx = [[0, -r[2], r[1]], [r[2], 0, -r[0]], [-r[1], r[0], 0]]
-    rxM = [[_dot(rx[a], [M[m][b] for m in range(3)]) for b in range(3)] for a in range(3)]
+    rxM = [
+        [_dot(rx[a], [M[m][b] for m in range(3)]) for b in range(3)] for a in range(3)
+    ]
     H2 = [[H[a][b] + rxM[a][b] for b in range(3)] for a in range(3)]
-    Hrx = [[_dot(H[a], [rx[m][b] for m in range(3)]) for b in range(3)] for a in range(3)]
+    Hrx = [
+        [_dot(H[a], [rx[m][b] for m in range(3)]) for b in range(3)] for a in range(3)
+    ]
     rxH2t = [[_dot(rx[a], H2[b]) for b in range(3)] for a in range(3)]
     Ib2 = [[Ib[a][b] - Hrx[a][b] + rxH2t[a][b] for b in range(3)] for a in range(3)]
     return Ib2, H2, M

@@ -74,7 +74,9 @@ def test_accelerations_equal_pinocchio(name, options):
     assert _deviation_from_pinocchio(name, options) < 1e-9
 
 
-@pytest.mark.parametrize("name,options", [("spatial_chain", (("n", 4),)), ("stanford_arm", ())])
+@pytest.mark.parametrize(
+    "name,options", [("spatial_chain", (("n", 4),)), ("stanford_arm", ())]
+)
 def test_compiled_backend_equals_pinocchio(name, options):
     # The C backend prints the evaluation order and skips the solve.
     assert _deviation_from_pinocchio(name, options, backend="c") < 1e-9
