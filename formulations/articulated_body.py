@@ -349,6 +349,18 @@ def check_joint_tree(ms, who="forward='articulated_body'"):
             f"{ms.name}: {who} supports revolute and prismatic joints, not "
             f"those of {bad}"
         )
+    # The recursion knows the loads declare_tree puts (gravity at each
+    # mass centre, joint damping); anything added since would be ignored.
+    declared = len(specs) + sum(
+        (2 if sp.parent else 1) for sp in specs if sp.damping is not None
+    )
+    if len(ms.loads) != declared or len(ms.bodies) != len(specs):
+        raise UnsupportedSystemError(
+            f"{ms.name}: {who} knows only the bodies and loads of the joint "
+            f"tree (gravity, joint damping); this system has "
+            f"{len(ms.bodies)} bodies and {len(ms.loads)} loads for "
+            f"{len(specs)} joints: use forward='mass_matrix'"
+        )
     if ms.specified or ms.u_aux:
         raise UnsupportedSystemError(
             f"{ms.name}: {who} does not take prescribed motions or "

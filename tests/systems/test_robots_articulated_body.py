@@ -168,6 +168,16 @@ def test_refuses_constraints_added_to_a_tree():
         _aba_eom(ms)
 
 
+def test_refuses_loads_added_to_a_tree():
+    import sympy.physics.mechanics as me
+
+    ms = get_system("spatial_chain", n=2)
+    body = ms.bodies[-1]
+    ms.system.add_loads(me.Force(body.masscenter, 3 * ms.frame.x))
+    with pytest.raises(UnsupportedSystemError, match="loads"):
+        _aba_eom(ms)
+
+
 def test_option_is_validated():
     with pytest.raises(ValueError, match="articulated_body"):
         get_formulation("kane", forward="aba")
