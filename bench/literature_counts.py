@@ -22,9 +22,12 @@ one more (the division); ``x**(1/2)`` is a ``sqrt`` call, other powers a
 Forward dynamics is the mass matrix and forcing, evaluated together as the
 compiled backend does (one cse over both), plus the LU solve with partial
 pivoting of :mod:`numeric.compiled` (:func:`lu_solve_counts`, counted
-from its loops; dense, as a generic solver).  Inverse dynamics is
-``tau = M z' - f`` for given ``z'`` (the unknowns, q'' here), counted as one
-set of expressions.
+from its loops; dense, as a generic solver).  Equations in explicit form
+with an evaluation order (kane's ``forward="articulated_body"``) are
+counted from that order, which the compiled backend prints as it is,
+without a solve (:func:`forward_dynamics_counts`).  Inverse dynamics is
+``tau = M z' - f`` for given ``z'`` (the unknowns, q'' here), counted as
+one set of expressions.
 
 :data:`PUBLISHED` holds the published figures to set beside these counts.
 """
@@ -43,6 +46,7 @@ __all__ = [
     "count_ops_literature",
     "lu_solve_counts",
     "forward_dynamics_counts",
+    "assignments_counts",
     "inverse_dynamics_counts",
     "recursive_inverse_dynamics_counts",
     "PUBLISHED",
@@ -250,10 +254,35 @@ def _parameters(eom):
     return set(eom.system.parameters)
 
 
+def _assignments(eom):
+    return eom.extras.get("assignments")
+
+
+def assignments_counts(assigned, parameters) -> OpCount:
+    """Counts of an evaluation order (:class:`formulations.articulated_body.Assignments`):
+    its definitions and outputs as one set of expressions, each assigned
+    symbol an input, those whose definitions depend on parameters alone
+    (through earlier such symbols) counted apart as parameters."""
+    params = set(parameters)
+    for s, d in zip(assigned.symbols, assigned.definitions):
+        if d.free_symbols <= params:
+            params.add(s)
+    return count_ops_literature([*assigned.definitions, *assigned.outputs], params)
+
+
 def forward_dynamics_counts(eom) -> dict:
     """Counts of the forward dynamics of ``eom`` per evaluation: ``"mf"``
     (mass matrix and forcing together), ``"solve"`` (the LU solve),
-    ``"total"``, as :class:`OpCount`."""
+    ``"total"``, as :class:`OpCount`.
+
+    Equations in explicit form with an evaluation order
+    (``eom.extras["assignments"]``, kane's ``forward="articulated_body"``)
+    are counted from it, and have no solve: the compiled backend skips it
+    when the mass matrix is the identity."""
+    assigned = _assignments(eom)
+    if assigned is not None:
+        mf = assignments_counts(assigned, _parameters(eom))
+        return {"mf": mf, "solve": OpCount(), "total": mf}
     mf = count_ops_literature([eom.mass_matrix, eom.forcing], _parameters(eom))
     m, a = lu_solve_counts(eom.mass_matrix.shape[0])
     solve = OpCount(mul=m, add=a)
@@ -262,7 +291,21 @@ def forward_dynamics_counts(eom) -> dict:
 
 def inverse_dynamics_counts(eom) -> OpCount:
     """Counts of ``tau = M z' - f`` with the unknowns' values ``z'`` given
-    (q'' for the robots), one cse over all of ``tau``."""
+    (q'' for the robots), one cse over all of ``tau``.
+
+    Raises
+    ------
+    ValueError
+        For equations in explicit form by a recursion
+        (``extras["assignments"]``): there ``M z' - f`` is not the joint
+        forces."""
+    if _assignments(eom) is not None:
+        raise ValueError(
+            f"{eom.formulation} {dict(eom.options)}: the equations are in "
+            "explicit form (u' = forcing), where M z' - f is not the joint "
+            "forces; count inverse dynamics with forward='mass_matrix' or "
+            "recursive_inverse_dynamics_counts"
+        )
     zdd = sm.symbols(f"_zdd0:{len(eom.unknowns)}")
     tau = eom.mass_matrix * sm.Matrix(zdd) - eom.forcing
     return count_ops_literature([tau], _parameters(eom))

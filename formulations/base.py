@@ -287,7 +287,11 @@ class Derivation:
     coordinate_map : (q, q') stacked, in terms of (t, x).
     multipliers : the unknowns that are Lagrange multipliers.
     extras : anything else the method yields (partial velocities,
-        constraint forces, ...), documented by the formulation.
+        constraint forces, ...), documented by the formulation.  One key
+        is read here: ``"assignments"``, an evaluation order of an
+        explicit forcing (:class:`formulations.articulated_body.Assignments`),
+        which the operation counts and the compiled backend take instead
+        of the forcing's tree.
     """
 
     states: tuple[Symbol, ...]
@@ -756,7 +760,17 @@ class Formulation(abc.ABC):
         op_counts: dict[str, Any] = {}
         if self.count_ops:
             c0 = time.perf_counter()
-            op_counts = count_operations(M, f)
+            assigned = parts.extras.get("assignments")
+            if assigned is None:
+                op_counts = count_operations(M, f)
+            else:
+                # The forcing as a tree is exponentially large: count its
+                # evaluation order instead (M, explicit, costs nothing).
+                op_counts = count_operations(
+                    *assigned.definitions,
+                    *assigned.outputs,
+                    raw=assigned.raw_operations(),
+                )
             timings["count_ops"] = time.perf_counter() - c0
         return EquationsOfMotion(
             system=system,

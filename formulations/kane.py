@@ -54,6 +54,7 @@ __all__ = ["Kane", "composite_body_equations"]
 
 t = me.dynamicsymbols._t
 _ASSEMBLIES = ("auto", "composite", "direct")
+_FORWARD = ("mass_matrix", "articulated_body")
 # Nesting depth from which the composite sums have fewer operations after
 # cse (on n_link_pendulum and n_link_pendulum_on_cart: the benchmark's
 # operation counts of kane with assembly="direct" and "composite").
@@ -126,6 +127,19 @@ class Kane(Formulation):
         one rigid motion and form a tree (an error otherwise).  ``"auto"``
         (default): composite for trees at least 5 composites deep, where
         it has fewer operations, else direct.
+    forward : {"mass_matrix", "articulated_body"}
+        ``"mass_matrix"`` (default): M u' = f as assembled.
+        ``"articulated_body"``: the explicit form (M the identity, the
+        forcing u' itself), Kane's equations solved tip to base by the
+        articulated-body recursion (:mod:`formulations.articulated_body`),
+        O(n) operations; only for unconstrained trees of revolute and
+        prismatic joints declared by :func:`systems.declare_tree` (an
+        error otherwise).  The recursion is published as
+        ``extras["assignments"]`` (an evaluation order of the forcing);
+        the forcing itself is a graph of shared subtrees, exponentially
+        large as a tree, so walk it only with memoised functions (cse,
+        :func:`symbolic.calculus.substitute`), never ``count_ops``,
+        ``subs`` or ``simplify``.  ``assembly`` is then unused.
     count_ops : bool
         See :class:`~formulations.base.Formulation`.
     """
@@ -134,9 +148,15 @@ class Kane(Formulation):
     peer = "sympy_kane"
     version = "3"
 
-    def __init__(self, *, assembly: str = "auto", count_ops: bool = True):
+    def __init__(
+        self,
+        *,
+        assembly: str = "auto",
+        forward: str = "mass_matrix",
+        count_ops: bool = True,
+    ):
         super().__init__(count_ops=count_ops)
-        self._set_options(assembly=(assembly, _ASSEMBLIES))
+        self._set_options(assembly=(assembly, _ASSEMBLIES), forward=(forward, _FORWARD))
 
     summary = "Kane's method: partial velocities, F_r + F*_r = 0"
     handles_holonomic = True
@@ -145,6 +165,8 @@ class Kane(Formulation):
     uses_multipliers = False
 
     def _derive(self, ms, stage) -> Derivation:
+        if self.forward == "articulated_body":
+            return _articulated_body(ms, stage)
         kin = ms.kinematics
         qdot = dict(kin.qdot)
         u = list(ms.speeds)
@@ -236,6 +258,18 @@ class Kane(Formulation):
 
             extras = LazyExtras(eager, _EXTRAS_KEYS, by_products)
         return speed_form(ms, M, f, extras)
+
+
+def _articulated_body(ms, stage) -> Derivation:
+    """The explicit form u' = forcing by the articulated-body recursion."""
+    from .articulated_body import articulated_body_accelerations
+
+    with stage("articulated_body"):
+        assigned = articulated_body_accelerations(ms)
+    with stage("assembly"):
+        forcing = sm.Matrix(assigned.substituted())
+    n = len(ms.speeds)
+    return speed_form(ms, sm.eye(n), forcing, {"assignments": assigned})
 
 
 _EXTRAS_KEYS = (

@@ -187,6 +187,8 @@ _HEADER = r"""
 #define NX {nx}
 #define NZ {nz}
 #define NZA {nza}
+/* 1: the mass matrix is the identity (explicit form), no solve. */
+#define EOM_EXPLICIT {explicit}
 
 /* Solve A z = b in place (b becomes z) by LU with partial pivoting, as
    LAPACK's dgesv; A is n x n, row-major.  1: zero or NaN pivot (singular),
@@ -235,7 +237,7 @@ static int eom_rhs(double t, const double *x, const double *p, double *out)
 {
     double M[NZA * NZA], z[NZA];
     eom_mf(t, x, p, M, z);
-    int status = eom_lu_solve(NZ, M, z);
+    int status = EOM_EXPLICIT ? 0 : eom_lu_solve(NZ, M, z);
     if (status) return status;
     eom_rates(t, x, z, p, out);
     for (int i = 0; i < NX; ++i)
@@ -271,11 +273,14 @@ void eom_forces(double, const double *, const double *, const double *,
 """
 
 
-def _c_function(printer, signature, outputs):
-    """A C function body: cse over all ``outputs`` [(array name, exprs)]."""
+def _c_function(printer, signature, outputs, prelude=()):
+    """A C function body: ``prelude`` [(symbol, expr)] assigned in turn,
+    then cse over all ``outputs`` [(array name, exprs)]."""
     exprs = [e for _, es in outputs for e in es]
     tmps, reduced = sm.cse(exprs, symbols=sm.numbered_symbols("w"), order="none")
     lines = [f"static void {signature}", "{"]
+    for s, e in prelude:
+        lines.append(f"    const double {s} = {printer.doprint(e)};")
     for s, e in tmps:
         lines.append(f"    const double {s} = {printer.doprint(e)};")
     it = iter(reduced)
@@ -327,13 +332,22 @@ def c_source(eom) -> tuple[str, dict]:
     nx, nz, nq = len(X), len(Z), len(Q)
     forces = parts.get("forces_names", [])
     printer = _Printer()
+    # An explicit forcing with an evaluation order is printed as that
+    # order (its tree is exponentially large), and needs no solve.
+    explicit = eom.mass_matrix == sm.eye(nz)
+    prelude, forcing = (), None
+    if "assignments" in parts and explicit:
+        syms, defs, outs = parts["assignments"]
+        prelude = list(zip(syms, substitute(defs, rename, memo)))
+        forcing = substitute(outs, rename, memo)
     try:
         body = [
             _c_function(
                 printer,
                 "eom_mf(double t, const double *x, const "
                 "double *p, double *M, double *f)",
-                [("M", c("M")), ("f", c("f"))],
+                [("M", c("M")), ("f", c("f") if forcing is None else forcing)],
+                prelude,
             ),
             _c_function(
                 printer,
@@ -371,7 +385,7 @@ def c_source(eom) -> tuple[str, dict]:
             f"be printed as C: {exc}"
         ) from None
     source = (
-        _HEADER.format(nx=nx, nz=nz, nza=max(nz, 1))
+        _HEADER.format(nx=nx, nz=nz, nza=max(nz, 1), explicit=int(explicit))
         + "\n\n".join(body)
         + "\n"
         + _FOOTER

@@ -79,7 +79,9 @@ def plain_parts(eom: EquationsOfMotion) -> dict[str, Any]:
     accelerations in (T, X, Z, P)), ``C`` (coordinates and rates in
     (T, X, P)), ``S`` (state in (T, Q, QD, P)) and, when the formulation
     recovers constraint forces, ``F`` (in (T, X, Z, P)) with their names in
-    ``forces_names``.  Every backend generates its code from these.
+    ``forces_names``; for a forcing with an evaluation order
+    (``extras["assignments"]``), ``assignments``: its symbols, definitions
+    and outputs (the forcing) in plain symbols.  Every backend generates its code from these.
     """
     ms = eom.system
     T, X, Z, Q, QD, P = plain_symbols(eom)
@@ -109,6 +111,15 @@ def plain_parts(eom: EquationsOfMotion) -> dict[str, Any]:
         "C": to_plain(eom.coordinate_map, x_rep, ms, memo),
         "S": to_plain(eom.state_map, qrep, ms),
     }
+    assigned = eom.extras.get("assignments")
+    if assigned is not None:
+        # The evaluation order of an explicit forcing, in plain symbols:
+        # (symbols, definitions, outputs), for the code printers.
+        parts["assignments"] = (
+            tuple(assigned.symbols),
+            to_plain(sm.Matrix(list(assigned.definitions)), x_rep, ms, memo),
+            to_plain(sm.Matrix(list(assigned.outputs)), x_rep, ms, memo),
+        )
     forces = eom.extras.get("constraint_forces")
     if forces:
         names = list(forces)

@@ -14,22 +14,46 @@ def test_chain_counts_against_aba_and_the_crossing(tmp_path):
     rows = bench_robots(
         tmp_path, lines.append, ns=[2, 3], formulations=("kane",), parts={"chain"}
     )["chain"]
-    assert [r["n"] for r in rows] == [2, 3]
+    # kane with its mass matrix and by the articulated-body recursion.
+    assert [(r["n"], r["forward"]) for r in rows] == [
+        (2, "mass_matrix"),
+        (2, "articulated_body"),
+        (3, "mass_matrix"),
+        (3, "articulated_body"),
+    ]
     # Featherstone's ABA, 224n - 259 / 205n - 248, written out here.
-    assert [(r["aba_mul"], r["aba_add"]) for r in rows] == [(189, 162), (413, 367)]
+    assert [(r["aba_mul"], r["aba_add"]) for r in rows[::2]] == [
+        (189, 162),
+        (413, 367),
+    ]
     for r in rows:
         assert r["status"] == "ok"
         assert r["ratio_total"] == pytest.approx(
             (r["fd_mul"] + r["fd_add"]) / (r["aba_mul"] + r["aba_add"]), abs=1e-3
         )
     # Counts grow with the chain, and the file holds the same rows.
-    assert rows[1]["fd_mul"] > rows[0]["fd_mul"]
+    assert rows[2]["fd_mul"] > rows[0]["fd_mul"]
+    assert rows[3]["fd_mul"] > rows[1]["fd_mul"]
     csv = pd.read_csv(tmp_path / "robots_chain.csv")
     assert list(csv["fd_mul"]) == [r["fd_mul"] for r in rows]
+    assert list(csv["forward"]) == [r["forward"] for r in rows]
     md = (tmp_path / "robots.md").read_text()
-    below = all(r["ratio_total"] <= 1 for r in rows)
-    assert ("kane: at or below ABA for every measured n (up to n = 3)" in md) == below
+    for forward, label in [
+        ("mass_matrix", "kane"),
+        ("articulated_body", "kane, forward=articulated_body"),
+    ]:
+        mine = [r for r in rows if r["forward"] == forward]
+        below = all(
+            r["fd_mul"] <= r["aba_mul"] and r["fd_add"] <= r["aba_add"] for r in mine
+        )
+        assert (
+            f"- {label}: at or below ABA in multiplications and in additions "
+            "for every measured n (up to n = 3)" in md
+        ) == below
+        if not below:
+            assert f"- {label}: above ABA from n = " in md
     assert any("n=3 kane" in ln for ln in lines)
+    assert any("n=3 kane, forward=articulated_body" in ln for ln in lines)
 
 
 def test_stanford_arm_against_kane_and_levinson(tmp_path):

@@ -1,0 +1,578 @@
+"""Kane's equations of a joint tree solved by an articulated-body recursion:
+forward dynamics in O(n) operations, without forming the mass matrix.
+
+For a tree of one-degree-of-freedom joints (the systems of
+:func:`systems.declare_tree`: URDF robots, the Denavit-Hartenberg arms,
+``spatial_chain``) with the joint rates as generalized speeds, Kane's
+equation of speed r sums, over the bodies outboard of joint r, the joint's
+twist dotted with their resultants (see :mod:`formulations.kane_recursive`).
+Eliminating the speed rates tip to base, one joint at a time, gives the
+articulated-body algorithm of Featherstone, *Rigid Body Dynamics
+Algorithms* (2008), ch. 7 (Table 7.1): each body's subtree is replaced by
+an articulated inertia and a bias force acting on it, and the speed rates
+follow base to tip.
+
+Everything is evaluated in body frames (the components of body k about its
+origin O_k on the joint axis), with spatial vectors as pairs of 3-vectors
+(angular part first).  The transform from a body to its parent is a turn
+about the joint axis, the joint frame's constant rotation and a shift; a
+turn about a coordinate axis rotates a symmetric 3x3 block in 8
+multiplications (its 2x2 part through the double angle), so transforming
+an articulated inertia costs O(1) per link with small constants.
+
+Expression size
+---------------
+The results nest 2n levels deep: as sympy trees they grow exponentially
+although they are small as graphs.  Each recursion quantity is therefore
+named by a plain symbol, and the recursion is returned as an ordered list
+of ``(symbol, definition)`` assignments (:class:`Assignments`), each
+definition in the state, the parameters and earlier symbols.  Operation
+counts (:mod:`bench.literature_counts`) and the compiled backend consume
+the assignments; the forcing itself, for every other consumer, is the same
+graph with the symbols substituted (shared subtrees kept shared), which
+only memoised walks (``cse``, :func:`symbolic.calculus.substitute`) may
+traverse.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy as sm
+import sympy.physics.mechanics as me
+
+from .base import UnsupportedSystemError
+
+__all__ = ["Assignments", "articulated_body_accelerations", "check_joint_tree"]
+
+t = me.dynamicsymbols._t
+
+
+@dataclass(frozen=True)
+class Assignments:
+    """An evaluation order: ``symbols[i] = definitions[i]`` in turn, each
+    definition in the inputs and earlier symbols; ``outputs`` in all of
+    them."""
+
+    symbols: tuple
+    definitions: tuple
+    outputs: tuple
+
+    def substituted(self):
+        """The outputs with every symbol replaced by its definition, built
+        bottom-up so that each definition is rebuilt once (the result is a
+        graph: walk it only with memoised functions)."""
+        value = {}
+        memo = {}
+
+        def walk(e):
+            got = memo.get(e)
+            if got is not None:
+                return got
+            if e in value:
+                out = value[e]
+            elif not e.args:
+                out = e
+            else:
+                args = [walk(a) for a in e.args]
+                out = (
+                    e.func(*args)
+                    if any(a is not b for a, b in zip(args, e.args))
+                    else e
+                )
+            memo[e] = out
+            return out
+
+        for s, d in zip(self.symbols, self.definitions):
+            value[s] = walk(d)
+        return tuple(walk(e) for e in self.outputs)
+
+    def raw_operations(self) -> int:
+        """``count_ops`` of the definitions and outputs as written."""
+        return int(
+            sum(sm.count_ops(d) for d in self.definitions)
+            + sum(sm.count_ops(e) for e in self.outputs)
+        )
+
+
+class _Tape:
+    """Names every non-trivial expression it is given by a new symbol and
+    records the definition."""
+
+    def __init__(self, prefix="_ab"):
+        self.prefix = prefix
+        self.symbols, self.definitions = [], []
+
+    def let(self, e):
+        e = sm.sympify(e)
+        if e.is_Atom or (
+            e.is_Mul
+            and len(e.args) == 2
+            and e.args[0] is sm.S.NegativeOne
+            and e.args[1].is_Atom
+        ):
+            return e
+        s = sm.Symbol(f"{self.prefix}{len(self.symbols)}")
+        self.symbols.append(s)
+        self.definitions.append(e)
+        return s
+
+    def vec(self, v):
+        return [self.let(x) for x in v]
+
+    def sym(self, B):
+        """A symmetric 3x3 (list of lists), each entry named once."""
+        out = [[None] * 3 for _ in range(3)]
+        for i in range(3):
+            for j in range(i, 3):
+                out[i][j] = out[j][i] = self.let(B[i][j])
+        return out
+
+    def mat(self, B):
+        return [[self.let(x) for x in row] for row in B]
+
+
+# ----------------------------------------------------------------------
+# 3-vector and 3x3 algebra on lists, without products by zero
+# ----------------------------------------------------------------------
+def _nz(x):
+    return x != 0
+
+
+def _dot(a, b):
+    return sm.Add(*[x * y for x, y in zip(a, b) if _nz(x) and _nz(y)])
+
+
+def _mv(A, v):
+    return [_dot(A[i], v) for i in range(3)]
+
+
+def _mtv(A, v):
+    return [_dot([A[k][i] for k in range(3)], v) for i in range(3)]
+
+
+def _cross(a, b):
+    def p(x, y):
+        return x * y if _nz(x) and _nz(y) else sm.S.Zero
+
+    return [
+        p(a[1], b[2]) - p(a[2], b[1]),
+        p(a[2], b[0]) - p(a[0], b[2]),
+        p(a[0], b[1]) - p(a[1], b[0]),
+    ]
+
+
+def _add(*vs):
+    return [sm.Add(*xs) for xs in zip(*vs)]
+
+
+def _scale(c, v):
+    return [c * x if _nz(x) else sm.S.Zero for x in v]
+
+
+def _is_zero(v):
+    return all(x == 0 for x in v)
+
+
+def _listmat(M):
+    M = sm.Matrix(M)
+    return [[M[i, j] for j in range(3)] for i in range(3)]
+
+
+# ----------------------------------------------------------------------
+# Rotations: about a coordinate axis (fast) or general
+# ----------------------------------------------------------------------
+class _Rotation:
+    """A rotation Q (parent components = Q child components), as a turn
+    by (c, s) in the plane (i, j) about coordinate axis k when it is one,
+    else as a general matrix."""
+
+    def __init__(self, Q, tape, angle=None):
+        self.Q = _listmat(Q)
+        self.plane = _plane(self.Q)
+        self.tape = tape
+        if self.plane is not None:
+            i, j, c, s = self.plane
+            self.c, self.s = c, s
+            # Shared by every block turned by this rotation.
+            self.ss = tape.let(s * s)
+            self.cs = tape.let(c * s)
+
+    def is_identity(self):
+        return all(
+            self.Q[i][j] == (1 if i == j else 0) for i in range(3) for j in range(3)
+        )
+
+    def vec(self, v):
+        """Q v."""
+        if self.plane is None:
+            return _mv(self.Q, v)
+        i, j, c, s = self.plane
+        out = list(v)
+        out[i] = _p(c, v[i]) - _p(s, v[j])
+        out[j] = _p(s, v[i]) + _p(c, v[j])
+        return out
+
+    def tvec(self, v):
+        """Q^T v."""
+        if self.plane is None:
+            return _mtv(self.Q, v)
+        i, j, c, s = self.plane
+        out = list(v)
+        out[i] = _p(c, v[i]) + _p(s, v[j])
+        out[j] = _p(c, v[j]) - _p(s, v[i])
+        return out
+
+    def block(self, B, symmetric):
+        """Q B Q^T of a 3x3 block (list of lists)."""
+        if self.plane is None:
+            QB = [
+                [_dot(self.Q[r], [B[m][col] for m in range(3)]) for col in range(3)]
+                for r in range(3)
+            ]
+            return [[_dot(QB[r], self.Q[col]) for col in range(3)] for r in range(3)]
+        i, j, c, s = self.plane
+        k = 3 - i - j
+        out = [row[:] for row in B]
+        # Row and column k turn as vectors; B[k][k] stays.
+        ci = self.vec([B[m][k] for m in range(3)])
+        out[i][k], out[j][k] = ci[i], ci[j]
+        if symmetric:
+            out[k][i], out[k][j] = ci[i], ci[j]
+        else:
+            rk = self.vec([B[k][m] for m in range(3)])
+            out[k][i], out[k][j] = rk[i], rk[j]
+        # The 2x2 part [[x, y], [w, z]]: with h = x - z and e = y + w,
+        # Q2 G Q2^T = [[x - d, y + f], [w + f, z + d]], d = s^2 h + c s e,
+        # f = c s h - s^2 e (the antisymmetric part does not turn).
+        x, y, w, z = B[i][i], B[i][j], B[j][i], B[j][j]
+        h = self.tape.let(x - z)
+        e = self.tape.let(y + w) if not symmetric else self.tape.let(2 * y)
+        d = self.tape.let(_p(self.ss, h) + _p(self.cs, e))
+        f = self.tape.let(_p(self.cs, h) - _p(self.ss, e))
+        out[i][i], out[j][j] = x - d, z + d
+        out[i][j], out[j][i] = y + f, w + f
+        return out
+
+
+def _p(a, b):
+    return a * b if _nz(a) and _nz(b) else sm.S.Zero
+
+
+def _plane(Q):
+    """(i, j, c, s) when Q = identity but for ``[[c, -s], [s, c]]`` in rows
+    and columns (i, j), i < j; else None."""
+    for k in range(3):
+        i, j = [m for m in range(3) if m != k]
+        if Q[k][k] != 1 or any(Q[k][m] != 0 or Q[m][k] != 0 for m in (i, j)):
+            continue
+        c, s = Q[i][i], Q[j][i]
+        if Q[j][j] == c and Q[i][j] == -s:
+            return i, j, c, s
+    return None
+
+
+# ----------------------------------------------------------------------
+# Spatial inertia (I about the origin, H, M) and its transforms
+# ----------------------------------------------------------------------
+def _shift_inertia(Ib, H, M, r):
+    """The inertia about O_p of a body whose inertia about O = O_p + r is
+    (Ib, H, M), all in the same components:
+    H' = H + r x M, Ib' = Ib - H r x + r x H'^T (r x: the cross-product
+    matrix); M' = M."""
+    rx = [[0, -r[2], r[1]], [r[2], 0, -r[0]], [-r[1], r[0], 0]]
+    rxM = [
+        [_dot(rx[a], [M[m][b] for m in range(3)]) for b in range(3)] for a in range(3)
+    ]
+    H2 = [[H[a][b] + rxM[a][b] for b in range(3)] for a in range(3)]
+    Hrx = [
+        [_dot(H[a], [rx[m][b] for m in range(3)]) for b in range(3)] for a in range(3)
+    ]
+    rxH2t = [[_dot(rx[a], H2[b]) for b in range(3)] for a in range(3)]
+    Ib2 = [[Ib[a][b] - Hrx[a][b] + rxH2t[a][b] for b in range(3)] for a in range(3)]
+    return Ib2, H2, M
+
+
+def _shift_along(Ib, H, M, i, rho, tape):
+    """:func:`_shift_inertia` for r = rho e_i: with (i, j, k) cyclic,
+    H' rows j and k change by -rho M[k, :] and rho M[j, :], and Ib' differs
+    from Ib in five entries."""
+    j, k = (i + 1) % 3, (i + 2) % 3
+    H2 = [row[:] for row in H]
+    for m in range(3):
+        H2[j][m] = H[j][m] - _p(rho, M[k][m])
+        H2[k][m] = H[k][m] + _p(rho, M[j][m])
+    H2 = tape.mat(H2)
+    Ib2 = [row[:] for row in Ib]
+    Ib2[i][j] = Ib2[j][i] = Ib[i][j] - _p(rho, H[i][k])
+    Ib2[i][k] = Ib2[k][i] = Ib[i][k] + _p(rho, H[i][j])
+    Ib2[j][j] = Ib[j][j] - _p(rho, H[j][k] + H2[j][k])
+    Ib2[k][k] = Ib[k][k] + _p(rho, H[k][j] + H2[k][j])
+    Ib2[j][k] = Ib2[k][j] = Ib[j][k] + _p(rho, H[j][j] - H2[k][k])
+    return tape.sym(Ib2), H2
+
+
+def _axis_index(a, base):
+    """(index in the spatial vector, sign) when the unit vector a is a
+    coordinate axis (index counted from ``base``), else None."""
+    nz = [i for i in range(3) if a[i] != 0]
+    if len(nz) == 1 and abs(a[nz[0]]) == 1:
+        return base + nz[0], a[nz[0]]
+    return None
+
+
+def check_joint_tree(ms, who="forward='articulated_body'"):
+    """The joint tree of ``ms``, or :class:`UnsupportedSystemError` naming
+    why the recursion does not apply."""
+    specs = getattr(ms, "joint_tree", None)
+    if specs is None:
+        raise UnsupportedSystemError(
+            f"{ms.name}: {who} needs a tree of one-coordinate joints "
+            "declared by systems.declare_tree (from_urdf, dh_system, "
+            "spatial_chain); this system is declared otherwise (a closed "
+            "loop, constraints or other bodies are not a joint tree): use "
+            "forward='mass_matrix'"
+        )
+    if ms.holonomic_constraints or ms.nonholonomic_constraints:
+        raise UnsupportedSystemError(
+            f"{ms.name}: {who} needs an unconstrained joint tree; this "
+            "system has constraints: use forward='mass_matrix'"
+        )
+    if len(specs) != len(ms.speeds) or len(specs) != len(ms.coordinates):
+        raise UnsupportedSystemError(
+            f"{ms.name}: {who}: the joint tree has {len(specs)} joints for "
+            f"{len(ms.coordinates)} coordinates and {len(ms.speeds)} speeds"
+        )
+    bad = [s.joint for s in specs if s.kind not in ("revolute", "prismatic")]
+    if bad:
+        raise UnsupportedSystemError(
+            f"{ms.name}: {who} supports revolute and prismatic joints, not "
+            f"those of {bad}"
+        )
+    # The recursion knows the loads declare_tree puts (gravity at each
+    # mass centre, joint damping); anything added since would be ignored.
+    declared = len(specs) + sum(
+        (2 if sp.parent else 1) for sp in specs if sp.damping is not None
+    )
+    if len(ms.loads) != declared or len(ms.bodies) != len(specs):
+        raise UnsupportedSystemError(
+            f"{ms.name}: {who} knows only the bodies and loads of the joint "
+            f"tree (gravity, joint damping); this system has "
+            f"{len(ms.bodies)} bodies and {len(ms.loads)} loads for "
+            f"{len(specs)} joints: use forward='mass_matrix'"
+        )
+    if ms.specified or ms.u_aux:
+        raise UnsupportedSystemError(
+            f"{ms.name}: {who} does not take prescribed motions or "
+            "auxiliary speeds: use forward='mass_matrix'"
+        )
+    return specs
+
+
+def articulated_body_accelerations(ms) -> Assignments:
+    """The speed rates u' (= q'') of a joint tree by the articulated-body
+    recursion (see the module), as :class:`Assignments` whose outputs are
+    u', one per speed, in (t, q, u) and the parameters.
+
+    Raises
+    ------
+    UnsupportedSystemError
+        When ``ms`` is not an unconstrained tree of revolute and prismatic
+        joints declared by :func:`systems.declare_tree`.
+    """
+    specs = check_joint_tree(ms)
+    q, u = list(ms.coordinates), list(ms.speeds)
+    n = len(specs)
+    g = next(s for s in ms.parameters if s.name == "g")
+    tape = _Tape()
+    zero = [sm.S.Zero] * 3
+    # Pass 1, base to tip: velocities (w, v of the origin), the
+    # velocity-product accelerations c and the bias forces, in body
+    # components.
+    w, v = [zero], [zero]
+    rot_q, rot_c, arm, axis, kind = [None], [None], [None], [None], [None]
+    cw, cv = [None], [None]
+    IA, pA = [None], [None]
+    for k, s in enumerate(specs, start=1):
+        p = s.parent
+        R, off, a = sm.Matrix(s.rotation), list(s.offset), list(s.axis)
+        Rc = _Rotation(R, tape)  # joint frame -> parent components
+        if s.kind == "revolute":
+            from .kane_recursive import _rodrigues
+
+            Rq = _Rotation(_rodrigues(a, q[k - 1]), tape)  # body -> joint frame
+            r = off
+        else:
+            Rq = None
+            r = _add(off, _scale(q[k - 1], _mv(_listmat(R), a)))
+        # The parent's motion at O_k, in body components.
+        wp, vp = w[p], v[p]
+        vO = _add(vp, _cross(wp, r))
+        wJ, vJ = Rc.tvec(wp), Rc.tvec(vO)
+        if Rq is not None:
+            wJ, vJ = Rq.tvec(wJ), Rq.tvec(vJ)
+        wJ, vJ = tape.vec(wJ), tape.vec(vJ)
+        Su = _scale(u[k - 1], a)
+        if s.kind == "revolute":
+            wk, vk = tape.vec(_add(wJ, Su)), vJ
+            ck_w, ck_v = tape.vec(_cross(wJ, Su)), tape.vec(_cross(vJ, Su))
+        else:
+            wk, vk = wJ, tape.vec(_add(vJ, Su))
+            ck_w, ck_v = zero, tape.vec(_cross(wJ, Su))
+        # Rigid-body inertia about O_k and the bias force v x* I v:
+        # (w x I_O w + mc x (w x v), m (w x v) + w x (w x mc)).
+        m, c = s.mass, list(s.com)
+        xx, yy, zz, xy, yz, zx = s.inertia
+        IG = [[xx, xy, zx], [xy, yy, yz], [zx, yz, zz]]
+        mc = tape.vec(_scale(m, c))
+        cc = _dot(c, c)
+        IO = tape.sym(
+            [
+                [IG[i][j] + m * ((cc if i == j else 0) - c[i] * c[j]) for j in range(3)]
+                for i in range(3)
+            ]
+        )
+        Hk = [[0, -mc[2], mc[1]], [mc[2], 0, -mc[0]], [-mc[1], mc[0], 0]]
+        Mk = [[m if i == j else 0 for j in range(3)] for i in range(3)]
+        wv = tape.vec(_cross(wk, vk))
+        pn = tape.vec(_add(_cross(wk, tape.vec(_mv(IO, wk))), _cross(mc, wv)))
+        pf = tape.vec(_add(_scale(m, wv), _cross(wk, tape.vec(_cross(wk, mc)))))
+        w.append(wk)
+        v.append(vk)
+        cw.append(ck_w)
+        cv.append(ck_v)
+        rot_q.append(Rq)
+        rot_c.append(Rc)
+        arm.append(r)
+        axis.append(a)
+        kind.append(s.kind)
+        IA.append([IO, Hk, Mk])
+        pA.append([pn, pf])
+    # Pass 2, tip to base: articulated inertias and bias forces.
+    U, invD, uu = [None] * (n + 1), [None] * (n + 1), [None] * (n + 1)
+    for k in range(n, 0, -1):
+        s = specs[k - 1]
+        Ib, H, M = IA[k]
+        pn, pf = pA[k]
+        a = axis[k]
+        if kind[k] == "revolute":
+            # S = (a, 0): U = (Ib a, H^T a), D = a.Ib a, u = tau - a.n.
+            Uk = tape.vec(_mv(Ib, a)) + tape.vec(_mtv(H, a))
+            D = _dot(a, Uk[:3])
+            s_p = _dot(a, pn)
+        else:
+            # S = (0, a): U = (H a, M a), D = a.M a, u = tau - a.f.
+            Uk = tape.vec(_mv(H, a)) + tape.vec(_mv(M, a))
+            D = _dot(a, Uk[3:])
+            s_p = _dot(a, pf)
+        tau = -s.damping * u[k - 1] if s.damping is not None else sm.S.Zero
+        U[k] = Uk
+        invD[k] = tape.let(1 / tape.let(D))
+        uu[k] = tape.let(tau - s_p)
+        p = s.parent
+        if not p:
+            continue
+        # Ia = IA - U U^T / D; pa = pA + Ia c + U u / D.
+        W = tape.vec(_scale(invD[k], Uk))
+        Ia6 = [[None] * 6 for _ in range(6)]
+        full = [[None] * 6 for _ in range(6)]
+        for i in range(3):
+            for j in range(3):
+                full[i][j] = Ib[i][j]
+                full[i][j + 3] = H[i][j]
+                full[j + 3][i] = H[i][j]
+                full[i + 3][j + 3] = M[i][j]
+        # Ia S = 0 and S^T pa = tau exactly: for S along a coordinate axis
+        # that row and column of Ia are zero and that entry of pa is tau,
+        # which the entries as computed would give only after cancelling.
+        ax = _axis_index(a, 0 if kind[k] == "revolute" else 3)
+        for i in range(6):
+            for j in range(i, 6):
+                Ia6[i][j] = Ia6[j][i] = (
+                    sm.S.Zero
+                    if ax is not None and ax[0] in (i, j)
+                    else tape.let(full[i][j] - _p(W[i], Uk[j]))
+                )
+        ck = list(cw[k]) + list(cv[k])
+        pa = []
+        for i in range(6):
+            if ax is not None and ax[0] == i:
+                pa.append(ax[1] * tau)
+            else:
+                pA_i = pn[i] if i < 3 else pf[i - 3]
+                pa.append(tape.let(pA_i + _dot(Ia6[i], ck) + _p(W[i], uu[k])))
+        Ib = [[Ia6[i][j] for j in range(3)] for i in range(3)]
+        H = [[Ia6[i][j + 3] for j in range(3)] for i in range(3)]
+        M = [[Ia6[i + 3][j + 3] for j in range(3)] for i in range(3)]
+        n_, f_ = pa[:3], pa[3:]
+        # To the parent: turn about the joint axis, the joint frame's
+        # rotation, then the shift from O_k to O_p.
+        for Q in (rot_q[k], rot_c[k]):
+            if Q is None or Q.is_identity():
+                continue
+            Ib = tape.sym(Q.block(Ib, True))
+            H = tape.mat(Q.block(H, False))
+            M = tape.sym(Q.block(M, True))
+            n_, f_ = tape.vec(Q.vec(n_)), tape.vec(Q.vec(f_))
+        r = arm[k]
+        single = [i for i in range(3) if r[i] != 0]
+        if len(single) == 1 or not all(x.is_number for x in r):
+            # One shift per nonzero component (shifts commute): a shift
+            # along a coordinate axis costs 11 multiplications.
+            for i in single:
+                Ib, H = _shift_along(Ib, H, M, i, r[i], tape)
+                rr = [r[m] if m == i else sm.S.Zero for m in range(3)]
+                n_ = tape.vec(_add(n_, _cross(rr, f_)))
+        elif single:
+            Ib, H, M = _shift_inertia(Ib, H, M, r)
+            n_ = _add(n_, _cross(r, f_))
+        Ibp, Hp, Mp = IA[p]
+        IA[p] = [
+            tape.sym([[Ibp[i][j] + Ib[i][j] for j in range(3)] for i in range(3)]),
+            tape.mat([[Hp[i][j] + H[i][j] for j in range(3)] for i in range(3)]),
+            tape.sym([[Mp[i][j] + M[i][j] for j in range(3)] for i in range(3)]),
+        ]
+        pA[p] = [tape.vec(_add(pA[p][0], n_)), tape.vec(_add(pA[p][1], f_))]
+    # Pass 3, base to tip: accelerations; the base accelerates upwards at
+    # g (gravity).
+    acc_w, acc_v = [zero], [[sm.S.Zero, sm.S.Zero, g]]
+    qdd = [None] * n
+    for k, s in enumerate(specs, start=1):
+        p = s.parent
+        ap_w, ap_v = acc_w[p], acc_v[p]
+        r = arm[k]
+        aw, av = ap_w, _add(ap_v, _cross(ap_w, r))
+        aw, av = rot_c[k].tvec(aw), rot_c[k].tvec(av)
+        if rot_q[k] is not None:
+            aw, av = rot_q[k].tvec(aw), rot_q[k].tvec(av)
+        aw = tape.vec(_add(aw, cw[k]))
+        av = tape.vec(_add(av, cv[k]))
+        qdd[k - 1] = tape.let(invD[k] * (uu[k] - _dot(U[k], aw + av)))
+        Sq = _scale(qdd[k - 1], axis[k])
+        if kind[k] == "revolute":
+            aw = tape.vec(_add(aw, Sq))
+        else:
+            av = tape.vec(_add(av, Sq))
+        acc_w.append(aw)
+        acc_v.append(av)
+    return _pruned(tape.symbols, tape.definitions, qdd)
+
+
+def _pruned(symbols, definitions, outputs) -> Assignments:
+    """The assignments the outputs need (a rotation's shared products, for
+    one, go unused when nothing is turned by it)."""
+    index = {s: i for i, s in enumerate(symbols)}
+    needed = set()
+    stack = [x for e in outputs for x in sm.sympify(e).free_symbols if x in index]
+    while stack:
+        x = stack.pop()
+        if x in needed:
+            continue
+        needed.add(x)
+        stack.extend(y for y in definitions[index[x]].free_symbols if y in index)
+    keep = [i for i in range(len(symbols)) if symbols[i] in needed]
+    return Assignments(
+        tuple(symbols[i] for i in keep),
+        tuple(definitions[i] for i in keep),
+        tuple(outputs),
+    )
