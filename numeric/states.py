@@ -94,7 +94,12 @@ class SystemStates:
         """
         ms = self.system
         values = dict(ms.parameters)
-        if parameters:
+        if parameters and all(k in values for k in parameters):
+            # Keyed by the declaration's own symbols (what the integrator
+            # passes at every output time): no names to look up.
+            for k, v in parameters.items():
+                values[k] = float(v)
+        elif parameters:
             by_name = {str(k): k for k in values}
             unknown = [
                 k for k in parameters if k not in values and str(k) not in by_name
