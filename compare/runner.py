@@ -995,6 +995,11 @@ def run(
                             run_case, case, opts, timeout=opts.timeout
                         )
                         show()
+                    if pending and len(children) == jobs:
+                        # While every worker is busy, the next case's
+                        # variant is prepared here, so that it starts as
+                        # soon as a worker frees instead of leaving it idle.
+                        _prepare_quietly(pending[0], opts)
                     wait_any(children.values(), timeout=0.5)
                     for case, child in list(children.items()):
                         if child.poll():
