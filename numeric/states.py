@@ -51,6 +51,12 @@ class SystemStates:
         return f"SystemStates({self.system.name!r})"
 
     @cached_property
+    def _n_speeds(self) -> int:
+        # Read once, as the constraint functions are: the declaration's
+        # speeds are rebuilt as a matrix on every read.
+        return len(self.system.speeds)
+
+    @cached_property
     def _constraint_functions(self):
         """Lambdified constraint functions with parameters as an argument."""
         ms = self.system
@@ -139,7 +145,7 @@ class SystemStates:
         self, t0: float, q: ArrayLike, parameters: ParameterValues | None = None
     ) -> FloatArray:
         p = self.parameter_vector(parameters)
-        u = np.zeros(len(self.system.speeds))
+        u = np.zeros(self._n_speeds)
         return np.asarray(
             self._constraint_functions["hol"](t0, q, u, p), dtype=float
         ).ravel()
