@@ -69,10 +69,15 @@ def code_digest(packages: tuple = ("symbolic", "systems", "formulations")) -> st
     return h.hexdigest()
 
 
-def cache_key(system, formulation: Formulation) -> str:
+def cache_key(system, formulation: Formulation, fingerprint: str | None = None) -> str:
+    """The key of ``formulation``'s equations of ``system``.
+
+    ``fingerprint``, ``system.fingerprint()`` when the caller has it
+    already (it walks the whole declaration), is taken as given.
+    """
     parts = {
         "source": code_digest(),
-        "system": system.fingerprint(),
+        "system": system.fingerprint() if fingerprint is None else fingerprint,
         "formulation": formulation.name,
         "formulation_version": formulation.version,
         "options": sorted((k, repr(v)) for k, v in formulation.options.items()),
@@ -157,9 +162,12 @@ class DerivationCache:
     def _path(self, key: str) -> Path:
         return self.directory / key[:2] / f"{key}.pkl"
 
-    def load(self, system, formulation: Formulation):
-        """The cached equations, or None (missing, stale or corrupted)."""
-        key = cache_key(system, formulation)
+    def load(self, system, formulation: Formulation, key: str | None = None):
+        """The cached equations, or None (missing, stale or corrupted).
+
+        ``key`` is :func:`cache_key` of the two when the caller has it.
+        """
+        key = cache_key(system, formulation) if key is None else key
         path = self._path(key)
         if not path.exists():
             return None
@@ -182,8 +190,10 @@ class DerivationCache:
             return None
         return eom
 
-    def store(self, eom: EquationsOfMotion, formulation: Formulation) -> Path:
-        key = cache_key(eom.system, formulation)
+    def store(
+        self, eom: EquationsOfMotion, formulation: Formulation, key: str | None = None
+    ) -> Path:
+        key = cache_key(eom.system, formulation) if key is None else key
         buf = io.BytesIO()
         _Pickler(buf, eom.system).dump(eom)
         payload = buf.getvalue()
@@ -205,18 +215,23 @@ class DerivationCache:
         return path
 
     def derive(
-        self, system: MechanicalSystem, formulation: Formulation
+        self,
+        system: MechanicalSystem,
+        formulation: Formulation,
+        fingerprint: str | None = None,
     ) -> tuple[EquationsOfMotion, bool]:
         """Cached equations if valid, else derive and store them.
 
+        ``fingerprint`` is ``system.fingerprint()`` when the caller has it.
         Returns ``(eom, hit)``.
         """
-        eom = self.load(system, formulation)
+        key = cache_key(system, formulation, fingerprint)
+        eom = self.load(system, formulation, key)
         if eom is not None:
             return eom, True
         eom = formulation.derive(system)
         try:
-            self.store(eom, formulation)
+            self.store(eom, formulation, key)
         except (OSError, pickle.PicklingError, TypeError, AttributeError):
             pass  # an unwritable cache must not fail a derivation
         return eom, False

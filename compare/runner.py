@@ -379,24 +379,28 @@ def run_case_isolated(case: Case, opts: RunOptions) -> Outcome:
     return _outcome(case, opts, child)
 
 
-#: (system, options, n_states) -> (system, random states, initial state),
-#: made once per system variant in the run's process and inherited by the
-#: forked cases of that variant, which would otherwise each build the
-#: system and solve its constraints for the same states again.
-_Prepared: TypeAlias = "tuple[MechanicalSystem, list[State], State]"
-_PREPARED: dict[tuple[str, tuple[tuple[str, Any], ...], int], _Prepared] = {}
+#: (system, options, n_states, use_cache) -> (system, random states,
+#: initial state, fingerprint), made once per system variant in the run's
+#: process and inherited by the forked cases of that variant, which would
+#: otherwise each build the system, solve its constraints for the same
+#: states and hash the declaration for the derivation cache again.
+_Prepared: TypeAlias = "tuple[MechanicalSystem, list[State], State, str | None]"
+_PREPARED: dict[tuple[str, tuple[tuple[str, Any], ...], int, bool], _Prepared] = {}
 
 
 def prepare_variant(case: Case, opts: RunOptions) -> _Prepared:
     """The declaration of ``case``'s system variant, its random consistent
-    states (seeds ``0 .. n_states - 1``) and its consistent initial state,
-    made once per process."""
-    key = (case.system, case.options, opts.n_states)
+    states (seeds ``0 .. n_states - 1``), its consistent initial state and
+    (when the run uses the derivation cache) its fingerprint, made once
+    per process."""
+    key = (case.system, case.options, opts.n_states, opts.use_cache)
     got = _PREPARED.get(key)
     if got is None:
         ms = get_system(case.system, **dict(case.options))
         states = [ms.random_state(seed) for seed in range(opts.n_states)]
-        got = _PREPARED[key] = (ms, states, ms.consistent_initial_state())
+        fingerprint = ms.fingerprint() if opts.use_cache else None
+        got = (ms, states, ms.consistent_initial_state(), fingerprint)
+        _PREPARED[key] = got
     return got
 
 
@@ -413,7 +417,7 @@ def _prepare_quietly(case: Case, opts: RunOptions) -> None:
 def _run_case_body(case: Case, opts: RunOptions, row: Row, arrays: Arrays) -> None:
     from .cache import DerivationCache
 
-    ms, states, initial = prepare_variant(case, opts)
+    ms, states, initial, fingerprint = prepare_variant(case, opts)
     form = get_formulation(case.formulation)
     # The calibration workload is measured in the same process, before and
     # after the timed work, so a load that comes and goes during the case
@@ -422,7 +426,7 @@ def _run_case_body(case: Case, opts: RunOptions, row: Row, arrays: Arrays) -> No
     calibrations = [calibrate(repeats=opts.time_repeats)]
     if opts.use_cache:
         cache = DerivationCache(opts.cache_dir)
-        eom, hit = cache.derive(ms, form)
+        eom, hit = cache.derive(ms, form, fingerprint)
         repairs = list(getattr(cache, "rebuilt", []) or [])
         if repairs:
             row["cache_repair"] = "; ".join(repairs)
@@ -991,6 +995,11 @@ def run(
                             run_case, case, opts, timeout=opts.timeout
                         )
                         show()
+                    if pending and len(children) == jobs:
+                        # While every worker is busy, the next case's
+                        # variant is prepared here, so that it starts as
+                        # soon as a worker frees instead of leaving it idle.
+                        _prepare_quietly(pending[0], opts)
                     wait_any(children.values(), timeout=0.5)
                     for case, child in list(children.items()):
                         if child.poll():
@@ -1071,27 +1080,47 @@ def run(
     return result
 
 
-def _longest_first(todo: list[Case], out: Path | None) -> list[Case]:
+#: The default comparison's committed results: the expected seconds of
+#: cases run into a directory without an earlier run (absent where the
+#: package is installed without its reports; then sizes decide).
+PRIOR_RESULTS = Path(__file__).resolve().parent.parent / "reports" / "latest"
+
+
+def _expected_seconds(path: Path) -> dict[str, float]:
+    """Case id -> seconds it took in the run saved at ``path``
+    (derivation, code generation and integration; a time-out its time
+    limit); empty when there is none or it cannot be read."""
+    try:
+        prev = pd.read_csv(path / "results.csv")
+    except (OSError, ValueError, pd.errors.ParserError):
+        return {}
+    cols = [c for c in ("derive_s", "codegen_s", "integrate_s") if c in prev.columns]
+    if "case" not in prev.columns or not cols:
+        return {}
+    cost = prev[cols].apply(pd.to_numeric, errors="coerce").fillna(0).sum(axis=1)
+    if "status" in prev.columns and "timeout_s" in prev.columns:
+        limit = pd.to_numeric(prev["timeout_s"], errors="coerce")
+        timed_out = (prev["status"] == "timeout") & limit.notna()
+        cost = cost.where(~timed_out, limit)
+    return dict(zip(prev["case"], cost))
+
+
+def _longest_first(
+    todo: list[Case], out: Path | None, prior: Path | None = PRIOR_RESULTS
+) -> list[Case]:
     """``todo`` with the cases expected to take longest first, so that the
     last case to finish is a short one (two workers are not left waiting
     for one long case at the end).
 
-    Expected seconds come from an earlier run's ``results.csv`` in ``out``
-    (derivation, code generation and integration); a case it lacks is
-    ranked by the size ``n`` of a scalable system, then in run order.
+    Expected seconds come from an earlier run's ``results.csv`` in ``out``,
+    else from the one in ``prior`` (by default the committed results of
+    the default comparison, so that a first run into a new directory is
+    ordered too); a case they lack is ranked by the size ``n`` of a
+    scalable system, then in run order.
     """
-    known = {}
-    if out is not None and (out / "results.csv").exists():
-        try:
-            prev = pd.read_csv(out / "results.csv")
-            cols = [
-                c for c in ("derive_s", "codegen_s", "integrate_s") if c in prev.columns
-            ]
-            if "case" in prev.columns and cols:
-                cost = prev[cols].apply(pd.to_numeric, errors="coerce")
-                known = dict(zip(prev["case"], cost.fillna(0).sum(axis=1)))
-        except (OSError, ValueError, pd.errors.ParserError):
-            known = {}
+    known = _expected_seconds(out) if out is not None else {}
+    if not known and prior is not None:
+        known = _expected_seconds(prior)
 
     def key(item: tuple[int, Case]) -> tuple[float, int, int]:
         i, c = item

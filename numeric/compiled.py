@@ -4,11 +4,15 @@ right-hand side.
 The mass matrix and forcing are printed as cse-reduced C, the dense solve is
 an LU factorization with partial pivoting in C, and the state rates follow in
 the same call, so that ``rhs(t, x)`` is a single call into compiled code
-that writes a fresh numpy array.  The module is compiled with the system C
-compiler (``$CC``, else ``cc``, ``gcc`` or ``clang``) as a cffi extension
-and cached on disk under a hash of its source, in ``$EOMCOMPARE_CACHE/compiled``
-(default ``~/.cache/eomcompare/compiled``); a second process or a second
-derivation of the same equations loads it without compiling.
+that writes a fresh numpy array.  The equations are compiled with the
+system C compiler (``$CC``, else ``cc``, ``gcc`` or ``clang``) as a plain
+shared library (C and ``math.h`` only, no Python headers, so that it
+compiles in a fraction of the time a Python extension takes) and called
+through one small cffi extension, the same for every model, compiled once.
+Both are cached on disk under a hash of their source, in
+``$EOMCOMPARE_CACHE/compiled`` (default ``~/.cache/eomcompare/compiled``); a
+second process or a second derivation of the same equations loads them
+without compiling.
 
 Select it with ``eom.numeric(backend="c")``; ``backend="auto"`` uses it when a
 compiler is available and otherwise warns and falls back to lambdify, which
@@ -26,6 +30,7 @@ Examples
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import os
@@ -256,22 +261,6 @@ static long eom_rhs_batch(long k, const double *t, long ts, const double *X,
 }
 """
 
-_CDEF = """
-int eom_rhs(double, const double *, const double *, double *);
-long eom_rhs_batch(long, const double *, long, const double *, const double *,
-                   double *);
-void eom_mf(double, const double *, const double *, double *, double *);
-void eom_rates(double, const double *, const double *, const double *,
-               double *);
-void eom_acc(double, const double *, const double *, const double *,
-             double *);
-void eom_coords(double, const double *, const double *, double *);
-void eom_state(double, const double *, const double *, const double *,
-               double *);
-void eom_forces(double, const double *, const double *, const double *,
-                double *);
-"""
-
 
 def _c_function(printer, signature, outputs, prelude=()):
     """A C function body: ``prelude`` [(symbol, expr)] assigned in turn,
@@ -396,6 +385,95 @@ def c_source(eom) -> tuple[str, dict]:
 # ----------------------------------------------------------------------
 # Build and load, cached by source hash
 # ----------------------------------------------------------------------
+#: The table of the generated functions, the one symbol a library exports
+#: (the functions stay ``static``, so the compiler inlines them into
+#: ``eom_rhs`` as before).
+_TABLE = """
+struct eom_functions {
+    int (*rhs)(double, const double *, const double *, double *);
+    long (*rhs_batch)(long, const double *, long, const double *,
+                      const double *, double *);
+    void (*mf)(double, const double *, const double *, double *, double *);
+    void (*rates)(double, const double *, const double *, const double *,
+                  double *);
+    void (*acc)(double, const double *, const double *, const double *,
+                double *);
+    void (*coords)(double, const double *, const double *, double *);
+    void (*state)(double, const double *, const double *, const double *,
+                  double *);
+    void (*forces)(double, const double *, const double *, const double *,
+                   double *);
+};
+"""
+
+_EXPORTS = (
+    _TABLE
+    + """
+__attribute__((visibility("default")))
+const struct eom_functions eom_functions = {
+    eom_rhs, eom_rhs_batch, eom_mf, eom_rates, eom_acc, eom_coords,
+    eom_state, eom_forces,
+};
+"""
+)
+
+#: The calls into a library through its table: one cffi extension for
+#: every library, so that only the first model on a machine pays for
+#: compiling against the Python headers.  A call costs what a direct call
+#: into an extension of the equations did (one indirect C call more).
+_CALL_CDEF = (
+    _TABLE
+    + """
+int eom_call_rhs(const struct eom_functions *, double, const double *,
+                 const double *, double *);
+long eom_call_rhs_batch(const struct eom_functions *, long, const double *,
+                        long, const double *, const double *, double *);
+void eom_call_mf(const struct eom_functions *, double, const double *,
+                 const double *, double *, double *);
+void eom_call_rates(const struct eom_functions *, double, const double *,
+                    const double *, const double *, double *);
+void eom_call_acc(const struct eom_functions *, double, const double *,
+                  const double *, const double *, double *);
+void eom_call_coords(const struct eom_functions *, double, const double *,
+                     const double *, double *);
+void eom_call_state(const struct eom_functions *, double, const double *,
+                    const double *, const double *, double *);
+void eom_call_forces(const struct eom_functions *, double, const double *,
+                     const double *, const double *, double *);
+"""
+)
+
+_CALL_SOURCE = (
+    _TABLE
+    + """
+typedef const struct eom_functions *eom_table;
+static int eom_call_rhs(eom_table f, double t, const double *x,
+                        const double *p, double *out)
+{ return f->rhs(t, x, p, out); }
+static long eom_call_rhs_batch(eom_table f, long k, const double *t, long ts,
+                               const double *X, const double *p, double *OUT)
+{ return f->rhs_batch(k, t, ts, X, p, OUT); }
+static void eom_call_mf(eom_table f, double t, const double *x,
+                        const double *p, double *M, double *g)
+{ f->mf(t, x, p, M, g); }
+static void eom_call_rates(eom_table f, double t, const double *x,
+                           const double *z, const double *p, double *out)
+{ f->rates(t, x, z, p, out); }
+static void eom_call_acc(eom_table f, double t, const double *x,
+                         const double *z, const double *p, double *out)
+{ f->acc(t, x, z, p, out); }
+static void eom_call_coords(eom_table f, double t, const double *x,
+                            const double *p, double *out)
+{ f->coords(t, x, p, out); }
+static void eom_call_state(eom_table f, double t, const double *q,
+                           const double *qd, const double *p, double *out)
+{ f->state(t, q, qd, p, out); }
+static void eom_call_forces(eom_table f, double t, const double *x,
+                            const double *z, const double *p, double *out)
+{ f->forces(t, x, z, p, out); }
+"""
+)
+
 _LOADED: dict[str, object] = {}
 _LOCK = threading.Lock()
 
@@ -407,62 +485,162 @@ def _load(modname: str, path: Path):
     return module
 
 
+def _key(*parts: str) -> str:
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
+
+
+class CompiledLibrary:
+    """The compiled equations of one source, loaded.
+
+    ``lib.eom_rhs(t, x, p, out)`` and the other generated functions are
+    called as if they were the extension's own; ``ffi`` converts numpy
+    arrays (``ffi.from_buffer``).  ``call`` is the extension's ``lib`` and
+    ``table`` the library's function table, for the hot paths that call
+    ``call.eom_call_rhs(table, ...)`` directly.
+    """
+
+    def __init__(self, call_module, shared, table):
+        self.ffi = call_module.ffi
+        self.call = call_module.lib
+        self.table = table
+        self._shared = shared  # keeps the library loaded
+        self.lib = _BoundCalls(self.call, table)
+
+
+class _BoundCalls:
+    """``eom_<name>(...)`` -> ``eom_call_<name>(table, ...)``."""
+
+    def __init__(self, call, table):
+        for name in (
+            "rhs",
+            "rhs_batch",
+            "mf",
+            "rates",
+            "acc",
+            "coords",
+            "state",
+            "forces",
+        ):
+            fn = getattr(call, f"eom_call_{name}")
+            setattr(self, f"eom_{name}", functools.partial(fn, table))
+
+
+def _call_module(cffi, cc, flags, directory):
+    """The cffi extension that calls every library, built once per
+    compiler, flags and Python (and cached on disk like the libraries)."""
+    include = _python_include()
+    key = _key(
+        _CALL_SOURCE,
+        _CALL_CDEF,
+        " ".join(cc),
+        " ".join(flags),
+        sys.version,
+        cffi.__version__,
+        sysconfig.get_config_var("EXT_SUFFIX") or "",
+    )
+    modname = f"_eomcall_{key}"
+    if modname in _LOADED:
+        return _LOADED[modname], 0.0
+    target = directory / (modname + (sysconfig.get_config_var("EXT_SUFFIX") or ".so"))
+    seconds = 0.0
+    if not target.exists():
+        start = time.perf_counter()
+        _compile_extension(cffi, cc, flags, include, modname, directory, target)
+        seconds = time.perf_counter() - start
+    try:
+        module = _load(modname, target)
+    except ImportError as exc:
+        raise CompilationError(
+            f"the compiled module {target} does not load: {exc}"
+        ) from None
+    _LOADED[modname] = module
+    return module, seconds
+
+
 def build_module(
     source: str, *, compiler: str | None = None, cflags=None, cache_dir=None
 ):
-    """Compile (or load from the cache) the cffi module of ``source``.
+    """Compile (or load from the cache) the equations of ``source`` as a
+    shared library, with the extension that calls them.
 
-    Returns ``(module, compile_seconds)``; ``compile_seconds`` is 0 when the
-    module came from the cache.
+    Returns ``(library, compile_seconds)``, a :class:`CompiledLibrary`;
+    ``compile_seconds`` is 0 when everything came from the cache.
     """
     cffi = _cffi()
     cc = find_compiler(compiler)
     flags = list(DEFAULT_CFLAGS if cflags is None else cflags)
-    include = _python_include()
-    key = hashlib.sha256(
-        "\0".join(
-            [
-                source,
-                _CDEF,
-                " ".join(cc),
-                " ".join(flags),
-                sys.version,
-                cffi.__version__,
-                sysconfig.get_config_var("EXT_SUFFIX") or "",
-            ]
-        ).encode()
-    ).hexdigest()[:32]
-    modname = f"_eomc_{key}"
+    source = source + _EXPORTS
+    modname = f"_eomc_{_key(source, ' '.join(cc), ' '.join(flags), sys.platform)}"
     with _LOCK:
         if modname in _LOADED:
             return _LOADED[modname], 0.0
         directory = compiled_cache_dir(cache_dir)
-        target = directory / (
-            modname + (sysconfig.get_config_var("EXT_SUFFIX") or ".so")
-        )
-        seconds = 0.0
+        directory.mkdir(parents=True, exist_ok=True)
+        call_module, seconds = _call_module(cffi, cc, flags, directory)
+        target = directory / f"{modname}.so"
         if not target.exists():
             start = time.perf_counter()
-            _compile(cffi, cc, flags, include, source, modname, directory, target)
-            seconds = time.perf_counter() - start
+            _compile_library(cc, flags, source, modname, directory, target)
+            seconds += time.perf_counter() - start
         try:
-            module = _load(modname, target)
-        except ImportError as exc:
+            shared = _abi_ffi(cffi).dlopen(str(target))
+            address = int(
+                _ABI.cast("uintptr_t", _ABI.addressof(shared, "eom_functions"))
+            )
+        except (OSError, AttributeError, cffi.FFIError) as exc:
             raise CompilationError(
-                f"the compiled module {target} does not load: {exc}"
+                f"the compiled library {target} does not load: {exc}"
             ) from None
-        _LOADED[modname] = module
-        return module, seconds
+        table = call_module.ffi.cast("const struct eom_functions *", address)
+        library = CompiledLibrary(call_module, shared, table)
+        _LOADED[modname] = library
+        return library, seconds
 
 
-def _compile(cffi, cc, flags, include, source, modname, directory, target):
-    directory.mkdir(parents=True, exist_ok=True)
+_ABI = None
+
+
+def _abi_ffi(cffi):
+    """The cffi instance that opens libraries and finds their table."""
+    global _ABI
+    if _ABI is None:
+        ffi = cffi.FFI()
+        ffi.cdef(_TABLE + "extern struct eom_functions eom_functions;")
+        _ABI = ffi
+    return _ABI
+
+
+def _run_compiler(cmd, cwd):
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd)
+    except OSError as exc:
+        raise CompilerNotFoundError(
+            f"C compiler {cmd[0]!r} cannot be run: {exc}"
+        ) from None
+    if proc.returncode != 0:
+        raise CompilationError(
+            f"compiling the generated C failed ({shlex.join(cmd)}):\n"
+            f"{proc.stderr[-4000:]}"
+        )
+
+
+def _compile_library(cc, flags, source, modname, directory, target):
+    # A private build directory and an atomic rename: processes sharing the
+    # cache never see a half-written library.
+    with tempfile.TemporaryDirectory(dir=directory, prefix="build-") as tmp:
+        csrc = Path(tmp) / f"{modname}.c"
+        csrc.write_text(source)
+        out = Path(tmp) / target.name
+        _run_compiler(cc + flags + [str(csrc), "-o", str(out), "-lm"], tmp)
+        shutil.copyfile(csrc, directory / f"{modname}.c")
+        os.replace(out, target)
+
+
+def _compile_extension(cffi, cc, flags, include, modname, directory, target):
     from cffi.recompiler import recompile
 
     ffi = cffi.FFI()
-    ffi.cdef(_CDEF)
-    # A private build directory and an atomic rename: processes sharing the
-    # cache never see a half-written module.
+    ffi.cdef(_CALL_CDEF)
     with tempfile.TemporaryDirectory(dir=directory, prefix="build-") as tmp:
         csrc = Path(tmp) / f"{modname}.c"
         # ffi.compile() would chdir into its build directory; only the C
@@ -470,26 +648,14 @@ def _compile(cffi, cc, flags, include, source, modname, directory, target):
         recompile(
             ffi,
             modname,
-            source,
+            _CALL_SOURCE,
             c_file=str(csrc),
             call_c_compiler=False,
             uses_ffiplatform=False,
             compiler_verbose=False,
         )
         out = Path(tmp) / target.name
-        cmd = cc + flags + [f"-I{include}", str(csrc), "-o", str(out), "-lm"]
-        try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp)
-        except OSError as exc:
-            raise CompilerNotFoundError(
-                f"C compiler {cc[0]!r} cannot be run: {exc}"
-            ) from None
-        if proc.returncode != 0:
-            raise CompilationError(
-                f"compiling the generated C failed ({shlex.join(cmd)}):\n"
-                f"{proc.stderr[-4000:]}"
-            )
-        shutil.copyfile(csrc, directory / f"{modname}.c")
+        _run_compiler(cc + flags + [f"-I{include}", str(csrc), "-o", str(out)], tmp)
         os.replace(out, target)
 
 
@@ -568,6 +734,10 @@ class CompiledModel(NumericModel):
             source, compiler=compiler, cflags=cflags, cache_dir=cache_dir
         )
         self._lib = self._module.lib
+        # The hot paths call the extension with the table themselves.
+        self._table = self._module.table
+        self._c_rhs = self._module.call.eom_call_rhs
+        self._c_rhs_batch = self._module.call.eom_call_rhs_batch
         self._fb = self._module.ffi.from_buffer
         self._dbl = self._module.ffi.typeof("double[]")
         self.force_names = tuple(info["forces"])
@@ -607,12 +777,12 @@ class CompiledModel(NumericModel):
         if type(x) is not np.ndarray or x.dtype is not _F8 or x.shape != self._xshape:
             x = self._vec(x, self.n_states, "x")
         out = np.empty(self.n_states)
-        fb, dbl = self._fb, self._dbl
+        fb, dbl, table = self._fb, self._dbl, self._table
         try:
-            status = self._lib.eom_rhs(t0, fb(dbl, x), self._pc, fb(dbl, out))
+            status = self._c_rhs(table, t0, fb(dbl, x), self._pc, fb(dbl, out))
         except (TypeError, ValueError, BufferError):  # a strided view, say
             x = self._vec(x, self.n_states, "x")
-            status = self._lib.eom_rhs(float(t0), fb(dbl, x), self._pc, fb(dbl, out))
+            status = self._c_rhs(table, float(t0), fb(dbl, x), self._pc, fb(dbl, out))
         if status:
             return self._rates_after_failure(t0, x)
         return out
@@ -637,15 +807,22 @@ class CompiledModel(NumericModel):
             T, ts = np.ascontiguousarray(T), 1
         out = np.empty((k, self.n_states))
         fb = self._fb
-        bad = self._lib.eom_rhs_batch(
-            k, fb("double[]", T), ts, fb("double[]", X), self._pc, fb("double[]", out)
+        bad = self._c_rhs_batch(
+            self._table,
+            k,
+            fb("double[]", T),
+            ts,
+            fb("double[]", X),
+            self._pc,
+            fb("double[]", out),
         )
         while bad:
             i = bad - 1
             out[i] = self._rates_after_failure(T[i * ts], X[i])
             if i + 1 == k:
                 break
-            rest = self._lib.eom_rhs_batch(
+            rest = self._c_rhs_batch(
+                self._table,
                 k - i - 1,
                 fb("double[]", T[(i + 1) * ts :] if ts else T),
                 ts,

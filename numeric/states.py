@@ -51,6 +51,12 @@ class SystemStates:
         return f"SystemStates({self.system.name!r})"
 
     @cached_property
+    def _n_speeds(self) -> int:
+        # Read once, as the constraint functions are: the declaration's
+        # speeds are rebuilt as a matrix on every read.
+        return len(self.system.speeds)
+
+    @cached_property
     def _constraint_functions(self):
         """Lambdified constraint functions with parameters as an argument."""
         ms = self.system
@@ -94,7 +100,12 @@ class SystemStates:
         """
         ms = self.system
         values = dict(ms.parameters)
-        if parameters:
+        if parameters and all(k in values for k in parameters):
+            # Keyed by the declaration's own symbols (what the integrator
+            # passes at every output time): no names to look up.
+            for k, v in parameters.items():
+                values[k] = float(v)
+        elif parameters:
             by_name = {str(k): k for k in values}
             unknown = [
                 k for k in parameters if k not in values and str(k) not in by_name
@@ -134,7 +145,7 @@ class SystemStates:
         self, t0: float, q: ArrayLike, parameters: ParameterValues | None = None
     ) -> FloatArray:
         p = self.parameter_vector(parameters)
-        u = np.zeros(len(self.system.speeds))
+        u = np.zeros(self._n_speeds)
         return np.asarray(
             self._constraint_functions["hol"](t0, q, u, p), dtype=float
         ).ravel()

@@ -3,6 +3,8 @@ chosen by its size, and the longest cases started first."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -54,7 +56,7 @@ def test_longest_cases_start_first(tmp_path):
         Case("four_bar", (), "kane"),
     ]
     # Without an earlier run: the larger n first, then the run's order.
-    assert [c.id for c in _longest_first(cases, tmp_path)] == [
+    assert [c.id for c in _longest_first(cases, tmp_path, prior=None)] == [
         "n_link_pendulum[n=5]/kane",
         "n_link_pendulum[n=2]/kane",
         "double_pendulum/kane",
@@ -75,3 +77,52 @@ def test_longest_cases_start_first(tmp_path):
         "n_link_pendulum[n=5]/kane",
         "n_link_pendulum[n=2]/kane",
     ]
+
+
+def test_first_run_is_ordered_by_a_prior_run(tmp_path):
+    # A new output directory: the prior run's seconds decide, a time-out
+    # counting as its time limit.
+    cases = [
+        Case("double_pendulum", (), "kane"),
+        Case("four_bar", (), "sympy_lagrange"),
+        Case("n_link_pendulum", (("n", 5),), "kane"),
+    ]
+    prior = tmp_path / "prior"
+    prior.mkdir()
+    pd.DataFrame(
+        {
+            "case": ["double_pendulum/kane", "four_bar/sympy_lagrange"],
+            "status": ["ok", "timeout"],
+            "derive_s": [2.0, None],
+            "codegen_s": [0.1, None],
+            "integrate_s": [0.5, None],
+            "timeout_s": [None, 60.0],
+        }
+    ).to_csv(prior / "results.csv", index=False)
+    new = tmp_path / "new"
+    new.mkdir()
+    assert [c.id for c in _longest_first(cases, new, prior=prior)] == [
+        "four_bar/sympy_lagrange",
+        "double_pendulum/kane",
+        "n_link_pendulum[n=5]/kane",
+    ]
+    # An earlier run in the output directory itself comes first.
+    pd.DataFrame({"case": ["n_link_pendulum[n=5]/kane"], "derive_s": [1.0]}).to_csv(
+        new / "results.csv", index=False
+    )
+    assert _longest_first(cases, new, prior=prior)[0].id == (
+        "n_link_pendulum[n=5]/kane"
+    )
+
+
+def test_default_prior_is_the_committed_default_run():
+    # The default comparison's own results order a first run elsewhere:
+    # its slowest case, a peer's derivation at n = 5, starts first.
+    from compare.runner import PRIOR_RESULTS, expand_cases
+
+    prior = pd.read_csv(PRIOR_RESULTS / "results.csv")
+    sizes = json.loads((PRIOR_RESULTS / "metadata.json").read_text())["n"]
+    cost = prior[["derive_s", "codegen_s", "integrate_s"]].fillna(0).sum(axis=1)
+    slowest = prior["case"][cost.idxmax()]
+    order = _longest_first(expand_cases(n=sizes), None)
+    assert order[0].id == slowest
