@@ -183,6 +183,7 @@ def _child(spec: dict) -> None:
     import sympy
 
     from formulations import count_operations, get_formulation
+    from symbolic.counting import count_ops
     from systems import get_system
 
     path = spec["out"]
@@ -208,9 +209,7 @@ def _child(spec: dict) -> None:
     if spec["count"]:
         # The raw count first: it is cheap next to cse and survives a
         # count cap that stops cse.
-        raw = int(
-            sum(sympy.count_ops(e) for e in list(eom.mass_matrix) + list(eom.forcing))
-        )
+        raw = count_ops(eom.mass_matrix, eom.forcing)
         put({"raw": raw})
         put({"cse": count_operations(eom.mass_matrix, eom.forcing, raw=raw)["cse"]})
 

@@ -29,6 +29,8 @@ import sympy.physics.mechanics as me
 from sympy.core.function import AppliedUndef
 from sympy.printing.mathml import MathMLPresentationPrinter
 
+from symbolic.counting import tree_size
+
 from .variants import variant_options
 
 __all__ = [
@@ -261,13 +263,9 @@ def _ops(expr) -> int:
 @lru_cache(maxsize=8192)
 def _tree_size(expr) -> int:
     # Each entry is asked about several times (to typeset it, to bound the
-    # cse'd block, in the Markdown); it is walked once.
-    stack, n = [expr], 0
-    while stack:
-        e = stack.pop()
-        n += 1
-        stack.extend(e.args)
-    return n
+    # cse'd block, in the Markdown); it is walked once, each shared
+    # subtree once.
+    return tree_size(expr)
 
 
 # ----------------------------------------------------------------------

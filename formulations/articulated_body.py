@@ -41,6 +41,8 @@ from dataclasses import dataclass
 import sympy as sm
 import sympy.physics.mechanics as me
 
+from symbolic.counting import count_ops
+
 from .base import UnsupportedSystemError
 
 __all__ = ["Assignments", "articulated_body_accelerations", "check_joint_tree"]
@@ -89,10 +91,7 @@ class Assignments:
 
     def raw_operations(self) -> int:
         """``count_ops`` of the definitions and outputs as written."""
-        return int(
-            sum(sm.count_ops(d) for d in self.definitions)
-            + sum(sm.count_ops(e) for e in self.outputs)
-        )
+        return count_ops(*self.definitions, *self.outputs)
 
 
 class _Tape:

@@ -1,0 +1,122 @@
+"""symbolic.counting against sympy's own ``count_ops`` and against closed
+forms on expressions whose shared subtrees make the expanded tree
+exponentially large."""
+
+from __future__ import annotations
+
+import pytest
+import sympy as sm
+import sympy.physics.mechanics as me
+from hypothesis import given
+from hypothesis import strategies as st
+
+from formulations import get_formulation
+from symbolic.counting import count_ops, tree_size
+
+t = me.dynamicsymbols._t
+x, y, z = sm.symbols("x y z")
+q = me.dynamicsymbols("q")
+f = sm.Function("f")
+
+# Every branch of sympy's walk: signs of sums, reciprocals, rationals,
+# exp and E, functions of time and their derivatives, lattice operations.
+EDGES = [
+    -x - y,
+    -x + y,
+    x - y,
+    1 / (x + y),
+    -2 / x,
+    x**-1,
+    sm.exp(x),
+    sm.exp(x + y) * y,
+    sm.E,
+    f(t).diff(t),
+    q.diff(t, 2) * sm.sin(q),
+    sm.Max(x, y, z),
+    sm.Rational(-1, 3),
+    sm.Integer(-1),
+    sm.Integer(1),
+    -x,
+    2 * x / (3 * y),
+    -(x + y) / z,
+    sm.sin(x) ** 2 - sm.cos(y) / x,
+    sm.sqrt(x + y),
+    (x - y) * (-z),
+    -x * y * sm.sin(-z),
+    -sm.Rational(1, 2) * x / (y + 1),
+]
+
+
+@pytest.mark.parametrize("expr", EDGES, ids=str)
+def test_count_ops_equals_sympys_on_each_kind_of_node(expr):
+    assert count_ops(expr) == sm.count_ops(expr)
+
+
+_LEAVES = [x, y, z, q, q.diff(t), sm.Integer(2), sm.Rational(-1, 2), sm.Integer(-3)]
+_UNARY = [sm.sin, sm.cos, sm.exp, sm.sqrt, lambda a: -a, lambda a: 1 / (a + 1)]
+_BINARY = [sm.Add, sm.Mul, lambda a, b: a - b, lambda a, b: a / (b + 2), sm.Pow]
+
+
+def _expr(draw, depth):
+    if depth == 0 or draw(st.integers(0, 3)) == 0:
+        return draw(st.sampled_from(_LEAVES))
+    if draw(st.booleans()):
+        return draw(st.sampled_from(_UNARY))(_expr(draw, depth - 1))
+    a, b = _expr(draw, depth - 1), _expr(draw, depth - 1)
+    return draw(st.sampled_from(_BINARY))(a, b)
+
+
+@given(st.composite(lambda draw: _expr(draw, 5))())
+def test_count_ops_equals_sympys_on_random_expressions(expr):
+    assert count_ops(expr) == sm.count_ops(expr)
+
+
+@pytest.mark.parametrize(
+    "system, formulation",
+    [
+        ("double_pendulum", "kane"),
+        ("four_bar", "lagrange"),
+        ("rolling_disc", "gibbs_appell"),
+        ("kolev_manipulator", "modified_lagrange"),
+    ],
+)
+def test_raw_count_of_a_derivation_equals_sympys(system, formulation):
+    eom = get_formulation(formulation, count_ops=False).derive(system)
+    exprs = list(eom.mass_matrix) + list(eom.forcing)
+    assert count_ops(*exprs) == sum(sm.count_ops(e) for e in exprs)
+
+
+def _shared_chain(k):
+    """e_0 = x, e_{j+1} = sin(e_j) + cos(e_j): as a tree, s_j = 2 s_{j-1} + 3
+    nodes (s_0 = 1, so s_j = 2**(j+2) - 3) and c_j = 2 c_{j-1} + 3
+    operations (one ADD, one SIN, one COS; c_0 = 0, so c_j = 3 (2**j - 1)),
+    but only 3 j + 1 distinct nodes."""
+    e = x
+    for _ in range(k):
+        e = sm.sin(e) + sm.cos(e)
+    return e
+
+
+def test_closed_forms_of_a_shared_chain_agree_with_sympy_where_it_can_walk():
+    for k in range(6):
+        e = _shared_chain(k)
+        assert count_ops(e) == sm.count_ops(e) == 3 * (2**k - 1)
+        assert tree_size(e) == len(list(sm.preorder_traversal(e))) == 2 ** (k + 2) - 3
+
+
+def test_a_shared_chain_sixty_deep_is_counted_without_walking_every_path():
+    # 2**60 paths: a walk of the expanded tree would never end.
+    e = _shared_chain(60)
+    assert count_ops(e) == 3 * (2**60 - 1)
+    assert tree_size(e) == 2**62 - 3
+
+
+def test_a_memo_shared_between_calls_gives_the_same_totals():
+    memo: dict = {}
+    a, b = _shared_chain(4), _shared_chain(5)
+    assert count_ops(a, memo=memo) + count_ops(b, memo=memo) == count_ops(a, b)
+
+
+def test_relations_are_refused():
+    with pytest.raises(TypeError, match="expressions"):
+        count_ops(sm.Eq(x, y))
