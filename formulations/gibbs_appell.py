@@ -64,8 +64,10 @@ Choices, and why
 
   ``"summed"`` (default)
       S = sum_B S_B built from the kinematic expressions, summed over the
-      bodies, and differentiated by sympy with respect to the speed rates:
-      the method as printed.
+      bodies, and differentiated with respect to the speed rates: the
+      method as printed.  The derivatives are sympy's very expressions,
+      each shared subtree differentiated once
+      (:func:`symbolic.calculus.derivative`).
   ``"components"``
       per body, S_B is written in placeholder symbols for the components
       of a and alpha (a 3- or 6-variable quadratic), differentiated with
@@ -130,7 +132,7 @@ import dataclasses
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from symbolic.calculus import jacobian
+from symbolic.calculus import derivative, jacobian
 from symbolic.frames import FrameAlgebra, body_kinematics, generalized_forces
 
 from .base import (
@@ -406,7 +408,14 @@ class GibbsAppell(Formulation):
                     )
                     G += jacobian(x, zs).T * grad
             else:
-                G = sm.Matrix([sm.Add(*[sm.diff(S, zr) for S in S_parts]) for zr in zs])
+                # sympy's derivative, computed once per shared subtree
+                # (symbolic.calculus.derivative gives the same expression).
+                G = sm.Matrix(
+                    [
+                        sm.Add(*[derivative(S, zr, memo) for S in S_parts])
+                        for zr, memo in ((zr, {}) for zr in zs)
+                    ]
+                )
             if self.elimination != "substitute" and u_dep:
                 G = G[:p, :] + C.T * G[p:, :]
             if self.elimination == "chain" and u_dep:
