@@ -46,6 +46,18 @@ def cached_eom(formulation: str, name: str, options: tuple = ()):
     return get_formulation(formulation).derive(cached_system(name, options))
 
 
+def derivation_group(system: str, formulation: str):
+    """The ``xdist_group`` mark of the tests reading one heavy derivation.
+
+    :func:`cached_eom` keeps a derivation per worker process: tests in
+    several modules reading the Whipple bicycle's ``sympy_lagrange``
+    equations (minutes of CPU) would each derive them again on another
+    worker.  Marked with this group they run on one worker, which derives
+    once.
+    """
+    return pytest.mark.xdist_group(f"derivation-{system}-{formulation}")
+
+
 @pytest.fixture(scope="session")
 def derive():
     """``derive(formulation, system_name, **options)`` with a session cache."""
