@@ -129,15 +129,14 @@ def test_stanford_options_are_the_general_equations_with_those_zeros():
     fs = _tau_function(special, ts, zdd)
     args = [*special.coordinates, *special.speeds, *zdd, *special.parameters]
     fg = sm.lambdify(args, tg, cse=True)
+    fts = sm.lambdify(args, ts, cse=True)
     p = [float(v) for v in special.parameters.values()]
     rng = np.random.default_rng(5)
     for q, u, a in _states(6):
         # Random parameter values too: the identity is in the parameters.
         pr = [x * rng.uniform(0.5, 1.5) for x in p]
         want = np.asarray(fg(*q, *u, *a, *pr), dtype=float).ravel()
-        got = np.asarray(
-            sm.lambdify(args, ts, cse=True)(*q, *u, *a, *pr), dtype=float
-        ).ravel()
+        got = np.asarray(fts(*q, *u, *a, *pr), dtype=float).ravel()
         assert np.allclose(got, want, rtol=1e-10, atol=1e-10)
     # And the special model against Pinocchio on the same numbers.
     m = _pinocchio_from_tree(special)
