@@ -132,7 +132,7 @@ import dataclasses
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from symbolic.calculus import derivative, jacobian
+from symbolic.calculus import derivative, jacobian, substitute
 from symbolic.frames import FrameAlgebra, body_kinematics, generalized_forces
 
 from .base import (
@@ -428,18 +428,22 @@ class GibbsAppell(Formulation):
             F = generalized_active_forces(ms, u, qdot, frames)
             Ft = F[:p, :] + C.T * F[p:, :]
         with stage("assembly"):
+            # The entries share most of their subtrees: substitute rebuilds
+            # each once, where xreplace walks it once per occurrence (the
+            # same expressions; most of the time on an 8-link chain).
             M = jacobian(G, zs)
-            f = Ft - G.xreplace(zero)
+            f = Ft - sm.Matrix(G.rows, 1, substitute(G, zero))
             from_z = {zi: ud[i] for i, zi in enumerate(zs)}
-            M = M.xreplace(from_z)
-            f = f.xreplace(from_z)
+            shared: dict = {}
+            M = sm.Matrix(M.rows, M.cols, substitute(M, from_z, shared))
+            f = sm.Matrix(f.rows, 1, substitute(f, from_z, shared))
             if self.elimination == "append" and u_dep:
                 # The dependent rates stay unknowns, fixed by the velocity
                 # constraints differentiated once.
                 M = M.col_join(jacobian(dvc, ud))
                 f = f.col_join(-e)
         extras = {
-            "acceleration_energy": S_total.xreplace(from_z),
+            "acceleration_energy": substitute([S_total], from_z, shared)[0],
             "generalized_active_forces": sm.ImmutableMatrix(Ft),
             "dependent_speed_coefficients": sm.ImmutableMatrix(C),
             "dependent_speed_rates": dep_rates,
