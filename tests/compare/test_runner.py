@@ -190,6 +190,8 @@ def test_code_digest_follows_every_module_of_the_packages(tmp_path, monkeypatch)
     code_digest.cache_clear()
 
 
+# Several `python -m compare` processes: out of the quick loop (-m "not slow").
+@pytest.mark.slow
 def test_interrupted_cli_run_keeps_rows_and_resumes(tmp_path):
     env = dict(os.environ, EOMCOMPARE_CACHE=str(tmp_path / "cache"))
     cmd = [
@@ -335,6 +337,8 @@ def _cli(*args, **kw):
     )
 
 
+# Several `python -m compare` processes: out of the quick loop (-m "not slow").
+@pytest.mark.slow
 def test_cli_list_help_and_bad_names():
     out = _cli("list")
     assert out.returncode == 0
@@ -361,6 +365,8 @@ def test_systems_help_names_what_the_default_runs():
     assert "ur5" in added and "whipple_bicycle" in added
 
 
+# Several `python -m compare` processes: out of the quick loop (-m "not slow").
+@pytest.mark.slow
 def test_regress_passes_on_same_derivations_and_fails_on_changed_counts(tmp_path):
     base = tmp_path / "base"
     env = dict(os.environ, EOMCOMPARE_CACHE=str(tmp_path / "cache"))

@@ -66,8 +66,12 @@ def _pinocchio_from_tree(ms):
 @pytest.mark.parametrize(
     "name,options",
     [
-        ("stanford_arm", {"symbolic_inertia": True}),
-        ("puma560", {}),
+        # The 6-joint arms derive and lambdify for seconds each: out of
+        # the quick loop, where the chain checks the same recursion.
+        pytest.param(
+            "stanford_arm", {"symbolic_inertia": True}, marks=pytest.mark.slow
+        ),
+        pytest.param("puma560", {}, marks=pytest.mark.slow),
         ("spatial_chain", {"n": 3}),
     ],
 )
@@ -106,6 +110,8 @@ def test_recursion_equals_pinocchio_rnea(name, model):
         assert np.max(np.abs(got - want)) <= 1e-9 * max(1.0, np.max(np.abs(want)))
 
 
+# Derives and lambdifies a 6-joint arm several times: out of the quick loop.
+@pytest.mark.slow
 def test_stanford_options_are_the_general_equations_with_those_zeros():
     general = get_system("stanford_arm", symbolic_inertia=True)
     special = get_system(
