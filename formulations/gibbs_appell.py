@@ -64,8 +64,10 @@ Choices, and why
 
   ``"summed"`` (default)
       S = sum_B S_B built from the kinematic expressions, summed over the
-      bodies, and differentiated by sympy with respect to the speed rates:
-      the method as printed.
+      bodies, and differentiated with respect to the speed rates: the
+      method as printed.  The derivatives are sympy's very expressions,
+      each shared subtree differentiated once
+      (:func:`symbolic.calculus.derivative`).
   ``"components"``
       per body, S_B is written in placeholder symbols for the components
       of a and alpha (a 3- or 6-variable quadratic), differentiated with
@@ -130,7 +132,7 @@ import dataclasses
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from symbolic.calculus import jacobian
+from symbolic.calculus import derivative, jacobian, substitute
 from symbolic.frames import FrameAlgebra, body_kinematics, generalized_forces
 
 from .base import (
@@ -406,7 +408,14 @@ class GibbsAppell(Formulation):
                     )
                     G += jacobian(x, zs).T * grad
             else:
-                G = sm.Matrix([sm.Add(*[sm.diff(S, zr) for S in S_parts]) for zr in zs])
+                # sympy's derivative, computed once per shared subtree
+                # (symbolic.calculus.derivative gives the same expression).
+                G = sm.Matrix(
+                    [
+                        sm.Add(*[derivative(S, zr, memo) for S in S_parts])
+                        for zr, memo in ((zr, {}) for zr in zs)
+                    ]
+                )
             if self.elimination != "substitute" and u_dep:
                 G = G[:p, :] + C.T * G[p:, :]
             if self.elimination == "chain" and u_dep:
@@ -419,18 +428,22 @@ class GibbsAppell(Formulation):
             F = generalized_active_forces(ms, u, qdot, frames)
             Ft = F[:p, :] + C.T * F[p:, :]
         with stage("assembly"):
+            # The entries share most of their subtrees: substitute rebuilds
+            # each once, where xreplace walks it once per occurrence (the
+            # same expressions; most of the time on an 8-link chain).
             M = jacobian(G, zs)
-            f = Ft - G.xreplace(zero)
+            f = Ft - sm.Matrix(G.rows, 1, substitute(G, zero))
             from_z = {zi: ud[i] for i, zi in enumerate(zs)}
-            M = M.xreplace(from_z)
-            f = f.xreplace(from_z)
+            shared: dict = {}
+            M = sm.Matrix(M.rows, M.cols, substitute(M, from_z, shared))
+            f = sm.Matrix(f.rows, 1, substitute(f, from_z, shared))
             if self.elimination == "append" and u_dep:
                 # The dependent rates stay unknowns, fixed by the velocity
                 # constraints differentiated once.
                 M = M.col_join(jacobian(dvc, ud))
                 f = f.col_join(-e)
         extras = {
-            "acceleration_energy": S_total.xreplace(from_z),
+            "acceleration_energy": substitute([S_total], from_z, shared)[0],
             "generalized_active_forces": sm.ImmutableMatrix(Ft),
             "dependent_speed_coefficients": sm.ImmutableMatrix(C),
             "dependent_speed_rates": dep_rates,

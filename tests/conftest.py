@@ -46,6 +46,18 @@ def cached_eom(formulation: str, name: str, options: tuple = ()):
     return get_formulation(formulation).derive(cached_system(name, options))
 
 
+def derivation_group(system: str, formulation: str):
+    """The ``xdist_group`` mark of the tests reading one heavy derivation.
+
+    :func:`cached_eom` keeps a derivation per worker process: tests in
+    several modules reading the Whipple bicycle's ``sympy_lagrange``
+    equations (minutes of CPU) would each derive them again on another
+    worker.  Marked with this group they run on one worker, which derives
+    once.
+    """
+    return pytest.mark.xdist_group(f"derivation-{system}-{formulation}")
+
+
 @pytest.fixture(scope="session")
 def derive():
     """``derive(formulation, system_name, **options)`` with a session cache."""
@@ -66,12 +78,37 @@ def pytest_collection_modifyitems(config, items):
     module's tests together; a module naming its own group keeps it.
     """
     for item in items:
-        if item.get_closest_marker("xdist_group") is not None:
-            continue
-        info = getattr(item, "_fixtureinfo", None)
-        if info is None:
-            continue
-        if any(
-            d.scope == "module" for defs in info.name2fixturedefs.values() for d in defs
-        ):
-            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
+        if item.get_closest_marker("xdist_group") is None:
+            info = getattr(item, "_fixtureinfo", None)
+            if info is not None and any(
+                d.scope == "module"
+                for defs in info.name2fixturedefs.values()
+                for d in defs
+            ):
+                item.add_marker(pytest.mark.xdist_group(item.module.__name__))
+        _tell_xdist_the_group(config, item)
+
+
+def _tell_xdist_the_group(config, item) -> None:
+    """Append ``@group`` to the test id in an xdist worker, as xdist's
+    loadgroup scheduler expects.
+
+    pytest-xdist 3.8 does it by setting ``item._nodeid``, which pytest 9
+    no longer reads (a node's id is its ``_id``): the suffix never reached
+    the scheduler, and every group was spread over the workers, each
+    computing the shared fixture or derivation again.  Done here for
+    both; xdist's own renaming, if it works, then finds the suffix set.
+    """
+    if not (hasattr(config, "workerinput") and config.getvalue("loadgroup")):
+        return
+    mark = item.get_closest_marker("xdist_group")
+    if mark is None:
+        return
+    group = mark.args[0] if mark.args else mark.kwargs.get("name", "default")
+    nodeid = f"{item.nodeid}@{group}"
+    if hasattr(item, "_id"):
+        from _pytest.nodeid import NodeId
+
+        item._id = NodeId.parse(nodeid)
+    else:
+        item._nodeid = nodeid

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import cached_eom, cached_system
+from conftest import cached_eom, cached_system, derivation_group
 
 from formulations import FORMULATIONS, UnsupportedSystemError
 from systems import CATALOGUE, system_facts
@@ -48,7 +48,9 @@ def _cases():
                     name,
                     opts,
                     id=f"{form}-{name}" + (f"-{oid}" if oid else ""),
-                    marks=[pytest.mark.slow] if name in HEAVY else [],
+                    marks=[pytest.mark.slow, derivation_group(name, form)]
+                    if name in HEAVY
+                    else [],
                 )
 
 

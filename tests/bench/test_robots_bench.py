@@ -56,6 +56,8 @@ def test_chain_counts_against_aba_and_the_crossing(tmp_path):
     assert any("n=3 kane, forward=articulated_body" in ln for ln in lines)
 
 
+# Derives and lambdifies a 6-joint arm several times: out of the quick loop.
+@pytest.mark.slow
 def test_stanford_arm_against_kane_and_levinson(tmp_path):
     rows = bench_robots(
         tmp_path, lambda s: None, formulations=("kane",), parts={"stanford"}

@@ -30,6 +30,9 @@ def result(tmp_path_factory):
     )
 
 
+# A harness run with ur5 (and its report): out of the quick loop; the
+# oracle itself is checked quickly below.
+@pytest.mark.slow
 def test_each_formulation_is_measured_against_pinocchio(result):
     fr = result.frame.set_index(["system", "formulation"])
     for form in ("kane", "lagrange"):
@@ -64,6 +67,9 @@ def test_oracle_is_pinocchio_at_the_given_states():
         oracle_accelerations("ur5", states)
 
 
+# A harness run with ur5 (and its report): out of the quick loop; the
+# oracle itself is checked quickly below.
+@pytest.mark.slow
 def test_report_shows_the_oracle(result, tmp_path):
     paths = write_report(result, tmp_path, kolev=False, benchmarks=False)
     md = paths["markdown"].read_text(encoding="utf-8")

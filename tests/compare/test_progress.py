@@ -10,9 +10,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
+# A whole `python -m compare` run with its report: out of the quick loop.
+@pytest.mark.slow
 def test_bar_names_running_cases_and_last_line_says_where_the_report_is(tmp_path):
     out = tmp_path / "run"
     env = dict(

@@ -16,6 +16,10 @@ from helpers import run_args
 
 ROOT = Path(__file__).resolve().parents[2]
 
+# Each check is one or more `python -m compare` processes beside a fresh
+# base run: out of the quick loop (-m "not slow"); CI runs them.
+pytestmark = pytest.mark.slow
+
 
 def cli(env, *args, timeout=900):
     return subprocess.run(
@@ -155,7 +159,6 @@ def test_a_real_slowdown_is_a_time_regression(tmp_path, env, base):
     assert ignored.returncode == 0, ignored.stdout
 
 
-@pytest.mark.slow
 def test_the_committed_baseline_regresses_clean(tmp_path):
     """reports/baseline is the code's: same operation counts, agreement
     (times ignored).  Regenerate it with ``python -m compare baseline``."""

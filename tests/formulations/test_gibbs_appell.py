@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import sympy as sm
 import sympy.physics.mechanics as me
-from conftest import cached_eom, cached_system
+from conftest import cached_eom, cached_system, derivation_group
 
 from formulations import FORMULATIONS, UnsupportedSystemError, get_formulation
 from formulations.gibbs_appell import ELIMINATIONS, STRATEGIES, GibbsAppell
@@ -335,7 +335,11 @@ def _initial_state_cases():
     # Systems with an independent oracle are checked against it instead.
     for name in CATALOGUE:
         if name != "wheelbarrow" and system_facts(name).oracle is None:
-            marks = [pytest.mark.slow] if name in LARGE else []
+            marks = (
+                [pytest.mark.slow, derivation_group(name, "gibbs_appell")]
+                if name in LARGE
+                else []
+            )
             yield pytest.param(name, marks=marks, id=name)
 
 

@@ -14,7 +14,7 @@ import re
 
 import numpy as np
 import pytest
-from conftest import cached_eom, cached_system
+from conftest import cached_eom, cached_system, derivation_group
 from scipy.integrate import solve_ivp
 
 from formulations import FORMULATIONS, get_formulation
@@ -62,6 +62,8 @@ def _cases(formulation, slow=False):
         except ValueError:
             continue  # refused by the formulation: no equations to compare
         marks = [pytest.mark.slow] if slow or name in HEAVY else []
+        if name in HEAVY:
+            marks.append(derivation_group(name, formulation))
         out.append(
             pytest.param(formulation, name, id=f"{formulation}-{name}", marks=marks)
         )

@@ -13,6 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from symbolic.calculus import (
+    derivative,
     directional_derivative,
     dynamic_symbols,
     gradient,
@@ -273,6 +274,24 @@ def test_exact_time_derivative_is_sympys_expression(e):
     # Not only equal in value: the very expression, term for term, so a
     # formulation can switch to it without changing its operation counts.
     assert time_derivative(e, t, exact=True) == e.diff(t)
+
+
+@given(expressions)
+def test_derivative_by_a_symbol_is_sympys_expression(e):
+    # By each plain symbol the expression holds (and one it does not).
+    for s in (x, y, sm.Symbol("absent")):
+        assert derivative(e, s) == e.diff(s)
+
+
+def test_derivative_by_a_symbol_keeps_a_sign_on_its_sum():
+    # The case where sympy's rules by a symbol and by time part: the
+    # product rule's term -1 * (sum) * sin(x) is one Mul, not -(sum)
+    # distributed first.
+    e = sm.Mul(-1, x * y + x**2 * q1, sm.sin(y))
+    assert derivative(e, x) == e.diff(x)
+    assert str(derivative(e, x)).startswith("-(")
+    # Pair by pair (sympy's rule by time) gives another expression.
+    assert time_derivative(e, x, exact=True) != e.diff(x)
 
 
 def test_exact_time_derivative_keeps_numbers_out_of_sums():

@@ -189,6 +189,8 @@ def test_robot_shapes():
         get_system("spatial_chain", n=0)
 
 
+# Derives and lambdifies a 6-joint arm several times: out of the quick loop.
+@pytest.mark.slow
 def test_symbolic_inertia_defaults_are_the_tables():
     # The same q'' with the inertia as numbers and as symbols at their
     # defaults (the DH inertia carried into the body frames either way).

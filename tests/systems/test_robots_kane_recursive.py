@@ -66,8 +66,12 @@ def _pinocchio_from_tree(ms):
 @pytest.mark.parametrize(
     "name,options",
     [
-        ("stanford_arm", {"symbolic_inertia": True}),
-        ("puma560", {}),
+        # The 6-joint arms derive and lambdify for seconds each: out of
+        # the quick loop, where the chain checks the same recursion.
+        pytest.param(
+            "stanford_arm", {"symbolic_inertia": True}, marks=pytest.mark.slow
+        ),
+        pytest.param("puma560", {}, marks=pytest.mark.slow),
         ("spatial_chain", {"n": 3}),
     ],
 )
@@ -106,6 +110,8 @@ def test_recursion_equals_pinocchio_rnea(name, model):
         assert np.max(np.abs(got - want)) <= 1e-9 * max(1.0, np.max(np.abs(want)))
 
 
+# Derives and lambdifies a 6-joint arm several times: out of the quick loop.
+@pytest.mark.slow
 def test_stanford_options_are_the_general_equations_with_those_zeros():
     general = get_system("stanford_arm", symbolic_inertia=True)
     special = get_system(
@@ -129,15 +135,14 @@ def test_stanford_options_are_the_general_equations_with_those_zeros():
     fs = _tau_function(special, ts, zdd)
     args = [*special.coordinates, *special.speeds, *zdd, *special.parameters]
     fg = sm.lambdify(args, tg, cse=True)
+    fts = sm.lambdify(args, ts, cse=True)
     p = [float(v) for v in special.parameters.values()]
     rng = np.random.default_rng(5)
     for q, u, a in _states(6):
         # Random parameter values too: the identity is in the parameters.
         pr = [x * rng.uniform(0.5, 1.5) for x in p]
         want = np.asarray(fg(*q, *u, *a, *pr), dtype=float).ravel()
-        got = np.asarray(
-            sm.lambdify(args, ts, cse=True)(*q, *u, *a, *pr), dtype=float
-        ).ravel()
+        got = np.asarray(fts(*q, *u, *a, *pr), dtype=float).ravel()
         assert np.allclose(got, want, rtol=1e-10, atol=1e-10)
     # And the special model against Pinocchio on the same numbers.
     m = _pinocchio_from_tree(special)

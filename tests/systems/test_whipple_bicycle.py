@@ -16,18 +16,27 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import sympy as sm
-from conftest import cached_eom, cached_system
+from conftest import cached_eom, cached_system, derivation_group
 
 from numeric.integrate import integrate
 from references import published as bm
 
+# Each formulation's tests here run on the worker that checks the same
+# derivation against kane (tests/test_contract.py): derived once.
 BICYCLE_FORMULATIONS = [
-    "kane",
-    pytest.param("lagrange", marks=pytest.mark.slow),
-    pytest.param("sympy_kane", marks=pytest.mark.slow),
-    pytest.param("modified_lagrange", marks=pytest.mark.slow),
-    pytest.param("gibbs_appell", marks=pytest.mark.slow),
-    pytest.param("sympy_lagrange", marks=pytest.mark.slow),
+    pytest.param("kane", marks=derivation_group("whipple_bicycle", "kane")),
+] + [
+    pytest.param(
+        f,
+        marks=[pytest.mark.slow, derivation_group("whipple_bicycle", f)],
+    )
+    for f in (
+        "lagrange",
+        "sympy_kane",
+        "modified_lagrange",
+        "gibbs_appell",
+        "sympy_lagrange",
+    )
 ]
 
 
@@ -114,6 +123,7 @@ def test_eigenvalues_are_the_published_ones(formulation):
 
 
 @pytest.mark.slow
+@derivation_group("whipple_bicycle", "kane")
 def test_weave_and_capsize_speeds():
     """Root finding on the weave pair's and the capsize mode's real parts.
     Meijaard et al. (2007) publish v_w = 4.292382536341 m/s and
@@ -141,6 +151,7 @@ def _energy_function(ms):
 
 
 @pytest.mark.slow
+@derivation_group("whipple_bicycle", "kane")
 def test_energy_is_conserved_along_a_nonlinear_trajectory():
     """Rolling without slip does no work: T + V is constant while the
     bicycle, started leaning and steering at 2 m/s (unstable: it falls
