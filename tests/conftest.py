@@ -36,14 +36,28 @@ settings.register_profile(
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
+# functools.cache keys on the arguments as passed: ``f(name)`` and
+# ``f(name, ())`` would be two entries, and the Whipple bicycle's
+# sympy_lagrange equations (a minute and a half of CPU) derived twice on one
+# worker.  The public functions pass the options explicitly.
+
+
 @functools.cache
-def cached_system(name: str, options: tuple = ()):
+def _system(name: str, options: tuple):
     return get_system(name, **dict(options))
 
 
 @functools.cache
+def _eom(formulation: str, name: str, options: tuple):
+    return get_formulation(formulation).derive(_system(name, options))
+
+
+def cached_system(name: str, options: tuple = ()):
+    return _system(name, tuple(options))
+
+
 def cached_eom(formulation: str, name: str, options: tuple = ()):
-    return get_formulation(formulation).derive(cached_system(name, options))
+    return _eom(formulation, name, tuple(options))
 
 
 def derivation_group(system: str, formulation: str):

@@ -133,3 +133,12 @@ def test_state_round_trip(formulation):
     q2, qd2 = model.coordinates_from(model.state_from(q, qd, t0), t0)
     np.testing.assert_allclose(q2, q, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(qd2, qd, rtol=1e-12, atol=1e-12)
+
+
+def test_the_per_worker_derivation_cache_is_one_entry_per_derivation():
+    # The heavy derivations are grouped on one worker so they are derived
+    # once; with or without the empty options tuple they are one entry.
+    assert cached_system("double_pendulum") is cached_system("double_pendulum", ())
+    assert cached_eom("kane", "double_pendulum") is cached_eom(
+        "kane", "double_pendulum", ()
+    )
