@@ -242,14 +242,20 @@ def cmd_run(args) -> int:
         **_run_kwargs(args),
     )
     print_summary(result)
+    cases_done = time.perf_counter()
     if args.no_report:
         where = f"results in {args.out / 'results.csv'}"
+        split = ""
     else:
         from .report import write_report
 
         paths = write_report(result, args.out, benchmarks=args.benchmarks)
         where = f"report in {paths['html']} (and {paths['markdown'].name})"
-    print(f"\nfinished in {time.perf_counter() - started:.1f} s: {where}")
+        split = (
+            f" (cases {cases_done - started:.1f} s, "
+            f"report {time.perf_counter() - cases_done:.1f} s)"
+        )
+    print(f"\nfinished in {time.perf_counter() - started:.1f} s{split}: {where}")
     return 1 if len(result.failures) else 0
 
 

@@ -58,9 +58,14 @@ def test_bar_names_running_cases_and_last_line_says_where_the_report_is(tmp_path
     assert "0 remain" in proc.stderr
     last = proc.stdout.strip().splitlines()[-1]
     m = re.fullmatch(
-        r"finished in (\d+\.\d) s: report in (\S+) \(and report\.md\)", last
+        r"finished in (\d+\.\d) s \(cases (\d+\.\d) s, report (\d+\.\d) s\): "
+        r"report in (\S+) \(and report\.md\)",
+        last,
     )
     assert m, last
-    assert Path(m.group(2)) == out / "report.html"
+    assert Path(m.group(4)) == out / "report.html"
     assert (out / "report.html").is_file() and (out / "report.md").is_file()
-    assert 0 < float(m.group(1)) < 600
+    total, cases, report = (float(m.group(i)) for i in (1, 2, 3))
+    assert 0 < total < 600
+    # The two parts are the whole, to the printed rounding.
+    assert abs(cases + report - total) <= 0.15 and cases > 0 and report > 0
