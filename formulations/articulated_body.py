@@ -41,6 +41,7 @@ from dataclasses import dataclass
 import sympy as sm
 import sympy.physics.mechanics as me
 
+from symbolic.calculus import substitute
 from symbolic.counting import count_ops
 
 from .base import UnsupportedSystemError
@@ -64,30 +65,14 @@ class Assignments:
         """The outputs with every symbol replaced by its definition, built
         bottom-up so that each definition is rebuilt once (the result is a
         graph: walk it only with memoised functions)."""
-        value = {}
-        memo = {}
-
-        def walk(e):
-            got = memo.get(e)
-            if got is not None:
-                return got
-            if e in value:
-                out = value[e]
-            elif not e.args:
-                out = e
-            else:
-                args = [walk(a) for a in e.args]
-                out = (
-                    e.func(*args)
-                    if any(a is not b for a, b in zip(args, e.args))
-                    else e
-                )
-            memo[e] = out
-            return out
-
+        # One mapping grows as the definitions are rebuilt, one memo is
+        # shared: a definition names only earlier symbols, so a subtree
+        # rebuilt before a symbol joined the mapping cannot contain it.
+        value: dict = {}
+        memo: dict = {}
         for s, d in zip(self.symbols, self.definitions):
-            value[s] = walk(d)
-        return tuple(walk(e) for e in self.outputs)
+            (value[s],) = substitute([d], value, memo)
+        return tuple(substitute(list(self.outputs), value, memo))
 
     def raw_operations(self) -> int:
         """``count_ops`` of the definitions and outputs as written."""

@@ -111,3 +111,19 @@ def run_args(out, systems, formulations=("kane",), *, t_final, jobs=1, extra=())
         "--out",
         str(out),
     ]
+
+
+def worst_relative_deviation(model, ms, oracle, n_states):
+    """Largest ``max|ours - ref| / max(1, max|ref|)`` of ``model``'s q''
+    against ``oracle(q, qd)`` at ``ms.random_state(seed)``, seeds
+    ``0 .. n_states - 1``."""
+    import numpy as np
+
+    worst = 0.0
+    for seed in range(n_states):
+        t0, q, qd = ms.random_state(seed)
+        ours = model.coordinate_accelerations(t0, q, qd)
+        ref = oracle(q, qd)
+        scale = max(1.0, float(np.max(np.abs(ref))))
+        worst = max(worst, float(np.max(np.abs(ours - ref))) / scale)
+    return worst

@@ -18,6 +18,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 import sympy as sm
+from helpers import worst_relative_deviation
 from sympy.core.function import AppliedUndef
 
 from formulations import get_formulation
@@ -106,16 +107,7 @@ def _system_and_oracle(name, options):
 def _deviation(formulation, name, options=()):
     ms, oracle = _system_and_oracle(name, options)
     eom = get_formulation(formulation, count_ops=False).derive(ms)
-    model = eom.numeric()
-    worst = 0.0
-    for seed in range(N_STATES):
-        t0, q, qd = ms.random_state(seed)
-        ref = oracle(q, qd)
-        ours = model.coordinate_accelerations(t0, q, qd)
-        worst = max(
-            worst,
-            float(np.max(np.abs(ours - ref)) / max(1.0, float(np.max(np.abs(ref))))),
-        )
+    worst = worst_relative_deviation(eom.numeric(), ms, oracle, N_STATES)
     return worst, eom.timings["total"]
 
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import sympy as sm
+from helpers import worst_relative_deviation
 from test_robots import N_STATES, _system_and_oracle
-from test_urdf import PRISMATIC, REVOLUTE, TREE
+from test_urdf import PRISMATIC, REVOLUTE, TREE, worst_deviation
 
 from bench.literature_counts import (
     assignments_counts,
@@ -21,7 +22,6 @@ from bench.literature_counts import (
 from compare.cache import DerivationCache
 from formulations import UnsupportedSystemError, get_formulation
 from formulations.articulated_body import Assignments
-from references.robot_oracle import urdf_pinocchio_accelerations, urdf_pinocchio_model
 from systems import from_urdf, get_system
 
 ABA = {"forward": "articulated_body"}
@@ -32,33 +32,13 @@ def _aba_eom(ms, **options):
 
 
 def _urdf_deviation(ms, n_states=10):
-    model = urdf_pinocchio_model(ms)
-    num = _aba_eom(ms).numeric()
-    worst = 0.0
-    for seed in range(n_states):
-        t0, q, qd = ms.random_state(seed)
-        ours = num.coordinate_accelerations(t0, q, qd)
-        ref = urdf_pinocchio_accelerations(ms, q, qd, model=model)
-        worst = max(
-            worst,
-            float(np.max(np.abs(ours - ref)) / max(1.0, float(np.max(np.abs(ref))))),
-        )
-    return worst
+    return worst_deviation(ms, "kane", n_states, **ABA)
 
 
 def _deviation_from_pinocchio(name, options, backend="lambdify"):
     ms, oracle = _system_and_oracle(name, options)
     model = _aba_eom(ms).numeric(backend=backend)
-    worst = 0.0
-    for seed in range(N_STATES):
-        t0, q, qd = ms.random_state(seed)
-        ref = oracle(q, qd)
-        ours = model.coordinate_accelerations(t0, q, qd)
-        worst = max(
-            worst,
-            float(np.max(np.abs(ours - ref)) / max(1.0, float(np.max(np.abs(ref))))),
-        )
-    return worst
+    return worst_relative_deviation(model, ms, oracle, N_STATES)
 
 
 @pytest.mark.parametrize(

@@ -8,6 +8,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 import sympy as sm
+from helpers import worst_relative_deviation
 
 from formulations import get_formulation
 from references.robot_oracle import urdf_pinocchio_accelerations, urdf_pinocchio_model
@@ -48,19 +49,16 @@ def robot(*parts, name="r"):
 
 
 def worst_deviation(ms, formulation, n_states=10, **derive_options):
-    eom = get_formulation(formulation, count_ops=False).derive(ms)
+    """q'' of ``formulation`` (with ``derive_options``) against Pinocchio's
+    ``aba`` on the model Pinocchio reads from the same URDF."""
+    eom = get_formulation(formulation, count_ops=False, **derive_options).derive(ms)
     model = urdf_pinocchio_model(ms)
-    num = eom.numeric()
-    worst = 0.0
-    for seed in range(n_states):
-        t0, q, qd = ms.random_state(seed)
-        ours = num.coordinate_accelerations(t0, q, qd)
-        ref = urdf_pinocchio_accelerations(ms, q, qd, model=model)
-        worst = max(
-            worst,
-            float(np.max(np.abs(ours - ref)) / max(1.0, float(np.max(np.abs(ref))))),
-        )
-    return worst
+    return worst_relative_deviation(
+        eom.numeric(),
+        ms,
+        lambda q, qd: urdf_pinocchio_accelerations(ms, q, qd, model=model),
+        n_states,
+    )
 
 
 # Each joint type, with rotated joint origins, rotated inertial frames and
