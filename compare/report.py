@@ -722,7 +722,7 @@ def _compute_parts(rep: _Report, jobs: int | None = None) -> None:
 # The report
 # ----------------------------------------------------------------------
 def _build_report(
-    result, out, *, benchmarks: bool = True, kolev: bool = True, figures: bool = True
+    result, out, *, benchmarks: bool = False, kolev: bool = True, figures: bool = True
 ):
     """The report's blocks, with the figures written to ``out/figures``.
 
@@ -1079,7 +1079,7 @@ def _render_html(rep: _Report) -> str:
 
 
 def write_report(
-    result, out, *, benchmarks: bool = True, kolev: bool = True, figures: bool = True
+    result, out, *, benchmarks: bool = False, kolev: bool = True, figures: bool = True
 ) -> dict:
     """Write ``report.md``, a standalone ``report.html`` and ``figures/``.
 
@@ -1093,7 +1093,8 @@ def write_report(
         Include the published-against-computed table of
         ``references.published`` when that module offers one, for the run's
         formulations (it may derive the benchmark systems: minutes when
-        they are not in the derivation cache).
+        they are not in the derivation cache).  Off by default, as on the
+        command line (``--benchmarks``).
     kolev : bool
         Include ``bench.methods.kolev_cost_table()``
         (it derives a few systems again: seconds).
