@@ -101,6 +101,19 @@ def pytest_collection_modifyitems(config, items):
             ):
                 item.add_marker(pytest.mark.xdist_group(item.module.__name__))
         _tell_xdist_the_group(config, item)
+    # The groups reading one heavy derivation (minutes of CPU each) are
+    # scheduled first: xdist hands out work in collection order, and these
+    # collected last (tests/systems/test_whipple_bicycle.py,
+    # tests/test_contract.py) left one worker busy long after the other
+    # had finished.
+    items.sort(key=lambda item: not _group(item).startswith("derivation-"))
+
+
+def _group(item) -> str:
+    mark = item.get_closest_marker("xdist_group")
+    if mark is None:
+        return ""
+    return str(mark.args[0] if mark.args else mark.kwargs.get("name", ""))
 
 
 def _tell_xdist_the_group(config, item) -> None:
