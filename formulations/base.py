@@ -768,8 +768,10 @@ class Formulation(abc.ABC):
             if assigned is None:
                 op_counts = count_operations(M, f)
             else:
-                # The forcing as a tree is exponentially large: count its
-                # evaluation order instead (M, explicit, costs nothing).
+                # Count the evaluation order the method returns, the
+                # recursion as written: the forcing's tree (every path of
+                # its shared subtrees) is astronomically large, a count of
+                # no one's cost (M, explicit, costs nothing).
                 op_counts = count_operations(
                     *assigned.definitions,
                     *assigned.outputs,
