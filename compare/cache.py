@@ -188,6 +188,13 @@ class DerivationCache:
             self.rebuilt.append(f"{path.name}: {exc}")
             path.unlink(missing_ok=True)
             return None
+        # The loaded expressions equal, but are not, the objects sympy's
+        # memo may still hold from deriving the same equations in this
+        # process.  A memo hit then compares the two node by node, along
+        # every path of a shared expression (the articulated-body
+        # recursion, the composite sums): seconds where the first build
+        # took milliseconds.  Emptying the memo costs only recomputation.
+        sm.core.cache.clear_cache()
         return eom
 
     def store(

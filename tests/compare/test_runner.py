@@ -237,6 +237,47 @@ def test_interrupted_cli_run_keeps_rows_and_resumes(tmp_path):
     assert len(frame) == 6 and set(frame["status"]) == {"ok"}
 
 
+def test_loading_beside_the_derivation_does_not_compare_along_every_path(
+    tmp_path, monkeypatch
+):
+    """Equations loaded in the process that derived them are equal to, not
+    identical with, the objects in sympy's memo.  Building the numeric model
+    from them must not compare the two node by node: on the articulated-body
+    recursion's shared expressions that is exponential (about 13 million
+    node comparisons for a three-joint chain, seconds instead of
+    milliseconds)."""
+    import sympy as sm
+
+    ms = get_system("spatial_chain", n=3)
+    kane = get_formulation("kane", forward="articulated_body")
+    cache = DerivationCache(tmp_path)
+    eom, hit = cache.derive(ms, kane)
+    assert not hit
+    eom.numeric()
+    again, hit = DerivationCache(tmp_path).derive(ms, kane)
+    assert hit and again is not eom
+    calls = 0
+    eq = sm.Basic.__eq__
+
+    def counted(self, other):
+        nonlocal calls
+        calls += 1
+        return eq(self, other)
+
+    monkeypatch.setattr(sm.Basic, "__eq__", counted)
+    model = again.numeric()
+    monkeypatch.undo()
+    # The build itself needs some comparisons (cse's sorting, the memo's
+    # genuine hits); a walk along every path needs millions.
+    assert calls < 200_000, calls
+    t0, q, qd = ms.random_state(1)
+    np.testing.assert_allclose(
+        model.coordinate_accelerations(t0, q, qd),
+        eom.numeric().coordinate_accelerations(t0, q, qd),
+        rtol=1e-13,
+    )
+
+
 def test_cache_round_trip_detects_corruption_and_staleness(tmp_path):
     ms = get_system("four_bar")
     kane = get_formulation("kane")
