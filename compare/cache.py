@@ -194,6 +194,9 @@ class DerivationCache:
         # every path of a shared expression (the articulated-body
         # recursion, the composite sums): seconds where the first build
         # took milliseconds.  Emptying the memo costs only recomputation.
+        # (Working on the original again after the copy meets the same
+        # comparisons the other way round; sympy offers no way to make the
+        # two one object.)
         sm.core.cache.clear_cache()
         return eom
 
