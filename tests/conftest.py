@@ -8,6 +8,7 @@ import os
 
 import pytest
 from hypothesis import HealthCheck, settings
+from quick_loop import MEASURED_SLOW
 
 from formulations import get_formulation
 from systems import get_system
@@ -91,6 +92,7 @@ def pytest_collection_modifyitems(config, items):
     ``--dist loadgroup`` (pyproject's addopts) an ``xdist_group`` keeps the
     module's tests together; a module naming its own group keeps it.
     """
+    _mark_measured_slow(items)
     for item in items:
         if item.get_closest_marker("xdist_group") is None:
             info = getattr(item, "_fixtureinfo", None)
@@ -107,6 +109,37 @@ def pytest_collection_modifyitems(config, items):
     # tests/test_contract.py) left one worker busy long after the other
     # had finished.
     items.sort(key=lambda item: not _group(item).startswith("derivation-"))
+
+
+def _mark_measured_slow(items) -> None:
+    """Mark the tests of :data:`quick_loop.MEASURED_SLOW` slow.
+
+    An entry naming a test function that a collected module does not
+    define, or a parameter set that its collected function does not have,
+    is an error: a renamed test would otherwise return to the quick loop
+    unseen.
+    """
+    ids = {item.nodeid for item in items}
+    modules = {item.nodeid.split("::")[0]: item.module for item in items}
+    functions = {item.nodeid.split("[")[0] for item in items}
+    stale = []
+    for entry in MEASURED_SLOW:
+        path, _, name = entry.partition("::")
+        function = name.split("[")[0]
+        if path not in modules:
+            continue  # not collected in this session
+        if not hasattr(modules[path], function):
+            stale.append(entry)
+        elif f"{path}::{function}" in functions and entry not in ids:
+            if "[" in entry or not any(i.startswith(entry + "[") for i in ids):
+                stale.append(entry)
+    if stale:
+        raise pytest.UsageError(
+            "tests/quick_loop.py names tests that do not exist: " + ", ".join(stale)
+        )
+    for item in items:
+        if item.nodeid in MEASURED_SLOW or item.nodeid.split("[")[0] in MEASURED_SLOW:
+            item.add_marker(pytest.mark.slow)
 
 
 def _group(item) -> str:

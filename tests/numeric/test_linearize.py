@@ -6,6 +6,8 @@ motions), and against a hand-written system with an input."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 import sympy as sm
@@ -94,6 +96,17 @@ def test_matches_rhs_jacobian_on_the_constraint_manifold():
     assert np.allclose(lin.A, expected, rtol=1e-6, atol=1e-6)
 
 
+@functools.cache
+def _sympy_linearization_of(name, q, u):
+    """:func:`_sympy_linearization` of the catalogue system ``name``, once
+    per worker: every formulation's test compares with the same matrix."""
+    return _sympy_linearization(cached_system(name), np.array(q), np.array(u))
+
+
+#: The tests comparing with one sympy linearization run on one worker.
+_ONE_WORKER = pytest.mark.xdist_group("sympy-linearization")
+
+
 def _sympy_linearization(ms, q, u):
     """A in (q_ind, u_ind) from sympy's KanesMethod.linearize on the same
     declaration, the speed rates at the operating point from sympy's own
@@ -123,13 +136,14 @@ def _sympy_linearization(ms, q, u):
     return np.array(A.evalf(), dtype=float)
 
 
+@_ONE_WORKER
 @pytest.mark.parametrize("formulation", FORMULATIONS)
 def test_rolling_disc_upright_rolling_against_sympy(formulation):
     """A steady motion with nonholonomic constraints: upright rolling."""
     ms = cached_system("rolling_disc")
     q = np.zeros(5)
     u = ms.solve_dependent_speeds(0.0, q, np.array([0.0, 2.0, 0.0]))
-    expected = _sympy_linearization(ms, q, u)
+    expected = _sympy_linearization_of("rolling_disc", tuple(q), tuple(u))
     lin = linearize(
         cached_eom(formulation, "rolling_disc"),
         (0.0, q, ms.rates_from_speeds(0.0, q, u)),
@@ -138,6 +152,7 @@ def test_rolling_disc_upright_rolling_against_sympy(formulation):
     assert np.allclose(lin.A, expected, rtol=1e-8, atol=1e-8)
 
 
+@_ONE_WORKER
 @pytest.mark.parametrize("formulation", FORMULATIONS)
 def test_four_bar_dependent_coordinates_against_sympy(formulation):
     """Dependent coordinates eliminated, away from equilibrium and at
@@ -145,7 +160,7 @@ def test_four_bar_dependent_coordinates_against_sympy(formulation):
     ms = cached_system("four_bar")
     t0, q, qd = ms.random_state(seed=3)
     u = ms.speeds_from_rates(t0, q, qd)
-    expected = _sympy_linearization(ms, q, u)
+    expected = _sympy_linearization_of("four_bar", tuple(q), tuple(u))
     lin = linearize(cached_eom(formulation, "four_bar"), (t0, q, qd))
     assert lin.A.shape == (2, 2)
     assert np.allclose(lin.A, expected, rtol=1e-8, atol=1e-8)
