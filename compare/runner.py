@@ -399,9 +399,34 @@ def prepare_variant(case: Case, opts: RunOptions) -> _Prepared:
         ms = get_system(case.system, **dict(case.options))
         states = [ms.random_state(seed) for seed in range(opts.n_states)]
         fingerprint = ms.fingerprint() if opts.use_cache else None
-        got = (ms, states, ms.consistent_initial_state(), fingerprint)
+        initial = ms.consistent_initial_state()
+        if ms.energy_conserved:
+            # Lambdifies the energy, which every case of the variant
+            # evaluates along its trajectory.
+            ms.energy(*initial)
+        got = (ms, states, initial, fingerprint)
         _PREPARED[key] = got
     return got
+
+
+def _import_what_cases_use(opts: RunOptions) -> None:
+    """Import in the run's process the modules every case imports on first
+    use (the equations' printer, the derivation cache, the oracle, the
+    compiled backend's C parser): forked cases inherit them instead of each
+    importing them again, about 40 ms of CPU per case."""
+    import sympy.printing.c
+    import sympy.printing.mathml  # noqa: F401
+
+    import references.robot_oracle  # noqa: F401
+    from numeric import backends  # noqa: F401
+
+    from . import cache, equations, findings  # noqa: F401
+
+    if opts.backend != "lambdify":
+        try:
+            import cffi.cparser  # noqa: F401
+        except ImportError:
+            pass  # the backend reports it, case by case
 
 
 def _prepare_quietly(case: Case, opts: RunOptions) -> None:
@@ -934,6 +959,8 @@ def run(
     # comes and goes during a run would otherwise be charged to, or hidden
     # from, every case through one short measurement.
     calibration_start = calibrate()
+    if todo:
+        _import_what_cases_use(opts)
     started = time.time()
     repairs: list[str] = []
     bar: Any = None
