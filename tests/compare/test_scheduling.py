@@ -126,3 +126,27 @@ def test_default_prior_is_the_committed_default_run():
     slowest = prior["case"][cost.idxmax()]
     order = _longest_first(expand_cases(n=sizes), None)
     assert order[0].id == slowest
+
+
+def test_the_variant_is_prepared_whole_before_its_cases_fork():
+    """The run's process builds what every case of a variant evaluates: its
+    states and, for a system conserving energy, the energy function the
+    cases evaluate along their trajectories (inherited by each fork instead
+    of lambdified again)."""
+    from compare.runner import _PREPARED, prepare_variant
+
+    opts = RunOptions(n_states=2, use_cache=False)
+    case = Case("double_pendulum", (), "kane")
+    _PREPARED.clear()
+    ms, states, initial, _ = prepare_variant(case, opts)
+    assert ms.energy_conserved and len(states) == 2
+    assert "_energy_function" in vars(ms.states)
+    assert prepare_variant(Case("double_pendulum", (), "lagrange"), opts)[0] is ms
+    # The function prepared gives the declaration's energy: T of the
+    # initial state from the bodies' own velocities.
+    t0, q, qd = initial
+    T, _ = ms.energy(t0, q, qd)
+    sub = dict(ms.parameters)
+    sub.update({c.diff(): v for c, v in zip(ms.coordinates, qd)})
+    sub.update(dict(zip(ms.coordinates, q)))
+    assert T == pytest.approx(float(ms.kinetic_energy().subs(sub).subs(sub)))
