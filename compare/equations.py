@@ -505,11 +505,14 @@ def published_checks(
     from systems import get_system
     from systems.seed_equations import published_equations, residual_function
 
-    ms = get_system(system, **builder_options)
+    from .runner import prepared
+
+    got = prepared(system, builder_options, n_states)
+    ms = got[0] if got else get_system(system, **builder_options)
     equations = published_equations(ms)
     if not equations:
         return []
-    states = [ms.random_state(seed) for seed in range(n_states)]
+    states = got[1] if got else [ms.random_state(seed) for seed in range(n_states)]
     out = []
     for eq in equations:
         funcs = {}

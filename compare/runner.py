@@ -409,6 +409,17 @@ def prepare_variant(case: Case, opts: RunOptions) -> _Prepared:
     return got
 
 
+def prepared(system: str, options: Mapping[str, Any], n_states: int):
+    """``(declaration, random states)`` of a variant prepared in this
+    process by :func:`prepare_variant`, or None: the report evaluates the
+    published equations at the run's own states without building the
+    system and solving its constraints again."""
+    for (name, opts, n, _), got in _PREPARED.items():
+        if name == system and dict(opts) == dict(options) and n == n_states:
+            return got[0], got[1]
+    return None
+
+
 def _import_what_cases_use(opts: RunOptions) -> None:
     """Import in the run's process the modules every case imports on first
     use (the equations' printer, the derivation cache, the oracle, the

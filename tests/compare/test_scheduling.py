@@ -150,3 +150,34 @@ def test_the_variant_is_prepared_whole_before_its_cases_fork():
     sub.update({c.diff(): v for c, v in zip(ms.coordinates, qd)})
     sub.update(dict(zip(ms.coordinates, q)))
     assert T == pytest.approx(float(ms.kinetic_energy().subs(sub).subs(sub)))
+
+
+def test_published_checks_read_the_prepared_variant(monkeypatch):
+    """The report evaluates the published equations at the run's own
+    states, from the declaration the run prepared: nothing is built or
+    solved again, and the equations hold with the run's accelerations."""
+    import systems
+
+    from compare.equations import published_checks
+    from compare.runner import _PREPARED, prepare_variant
+    from formulations import get_formulation
+
+    opts = RunOptions(n_states=3, use_cache=False)
+    _PREPARED.clear()
+    ms, states, _, _ = prepare_variant(Case("rotating_tube", (), "kane"), opts)
+    model = get_formulation("kane").derive(ms).numeric(backend="lambdify")
+    qdd = np.array([model.coordinate_accelerations(*s) for s in states])
+
+    def no_build(*args, **kwargs):
+        raise AssertionError("the prepared declaration was built again")
+
+    monkeypatch.setattr(systems, "get_system", no_build)
+    checks = published_checks("rotating_tube", {}, {"kane": qdd}, 3)
+    assert [c.equation.number for c in checks] == ["(2-38)", "(2-39)"]
+    for c in checks:
+        _, holds = c.residuals["kane"]
+        assert holds < 1e-10, (c.equation.number, holds)
+    # Accelerations of other states do not satisfy them: the check reads
+    # the prepared states, in the run's order.
+    checks = published_checks("rotating_tube", {}, {"kane": qdd[::-1]}, 3)
+    assert max(c.residuals["kane"][1] for c in checks) > 1e-6
