@@ -97,6 +97,22 @@ def test_projection_removes_the_drift_of_the_index_1_form():
     assert proj.max_velocity_residual < 1e-8
 
 
+def test_output_times_neither_split_segments_nor_move_the_trajectory():
+    """Output times are read from the dense output: 201 of them leave the
+    20 projections of 10 s as they are, the evaluations those 20 segments
+    need, and the states where the integrator passed anyway."""
+    eom = cached_eom("kane", "four_bar", (("coordinates", "redundant"),))
+    grid = np.linspace(0.0, 10.0, 201)
+    dense = integrate(eom, 10.0, t_eval=grid)
+    plain = integrate(eom, 10.0)
+    assert dense.n_projections == plain.n_projections == 20
+    assert dense.nfev == plain.nfev
+    np.testing.assert_allclose(dense.t, grid)
+    # plain reports the segment ends, every 0.5 s: every 10th output.
+    np.testing.assert_allclose(dense.q[::10], plain.q, rtol=0, atol=1e-12)
+    assert dense.max_holonomic_residual < 1e-9
+
+
 def test_baumgarte_residual_follows_the_critically_damped_solution(pendulum):
     """With alpha = beta = b the constraint obeys Phi'' + 2 b Phi' +
     b^2 Phi = 0; from Phi(0) = Phi0, Phi'(0) = 0 (a radial offset with a
