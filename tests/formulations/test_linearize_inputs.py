@@ -29,6 +29,31 @@ def cart():
 POINTS = [(0.0, 0.3, 0.0, 0.0, 0.0), (1.1, -0.2, 0.5, 0.7, -1.3)]
 
 
+@pytest.fixture(scope="module")
+def sympys(cart):
+    """sympy's (A, B) at each of POINTS, computed once for every
+    formulation's test."""
+    ms, km, values, (F, qc, qp, uc, up) = cart
+    out = []
+    for t0, qcv, qpv, ucv, upv in POINTS:
+        op = {qc: qcv, qp: qpv, uc: ucv, up: upv, F: np.sin(t0) / 2}
+        # Away from equilibrium sympy's A holds the speed rates: give them
+        # from its own equations.
+        M = np.array(km.mass_matrix.xreplace(op).xreplace(values), float)
+        f = np.array(km.forcing.xreplace(op).xreplace(values), float)
+        ud = np.linalg.solve(M, f).ravel()
+        op |= {uc.diff(t): ud[0], up.diff(t): ud[1]}
+        A_s, B_s, r = km.linearize(op_point=op, A_and_B=True)
+        assert list(r) == [F]
+        out.append(
+            (
+                np.array(A_s.xreplace(values).evalf(), dtype=float),
+                np.array(B_s.xreplace(values).evalf(), dtype=float),
+            )
+        )
+    return out
+
+
 @pytest.mark.parametrize(
     "name",
     [
@@ -40,22 +65,10 @@ POINTS = [(0.0, 0.3, 0.0, 0.0, 0.0), (1.1, -0.2, 0.5, 0.7, -1.3)]
         "sympy_lagrange",
     ],
 )
-def test_input_function_of_time_gives_sympys_B(cart, name):
-    ms, km, values, (F, qc, qp, uc, up) = cart
+def test_input_function_of_time_gives_sympys_B(cart, sympys, name):
+    ms, _, _, (F, *_) = cart
     eom = get_formulation(name).derive(ms)
-    for t0, qcv, qpv, ucv, upv in POINTS:
-        Fv = np.sin(t0) / 2
-        op = {qc: qcv, qp: qpv, uc: ucv, up: upv, F: Fv}
-        # Away from equilibrium sympy's A holds the speed rates: give them
-        # from its own equations.
-        M = np.array(km.mass_matrix.xreplace(op).xreplace(values), float)
-        f = np.array(km.forcing.xreplace(op).xreplace(values), float)
-        ud = np.linalg.solve(M, f).ravel()
-        op |= {uc.diff(t): ud[0], up.diff(t): ud[1]}
-        A_s, B_s, r = km.linearize(op_point=op, A_and_B=True)
-        assert list(r) == [F]
-        A_s = np.array(A_s.xreplace(values).evalf(), dtype=float)
-        B_s = np.array(B_s.xreplace(values).evalf(), dtype=float)
+    for (t0, qcv, qpv, ucv, upv), (A_s, B_s) in zip(POINTS, sympys):
         q = np.array([qcv, qpv])
         qd = np.array([ucv, upv])
         lin = linearize(eom, (t0, q, qd), inputs=[F])
