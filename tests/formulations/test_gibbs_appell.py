@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 import sympy as sm
@@ -287,6 +289,13 @@ def _strategy_cases():
                 )
 
 
+@functools.cache
+def _sympy_kane_model(name):
+    """sympy_kane's numeric model of ``name``, once per worker for the
+    option combinations compared with it."""
+    return cached_eom("sympy_kane", name).numeric()
+
+
 @pytest.mark.parametrize("name,strategy,elimination", list(_strategy_cases()))
 def test_strategies_agree_with_sympy_kane(name, strategy, elimination):
     ms = cached_system(name)
@@ -295,7 +304,7 @@ def test_strategies_agree_with_sympy_kane(name, strategy, elimination):
     ).derive(ms)
     n_eq = len(ms.speeds) if elimination == "append" else ms.degrees_of_freedom
     assert eom.mass_matrix.shape == (n_eq, n_eq)
-    ref = cached_eom("sympy_kane", name).numeric()
+    ref = _sympy_kane_model(name)
     model = eom.numeric()
     for seed in range(5):
         t0, q, qd = ms.random_state(seed)
