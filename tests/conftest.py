@@ -61,6 +61,18 @@ def cached_eom(formulation: str, name: str, options: tuple = ()):
     return _eom(formulation, name, tuple(options))
 
 
+@functools.cache
+def _model(formulation: str, name: str, options: tuple):
+    return _eom(formulation, name, options).numeric()
+
+
+def cached_model(formulation: str, name: str, options: tuple = ()):
+    """The lambdified model of :func:`cached_eom`, built once per worker:
+    for references many tests evaluate (never for a test of the numeric
+    model itself, whose state it would share)."""
+    return _model(formulation, name, tuple(options))
+
+
 def derivation_group(system: str, formulation: str):
     """The ``xdist_group`` mark of the tests reading one heavy derivation.
 

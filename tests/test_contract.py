@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import cached_eom, cached_system, derivation_group
+from conftest import cached_eom, cached_model, cached_system, derivation_group
 
 from formulations import FORMULATIONS, UnsupportedSystemError
 from systems import CATALOGUE, system_facts
@@ -71,7 +71,7 @@ def test_same_accelerations_as_kane(formulation, name, opts):
         if not cls.is_peer:
             pytest.fail(f"{formulation} refused {name}: {exc}")
         return
-    ref = cached_eom("kane", name, opts).numeric()
+    ref = cached_model("kane", name, opts)
     model = eom.numeric()
     worst = 0.0
     for seed in range(N_STATES):

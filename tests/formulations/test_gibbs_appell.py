@@ -10,13 +10,11 @@
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 import pytest
 import sympy as sm
 import sympy.physics.mechanics as me
-from conftest import cached_eom, cached_system, derivation_group
+from conftest import cached_eom, cached_model, cached_system, derivation_group
 
 from formulations import FORMULATIONS, UnsupportedSystemError, get_formulation
 from formulations.gibbs_appell import ELIMINATIONS, STRATEGIES, GibbsAppell
@@ -289,13 +287,6 @@ def _strategy_cases():
                 )
 
 
-@functools.cache
-def _sympy_kane_model(name):
-    """sympy_kane's numeric model of ``name``, once per worker for the
-    option combinations compared with it."""
-    return cached_eom("sympy_kane", name).numeric()
-
-
 @pytest.mark.parametrize("name,strategy,elimination", list(_strategy_cases()))
 def test_strategies_agree_with_sympy_kane(name, strategy, elimination):
     ms = cached_system(name)
@@ -304,7 +295,7 @@ def test_strategies_agree_with_sympy_kane(name, strategy, elimination):
     ).derive(ms)
     n_eq = len(ms.speeds) if elimination == "append" else ms.degrees_of_freedom
     assert eom.mass_matrix.shape == (n_eq, n_eq)
-    ref = _sympy_kane_model(name)
+    ref = cached_model("sympy_kane", name)
     model = eom.numeric()
     for seed in range(5):
         t0, q, qd = ms.random_state(seed)
@@ -321,7 +312,7 @@ def test_strategies_agree_with_sympy_kane(name, strategy, elimination):
 def test_sympy_direction_cosines_agree_with_sympy_kane(name):
     ms = cached_system(name)
     eom = GibbsAppell(frames="sympy", count_ops=False).derive(ms)
-    ref = cached_eom("sympy_kane", name).numeric()
+    ref = cached_model("sympy_kane", name)
     model = eom.numeric()
     for seed in range(5):
         t0, q, qd = ms.random_state(seed)
@@ -358,7 +349,7 @@ def test_declared_initial_state_agrees_with_sympy_kane(name):
     upright discs) where a careless symbolic solve divides by zero."""
     ms = cached_system(name)
     try:
-        ref = cached_eom("sympy_kane", name).numeric()
+        ref = cached_model("sympy_kane", name)
     except UnsupportedSystemError as exc:  # the peer's limitation
         pytest.fail(f"sympy_kane cannot serve as reference for {name}: {exc}")
     model = cached_eom("gibbs_appell", name).numeric()
