@@ -27,6 +27,7 @@ import sympy as sm
 import sympy.physics.mechanics as me
 
 from .calculus import jacobian, substitute, time_derivative
+from .dense import entries, matrix
 
 __all__ = [
     "FrameAlgebra",
@@ -44,6 +45,9 @@ __all__ = [
     "matmul",
     "dot",
     "cross",
+    "add",
+    "sub",
+    "scale",
     "dyadic_matrix",
 ]
 
@@ -93,6 +97,10 @@ def _reach(start, neighbours):
     return list(seen)
 
 
+def _as_matrix(A):
+    return A if isinstance(A, sm.MatrixBase) else sm.Matrix(A)
+
+
 def matmul(A, B) -> sm.Matrix:
     """``A * B`` with the same entries, without products by zero.
 
@@ -102,16 +110,18 @@ def matmul(A, B) -> sm.Matrix:
     than the product itself.  Each entry here is ``Add`` of the nonzero
     products in the order of the inner index, as sympy's is.
     """
-    A, B = sm.Matrix(A), sm.Matrix(B)
+    A, B = _as_matrix(A), _as_matrix(B)
     if A.cols != B.rows:
         raise sm.ShapeError(f"matrices {A.shape} and {B.shape} do not fit")
-    rows = [[a for a in A.row(i)] for i in range(A.rows)]
-    cols = [[b for b in B.col(j)] for j in range(B.cols)]
-    return sm.Matrix(
+    n, m = A.cols, B.cols
+    a, b = entries(A), entries(B)
+    rows = [a[i * n : (i + 1) * n] for i in range(A.rows)]
+    cols = [b[j::m] for j in range(m)]
+    return matrix(
         A.rows,
-        B.cols,
+        m,
         [
-            sm.Add(*[a * b for a, b in zip(r, c) if a != 0 and b != 0])
+            sm.Add(*[x * y for x, y in zip(r, c) if x != 0 and y != 0])
             for r in rows
             for c in cols
         ],
@@ -120,21 +130,68 @@ def matmul(A, B) -> sm.Matrix:
 
 def dot(a, b):
     """``a.dot(b)`` of two 3x1 (or 1x3) columns, without products by zero."""
+    a = entries(a) if isinstance(a, sm.MatrixBase) else a
+    b = entries(b) if isinstance(b, sm.MatrixBase) else b
     return sm.Add(*[x * y for x, y in zip(a, b) if x != 0 and y != 0])
 
 
 def cross(a, b) -> sm.Matrix:
     """``a.cross(b)`` of two 3x1 columns, without products by zero."""
+    a = entries(a) if isinstance(a, sm.MatrixBase) else list(a)
+    b = entries(b) if isinstance(b, sm.MatrixBase) else list(b)
 
     def p(x, y):
         return x * y if x != 0 and y != 0 else sm.S.Zero
 
-    return sm.Matrix(
+    return matrix(
+        3,
+        1,
         [
             p(a[1], b[2]) - p(a[2], b[1]),
             p(a[2], b[0]) - p(a[0], b[2]),
             p(a[0], b[1]) - p(a[1], b[0]),
-        ]
+        ],
+    )
+
+
+def _entry(x):
+    # sympy's matrices store no zero entry: a sum or product that comes out
+    # a number zero (Float 0.0 included) is the exact zero.
+    return x if x else sm.S.Zero
+
+
+def add(A, B) -> sm.Matrix:
+    """``A + B`` with the same entries, entry by entry.
+
+    sympy's matrix arithmetic converts both operands to its domain
+    matrices and back at every operation, which on the many small
+    component matrices of a derivation costs more than the sums; the
+    entries are the ones it gives (a zero entry contributes nothing).
+    """
+    if A.shape != B.shape:
+        raise sm.ShapeError(f"matrices {A.shape} and {B.shape} do not fit")
+    zero = sm.S.Zero
+    return matrix(
+        A.rows,
+        A.cols,
+        [
+            b if a is zero else a if b is zero else _entry(a + b)
+            for a, b in zip(entries(A), entries(B))
+        ],
+    )
+
+
+def sub(A, B) -> sm.Matrix:
+    """``A - B`` with the same entries (sympy's ``A + (-B)``), entry by entry."""
+    return add(A, scale(-1, B))
+
+
+def scale(s, A) -> sm.Matrix:
+    """``s * A`` with the same entries, entry by entry (zero entries stay
+    zero without a product)."""
+    zero = sm.S.Zero
+    return matrix(
+        A.rows, A.cols, [zero if a is zero else _entry(s * a) for a in entries(A)]
     )
 
 
@@ -237,7 +294,7 @@ class FrameAlgebra:
             m = measure
             for r in reps:
                 m = m.xreplace(r)
-            out += m if F is frame else matmul(self.dcm(frame, F), m)
+            out = add(out, m if F is frame else matmul(self.dcm(frame, F), m))
         return out
 
     def vector(self, components, frame):
@@ -294,10 +351,10 @@ def kinetic_energy(bodies, N, fa: FrameAlgebra, rep=None) -> sm.Expr:
         rigid = isinstance(body, me.RigidBody)
         F = body.frame if rigid else natural_frame(vel, N)
         v = fa.components(vel, F, rep)
-        T += body.mass * v.dot(v) / 2
+        T += body.mass * dot(v, v) / 2
         if rigid:
             w = fa.components(body.frame.ang_vel_in(N), F, rep)
-            T += w.dot(dyadic_matrix(body.central_inertia, F) * w) / 2
+            T += dot(w, matmul(dyadic_matrix(body.central_inertia, F), w)) / 2
     return T
 
 
@@ -329,7 +386,7 @@ def generalized_forces(
             continue
         else:
             jac = jacobian(fa.components(vel, E, rep), rates)
-        Q += jac.T * comps
+        Q = add(Q, matmul(jac.T, comps))
     return Q
 
 
@@ -384,8 +441,8 @@ class BodyKinematics:
         """Components of -(I alpha0 + w x I w), or None for a particle."""
         if self.w is None:
             return None
-        Iw = self.inertia * self.w
-        return -(self.inertia * self.alpha0 + self.w.cross(Iw))
+        Iw = matmul(self.inertia, self.w)
+        return scale(-1, add(matmul(self.inertia, self.alpha0), cross(self.w, Iw)))
 
 
 class VectorCalculus:
@@ -427,12 +484,12 @@ class VectorCalculus:
         d = substitute(d, self.qdot, self._memo_qdot)
         if not speed_rates:
             d = substitute(d, self.ud_zero, self._memo_ud)
-        return sm.Matrix(x.shape[0], x.shape[1], d)
+        return matrix(x.shape[0], x.shape[1], d)
 
     def in_speeds(self, x):
         """``x.xreplace(qdot)``, each shared subtree rebuilt once."""
-        return sm.Matrix(
-            x.shape[0], x.shape[1], substitute(x, self.qdot, self._memo_qdot)
+        return matrix(
+            x.shape[0], x.shape[1], substitute(entries(x), self.qdot, self._memo_qdot)
         )
 
     def frame_rate(self, G):
@@ -454,17 +511,17 @@ class VectorCalculus:
             R = None if G is F else self.fa.dcm(F, G)
             mr = jacobian(m, self.speeds)
             if acceleration:
-                aG = self.rate(m, speed_rates) + cross(self.frame_rate(G), m)
+                aG = add(self.rate(m, speed_rates), cross(self.frame_rate(G), m))
             if R is None:
-                v += m
-                vr += mr
+                v = add(v, m)
+                vr = add(vr, mr)
                 if acceleration:
-                    a += aG
+                    a = add(a, aG)
             else:
-                v += matmul(R, m)
-                vr += matmul(R, mr)
+                v = add(v, matmul(R, m))
+                vr = add(vr, matmul(R, mr))
                 if acceleration:
-                    a += matmul(R, aG)
+                    a = add(a, matmul(R, aG))
         return v, vr, a
 
 
@@ -517,7 +574,7 @@ def body_kinematics(
             alpha = calc.rate(wF, speed_rates)
             k.w = wF
             k.wr = jacobian(wF, speeds)
-            k.inertia = body.central_inertia.to_matrix(k.frame)
+            k.inertia = dyadic_matrix(body.central_inertia, k.frame)
         else:
             alpha = None
         if speed_rates:
