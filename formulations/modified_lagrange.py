@@ -172,8 +172,14 @@ import numpy as np
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from symbolic.calculus import directional_derivative, jacobian, time_derivative
-from symbolic.frames import FrameAlgebra
+from symbolic.calculus import (
+    directional_derivative,
+    jacobian,
+    linear_split,
+    substitute,
+    time_derivative,
+)
+from symbolic.frames import FrameAlgebra, scale
 from symbolic.frames import generalized_forces as _generalized_forces
 from symbolic.frames import kinetic_energy as _kinetic_energy
 from symbolic.linsolve import ADJUGATE_MAX, solve_linear
@@ -286,7 +292,9 @@ def modified_lagrange_equations(
         lhs = L[j] - Q[j]
         for r in dep:
             lhs += -(Q[r] + Phi[r]) * f[r].diff(j)
-        out.append(lhs.xreplace(sub))
+        # (xreplace walks every path of the tree even with nothing to
+        # replace: the equations of a tree of bodies have none)
+        out.append(lhs.xreplace(sub) if sub else lhs)
     return out
 
 
@@ -569,8 +577,15 @@ class ModifiedLagrange(Formulation):
             zero = {a: 0 for a in unknowns}
             # G^T E is linear in the unknowns through E alone: split E
             # first rather than differentiate the products with G.
-            M = jacobian(E_sub, unknowns)
-            forcing = -E_sub.xreplace(zero)
+            # The coefficients of the unknowns and the rest (E at zero
+            # unknowns) in one walk of E.
+            split = linear_split(E_sub, unknowns)
+            if split is None:
+                M = jacobian(E_sub, unknowns)
+                rest = substitute(E_sub, zero)
+            else:
+                M, rest = split
+            forcing = scale(-1, sm.Matrix(E_sub.rows, 1, rest))
             G_T = G.extract([idx[q] for q in T_coords], list(range(len(ind))))
             if not as_printed and G_T != sm.eye(*G_T.shape):
                 # (a product with the identity is not free on large entries)
