@@ -85,7 +85,7 @@ def composite_equations(ms, qdot, speeds, fa, calc, rng=None, min_depth=1):
     except ValueError:
         return None
     for b in bodies:
-        _, vr_b, a0 = calc.velocity(b.masscenter.vel(N), N)
+        _, vr_b, a0 = calc.velocity(b.masscenter.vel(N), N, value=False)
         vr.append(vr_b)
         mass.append(b.mass)
         force.append(scale(-b.mass, a0))

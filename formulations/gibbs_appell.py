@@ -184,7 +184,9 @@ def _energy_entries(ms, qdot, speeds, frames):
     """Per body ``{"body", "a", "w", "alpha", "inertia"}``: whole
     accelerations (speed-rate terms included) in components of a frame
     moving with the body (:func:`~symbolic.frames.body_kinematics`)."""
-    kins = body_kinematics(ms.bodies, ms.frame, qdot, speeds, frames, speed_rates=True)
+    kins = body_kinematics(
+        ms.bodies, ms.frame, qdot, speeds, frames, speed_rates=True, partials=False
+    )
     return [
         {"body": k.body, "a": k.a, "w": k.w, "alpha": k.alpha, "inertia": k.inertia}
         for k in kins

@@ -498,10 +498,15 @@ class VectorCalculus:
             self._w[G] = self.fa.components(G.ang_vel_in(self.N), G, self.qdot)
         return self._w[G]
 
-    def velocity(self, vec, F, acceleration=True, speed_rates=False):
+    def velocity(
+        self, vec, F, acceleration=True, speed_rates=False, *, value=True, partials=True
+    ):
         """Components in F of a velocity ``vec``, its partial velocities
         and its time derivative in N (without the speed-rate terms unless
-        ``speed_rates``; a zero column without ``acceleration``)."""
+        ``speed_rates``; a zero column without ``acceleration``, and
+        likewise for the velocity without ``value`` and the partial
+        velocities without ``partials``: a caller that does not read them
+        does not pay for rotating them into F)."""
         n = len(self.speeds)
         v, vr, a = sm.zeros(3, 1), sm.zeros(3, n), sm.zeros(3, 1)
         if vec == 0:
@@ -509,24 +514,29 @@ class VectorCalculus:
         for measure, G in vec.args:
             m = self.in_speeds(measure)
             R = None if G is F else self.fa.dcm(F, G)
-            mr = jacobian(m, self.speeds)
+            if partials:
+                mr = jacobian(m, self.speeds)
             if acceleration:
                 aG = add(self.rate(m, speed_rates), cross(self.frame_rate(G), m))
             if R is None:
-                v = add(v, m)
-                vr = add(vr, mr)
+                if value:
+                    v = add(v, m)
+                if partials:
+                    vr = add(vr, mr)
                 if acceleration:
                     a = add(a, aG)
             else:
-                v = add(v, matmul(R, m))
-                vr = add(vr, matmul(R, mr))
+                if value:
+                    v = add(v, matmul(R, m))
+                if partials:
+                    vr = add(vr, matmul(R, mr))
                 if acceleration:
                     a = add(a, matmul(R, aG))
         return v, vr, a
 
 
 def body_kinematics(
-    bodies, N, qdot, speeds, fa, *, speed_rates: bool = False
+    bodies, N, qdot, speeds, fa, *, speed_rates: bool = False, partials: bool = True
 ) -> list[BodyKinematics]:
     """:class:`BodyKinematics` of every body, in (t, q, u).
 
@@ -542,6 +552,10 @@ def body_kinematics(
         as the acceleration energy of Gibbs-Appell needs) instead of
         ``a0``, ``alpha0`` without them (as Kane's inertia forces split
         them off through the partial velocities).
+    partials : bool
+        Partial velocities ``vr``, ``wr`` and the velocity ``v`` too;
+        without them (what the acceleration energy of Gibbs-Appell reads
+        is the accelerations alone) those attributes are None.
 
     Examples
     --------
@@ -568,12 +582,16 @@ def body_kinematics(
         k = BodyKinematics(body, body.frame if rigid else natural_frame(vel, N))
         wF = calc.frame_rate(k.frame)
         k.frame_w = wF
-        k.v, k.vr, a = calc.velocity(vel, k.frame, speed_rates=speed_rates)
+        k.v, k.vr, a = calc.velocity(
+            vel, k.frame, speed_rates=speed_rates, value=partials, partials=partials
+        )
+        if not partials:
+            k.v = k.vr = None
         if rigid:
             # The components of d/dt(w) in N and in F coincide (w x w = 0).
             alpha = calc.rate(wF, speed_rates)
             k.w = wF
-            k.wr = jacobian(wF, speeds)
+            k.wr = jacobian(wF, speeds) if partials else None
             k.inertia = dyadic_matrix(body.central_inertia, k.frame)
         else:
             alpha = None
