@@ -199,13 +199,27 @@ def axis_rotation(axis: int, angle) -> sm.Matrix:
     """``X.dcm(Y)`` for X rotated by ``angle`` about axis ``axis`` of Y."""
     c, s = sm.cos(angle), sm.sin(angle)
     i, j = (axis + 1) % 3, (axis + 2) % 3
-    R = sm.eye(3)
-    R[i, i], R[i, j], R[j, i], R[j, j] = c, s, -s, c
-    return R
+    R = [sm.S.One if k in (0, 4, 8) else sm.S.Zero for k in range(9)]
+    R[3 * i + i], R[3 * i + j], R[3 * j + i], R[3 * j + j] = c, s, -s, c
+    return matrix(3, 3, R)
+
+
+class _Flat:
+    """``M[i, j]`` of a 3x3 matrix read from its list of entries (sympy's
+    indexing costs microseconds per entry)."""
+
+    __slots__ = ("e",)
+
+    def __init__(self, M):
+        self.e = entries(M)
+
+    def __getitem__(self, ij):
+        return self.e[3 * ij[0] + ij[1]]
 
 
 def _as_axis_rotation(M):
     """(axis, angle) when M is a simple rotation about a body axis."""
+    M = _Flat(M)
     for k in range(3):
         i, j = (k + 1) % 3, (k + 2) % 3
         if M[k, k] != 1 or any(M[k, m] != 0 or M[m, k] != 0 for m in (i, j)):
@@ -290,6 +304,8 @@ class FrameAlgebra:
         if vec == 0:
             return out
         reps = [rep] if isinstance(rep, Mapping) else list(rep or ())
+        # (an empty mapping would still walk every path of every measure)
+        reps = [r for r in reps if r]
         for measure, F in vec.args:
             m = measure
             for r in reps:
