@@ -175,7 +175,7 @@ def add(A, B) -> sm.Matrix:
         A.rows,
         A.cols,
         [
-            b if a is zero else a if b is zero else _entry(a + b)
+            _entry(b) if a is zero else _entry(a) if b is zero else _entry(a + b)
             for a, b in zip(entries(A), entries(B))
         ],
     )
