@@ -279,7 +279,7 @@ def derivative(expr, symbol, memo=None):
     return _walk(sm.sympify(expr), leaf, lambda e: e.diff(symbol), memo, "symbol")
 
 
-def time_derivative(expr, t, memo=None, *, exact: bool = False):
+def time_derivative(expr, t, memo=None, *, exact: bool = False, rates=None):
     """Total derivative d/dt of an expression in t and functions of t
     (sympy's ``expr.diff(t)``, in one pass over the tree).
 
@@ -288,19 +288,43 @@ def time_derivative(expr, t, memo=None, *, exact: bool = False):
     log b + b' x / b)``), so the result is the very expression
     ``expr.diff(t)`` returns, not only an equal one; the default form
     may distribute a number over a sum where sympy does not.
+
+    ``rates``, a mapping, replaces the derivatives of the functions of
+    time as they are formed (the kinematic differential equations' q' ->
+    u, u' -> 0 for the terms without speed rates): for an expression
+    holding none of its keys, ``expr.diff(t).xreplace(rates)`` without
+    the terms a rate of zero removes ever being formed.  No value may be
+    a sum: a number met in the product rule would be distributed over it
+    where the replacement afterwards leaves the product alone.  ``memo``
+    must then be used with the same ``rates`` only.
+
+    Raises
+    ------
+    ValueError
+        For a value of ``rates`` that is a sum.
     """
+    if rates and any(sm.sympify(v).is_Add for v in rates.values()):
+        raise ValueError(
+            "time_derivative: the values of `rates` must not be sums "
+            "(replace those after differentiating)"
+        )
 
     def leaf(e):
         if e == t:
             return sm.S.One
         if isinstance(e, (sm.Derivative, sm.core.function.AppliedUndef)):
-            return e.diff(t) if t in e.free_symbols else sm.S.Zero
+            d = e.diff(t) if t in e.free_symbols else sm.S.Zero
+            return rates.get(d, d) if rates else d
         if e.is_Atom or not e.args:
             return sm.S.Zero
         return None
 
+    def fallback(e):
+        d = e.diff(t)
+        return substitute([d], rates)[0] if rates else d
+
     memo = {} if memo is None else memo
-    return _walk(sm.sympify(expr), leaf, lambda e: e.diff(t), memo, exact)
+    return _walk(sm.sympify(expr), leaf, fallback, memo, exact)
 
 
 def _dd(e, direction, memo):

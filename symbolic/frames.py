@@ -489,6 +489,15 @@ class VectorCalculus:
         self.ud_zero = {u.diff(t): 0 for u in speeds}
         self._w = {}
         self._memo_d, self._memo_qdot, self._memo_ud = {}, {}, {}
+        # xreplace(qdot) then xreplace(ud_zero) of a derivative: no value
+        # of qdot is a key of ud_zero's, so one mapping does both, applied
+        # as the derivative is formed (where no q' is a sum of speeds).
+        self._rates_with = self._rates_without = None
+        if not any(sm.sympify(v).is_Add for v in qdot.values()):
+            self._rates_with = dict(qdot)
+            self._rates_without = dict(qdot) | {
+                k: sm.S.Zero for k in self.ud_zero if k not in qdot
+            }
 
     def rate(self, x, speed_rates=False):
         """d/dt of a column in (t, q, u), in (t, q, u) and, unless
@@ -496,10 +505,21 @@ class VectorCalculus:
         ``x.diff(t).xreplace(qdot).xreplace(ud_zero)``, each shared subtree
         differentiated and rebuilt once (the components of deep bodies of a
         spatial chain are small graphs but exponentially large trees)."""
-        d = [time_derivative(e, t, self._memo_d, exact=True) for e in x]
-        d = substitute(d, self.qdot, self._memo_qdot)
-        if not speed_rates:
-            d = substitute(d, self.ud_zero, self._memo_ud)
+        # The rates replaced as the derivative is formed: the terms of the
+        # speed rates, set to zero, are never built (x holds no q', u':
+        # it is in (t, q, u)).
+        rates = self._rates_with if speed_rates else self._rates_without
+        memo = self._memo_d.setdefault(bool(speed_rates), {})
+        if rates is None:  # a kinematic equation with a sum: afterwards
+            d = [time_derivative(e, t, memo, exact=True) for e in entries(x)]
+            d = substitute(d, self.qdot, self._memo_qdot)
+            if not speed_rates:
+                d = substitute(d, self.ud_zero, self._memo_ud)
+        else:
+            d = [
+                time_derivative(e, t, memo, exact=True, rates=rates)
+                for e in entries(x)
+            ]
         return matrix(x.shape[0], x.shape[1], d)
 
     def in_speeds(self, x):

@@ -390,3 +390,17 @@ def test_body_kinematics_without_partials_has_the_same_accelerations():
         assert b.a == f.a and b.alpha == f.alpha and b.w == f.w
         assert f.vr is not None and b.vr is None and b.v is None
         assert b.wr is None
+
+
+@given(expressions)
+def test_time_derivative_with_rates_is_sympys_then_xreplace(e):
+    # The rates replaced as the derivative is formed give sympy's
+    # derivative with the rates replaced afterwards, node for node (the
+    # expressions hold q2, u2 but not their rates).
+    rates = {q2.diff(t): -x * u2, u2.diff(t): sm.S.Zero}
+    assert not any(e.has(k) for k in rates)
+    ours = time_derivative(e, t, exact=True, rates=rates)
+    assert ours == e.diff(t).xreplace(rates)
+    # A sum would meet the product rule's numbers first: refused.
+    with pytest.raises(ValueError, match="sums"):
+        time_derivative(e, t, exact=True, rates={q2.diff(t): u2 + x})
