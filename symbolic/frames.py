@@ -517,8 +517,7 @@ class VectorCalculus:
                 d = substitute(d, self.ud_zero, self._memo_ud)
         else:
             d = [
-                time_derivative(e, t, memo, exact=True, rates=rates)
-                for e in entries(x)
+                time_derivative(e, t, memo, exact=True, rates=rates) for e in entries(x)
             ]
         return matrix(x.shape[0], x.shape[1], d)
 

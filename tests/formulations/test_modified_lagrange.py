@@ -476,7 +476,9 @@ def test_cost_table_on_the_mechanisms():
         _check_cost_rows(df, name)
 
 
-@pytest.mark.parametrize("name", ["double_pendulum", "n_link_pendulum", "spatial_chain"])
+@pytest.mark.parametrize(
+    "name", ["double_pendulum", "n_link_pendulum", "spatial_chain"]
+)
 def test_nothing_to_eliminate_gives_the_split_transcription(name):
     """With s = 0 the class forms M and the rest of (2.20) apart, without
     the q'' terms of the whole time derivative: the same expressions as
@@ -495,4 +497,6 @@ def test_nothing_to_eliminate_gives_the_split_transcription(name):
     M, rest = linear_split(transcribed, eom.unknowns)
     assert eom.mass_matrix == M
     assert eom.forcing == -sm.Matrix(rest)
-    assert eom.mass_matrix != sm.zeros(*M.shape) and eom.forcing != sm.zeros(len(rest), 1)
+    assert eom.mass_matrix != sm.zeros(*M.shape) and eom.forcing != sm.zeros(
+        len(rest), 1
+    )
