@@ -33,7 +33,16 @@ import sympy as sm
 import sympy.physics.mechanics as me
 
 from symbolic.calculus import jacobian
-from symbolic.frames import connected_points, cross, dot, matmul
+from symbolic.frames import (
+    add,
+    connected_points,
+    cross,
+    dot,
+    dyadic_matrix,
+    matmul,
+    scale,
+    sub,
+)
 from symbolic.identities import RandomPoints
 
 __all__ = ["composite_equations"]
@@ -76,17 +85,17 @@ def composite_equations(ms, qdot, speeds, fa, calc, rng=None, min_depth=1):
     except ValueError:
         return None
     for b in bodies:
-        _, vr_b, a0 = calc.velocity(b.masscenter.vel(N), N)
+        _, vr_b, a0 = calc.velocity(b.masscenter.vel(N), N, value=False)
         vr.append(vr_b)
         mass.append(b.mass)
-        force.append(-b.mass * a0)
+        force.append(scale(-b.mass, a0))
         if isinstance(b, me.RigidBody):
             B = b.frame
             R = fa.dcm(N, B)
             wB = calc.frame_rate(B)
             alpha0 = calc.rate(wB)
-            IB = b.central_inertia.to_matrix(B)
-            tau = -(matmul(IB, alpha0) + cross(wB, matmul(IB, wB)))
+            IB = dyadic_matrix(b.central_inertia, B)
+            tau = scale(-1, add(matmul(IB, alpha0), cross(wB, matmul(IB, wB))))
             wr.append(matmul(R, jacobian(wB, speeds)))
             torque.append(matmul(R, tau))
             inertia.append(matmul(matmul(R, IB), R.T))
@@ -100,11 +109,11 @@ def composite_equations(ms, qdot, speeds, fa, calc, rng=None, min_depth=1):
     for load in ms.loads:
         if isinstance(load, me.Force) and load.point in index:
             k = index[load.point]
-            force[k] = force[k] + fa.components(load.vector, N, qdot)
+            force[k] = add(force[k], fa.components(load.vector, N, qdot))
             used.append(load)
         elif isinstance(load, me.Torque) and load.frame in frames:
             k = frames[load.frame]
-            torque[k] = torque[k] + fa.components(load.vector, N, qdot)
+            torque[k] = add(torque[k], fa.components(load.vector, N, qdot))
             used.append(load)
 
     # The twist of every speed, read off one body and checked on the rest.
@@ -124,12 +133,12 @@ def composite_equations(ms, qdot, speeds, fa, calc, rng=None, min_depth=1):
             w, vO = sm.zeros(3, 1), sm.zeros(3, 1)
         else:
             w = wr[ref][:, r] if rigid else sm.zeros(3, 1)
-            vO = vr[ref][:, r] - _skew_apply(w, c[ref])
+            vO = sub(vr[ref][:, r], _skew_apply(w, c[ref]))
             checks = []
             for k in S:
                 if isinstance(bodies[k], me.RigidBody):
-                    checks += list(wr[k][:, r] - w)
-                checks += list(vr[k][:, r] - vO - _skew_apply(w, c[k]))
+                    checks += list(sub(wr[k][:, r], w))
+                checks += list(sub(sub(vr[k][:, r], vO), _skew_apply(w, c[k])))
             if not sample.vanishes(checks):
                 return None
         moved.append(S)
@@ -191,22 +200,22 @@ def composite_equations(ms, qdot, speeds, fa, calc, rng=None, min_depth=1):
         F = sm.zeros(3, 1)
         T = sm.zeros(3, 1)
         for ch in node.children:
-            d = ch.X - X
-            h += ch.h + ch.m * d
-            J += ch.J + _shift(ch.h, ch.m, d)
-            F += ch.F
-            T += ch.T + _skew_apply(d, ch.F)
+            d = sub(ch.X, X)
+            h = add(h, add(ch.h, scale(ch.m, d)))
+            J = add(J, add(ch.J, _shift(ch.h, ch.m, d)))
+            F = add(F, ch.F)
+            T = add(T, add(ch.T, _skew_apply(d, ch.F)))
         for k in left:
-            rho = c[k] - X
-            h += mass[k] * rho
-            J += inertia[k] + mass[k] * _parallel(rho)
-            F += force[k]
-            T += torque[k] + _skew_apply(rho, force[k])
+            rho = sub(c[k], X)
+            h = add(h, scale(mass[k], rho))
+            J = add(J, add(inertia[k], scale(mass[k], _parallel(rho))))
+            F = add(F, force[k])
+            T = add(T, add(torque[k], _skew_apply(rho, force[k])))
         node.m, node.h, node.J, node.F, node.T = m, h, J, F, T
         nodes[S] = node
 
     def twist_at(r, X):
-        return vO_of[r] + _skew_apply(w_of[r], X)
+        return add(vO_of[r], _skew_apply(w_of[r], X))
 
     v_at = {}
 
@@ -267,13 +276,14 @@ def _tree_size(exprs, memo):
 
 def _parallel(a):
     """|a|^2 1 - a a^T: the inertia of a unit mass at a."""
-    return dot(a, a) * sm.eye(3) - matmul(a, a.T)
+    return sub(scale(dot(a, a), sm.eye(3)), matmul(a, a.T))
 
 
 def _shift(h, m, d):
     """Change of a composite's inertia when its reference point moves by
     -d (from Y to X = Y - d), given its first moment h about Y and mass m:
     sum m_k [P(rho_k + d) - P(rho_k)] = 2 (h.d) 1 - h d^T - d h^T + m P(d)."""
-    return (
-        2 * dot(h, d) * sm.eye(3) - matmul(h, d.T) - matmul(d, h.T) + m * _parallel(d)
+    return add(
+        sub(sub(scale(2 * dot(h, d), sm.eye(3)), matmul(h, d.T)), matmul(d, h.T)),
+        scale(m, _parallel(d)),
     )

@@ -132,8 +132,17 @@ import dataclasses
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from symbolic.calculus import derivative, jacobian, substitute
-from symbolic.frames import FrameAlgebra, body_kinematics, generalized_forces
+from symbolic.calculus import derivative, jacobian, linear_split, substitute
+from symbolic.frames import (
+    FrameAlgebra,
+    add,
+    body_kinematics,
+    cross,
+    dot,
+    generalized_forces,
+    matmul,
+    sub,
+)
 
 from .base import (
     Derivation,
@@ -175,7 +184,9 @@ def _energy_entries(ms, qdot, speeds, frames):
     """Per body ``{"body", "a", "w", "alpha", "inertia"}``: whole
     accelerations (speed-rate terms included) in components of a frame
     moving with the body (:func:`~symbolic.frames.body_kinematics`)."""
-    kins = body_kinematics(ms.bodies, ms.frame, qdot, speeds, frames, speed_rates=True)
+    kins = body_kinematics(
+        ms.bodies, ms.frame, qdot, speeds, frames, speed_rates=True, partials=False
+    )
     return [
         {"body": k.body, "a": k.a, "w": k.w, "alpha": k.alpha, "inertia": k.inertia}
         for k in kins
@@ -183,7 +194,9 @@ def _energy_entries(ms, qdot, speeds, frames):
 
 
 def _dot(x, y):
-    return sm.Add(*[xi * yi for xi, yi in zip(x, y)])
+    # sympy's dot product, without forming the products by zero (each asks
+    # the assumptions system whether the other factor is finite).
+    return dot(x, y)
 
 
 def acceleration_energy(entry, *, drop_free_terms=True, zero=None):
@@ -224,19 +237,19 @@ def acceleration_energy(entry, *, drop_free_terms=True, zero=None):
         if zero is None:
             raise ValueError("drop_free_terms=True needs the zero substitution")
         a0 = a.xreplace(zero)
-        a1 = a - a0
+        a1 = sub(a, a0)
         S = m * (_dot(a1, a1) / 2 + _dot(a1, a0))
     else:
         S = m * _dot(a, a) / 2
     if w is None:
         return S
-    gyro = w.cross(I * w)
+    gyro = cross(w, matmul(I, w))
     if drop_free_terms:
         al0 = alpha.xreplace(zero)
-        al1 = alpha - al0
-        S += _dot(al1, I * al1) / 2 + _dot(al1, I * al0 + gyro)
+        al1 = sub(alpha, al0)
+        S += _dot(al1, matmul(I, al1)) / 2 + _dot(al1, add(matmul(I, al0), gyro))
     else:
-        S += _dot(alpha, I * alpha) / 2 + _dot(alpha, gyro)
+        S += _dot(alpha, matmul(I, alpha)) / 2 + _dot(alpha, gyro)
     return S
 
 
@@ -431,12 +444,21 @@ class GibbsAppell(Formulation):
             # The entries share most of their subtrees: substitute rebuilds
             # each once, where xreplace walks it once per occurrence (the
             # same expressions; most of the time on an 8-link chain).
-            M = jacobian(G, zs)
-            f = Ft - sm.Matrix(G.rows, 1, substitute(G, zero))
+            # G is linear in the stand-ins z: its coefficients and its
+            # z-free part in one walk.  The coefficients, read off its
+            # terms, hold no z, and neither does the z-free part (F~ never
+            # held one), so only a mass matrix differentiated otherwise is
+            # walked to put the speed rates back.
             from_z = {zi: ud[i] for i, zi in enumerate(zs)}
             shared: dict = {}
-            M = sm.Matrix(M.rows, M.cols, substitute(M, from_z, shared))
-            f = sm.Matrix(f.rows, 1, substitute(f, from_z, shared))
+            split = linear_split(G, zs)
+            if split is None:
+                M = jacobian(G, zs)
+                M = sm.Matrix(M.rows, M.cols, substitute(M, from_z, shared))
+                G0 = substitute(G, zero)
+            else:
+                M, G0 = split
+            f = sub(Ft, sm.Matrix(G.rows, 1, G0))
             if self.elimination == "append" and u_dep:
                 # The dependent rates stay unknowns, fixed by the velocity
                 # constraints differentiated once.

@@ -172,8 +172,14 @@ import numpy as np
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from symbolic.calculus import directional_derivative, jacobian, time_derivative
-from symbolic.frames import FrameAlgebra
+from symbolic.calculus import (
+    directional_derivative,
+    jacobian,
+    linear_split,
+    substitute,
+    time_derivative,
+)
+from symbolic.frames import FrameAlgebra, scale
 from symbolic.frames import generalized_forces as _generalized_forces
 from symbolic.frames import kinetic_energy as _kinetic_energy
 from symbolic.linsolve import ADJUGATE_MAX, solve_linear
@@ -286,7 +292,9 @@ def modified_lagrange_equations(
         lhs = L[j] - Q[j]
         for r in dep:
             lhs += -(Q[r] + Phi[r]) * f[r].diff(j)
-        out.append(lhs.xreplace(sub))
+        # (xreplace walks every path of the tree even with nothing to
+        # replace: the equations of a tree of bodies have none)
+        out.append(lhs.xreplace(sub) if sub else lhs)
     return out
 
 
@@ -311,6 +319,27 @@ def lagrange_operators(kinetic_energy, coordinates: Sequence) -> dict:
         p = directional_derivative(T, {_d(q): sm.S.One})
         out[q] = time_derivative(p, t, memo) - directional_derivative(T, {q: sm.S.One})
     return out
+
+
+def _lagrange_split(T, coordinates, Q):
+    """``(M, E0)`` of Lagrange's equations ``E = M q'' + E0``,
+    ``E_i = d/dt(dT/dq_i') - dT/dq_i - Q_i``, for a T free of explicit
+    time: M the coefficients of q'' (those of q' in dT/dq'), E0 with the
+    time derivative taken along q only (q' held, q'' = 0).  The terms are
+    those of :func:`lagrange_operators` split by :func:`linear_split`:
+    each is formed by the same rules, the q'' ones left out."""
+    qd = [_d(q) for q in coordinates]
+    p = [directional_derivative(T, {v: sm.S.One}) for v in qd]
+    M = jacobian(sm.Matrix(p), qd)
+    along = dict(zip(coordinates, qd))
+    memo: dict = {}
+    rest = []
+    for q, pq, Qq in zip(coordinates, p, Q):
+        L = directional_derivative(pq, along, memo) - directional_derivative(
+            T, {q: sm.S.One}
+        )
+        rest.append(L - sm.sympify(Qq))
+    return M, rest
 
 
 # ----------------------------------------------------------------------
@@ -535,8 +564,18 @@ class ModifiedLagrange(Formulation):
         # Kolev's case: every dependent coordinate has its explicit f_r and
         # no velocity constraint is left, so (2.20), (2.21) apply as printed.
         as_printed = self.variant == "modified" and not rows
+        # Nothing to eliminate (s = 0): (2.20) is Lagrange's equations
+        # E = d/dt(dT/dq') - dT/dq - Q, linear in q''.  Its coefficients
+        # and its rest are formed apart (dT/dq' read for the q', d/dt of it
+        # at q'' = 0 along q), the expressions the whole time derivative
+        # split afterwards would give, without forming the q'' terms only
+        # to take them apart again.  (With explicit time, through t
+        # itself or prescribed functions, the whole derivative is taken.)
+        split = None
         with stage("lagrange_operator"):
-            if as_printed:
+            if as_printed and not elim and not ms.is_rheonomic:
+                split = _lagrange_split(T, coords, Q)
+            elif as_printed:
                 E_sub = sm.Matrix(
                     modified_lagrange_equations(T, coords, dict(zip(coords, Q)), elim)
                 )
@@ -569,8 +608,16 @@ class ModifiedLagrange(Formulation):
             zero = {a: 0 for a in unknowns}
             # G^T E is linear in the unknowns through E alone: split E
             # first rather than differentiate the products with G.
-            M = jacobian(E_sub, unknowns)
-            forcing = -E_sub.xreplace(zero)
+            # The coefficients of the unknowns and the rest (E at zero
+            # unknowns) in one walk of E.
+            if split is None:
+                split = linear_split(E_sub, unknowns)
+            if split is None:
+                M = jacobian(E_sub, unknowns)
+                rest = substitute(E_sub, zero)
+            else:
+                M, rest = split
+            forcing = scale(-1, sm.Matrix(len(rest), 1, rest))
             G_T = G.extract([idx[q] for q in T_coords], list(range(len(ind))))
             if not as_printed and G_T != sm.eye(*G_T.shape):
                 # (a product with the identity is not free on large entries)

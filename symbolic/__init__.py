@@ -11,5 +11,7 @@ Nothing here knows about formulations, catalogue systems or numbers:
 - :mod:`symbolic.identities` decides identities at random points;
 - :mod:`symbolic.linsolve` solves small linear systems without spurious
   pivots;
+- :mod:`symbolic.dense` builds and reads sympy matrices of expressions
+  without the checks of their constructor;
 - :mod:`symbolic.plain` replaces functions of time by plain symbols.
 """

@@ -36,8 +36,11 @@ from functools import reduce
 
 import sympy as sm
 
+from .dense import entries, matrix
+
 __all__ = [
     "jacobian",
+    "linear_split",
     "directional_derivative",
     "gradient",
     "derivative",
@@ -45,6 +48,12 @@ __all__ = [
     "substitute",
     "dynamic_symbols",
 ]
+
+
+#: Bases whose log is infinite: the zero product ``0 * log(b)`` is nan.
+_LOG_NOT_FINITE = frozenset(
+    {sm.S.Zero, sm.S.Infinity, sm.S.NegativeInfinity, sm.S.ComplexInfinity}
+)
 
 
 class _Nonlinear(Exception):
@@ -97,16 +106,17 @@ def jacobian(exprs, variables) -> sm.Matrix:
     tree; anything else is differentiated by :func:`directional_derivative`.
     The result is the same matrix.
     """
-    exprs = sm.Matrix(exprs)
+    exprs = exprs if isinstance(exprs, sm.MatrixBase) else sm.Matrix(exprs)
+    flat = entries(exprs)
     variables = list(variables)
     symbols = set(variables)
     memo: dict = {}
     try:
         rows = []
-        for e in exprs:
+        for e in flat:
             parts = _linear_parts(e, symbols, memo)
             rows.append([parts.get(v, sm.S.Zero) for v in variables])
-        return sm.Matrix(exprs.shape[0], len(variables), [c for r in rows for c in r])
+        return matrix(exprs.shape[0], len(variables), [c for r in rows for c in r])
     except _Nonlinear:
         memos = [{} for _ in variables]
         return sm.Matrix(
@@ -118,6 +128,72 @@ def jacobian(exprs, variables) -> sm.Matrix:
                 for v, m in zip(variables, memos)
             ],
         )
+
+
+def linear_split(exprs, variables):
+    """``(exprs.jacobian(variables), [e.xreplace({v: 0}) for e in exprs])``
+    of expressions linear in the variables term by term (as
+    :func:`jacobian` reads them), in one walk; None when they are not.
+
+    The part free of the variables is the very expression ``xreplace``
+    gives (each node holding a variable rebuilt from its rebuilt
+    arguments by its own class), but a product with a factor that
+    vanishes is the zero without being formed: sympy forms it only to
+    ask the assumptions system whether the other factors are finite,
+    which on the large terms of equations of motion costs more than the
+    rest of the rebuilding.  Each shared subtree is visited once.
+
+    Examples
+    --------
+    >>> import sympy as sm
+    >>> x, y, a, b = sm.symbols("x y a b")
+    >>> J, free = linear_split([a * x + sm.sin(b) * (y + b), x], [x, y])
+    >>> J, free
+    (Matrix([
+    [a, sin(b)],
+    [1,      0]]), [b*sin(b), 0])
+    """
+    if isinstance(exprs, sm.MatrixBase):
+        exprs = entries(exprs)
+    exprs = [sm.sympify(e) for e in exprs]
+    variables = list(variables)
+    symbols = set(variables)
+    memo: dict = {}
+    zero = sm.S.Zero
+
+    def free_of(e):
+        got = memo.get(e)
+        if got is not None:
+            return got
+        if e in symbols:
+            out = zero
+        elif _is_leaf(e, symbols):
+            out = e
+        elif e.is_Add or e.is_Mul:
+            args = [free_of(a) for a in e.args]
+            if all(a is b for a, b in zip(args, e.args)):
+                out = e
+            elif e.is_Mul and any(a is zero for a in args):
+                out = zero
+            else:
+                out = e.func(*args)
+        else:
+            # Functions, powers, derivatives: nothing of the variables
+            # inside (else the expression is not linear).
+            out = e
+        memo[e] = out
+        return out
+
+    try:
+        parts_memo: dict = {}
+        rows = []
+        for e in exprs:
+            parts = _linear_parts(e, symbols, parts_memo)
+            rows.append([parts.get(v, zero) for v in variables])
+    except _Nonlinear:
+        return None
+    J = matrix(len(exprs), len(variables), [c for r in rows for c in r])
+    return J, [free_of(e) for e in exprs]
 
 
 def _is_leaf(e, variables) -> bool:
@@ -203,7 +279,7 @@ def derivative(expr, symbol, memo=None):
     return _walk(sm.sympify(expr), leaf, lambda e: e.diff(symbol), memo, "symbol")
 
 
-def time_derivative(expr, t, memo=None, *, exact: bool = False):
+def time_derivative(expr, t, memo=None, *, exact: bool = False, rates=None):
     """Total derivative d/dt of an expression in t and functions of t
     (sympy's ``expr.diff(t)``, in one pass over the tree).
 
@@ -212,19 +288,43 @@ def time_derivative(expr, t, memo=None, *, exact: bool = False):
     log b + b' x / b)``), so the result is the very expression
     ``expr.diff(t)`` returns, not only an equal one; the default form
     may distribute a number over a sum where sympy does not.
+
+    ``rates``, a mapping, replaces the derivatives of the functions of
+    time as they are formed (the kinematic differential equations' q' ->
+    u, u' -> 0 for the terms without speed rates): for an expression
+    holding none of its keys, ``expr.diff(t).xreplace(rates)`` without
+    the terms a rate of zero removes ever being formed.  No value may be
+    a sum: a number met in the product rule would be distributed over it
+    where the replacement afterwards leaves the product alone.  ``memo``
+    must then be used with the same ``rates`` only.
+
+    Raises
+    ------
+    ValueError
+        For a value of ``rates`` that is a sum.
     """
+    if rates and any(sm.sympify(v).is_Add for v in rates.values()):
+        raise ValueError(
+            "time_derivative: the values of `rates` must not be sums "
+            "(replace those after differentiating)"
+        )
 
     def leaf(e):
         if e == t:
             return sm.S.One
         if isinstance(e, (sm.Derivative, sm.core.function.AppliedUndef)):
-            return e.diff(t) if t in e.free_symbols else sm.S.Zero
+            d = e.diff(t) if t in e.free_symbols else sm.S.Zero
+            return rates.get(d, d) if rates else d
         if e.is_Atom or not e.args:
             return sm.S.Zero
         return None
 
+    def fallback(e):
+        d = e.diff(t)
+        return substitute([d], rates)[0] if rates else d
+
     memo = {} if memo is None else memo
-    return _walk(sm.sympify(expr), leaf, lambda e: e.diff(t), memo, exact)
+    return _walk(sm.sympify(expr), leaf, fallback, memo, exact)
 
 
 def _dd(e, direction, memo):
@@ -281,7 +381,18 @@ def _walk(e, leaf, fallback, memo, exact=False):
         dx = _walk(x, leaf, fallback, memo, exact)
         out = zero
         if exact:
-            out = e * (dx * sm.log(b) + db * x / b)
+            if dx is zero and db is zero:
+                out = zero
+            elif dx is zero and b not in _LOG_NOT_FINITE:
+                # sympy's ``0 * log(b)`` is 0 unless log(b) is known to be
+                # infinite (b zero or infinite, never for a base in a
+                # derivation); forming it asks the assumptions system
+                # about b twice (log's evaluation and the zero product),
+                # which on the large bases of a spatial chain's energies
+                # costs more than the derivative itself.
+                out = e * (db * x / b)
+            else:
+                out = e * (dx * sm.log(b) + db * x / b)
             memo[e] = out
             return out
         if db is not zero:

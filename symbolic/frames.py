@@ -27,6 +27,7 @@ import sympy as sm
 import sympy.physics.mechanics as me
 
 from .calculus import jacobian, substitute, time_derivative
+from .dense import entries, matrix
 
 __all__ = [
     "FrameAlgebra",
@@ -44,6 +45,9 @@ __all__ = [
     "matmul",
     "dot",
     "cross",
+    "add",
+    "sub",
+    "scale",
     "dyadic_matrix",
 ]
 
@@ -93,6 +97,10 @@ def _reach(start, neighbours):
     return list(seen)
 
 
+def _as_matrix(A):
+    return A if isinstance(A, sm.MatrixBase) else sm.Matrix(A)
+
+
 def matmul(A, B) -> sm.Matrix:
     """``A * B`` with the same entries, without products by zero.
 
@@ -102,16 +110,18 @@ def matmul(A, B) -> sm.Matrix:
     than the product itself.  Each entry here is ``Add`` of the nonzero
     products in the order of the inner index, as sympy's is.
     """
-    A, B = sm.Matrix(A), sm.Matrix(B)
+    A, B = _as_matrix(A), _as_matrix(B)
     if A.cols != B.rows:
         raise sm.ShapeError(f"matrices {A.shape} and {B.shape} do not fit")
-    rows = [[a for a in A.row(i)] for i in range(A.rows)]
-    cols = [[b for b in B.col(j)] for j in range(B.cols)]
-    return sm.Matrix(
+    n, m = A.cols, B.cols
+    a, b = entries(A), entries(B)
+    rows = [a[i * n : (i + 1) * n] for i in range(A.rows)]
+    cols = [b[j::m] for j in range(m)]
+    return matrix(
         A.rows,
-        B.cols,
+        m,
         [
-            sm.Add(*[a * b for a, b in zip(r, c) if a != 0 and b != 0])
+            sm.Add(*[x * y for x, y in zip(r, c) if x != 0 and y != 0])
             for r in rows
             for c in cols
         ],
@@ -120,21 +130,68 @@ def matmul(A, B) -> sm.Matrix:
 
 def dot(a, b):
     """``a.dot(b)`` of two 3x1 (or 1x3) columns, without products by zero."""
+    a = entries(a) if isinstance(a, sm.MatrixBase) else a
+    b = entries(b) if isinstance(b, sm.MatrixBase) else b
     return sm.Add(*[x * y for x, y in zip(a, b) if x != 0 and y != 0])
 
 
 def cross(a, b) -> sm.Matrix:
     """``a.cross(b)`` of two 3x1 columns, without products by zero."""
+    a = entries(a) if isinstance(a, sm.MatrixBase) else list(a)
+    b = entries(b) if isinstance(b, sm.MatrixBase) else list(b)
 
     def p(x, y):
         return x * y if x != 0 and y != 0 else sm.S.Zero
 
-    return sm.Matrix(
+    return matrix(
+        3,
+        1,
         [
             p(a[1], b[2]) - p(a[2], b[1]),
             p(a[2], b[0]) - p(a[0], b[2]),
             p(a[0], b[1]) - p(a[1], b[0]),
-        ]
+        ],
+    )
+
+
+def _entry(x):
+    # sympy's matrices store no zero entry: a sum or product that comes out
+    # a number zero (Float 0.0 included) is the exact zero.
+    return x if x else sm.S.Zero
+
+
+def add(A, B) -> sm.Matrix:
+    """``A + B`` with the same entries, entry by entry.
+
+    sympy's matrix arithmetic converts both operands to its domain
+    matrices and back at every operation, which on the many small
+    component matrices of a derivation costs more than the sums; the
+    entries are the ones it gives (a zero entry contributes nothing).
+    """
+    if A.shape != B.shape:
+        raise sm.ShapeError(f"matrices {A.shape} and {B.shape} do not fit")
+    zero = sm.S.Zero
+    return matrix(
+        A.rows,
+        A.cols,
+        [
+            _entry(b) if a is zero else _entry(a) if b is zero else _entry(a + b)
+            for a, b in zip(entries(A), entries(B))
+        ],
+    )
+
+
+def sub(A, B) -> sm.Matrix:
+    """``A - B`` with the same entries (sympy's ``A + (-B)``), entry by entry."""
+    return add(A, scale(-1, B))
+
+
+def scale(s, A) -> sm.Matrix:
+    """``s * A`` with the same entries, entry by entry (zero entries stay
+    zero without a product)."""
+    zero = sm.S.Zero
+    return matrix(
+        A.rows, A.cols, [zero if a is zero else _entry(s * a) for a in entries(A)]
     )
 
 
@@ -142,13 +199,27 @@ def axis_rotation(axis: int, angle) -> sm.Matrix:
     """``X.dcm(Y)`` for X rotated by ``angle`` about axis ``axis`` of Y."""
     c, s = sm.cos(angle), sm.sin(angle)
     i, j = (axis + 1) % 3, (axis + 2) % 3
-    R = sm.eye(3)
-    R[i, i], R[i, j], R[j, i], R[j, j] = c, s, -s, c
-    return R
+    R = [sm.S.One if k in (0, 4, 8) else sm.S.Zero for k in range(9)]
+    R[3 * i + i], R[3 * i + j], R[3 * j + i], R[3 * j + j] = c, s, -s, c
+    return matrix(3, 3, R)
+
+
+class _Flat:
+    """``M[i, j]`` of a 3x3 matrix read from its list of entries (sympy's
+    indexing costs microseconds per entry)."""
+
+    __slots__ = ("e",)
+
+    def __init__(self, M):
+        self.e = entries(M)
+
+    def __getitem__(self, ij):
+        return self.e[3 * ij[0] + ij[1]]
 
 
 def _as_axis_rotation(M):
     """(axis, angle) when M is a simple rotation about a body axis."""
+    M = _Flat(M)
     for k in range(3):
         i, j = (k + 1) % 3, (k + 2) % 3
         if M[k, k] != 1 or any(M[k, m] != 0 or M[m, k] != 0 for m in (i, j)):
@@ -233,11 +304,13 @@ class FrameAlgebra:
         if vec == 0:
             return out
         reps = [rep] if isinstance(rep, Mapping) else list(rep or ())
+        # (an empty mapping would still walk every path of every measure)
+        reps = [r for r in reps if r]
         for measure, F in vec.args:
             m = measure
             for r in reps:
                 m = m.xreplace(r)
-            out += m if F is frame else matmul(self.dcm(frame, F), m)
+            out = add(out, m if F is frame else matmul(self.dcm(frame, F), m))
         return out
 
     def vector(self, components, frame):
@@ -294,10 +367,10 @@ def kinetic_energy(bodies, N, fa: FrameAlgebra, rep=None) -> sm.Expr:
         rigid = isinstance(body, me.RigidBody)
         F = body.frame if rigid else natural_frame(vel, N)
         v = fa.components(vel, F, rep)
-        T += body.mass * v.dot(v) / 2
+        T += body.mass * dot(v, v) / 2
         if rigid:
             w = fa.components(body.frame.ang_vel_in(N), F, rep)
-            T += w.dot(dyadic_matrix(body.central_inertia, F) * w) / 2
+            T += dot(w, matmul(dyadic_matrix(body.central_inertia, F), w)) / 2
     return T
 
 
@@ -329,7 +402,7 @@ def generalized_forces(
             continue
         else:
             jac = jacobian(fa.components(vel, E, rep), rates)
-        Q += jac.T * comps
+        Q = add(Q, matmul(jac.T, comps))
     return Q
 
 
@@ -384,8 +457,8 @@ class BodyKinematics:
         """Components of -(I alpha0 + w x I w), or None for a particle."""
         if self.w is None:
             return None
-        Iw = self.inertia * self.w
-        return -(self.inertia * self.alpha0 + self.w.cross(Iw))
+        Iw = matmul(self.inertia, self.w)
+        return scale(-1, add(matmul(self.inertia, self.alpha0), cross(self.w, Iw)))
 
 
 class VectorCalculus:
@@ -416,6 +489,15 @@ class VectorCalculus:
         self.ud_zero = {u.diff(t): 0 for u in speeds}
         self._w = {}
         self._memo_d, self._memo_qdot, self._memo_ud = {}, {}, {}
+        # xreplace(qdot) then xreplace(ud_zero) of a derivative: no value
+        # of qdot is a key of ud_zero's, so one mapping does both, applied
+        # as the derivative is formed (where no q' is a sum of speeds).
+        self._rates_with = self._rates_without = None
+        if not any(sm.sympify(v).is_Add for v in qdot.values()):
+            self._rates_with = dict(qdot)
+            self._rates_without = dict(qdot) | {
+                k: sm.S.Zero for k in self.ud_zero if k not in qdot
+            }
 
     def rate(self, x, speed_rates=False):
         """d/dt of a column in (t, q, u), in (t, q, u) and, unless
@@ -423,16 +505,26 @@ class VectorCalculus:
         ``x.diff(t).xreplace(qdot).xreplace(ud_zero)``, each shared subtree
         differentiated and rebuilt once (the components of deep bodies of a
         spatial chain are small graphs but exponentially large trees)."""
-        d = [time_derivative(e, t, self._memo_d, exact=True) for e in x]
-        d = substitute(d, self.qdot, self._memo_qdot)
-        if not speed_rates:
-            d = substitute(d, self.ud_zero, self._memo_ud)
-        return sm.Matrix(x.shape[0], x.shape[1], d)
+        # The rates replaced as the derivative is formed: the terms of the
+        # speed rates, set to zero, are never built (x holds no q', u':
+        # it is in (t, q, u)).
+        rates = self._rates_with if speed_rates else self._rates_without
+        memo = self._memo_d.setdefault(bool(speed_rates), {})
+        if rates is None:  # a kinematic equation with a sum: afterwards
+            d = [time_derivative(e, t, memo, exact=True) for e in entries(x)]
+            d = substitute(d, self.qdot, self._memo_qdot)
+            if not speed_rates:
+                d = substitute(d, self.ud_zero, self._memo_ud)
+        else:
+            d = [
+                time_derivative(e, t, memo, exact=True, rates=rates) for e in entries(x)
+            ]
+        return matrix(x.shape[0], x.shape[1], d)
 
     def in_speeds(self, x):
         """``x.xreplace(qdot)``, each shared subtree rebuilt once."""
-        return sm.Matrix(
-            x.shape[0], x.shape[1], substitute(x, self.qdot, self._memo_qdot)
+        return matrix(
+            x.shape[0], x.shape[1], substitute(entries(x), self.qdot, self._memo_qdot)
         )
 
     def frame_rate(self, G):
@@ -441,10 +533,15 @@ class VectorCalculus:
             self._w[G] = self.fa.components(G.ang_vel_in(self.N), G, self.qdot)
         return self._w[G]
 
-    def velocity(self, vec, F, acceleration=True, speed_rates=False):
+    def velocity(
+        self, vec, F, acceleration=True, speed_rates=False, *, value=True, partials=True
+    ):
         """Components in F of a velocity ``vec``, its partial velocities
         and its time derivative in N (without the speed-rate terms unless
-        ``speed_rates``; a zero column without ``acceleration``)."""
+        ``speed_rates``; a zero column without ``acceleration``, and
+        likewise for the velocity without ``value`` and the partial
+        velocities without ``partials``: a caller that does not read them
+        does not pay for rotating them into F)."""
         n = len(self.speeds)
         v, vr, a = sm.zeros(3, 1), sm.zeros(3, n), sm.zeros(3, 1)
         if vec == 0:
@@ -452,24 +549,29 @@ class VectorCalculus:
         for measure, G in vec.args:
             m = self.in_speeds(measure)
             R = None if G is F else self.fa.dcm(F, G)
-            mr = jacobian(m, self.speeds)
+            if partials:
+                mr = jacobian(m, self.speeds)
             if acceleration:
-                aG = self.rate(m, speed_rates) + cross(self.frame_rate(G), m)
+                aG = add(self.rate(m, speed_rates), cross(self.frame_rate(G), m))
             if R is None:
-                v += m
-                vr += mr
+                if value:
+                    v = add(v, m)
+                if partials:
+                    vr = add(vr, mr)
                 if acceleration:
-                    a += aG
+                    a = add(a, aG)
             else:
-                v += matmul(R, m)
-                vr += matmul(R, mr)
+                if value:
+                    v = add(v, matmul(R, m))
+                if partials:
+                    vr = add(vr, matmul(R, mr))
                 if acceleration:
-                    a += matmul(R, aG)
+                    a = add(a, matmul(R, aG))
         return v, vr, a
 
 
 def body_kinematics(
-    bodies, N, qdot, speeds, fa, *, speed_rates: bool = False
+    bodies, N, qdot, speeds, fa, *, speed_rates: bool = False, partials: bool = True
 ) -> list[BodyKinematics]:
     """:class:`BodyKinematics` of every body, in (t, q, u).
 
@@ -485,6 +587,10 @@ def body_kinematics(
         as the acceleration energy of Gibbs-Appell needs) instead of
         ``a0``, ``alpha0`` without them (as Kane's inertia forces split
         them off through the partial velocities).
+    partials : bool
+        Partial velocities ``vr``, ``wr`` and the velocity ``v`` too;
+        without them (what the acceleration energy of Gibbs-Appell reads
+        is the accelerations alone) those attributes are None.
 
     Examples
     --------
@@ -511,13 +617,17 @@ def body_kinematics(
         k = BodyKinematics(body, body.frame if rigid else natural_frame(vel, N))
         wF = calc.frame_rate(k.frame)
         k.frame_w = wF
-        k.v, k.vr, a = calc.velocity(vel, k.frame, speed_rates=speed_rates)
+        k.v, k.vr, a = calc.velocity(
+            vel, k.frame, speed_rates=speed_rates, value=partials, partials=partials
+        )
+        if not partials:
+            k.v = k.vr = None
         if rigid:
             # The components of d/dt(w) in N and in F coincide (w x w = 0).
             alpha = calc.rate(wF, speed_rates)
             k.w = wF
-            k.wr = jacobian(wF, speeds)
-            k.inertia = body.central_inertia.to_matrix(k.frame)
+            k.wr = jacobian(wF, speeds) if partials else None
+            k.inertia = dyadic_matrix(body.central_inertia, k.frame)
         else:
             alpha = None
         if speed_rates:

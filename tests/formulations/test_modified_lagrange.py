@@ -474,3 +474,29 @@ def test_cost_table_on_the_mechanisms():
     df = kolev_cost_table()
     for name in ("four_bar", "crank_slider", "kolev_manipulator"):
         _check_cost_rows(df, name)
+
+
+@pytest.mark.parametrize(
+    "name", ["double_pendulum", "n_link_pendulum", "spatial_chain"]
+)
+def test_nothing_to_eliminate_gives_the_split_transcription(name):
+    """With s = 0 the class forms M and the rest of (2.20) apart, without
+    the q'' terms of the whole time derivative: the same expressions as
+    the transcription split afterwards (node for node where no floating
+    point sum is reordered, as on these symbolic declarations)."""
+    from symbolic.calculus import linear_split
+
+    ms = cached_system(name, ())
+    assert not ms.q_dep and not ms.is_rheonomic
+    eom = get_formulation("modified_lagrange").derive(ms)
+    coords = list(ms.coordinates)
+    T = kinetic_energy_in_rates(ms)
+    Q = dict(zip(coords, generalized_forces_in_rates(ms, coords)))
+    transcribed = modified_lagrange_equations(T, coords, Q, {})
+    assert eom.unknowns == tuple(_d(q, 2) for q in coords)
+    M, rest = linear_split(transcribed, eom.unknowns)
+    assert eom.mass_matrix == M
+    assert eom.forcing == -sm.Matrix(rest)
+    assert eom.mass_matrix != sm.zeros(*M.shape) and eom.forcing != sm.zeros(
+        len(rest), 1
+    )

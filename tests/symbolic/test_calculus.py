@@ -313,3 +313,94 @@ def test_products_without_zeros_are_sympys():
     assert dot(a, b) == a.dot(b)
     with pytest.raises(sm.ShapeError):
         matmul(A, sm.Matrix([1, 2]))
+
+
+@given(st.lists(expressions, min_size=6, max_size=6), expressions)
+def test_entrywise_arithmetic_is_sympys(entries, s):
+    # The same entries as sympy's matrix arithmetic, zero entries (exact
+    # and Float) and cancelling sums included.
+    from symbolic.dense import matrix
+    from symbolic.frames import add, scale, sub
+
+    entries = entries[:4] + [sm.S.Zero, sm.Float(0.0)]
+    A = sm.Matrix(3, 2, entries)
+    B = sm.Matrix(3, 2, [entries[1], -entries[0], 0, entries[3], x, 2])
+    assert matrix(3, 2, entries) == A
+    assert add(A, B) == A + B
+    assert sub(A, B) == A - B
+    assert sub(A, A) == A - A == sm.zeros(3, 2)
+    assert scale(s, A) == s * A
+    assert scale(-1, B) == -B
+    with pytest.raises(sm.ShapeError):
+        add(A, A.T)
+
+
+def test_matrix_keeps_sympys_number_domains():
+    # All-integer or all-rational matrices live in sympy's exact number
+    # domains; expressions in its raw domain: the same representation.
+    from symbolic.dense import entries, matrix
+
+    for flat in ([1, 2, 0, 3], [sm.Rational(1, 2), 0, 1, 2], [x, 0, sm.Float(0.0), 1]):
+        flat = [sm.sympify(e) for e in flat]
+        ours, ref = matrix(2, 2, flat), sm.Matrix(2, 2, flat)
+        assert ours == ref and type(ours) is type(ref)
+        assert ours._rep.domain == ref._rep.domain
+        assert entries(ours) == flat
+    with pytest.raises(ValueError):
+        matrix(2, 2, [x])
+
+
+@given(st.lists(expressions, min_size=6, max_size=6))
+def test_linear_split_is_jacobian_and_xreplace(c):
+    # Expressions linear in a and b, the variables nested in sums and
+    # products: coefficients equal sympy's jacobian, and the rest is the
+    # very expression xreplace gives.
+    from symbolic.calculus import linear_split
+
+    a, b = sm.Symbol("a"), q2.diff(t, 2)
+    exprs = [
+        c[0] + c[1] * a + c[2] * (b + c[3] * a),
+        c[4] * (c[5] + a) * c[0],
+        c[2],
+        a,
+    ]
+    got = linear_split(exprs, [a, b])
+    assert got is not None
+    J, rest = got
+    ref = sm.Matrix(exprs).jacobian([a, b])
+    assert all(_same(p, r) for p, r in zip(J, ref))
+    assert rest == [e.xreplace({a: 0, b: 0}) for e in exprs]
+    assert linear_split([a * b + c[0]], [a, b]) is None
+    assert linear_split([sm.sin(a)], [a, b]) is None
+
+
+def test_body_kinematics_without_partials_has_the_same_accelerations():
+    from symbolic.frames import body_kinematics
+    from systems import get_system
+
+    ms = get_system("double_pendulum")
+    qdot, u = dict(ms.kinematics.qdot), list(ms.speeds)
+    full, bare = (
+        body_kinematics(
+            ms.bodies, ms.frame, qdot, u, FrameAlgebra(), speed_rates=True, partials=p
+        )
+        for p in (True, False)
+    )
+    for f, b in zip(full, bare):
+        assert b.a == f.a and b.alpha == f.alpha and b.w == f.w
+        assert f.vr is not None and b.vr is None and b.v is None
+        assert b.wr is None
+
+
+@given(expressions)
+def test_time_derivative_with_rates_is_sympys_then_xreplace(e):
+    # The rates replaced as the derivative is formed give sympy's
+    # derivative with the rates replaced afterwards, node for node (the
+    # expressions hold q2, u2 but not their rates).
+    rates = {q2.diff(t): -x * u2, u2.diff(t): sm.S.Zero}
+    assert not any(e.has(k) for k in rates)
+    ours = time_derivative(e, t, exact=True, rates=rates)
+    assert ours == e.diff(t).xreplace(rates)
+    # A sum would meet the product rule's numbers first: refused.
+    with pytest.raises(ValueError, match="sums"):
+        time_derivative(e, t, exact=True, rates={q2.diff(t): u2 + x})
