@@ -132,7 +132,7 @@ import dataclasses
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from symbolic.calculus import derivative, jacobian, substitute
+from symbolic.calculus import derivative, jacobian, substitute, symmetric_from_lower
 from symbolic.frames import FrameAlgebra, body_kinematics, generalized_forces
 
 from .base import (
@@ -432,6 +432,10 @@ class GibbsAppell(Formulation):
             # each once, where xreplace walks it once per occurrence (the
             # same expressions; most of the time on an 8-link chain).
             M = jacobian(G, zs)
+            if not u_dep:
+                # The Hessian of S in the speed rates: symmetric, written
+                # by its lower triangle so that code generators see it.
+                M = symmetric_from_lower(M)
             f = Ft - sm.Matrix(G.rows, 1, substitute(G, zero))
             from_z = {zi: ud[i] for i, zi in enumerate(zs)}
             shared: dict = {}

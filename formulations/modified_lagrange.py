@@ -172,7 +172,12 @@ import numpy as np
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from symbolic.calculus import directional_derivative, jacobian, time_derivative
+from symbolic.calculus import (
+    directional_derivative,
+    jacobian,
+    symmetric_from_lower,
+    time_derivative,
+)
 from symbolic.frames import FrameAlgebra
 from symbolic.frames import generalized_forces as _generalized_forces
 from symbolic.frames import kinetic_energy as _kinetic_energy
@@ -570,6 +575,12 @@ class ModifiedLagrange(Formulation):
             # G^T E is linear in the unknowns through E alone: split E
             # first rather than differentiate the products with G.
             M = jacobian(E_sub, unknowns)
+            if not elim and not dep_rates and not rows:
+                # No constraint: E is Lagrange's operator in every
+                # coordinate and M the Hessian of T in the rates,
+                # symmetric; written by its lower triangle so that code
+                # generators see it.
+                M = symmetric_from_lower(M)
             forcing = -E_sub.xreplace(zero)
             G_T = G.extract([idx[q] for q in T_coords], list(range(len(ind))))
             if not as_printed and G_T != sm.eye(*G_T.shape):

@@ -2,8 +2,11 @@
 right-hand side.
 
 The mass matrix and forcing are printed as cse-reduced C, the dense solve is
-an LU factorization with partial pivoting in C, and the state rates follow in
-the same call, so that ``rhs(t, x)`` is a single call into compiled code
+in C (LDL^T when the mass matrix is symmetric as written, of which only the
+lower triangle is then evaluated, with an LU factorization with partial
+pivoting as the fallback for a matrix that is not positive definite, and as
+the solve of every other matrix), and the state rates follow in the same
+call, so that ``rhs(t, x)`` is a single call into compiled code
 that writes a fresh numpy array.  The equations are compiled with the
 system C compiler (``$CC``, else ``cc``, ``gcc`` or ``clang``) as a plain
 shared library (C and ``math.h`` only, no Python headers, so that it
@@ -194,6 +197,10 @@ _HEADER = r"""
 #define NZA {nza}
 /* 1: the mass matrix is the identity (explicit form), no solve. */
 #define EOM_EXPLICIT {explicit}
+/* 1: the mass matrix is symmetric by construction (every entry above the
+   diagonal is the very expression below it): only its lower triangle is
+   evaluated for the solve, which is LDL^T, with LU as the fallback. */
+#define EOM_SYMMETRIC {symmetric}
 
 /* Solve A z = b in place (b becomes z) by LU with partial pivoting, as
    LAPACK's dgesv; A is n x n, row-major.  1: zero or NaN pivot (singular),
@@ -233,6 +240,65 @@ static int eom_lu_solve(int n, double *A, double *b)
     }}
     return 0;
 }}
+
+/* Solve A z = b by LDL^T without pivoting, reading only the lower triangle
+   of A (row-major NZ x NZ).  A symmetric matrix whose pivots d_j are all
+   positive is positive definite, where this is backward stable; at the
+   first pivot that is not (or not finite) it returns 1 with A and b
+   untouched, for the LU fallback.  2: a non-finite solution. */
+static int eom_ldl_solve(const double *A, double *b)
+{{
+    double L[NZA * NZA], d[NZA], dinv[NZA], v[NZA];
+    for (int j = 0; j < NZ; ++j) {{
+        double s = A[j * NZ + j];
+        for (int k = 0; k < j; ++k) {{
+            v[k] = L[j * NZ + k] * d[k];
+            s -= L[j * NZ + k] * v[k];
+        }}
+        if (!(s > 0.0) || !isfinite(s)) return 1;
+        double inv = 1.0 / s;
+        d[j] = s;
+        dinv[j] = inv;
+        for (int i = j + 1; i < NZ; ++i) {{
+            double r = A[i * NZ + j];
+            for (int k = 0; k < j; ++k) r -= L[i * NZ + k] * v[k];
+            L[i * NZ + j] = r * inv;
+        }}
+    }}
+    for (int i = 1; i < NZ; ++i) {{
+        double s = b[i];
+        for (int k = 0; k < i; ++k) s -= L[i * NZ + k] * b[k];
+        b[i] = s;
+    }}
+    for (int i = NZ - 1; i >= 0; --i) {{
+        double s = b[i] * dinv[i];
+        for (int k = i + 1; k < NZ; ++k) s -= L[k * NZ + i] * b[k];
+        b[i] = s;
+        if (!isfinite(s)) return 2;
+    }}
+    return 0;
+}}
+
+/* The lower triangle of a symmetric A copied above the diagonal. */
+static void eom_mirror(double *A)
+{{
+    for (int i = 0; i < NZ; ++i)
+        for (int j = i + 1; j < NZ; ++j) A[i * NZ + j] = A[j * NZ + i];
+}}
+
+/* The solve of the right-hand side: which path, 1 LDL^T, 2 LU (0: none,
+   explicit form), in *path; the status as eom_lu_solve's. */
+static int eom_solve_mz(double *M, double *z, int *path)
+{{
+    if (EOM_EXPLICIT) {{ *path = 0; return 0; }}
+    if (EOM_SYMMETRIC) {{
+        int status = eom_ldl_solve(M, z);
+        if (status != 1) {{ *path = 1; return status; }}
+        eom_mirror(M);
+    }}
+    *path = 2;
+    return eom_lu_solve(NZ, M, z);
+}}
 """
 
 _FOOTER = r"""
@@ -241,13 +307,24 @@ _FOOTER = r"""
 static int eom_rhs(double t, const double *x, const double *p, double *out)
 {
     double M[NZA * NZA], z[NZA];
-    eom_mf(t, x, p, M, z);
-    int status = EOM_EXPLICIT ? 0 : eom_lu_solve(NZ, M, z);
+    int path;
+    eom_mf_solve(t, x, p, M, z);
+    int status = eom_solve_mz(M, z, &path);
     if (status) return status;
     eom_rates(t, x, z, p, out);
     for (int i = 0; i < NX; ++i)
         if (!isfinite(out[i])) return 3;
     return 0;
+}
+
+/* The unknowns z at (t, x) by the solve of eom_rhs; *path as
+   eom_solve_mz's.  The status of the solve. */
+static int eom_unknowns(double t, const double *x, const double *p, double *z,
+                        int *path)
+{
+    double M[NZA * NZA];
+    eom_mf_solve(t, x, p, M, z);
+    return eom_solve_mz(M, z, path);
 }
 
 /* k states, row-major k x NX; t has stride ts (0: one time for all).
@@ -264,8 +341,9 @@ static long eom_rhs_batch(long k, const double *t, long ts, const double *X,
 
 def _c_function(printer, signature, outputs, prelude=()):
     """A C function body: ``prelude`` [(symbol, expr)] assigned in turn,
-    then cse over all ``outputs`` [(array name, exprs)]."""
-    exprs = [e for _, es in outputs for e in es]
+    then cse over all ``outputs`` [(array name, exprs)] or [(array name,
+    exprs, indices)] (``exprs[k]`` written to ``name[indices[k]]``)."""
+    exprs = [e for out in outputs for e in out[1]]
     tmps, reduced = sm.cse(exprs, symbols=sm.numbered_symbols("w"), order="none")
     lines = [f"static void {signature}", "{"]
     for s, e in prelude:
@@ -273,11 +351,21 @@ def _c_function(printer, signature, outputs, prelude=()):
     for s, e in tmps:
         lines.append(f"    const double {s} = {printer.doprint(e)};")
     it = iter(reduced)
-    for name, es in outputs:
-        for i in range(len(es)):
+    for name, es, *indices in outputs:
+        where = indices[0] if indices else range(len(es))
+        for i in where:
             lines.append(f"    {name}[{i}] = {printer.doprint(next(it))};")
     lines.append("}")
     return "\n".join(lines)
+
+
+def is_structurally_symmetric(M) -> bool:
+    """Whether the square matrix ``M`` is symmetric as written: every entry
+    above the diagonal the same expression (sympy's structural ``==``) as
+    its mirror below.  Nothing is simplified, so a mathematically symmetric
+    matrix whose mirrored entries are written differently is not."""
+    n, m = M.shape
+    return n == m and all(M[i, j] == M[j, i] for i in range(n) for j in range(i))
 
 
 def c_source(eom) -> tuple[str, dict]:
@@ -286,11 +374,13 @@ def c_source(eom) -> tuple[str, dict]:
     Returns
     -------
     source : str
-        Self-contained C (math.h only) defining ``eom_mf``, ``eom_rates``,
+        Self-contained C (math.h only) defining ``eom_mf``, ``eom_unknowns``, ``eom_rates``,
         ``eom_acc``, ``eom_coords``, ``eom_state``, ``eom_forces``,
         ``eom_rhs`` and ``eom_rhs_batch``.
     info : dict
-        ``nx``, ``nz``, ``nq``, ``forces`` (constraint force names).
+        ``nx``, ``nz``, ``nq``, ``forces`` (constraint force names),
+        ``symmetric`` (the mass matrix is symmetric as written: its lower
+        triangle is evaluated and solved by LDL^T, LU the fallback).
 
     Raises
     ------
@@ -329,15 +419,27 @@ def c_source(eom) -> tuple[str, dict]:
         syms, defs, outs = parts["assignments"]
         prelude = list(zip(syms, substitute(defs, rename, memo)))
         forcing = substitute(outs, rename, memo)
+    M = sm.Matrix(nz, nz, list(c("M")))
+    # A symmetric mass matrix (symmetric as written, never assumed) is
+    # evaluated by its lower triangle alone and solved by LDL^T.
+    symmetric = not explicit and nz > 0 and is_structurally_symmetric(M)
+    if symmetric:
+        lower = [(i, j) for i in range(nz) for j in range(i + 1)]
+        m_out = ("M", [M[i, j] for i, j in lower], [i * nz + j for i, j in lower])
+    else:
+        m_out = ("M", list(M))
     try:
         body = [
             _c_function(
                 printer,
-                "eom_mf(double t, const double *x, const "
+                "eom_mf_solve(double t, const double *x, const "
                 "double *p, double *M, double *f)",
-                [("M", c("M")), ("f", c("f") if forcing is None else forcing)],
+                [m_out, ("f", c("f") if forcing is None else forcing)],
                 prelude,
             ),
+            "static void eom_mf(double t, const double *x, const double *p, "
+            "double *M, double *f)\n{\n    eom_mf_solve(t, x, p, M, f);\n"
+            "    if (EOM_SYMMETRIC) eom_mirror(M);\n}",
             _c_function(
                 printer,
                 "eom_rates(double t, const double *x, const "
@@ -374,12 +476,25 @@ def c_source(eom) -> tuple[str, dict]:
             f"be printed as C: {exc}"
         ) from None
     source = (
-        _HEADER.format(nx=nx, nz=nz, nza=max(nz, 1), explicit=int(explicit))
+        _HEADER.format(
+            nx=nx,
+            nz=nz,
+            nza=max(nz, 1),
+            explicit=int(explicit),
+            symmetric=int(symmetric),
+        )
         + "\n\n".join(body)
         + "\n"
         + _FOOTER
     )
-    return source, {"nx": nx, "nz": nz, "nq": nq, "forces": list(forces)}
+    info = {
+        "nx": nx,
+        "nz": nz,
+        "nq": nq,
+        "forces": list(forces),
+        "symmetric": symmetric,
+    }
+    return source, info
 
 
 # ----------------------------------------------------------------------
@@ -403,6 +518,7 @@ struct eom_functions {
                   double *);
     void (*forces)(double, const double *, const double *, const double *,
                    double *);
+    int (*unknowns)(double, const double *, const double *, double *, int *);
 };
 """
 
@@ -412,7 +528,7 @@ _EXPORTS = (
 __attribute__((visibility("default")))
 const struct eom_functions eom_functions = {
     eom_rhs, eom_rhs_batch, eom_mf, eom_rates, eom_acc, eom_coords,
-    eom_state, eom_forces,
+    eom_state, eom_forces, eom_unknowns,
 };
 """
 )
@@ -440,6 +556,8 @@ void eom_call_state(const struct eom_functions *, double, const double *,
                     const double *, const double *, double *);
 void eom_call_forces(const struct eom_functions *, double, const double *,
                      const double *, const double *, double *);
+int eom_call_unknowns(const struct eom_functions *, double, const double *,
+                      const double *, double *, int *);
 """
 )
 
@@ -471,6 +589,9 @@ static void eom_call_state(eom_table f, double t, const double *q,
 static void eom_call_forces(eom_table f, double t, const double *x,
                             const double *z, const double *p, double *out)
 { f->forces(t, x, z, p, out); }
+static int eom_call_unknowns(eom_table f, double t, const double *x,
+                             const double *p, double *z, int *path)
+{ return f->unknowns(t, x, p, z, path); }
 """
 )
 
@@ -520,6 +641,7 @@ class _BoundCalls:
             "coords",
             "state",
             "forces",
+            "unknowns",
         ):
             fn = getattr(call, f"eom_call_{name}")
             setattr(self, f"eom_{name}", functools.partial(fn, table))
@@ -677,6 +799,7 @@ def _generated_c(eom):
 
 
 _F8 = np.dtype(float)
+_PATHS = {0: "none", 1: "ldlt", 2: "lu"}
 
 
 class CompiledModel(NumericModel):
@@ -704,8 +827,11 @@ class CompiledModel(NumericModel):
 
     Notes
     -----
-    ``rhs`` is one C call: mass matrix, forcing, an LU solve with partial
-    pivoting and the state rates.  Every call returns a fresh array.  When
+    ``rhs`` is one C call: mass matrix, forcing, the solve and the state
+    rates.  The solve is LDL^T on the lower triangle when the mass matrix
+    is symmetric as written (:func:`is_structurally_symmetric`), falling
+    back to LU with partial pivoting at a pivot that is not positive; LU
+    for any other matrix (:meth:`compiled_unknowns` tells which ran).  Every call returns a fresh array.  When
     the solve fails, the call is repeated through numpy to raise the same
     :class:`SingularConfigurationError` as the lambdify backend.
 
@@ -771,7 +897,7 @@ class CompiledModel(NumericModel):
         return M, f
 
     def _rhs(self, t0, x) -> np.ndarray:
-        # One C call: mass matrix, forcing, LU solve and rates.  The fast
+        # One C call: mass matrix, forcing, solve and rates.  The fast
         # path takes float64 arrays of the right shape as they are;
         # anything else is converted (never reinterpreted).
         if type(x) is not np.ndarray or x.dtype is not _F8 or x.shape != self._xshape:
@@ -786,6 +912,28 @@ class CompiledModel(NumericModel):
         if status:
             return self._rates_after_failure(t0, x)
         return out
+
+    def compiled_unknowns(self, t0, x):
+        """The unknowns at ``(t0, x)`` by the compiled solve of ``rhs``,
+        and which solve produced them.
+
+        Returns
+        -------
+        z : ndarray or None
+            The unknowns (q'' or u', and multipliers), None when the solve
+            failed (a singular matrix: ``rhs`` then raises).
+        path : {"ldlt", "lu", "none"}
+            LDL^T (a symmetric, positive definite mass matrix), LU with
+            partial pivoting (any other, or the fallback of LDL^T), or no
+            solve (explicit form).
+        """
+        x = self._vec(x, self.n_states, "x")
+        z = np.empty(max(self.n_unknowns, 1))
+        path = self._module.ffi.new("int *")
+        status = self._lib.eom_unknowns(
+            float(t0), self._fb("double[]", x), self._pc, self._fb("double[]", z), path
+        )
+        return (None if status else z[: self.n_unknowns]), _PATHS[path[0]]
 
     def _rates_after_failure(self, t0, x):
         # numpy repeats the solve and raises the lambdify backend's error;
