@@ -443,3 +443,42 @@ def test_factor_numbers_shares_a_multiplication_and_keeps_the_value():
         assert np.isclose(f0(*point), f1(*point), rtol=1e-14, atol=1e-14)
     # Outside distribute(False) sympy distributes the numbers again.
     assert sm.expand(got - e) == 0
+
+
+def test_fast_call_is_the_cffi_call():
+    # rhs takes plain float64 vectors by their data pointer (no cffi
+    # conversion); it must give what the cffi call of the same C function
+    # gives, bit for bit, and leave every other input to that call.
+    eom, lam, cm = models("kane", "double_pendulum")
+    assert cm._fast_rhs is not None  # numpy's C API is there: the path runs
+    for t0, q, qd, x in states(eom, lam):
+        out = np.empty(4)
+        status = cm._c_rhs(cm._table, t0, cm._fb("double[]", x), cm._pc,
+                           cm._fb("double[]", out))
+        assert status == 0
+        got = cm.rhs(t0, x)
+        assert type(got) is np.ndarray and got.dtype == float and got.flags.owndata
+        np.testing.assert_array_equal(got, out)
+        # Other dtypes, byte orders and strides are converted, not
+        # reinterpreted; an integer time is a time.
+        for other in (x.astype(np.float32), x.astype(">f8"), np.repeat(x, 2)[::2]):
+            close(cm.rhs(t0, other), lam.rhs(t0, other.astype(float)))
+        np.testing.assert_array_equal(cm.rhs(1, x), cm.rhs(1.0, x))
+    with pytest.raises(ValueError, match="4 entries"):
+        cm.rhs(0.0, np.zeros(5))
+
+
+def test_parameters_set_later_are_used():
+    eom = cached_eom("kane", "double_pendulum")
+    cm = eom.numeric(backend="c")
+    t0, q, qd = eom.system.random_state(seed=4)
+    x = cm.state_from(q, qd, t0)
+    before = cm.rhs(t0, x)
+    # Gravity doubled (all of m, l, g doubled would leave the angles'
+    # accelerations as they are).
+    p = {sym: (2.0 if str(sym) == "g" else 1.0) * v
+         for sym, v in eom.system.parameters.items()}
+    cm.p = eom.system.parameter_vector(p)
+    after = cm.rhs(t0, x)
+    close(after, eom.numeric(p).rhs(t0, x))
+    assert np.max(np.abs(after - before)) > 1e-3
