@@ -24,7 +24,11 @@ compiled backend does (one cse over both), plus the solve of
 :mod:`numeric.compiled`, counted from its loops: for a mass matrix
 symmetric as written its lower triangle and LDL^T
 (:func:`ldl_solve_counts`), else the whole matrix and LU with partial
-pivoting (:func:`lu_solve_counts`); dense, as a generic solver.  Equations in explicit form
+pivoting (:func:`lu_solve_counts`); dense, as a generic solver.  The
+backend also takes shared numbers and factors out of sums
+(:func:`numeric.compiled.factor_numbers`, :func:`~numeric.compiled.factor_common`);
+the convention here is cse alone, so the backend evaluates at most the
+operations counted.  Equations in explicit form
 with an evaluation order (kane's ``forward="articulated_body"``) are
 counted from that order, which the compiled backend prints as it is,
 without a solve (:func:`forward_dynamics_counts`).  Inverse dynamics is
