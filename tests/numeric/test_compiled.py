@@ -345,6 +345,10 @@ def test_unconstrained_mass_matrix_is_solved_by_ldlt(formulation):
     # one triangle and solves by LDL^T, to the same numbers as numpy's LU.
     eom = cached_eom(formulation, "n_link_pendulum", (("n", 3),))
     assert compiled.is_structurally_symmetric(eom.mass_matrix)
+    # Rigid bodies with a full inertia (w_r . I w_s written two ways
+    # unless the lower triangle is mirrored): a 3-joint arm.
+    arm = cached_eom(formulation, "spatial_chain", (("n", 3),))
+    assert compiled.is_structurally_symmetric(arm.mass_matrix)
     src, info = c_source(eom)
     assert info["symmetric"] and "#define EOM_SYMMETRIC 1" in src
     # Only the lower triangle is assigned by the solve's evaluation.
