@@ -4,7 +4,8 @@ against Pinocchio, every number of one run.
 
 1. forward dynamics of ``spatial_chain(n)`` (general symbolic inertia and
    geometry): multiplications and additions per evaluation after cse,
-   M and f plus the compiled backend's LU solve
+   M and f plus the compiled backend's solve (LDL^T for a mass matrix
+   symmetric as written, else LU)
    (:func:`bench.literature_counts.forward_dynamics_counts`), against
    Featherstone's ABA formula 224n - 259 / 205n - 248 (RBDA 2008, Table
    10.1), and the n where each formulation crosses it; each formulation
@@ -432,7 +433,9 @@ def _chain_markdown(rows, formulations, cap):
     lines = _md_section(
         "spatial_chain(n): forward dynamics against ABA",
         "Multiplications / additions per evaluation after cse (M, f "
-        "and the LU solve; parameter-only parts counted apart; for "
+        "and the compiled backend's solve, LDL^T for a mass matrix "
+        "symmetric as written, else LU; parameter-only parts counted "
+        "apart; for "
         "forward = articulated_body the recursion's evaluation order, "
         "explicit, without a solve), "
         "against Featherstone's ABA, 224n - 259 / 205n - 248 (RBDA "
