@@ -364,7 +364,9 @@ def test_unconstrained_mass_matrix_is_solved_by_ldlt(formulation):
         close(z, _solve_reference(lam, t0, x))
         close(cm.rhs(t0, x), lam.rhs(t0, x))
         # The full matrix is still served to callers of M and f.
-        close(cm.mass_matrix_and_forcing(t0, x)[0], lam.mass_matrix_and_forcing(t0, x)[0])
+        close(
+            cm.mass_matrix_and_forcing(t0, x)[0], lam.mass_matrix_and_forcing(t0, x)[0]
+        )
 
 
 @pytest.mark.parametrize(
@@ -435,9 +437,10 @@ def test_factor_numbers_shares_a_multiplication_and_keeps_the_value():
     with distribute(False):
         got = factor_numbers(e)
         # 0.25 and 3 each multiply once; 7 * c is alone; the constant stays.
-        assert count_ops_literature([got], hoist=False).mul < count_ops_literature(
-            [e], hoist=False
-        ).mul
+        assert (
+            count_ops_literature([got], hoist=False).mul
+            < count_ops_literature([e], hoist=False).mul
+        )
         assert got.has(sm.Mul(sm.Float(0.25), a * sm.sin(q) - b + c**2))
         assert got.has(sm.Mul(3, a - q))
     # The same function: equal values at random points.
@@ -455,10 +458,11 @@ def test_fast_call_is_the_cffi_call():
     # gives, bit for bit, and leave every other input to that call.
     eom, lam, cm = models("kane", "double_pendulum")
     assert cm._fast_rhs is not None  # numpy's C API is there: the path runs
-    for t0, q, qd, x in states(eom, lam):
+    for t0, _, _, x in states(eom, lam):
         out = np.empty(4)
-        status = cm._c_rhs(cm._table, t0, cm._fb("double[]", x), cm._pc,
-                           cm._fb("double[]", out))
+        status = cm._c_rhs(
+            cm._table, t0, cm._fb("double[]", x), cm._pc, cm._fb("double[]", out)
+        )
         assert status == 0
         got = cm.rhs(t0, x)
         assert type(got) is np.ndarray and got.dtype == float and got.flags.owndata
@@ -480,8 +484,10 @@ def test_parameters_set_later_are_used():
     before = cm.rhs(t0, x)
     # Gravity doubled (all of m, l, g doubled would leave the angles'
     # accelerations as they are).
-    p = {sym: (2.0 if str(sym) == "g" else 1.0) * v
-         for sym, v in eom.system.parameters.items()}
+    p = {
+        sym: (2.0 if str(sym) == "g" else 1.0) * v
+        for sym, v in eom.system.parameters.items()
+    }
     cm.p = eom.system.parameter_vector(p)
     after = cm.rhs(t0, x)
     close(after, eom.numeric(p).rhs(t0, x))
