@@ -86,13 +86,14 @@ def literature_markdown(frame: pd.DataFrame) -> str:
         "additions (subtractions included); function calls apart; "
         "parameter-only subexpressions set apart (`param`, once per "
         "parameter set).  Forward dynamics = M and f (one cse) + the "
-        "compiled backend's dense LU solve; inverse dynamics = "
+        "compiled backend's dense solve (LDL^T for a mass matrix "
+        "symmetric as written, else LU); inverse dynamics = "
         "tau = M q'' - f.",
         "",
         "## spatial_chain(n): forward dynamics against ABA and "
         "CRBA + RNEA + factorize-and-solve (Featherstone 2008, Table 10.1)",
         "",
-        "| n | formulation | FD mul/add | (M,f) | LU solve | calls | "
+        "| n | formulation | FD mul/add | (M,f) | solve | calls | "
         "param mul/add | ABA | CRBA+RNEA+solve | ID mul/add | RNEA | "
         "derive s |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|",

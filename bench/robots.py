@@ -4,7 +4,8 @@ against Pinocchio, every number of one run.
 
 1. forward dynamics of ``spatial_chain(n)`` (general symbolic inertia and
    geometry): multiplications and additions per evaluation after cse,
-   M and f plus the compiled backend's LU solve
+   M and f plus the compiled backend's solve (LDL^T for a mass matrix
+   symmetric as written, else LU)
    (:func:`bench.literature_counts.forward_dynamics_counts`), against
    Featherstone's ABA formula 224n - 259 / 205n - 248 (RBDA 2008, Table
    10.1), and the n where each formulation crosses it; each formulation
@@ -17,7 +18,7 @@ against Pinocchio, every number of one run.
    f and by Kane's equations evaluated recursively in body frames;
 3. the compiled (C) right-hand side on ``panda`` and ``ur5`` against
    Pinocchio's ``aba`` per call (the same state, the accelerations
-   compared);
+   compared), each formulation with each of its ``forward`` options;
 4. derivation seconds of each own formulation on each robot against
    ``sympy_kane``'s.
 
@@ -29,6 +30,8 @@ run.  Ratios are printed; nothing here is a timed test.
 from __future__ import annotations
 
 import csv
+import functools
+import statistics
 import time
 from pathlib import Path
 
@@ -173,7 +176,12 @@ def _derive_seconds(system, formulation):
 
 def _rhs_case(system, formulations, repeats):
     """Microseconds per call of the C right-hand side of each formulation
-    and of Pinocchio's aba (one state), and the largest q'' difference."""
+    and of Pinocchio's aba (one state), and the largest q'' difference.
+
+    ``formulations`` holds names or ``(name, forward)`` pairs; the results
+    are keyed by :func:`_label`.  The calls of every case are interleaved
+    over the repeats (aba's too), so that a load on a shared machine
+    weighs on all of them alike, and each is the median of its repeats."""
     import pinocchio as pin
 
     from formulations import get_formulation
@@ -189,16 +197,27 @@ def _rhs_case(system, formulations, repeats):
     pq = pinocchio_configuration(model, q)
     v = np.asarray(qd, dtype=float)
     tau = np.zeros(model.nv)
-    out = {"aba_us": per_call(lambda: pin.aba(model, data, pq, v, tau), repeats) * 1e6}
     ref = np.array(pin.aba(model, data, pq, v, tau))
-    for f in formulations:
-        eom = get_formulation(f, count_ops=False).derive(ms)
+    calls = {"aba": lambda: pin.aba(model, data, pq, v, tau)}
+    out = {}
+    for case in formulations:
+        f, fw = (case, "mass_matrix") if isinstance(case, str) else case
+        options = {} if fw == "mass_matrix" else {"forward": fw}
+        eom = get_formulation(f, count_ops=False, **options).derive(ms)
         cm = eom.numeric(backend="c")
         x = cm.state_from(q, qd, t0)
-        out[f"{f}_c_us"] = per_call(lambda: cm.rhs(t0, x), repeats) * 1e6
-        out[f"{f}_maxdiff"] = float(
+        label = _label(f, fw)
+        calls[label] = functools.partial(cm.rhs, t0, x)
+        out[f"{label}_maxdiff"] = float(
             np.max(np.abs(cm.coordinate_accelerations(t0, q, qd) - ref))
         )
+    runs = {label: [] for label in calls}
+    for _ in range(repeats):
+        for label, call in calls.items():
+            runs[label].append(per_call(call, 1))
+    out["aba_us"] = statistics.median(runs.pop("aba")) * 1e6
+    for label, times in runs.items():
+        out[f"{label}_c_us"] = statistics.median(times) * 1e6
     return out
 
 
@@ -336,13 +355,14 @@ def bench_robots(
         log("robots 3. compiled rhs against Pinocchio aba, us per call")
         rows = []
         for system in ("panda", "ur5"):
+            cases = [(f, fw) for f in formulations for fw in _forwards(f)]
             try:
                 got = _capped(
                     _rhs_case,
                     system,
-                    tuple(formulations),
+                    tuple(cases),
                     repeats,
-                    cap=cap * len(formulations),
+                    cap=cap * len(cases),
                 )
             except Exception as exc:  # no compiler or no Pinocchio: reported
                 log(f"  {system}: not measured ({type(exc).__name__}: {exc})")
@@ -350,20 +370,22 @@ def bench_robots(
             if got is None:
                 log(f"  {system}: capped")
                 continue
-            for f in formulations:
+            for f, fw in cases:
+                label = _label(f, fw)
                 rows.append(
                     {
                         "system": system,
                         "formulation": f,
-                        "c_us": round(got[f"{f}_c_us"], 3),
+                        "forward": fw,
+                        "c_us": round(got[f"{label}_c_us"], 3),
                         "aba_us": round(got["aba_us"], 3),
-                        "ratio": round(got[f"{f}_c_us"] / got["aba_us"], 3),
-                        "qdd_maxdiff": got[f"{f}_maxdiff"],
+                        "ratio": round(got[f"{label}_c_us"] / got["aba_us"], 3),
+                        "qdd_maxdiff": got[f"{label}_maxdiff"],
                     }
                 )
                 log(
-                    f"  {system} {f:18s} C {got[f'{f}_c_us']:.2f} us, aba "
-                    f"{got['aba_us']:.2f} us: x{rows[-1]['ratio']}"
+                    f"  {system} {label:18s} C {got[f'{label}_c_us']:.2f} us, "
+                    f"aba {got['aba_us']:.2f} us: x{rows[-1]['ratio']}"
                 )
         _write_csv(out / "robots_rhs.csv", rows)
         result["rhs"] = rows
@@ -411,7 +433,9 @@ def _chain_markdown(rows, formulations, cap):
     lines = _md_section(
         "spatial_chain(n): forward dynamics against ABA",
         "Multiplications / additions per evaluation after cse (M, f "
-        "and the LU solve; parameter-only parts counted apart; for "
+        "and the compiled backend's solve, LDL^T for a mass matrix "
+        "symmetric as written, else LU; parameter-only parts counted "
+        "apart; for "
         "forward = articulated_body the recursion's evaluation order, "
         "explicit, without a solve), "
         "against Featherstone's ABA, 224n - 259 / 205n - 248 (RBDA "
@@ -525,14 +549,26 @@ def _stanford_markdown(rows):
 def _rhs_markdown(rows):
     return _md_section(
         "Compiled right-hand side against Pinocchio's aba",
-        "Microseconds per call at one state (median of repeats), the "
+        "Microseconds per call at one state (median of repeats, the "
+        "calls of every row and of aba interleaved), the "
         "C backend against ``pinocchio.aba`` on the same URDF; "
+        "forward = articulated_body is kane's explicit form by the "
+        "articulated-body recursion (no solve); "
         "target: ratio at most 1.",
-        ["system", "formulation", "C us", "aba us", "ratio", "q'' max diff"],
+        [
+            "system",
+            "formulation",
+            "forward",
+            "C us",
+            "aba us",
+            "ratio",
+            "q'' max diff",
+        ],
         [
             [
                 r["system"],
                 r["formulation"],
+                r.get("forward", "mass_matrix"),
                 r["c_us"],
                 r["aba_us"],
                 r["ratio"],

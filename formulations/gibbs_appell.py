@@ -132,7 +132,13 @@ import dataclasses
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from symbolic.calculus import derivative, jacobian, linear_split, substitute
+from symbolic.calculus import (
+    derivative,
+    jacobian,
+    linear_split,
+    substitute,
+    symmetric_from_lower,
+)
 from symbolic.frames import (
     FrameAlgebra,
     add,
@@ -458,6 +464,10 @@ class GibbsAppell(Formulation):
                 G0 = substitute(G, zero)
             else:
                 M, G0 = split
+            if not u_dep:
+                # The Hessian of S in the speed rates: symmetric, written
+                # by its lower triangle so that code generators see it.
+                M = symmetric_from_lower(M)
             f = sub(Ft, sm.Matrix(G.rows, 1, G0))
             if self.elimination == "append" and u_dep:
                 # The dependent rates stay unknowns, fixed by the velocity

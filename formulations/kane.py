@@ -30,7 +30,7 @@ from __future__ import annotations
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from symbolic.calculus import jacobian
+from symbolic.calculus import jacobian, symmetric_from_lower
 from symbolic.frames import (
     FrameAlgebra,
     VectorCalculus,
@@ -75,10 +75,17 @@ def mass_matrix_and_inertia_forcing(kins, n):
     """Holonomic mass matrix sum m v_r.v_s + w_r.I.w_s and the inertia forcing
     F*_r with the speed rates set to zero."""
     M = sm.zeros(n, n)
+    symmetric = True
     for k in kins:
         M += k.body.mass * (k.vr.T * k.vr)
         if k.w is not None:
             M += k.wr.T * k.inertia * k.wr
+            symmetric = symmetric and k.inertia == k.inertia.T
+    if symmetric:
+        # w_r . I w_s and w_s . I w_r come out as different expressions of
+        # one value when I is symmetric: written by the lower triangle, the
+        # symmetry is visible to the code generators.
+        M = symmetric_from_lower(M)
     return M, inertia_forcing(kins, n)
 
 

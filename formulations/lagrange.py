@@ -71,7 +71,12 @@ import numpy as np
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from symbolic.calculus import directional_derivative, gradient, jacobian
+from symbolic.calculus import (
+    directional_derivative,
+    gradient,
+    jacobian,
+    symmetric_from_lower,
+)
 from symbolic.frames import FrameAlgebra, generalized_forces, kinetic_energy
 from symbolic.identities import RandomPoints
 
@@ -187,7 +192,11 @@ class Lagrange(Formulation):
             # expressions stay in q(t), q'(t): no round trip through plain
             # symbols).
             p = sm.Matrix(gradient(T, qd))
-            M = jacobian(p, qd)
+            # The Hessian of T in q': symmetric, though d/dq'_j of dT/dq'_i
+            # and d/dq'_i of dT/dq'_j come out as different expressions;
+            # written by its lower triangle, the symmetry is visible to the
+            # code generators (one triangle evaluated, an LDL^T solve).
+            M = symmetric_from_lower(jacobian(p, qd))
             # d/dt(dT/dq') at q'' = 0: through q (one directional derivative
             # along q', not n partial ones), and through explicit time (t
             # itself and prescribed functions of t).

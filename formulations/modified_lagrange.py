@@ -177,6 +177,7 @@ from symbolic.calculus import (
     jacobian,
     linear_split,
     substitute,
+    symmetric_from_lower,
     time_derivative,
 )
 from symbolic.frames import FrameAlgebra, scale
@@ -618,6 +619,12 @@ class ModifiedLagrange(Formulation):
             else:
                 M, rest = split
             forcing = scale(-1, sm.Matrix(len(rest), 1, rest))
+            if not elim and not dep_rates and not rows:
+                # No constraint: E is Lagrange's operator in every
+                # coordinate and M the Hessian of T in the rates,
+                # symmetric; written by its lower triangle so that code
+                # generators see it.
+                M = symmetric_from_lower(M)
             G_T = G.extract([idx[q] for q in T_coords], list(range(len(ind))))
             if not as_printed and G_T != sm.eye(*G_T.shape):
                 # (a product with the identity is not free on large entries)

@@ -47,6 +47,7 @@ __all__ = [
     "time_derivative",
     "substitute",
     "dynamic_symbols",
+    "symmetric_from_lower",
 ]
 
 
@@ -54,6 +55,32 @@ __all__ = [
 _LOG_NOT_FINITE = frozenset(
     {sm.S.Zero, sm.S.Infinity, sm.S.NegativeInfinity, sm.S.ComplexInfinity}
 )
+
+
+def symmetric_from_lower(M) -> sm.Matrix:
+    """The symmetric matrix whose lower triangle is that of the square
+    matrix ``M``: ``M[i, j]`` for ``i >= j``, mirrored above the diagonal.
+
+    For a matrix symmetric in value but not as written (a Hessian, whose
+    mixed partial derivatives are taken in two orders and come out as
+    different expressions of the same function), this writes each pair as
+    one expression, so that code generators see the symmetry
+    (:func:`numeric.compiled.is_structurally_symmetric`) and evaluate one
+    triangle.  Only for matrices known to be symmetric: nothing is checked.
+
+    Examples
+    --------
+    >>> a, b, c = sm.symbols("a b c")
+    >>> symmetric_from_lower(sm.Matrix([[a, c], [b, a]]))
+    Matrix([
+    [a, b],
+    [b, a]])
+    """
+    M = sm.Matrix(M)
+    n, m = M.shape
+    if n != m:
+        raise ValueError(f"a square matrix is needed, not {n} x {m}")
+    return sm.Matrix(n, n, lambda i, j: M[i, j] if i >= j else M[j, i])
 
 
 class _Nonlinear(Exception):

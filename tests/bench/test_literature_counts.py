@@ -11,6 +11,7 @@ from bench.literature_counts import (
     PUBLISHED,
     count_ops_literature,
     featherstone,
+    ldl_solve_counts,
     lu_solve_counts,
 )
 
@@ -111,6 +112,80 @@ def test_lu_solve_counts_match_the_loops(n):
     z, mul, add = _lu_solve_instrumented(A, rhs)
     assert np.allclose(A @ z, rhs)
     assert lu_solve_counts(n) == (mul, add)
+
+
+def _ldl_solve_instrumented(A, b):
+    """eom_ldl_solve of numeric.compiled, in Python, counting."""
+    n = len(b)
+    L, d, dinv, v = np.zeros((n, n)), np.zeros(n), np.zeros(n), np.zeros(n)
+    b = b.astype(float).copy()
+    mul = add = 0
+    for j in range(n):
+        s = A[j, j]
+        for k in range(j):
+            v[k] = L[j, k] * d[k]
+            s -= L[j, k] * v[k]
+            mul += 2
+            add += 1
+        d[j], dinv[j] = s, 1.0 / s
+        mul += 1
+        for i in range(j + 1, n):
+            r = A[i, j]
+            for k in range(j):
+                r -= L[i, k] * v[k]
+                mul += 1
+                add += 1
+            L[i, j] = r * dinv[j]
+            mul += 1
+    for i in range(1, n):
+        s = b[i]
+        for k in range(i):
+            s -= L[i, k] * b[k]
+            mul += 1
+            add += 1
+        b[i] = s
+    for i in range(n - 1, -1, -1):
+        s = b[i] * dinv[i]
+        mul += 1
+        for k in range(i + 1, n):
+            s -= L[k, i] * b[k]
+            mul += 1
+            add += 1
+        b[i] = s
+    return b, mul, add
+
+
+@pytest.mark.parametrize("n", range(1, 9))
+def test_ldl_solve_counts_match_the_loops(n):
+    rng = np.random.default_rng(n)
+    B = rng.normal(size=(n, n))
+    A = B @ B.T + n * np.eye(n)  # symmetric positive definite
+    rhs = rng.normal(size=n)
+    z, mul, add = _ldl_solve_instrumented(A, rhs)
+    assert np.allclose(A @ z, rhs)
+    assert ldl_solve_counts(n) == (mul, add)
+    if n >= 6:  # fewer than LU's (n^3/6 against n^3/3 for large n)
+        lm, la = lu_solve_counts(n)
+        assert mul < lm and add < la
+
+
+def test_compiled_backend_has_the_counted_ldl_solver():
+    import inspect
+
+    import numeric.compiled as compiled
+
+    src = inspect.getsource(compiled)
+    for line in (
+        "v[k] = L[j * NZ + k] * d[k];",
+        "s -= L[j * NZ + k] * v[k];",
+        "double inv = 1.0 / s;",
+        "for (int k = 0; k < j; ++k) r -= L[i * NZ + k] * v[k];",
+        "L[i * NZ + j] = r * inv;",
+        "for (int k = 0; k < i; ++k) s -= L[i * NZ + k] * b[k];",
+        "double s = b[i] * dinv[i];",
+        "for (int k = i + 1; k < NZ; ++k) s -= L[k * NZ + i] * b[k];",
+    ):
+        assert line in src, line
 
 
 def test_compiled_backend_has_the_counted_solver():

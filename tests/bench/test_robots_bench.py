@@ -99,3 +99,29 @@ def test_a_capped_case_is_recorded_and_larger_n_not_tried(tmp_path):
 def test_skip_takes_robots(tmp_path):
     with pytest.raises(SystemExit):
         bench.main(["--skip", "robot", "--out", str(tmp_path)])
+
+
+def test_rhs_rows_include_the_articulated_body_recursion(tmp_path):
+    pytest.importorskip("pinocchio")
+    from numeric.compiled import CompiledBackendError, find_compiler
+
+    try:
+        find_compiler()
+    except CompiledBackendError as exc:
+        pytest.skip(f"no C compiler: {exc}")
+    rows = bench_robots(
+        tmp_path, lambda s: None, formulations=("kane",), parts={"rhs"}, repeats=1
+    )["rhs"]
+    assert [(r["system"], r["forward"]) for r in rows] == [
+        ("panda", "mass_matrix"),
+        ("panda", "articulated_body"),
+        ("ur5", "mass_matrix"),
+        ("ur5", "articulated_body"),
+    ]
+    for r in rows:
+        # The same accelerations as Pinocchio's, and the ratio of the row.
+        assert r["qdd_maxdiff"] < 1e-8
+        assert r["c_us"] > 0 and r["aba_us"] > 0
+        assert abs(r["ratio"] - r["c_us"] / r["aba_us"]) < 1e-2 * r["ratio"]
+    text = (tmp_path / "robots.md").read_text()
+    assert "| panda | kane | articulated_body |" in text

@@ -14,13 +14,20 @@ import re
 
 import numpy as np
 import pytest
+import sympy as sm
 from conftest import cached_eom, cached_system, derivation_group
 from scipy.integrate import solve_ivp
 
 from formulations import FORMULATIONS, get_formulation
 from numeric import compiled
-from numeric.compiled import CompiledModel, CompilerNotFoundError, c_source
+from numeric.compiled import (
+    CompiledModel,
+    CompilerNotFoundError,
+    c_source,
+    factor_numbers,
+)
 from numeric.model import LambdifyModel, NumericModel, SingularConfigurationError
+from symbolic.calculus import symmetric_from_lower
 from systems import CATALOGUE, get_system, system_facts
 
 RTOL = 1e-12
@@ -302,3 +309,186 @@ def test_evaluations_are_counted_once_whatever_the_backend(monkeypatch):
     assert "Mf" in calls  # the base solved through the backend's M and f
     with pytest.raises(ValueError, match="asks for no constraint forces"):
         models_[1].constraint_forces(t0, q, qd)
+
+
+# ----------------------------------------------------------------------
+# The solve: LDL^T on a symmetric mass matrix, LU for the others
+# ----------------------------------------------------------------------
+def test_symmetric_as_written_is_structural():
+    x = sm.Symbol("x")
+    assert compiled.is_structurally_symmetric(sm.Matrix([[1, x], [x, 2]]))
+    # Equal in value, written differently: not symmetric for the backend,
+    # which then evaluates the whole matrix and solves by LU.
+    assert not compiled.is_structurally_symmetric(
+        sm.Matrix([[1, (x + 1) ** 2], [x**2 + 2 * x + 1, 1]])
+    )
+    assert not compiled.is_structurally_symmetric(sm.Matrix([[1, 2, 3], [2, 1, 3]]))
+    assert symmetric_from_lower(sm.Matrix([[1, 5], [2, 3]])) == sm.Matrix(
+        [[1, 2], [2, 3]]
+    )
+    with pytest.raises(ValueError, match="square"):
+        symmetric_from_lower(sm.Matrix([[1, 2, 3], [2, 1, 3]]))
+
+
+def _solve_reference(lam, t0, x):
+    M, f = lam.mass_matrix_and_forcing(t0, x)
+    return np.linalg.solve(M, f)
+
+
+@pytest.mark.parametrize(
+    "formulation", ["kane", "lagrange", "modified_lagrange", "gibbs_appell"]
+)
+def test_unconstrained_mass_matrix_is_solved_by_ldlt(formulation):
+    # Every own formulation writes the mass matrix of an unconstrained
+    # system symmetric (Kane's sums by construction, the others as the
+    # Hessian of an energy, by its lower triangle): the backend evaluates
+    # one triangle and solves by LDL^T, to the same numbers as numpy's LU.
+    eom = cached_eom(formulation, "n_link_pendulum", (("n", 3),))
+    assert compiled.is_structurally_symmetric(eom.mass_matrix)
+    # Rigid bodies with a full inertia (w_r . I w_s written two ways
+    # unless the lower triangle is mirrored): a 3-joint arm.
+    arm = cached_eom(formulation, "spatial_chain", (("n", 3),))
+    assert compiled.is_structurally_symmetric(arm.mass_matrix)
+    src, info = c_source(eom)
+    assert info["symmetric"] and "#define EOM_SYMMETRIC 1" in src
+    # Only the lower triangle is assigned by the solve's evaluation.
+    mf = src[src.index("static void eom_mf_solve") : src.index("static void eom_mf(")]
+    assigned = set(re.findall(r"\bM\[(\d+)\] =", mf))
+    assert assigned == {str(i * 3 + j) for i in range(3) for j in range(i + 1)}
+    lam, cm = eom.numeric(), eom.numeric(backend="c")
+    for seed in range(3):
+        t0, q, qd = eom.system.random_state(seed=seed)
+        x = lam.state_from(q, qd, t0)
+        z, path = cm.compiled_unknowns(t0, x)
+        assert path == "ldlt"
+        close(z, _solve_reference(lam, t0, x))
+        close(cm.rhs(t0, x), lam.rhs(t0, x))
+        # The full matrix is still served to callers of M and f.
+        close(
+            cm.mass_matrix_and_forcing(t0, x)[0], lam.mass_matrix_and_forcing(t0, x)[0]
+        )
+
+
+@pytest.mark.parametrize(
+    "masses",
+    [
+        (-1.0, -1.0),  # negative definite: the first pivot is negative
+        (3.0, -1.0),  # indefinite: the first pivot positive, the second not
+    ],
+)
+def test_not_positive_definite_falls_back_to_lu(masses):
+    # Negative masses make the (symmetric) mass matrix of a 2-link pendulum
+    # not positive definite: LDL^T meets a pivot that is not positive and
+    # the same call solves by LU with partial pivoting instead, from the
+    # untouched matrix, to numpy's solution.
+    eom = cached_eom("kane", "n_link_pendulum", (("n", 2),))
+    p = dict(eom.system.parameters)
+    by_name = {str(s): s for s in p}
+    p.update({by_name["m1"]: masses[0], by_name["m2"]: masses[1]})
+    lam, cm = eom.numeric(p), eom.numeric(p, backend="c")
+    for seed in range(3):
+        t0, q, qd = eom.system.random_state(seed=seed)
+        x = lam.state_from(q, qd, t0)
+        M = lam.mass_matrix_and_forcing(t0, x)[0]
+        assert np.min(np.linalg.eigvalsh(M)) < 0  # the case is what it claims
+        z, path = cm.compiled_unknowns(t0, x)
+        assert path == "lu"
+        close(z, _solve_reference(lam, t0, x))
+        close(cm.rhs(t0, x), lam.rhs(t0, x))
+        close(cm.rhs_batch(t0, np.array([x, x]))[1], lam.rhs(t0, x))
+
+
+def test_constrained_mass_matrix_is_solved_by_lu():
+    # Lagrange's augmented matrix [[M, -C^T], [C, 0]] is not symmetric:
+    # the whole matrix is evaluated and solved by LU.
+    eom = cached_eom("lagrange", "four_bar")
+    src, info = c_source(eom)
+    assert not info["symmetric"] and "#define EOM_SYMMETRIC 0" in src
+    lam, cm = eom.numeric(), eom.numeric(backend="c")
+    for seed in range(3):
+        t0, q, qd = eom.system.random_state(seed=seed)
+        x = lam.state_from(q, qd, t0)
+        z, path = cm.compiled_unknowns(t0, x)
+        assert path == "lu"
+        close(z, _solve_reference(lam, t0, x))
+        close(cm.rhs(t0, x), lam.rhs(t0, x))
+
+
+def test_explicit_form_needs_no_solve():
+    eom = get_formulation("kane", forward="articulated_body").derive(
+        get_system("spatial_chain", n=2)
+    )
+    lam, cm = eom.numeric(), eom.numeric(backend="c")
+    t0, q, qd = eom.system.random_state(seed=0)
+    x = lam.state_from(q, qd, t0)
+    z, path = cm.compiled_unknowns(t0, x)
+    assert path == "none"
+    close(z, _solve_reference(lam, t0, x))
+    close(cm.rhs(t0, x), lam.rhs(t0, x))
+
+
+def test_factor_numbers_shares_a_multiplication_and_keeps_the_value():
+    from sympy.core.parameters import distribute
+
+    from bench.literature_counts import count_ops_literature
+
+    a, b, c, q = sm.symbols("a b c q")
+    e = 0.25 * a * sm.sin(q) - 0.25 * b + 0.25 * c**2 + 3 * a - 3 * q + 7 * c + 1
+    with distribute(False):
+        got = factor_numbers(e)
+        # 0.25 and 3 each multiply once; 7 * c is alone; the constant stays.
+        assert (
+            count_ops_literature([got], hoist=False).mul
+            < count_ops_literature([e], hoist=False).mul
+        )
+        assert got.has(sm.Mul(sm.Float(0.25), a * sm.sin(q) - b + c**2))
+        assert got.has(sm.Mul(3, a - q))
+    # The same function: equal values at random points.
+    rng = np.random.default_rng(0)
+    f0, f1 = sm.lambdify((a, b, c, q), e), sm.lambdify((a, b, c, q), got)
+    for point in rng.normal(size=(5, 4)):
+        assert np.isclose(f0(*point), f1(*point), rtol=1e-14, atol=1e-14)
+    # Outside distribute(False) sympy distributes the numbers again.
+    assert sm.expand(got - e) == 0
+
+
+def test_fast_call_is_the_cffi_call():
+    # rhs takes plain float64 vectors by their data pointer (no cffi
+    # conversion); it must give what the cffi call of the same C function
+    # gives, bit for bit, and leave every other input to that call.
+    eom, lam, cm = models("kane", "double_pendulum")
+    assert cm._fast_rhs is not None  # numpy's C API is there: the path runs
+    for t0, _, _, x in states(eom, lam):
+        out = np.empty(4)
+        status = cm._c_rhs(
+            cm._table, t0, cm._fb("double[]", x), cm._pc, cm._fb("double[]", out)
+        )
+        assert status == 0
+        got = cm.rhs(t0, x)
+        assert type(got) is np.ndarray and got.dtype == float and got.flags.owndata
+        np.testing.assert_array_equal(got, out)
+        # Other dtypes, byte orders and strides are converted, not
+        # reinterpreted; an integer time is a time.
+        for other in (x.astype(np.float32), x.astype(">f8"), np.repeat(x, 2)[::2]):
+            close(cm.rhs(t0, other), lam.rhs(t0, other.astype(float)))
+        np.testing.assert_array_equal(cm.rhs(1, x), cm.rhs(1.0, x))
+    with pytest.raises(ValueError, match="4 entries"):
+        cm.rhs(0.0, np.zeros(5))
+
+
+def test_parameters_set_later_are_used():
+    eom = cached_eom("kane", "double_pendulum")
+    cm = eom.numeric(backend="c")
+    t0, q, qd = eom.system.random_state(seed=4)
+    x = cm.state_from(q, qd, t0)
+    before = cm.rhs(t0, x)
+    # Gravity doubled (all of m, l, g doubled would leave the angles'
+    # accelerations as they are).
+    p = {
+        sym: (2.0 if str(sym) == "g" else 1.0) * v
+        for sym, v in eom.system.parameters.items()
+    }
+    cm.p = eom.system.parameter_vector(p)
+    after = cm.rhs(t0, x)
+    close(after, eom.numeric(p).rhs(t0, x))
+    assert np.max(np.abs(after - before)) > 1e-3
