@@ -157,7 +157,6 @@ def test_published_checks_read_the_prepared_variant(monkeypatch):
     states, from the declaration the run prepared: nothing is built or
     solved again, and the equations hold with the run's accelerations."""
     import systems
-
     from compare.equations import published_checks
     from compare.runner import _PREPARED, prepare_variant
     from formulations import get_formulation

@@ -484,7 +484,7 @@ def test_nothing_to_eliminate_gives_the_split_transcription(name):
     the q'' terms of the whole time derivative: the same expressions as
     the transcription split afterwards (node for node where no floating
     point sum is reordered, as on these symbolic declarations)."""
-    from symbolic.calculus import linear_split
+    from symbolic.calculus import linear_split, symmetric_from_lower
 
     ms = cached_system(name, ())
     assert not ms.q_dep and not ms.is_rheonomic
@@ -495,7 +495,17 @@ def test_nothing_to_eliminate_gives_the_split_transcription(name):
     transcribed = modified_lagrange_equations(T, coords, Q, {})
     assert eom.unknowns == tuple(_d(q, 2) for q in coords)
     M, rest = linear_split(transcribed, eom.unknowns)
-    assert eom.mass_matrix == M
+    # The class writes the Hessian by its lower triangle; the transcription's
+    # upper triangle is the same function written in the other order.
+    assert eom.mass_matrix == symmetric_from_lower(M)
+    rng = np.random.default_rng(1)
+    at = dict(zip(coords, rng.uniform(-2, 2, len(coords))))
+    Mq = M.xreplace(at)
+    params = sorted(Mq.free_symbols, key=str)
+    num = np.array(
+        sm.lambdify(params, Mq)(*rng.uniform(0.5, 2.0, len(params))), dtype=float
+    )
+    np.testing.assert_allclose(num, num.T, rtol=1e-12, atol=1e-12)
     assert eom.forcing == -sm.Matrix(rest)
     assert eom.mass_matrix != sm.zeros(*M.shape) and eom.forcing != sm.zeros(
         len(rest), 1
