@@ -505,7 +505,7 @@ def published_checks(
     from systems import get_system
     from systems.seed_equations import published_equations, residual_function
 
-    from .runner import prepared
+    from .prepared import prepared
 
     got = prepared(system, builder_options, n_states)
     ms = got[0] if got else get_system(system, **builder_options)

@@ -46,13 +46,13 @@ from numeric.integrate import integrate
 from systems import CATALOGUE, get_system, system_facts
 
 from .child import Child, ChildDied, ChildTimeout, wait_any
+from .prepared import PREPARED, Prepared
 from .summary import REPORT_COLUMNS
 from .variants import variant_label
 
 if TYPE_CHECKING:
     from numeric.model import NumericModel
-    from symbolic.types import ArrayLike, FloatArray, State
-    from systems import MechanicalSystem
+    from symbolic.types import ArrayLike, FloatArray
 
 #: One case's row of the results table (JSON-serializable values).
 Row: TypeAlias = dict[str, Any]
@@ -379,22 +379,13 @@ def run_case_isolated(case: Case, opts: RunOptions) -> Outcome:
     return _outcome(case, opts, child)
 
 
-#: (system, options, n_states, use_cache) -> (system, random states,
-#: initial state, fingerprint), made once per system variant in the run's
-#: process and inherited by the forked cases of that variant, which would
-#: otherwise each build the system, solve its constraints for the same
-#: states and hash the declaration for the derivation cache again.
-_Prepared: TypeAlias = "tuple[MechanicalSystem, list[State], State, str | None]"
-_PREPARED: dict[tuple[str, tuple[tuple[str, Any], ...], int, bool], _Prepared] = {}
-
-
-def prepare_variant(case: Case, opts: RunOptions) -> _Prepared:
+def prepare_variant(case: Case, opts: RunOptions) -> Prepared:
     """The declaration of ``case``'s system variant, its random consistent
     states (seeds ``0 .. n_states - 1``), its consistent initial state and
     (when the run uses the derivation cache) its fingerprint, made once
     per process."""
     key = (case.system, case.options, opts.n_states, opts.use_cache)
-    got = _PREPARED.get(key)
+    got = PREPARED.get(key)
     if got is None:
         ms = get_system(case.system, **dict(case.options))
         states = [ms.random_state(seed) for seed in range(opts.n_states)]
@@ -405,19 +396,8 @@ def prepare_variant(case: Case, opts: RunOptions) -> _Prepared:
             # evaluates along its trajectory.
             ms.energy(*initial)
         got = (ms, states, initial, fingerprint)
-        _PREPARED[key] = got
+        PREPARED[key] = got
     return got
-
-
-def prepared(system: str, options: Mapping[str, Any], n_states: int):
-    """``(declaration, random states)`` of a variant prepared in this
-    process by :func:`prepare_variant`, or None: the report evaluates the
-    published equations at the run's own states without building the
-    system and solving its constraints again."""
-    for (name, opts, n, _), got in _PREPARED.items():
-        if name == system and dict(opts) == dict(options) and n == n_states:
-            return got[0], got[1]
-    return None
 
 
 def _import_what_cases_use(opts: RunOptions) -> None:

@@ -133,11 +133,12 @@ def test_the_variant_is_prepared_whole_before_its_cases_fork():
     states and, for a system conserving energy, the energy function the
     cases evaluate along their trajectories (inherited by each fork instead
     of lambdified again)."""
-    from compare.runner import _PREPARED, prepare_variant
+    from compare.prepared import PREPARED
+    from compare.runner import prepare_variant
 
     opts = RunOptions(n_states=2, use_cache=False)
     case = Case("double_pendulum", (), "kane")
-    _PREPARED.clear()
+    PREPARED.clear()
     ms, states, initial, _ = prepare_variant(case, opts)
     assert ms.energy_conserved and len(states) == 2
     assert "_energy_function" in vars(ms.states)
@@ -158,11 +159,12 @@ def test_published_checks_read_the_prepared_variant(monkeypatch):
     solved again, and the equations hold with the run's accelerations."""
     import systems
     from compare.equations import published_checks
-    from compare.runner import _PREPARED, prepare_variant
+    from compare.prepared import PREPARED
+    from compare.runner import prepare_variant
     from formulations import get_formulation
 
     opts = RunOptions(n_states=3, use_cache=False)
-    _PREPARED.clear()
+    PREPARED.clear()
     ms, states, _, _ = prepare_variant(Case("rotating_tube", (), "kane"), opts)
     model = get_formulation("kane").derive(ms).numeric(backend="lambdify")
     qdd = np.array([model.coordinate_accelerations(*s) for s in states])

@@ -1,0 +1,41 @@
+"""The system variants a run prepares once in its own process.
+
+:func:`compare.runner.prepare_variant` fills :data:`PREPARED`; the forked
+cases of a variant inherit it, and the report reads the run's declarations
+and states from it (:func:`prepared`) rather than building them again.
+This module imports nothing of the harness, so both can read it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+if TYPE_CHECKING:
+    from symbolic.types import State
+    from systems import MechanicalSystem
+
+__all__ = ["PREPARED", "Prepared", "prepared"]
+
+#: (system, random states, initial state, fingerprint).
+Prepared: TypeAlias = "tuple[MechanicalSystem, list[State], State, str | None]"
+
+#: (system, options, n_states, use_cache) -> :data:`Prepared`, made once per
+#: system variant in the run's process and inherited by the forked cases of
+#: that variant, which would otherwise each build the system, solve its
+#: constraints for the same states and hash the declaration for the
+#: derivation cache again.
+PREPARED: dict[tuple[str, tuple[tuple[str, Any], ...], int, bool], Prepared] = {}
+
+
+def prepared(
+    system: str, options: Mapping[str, Any], n_states: int
+) -> tuple[MechanicalSystem, list[State]] | None:
+    """``(declaration, random states)`` of a variant prepared in this
+    process, or None: the report evaluates the published equations at the
+    run's own states without building the system and solving its
+    constraints again."""
+    for (name, opts, n, _), got in PREPARED.items():
+        if name == system and dict(opts) == dict(options) and n == n_states:
+            return got[0], got[1]
+    return None
