@@ -372,6 +372,34 @@ def factor_numbers(expr, memo=None):
     ...     print(factor_numbers(3 * a - 3 * b + 2 * c))
     2*c + 3*(a - b)
     """
+
+    def add(args):
+        groups, new = {}, []
+        for a in args:
+            c, rest = a.as_coeff_Mul()
+            if (
+                (c.is_Rational or c.is_Float)
+                and c.is_nonzero
+                and abs(c) != 1
+                and rest is not sm.S.One
+            ):
+                groups.setdefault(abs(c), []).append((c, rest))
+            else:
+                new.append(a)
+        for k, terms in groups.items():
+            if len(terms) == 1:
+                new.append(sm.Mul(*terms[0]))
+            else:
+                new.append(sm.Mul(k, sm.Add(*[r if c > 0 else -r for c, r in terms])))
+        return sm.Add(*new)
+
+    return _rebuild_sums(expr, add, memo)
+
+
+def _rebuild_sums(expr, add, memo=None):
+    """``expr`` rebuilt bottom up with every sum made by ``add(args)`` from
+    its rebuilt terms; each distinct subexpression once (``memo``), and a
+    node whose arguments did not change kept as it is."""
     memo = {} if memo is None else memo
 
     def walk(e):
@@ -382,26 +410,7 @@ def factor_numbers(expr, memo=None):
             return got
         args = [walk(a) for a in e.args]
         if e.is_Add:
-            groups, new = {}, []
-            for a in args:
-                c, rest = a.as_coeff_Mul()
-                if (
-                    (c.is_Rational or c.is_Float)
-                    and c.is_nonzero
-                    and abs(c) != 1
-                    and rest is not sm.S.One
-                ):
-                    groups.setdefault(abs(c), []).append((c, rest))
-                else:
-                    new.append(a)
-            for k, terms in groups.items():
-                if len(terms) == 1:
-                    new.append(sm.Mul(*terms[0]))
-                else:
-                    new.append(
-                        sm.Mul(k, sm.Add(*[r if c > 0 else -r for c, r in terms]))
-                    )
-            out = sm.Add(*new)
+            out = add(args)
         elif any(a is not b for a, b in zip(args, e.args)):
             out = e.func(*args)
         else:
@@ -475,25 +484,9 @@ def factor_common(expr, memo=None):
     ...     print(factor_common(a * x + a * y + 2 * b + 2 * c))
     a*(x + y) + 2*(b + c)
     """
-    memo = {} if memo is None else memo
-
-    def walk(e):
-        if e.is_Atom:
-            return e
-        got = memo.get(e)
-        if got is not None:
-            return got
-        args = [walk(a) for a in e.args]
-        if e.is_Add:
-            out = _greedy_sum([_term_factors(a) for a in args])
-        elif any(a is not b for a, b in zip(args, e.args)):
-            out = e.func(*args)
-        else:
-            out = e
-        memo[e] = out
-        return out
-
-    return walk(sm.sympify(expr))
+    return _rebuild_sums(
+        expr, lambda args: _greedy_sum([_term_factors(a) for a in args]), memo
+    )
 
 
 def _c_function(printer, signature, outputs, prelude=()):

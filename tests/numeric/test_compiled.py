@@ -335,6 +335,22 @@ def _solve_reference(lam, t0, x):
     return np.linalg.solve(M, f)
 
 
+def _states(eom, lam, n=3):
+    """(t, x) at the declaration's random states, seeds 0 .. n - 1."""
+    for seed in range(n):
+        t0, q, qd = eom.system.random_state(seed=seed)
+        yield t0, lam.state_from(q, qd, t0)
+
+
+def _check_solve(cm, lam, t0, x, path):
+    """The compiled solve took ``path`` and agrees with numpy's solution
+    and with the lambdify backend's rates."""
+    z, took = cm.compiled_unknowns(t0, x)
+    assert took == path
+    close(z, _solve_reference(lam, t0, x))
+    close(cm.rhs(t0, x), lam.rhs(t0, x))
+
+
 @pytest.mark.parametrize(
     "formulation", ["kane", "lagrange", "modified_lagrange", "gibbs_appell"]
 )
@@ -356,13 +372,8 @@ def test_unconstrained_mass_matrix_is_solved_by_ldlt(formulation):
     assigned = set(re.findall(r"\bM\[(\d+)\] =", mf))
     assert assigned == {str(i * 3 + j) for i in range(3) for j in range(i + 1)}
     lam, cm = eom.numeric(), eom.numeric(backend="c")
-    for seed in range(3):
-        t0, q, qd = eom.system.random_state(seed=seed)
-        x = lam.state_from(q, qd, t0)
-        z, path = cm.compiled_unknowns(t0, x)
-        assert path == "ldlt"
-        close(z, _solve_reference(lam, t0, x))
-        close(cm.rhs(t0, x), lam.rhs(t0, x))
+    for t0, x in _states(eom, lam):
+        _check_solve(cm, lam, t0, x, "ldlt")
         # The full matrix is still served to callers of M and f.
         close(
             cm.mass_matrix_and_forcing(t0, x)[0], lam.mass_matrix_and_forcing(t0, x)[0]
@@ -386,15 +397,10 @@ def test_not_positive_definite_falls_back_to_lu(masses):
     by_name = {str(s): s for s in p}
     p.update({by_name["m1"]: masses[0], by_name["m2"]: masses[1]})
     lam, cm = eom.numeric(p), eom.numeric(p, backend="c")
-    for seed in range(3):
-        t0, q, qd = eom.system.random_state(seed=seed)
-        x = lam.state_from(q, qd, t0)
+    for t0, x in _states(eom, lam):
         M = lam.mass_matrix_and_forcing(t0, x)[0]
         assert np.min(np.linalg.eigvalsh(M)) < 0  # the case is what it claims
-        z, path = cm.compiled_unknowns(t0, x)
-        assert path == "lu"
-        close(z, _solve_reference(lam, t0, x))
-        close(cm.rhs(t0, x), lam.rhs(t0, x))
+        _check_solve(cm, lam, t0, x, "lu")
         close(cm.rhs_batch(t0, np.array([x, x]))[1], lam.rhs(t0, x))
 
 
@@ -405,13 +411,8 @@ def test_constrained_mass_matrix_is_solved_by_lu():
     src, info = c_source(eom)
     assert not info["symmetric"] and "#define EOM_SYMMETRIC 0" in src
     lam, cm = eom.numeric(), eom.numeric(backend="c")
-    for seed in range(3):
-        t0, q, qd = eom.system.random_state(seed=seed)
-        x = lam.state_from(q, qd, t0)
-        z, path = cm.compiled_unknowns(t0, x)
-        assert path == "lu"
-        close(z, _solve_reference(lam, t0, x))
-        close(cm.rhs(t0, x), lam.rhs(t0, x))
+    for t0, x in _states(eom, lam):
+        _check_solve(cm, lam, t0, x, "lu")
 
 
 def test_explicit_form_needs_no_solve():
@@ -419,12 +420,8 @@ def test_explicit_form_needs_no_solve():
         get_system("spatial_chain", n=2)
     )
     lam, cm = eom.numeric(), eom.numeric(backend="c")
-    t0, q, qd = eom.system.random_state(seed=0)
-    x = lam.state_from(q, qd, t0)
-    z, path = cm.compiled_unknowns(t0, x)
-    assert path == "none"
-    close(z, _solve_reference(lam, t0, x))
-    close(cm.rhs(t0, x), lam.rhs(t0, x))
+    for t0, x in _states(eom, lam, 1):
+        _check_solve(cm, lam, t0, x, "none")
 
 
 def test_factor_numbers_shares_a_multiplication_and_keeps_the_value():
