@@ -14,6 +14,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
+# One worker runs them in turn: mypy processes started at once on the
+# same tree share its .mypy_cache and can crash each other (an internal
+# error, exit status 2).
+pytestmark = pytest.mark.xdist_group("habits")
+
 
 def _run(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
