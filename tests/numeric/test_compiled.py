@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import re
+import shlex
 
 import numpy as np
 import pytest
@@ -202,6 +203,59 @@ def test_disk_cache_keyed_by_source(tmp_path, monkeypatch):
     t0, q, qd = e1.system.random_state(seed=0)
     x = m1.state_from(q, qd, t0)
     close(m2.rhs(t0, x), e1.numeric().rhs(t0, x))
+
+
+def _recording_compiler(monkeypatch):
+    """The compiler command lines of the builds that follow."""
+    commands = []
+    run = compiled._run_compiler
+
+    def record(cmd, cwd):
+        commands.append(list(cmd))
+        return run(cmd, cwd)
+
+    monkeypatch.setattr(compiled, "_run_compiler", record)
+    return commands
+
+
+def test_native_instructions_where_the_compiler_takes_them(tmp_path, monkeypatch):
+    eom = cached_eom("kane", "double_pendulum")
+    t0, q, qd = eom.system.random_state(seed=2)
+    reference = eom.numeric().coordinate_accelerations(t0, q, qd)
+    real = compiled.find_compiler()
+    # A compiler that refuses -march=native (as one for an architecture
+    # without it would): the build goes on without it.
+    refusing = tmp_path / "cc-refusing"
+    refusing.write_text(
+        "#!/bin/sh\n"
+        'for a in "$@"; do [ "$a" = -march=native ] && '
+        "{ echo 'unknown option' >&2; exit 1; }; done\n"
+        f'exec {shlex.join(real)} "$@"\n'
+    )
+    refusing.chmod(0o755)
+    assert compiled.native_cflags((str(refusing),)) == ()
+    commands = _recording_compiler(monkeypatch)
+    monkeypatch.setattr(compiled, "_LOADED", {})
+    plain = eom.numeric(backend="c", compiler=str(refusing), cache_dir=tmp_path)
+    library = [c for c in commands if any(a.endswith(".so") for a in c)]
+    assert library and all("-march=native" not in c for c in library)
+    close(plain.coordinate_accelerations(t0, q, qd), reference)
+    # The machine's own compiler: with the flag exactly when it takes it.
+    native = compiled.native_cflags(tuple(real))
+    commands.clear()
+    monkeypatch.setattr(compiled, "_LOADED", {})
+    first = eom.numeric(backend="c", cache_dir=tmp_path)
+    built = [c for c in commands if str(tmp_path) in " ".join(c)]
+    assert built and all(("-march=native" in c) == bool(native) for c in built)
+    close(first.coordinate_accelerations(t0, q, qd), reference)
+    if native:
+        # A library for this processor's instructions is not handed to
+        # another processor sharing the cache directory.
+        monkeypatch.setattr(compiled, "_LOADED", {})
+        monkeypatch.setattr(compiled, "_processor_fingerprint", lambda: "another")
+        other = eom.numeric(backend="c", cache_dir=tmp_path)
+        assert other.compile_seconds > 0 and first.compile_seconds > 0
+        assert len(list(tmp_path.glob("_eomc_*.so"))) == 3
 
 
 def test_singular_mass_matrix_raises_like_lambdify():
