@@ -155,7 +155,7 @@ def find_compiler(cc: str | None = None) -> list[str]:
     )
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def native_cflags(cc: tuple[str, ...]) -> tuple[str, ...]:
     """:data:`NATIVE_CFLAGS` if compiler ``cc`` builds with them on this
     machine, else none (a compiler or architecture that does not know
@@ -171,7 +171,7 @@ def native_cflags(cc: tuple[str, ...]) -> tuple[str, ...]:
     return NATIVE_CFLAGS if proc.returncode == 0 else ()
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _processor_fingerprint() -> str:
     """What ``-march=native`` reads of the processor: its model and its
     instruction-set extensions (Linux's /proc/cpuinfo), else what the
