@@ -176,6 +176,7 @@ from symbolic.calculus import (
     directional_derivative,
     jacobian,
     linear_split,
+    reverse_gradient,
     substitute,
     symmetric_from_lower,
     time_derivative,
@@ -326,19 +327,23 @@ def _lagrange_split(T, coordinates, Q):
     """``(M, E0)`` of Lagrange's equations ``E = M q'' + E0``,
     ``E_i = d/dt(dT/dq_i') - dT/dq_i - Q_i``, for a T free of explicit
     time: M the coefficients of q'' (those of q' in dT/dq'), E0 with the
-    time derivative taken along q only (q' held, q'' = 0).  The terms are
-    those of :func:`lagrange_operators` split by :func:`linear_split`:
-    each is formed by the same rules, the q'' ones left out."""
+    time derivative taken along q only (q' held, q'' = 0): the equations
+    of :func:`lagrange_operators` split by :func:`linear_split`, without
+    forming the q'' terms.  dT/dq' and dT/dq come from one backward pass
+    over T (:func:`~symbolic.calculus.reverse_gradient`), so the
+    expressions equal, but are not term for term, those of
+    :func:`lagrange_operators`."""
     qd = [_d(q) for q in coordinates]
-    p = [directional_derivative(T, {v: sm.S.One}) for v in qd]
+    n = len(qd)
+    # dT/dq' and dT/dq in one backward pass over T (see lagrange).
+    grad = reverse_gradient(T, qd + list(coordinates))
+    p = grad[:n]
     M = jacobian(sm.Matrix(p), qd)
     along = dict(zip(coordinates, qd))
     memo: dict = {}
     rest = []
-    for q, pq, Qq in zip(coordinates, p, Q):
-        L = directional_derivative(pq, along, memo) - directional_derivative(
-            T, {q: sm.S.One}
-        )
+    for pq, dTdq, Qq in zip(p, grad[n:], Q):
+        L = directional_derivative(pq, along, memo) - dTdq
         rest.append(L - sm.sympify(Qq))
     return M, rest
 

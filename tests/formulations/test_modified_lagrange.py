@@ -481,10 +481,11 @@ def test_cost_table_on_the_mechanisms():
 )
 def test_nothing_to_eliminate_gives_the_split_transcription(name):
     """With s = 0 the class forms M and the rest of (2.20) apart, without
-    the q'' terms of the whole time derivative: the same expressions as
-    the transcription split afterwards (node for node where no floating
-    point sum is reordered, as on these symbolic declarations)."""
-    from symbolic.calculus import linear_split, symmetric_from_lower
+    the q'' terms of the whole time derivative, and dT/dq', dT/dq in one
+    backward pass: the same functions as the transcription split
+    afterwards (compared by value at random states and parameters: the
+    expressions are not the same term for term)."""
+    from symbolic.calculus import linear_split, substitute, symmetric_from_lower
 
     ms = cached_system(name, ())
     assert not ms.q_dep and not ms.is_rheonomic
@@ -495,18 +496,27 @@ def test_nothing_to_eliminate_gives_the_split_transcription(name):
     transcribed = modified_lagrange_equations(T, coords, Q, {})
     assert eom.unknowns == tuple(_d(q, 2) for q in coords)
     M, rest = linear_split(transcribed, eom.unknowns)
-    # The class writes the Hessian by its lower triangle; the transcription's
-    # upper triangle is the same function written in the other order.
-    assert eom.mass_matrix == symmetric_from_lower(M)
+    # The class writes the Hessian by its lower triangle.
+    assert eom.mass_matrix == symmetric_from_lower(eom.mass_matrix)
+    rates = [_d(q) for q in coords]
+    free = sorted((M.free_symbols | sm.Matrix(rest).free_symbols) - {t}, key=str)
     rng = np.random.default_rng(1)
-    at = dict(zip(coords, rng.uniform(-2, 2, len(coords))))
-    Mq = M.xreplace(at)
-    params = sorted(Mq.free_symbols, key=str)
-    num = np.array(
-        sm.lambdify(params, Mq)(*rng.uniform(0.5, 2.0, len(params))), dtype=float
-    )
-    np.testing.assert_allclose(num, num.T, rtol=1e-12, atol=1e-12)
-    assert eom.forcing == -sm.Matrix(rest)
+    n = len(coords)
+    for _ in range(3):
+        at = dict(zip(rates, map(sm.Float, rng.uniform(-2, 2, n))))
+        at |= dict(zip(coords, map(sm.Float, rng.uniform(-2, 2, n))))
+        at |= dict(zip(free, map(sm.Float, rng.uniform(0.5, 2.0, len(free)))))
+
+        def value(X):
+            # Each shared subtree evaluated once (xreplace walks every path).
+            return np.array(substitute(list(X), at), dtype=float)
+
+        Mb = value(M).reshape(n, n)
+        np.testing.assert_allclose(Mb, Mb.T, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(value(eom.mass_matrix).reshape(n, n), Mb, rtol=1e-12)
+        np.testing.assert_allclose(
+            value(eom.forcing), -value(sm.Matrix(rest)), rtol=1e-12, atol=1e-12
+        )
     assert eom.mass_matrix != sm.zeros(*M.shape) and eom.forcing != sm.zeros(
         len(rest), 1
     )

@@ -18,6 +18,7 @@ from symbolic.calculus import (
     dynamic_symbols,
     gradient,
     jacobian,
+    reverse_gradient,
     substitute,
     time_derivative,
 )
@@ -134,6 +135,32 @@ def test_directional_derivative_matches_sympy(e):
 @given(expressions)
 def test_time_derivative_matches_sympy(e):
     assert _same(time_derivative(e, t), e.diff(t))
+
+
+@given(expressions)
+def test_reverse_gradient_matches_sympy(e):
+    variables = [x, q1, q1.diff(t), u1, y]
+    ours = reverse_gradient(e, variables)
+    assert len(ours) == len(variables)
+    assert all(_same(a, e.diff(v)) for a, v in zip(ours, variables))
+
+
+def test_reverse_gradient_of_shared_subtrees_and_fallbacks():
+    # A subtree met along several paths gets the adjoints of all of them;
+    # a piecewise node goes to sympy; a variable that is the whole
+    # expression, or is absent, has derivative one, or zero.
+    s = sm.sin(q1 * x)
+    e = s**2 * q1.diff(t) + s * sm.cos(s) + sm.Piecewise((x**2, x > 0), (q1, True))
+    variables = [q1, x, q1.diff(t), z]
+    got = reverse_gradient(e, variables)
+    for g, v in zip(got, variables):
+        for xv in (0.7, -0.7):
+            point = {q1.diff(t): 0.4, q1: 0.3, x: xv}
+            assert float(g.subs(point)) == pytest.approx(
+                float(e.diff(v).subs(point)), rel=1e-12
+            )
+    assert got[3] == 0
+    assert reverse_gradient(q1, [q1, x]) == [1, 0]
 
 
 def test_linear_coefficients_read_off_exactly():
