@@ -215,6 +215,9 @@ def _rhs_case(system, formulations, repeats):
     for _ in range(repeats):
         for label, call in calls.items():
             runs[label].append(per_call(call, 1))
+    from numeric.compiled import default_cflags
+
+    out["cflags"] = " ".join(default_cflags())
     out["aba_us"] = statistics.median(runs.pop("aba")) * 1e6
     for label, times in runs.items():
         out[f"{label}_c_us"] = statistics.median(times) * 1e6
@@ -381,6 +384,7 @@ def bench_robots(
                         "aba_us": round(got["aba_us"], 3),
                         "ratio": round(got[f"{label}_c_us"] / got["aba_us"], 3),
                         "qdd_maxdiff": got[f"{label}_maxdiff"],
+                        "cflags": got["cflags"],
                     }
                 )
                 log(
@@ -547,12 +551,21 @@ def _stanford_markdown(rows):
 
 
 def _rhs_markdown(rows):
+    flags = sorted({r.get("cflags", "") for r in rows} - {""})
+    built = (
+        f"the C built with ``{'``, ``'.join(flags)}`` (the backend's default "
+        "here: code for this machine's processor where the compiler takes "
+        "it), Pinocchio as its package installs; "
+        if flags
+        else ""
+    )
     return _md_section(
         "Compiled right-hand side against Pinocchio's aba",
         "Microseconds per call at one state (median of repeats, the "
         "calls of every row and of aba interleaved), the "
         "C backend against ``pinocchio.aba`` on the same URDF; "
-        "forward = articulated_body is kane's explicit form by the "
+        + built
+        + "forward = articulated_body is kane's explicit form by the "
         "articulated-body recursion (no solve); "
         "target: ratio at most 1.",
         [

@@ -69,6 +69,7 @@ __all__ = [
     "CompilerNotFoundError",
     "CompilationError",
     "find_compiler",
+    "default_cflags",
     "compiled_cache_dir",
     "c_source",
     "factor_numbers",
@@ -169,6 +170,14 @@ def native_cflags(cc: tuple[str, ...]) -> tuple[str, ...]:
         except OSError:
             return ()
     return NATIVE_CFLAGS if proc.returncode == 0 else ()
+
+
+def default_cflags(compiler=None) -> tuple[str, ...]:
+    """The flags of a build without explicit ``cflags``: :data:`DEFAULT_CFLAGS`
+    and, where ``compiler`` (as for :func:`find_compiler`) takes them,
+    :data:`NATIVE_CFLAGS`."""
+    cc = compiler if isinstance(compiler, list) else find_compiler(compiler)
+    return (*DEFAULT_CFLAGS, *native_cflags(tuple(cc)))
 
 
 @functools.cache
@@ -993,10 +1002,7 @@ def build_module(
     """
     cffi = _cffi()
     cc = find_compiler(compiler)
-    if cflags is None:
-        flags = [*DEFAULT_CFLAGS, *native_cflags(tuple(cc))]
-    else:
-        flags = list(cflags)
+    flags = list(default_cflags(cc) if cflags is None else cflags)
     source = source + _EXPORTS
     machine = _processor_fingerprint() if "-march=native" in flags else ""
     modname = (

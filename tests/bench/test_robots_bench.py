@@ -121,3 +121,9 @@ def test_rhs_rows_include_the_articulated_body_recursion(tmp_path):
         assert abs(r["ratio"] - r["c_us"] / r["aba_us"]) < 1e-2 * r["ratio"]
     text = (tmp_path / "robots.md").read_text()
     assert "| panda | kane | articulated_body |" in text
+    # The flags the C was built with are those of a default build, stated.
+    from numeric.compiled import default_cflags
+
+    flags = " ".join(default_cflags())
+    assert {r["cflags"] for r in rows} == {flags}
+    assert f"the C built with ``{flags}``" in text
