@@ -73,8 +73,8 @@ import sympy.physics.mechanics as me
 
 from symbolic.calculus import (
     directional_derivative,
+    energy_gradients,
     jacobian,
-    reverse_gradient,
     symmetric_from_lower,
 )
 from symbolic.frames import FrameAlgebra, generalized_forces, kinetic_energy
@@ -190,12 +190,13 @@ class Lagrange(Formulation):
         with stage("lagrange_operator"):
             # q and q' are independent variables of T here (the large
             # expressions stay in q(t), q'(t): no round trip through plain
-            # symbols).  dT/dq' and dT/dq in one backward pass over T:
-            # each shared subtree's derivative d T/d node is formed once
-            # for all 2n partial derivatives (on a 7-joint arm a fifth
-            # fewer operations in the equations than one pass per variable).
-            grad = reverse_gradient(T, qd + q)
-            p = sm.Matrix(grad[:n])
+            # symbols).  dT/dq' and dT/dq in one backward pass over T
+            # (from two coordinates on): each shared subtree's derivative
+            # dT/d node is formed once for all 2n partial derivatives (on a
+            # 7-joint arm 14% fewer multiplications in the equations than
+            # one forward pass per variable).
+            p_list, dTdq_list = energy_gradients(T, q, qd)
+            p = sm.Matrix(p_list)
             # The Hessian of T in q': symmetric, though d/dq'_j of dT/dq'_i
             # and d/dq'_i of dT/dq'_j come out as different expressions;
             # written by its lower triangle, the symmetry is visible to the
@@ -209,7 +210,7 @@ class Lagrange(Formulation):
             dp = sm.Matrix([directional_derivative(pi, along, memo) for pi in p])
             if ms.is_rheonomic:
                 dp += p.xreplace(to_plain).diff(t).xreplace(back)
-            dTdq = sm.Matrix(grad[n:])
+            dTdq = sm.Matrix(dTdq_list)
             f_dyn = Qgen + dTdq - dp
 
         with stage("constraints"):

@@ -174,9 +174,9 @@ import sympy.physics.mechanics as me
 
 from symbolic.calculus import (
     directional_derivative,
+    energy_gradients,
     jacobian,
     linear_split,
-    reverse_gradient,
     substitute,
     symmetric_from_lower,
     time_derivative,
@@ -330,19 +330,17 @@ def _lagrange_split(T, coordinates, Q):
     time derivative taken along q only (q' held, q'' = 0): the equations
     of :func:`lagrange_operators` split by :func:`linear_split`, without
     forming the q'' terms.  dT/dq' and dT/dq come from one backward pass
-    over T (:func:`~symbolic.calculus.reverse_gradient`), so the
+    over T (:func:`~symbolic.calculus.energy_gradients`), so the
     expressions equal, but are not term for term, those of
     :func:`lagrange_operators`."""
     qd = [_d(q) for q in coordinates]
-    n = len(qd)
     # dT/dq' and dT/dq in one backward pass over T (see lagrange).
-    grad = reverse_gradient(T, qd + list(coordinates))
-    p = grad[:n]
+    p, dTdq_list = energy_gradients(T, coordinates, qd)
     M = jacobian(sm.Matrix(p), qd)
     along = dict(zip(coordinates, qd))
     memo: dict = {}
     rest = []
-    for pq, dTdq, Qq in zip(p, grad[n:], Q):
+    for pq, dTdq, Qq in zip(p, dTdq_list, Q):
         L = directional_derivative(pq, along, memo) - dTdq
         rest.append(L - sm.sympify(Qq))
     return M, rest

@@ -16,6 +16,7 @@ from symbolic.calculus import (
     derivative,
     directional_derivative,
     dynamic_symbols,
+    energy_gradients,
     gradient,
     jacobian,
     reverse_gradient,
@@ -161,6 +162,22 @@ def test_reverse_gradient_of_shared_subtrees_and_fallbacks():
             )
     assert got[3] == 0
     assert reverse_gradient(q1, [q1, x]) == [1, 0]
+
+
+def test_energy_gradients_forward_for_one_coordinate_backward_from_two():
+    qd1, qd2 = q1.diff(t), q2.diff(t)
+    T1 = x * sm.sin(q1) ** 2 * qd1**2 / 2
+    # One coordinate: the forward passes' very expressions.
+    assert energy_gradients(T1, [q1], [qd1]) == (
+        gradient(T1, [qd1]),
+        gradient(T1, [q1]),
+    )
+    T2 = T1 + y * sm.cos(q1 - q2) * qd1 * qd2 + z * qd2**2 / 2
+    p, dTdq = energy_gradients(T2, [q1, q2], [qd1, qd2])
+    both = reverse_gradient(T2, [qd1, qd2, q1, q2])
+    assert (p, dTdq) == (both[:2], both[2:])
+    for got, v in zip(p + dTdq, [qd1, qd2, q1, q2]):
+        assert _same(got, T2.diff(v))
 
 
 def test_linear_coefficients_read_off_exactly():
