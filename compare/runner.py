@@ -1130,15 +1130,17 @@ def _longest_first(
     last case to finish is a short one (two workers are not left waiting
     for one long case at the end).
 
-    Expected seconds come from an earlier run's ``results.csv`` in ``out``,
-    else from the one in ``prior`` (by default the committed results of
-    the default comparison, so that a first run into a new directory is
-    ordered too); a case they lack is ranked by the size ``n`` of a
-    scalable system, then in run order.
+    Expected seconds come from an earlier run's ``results.csv`` in ``out``
+    and, for the cases it lacks, from the one in ``prior`` (by default the
+    committed results of the default comparison, so that a first run into
+    a new directory is ordered too, and so are the cases a run stopped
+    half-way has left to do: they are the ones its own results lack); a
+    case neither holds is ranked by the size ``n`` of a scalable system,
+    then in run order.
     """
-    known = _expected_seconds(out) if out is not None else {}
-    if not known and prior is not None:
-        known = _expected_seconds(prior)
+    known = _expected_seconds(prior) if prior is not None else {}
+    if out is not None:
+        known |= _expected_seconds(out)
 
     def key(item: tuple[int, Case]) -> tuple[float, int, int]:
         i, c = item

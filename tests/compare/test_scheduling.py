@@ -106,13 +106,22 @@ def test_first_run_is_ordered_by_a_prior_run(tmp_path):
         "double_pendulum/kane",
         "n_link_pendulum[n=5]/kane",
     ]
-    # An earlier run in the output directory itself comes first.
-    pd.DataFrame({"case": ["n_link_pendulum[n=5]/kane"], "derive_s": [1.0]}).to_csv(
+    # An earlier run in the output directory itself: its seconds replace the
+    # prior's for the cases it holds; the prior still orders the others,
+    # which are what a run stopped half-way has left to do.
+    pd.DataFrame({"case": ["four_bar/sympy_lagrange"], "derive_s": [0.1]}).to_csv(
         new / "results.csv", index=False
     )
-    assert _longest_first(cases, new, prior=prior)[0].id == (
-        "n_link_pendulum[n=5]/kane"
-    )
+    assert [c.id for c in _longest_first(cases, new, prior=prior)] == [
+        "double_pendulum/kane",
+        "four_bar/sympy_lagrange",
+        "n_link_pendulum[n=5]/kane",
+    ]
+    left = [c for c in cases if c.id != "four_bar/sympy_lagrange"]
+    assert [c.id for c in _longest_first(left, new, prior=prior)] == [
+        "double_pendulum/kane",
+        "n_link_pendulum[n=5]/kane",
+    ]
 
 
 def test_default_prior_is_the_committed_default_run():
