@@ -393,6 +393,20 @@ def _log_axis(ax, values, axis="y"):
     target.set_minor_formatter(NullFormatter())
 
 
+def _backend_labels(frame, labels) -> list[str]:
+    """The x labels of the cost chart: where some systems' right-hand sides
+    were compiled and others' not, those of the compiled ones marked
+    "[C]", so that microseconds of the two backends are not read as one
+    scale (within a system every formulation has one backend)."""
+    if "backend" not in frame.columns:
+        return list(labels)
+    by = frame.dropna(subset=["backend"]).groupby("label", sort=False)["backend"]
+    compiled = {lab for lab, b in by if set(b) == {"c"}}
+    if not compiled or compiled >= set(labels):
+        return list(labels)
+    return [f"{lab} [C]" if lab in compiled else str(lab) for lab in labels]
+
+
 def _bars_figure(plt, frame, formulations, styles, path):
     """Grouped bars per system variant: operation counts and times."""
     ok = frame[frame["status"] == "ok"]
@@ -447,7 +461,7 @@ def _bars_figure(plt, frame, formulations, styles, path):
         ax.set_ylabel(title)
         ax.grid(axis="x", visible=False)
     axes[-1, 0].set_xticks(x)
-    axes[-1, 0].set_xticklabels(labels, rotation=35, ha="right")
+    axes[-1, 0].set_xticklabels(_backend_labels(ok, labels), rotation=35, ha="right")
     axes[0, 0].set_title(
         "Cost per formulation (log scale; missing bar: failed or not run)"
     )
@@ -915,7 +929,8 @@ def _build_report(
                     "Operation counts (raw and after "
                     "common-subexpression elimination), derivation "
                     "seconds and right-hand-side microseconds per "
-                    "formulation." + _backend_note(frame),
+                    "formulation ([C]: compiled right-hand sides, where "
+                    "the run has both backends)." + _backend_note(frame),
                 )
             ]
 

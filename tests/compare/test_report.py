@@ -276,3 +276,19 @@ def test_benchmark_function_that_raises(result, tmp_path, monkeypatch):
 def test_rejects_a_non_result(tmp_path):
     with pytest.raises(TypeError, match="ComparisonResult"):
         write_report(pd.DataFrame(), tmp_path)
+
+
+def test_cost_chart_marks_compiled_systems_when_backends_are_mixed():
+    from compare.report import _backend_labels
+
+    frame = pd.DataFrame(
+        {
+            "label": ["a", "a", "b", "b"],
+            "backend": ["c", "c", "lambdify", "lambdify"],
+        }
+    )
+    assert _backend_labels(frame, ["a", "b"]) == ["a [C]", "b"]
+    # One backend for the whole run: one scale, nothing to mark.
+    same = frame.assign(backend="c")
+    assert _backend_labels(same, ["a", "b"]) == ["a", "b"]
+    assert _backend_labels(frame.assign(backend="lambdify"), ["a", "b"]) == ["a", "b"]
