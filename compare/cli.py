@@ -76,7 +76,10 @@ def _add_run_options(p: argparse.ArgumentParser):
         "--formulations",
         nargs="+",
         metavar="NAME",
-        help=f"formulations (default: all of {', '.join(FORMULATIONS)})",
+        help=f"formulations (default: all of {', '.join(FORMULATIONS)}); "
+        "a formulation with options is written NAME:KEY=VALUE[:KEY=VALUE], "
+        "e.g. kane:forward=articulated_body, and is compared as a formulation "
+        "of its own",
     )
     p.add_argument(
         "--n",
@@ -320,6 +323,10 @@ def cmd_list(args) -> int:
             f"  {name:26s} {cls.summary}  [{', '.join(abilities)}"
             f"{', multipliers' if cls.uses_multipliers else ''}]"
         )
+        options = {k: v for k, v in cls().options.items() if k != "count_ops"}
+        if options:
+            defaults = ", ".join(f"{k}={v!r}" for k, v in options.items())
+            print(f"  {'':26s} options (NAME:KEY=VALUE): {defaults}")
     return 0
 
 

@@ -211,6 +211,14 @@ def _pyplot():
 _MARGINS = (0.8, 2.0, 0.45, 0.5)
 
 
+def _legend_room(labels) -> float:
+    """Inches right of the axes for a legend of ``labels``: the default
+    margin, or more for long names (a formulation named with its options,
+    ``kane:forward=articulated_body``)."""
+    longest = max((len(str(x)) for x in labels), default=0)
+    return max(_MARGINS[1], 0.55 + 0.07 * longest)
+
+
 def _layout(fig, left=None, right=None, top=None, bottom=None, **spacing):
     """Place the axes of ``fig`` within fixed margins (inches)."""
     w, h = fig.get_size_inches()
@@ -278,10 +286,15 @@ def _trajectory_figure(plt, label, rows, trajectories, reference, styles, path):
     spread = np.ptp(q_ref, axis=0)
     shown = sorted(np.argsort(-spread, kind="stable")[:3])
     names = _coordinate_names(rows, q_ref.shape[1])
+    room = _legend_room(f for f, _ in cases)
     fig, axes = plt.subplots(
-        len(shown), 1, sharex=True, squeeze=False, figsize=(9.5, 1.9 * len(shown) + 0.6)
+        len(shown),
+        1,
+        sharex=True,
+        squeeze=False,
+        figsize=(9.5 + room - _MARGINS[1], 1.9 * len(shown) + 0.6),
     )
-    _layout(fig, hspace=0.12)
+    _layout(fig, right=room, hspace=0.12)
     n_t = len(ref["t"])
     for ax, j in zip(axes[:, 0], shown):
         for k, (form, arr) in enumerate(cases):
@@ -342,8 +355,9 @@ def _deviations(rows, trajectories, reference, threshold):
 def _deviation_figure(plt, label, devs, reference, threshold, styles, path):
     if not devs:
         return None
-    fig, ax = plt.subplots(figsize=(9.5, 3.0))
-    _layout(fig)
+    room = _legend_room(devs)
+    fig, ax = plt.subplots(figsize=(9.5 + room - _MARGINS[1], 3.0))
+    _layout(fig, right=room)
     for form, (t, dev) in devs.items():
         st = styles[form]
         ax.semilogy(
@@ -396,7 +410,7 @@ def _log_axis(ax, values, axis="y"):
 def _backend_labels(frame, labels) -> list[str]:
     """The x labels of the cost chart: where some systems' right-hand sides
     were compiled and others' not, those of the compiled ones marked
-    "[C]", so that microseconds of the two backends are not read as one
+    "(C)", so that microseconds of the two backends are not read as one
     scale (within a system every formulation has one backend)."""
     if "backend" not in frame.columns:
         return list(labels)
@@ -404,7 +418,7 @@ def _backend_labels(frame, labels) -> list[str]:
     compiled = {lab for lab, b in by if set(b) == {"c"}}
     if not compiled or compiled >= set(labels):
         return list(labels)
-    return [f"{lab} [C]" if lab in compiled else str(lab) for lab in labels]
+    return [f"{lab} (C)" if lab in compiled else str(lab) for lab in labels]
 
 
 def _bars_figure(plt, frame, formulations, styles, path):
@@ -428,17 +442,18 @@ def _bars_figure(plt, frame, formulations, styles, path):
     x = np.arange(len(labels))
     # The rotated labels hang below the axes by about their length.
     below = 0.4 + 0.034 * max(len(str(lb)) for lb in labels)
+    room = _legend_room(forms)
     fig, axes = plt.subplots(
         len(metrics),
         1,
         sharex=True,
         squeeze=False,
         figsize=(
-            max(7.5, 0.55 * len(labels) * max(len(forms), 2) / 2 + 2.5) + 2.0,
+            max(7.5, 0.55 * len(labels) * max(len(forms), 2) / 2 + 2.5) + room,
             2.3 * len(metrics) + 0.6 + below,
         ),
     )
-    _layout(fig, bottom=below, hspace=0.15)
+    _layout(fig, right=room, bottom=below, hspace=0.15)
     for ax, (col, title) in zip(axes[:, 0], metrics):
         table = ok.pivot_table(
             index="label", columns="formulation", values=col, aggfunc="first"
@@ -489,10 +504,14 @@ def _scaling_figure(plt, frame, system, formulations, styles, path):
     ]
     if not metrics:
         return None
+    room = _legend_room(formulations)
     fig, axes = plt.subplots(
-        1, len(metrics), squeeze=False, figsize=(3.4 * len(metrics) + 2.6, 3.6)
+        1,
+        len(metrics),
+        squeeze=False,
+        figsize=(3.4 * len(metrics) + 0.6 + room, 3.6),
     )
-    _layout(fig, top=0.75, wspace=0.35)
+    _layout(fig, right=room, top=0.75, wspace=0.35)
     ns = sorted(int(n) for n in f["n"].unique())
     for ax, (col, title) in zip(axes[0], metrics):
         for form in formulations:
@@ -929,8 +948,9 @@ def _build_report(
                     "Operation counts (raw and after "
                     "common-subexpression elimination), derivation "
                     "seconds and right-hand-side microseconds per "
-                    "formulation ([C]: compiled right-hand sides, where "
-                    "the run has both backends)." + _backend_note(frame),
+                    "formulation; where the run has both backends, a "
+                    "system marked (C) had its right-hand sides compiled."
+                    + _backend_note(frame),
                 )
             ]
 

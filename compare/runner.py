@@ -41,6 +41,7 @@ from formulations import (
     SingularConfigurationError,
     UnsupportedSystemError,
     get_formulation,
+    split_formulation_spec,
 )
 from numeric.integrate import integrate
 from systems import CATALOGUE, get_system, system_facts
@@ -206,11 +207,13 @@ class RunOptions:
             raise ValueError(
                 f"method must be one of {list(SOLVERS)}, not {self.method!r}"
             )
-        if self.reference not in FORMULATIONS:
+        try:
+            get_formulation(self.reference)
+        except (ValueError, TypeError) as exc:
             raise ValueError(
-                f"reference must be one of {sorted(FORMULATIONS)}, "
-                f"not {self.reference!r}"
-            )
+                f"reference must be one of {sorted(FORMULATIONS)} (options "
+                f"as NAME:KEY=VALUE), not {self.reference!r}: {exc}"
+            ) from None
         if self.backend not in BACKEND_CHOICES:
             raise ValueError(
                 f"backend must be one of {list(BACKEND_CHOICES)}, not {self.backend!r}"
@@ -261,9 +264,15 @@ def expand_cases(
     bad = [s for s in systems if s not in CATALOGUE]
     if bad:
         raise ValueError(f"unknown systems {bad}; valid: {sorted(CATALOGUE)}")
-    bad = [f for f in formulations if f not in FORMULATIONS]
+    bad = [f for f in formulations if split_formulation_spec(f)[0] not in FORMULATIONS]
     if bad:
         raise ValueError(f"unknown formulations {bad}; valid: {sorted(FORMULATIONS)}")
+    for f in formulations:
+        # Options named on the command line, checked before any case runs.
+        try:
+            get_formulation(f)
+        except (ValueError, TypeError) as exc:
+            raise ValueError(f"formulation {f!r}: {exc}") from None
     n = list(n) if n else []
     for k in n:
         if not isinstance(k, int) or k < 1:
@@ -299,7 +308,7 @@ def _time_rhs(model: NumericModel, t0: float, x: FloatArray, calls: int) -> floa
 
 
 def _is_peer(formulation: str) -> bool:
-    cls = FORMULATIONS.get(formulation)
+    cls = FORMULATIONS.get(split_formulation_spec(formulation)[0])
     return bool(getattr(cls, "is_peer", False))
 
 

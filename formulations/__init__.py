@@ -23,6 +23,7 @@ from .base import (
     rate_form,
     register,
     speed_form,
+    split_formulation_spec,
 )
 
 # Every module of this package registers its formulations on import.
@@ -35,6 +36,7 @@ __all__ = [
     "Derivation",
     "UnsupportedSystemError",
     "get_formulation",
+    "split_formulation_spec",
     "register",
     "formulation_names",
     "count_operations",

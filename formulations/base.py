@@ -52,6 +52,7 @@ __all__ = [
     "FORMULATIONS",
     "register",
     "get_formulation",
+    "split_formulation_spec",
     "UnsupportedSystemError",
     "count_operations",
     "speed_form",
@@ -207,27 +208,105 @@ def formulation_names(include_peers: bool = True) -> list[str]:
     return [n for n, c in FORMULATIONS.items() if include_peers or not c.is_peer]
 
 
+def split_formulation_spec(spec: str) -> tuple[str, dict]:
+    """A formulation's name and options as the command line writes them:
+    ``"name"`` or ``"name:key=value[:key=value...]"``, each value read as
+    a Python literal where it is one (``5``, ``(5.0, 5.0)``, ``True``),
+    else as a string.
+
+    Raises
+    ------
+    ValueError
+        For an option that is not ``key=value``.
+
+    Examples
+    --------
+    >>> split_formulation_spec("kane:forward=articulated_body")
+    ('kane', {'forward': 'articulated_body'})
+    >>> split_formulation_spec("lagrange:baumgarte=(5.0, 5.0)")
+    ('lagrange', {'baumgarte': (5.0, 5.0)})
+    """
+    import ast
+
+    name, *parts = str(spec).split(":")
+    options: dict = {}
+    for part in parts:
+        key, eq, text = part.partition("=")
+        key = key.strip()
+        if not eq or not key.isidentifier():
+            raise ValueError(
+                f"formulation {spec!r}: options are written NAME:KEY=VALUE "
+                f"(e.g. kane:forward=articulated_body), not {part!r}"
+            )
+        try:
+            options[key] = ast.literal_eval(text.strip())
+        except (ValueError, SyntaxError):
+            options[key] = text.strip()
+    return name.strip(), options
+
+
+def _check_option_names(cls: type[Formulation], options: Mapping) -> None:
+    params = inspect.signature(cls.__init__).parameters.values()
+    if any(p.kind is p.VAR_KEYWORD for p in params):
+        return
+    known = [
+        p.name
+        for p in params
+        if p.name != "self" and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        raise ValueError(
+            f"{cls.name} has no option {', '.join(map(repr, unknown))}; "
+            f"its options: {', '.join(known) or 'none'}"
+        )
+
+
 def get_formulation(
     name_or_class: str | Formulation | type[Formulation], **options: Any
 ) -> Formulation:
     """An instance of the named (or given) formulation.
 
+    A name may carry options, ``"kane:forward=articulated_body"``
+    (:func:`split_formulation_spec`); keyword ``options`` are added to
+    them.
+
     Raises
     ------
     ValueError
-        For an unknown name, listing the registered ones.
+        For an unknown name, listing the registered ones; for an option
+        the formulation does not have, listing those it has; for an option
+        given both in the name and as a keyword.
+
+    Examples
+    --------
+    >>> get_formulation("kane:forward=articulated_body").options["forward"]
+    'articulated_body'
     """
     if isinstance(name_or_class, Formulation):
         return name_or_class
     if isinstance(name_or_class, type) and issubclass(name_or_class, Formulation):
         return name_or_class(**options)
+    name, named = (
+        split_formulation_spec(name_or_class)
+        if isinstance(name_or_class, str)
+        else (name_or_class, {})
+    )
     try:
-        cls = FORMULATIONS[name_or_class]
+        cls = FORMULATIONS[name]
     except (KeyError, TypeError):
         raise ValueError(
             f"`formulation` must be one of {sorted(FORMULATIONS)} or a "
             f"Formulation subclass, not {name_or_class!r}"
         ) from None
+    both = sorted(set(named) & set(options))
+    if both:
+        raise ValueError(
+            f"formulation {name_or_class!r}: option(s) {both} given both in "
+            f"the name and as keywords"
+        )
+    options = named | options
+    _check_option_names(cls, options)
     return cls(**options)
 
 

@@ -200,6 +200,15 @@ def test_a_peers_non_finite_equations_are_listed_but_do_not_fail(tmp_path):
     [
         (["--method", "Foo"], "method must be one of"),
         (["--formulations", "Foo"], "unknown formulations ['Foo']"),
+        (
+            ["--formulations", "kane:frwd=articulated_body"],
+            "kane has no option 'frwd'; its options: assembly, forward",
+        ),
+        (
+            ["--formulations", "kane:forward=bogus"],
+            "`forward` must be one of",
+        ),
+        (["--formulations", "kane:forward"], "options are written NAME:KEY=VALUE"),
         (["--timeout", "-5"], "timeout must be a positive number"),
         (["--rtol", "-1"], "rtol must be a positive number"),
         (["--jobs", "0"], "--jobs must be a positive integer"),
@@ -465,3 +474,45 @@ def test_a_full_disk_stops_the_run_clearly_and_resume_completes_it(tmp_path):
         _assert_unique_complete(out, 3)
     finally:
         subprocess.run(["umount", "-l", str(out)], check=False)
+
+
+def test_formulations_with_options_are_compared_as_formulations_of_their_own(
+    tmp_path,
+):
+    # Kane's method with the articulated-body recursion and Lagrange's with
+    # Baumgarte's stabilization beside the defaults: each its own row, the
+    # options applied (other operation counts), the accelerations the same;
+    # where an option does not apply, the row says why.
+    out = tmp_path / "run"
+    forms = ["kane", "kane:forward=articulated_body", "lagrange:baumgarte=(5.0,5.0)"]
+    res = cli(
+        tmp_path,
+        "--systems",
+        "spatial_chain",
+        "double_pendulum",
+        "--n",
+        "2",
+        "--formulations",
+        *forms,
+        "--jobs",
+        "1",
+        "--quiet",
+        "--no-report",
+        "--out",
+        out,
+    )
+    assert res.returncode == 0, res.stdout + res.stderr
+    frame = pd.read_csv(out / "results.csv")
+    chain = frame[frame["system"] == "spatial_chain"].set_index("formulation")
+    assert sorted(chain.index) == sorted(forms)
+    assert (chain["status"] == "ok").all()
+    assert chain["qdd_max_rel_dev"].max() < 1e-10
+    assert (
+        chain.loc["kane:forward=articulated_body", "ops_cse"]
+        != chain.loc["kane", "ops_cse"]
+    )
+    loop = frame[frame["system"] == "double_pendulum"].set_index("formulation")
+    refused = loop.loc["kane:forward=articulated_body"]
+    assert refused["status"] == "unsupported"
+    assert "needs a tree of one-coordinate joints" in refused["error"]
+    assert loop.loc["lagrange:baumgarte=(5.0,5.0)", "status"] == "ok"

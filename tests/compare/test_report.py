@@ -287,8 +287,60 @@ def test_cost_chart_marks_compiled_systems_when_backends_are_mixed():
             "backend": ["c", "c", "lambdify", "lambdify"],
         }
     )
-    assert _backend_labels(frame, ["a", "b"]) == ["a [C]", "b"]
+    assert _backend_labels(frame, ["a", "b"]) == ["a (C)", "b"]
     # One backend for the whole run: one scale, nothing to mark.
     same = frame.assign(backend="c")
     assert _backend_labels(same, ["a", "b"]) == ["a", "b"]
     assert _backend_labels(frame.assign(backend="lambdify"), ["a", "b"]) == ["a", "b"]
+
+
+def test_legends_of_long_formulation_names_stay_inside_the_figure(
+    tmp_path, monkeypatch
+):
+    # A formulation named with its options has a long legend entry; the
+    # figure makes room for it instead of cutting it off at the edge.
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from compare import report as rep
+
+    figures = []
+    save = rep._save
+
+    def keep(fig, path):
+        fig.canvas.draw()
+        width = fig.get_window_extent().x1
+        figures.append(
+            [leg.get_window_extent().x1 <= width for leg in fig.legends]
+            + [
+                ax.get_legend().get_window_extent().x1 <= width
+                for ax in fig.axes
+                if ax.get_legend() is not None
+            ]
+        )
+        return save(fig, path)
+
+    monkeypatch.setattr(rep, "_save", keep)
+    forms = ["kane", "kane:forward=articulated_body", "lagrange:baumgarte=(5.0,5.0)"]
+    frame = pd.DataFrame(
+        {
+            "status": "ok",
+            "label": "spatial_chain[n=2]",
+            "formulation": forms,
+            "ops_raw": [900, 300, 1600],
+            "ops_cse": [200, 270, 310],
+            "derive_s": [0.05, 0.03, 0.02],
+            "rhs_us": [10.0, 11.0, 10.5],
+        }
+    )
+    styles = rep._formulation_styles(forms)
+    assert rep._bars_figure(plt, frame, forms, styles, tmp_path / "cost.png")
+    t = np.linspace(0, 1, 5)
+    devs = {f: (t, 1e-14 * (1 + t)) for f in forms[1:]}
+    assert rep._deviation_figure(
+        plt, "spatial_chain[n=2]", devs, "kane", 1e-6, styles, tmp_path / "dev.png"
+    )
+    assert len(figures) == 2 and all(figures[0]) and all(figures[1])
+    assert all(len(f) == 1 for f in figures)
