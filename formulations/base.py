@@ -208,7 +208,7 @@ def formulation_names(include_peers: bool = True) -> list[str]:
     return [n for n, c in FORMULATIONS.items() if include_peers or not c.is_peer]
 
 
-def split_formulation_spec(spec: str) -> tuple[str, dict]:
+def split_formulation_spec(spec: str) -> tuple[str, dict[str, Any]]:
     """A formulation's name and options as the command line writes them:
     ``"name"`` or ``"name:key=value[:key=value...]"``, each value read as
     a Python literal where it is one (``5``, ``(5.0, 5.0)``, ``True``),
@@ -229,7 +229,7 @@ def split_formulation_spec(spec: str) -> tuple[str, dict]:
     import ast
 
     name, *parts = str(spec).split(":")
-    options: dict = {}
+    options: dict[str, Any] = {}
     for part in parts:
         key, eq, text = part.partition("=")
         key = key.strip()
@@ -245,7 +245,7 @@ def split_formulation_spec(spec: str) -> tuple[str, dict]:
     return name.strip(), options
 
 
-def _check_option_names(cls: type[Formulation], options: Mapping) -> None:
+def _check_option_names(cls: type[Formulation], options: Mapping[str, Any]) -> None:
     params = inspect.signature(cls.__init__).parameters.values()
     if any(p.kind is p.VAR_KEYWORD for p in params):
         return

@@ -299,12 +299,9 @@ def test_legends_of_long_formulation_names_stay_inside_the_figure(
 ):
     # A formulation named with its options has a long legend entry; the
     # figure makes room for it instead of cutting it off at the edge.
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     from compare import report as rep
+
+    plt = rep._pyplot()  # pyplot with the report's fonts
 
     figures = []
     save = rep._save
