@@ -185,6 +185,7 @@ def _rhs_case(system, formulations, repeats):
     import pinocchio as pin
 
     from formulations import get_formulation
+    from numeric.compiled import DEFAULT_CFLAGS, default_cflags
     from references.robot_oracle import pinocchio_configuration, urdf_pinocchio_model
     from systems import get_system
 
@@ -199,6 +200,11 @@ def _rhs_case(system, formulations, repeats):
     tau = np.zeros(model.nv)
     ref = np.array(pin.aba(model, data, pq, v, tau))
     calls = {"aba": lambda: pin.aba(model, data, pq, v, tau)}
+    # The default build is for this machine's processor where the compiler
+    # takes it; the build with the baseline flags alone is timed beside it,
+    # the instruction set a portable binary (as Pinocchio's package) has.
+    flags = default_cflags()
+    baseline = tuple(DEFAULT_CFLAGS) if tuple(DEFAULT_CFLAGS) != flags else None
     out = {}
     for case in formulations:
         f, fw = (case, "mass_matrix") if isinstance(case, str) else case
@@ -211,17 +217,30 @@ def _rhs_case(system, formulations, repeats):
         out[f"{label}_maxdiff"] = float(
             np.max(np.abs(cm.coordinate_accelerations(t0, q, qd) - ref))
         )
+        if baseline is not None:
+            portable = eom.numeric(backend="c", cflags=baseline)
+            calls[f"{label}_baseline"] = functools.partial(portable.rhs, t0, x)
     runs = {label: [] for label in calls}
     for _ in range(repeats):
         for label, call in calls.items():
             runs[label].append(per_call(call, 1))
-    from numeric.compiled import default_cflags
-
-    out["cflags"] = " ".join(default_cflags())
+    out["cflags"] = " ".join(flags)
     out["aba_us"] = statistics.median(runs.pop("aba")) * 1e6
     for label, times in runs.items():
         out[f"{label}_c_us"] = statistics.median(times) * 1e6
     return out
+
+
+def _baseline_columns(got, label) -> dict:
+    """The baseline-flags build's microseconds and ratio to aba, where it
+    was timed (the default build used flags beyond the baseline)."""
+    us = got.get(f"{label}_baseline_c_us")
+    if us is None:
+        return {}
+    return {
+        "baseline_c_us": round(us, 3),
+        "baseline_ratio": round(us / got["aba_us"], 3),
+    }
 
 
 def _capped(fn, *args, cap):
@@ -386,6 +405,7 @@ def bench_robots(
                         "qdd_maxdiff": got[f"{label}_maxdiff"],
                         "cflags": got["cflags"],
                     }
+                    | _baseline_columns(got, label)
                 )
                 log(
                     f"  {system} {label:18s} C {got[f'{label}_c_us']:.2f} us, "
@@ -559,6 +579,41 @@ def _rhs_markdown(rows):
         if flags
         else ""
     )
+    baseline = any("baseline_c_us" in r for r in rows)
+    if baseline:
+        built += (
+            "the last two columns time the same C built with the baseline "
+            "flags alone (the instruction set of a portable binary such as "
+            "Pinocchio's package), for comparison; "
+        )
+    columns = [
+        "system",
+        "formulation",
+        "forward",
+        "C us",
+        "aba us",
+        "ratio",
+        "q'' max diff",
+    ]
+    if baseline:
+        columns += ["C us, baseline flags", "ratio, baseline flags"]
+    body = []
+    for r in rows:
+        cells = [
+            r["system"],
+            r["formulation"],
+            r.get("forward", "mass_matrix"),
+            r["c_us"],
+            r["aba_us"],
+            r["ratio"],
+            f"{r['qdd_maxdiff']:.2g}",
+        ]
+        if baseline:
+            cells += [
+                _dash(r.get("baseline_c_us")),
+                _dash(r.get("baseline_ratio")),
+            ]
+        body.append(cells)
     return _md_section(
         "Compiled right-hand side against Pinocchio's aba",
         "Microseconds per call at one state (median of repeats, the "
@@ -567,28 +622,9 @@ def _rhs_markdown(rows):
         + built
         + "forward = articulated_body is kane's explicit form by the "
         "articulated-body recursion (no solve); "
-        "target: ratio at most 1.",
-        [
-            "system",
-            "formulation",
-            "forward",
-            "C us",
-            "aba us",
-            "ratio",
-            "q'' max diff",
-        ],
-        [
-            [
-                r["system"],
-                r["formulation"],
-                r.get("forward", "mass_matrix"),
-                r["c_us"],
-                r["aba_us"],
-                r["ratio"],
-                f"{r['qdd_maxdiff']:.2g}",
-            ]
-            for r in rows
-        ],
+        "target: ratio at most 1 (the default build).",
+        columns,
+        body,
     ) + [""]
 
 

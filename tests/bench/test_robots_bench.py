@@ -127,3 +127,14 @@ def test_rhs_rows_include_the_articulated_body_recursion(tmp_path):
     flags = " ".join(default_cflags())
     assert {r["cflags"] for r in rows} == {flags}
     assert f"the C built with ``{flags}``" in text
+    # Built for this processor, the same C with the baseline flags alone is
+    # timed beside it, its ratio that of its own microseconds.
+    if "-march=native" in flags:
+        assert "ratio, baseline flags" in text
+        for r in rows:
+            assert r["baseline_c_us"] > 0
+            assert abs(r["baseline_ratio"] - r["baseline_c_us"] / r["aba_us"]) < (
+                1e-2 * r["baseline_ratio"]
+            )
+    else:
+        assert "baseline flags" not in text and "baseline_c_us" not in rows[0]
