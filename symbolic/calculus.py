@@ -35,9 +35,6 @@ larger than their graphs): :func:`substitute` and :func:`dynamic_symbols`.
 
 from __future__ import annotations
 
-import operator
-from functools import reduce
-
 import sympy as sm
 
 from .dense import entries, matrix
@@ -421,21 +418,19 @@ def derivative(expr, symbol, memo=None):
         return None
 
     memo = {} if memo is None else memo
-    # By a symbol sympy forms each term of the product rule in one Mul
-    # (Mul._eval_derivative_n_times), where by time it multiplies the
-    # factors pair by pair: a number is not distributed over a sum here.
-    return _walk(sm.sympify(expr), leaf, lambda e: e.diff(symbol), memo, "symbol")
+    return _walk(sm.sympify(expr), leaf, lambda e: e.diff(symbol), memo, True)
 
 
 def time_derivative(expr, t, memo=None, *, exact: bool = False, rates=None):
     """Total derivative d/dt of an expression in t and functions of t
     (sympy's ``expr.diff(t)``, in one pass over the tree).
 
-    ``exact=True`` builds products and powers by sympy's own rules (the
-    product rule multiplied out pair by pair, ``b**x`` as ``b**x * (x'
-    log b + b' x / b)``), so the result is the very expression
-    ``expr.diff(t)`` returns, not only an equal one; the default form
-    may distribute a number over a sum where sympy does not.
+    ``exact=True`` builds powers by sympy's own rule (``b**x`` as
+    ``b**x * (x' log b + b' x / b)``), so the result is the very
+    expression ``expr.diff(t)`` returns, not only an equal one; the
+    default form may distribute a number over a sum where sympy does not.
+    Products are sympy's in both: one Mul per term of the product rule,
+    as sympy's ``Mul._eval_derivative_n_times`` forms them.
 
     ``rates``, a mapping, replaces the derivatives of the functions of
     time as they are formed (the kinematic differential equations' q' ->
@@ -493,8 +488,8 @@ def _walk(e, leaf, fallback, memo, exact=False):
     than sums, products, powers and functions (piecewise, ...) go to
     ``fallback``, which is sympy.
 
-    ``exact``: False for the plain rules, True for sympy's rules by time,
-    ``"symbol"`` for sympy's rules by a symbol (see :func:`derivative`).
+    ``exact``: False for the plain rules, True for sympy's (by a symbol,
+    time included: see :func:`time_derivative`).
     """
     if e in memo:
         return memo[e]
@@ -517,11 +512,11 @@ def _walk(e, leaf, fallback, memo, exact=False):
             d = _walk(a, leaf, fallback, memo, exact)
             if d is not zero:
                 factors = args[:i] + (d,) + args[i + 1 :]
-                terms.append(
-                    reduce(operator.mul, factors, sm.S.One)
-                    if exact is True
-                    else sm.Mul(*factors)
-                )
+                # One Mul per term of the product rule, as sympy's
+                # Mul._eval_derivative_n_times forms it (by a symbol, t
+                # included): multiplied pair by pair instead, a leading
+                # number would be distributed over a following sum.
+                terms.append(sm.Mul(*factors))
         out = sm.Add(*terms)
     elif e.is_Pow:
         b, x = e.args

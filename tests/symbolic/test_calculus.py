@@ -328,14 +328,19 @@ def test_derivative_by_a_symbol_is_sympys_expression(e):
 
 
 def test_derivative_by_a_symbol_keeps_a_sign_on_its_sum():
-    # The case where sympy's rules by a symbol and by time part: the
-    # product rule's term -1 * (sum) * sin(x) is one Mul, not -(sum)
-    # distributed first.
+    # The product rule's term -1 * (sum) * sin(y) is one Mul, not -(sum)
+    # distributed first: by a symbol and by time alike (sympy's
+    # Mul._eval_derivative_n_times), the case the pair-by-pair product
+    # got wrong by time.
     e = sm.Mul(-1, x * y + x**2 * q1, sm.sin(y))
     assert derivative(e, x) == e.diff(x)
     assert str(derivative(e, x)).startswith("-(")
-    # Pair by pair (sympy's rule by time) gives another expression.
-    assert time_derivative(e, x, exact=True) != e.diff(x)
+    assert time_derivative(e, x, exact=True) == e.diff(x)
+    g = x - (x + y) * q1
+    assert time_derivative(g, t, exact=True) == g.diff(t)
+    assert str(g.diff(t)).startswith("-(")
+    h = sm.Mul(-1, t * y + t**2 * q1, sm.sin(q1))
+    assert time_derivative(h, t, exact=True) == h.diff(t)
 
 
 def test_exact_time_derivative_keeps_numbers_out_of_sums():
