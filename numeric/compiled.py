@@ -75,6 +75,7 @@ __all__ = [
     "factor_numbers",
     "factor_common",
     "is_structurally_symmetric",
+    "same_expression",
 ]
 
 #: Flags for every build; part of the cache key.  No fast-math: the backend
@@ -577,13 +578,45 @@ def _c_function(printer, signature, outputs, prelude=()):
     return "\n".join(lines)
 
 
+def same_expression(a, b, memo=None) -> bool:
+    """sympy's structural ``a == b``, each pair of subtrees compared once.
+
+    ``==`` compares two equal expressions that are distinct objects along
+    every path of their trees; on copies of a graph that shares subtrees
+    (equations of motion) that is exponential in its depth.  Here a pair
+    is compared once (``memo``, keyed by the objects, may be shared
+    between calls), unequal hashes settle a pair at once, and leaves are
+    compared by ``==``."""
+    memo = {} if memo is None else memo
+    if a is b:
+        return True
+    key = (id(a), id(b))
+    got = memo.get(key)
+    if got is not None:
+        return got
+    if type(a) is not type(b) or hash(a) != hash(b):
+        out = False
+    elif not a.args or not b.args:
+        out = a == b
+    else:
+        out = len(a.args) == len(b.args) and all(
+            same_expression(x, y, memo) for x, y in zip(a.args, b.args)
+        )
+    memo[key] = out
+    return out
+
+
 def is_structurally_symmetric(M) -> bool:
     """Whether the square matrix ``M`` is symmetric as written: every entry
-    above the diagonal the same expression (sympy's structural ``==``) as
-    its mirror below.  Nothing is simplified, so a mathematically symmetric
-    matrix whose mirrored entries are written differently is not."""
+    above the diagonal the same expression (sympy's structural ``==``,
+    :func:`same_expression`) as its mirror below.  Nothing is simplified,
+    so a mathematically symmetric matrix whose mirrored entries are
+    written differently is not."""
     n, m = M.shape
-    return n == m and all(M[i, j] == M[j, i] for i in range(n) for j in range(i))
+    memo: dict = {}
+    return n == m and all(
+        same_expression(M[i, j], M[j, i], memo) for i in range(n) for j in range(i)
+    )
 
 
 def c_source(eom) -> tuple[str, dict]:

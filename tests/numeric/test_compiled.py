@@ -384,6 +384,50 @@ def test_symmetric_as_written_is_structural():
         symmetric_from_lower(sm.Matrix([[1, 2, 3], [2, 1, 3]]))
 
 
+def _shared_graph(depth, last):
+    """(e + x)(e + y) nested ``depth`` times: a graph of 3 nodes a level,
+    a tree of 2**depth paths."""
+    x, y = sm.symbols("x y")
+    e = x
+    for _ in range(depth - 1):
+        e = (e + x) * (e + y)
+    return (e + x) * (e + last)
+
+
+def test_mirrored_entries_compared_once_per_pair_of_subtrees():
+    from sympy.core.cache import clear_cache
+
+    y, z = sm.symbols("y z")
+    depth = 40
+    a = _shared_graph(depth, y)
+    clear_cache()  # the second copy made of distinct objects
+    b = _shared_graph(depth, y)
+    clear_cache()
+    c = _shared_graph(depth, z)  # differs in one leaf
+    assert a is not b
+    memo = {}
+    # sympy's == would walk 2**40 paths here.
+    assert compiled.same_expression(a, b, memo)
+    assert len(memo) <= 4 * depth
+    assert not compiled.same_expression(a, c)
+    M = sm.Matrix([[1, a], [b, 2]])
+    assert compiled.is_structurally_symmetric(M)
+    assert not compiled.is_structurally_symmetric(sm.Matrix([[1, a], [c, 2]]))
+    # Leaves and small expressions as sympy's == has them.
+    x = sm.Symbol("x")
+    pairs = [
+        (x, sm.Symbol("x")),
+        (x, sm.Symbol("x", positive=True)),
+        (sm.Float(2.0), sm.Integer(2)),
+        (sm.Rational(1, 2), sm.Float(0.5)),
+        (sm.sin(x) * 2, 2 * sm.sin(x)),
+        (x + 1, 1 + x),
+        ((x + 1) ** 2, x**2 + 2 * x + 1),
+    ]
+    for p, q in pairs:
+        assert compiled.same_expression(p, q) == (p == q), (p, q)
+
+
 def _solve_reference(lam, t0, x):
     M, f = lam.mass_matrix_and_forcing(t0, x)
     return np.linalg.solve(M, f)
