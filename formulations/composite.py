@@ -273,7 +273,7 @@ def _component_frame(ms, fa):
     roots = []
     for F in frames:
         try:
-            path = fa._path(N, F)
+            path = fa.path(N, F)
         except ValueError:
             return N
         if not any(G in own for G in path[1:-1]):

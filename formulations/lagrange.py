@@ -72,9 +72,8 @@ import sympy as sm
 import sympy.physics.mechanics as me
 
 from symbolic.calculus import (
-    directional_derivative,
-    energy_gradients,
     jacobian,
+    lagrange_terms,
     symmetric_from_lower,
 )
 from symbolic.frames import FrameAlgebra, generalized_forces, kinetic_energy
@@ -194,23 +193,19 @@ class Lagrange(Formulation):
             # (from two coordinates on): each shared subtree's derivative
             # dT/d node is formed once for all 2n partial derivatives (on a
             # 7-joint arm 14% fewer multiplications in the equations than
-            # one forward pass per variable).
-            p_list, dTdq_list = energy_gradients(T, q, qd)
-            p = sm.Matrix(p_list)
+            # one forward pass per variable); d/dt(dT/dq') at q'' = 0
+            # through q by one directional derivative along q'.
+            p_list, M, dTdq_list, dp_list = lagrange_terms(T, q, qd)
+            p, dTdq, dp = (sm.Matrix(x) for x in (p_list, dTdq_list, dp_list))
             # The Hessian of T in q': symmetric, though d/dq'_j of dT/dq'_i
             # and d/dq'_i of dT/dq'_j come out as different expressions;
             # written by its lower triangle, the symmetry is visible to the
             # code generators (one triangle evaluated, an LDL^T solve).
-            M = symmetric_from_lower(jacobian(p, qd))
-            # d/dt(dT/dq') at q'' = 0: through q (one directional derivative
-            # along q', not n partial ones), and through explicit time (t
-            # itself and prescribed functions of t).
-            along = dict(zip(q, qd))
-            memo = {}
-            dp = sm.Matrix([directional_derivative(pi, along, memo) for pi in p])
+            M = symmetric_from_lower(M)
+            # d/dt(dT/dq') through explicit time too (t itself and
+            # prescribed functions of t).
             if ms.is_rheonomic:
                 dp += p.xreplace(to_plain).diff(t).xreplace(back)
-            dTdq = sm.Matrix(dTdq_list)
             f_dyn = Qgen + dTdq - dp
 
         with stage("constraints"):

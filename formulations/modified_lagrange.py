@@ -174,8 +174,8 @@ import sympy.physics.mechanics as me
 
 from symbolic.calculus import (
     directional_derivative,
-    energy_gradients,
     jacobian,
+    lagrange_terms,
     linear_split,
     substitute,
     symmetric_from_lower,
@@ -330,20 +330,11 @@ def _lagrange_split(T, coordinates, Q):
     time derivative taken along q only (q' held, q'' = 0): the equations
     of :func:`lagrange_operators` split by :func:`linear_split`, without
     forming the q'' terms.  dT/dq' and dT/dq come from one backward pass
-    over T (:func:`~symbolic.calculus.energy_gradients`), so the
+    over T (:func:`~symbolic.calculus.lagrange_terms`), so the
     expressions equal, but are not term for term, those of
     :func:`lagrange_operators`."""
-    qd = [_d(q) for q in coordinates]
-    # dT/dq' and dT/dq in one backward pass over T (see lagrange).
-    p, dTdq_list = energy_gradients(T, coordinates, qd)
-    M = jacobian(sm.Matrix(p), qd)
-    along = dict(zip(coordinates, qd))
-    memo: dict = {}
-    rest = []
-    for pq, dTdq, Qq in zip(p, dTdq_list, Q):
-        L = directional_derivative(pq, along, memo) - dTdq
-        rest.append(L - sm.sympify(Qq))
-    return M, rest
+    _, M, dTdq, dp = lagrange_terms(T, coordinates, [_d(q) for q in coordinates])
+    return M, [d - g - sm.sympify(Qq) for d, g, Qq in zip(dp, dTdq, Q)]
 
 
 # ----------------------------------------------------------------------

@@ -201,6 +201,13 @@ def _processor_fingerprint() -> str:
     return "\n".join(parts)
 
 
+def _machine_key(flags) -> str:
+    """The part of a build's cache key that names the processor: its
+    fingerprint for a build for this processor's instructions, else
+    nothing (a portable build runs anywhere)."""
+    return _processor_fingerprint() if "-march=native" in flags else ""
+
+
 def _python_include() -> str:
     inc = sysconfig.get_paths()["include"]
     if not os.path.exists(os.path.join(inc, "Python.h")):
@@ -1003,7 +1010,7 @@ def _call_module(cffi, cc, flags, directory):
         np.__version__,
         np.get_include(),
         sysconfig.get_config_var("EXT_SUFFIX") or "",
-        _processor_fingerprint() if "-march=native" in flags else "",
+        _machine_key(flags),
     )
     modname = f"_eomcall_{key}"
     if modname in _LOADED:
@@ -1037,9 +1044,8 @@ def build_module(
     cc = find_compiler(compiler)
     flags = list(default_cflags(cc) if cflags is None else cflags)
     source = source + _EXPORTS
-    machine = _processor_fingerprint() if "-march=native" in flags else ""
-    modname = (
-        f"_eomc_{_key(source, ' '.join(cc), ' '.join(flags), sys.platform, machine)}"
+    modname = "_eomc_" + _key(
+        source, " ".join(cc), " ".join(flags), sys.platform, _machine_key(flags)
     )
     with _LOCK:
         if modname in _LOADED:

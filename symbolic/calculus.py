@@ -45,7 +45,7 @@ __all__ = [
     "directional_derivative",
     "gradient",
     "reverse_gradient",
-    "energy_gradients",
+    "lagrange_terms",
     "derivative",
     "time_derivative",
     "substitute",
@@ -366,26 +366,42 @@ def reverse_gradient(expr, variables) -> list:
     return [sm.Add(*adjoint.get(v, ())) for v in variables]
 
 
-#: From this many coordinates on, :func:`energy_gradients` takes one
-#: backward pass.  With one coordinate there are two derivatives to form and
-#: the forward passes give fewer operations: on the one-coordinate four-bar,
-#: whose energy holds the loop's nested square roots, a backward pass's
-#: products of adjoints come out 10% larger after cse (387 against 425
-#: operations), where from two coordinates on the equations of every chain
-#: in the catalogue have 5-15% fewer.
+#: From this many coordinates on, :func:`lagrange_terms` takes dT/dq' and
+#: dT/dq from one backward pass.  With one coordinate there are two
+#: derivatives to form and the forward passes give fewer operations: on the
+#: one-coordinate four-bar, whose energy holds the loop's nested square
+#: roots, a backward pass's products of adjoints come out 10% larger after
+#: cse (387 against 425 operations), where from two coordinates on the
+#: equations of every chain in the catalogue have 5-15% fewer.
 REVERSE_FROM = 2
 
 
-def energy_gradients(T, coordinates, rates):
-    """``(dT/dq', dT/dq)`` of Lagrange's equations, as two lists: by
-    :func:`reverse_gradient` (one backward pass for both) from
-    :data:`REVERSE_FROM` coordinates on, else by :func:`gradient`."""
+def lagrange_terms(T, coordinates, rates):
+    """The terms of Lagrange's operator ``d/dt(dT/dq') - dT/dq`` of a
+    kinetic energy ``T`` in ``coordinates`` q and their ``rates`` q', for
+    the part of d/dt through q:
+
+    ``(p, M, dTdq, dp)``: the momenta ``p = dT/dq'``, their coefficients
+    of q' ``M = dp/dq'`` (the mass matrix, as written: not symmetrized),
+    ``dT/dq``, and ``dp = sum_j dp/dq_j q_j'`` (d/dt of p at q'' = 0
+    without explicit time), as lists (M a Matrix).
+
+    dT/dq' and dT/dq come from :func:`reverse_gradient` (one backward pass
+    for both) from :data:`REVERSE_FROM` coordinates on, else from
+    :func:`gradient`; dp is one directional derivative along q' per
+    momentum, the shared subtrees differentiated once for all."""
     coordinates, rates = list(coordinates), list(rates)
     n = len(coordinates)
     if n >= REVERSE_FROM:
         both = reverse_gradient(T, rates + coordinates)
-        return both[:n], both[n:]
-    return gradient(T, rates), gradient(T, coordinates)
+        p, dTdq = both[:n], both[n:]
+    else:
+        p, dTdq = gradient(T, rates), gradient(T, coordinates)
+    M = jacobian(sm.Matrix(n, 1, p), rates)
+    along = dict(zip(coordinates, rates))
+    memo: dict = {}
+    dp = [directional_derivative(pi, along, memo) for pi in p]
+    return p, M, dTdq, dp
 
 
 def derivative(expr, symbol, memo=None):
@@ -407,18 +423,8 @@ def derivative(expr, symbol, memo=None):
     >>> derivative(e, x) == e.diff(x)
     True
     """
-
-    def leaf(e):
-        if e == symbol:
-            return sm.S.One
-        if e.is_Atom or not e.args:
-            return sm.S.Zero
-        if isinstance(e, (sm.Derivative, sm.core.function.AppliedUndef)):
-            return e.diff(symbol) if symbol in e.free_symbols else sm.S.Zero
-        return None
-
-    memo = {} if memo is None else memo
-    return _walk(sm.sympify(expr), leaf, lambda e: e.diff(symbol), memo, True)
+    # sympy differentiates by time as by any symbol: the same walk.
+    return time_derivative(expr, symbol, memo, exact=True)
 
 
 def time_derivative(expr, t, memo=None, *, exact: bool = False, rates=None):

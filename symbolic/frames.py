@@ -248,7 +248,9 @@ class FrameAlgebra:
         self._dcm = {}
 
     @staticmethod
-    def _path(A, B):
+    def path(A, B):
+        """The frames from A to B along declared orientations, both
+        included; ValueError when they are not connected."""
         if A is B:
             return [A]
         prev = {A: None}
@@ -271,7 +273,7 @@ class FrameAlgebra:
         key = (A, B)
         if key in self._dcm:
             return self._dcm[key]
-        path = self._path(A, B)
+        path = self.path(A, B)
         result = sm.eye(3)
         run_axis, run_angle = None, sm.S.Zero
         for F, G in zip(path[:-1], path[1:]):

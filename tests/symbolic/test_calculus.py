@@ -16,9 +16,9 @@ from symbolic.calculus import (
     derivative,
     directional_derivative,
     dynamic_symbols,
-    energy_gradients,
     gradient,
     jacobian,
+    lagrange_terms,
     reverse_gradient,
     substitute,
     time_derivative,
@@ -164,20 +164,25 @@ def test_reverse_gradient_of_shared_subtrees_and_fallbacks():
     assert reverse_gradient(q1, [q1, x]) == [1, 0]
 
 
-def test_energy_gradients_forward_for_one_coordinate_backward_from_two():
+def test_lagrange_terms_are_sympys_derivatives_by_either_pass():
+    # One coordinate: the forward passes (their very expressions); from
+    # two on, the backward pass.  Either way the values of sympy's diff.
     qd1, qd2 = q1.diff(t), q2.diff(t)
     T1 = x * sm.sin(q1) ** 2 * qd1**2 / 2
-    # One coordinate: the forward passes' very expressions.
-    assert energy_gradients(T1, [q1], [qd1]) == (
-        gradient(T1, [qd1]),
-        gradient(T1, [q1]),
-    )
+    p, M, dTdq, dp = lagrange_terms(T1, [q1], [qd1])
+    assert (p, dTdq) == (gradient(T1, [qd1]), gradient(T1, [q1]))
     T2 = T1 + y * sm.cos(q1 - q2) * qd1 * qd2 + z * qd2**2 / 2
-    p, dTdq = energy_gradients(T2, [q1, q2], [qd1, qd2])
-    both = reverse_gradient(T2, [qd1, qd2, q1, q2])
-    assert (p, dTdq) == (both[:2], both[2:])
-    for got, v in zip(p + dTdq, [qd1, qd2, q1, q2]):
-        assert _same(got, T2.diff(v))
+    p, M, dTdq, dp = lagrange_terms(T2, [q1, q2], [qd1, qd2])
+    assert p == reverse_gradient(T2, [qd1, qd2, q1, q2])[:2]
+    for T, qs, rates in ((T1, [q1], [qd1]), (T2, [q1, q2], [qd1, qd2])):
+        p, M, dTdq, dp = lagrange_terms(T, qs, rates)
+        for i, (qi, ri) in enumerate(zip(qs, rates)):
+            assert _same(p[i], T.diff(ri))
+            assert _same(dTdq[i], T.diff(qi))
+            ref = sum(T.diff(ri).diff(qj) * rj for qj, rj in zip(qs, rates))
+            assert _same(dp[i], ref)
+            for j, rj in enumerate(rates):
+                assert _same(M[i, j], T.diff(ri).diff(rj))
 
 
 def test_linear_coefficients_read_off_exactly():
