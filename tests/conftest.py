@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import os
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -123,13 +124,17 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=lambda item: not _group(item).startswith("derivation-"))
 
 
+#: The repository's root, against which the entries' paths are read.
+_ROOT = Path(__file__).resolve().parent.parent
+
+
 def _mark_measured_slow(items) -> None:
     """Mark the tests of :data:`quick_loop.MEASURED_SLOW` slow.
 
-    An entry naming a test function that a collected module does not
-    define, or a parameter set that its collected function does not have,
-    is an error: a renamed test would otherwise return to the quick loop
-    unseen.
+    An entry naming a file that does not exist, a test function that a
+    collected module does not define, or a parameter set that its collected
+    function does not have, is an error: a renamed test would otherwise
+    return to the quick loop unseen.
     """
     ids = {item.nodeid for item in items}
     modules = {item.nodeid.split("::")[0]: item.module for item in items}
@@ -139,6 +144,8 @@ def _mark_measured_slow(items) -> None:
         path, _, name = entry.partition("::")
         function = name.split("[")[0]
         if path not in modules:
+            if not (_ROOT / path).is_file():
+                stale.append(entry)  # the file was renamed or removed
             continue  # not collected in this session
         if not hasattr(modules[path], function):
             stale.append(entry)

@@ -6,6 +6,7 @@ import types
 
 import conftest
 import pytest
+from quick_loop import MEASURED_SLOW
 
 
 class _Item:
@@ -52,8 +53,24 @@ def test_a_stale_entry_is_an_error(monkeypatch, entry):
 
 
 def test_entries_of_modules_not_collected_are_left_alone(monkeypatch):
-    # Running one file must not fail on the other files' entries.
+    # Running one file must not fail on the other files' entries: this
+    # file exists but is not collected here.
     items = [_Item("tests/x.py::test_a", _module("test_a"))]
-    monkeypatch.setattr(conftest, "MEASURED_SLOW", {"tests/y.py::test_gone"})
+    monkeypatch.setattr(
+        conftest, "MEASURED_SLOW", {"tests/test_contract.py::test_not_collected"}
+    )
     conftest._mark_measured_slow(items)
     assert items[0].marks == []
+
+
+def test_an_entry_whose_file_was_renamed_is_an_error(monkeypatch):
+    # Not collected because it no longer exists: no run would collect it.
+    items = [_Item("tests/x.py::test_a", _module("test_a"))]
+    monkeypatch.setattr(conftest, "MEASURED_SLOW", {"tests/renamed_away.py::test_a"})
+    with pytest.raises(pytest.UsageError, match="renamed_away"):
+        conftest._mark_measured_slow(items)
+
+
+def test_every_entry_names_an_existing_file():
+    for entry in MEASURED_SLOW:
+        assert (conftest._ROOT / entry.partition("::")[0]).is_file(), entry

@@ -73,6 +73,8 @@ def _pinocchio_from_tree(ms):
         ),
         pytest.param("puma560", {}, marks=pytest.mark.slow),
         ("spatial_chain", {"n": 3}),
+        # The quick instance (tests/quick_loop.py measures n = 3 as slow).
+        ("spatial_chain", {"n": 2}),
     ],
 )
 def test_recursion_equals_mass_matrix_form(name, options):
