@@ -1,0 +1,207 @@
+"""A method-neutral normal form of derived expressions, for operation counts
+that measure a method rather than how tidy its expressions came out.
+
+Two formulations that derive the same equations can write them in forms of
+different size for reasons that have nothing to do with the method: one
+keeps ``m2*(sin(q3)**2 + cos(q3)**2)`` where the other's route cancelled it
+to ``m2``, one writes ``m2*(2*x + 2*y)/2`` where the other writes
+``m2*(x + y)``.  :func:`canonical` applies the same few rewrites to every
+formulation's mass matrix and forcing before they are counted, so that such
+differences do not reach the count:
+
+1. **Pythagorean identities.**  In every sum, a pair of terms
+   ``c*R*sin(x)**2`` and ``c*R*cos(x)**2`` with the same coefficient ``c``
+   and the same remaining factors ``R`` becomes ``c*R``; the sum is searched
+   again until no pair is left, so multiples and pairs inside larger sums
+   collapse too (``m1 + m2*sin(x)**2 + m2*cos(x)**2`` gives ``m1 + m2``).
+2. **Numeric factors.**  A sum that is a factor of a product gives up its
+   numeric content (``Add.primitive``) to the product's coefficient, so
+   ``(2*x + 2*y)/2`` is ``x + y``; a float that is an integer (``1.0``,
+   ``0.0``) becomes that integer, so products with a structural zero vanish
+   and products with one lose the factor.
+3. **trigsimp**, optional: ``sympy.trigsimp`` on each entry, kept where it
+   finishes within a time cap (``trig_cap`` seconds for all entries together)
+   and does not increase ``sympy.count_ops``.  Whether it finished is
+   reported, since a capped pass leaves the other entries as steps 1-2 left
+   them.
+
+Steps 1 and 2 walk each distinct subexpression once (the expressions share
+subtrees) and never expand a product; they change the value of no
+expression (the tests check this at random points).  They are a normal form
+for counting only: the equations a formulation returns, and that the
+numeric backends evaluate, are left as derived.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from collections.abc import Iterable, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import sympy as sm
+
+from symbolic.counting import count_ops
+
+__all__ = ["CanonicalForm", "canonical", "collapse_pythagorean"]
+
+
+@dataclass(frozen=True)
+class CanonicalForm:
+    """The rewritten expressions and what the pass did.
+
+    Attributes
+    ----------
+    exprs : tuple of sympy expressions
+        The inputs in canonical form, in order.
+    trigsimp : str
+        ``"applied"`` (every entry tried within the cap), ``"capped"`` (the
+        cap was reached; later entries kept steps 1-2 only), ``"off"`` (not
+        requested) or ``"unavailable"`` (no timer: not on the main thread).
+    seconds : float
+        Wall time of the whole pass.
+    """
+
+    exprs: tuple[sm.Basic, ...]
+    trigsimp: str
+    seconds: float
+
+
+def _square_of(factor: sm.Basic, function) -> sm.Basic | None:
+    """``x`` when ``factor`` is ``function(x)**2``, else None."""
+    if factor.is_Pow and factor.exp == 2 and isinstance(factor.base, function):
+        return factor.base.args[0]
+    return None
+
+
+def _split(term: sm.Basic, function) -> tuple[sm.Basic, sm.Basic] | None:
+    """``(x, rest)`` with ``term = function(x)**2 * rest``, or None."""
+    factors = sm.Mul.make_args(term)
+    for i, factor in enumerate(factors):
+        x = _square_of(factor, function)
+        if x is not None:
+            return x, sm.Mul(*factors[:i], *factors[i + 1 :])
+    return None
+
+
+def collapse_pythagorean(expr: sm.Basic) -> sm.Basic:
+    """``expr`` (a sum) with every pair ``R*sin(x)**2 + R*cos(x)**2``
+    replaced by ``R``, until no pair is left.  Other expressions are
+    returned unchanged."""
+    while expr.is_Add:
+        terms = list(expr.args)
+        cosines: dict[tuple[sm.Basic, sm.Basic], int] = {}
+        for i, term in enumerate(terms):
+            split = _split(term, sm.cos)
+            if split is not None:
+                cosines.setdefault(split, i)
+        for i, term in enumerate(terms):
+            split = _split(term, sm.sin)
+            if split is None or split not in cosines:
+                continue
+            j = cosines[split]
+            rest = split[1]
+            kept = [t for k, t in enumerate(terms) if k not in (i, j)]
+            expr = sm.Add(*kept, rest)
+            break
+        else:
+            return expr
+    return expr
+
+
+def _numeric_content(args: Sequence[sm.Basic]) -> list[sm.Basic]:
+    """A product's factors with each sum's numeric content moved out."""
+    out: list[sm.Basic] = []
+    for a in args:
+        if a.is_Add:
+            content, primitive = a.primitive()
+            if content is not sm.S.One:
+                out += [content, primitive]
+                continue
+        out.append(a)
+    return out
+
+
+def _rebuild(expr: sm.Basic, memo: dict) -> sm.Basic:
+    """Steps 1 and 2 on ``expr``, each distinct subexpression once."""
+    done = memo.get(expr)
+    if done is not None:
+        return done
+    if expr.is_Float:
+        out = sm.Integer(int(expr)) if float(expr).is_integer() else expr
+    elif not expr.args or expr.is_Atom:
+        out = expr
+    else:
+        args = [_rebuild(a, memo) for a in expr.args]
+        if expr.is_Mul:
+            out = sm.Mul(*_numeric_content(args))
+        elif expr.is_Add:
+            out = collapse_pythagorean(sm.Add(*args))
+        elif all(a is b for a, b in zip(args, expr.args)):
+            out = expr
+        else:
+            out = expr.func(*args)
+    memo[expr] = out
+    return out
+
+
+class _Deadline(Exception):
+    pass
+
+
+@contextmanager
+def _alarm(seconds: float):
+    """Raise :class:`_Deadline` in the block after ``seconds`` (a real
+    timer: sympy's loops cannot be interrupted otherwise)."""
+
+    def ring(signum, frame):
+        raise _Deadline
+
+    previous = signal.signal(signal.SIGALRM, ring)
+    signal.setitimer(signal.ITIMER_REAL, max(seconds, 1e-3))
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def canonical(
+    exprs: Iterable[sm.Basic], *, trig_cap: float | None = None
+) -> CanonicalForm:
+    """The canonical form of ``exprs`` (see the module's docstring).
+
+    Parameters
+    ----------
+    exprs : iterable of sympy expressions
+        Usually the entries of a mass matrix and a forcing vector.
+    trig_cap : float, optional
+        Seconds allowed for ``sympy.trigsimp`` over all entries; None (the
+        default) leaves it out.
+    """
+    start = time.perf_counter()
+    memo: dict = {}
+    out = [_rebuild(sm.sympify(e), memo) for e in exprs]
+    status = "off"
+    if trig_cap is not None:
+        if threading.current_thread() is not threading.main_thread():
+            status = "unavailable"
+        else:
+            status = "applied"
+            deadline = start + trig_cap
+            for i, e in enumerate(out):
+                left = deadline - time.perf_counter()
+                if left <= 0:
+                    status = "capped"
+                    break
+                try:
+                    with _alarm(left):
+                        simpler = sm.trigsimp(e)
+                except _Deadline:
+                    status = "capped"
+                    break
+                if count_ops(simpler) <= count_ops(e):
+                    out[i] = simpler
+    return CanonicalForm(tuple(out), status, time.perf_counter() - start)
