@@ -901,10 +901,9 @@ def _save_case(out: Path, row: Row, arrays: Arrays) -> None:
             stamps = {k: row[k] for k in _TRAJECTORY_STAMPS if row.get(k)}
             name = ".".join([slug, *stamps.values(), "npz"])
             tmp = tdir / f".{name}.{os.getpid()}.tmp.npz"
+            payload: Arrays = {k: np.array(v) for k, v in stamps.items()}
             try:
-                np.savez_compressed(
-                    tmp, **{k: np.array(v) for k, v in stamps.items()}, **arrays
-                )
+                np.savez_compressed(tmp, **payload, **arrays)
                 os.replace(tmp, tdir / name)
             finally:
                 tmp.unlink(missing_ok=True)
