@@ -307,7 +307,9 @@ def test_one_ctrl_c_stops_a_builder_that_hangs(tmp_path):
             *run_args(tmp_path / "run", [f"{path}:slow"], t_final=0.2),
         ],
         cwd=ROOT,
-        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        env=dict(
+            os.environ, PYTHONPATH=str(ROOT), EOMCOMPARE_CACHE=str(tmp_path / "cache")
+        ),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
