@@ -7,9 +7,9 @@ With no subcommand, ``python -m compare`` runs the default comparison
 Exit status (:data:`EXIT_CODES`): 0 success; 1 a case of this project's
 formulations failed (error, time-out, failed integration, a worker that
 died) or ``regress`` found a regression; 2 a usage error, found before
-anything is computed (bad option or name, an output directory that cannot
-be written, an unreachable scheduler, a baseline that cannot be fully
-checked); 3 the output directory could not be written during the run;
+anything is computed (bad option or name, a user's system that cannot be
+built, an output directory that cannot be written, an unreachable
+scheduler, a baseline that cannot be fully checked); 3 the output directory could not be written during the run;
 130 and 143 interrupted by SIGINT and SIGTERM.  Limitations of the peers
 (``sympy_*`` declining a system, timing out or giving non-finite
 equations) are listed but do not fail a run.
@@ -31,8 +31,9 @@ BASELINE_OUT = Path("reports") / "baseline"
 EXIT_CODES = {
     0: "success (peer limitations may be listed)",
     1: "a case of this project's formulations failed, or regress found a regression",
-    2: "usage error, nothing computed: bad option or name, unwritable --out, "
-    "unreachable --scheduler, a baseline that cannot be fully checked",
+    2: "usage error, nothing computed: bad option or name, a user's system "
+    "that cannot be built, unwritable --out, unreachable --scheduler, a "
+    "baseline that cannot be fully checked",
     3: "the output directory could not be written during the run (saved "
     "cases are kept and resumed)",
     130: "interrupted by SIGINT (finished cases kept; the same command resumes)",
@@ -70,7 +71,8 @@ def _add_run_options(p: argparse.ArgumentParser):
         default=[],
         metavar="NAME:KEY=VALUE",
         help="a builder option, e.g. four_bar:coordinates=minimal "
-        "(repeatable; replaces the system's default variants)",
+        "(repeatable; replaces the system's default variants; a scalable "
+        "system takes it at every --n size, and NAME:n=K sets its size)",
     )
     p.add_argument(
         "--formulations",
@@ -202,10 +204,19 @@ def _run_kwargs(args) -> dict:
 
 def _check_run_args(args, variants=None) -> None:
     """Everything that can be checked before computing (ValueError)."""
-    from .runner import RunOptions, check_output_dir, expand_cases
+    from .runner import RunOptions, check_output_dir, expand_cases, selected_systems
 
     RunOptions(**_run_kwargs(args))
     expand_cases(args.systems, args.formulations, args.n or [2, 3, 5], variants)
+    chosen = selected_systems(args.systems)
+    unused = sorted(
+        {item.partition(":")[0] for item in args.system_option} - set(chosen)
+    )
+    if unused:
+        raise UsageError(
+            f"--system-option names {', '.join(unused)}, which this run does "
+            f"not compare (--systems {' '.join(chosen)})"
+        )
     if args.jobs is not None and args.jobs < 1:
         raise UsageError(f"--jobs must be a positive integer, not {args.jobs}")
     check_output_dir(args.out)

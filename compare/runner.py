@@ -44,11 +44,12 @@ from formulations import (
     split_formulation_spec,
 )
 from numeric.integrate import integrate
-from systems import CATALOGUE, get_system, system_facts
+from systems import CATALOGUE, system_facts
 
 from .child import Child, ChildDied, ChildTimeout, wait_any
 from .prepared import PREPARED, Prepared
 from .summary import REPORT_COLUMNS
+from .user_systems import BuilderError, build_system, describe_builder
 from .variants import variant_label
 
 if TYPE_CHECKING:
@@ -86,6 +87,10 @@ COMPILE_FROM = 4
 #: only under a time limit no longer than its own; a case whose worker
 #: died ("crashed") is always run again.
 _SETTLED = ("ok", "error", "unsupported", "integration_failed")
+#: The packages whose source the resume key hashes.  A system whose
+#: builder lives elsewhere (a user's own) is resumed only for the same
+#: declaration (:func:`declaration_key`), which its source cannot vouch for.
+CODE_PACKAGES = ("symbolic", "numeric", "systems", "formulations", "compare")
 
 
 class RunInterrupted(KeyboardInterrupt):
@@ -235,9 +240,7 @@ class RunOptions:
         # equations are read from.
         for k in ("timeout", "cache_dir", "use_cache", "time_repeats"):
             d.pop(k)
-        d["code"] = code_digest(
-            ("symbolic", "numeric", "systems", "formulations", "compare")
-        )
+        d["code"] = code_digest(CODE_PACKAGES)
         d["versions"] = [sympy.__version__, np.__version__, scipy.__version__]
         return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:12]
 
@@ -255,12 +258,9 @@ def expand_cases(
     ValueError
         Naming an unknown system or formulation and the valid ones.
     """
-    if not systems:
-        systems = [s for s in CATALOGUE if not system_facts(s).heavy]
-    elif systems == "all" or list(systems) == ["all"]:
-        systems = list(CATALOGUE)
-    systems = list(systems)
-    formulations = list(FORMULATIONS) if not formulations else list(formulations)
+    systems = selected_systems(systems)
+    # A name given twice is one case, not two runs of it.
+    formulations = list(dict.fromkeys(formulations or FORMULATIONS))
     bad = [s for s in systems if s not in CATALOGUE]
     if bad:
         raise ValueError(f"unknown systems {bad}; valid: {sorted(CATALOGUE)}")
@@ -280,16 +280,112 @@ def expand_cases(
     cases = []
     for s in systems:
         facts = system_facts(s)
+        opts_list = list(facts.variants) if variants is None else variants.get(s, [{}])
         if facts.scalable:
-            opts_list = [{"n": k} for k in (n or facts.sizes)]
-        elif variants is None:
-            opts_list = list(facts.variants)
-        else:
-            opts_list = variants.get(s, [{}])
+            # Every size of the run with each variant's other options; a
+            # variant naming its own size keeps it.
+            opts_list = [
+                o if "n" in o else {**o, "n": k}
+                for o in opts_list
+                for k in (n or facts.sizes)
+            ]
+            opts_list = list({tuple(sorted(o.items())): o for o in opts_list}.values())
         for opts in opts_list:
             for f in formulations:
                 cases.append(Case(s, tuple(sorted(opts.items())), f))
     return cases
+
+
+def selected_systems(systems: Sequence[str] | None = None) -> list[str]:
+    """The systems a run of ``systems`` covers, each once: the catalogue
+    less its heavy systems when none are named, every system for ``"all"``."""
+    if not systems:
+        return [s for s in CATALOGUE if not system_facts(s).heavy]
+    if systems == "all" or list(systems) == ["all"]:
+        return list(CATALOGUE)
+    return list(dict.fromkeys(systems))
+
+
+def declared_outside(system: str) -> bool:
+    """Whether the builder of ``system`` lives outside :data:`CODE_PACKAGES`
+    (a user's own system, from a module or file of theirs)."""
+    module = getattr(CATALOGUE[system], "__module__", None) or ""
+    return module.partition(".")[0] not in CODE_PACKAGES
+
+
+def declaration_key(ms: Any, fingerprint: str | None = None) -> str:
+    """The declaration's fingerprint (the derivation cache's key,
+    ``fingerprint`` when the caller has it) with what it leaves out and a
+    case's results depend on: the initial state and the spread of the
+    random states."""
+    parts = [
+        fingerprint or ms.fingerprint(),
+        sorted((str(k), v) for k, v in ms.initial_state.items()),
+        repr(ms.random_spread),
+        ms.speed_scale,
+        ms.energy_conserved,
+    ]
+    return hashlib.sha256(json.dumps(parts, default=str).encode()).hexdigest()[:16]
+
+
+def _declare(system: str, options: tuple[tuple[str, Any], ...]) -> str:
+    return declaration_key(build_system(system, options))
+
+
+def user_declarations(cases: Sequence[Case], opts: RunOptions) -> dict[str, str]:
+    """Case id -> :func:`declaration_key` of the cases of users' own systems
+    (:func:`declared_outside`), each variant built once in a child process
+    under the run's time limit: a builder that hangs, exits or returns no
+    declaration stops nothing but itself, and SIGINT or SIGTERM stop it
+    as they stop cases.
+
+    Raises
+    ------
+    ValueError
+        Naming the builder that raised, timed out, exited or returned no
+        :class:`~systems.MechanicalSystem` (nothing is computed then).
+    RunInterrupted
+        On SIGINT or SIGTERM.
+    """
+    keys: dict[tuple[str, tuple[tuple[str, Any], ...]], str] = {}
+    variants = dict.fromkeys(
+        (c.system, c.options) for c in cases if declared_outside(c.system)
+    )
+    with _Signals() as signals:
+        for system, options in variants:
+            child = Child(_declare, system, options, timeout=opts.timeout)
+            try:
+                while not child.poll() and signals.signum is None:
+                    wait_any([child], timeout=0.5)
+            finally:
+                if not child.done:
+                    child.kill()
+            if signals.signum is not None:
+                raise RunInterrupted(signals.signum, 0)
+            label = Case(system, options, "").label
+            try:
+                keys[(system, options)] = child.result()
+            except BuilderError as exc:
+                raise ValueError(str(exc)) from None
+            except ChildTimeout:
+                raise ValueError(
+                    f"{describe_builder(system)} did not build {label} within "
+                    f"the time limit of {opts.timeout:g} s (--timeout)"
+                ) from None
+            except ChildDied as exc:
+                raise ValueError(
+                    f"{describe_builder(system)} did not build {label}: {exc}"
+                ) from None
+            except Exception as exc:
+                raise ValueError(
+                    f"{describe_builder(system)} cannot build {label}: "
+                    f"{type(exc).__name__}: {exc}"
+                ) from None
+    return {
+        c.id: keys[(c.system, c.options)]
+        for c in cases
+        if (c.system, c.options) in keys
+    }
 
 
 # ----------------------------------------------------------------------
@@ -363,7 +459,8 @@ def _outcome(case: Case, opts: RunOptions, child: Child) -> Outcome:
         status, error = "timeout", str(exc)
     except ChildDied as exc:
         status, error = "crashed", str(exc)
-    except Exception as exc:  # run_case never raises; a pickling failure may
+    except (Exception, SystemExit) as exc:  # run_case never raises; a
+        # pickling failure may, and a case's sys.exit must not end the run.
         status, error = "error", f"{type(exc).__name__}: {exc}"
     row = _base_row(case, opts)
     row.update(
@@ -396,7 +493,7 @@ def prepare_variant(case: Case, opts: RunOptions) -> Prepared:
     key = (case.system, case.options, opts.n_states, opts.use_cache)
     got = PREPARED.get(key)
     if got is None:
-        ms = get_system(case.system, **dict(case.options))
+        ms = build_system(case.system, case.options)
         states = [ms.random_state(seed) for seed in range(opts.n_states)]
         fingerprint = ms.fingerprint() if opts.use_cache else None
         initial = ms.consistent_initial_state()
@@ -431,7 +528,11 @@ def _import_what_cases_use(opts: RunOptions) -> None:
 
 def _prepare_quietly(case: Case, opts: RunOptions) -> None:
     """:func:`prepare_variant` in the run's process; a system that cannot
-    be built or solved is left to its cases, which record the error."""
+    be built or solved is left to its cases, which record the error.  A
+    user's own builder runs only in its cases' child processes, under
+    their time limit and the run's interrupts."""
+    if declared_outside(case.system):
+        return
     try:
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             prepare_variant(case, opts)
@@ -443,6 +544,7 @@ def _run_case_body(case: Case, opts: RunOptions, row: Row, arrays: Arrays) -> No
     from .cache import DerivationCache
 
     ms, states, initial, fingerprint = prepare_variant(case, opts)
+    row["declaration"] = declaration_key(ms, fingerprint)
     form = get_formulation(case.formulation)
     # The calibration workload is measured in the same process, before and
     # after the timed work, so a load that comes and goes during the case
@@ -736,24 +838,30 @@ def _resumable(out: Path, row: Row, opts: RunOptions) -> str:
         path = out / row["arrays"]
         try:
             with np.load(path) as data:
-                digest = (
-                    str(data["options_digest"])
-                    if "options_digest" in data.files
-                    else ""
-                )
+                stamps = [
+                    str(data[k]) if k in data.files else "" for k in _TRAJECTORY_STAMPS
+                ]
         except (OSError, ValueError, KeyError) as exc:
             return f"its trajectory {path.name} cannot be read ({exc})"
-        if digest != row.get("options_digest"):
+        if stamps != [row.get(k, "") for k in _TRAJECTORY_STAMPS]:
             return f"its trajectory {path.name} belongs to another run"
     return ""
 
 
-def _load_done(out: Path, opts: RunOptions) -> dict[str, Row]:
-    """Finished rows of this run's options and code, by case id."""
+def _load_done(
+    out: Path, opts: RunOptions, declarations: Mapping[str, str]
+) -> dict[str, Row]:
+    """Finished rows of this run's options and code, by case id; a case in
+    ``declarations`` (case id -> :func:`declaration_key`, the users' own
+    systems) only from rows of the same declaration."""
     digest = opts.digest()
     done: dict[str, Row] = {}
     for row in _read_rows(out):
         if row.get("options_digest") != digest:
+            continue
+        if row["case"] in declarations and (
+            row.get("declaration") != declarations[row["case"]]
+        ):
             continue
         why = _resumable(out, row, opts)
         if why:
@@ -776,20 +884,26 @@ def _atomic_write(path: Path, data: bytes) -> None:
         raise
 
 
+#: Row fields a trajectory file carries and is named by: the run's key
+#: and the system's declaration.
+_TRAJECTORY_STAMPS = ("options_digest", "declaration")
+
+
 def _save_case(out: Path, row: Row, arrays: Arrays) -> None:
-    """Trajectory first (written whole, named by case and options digest),
-    then the row as one line: a row on disk always has its arrays."""
+    """Trajectory first (written whole, named by case, options digest and
+    declaration), then the row as one line: a row on disk always has its
+    arrays."""
     try:
         if arrays:
             tdir = out / "trajectories"
             tdir.mkdir(parents=True, exist_ok=True)
             slug = "".join(c if c.isalnum() or c in "-_" else "_" for c in row["case"])
-            name = f"{slug}.{row['options_digest']}.npz"
+            stamps = {k: row[k] for k in _TRAJECTORY_STAMPS if row.get(k)}
+            name = ".".join([slug, *stamps.values(), "npz"])
             tmp = tdir / f".{name}.{os.getpid()}.tmp.npz"
+            payload: Arrays = {k: np.array(v) for k, v in stamps.items()}
             try:
-                np.savez_compressed(
-                    tmp, options_digest=np.array(row["options_digest"]), **arrays
-                )
+                np.savez_compressed(tmp, **payload, **arrays)
                 os.replace(tmp, tdir / name)
             finally:
                 tmp.unlink(missing_ok=True)
@@ -816,7 +930,7 @@ def _load_arrays(out: Path | None, row: Row) -> Arrays:
     if not path.exists():
         return {}
     with np.load(path) as data:
-        return {k: data[k] for k in data.files if k != "options_digest"}
+        return {k: data[k] for k in data.files if k not in _TRAJECTORY_STAMPS}
 
 
 def check_output_dir(out: str | os.PathLike[str]) -> Path:
@@ -903,7 +1017,9 @@ def run(
         Directory for rows.jsonl, trajectories, results.csv and
         metadata.json; a run into a directory holding finished cases of the
         same options and code resumes them (time-outs only under the same
-        or a shorter time limit; cases whose worker died run again).
+        or a shorter time limit; cases whose worker died run again; a
+        user's own system only for the same declaration,
+        :func:`user_declarations`).
     resume : bool
         False starts over (drops rows.jsonl and the trajectories).
     **options
@@ -915,6 +1031,9 @@ def run(
 
     Raises
     ------
+    ValueError
+        For bad options or names, and a user's own system that cannot be
+        built (:func:`user_declarations`), before any case runs.
     RunInterrupted
         On SIGINT or SIGTERM (a ``KeyboardInterrupt``): running cases are
         stopped, every case finished by then is saved first.
@@ -942,10 +1061,17 @@ def run(
             for c in {(c.system, c.options): c for c in cases}.values()
         ]
     out_dir = check_output_dir(out) if out else None
+    declarations = user_declarations(cases, opts)
     done: dict[str, Row] = {}
     if out_dir is not None:
         if resume:
-            done = _load_done(out_dir, opts)
+            done = _load_done(out_dir, opts, declarations)
+            resumed = sum(c.id in done for c in cases)
+            if resumed:
+                _note(
+                    f"resumed {resumed} of {len(cases)} cases from the earlier "
+                    f"run in {out_dir} (--fresh runs them again)"
+                )
         else:
             (out_dir / "rows.jsonl").unlink(missing_ok=True)
             tdir = out_dir / "trajectories"

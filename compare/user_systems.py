@@ -9,6 +9,12 @@ NAME:KEY=VALUE`` passes builder options (values read as Python literals,
 otherwise as strings); several options of one system make one variant.
 Worker processes are forked from the registering process, so they see the
 registration; a dask cluster's workers need the module importable.
+
+A user's module is the user's input: one that cannot be imported (a syntax
+error, an exception or ``sys.exit`` at import) is a one-line error naming
+its file and line, and a builder that does not return a
+:class:`~systems.MechanicalSystem` (or calls ``sys.exit``) is an error
+naming the builder (:func:`build_system`).
 """
 
 from __future__ import annotations
@@ -18,11 +24,49 @@ import importlib
 import importlib.util
 import inspect
 import os
+import traceback
 from pathlib import Path
 
-from systems import CATALOGUE, register_system
+from systems import CATALOGUE, MechanicalSystem, get_system, register_system
 
-__all__ = ["resolve_systems", "parse_system_options"]
+__all__ = [
+    "resolve_systems",
+    "parse_system_options",
+    "build_system",
+    "describe_builder",
+    "BuilderError",
+]
+
+
+#: The import machinery's own files, left out of where an import failed.
+_IMPORTLIB = Path(importlib.__file__).parent
+
+
+class BuilderError(ValueError):
+    """A system's builder gave no declaration (the message names it)."""
+
+
+def _failed_import(target: str, exc: BaseException) -> ValueError:
+    """One line naming where importing ``target`` failed: the file and line
+    of a syntax error, else the line of the user's module (the first frame
+    past the import machinery) the exception came from."""
+    if isinstance(exc, SyntaxError) and exc.filename:
+        where, what = f"{exc.filename}:{exc.lineno}", f"SyntaxError: {exc.msg}"
+    else:
+        frames = [
+            f
+            for f in traceback.extract_tb(exc.__traceback__)
+            if not f.filename.startswith("<")
+            and f.filename != __file__
+            and Path(f.filename).parent != _IMPORTLIB
+        ]
+        where = f"{frames[0].filename}:{frames[0].lineno}" if frames else target
+        what = (
+            f"sys.exit({exc.code!r})"
+            if isinstance(exc, SystemExit)
+            else f"{type(exc).__name__}: {exc}"
+        )
+    return ValueError(f"cannot import {target!r} for --systems: {where}: {what}")
 
 
 def _import(target: str):
@@ -33,12 +77,56 @@ def _import(target: str):
         name = "_eomcompare_user_" + path.stem
         spec = importlib.util.spec_from_file_location(name, path)
         module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
+        try:
+            spec.loader.exec_module(module)
+        except (Exception, SystemExit) as exc:
+            raise _failed_import(target, exc) from None
         return module
     try:
         return importlib.import_module(target)
     except ImportError as exc:
         raise ValueError(f"cannot import {target!r} for --systems: {exc}") from None
+    except (Exception, SystemExit) as exc:
+        raise _failed_import(target, exc) from None
+
+
+def describe_builder(name: str) -> str:
+    """``"builder pendulum() of system 'pendulum' (in /path/mine.py)"``: what
+    an error about a system's builder names."""
+    builder = CATALOGUE[name]
+    try:
+        source = inspect.getsourcefile(builder)
+    except TypeError:  # a builtin or a callable object: no source file
+        source = None
+    where = f" (in {source})" if source else ""
+    qualname = getattr(builder, "__qualname__", type(builder).__qualname__)
+    return f"builder {qualname}() of system {name!r}{where}"
+
+
+def build_system(name: str, options=None) -> MechanicalSystem:
+    """The system ``name`` built with builder ``options``
+    (:func:`systems.get_system`), checked to be a declaration.
+
+    Raises
+    ------
+    BuilderError
+        When the builder returns anything but a :class:`MechanicalSystem`,
+        or calls ``sys.exit`` (which must not end the run).
+    ValueError
+        For an unknown name or option.
+    """
+    try:
+        ms = get_system(name, **dict(options or {}))
+    except SystemExit as exc:
+        raise BuilderError(
+            f"{describe_builder(name)} called sys.exit({exc.code!r})"
+        ) from None
+    if not isinstance(ms, MechanicalSystem):
+        raise BuilderError(
+            f"{describe_builder(name)} returned {type(ms).__name__}: "
+            f"a builder must return a MechanicalSystem"
+        )
+    return ms
 
 
 def resolve_systems(specs):
