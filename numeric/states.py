@@ -89,6 +89,32 @@ class SystemStates:
         f["u_of_qdot"] = sm.lambdify([ts, list(qs), list(qds), p], uq, cse=True)
         return f
 
+    @cached_property
+    def _speed_rate_function(self):
+        """u' in (t, q, q', q''): the time derivative of the speeds as the
+        kinematic equations define them from the coordinate rates."""
+        ms = self.system
+        q = list(ms.coordinates)
+        rep, s = plain_replacements(q, accelerations=True)
+        uq = sm.Matrix([ms.kinematics.u_of_qdot[ui] for ui in ms.speeds])
+        ud = to_plain(uq.diff(t), rep, ms)
+        args = [s["T"], list(s["Q"]), list(s["QD"]), list(s["QDD"]), list(ms.parameters)]
+        return sm.lambdify(args, ud, cse=True)
+
+    def speed_rates(
+        self,
+        t0: float,
+        q: ArrayLike,
+        qd: ArrayLike,
+        qdd: ArrayLike,
+        parameters: ParameterValues | None = None,
+    ) -> FloatArray:
+        """u' of every speed at (t, q, q', q'')."""
+        p = self.parameter_vector(parameters)
+        return np.asarray(
+            self._speed_rate_function(t0, q, qd, qdd, p), dtype=float
+        ).ravel()
+
     def parameter_vector(self, parameters: ParameterValues | None = None) -> FloatArray:
         """Default parameter values, overridden by ``parameters``.
 

@@ -904,13 +904,7 @@ class MechanicalSystem:
                     f"holonomic constraints (residual {res.tolist()})"
                 )
         else:
-            try:
-                q = self.solve_dependent_coordinates(t0, q_ind, guess, parameters)
-            except ConstraintError as exc:
-                raise DeclarationError(
-                    f"system {self.name!r}: the initial state violates the "
-                    f"holonomic constraints: {exc}"
-                ) from None
+            q = self._solve_initial_dependent(t0, q_ind, guess, given_dep, parameters)
         u_ind = np.array([self.initial_state.get(ui, 0.0) for ui in self.u_ind])
         try:
             u = self.solve_dependent_speeds(t0, q, u_ind, parameters)
@@ -928,6 +922,42 @@ class MechanicalSystem:
                 )
         qd = self.rates_from_speeds(t0, q, u, parameters)
         return t0, q, qd
+
+    def _solve_initial_dependent(
+        self,
+        t0: float,
+        q_ind: FloatArray,
+        guess: FloatArray,
+        given: Sequence[bool],
+        parameters: ParameterValues | None,
+    ) -> FloatArray:
+        """The dependent coordinates at the initial state, by Newton from the
+        given ones and, for those left out, from several starting points:
+        0 first, then 1, -1 and a few seeded random points.  Starting at 0
+        alone fails where 0 is a critical point of the constraints (the
+        unit norm of a quaternion with its scalar part dependent)."""
+        missing = ~np.array(given, dtype=bool)
+        rng = np.random.default_rng(0)
+        starts = [0.0, 1.0, -1.0] + [
+            rng.uniform(-2.0, 2.0, size=len(guess)) for _ in range(3)
+        ]
+        last = None
+        for start in starts:
+            trial = guess.copy()
+            trial[missing] = np.broadcast_to(start, guess.shape)[missing]
+            try:
+                return self.solve_dependent_coordinates(t0, q_ind, trial, parameters)
+            except ConstraintError as exc:
+                last = exc
+        left_out = [qi for qi, g in zip(self.q_dep, given) if not g]
+        raise DeclarationError(
+            f"system {self.name!r}: could not solve the dependent coordinates "
+            f"{left_out} left out of initial_state from the holonomic "
+            f"constraints (Newton from {len(starts)} starting points; {last}): "
+            f"either no configuration satisfies the constraints at these "
+            f"independent coordinates, or Newton needs a start: give the "
+            f"dependent coordinates in initial_state"
+        )
 
     def random_state(
         self, seed: int | None = None, parameters: ParameterValues | None = None
