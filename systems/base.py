@@ -468,13 +468,32 @@ class MechanicalSystem:
     # ------------------------------------------------------------------
     def substitute_specified(self, expr: Expr) -> Expr:
         """Replace prescribed functions of time (and their derivatives),
-        and the auxiliary speeds (zero in every motion) with their rates."""
+        and the auxiliary speeds (zero in every motion) with their rates.
+
+        Each derivative's law is differentiated once and each shared
+        subexpression rebuilt once (``Matrix.subs(...).doit()`` walks the
+        tree of an acceleration expression whole, many times over)."""
+        from symbolic.calculus import dynamic_symbols, substitute
+
         aux = getattr(self, "_aux_zero", None)
         if aux:
             expr = sm.sympify(expr).xreplace(aux)
         if not self.specified:
             return expr
-        return sm.sympify(expr).subs(dict(self.specified)).doit()
+        expr = sm.sympify(expr)
+        entries = list(expr) if isinstance(expr, sm.MatrixBase) else [expr]
+        laws = {}
+        for d in dynamic_symbols(entries):
+            if d in self.specified:
+                laws[d] = sm.sympify(self.specified[d])
+            elif isinstance(d, sm.Derivative) and d.expr in self.specified:
+                laws[d] = sm.sympify(self.specified[d.expr]).diff(*d.variable_count)
+        if not laws:
+            return expr
+        out = substitute(entries, laws)
+        if isinstance(expr, sm.MatrixBase):
+            return sm.ImmutableMatrix(expr.rows, expr.cols, out)
+        return out[0]
 
     @cached_property
     def kinematics(self) -> Kinematics:
