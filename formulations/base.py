@@ -576,11 +576,15 @@ class EquationsOfMotion(Derivation):
         )
 
     def with_constant_inputs(
-        self, inputs: Sequence[str | Symbol] | None, t0: float
+        self,
+        inputs: Sequence[str | Symbol] | None,
+        t0: float,
+        parameters: ParameterValues | None = None,
     ) -> tuple[EquationsOfMotion, list[Any]]:
         """These equations derived again with the inputs among ``inputs``
         that are functions of time (``specified``) made constants valued at
-        time ``t0`` (:func:`formulations.inputs.specified_inputs`)."""
+        time ``t0`` and ``parameters``
+        (:func:`formulations.inputs.specified_inputs`)."""
         from .inputs import specified_inputs
 
         def derive(system: MechanicalSystem) -> EquationsOfMotion:
@@ -588,7 +592,7 @@ class EquationsOfMotion(Derivation):
                 system
             )
 
-        return specified_inputs(self, inputs, t0, derive)
+        return specified_inputs(self, inputs, t0, derive, parameters)
 
     def numeric(
         self,
