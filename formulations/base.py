@@ -353,6 +353,49 @@ def count_operations(*exprs: Expr | Matrix, raw: int | None = None) -> dict[str,
     }
 
 
+def _speed_count_reason(system: MechanicalSystem) -> str:
+    """Why the speeds are not one per coordinate, from the declaration: a
+    quaternion's four coordinates with three rates, coordinates that the
+    kinematic equations move with other coordinates' speeds, or speeds
+    tied by velocity constraints."""
+    from symbolic.frames import connected_frames, declared_orientations
+
+    n_q, n_u = len(system.coordinates), len(system.speeds)
+    if n_u > n_q:
+        return (
+            f"{n_u - n_q} more speeds than coordinates: some speeds are "
+            f"velocities tied by constraints, which the kinetic energy would "
+            f"wrongly enforce"
+        )
+    coords = set(system.coordinates)
+    quaternions = []
+    for F in connected_frames(system.frame):
+        for dcm in declared_orientations(F).values():
+            four = sorted(
+                (x for x in sm.Matrix(dcm).atoms(sm.Function) if x in coords), key=str
+            )
+            if len(four) == 4 and four not in quaternions:
+                quaternions.append(four)
+    parts = [
+        f"the quaternion {[str(x).replace('(t)', '') for x in four]} has four "
+        f"coordinates and three rates, so the kinetic energy is degenerate in "
+        f"its coordinate rates"
+        for four in quaternions
+    ]
+    rest = n_q - n_u - len(quaternions)
+    if rest > 0:
+        parts.append(
+            f"{rest} coordinate(s) "
+            + ("beyond the quaternions' " if quaternions else "")
+            + "have no speed of their own: the kinematic equations move them "
+            "with the other coordinates' speeds (a contact point's position "
+            "under rolling embedded in the velocities), a constraint the "
+            "kinetic energy in the coordinate rates would not see; declare "
+            "such a constraint as nonholonomic, with a speed per coordinate"
+        )
+    return "; ".join(parts)
+
+
 @dataclass(frozen=True, eq=False)
 class Derivation:
     """What a formulation's ``_derive`` hook returns.
@@ -533,11 +576,15 @@ class EquationsOfMotion(Derivation):
         )
 
     def with_constant_inputs(
-        self, inputs: Sequence[str | Symbol] | None, t0: float
+        self,
+        inputs: Sequence[str | Symbol] | None,
+        t0: float,
+        parameters: ParameterValues | None = None,
     ) -> tuple[EquationsOfMotion, list[Any]]:
         """These equations derived again with the inputs among ``inputs``
         that are functions of time (``specified``) made constants valued at
-        time ``t0`` (:func:`formulations.inputs.specified_inputs`)."""
+        time ``t0`` and ``parameters``
+        (:func:`formulations.inputs.specified_inputs`)."""
         from .inputs import specified_inputs
 
         def derive(system: MechanicalSystem) -> EquationsOfMotion:
@@ -545,7 +592,7 @@ class EquationsOfMotion(Derivation):
                 system
             )
 
-        return specified_inputs(self, inputs, t0, derive)
+        return specified_inputs(self, inputs, t0, derive, parameters)
 
     def numeric(
         self,
@@ -766,12 +813,8 @@ class Formulation(abc.ABC):
                 f"{len(system.speeds)} speeds for {len(system.coordinates)} "
                 f"coordinates; this formulation forms the kinetic energy in "
                 f"the coordinate rates, which needs one speed per coordinate "
-                f"(with more coordinates, as quaternions, the kinetic energy "
-                f"is degenerate in their rates; with more speeds, some "
-                f"speeds are velocities tied by constraints, which the "
-                f"kinetic energy would wrongly enforce): use kane, "
-                f"gibbs_appell or sympy_kane, or declare one speed per "
-                f"coordinate"
+                f"({_speed_count_reason(system)}): use kane, gibbs_appell or "
+                f"sympy_kane, or declare one speed per coordinate"
             )
         if (
             (self.uses_multipliers or self.needs_velocities_from_positions)

@@ -10,7 +10,7 @@ constant, exactly as for inputs that are constants of the declaration.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import sympy as sm
@@ -37,6 +37,7 @@ def specified_inputs(
     inputs: Sequence[str | Symbol] | None,
     t0: float,
     derive: Callable[[MechanicalSystem], EquationsOfMotion],
+    parameters: Mapping[Any, float] | None = None,
 ) -> tuple[EquationsOfMotion, list[Any]]:
     """Equations in which the specified inputs among ``inputs`` are constants.
 
@@ -52,6 +53,10 @@ def specified_inputs(
     derive : callable
         Derives equations for a system with the formulation (and options)
         that derived ``eom``.
+    parameters : mapping, optional
+        Parameter values (default: the declaration's) at which the
+        specified functions are evaluated: ``F0 * cos(w * t)`` holds
+        parameters as well as time.
 
     Returns
     -------
@@ -88,9 +93,10 @@ def specified_inputs(
     from systems import MechanicalSystem
 
     params = dict(ms.parameters)
+    values = dict(zip(ms.parameters, ms.parameter_vector(parameters)))
     specified = dict(ms.specified)
     for f, s in found.items():
-        value = ms.substitute_specified(f).subs(t, t0)
+        value = ms.substitute_specified(f).subs(t, t0).xreplace(values)
         params[s] = float(value)
         specified[f] = s
     ms_in = MechanicalSystem(

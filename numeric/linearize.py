@@ -299,7 +299,7 @@ def linearize(
             f"{q0.size} and {qd0.size}"
         )
     # Inputs given as functions of time (specified) become constants.
-    eom, inputs = eom.with_constant_inputs(inputs, t0)
+    eom, inputs = eom.with_constant_inputs(inputs, t0, parameters)
     ms = eom.system
     params = dict(parameters or {})
     by_name = {str(k): k for k in ms.parameters}

@@ -482,6 +482,20 @@ class NumericModel:
         z = self.solve_unknowns(t0, x, check=True)
         return self._accelerations(t0, x, z)
 
+    def speed_derivatives(self, t0: float, q: ArrayLike, u: ArrayLike) -> FloatArray:
+        """u' of all speeds (``system.speeds`` order) at a state (t, q, u)
+        consistent with the constraints, whatever the formulation's
+        unknowns: the time derivative of the speeds as the kinematic
+        equations define them, at the q'' of :meth:`coordinate_accelerations`
+        (sympy's ``KanesMethod`` right-hand side gives the same u')."""
+        ms = self.system
+        qv = self._vec(q, self.n_coordinates, "q")
+        uv = self._vec(u, len(ms.speeds), "u")
+        params = dict(zip(ms.parameters, self.p))
+        qd = ms.rates_from_speeds(t0, qv, uv, params)
+        qdd = self.coordinate_accelerations(t0, qv, qd)
+        return ms.states.speed_rates(t0, qv, qd, qdd, params)
+
     def multipliers(self, t0: float, q: ArrayLike, qd: ArrayLike) -> FloatArray:
         """Lagrange multipliers at a state, one per constraint row in the
         declaration's order, with ``M q'' = f + C^T lambda``

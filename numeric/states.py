@@ -89,6 +89,78 @@ class SystemStates:
         f["u_of_qdot"] = sm.lambdify([ts, list(qs), list(qds), p], uq, cse=True)
         return f
 
+    @cached_property
+    def _speed_rate_function(self):
+        """u' in (t, q, q', q''): the time derivative of the speeds as the
+        kinematic equations define them from the coordinate rates."""
+        ms = self.system
+        q = list(ms.coordinates)
+        rep, s = plain_replacements(q, accelerations=True)
+        uq = sm.Matrix([ms.kinematics.u_of_qdot[ui] for ui in ms.speeds])
+        ud = to_plain(uq.diff(t), rep, ms)
+        args = [s["T"], list(s["Q"]), list(s["QD"]), list(s["QDD"]), list(ms.parameters)]
+        return sm.lambdify(args, ud, cse=True)
+
+    def speed_rates(
+        self,
+        t0: float,
+        q: ArrayLike,
+        qd: ArrayLike,
+        qdd: ArrayLike,
+        parameters: ParameterValues | None = None,
+    ) -> FloatArray:
+        """u' of every speed at (t, q, q', q'')."""
+        p = self.parameter_vector(parameters)
+        return np.asarray(
+            self._speed_rate_function(t0, q, qd, qdd, p), dtype=float
+        ).ravel()
+
+    @cached_property
+    def norm_invariants(self) -> tuple[tuple[int, ...], ...]:
+        """Index groups of independent coordinates whose Euclidean norm the
+        kinematic equations keep constant: the four of a quaternion
+        orientation (``orient_quaternion``) with q' = Q(q) w / 2, or with the
+        norm's derivative among the kinematic equations.
+
+        A candidate is the four coordinates of one orientation step; it is
+        kept when q . q' vanishes at random (q, u), so the motion stays on
+        the sphere of the initial norm and so must every state drawn."""
+        from symbolic.frames import connected_frames, declared_orientations
+
+        ms = self.system
+        q = list(ms.coordinates)
+        index = {qi: i for i, qi in enumerate(q)}
+        ind = set(ms.q_ind)
+        groups = set()
+        for F in connected_frames(ms.frame):
+            for dcm in declared_orientations(F).values():
+                coords = [x for x in sm.Matrix(dcm).atoms(sm.Function) if x in ind]
+                if len(coords) == 4:
+                    groups.add(tuple(sorted(index[x] for x in coords)))
+        if not groups:
+            return ()
+        rng = np.random.default_rng(2024)
+        p = self.parameter_vector()
+        q0 = np.array([ms.initial_state.get(qi, 0.1) for qi in q], float)
+        kept = []
+        for g in sorted(groups):
+            idx = list(g)
+            ok = True
+            for _ in range(3):
+                qs = q0 + rng.uniform(-0.5, 0.5, size=len(q))
+                us = rng.uniform(-1.0, 1.0, size=self._n_speeds)
+                qd = np.asarray(
+                    self._constraint_functions["qdot"](
+                        float(rng.uniform(0, 1)), qs, us, p
+                    ),
+                    dtype=float,
+                ).ravel()
+                dot = float(qs[idx] @ qd[idx])
+                ok &= abs(dot) <= 1e-9 * (1 + np.abs(qs[idx]).max() * np.abs(qd).max())
+            if ok:
+                kept.append(g)
+        return tuple(kept)
+
     def parameter_vector(self, parameters: ParameterValues | None = None) -> FloatArray:
         """Default parameter values, overridden by ``parameters``.
 
@@ -279,7 +351,9 @@ class SystemStates:
         """A random state consistent with every constraint.
 
         Independent coordinates are drawn uniformly about the initial state
-        (half-width ``random_spread``), dependent ones solved by Newton from
+        (half-width ``random_spread``), scaled back to the initial norm where
+        the kinematic equations keep a norm (:attr:`norm_invariants`, a
+        quaternion's), dependent ones solved by Newton from
         the holonomic constraints, independent speeds drawn uniformly in
         ``[-speed_scale, speed_scale]`` and dependent speeds solved from the
         velocity constraints.  Reproducible from ``seed``.
@@ -311,6 +385,10 @@ class SystemStates:
         last = None
         for shrink in (1.0, 0.5, 0.25, 0.1, 0.03):
             q_ind = q0[:nind] + shrink * spread * draw
+            for g in self.norm_invariants:
+                # Back onto the sphere the motion keeps (a unit quaternion).
+                idx = list(g)
+                q_ind[idx] *= np.linalg.norm(q0[idx]) / np.linalg.norm(q_ind[idx])
             try:
                 q = self.solve_dependent_coordinates(t0, q_ind, q0[nind:], parameters)
                 u = self.solve_dependent_speeds(t0, q, u_draw, parameters)

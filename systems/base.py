@@ -468,13 +468,32 @@ class MechanicalSystem:
     # ------------------------------------------------------------------
     def substitute_specified(self, expr: Expr) -> Expr:
         """Replace prescribed functions of time (and their derivatives),
-        and the auxiliary speeds (zero in every motion) with their rates."""
+        and the auxiliary speeds (zero in every motion) with their rates.
+
+        Each derivative's law is differentiated once and each shared
+        subexpression rebuilt once (``Matrix.subs(...).doit()`` walks the
+        tree of an acceleration expression whole, many times over)."""
+        from symbolic.calculus import dynamic_symbols, substitute
+
         aux = getattr(self, "_aux_zero", None)
         if aux:
             expr = sm.sympify(expr).xreplace(aux)
         if not self.specified:
             return expr
-        return sm.sympify(expr).subs(dict(self.specified)).doit()
+        expr = sm.sympify(expr)
+        entries = list(expr) if isinstance(expr, sm.MatrixBase) else [expr]
+        laws = {}
+        for d in dynamic_symbols(entries):
+            if d in self.specified:
+                laws[d] = sm.sympify(self.specified[d])
+            elif isinstance(d, sm.Derivative) and d.expr in self.specified:
+                laws[d] = sm.sympify(self.specified[d.expr]).diff(*d.variable_count)
+        if not laws:
+            return expr
+        out = substitute(entries, laws)
+        if isinstance(expr, sm.MatrixBase):
+            return sm.ImmutableMatrix(expr.rows, expr.cols, out)
+        return out[0]
 
     @cached_property
     def kinematics(self) -> Kinematics:
@@ -904,13 +923,7 @@ class MechanicalSystem:
                     f"holonomic constraints (residual {res.tolist()})"
                 )
         else:
-            try:
-                q = self.solve_dependent_coordinates(t0, q_ind, guess, parameters)
-            except ConstraintError as exc:
-                raise DeclarationError(
-                    f"system {self.name!r}: the initial state violates the "
-                    f"holonomic constraints: {exc}"
-                ) from None
+            q = self._solve_initial_dependent(t0, q_ind, guess, given_dep, parameters)
         u_ind = np.array([self.initial_state.get(ui, 0.0) for ui in self.u_ind])
         try:
             u = self.solve_dependent_speeds(t0, q, u_ind, parameters)
@@ -928,6 +941,42 @@ class MechanicalSystem:
                 )
         qd = self.rates_from_speeds(t0, q, u, parameters)
         return t0, q, qd
+
+    def _solve_initial_dependent(
+        self,
+        t0: float,
+        q_ind: FloatArray,
+        guess: FloatArray,
+        given: Sequence[bool],
+        parameters: ParameterValues | None,
+    ) -> FloatArray:
+        """The dependent coordinates at the initial state, by Newton from the
+        given ones and, for those left out, from several starting points:
+        0 first, then 1, -1 and a few seeded random points.  Starting at 0
+        alone fails where 0 is a critical point of the constraints (the
+        unit norm of a quaternion with its scalar part dependent)."""
+        missing = ~np.array(given, dtype=bool)
+        rng = np.random.default_rng(0)
+        starts = [0.0, 1.0, -1.0] + [
+            rng.uniform(-2.0, 2.0, size=len(guess)) for _ in range(3)
+        ]
+        last = None
+        for start in starts:
+            trial = guess.copy()
+            trial[missing] = np.broadcast_to(start, guess.shape)[missing]
+            try:
+                return self.solve_dependent_coordinates(t0, q_ind, trial, parameters)
+            except ConstraintError as exc:
+                last = exc
+        left_out = [qi for qi, g in zip(self.q_dep, given) if not g]
+        raise DeclarationError(
+            f"system {self.name!r}: could not solve the dependent coordinates "
+            f"{left_out} left out of initial_state from the holonomic "
+            f"constraints (Newton from {len(starts)} starting points; {last}): "
+            f"either no configuration satisfies the constraints at these "
+            f"independent coordinates, or Newton needs a start: give the "
+            f"dependent coordinates in initial_state"
+        )
 
     def random_state(
         self, seed: int | None = None, parameters: ParameterValues | None = None

@@ -9,21 +9,28 @@ coordinate rates and so silently assumes that every velocity is the time
 derivative of a position.  This module checks that assumption at random
 states that satisfy every constraint:
 
-* a velocity (or angular velocity) that can be derived from a position
-  chain to the system's fixed point (an orientation chain to its inertial
-  frame) and differs from the derived one is a contradiction:
-  :class:`~systems.DeclarationError` naming the point or frame;
-* a velocity that cannot be derived (no position chain to the fixed point,
-  as for a disc declared from its contact point up with ``C.set_vel(N, 0)``
-  and ``D.v2pt_theory(C, N, R)``) is recorded in
-  :class:`DeclarationAnalysis`, for the formulations that need derivable
-  velocities to refuse the system;
+* an angular velocity that differs from the rate of the frame's declared
+  orientation (through the kinematic differential equations) is a
+  contradiction between two declarations of the same motion:
+  :class:`~systems.DeclarationError` naming the frame;
+* a mass centre's velocity that is not the time derivative of its position
+  from the system's fixed point -- it cannot be derived (no position chain
+  to the fixed point, as for a disc declared from its contact point up with
+  ``C.set_vel(N, 0)`` and ``D.v2pt_theory(C, N, R)``), or it differs from
+  the derived one (a velocity that embeds a constraint) -- is recorded in
+  :class:`DeclarationAnalysis`: the velocity-based formulations use it as
+  sympy does, those that build a kinetic energy from positions refuse;
+* the points where loads act need only a declared velocity: every
+  formulation takes a load's partial velocities from it, so the point of a
+  body that coincides with another body's point at this instant (Kane &
+  Levinson's ``B^ = C*.locatenew('B^', 0); B^.v2pt_theory(P, E, B)``)
+  needs no position of its own;
 * every explicit solution of a dependent coordinate is checked against the
   holonomic constraints.
 
-Only the velocities that enter the equations of motion are analysed: those
-of the bodies' mass centres and frames and of the points and frames that
-loads act on.
+The states compared at satisfy every constraint and the invariants the
+kinematic equations imply (a quaternion's unit norm, see
+:meth:`numeric.states.SystemStates.random_state`).
 """
 
 from __future__ import annotations
@@ -52,10 +59,12 @@ class DeclarationAnalysis:
     Attributes
     ----------
     underived_velocities : tuple of (str, str)
-        ``(point name, reason)`` of every analysed point whose declared
-        velocity cannot be derived from a position chain to the fixed point.
+        ``(point name, reason)`` of every mass centre whose declared
+        velocity is not the time derivative of its position from the fixed
+        point (no position chain to it, or a different velocity).
     underived_angular_velocities : tuple of (str, str)
-        ``(frame name, reason)`` likewise for angular velocities.
+        ``(frame name, reason)`` of every body's frame whose orientation
+        from the inertial frame is not declared.
     states_checked : int
         Number of random states at which the comparisons were made.
     """
@@ -66,8 +75,9 @@ class DeclarationAnalysis:
 
     @property
     def velocities_are_derivatives(self) -> bool:
-        """True when every analysed velocity is the derivative of a position
-        (and every angular velocity the rate of an orientation)."""
+        """True when every body's velocity is the derivative of its position
+        (and every body's angular velocity the rate of its orientation):
+        what a kinetic energy built from positions needs."""
         return not (self.underived_velocities or self.underived_angular_velocities)
 
     def reason(self) -> str:
@@ -78,10 +88,10 @@ class DeclarationAnalysis:
         parts = [f"point {n}: {r}" for n, r in self.underived_velocities]
         parts += [f"frame {n}: {r}" for n, r in self.underived_angular_velocities]
         return (
-            "velocities that are not time derivatives of positions ("
-            + "; ".join(parts)
-            + "). Such velocities may already contain "
-            "constraints (a rolling contact), which a kinetic energy built "
+            "bodies whose velocities are not time derivatives of their "
+            "positions (" + "; ".join(parts) + "). Such velocities may "
+            "already contain constraints (a rolling contact), which a kinetic "
+            "energy built "
             "from them would wrongly enforce. To make the system usable, "
             "locate every point from the fixed point (and orient every frame "
             "from the inertial frame) with coordinates, add the coordinates "
@@ -147,8 +157,9 @@ def analyse_declaration(ms, n_states: int = 2) -> DeclarationAnalysis:
     Raises
     ------
     DeclarationError
-        When a declared velocity or angular velocity contradicts the one
-        derived from the positions or orientations, or an explicit solution
+        When a velocity a load acts with or a body moves with is not
+        declared, a declared angular velocity contradicts the one derived
+        from the orientations, or an explicit solution
         of a dependent coordinate violates the holonomic constraints; the
         message names the point, frame or coordinate and the residual.
     """
@@ -159,7 +170,7 @@ def analyse_declaration(ms, n_states: int = 2) -> DeclarationAnalysis:
     connected = {N} | {G for G, _, _ in steps}
 
     # What enters the equations: bodies' mass centres and frames, loads'
-    # points and frames.
+    # points and frames (a load's point needs only a declared velocity).
     points, frames = {}, {}
     for body in ms.bodies:
         points.setdefault(body.masscenter, f"mass centre of {body.name}")
@@ -171,6 +182,8 @@ def analyse_declaration(ms, n_states: int = 2) -> DeclarationAnalysis:
         else:
             frames.setdefault(load.frame, "a load's frame")
 
+    masscentres = {body.masscenter for body in ms.bodies}
+    bodyframes = {b.frame for b in ms.bodies if isinstance(b, me.RigidBody)}
     underived_v, underived_w = [], []
     # Symbolic pieces to evaluate: (kind, name, declared terms, derived
     # terms) with terms as (measure column, frame); a derived term whose
@@ -184,6 +197,8 @@ def analyse_declaration(ms, n_states: int = 2) -> DeclarationAnalysis:
                 f"system {ms.name!r}: the velocity of point {P.name} "
                 f"({role}) in {N.name} is not declared: {exc}"
             ) from None
+        if P not in masscentres:
+            continue
         try:
             r = P.pos_from(O) if P is not O else me.Vector(0)
         except ValueError:
@@ -228,6 +243,10 @@ def analyse_declaration(ms, n_states: int = 2) -> DeclarationAnalysis:
                 f"{exc}"
             ) from None
         dec_terms = _vector_terms(declared)
+        if F not in connected and F not in bodyframes:
+            # A load's frame: its declared angular velocity is all any
+            # formulation reads.
+            continue
         if F not in connected:
             underived_w.append(
                 (
@@ -239,6 +258,8 @@ def analyse_declaration(ms, n_states: int = 2) -> DeclarationAnalysis:
             )
             continue
         loose = sorted({G.name for _, G in dec_terms if G not in connected})
+        if loose and F not in bodyframes:
+            continue
         if loose:
             underived_w.append(
                 (
@@ -312,6 +333,7 @@ def analyse_declaration(ms, n_states: int = 2) -> DeclarationAnalysis:
     pvec = ms.parameter_vector()
 
     states = _states(ms, n_states)
+    mismatched = {}
     for t0, qv, qdv in states:
         uv = ms.speeds_from_rates(t0, qv, qdv)
         vals = np.array(f(t0, qv, qdv, uv, pvec), dtype=float).ravel()
@@ -346,20 +368,25 @@ def analyse_declaration(ms, n_states: int = 2) -> DeclarationAnalysis:
                     m = get(("pos", k, j)).ravel()
                     md = get(("pos_dot", k, j)).ravel()
                     derived += Rd[F] @ m + R[F] @ md
-                what = (
-                    f"point {name} ({role}): its declared velocity in "
-                    f"{N.name} differs from the time derivative of its "
-                    f"position from {O.name}"
-                )
-            else:
-                F = check[4]
-                derived = _skew_vector(Rd[F] @ R[F].T)
-                what = (
-                    f"frame {name} ({role}): its declared angular "
-                    f"velocity in {N.name} differs from the rate of its "
-                    f"orientation (through the kinematic differential "
-                    f"equations)"
-                )
+                res = np.linalg.norm(declared - derived)
+                scale = 1.0 + np.linalg.norm(derived) + np.linalg.norm(declared)
+                if not res <= _RTOL * scale and name not in mismatched:
+                    # A velocity that embeds a constraint: what Kane's
+                    # method uses as declared, and a kinetic energy cannot.
+                    mismatched[name] = (
+                        f"its declared velocity in {N.name} differs from the "
+                        f"time derivative of its position from {O.name} by "
+                        f"{res:.3g} {state_text} ({role})"
+                    )
+                continue
+            F = check[4]
+            derived = _skew_vector(Rd[F] @ R[F].T)
+            what = (
+                f"frame {name} ({role}): its declared angular "
+                f"velocity in {N.name} differs from the rate of its "
+                f"orientation (through the kinematic differential "
+                f"equations)"
+            )
             res = np.linalg.norm(declared - derived)
             scale = 1.0 + np.linalg.norm(derived) + np.linalg.norm(declared)
             if not np.isfinite(res) or res > _RTOL * scale:
@@ -371,6 +398,7 @@ def analyse_declaration(ms, n_states: int = 2) -> DeclarationAnalysis:
                 )
         if dep_checks and hol:
             _check_dependent(ms, dep_checks, get, q, t0, qv, state_text)
+    underived_v += list(mismatched.items())
     return DeclarationAnalysis(tuple(underived_v), tuple(underived_w), len(states))
 
 

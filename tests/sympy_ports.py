@@ -210,3 +210,113 @@ def double_pendulum_closed_form(t0, q, qd, *, l1=1.1, l2=0.7, m1=1.3, m2=0.6, g=
         )
     ) / (l2 * den)
     return np.array([a1, a2 - a1])
+
+
+def implicit_kinematics_body(*, initial_state=None) -> MechanicalSystem:
+    """sympy's free rigid body of ``test_kane.py::test_implicit_kinematics``
+    as written there: a quaternion ``lambda_0:4`` with ``lambda_0``
+    dependent on the unit-norm configuration constraint, the norm's
+    derivative among the kinematic equations, body-frame position
+    coordinates and velocity components as speeds; gravity, and the inputs
+    ``T_z``, ``F_z`` prescribed here as ``sin(t)``, ``cos(t) / 2``.
+    ``lambda_0`` is left out of the initial state (solved from the norm)."""
+    S, Matrix = sm.S, sm.Matrix
+    NED = me.ReferenceFrame("NED")
+    NED_o = me.Point("NED_o")
+    NED_o.set_vel(NED, 0)
+    q_att = me.dynamicsymbols("lambda_0:4", real=True)
+    B = NED.orientnew("B", "Quaternion", q_att)
+    q_pos = me.dynamicsymbols("B_x:z")
+    B_cm = NED_o.locatenew("B_cm", q_pos[0] * B.x + q_pos[1] * B.y + q_pos[2] * B.z)
+    q_ind = q_att[1:] + q_pos
+    q_dep = [q_att[0]]
+    kinematic_eqs = []
+    B_ang_vel = B.ang_vel_in(NED)
+    P, Q, R = me.dynamicsymbols("P Q R")
+    B.set_ang_vel(NED, P * B.x + Q * B.y + R * B.z)
+    B_ang_vel_kd = (B.ang_vel_in(NED) - B_ang_vel).simplify()
+    kinematic_eqs += [B_ang_vel_kd & B.x, B_ang_vel_kd & B.y, B_ang_vel_kd & B.z]
+    B_cm_vel = B_cm.vel(NED)
+    U, V, W = me.dynamicsymbols("U V W")
+    B_cm.set_vel(NED, U * B.x + V * B.y + W * B.z)
+    B_ref_vel_kd = B_cm.vel(NED) - B_cm_vel
+    kinematic_eqs += [B_ref_vel_kd & B.x, B_ref_vel_kd & B.y, B_ref_vel_kd & B.z]
+    u_ind = [U, V, W, P, Q, R]
+    q_att_vec = Matrix(q_att)
+    config_cons = [(q_att_vec.T * q_att_vec)[0] - 1]  # unit norm
+    kinematic_eqs = kinematic_eqs + [(q_att_vec.T * q_att_vec.diff())[0]]
+    M_B = sm.symbols("M_B")
+    J_B = me.inertia(
+        B,
+        *[
+            S(f"J_B_{ax}") * (1 if ax[0] == ax[1] else -1)
+            for ax in ["xx", "yy", "zz", "xy", "yz", "xz"]
+        ],
+    )
+    J_B = J_B.subs({S("J_B_xy"): 0, S("J_B_yz"): 0})
+    RB = me.RigidBody("RB", B_cm, B, M_B, (J_B, B_cm))
+    T_z, F_z = me.dynamicsymbols("T_z F_z")
+    system = me.System(NED, NED_o)
+    system.add_coordinates(*q_ind)
+    system.add_coordinates(*q_dep, independent=False)
+    system.add_holonomic_constraints(*config_cons)
+    system.add_speeds(*u_ind)
+    system.add_kdes(*kinematic_eqs)
+    system.add_bodies(RB)
+    system.add_loads(
+        me.Force(RB.masscenter, RB.mass * S("g") * NED.z),
+        me.Torque(RB.frame, T_z * B.z),
+        me.Force(RB.masscenter, F_z * B.z),
+    )
+    params = {M_B: 2.0, S("g"): 9.81, S("J_B_xx"): 1.0, S("J_B_yy"): 1.5}
+    params |= {S("J_B_zz"): 2.0, S("J_B_xz"): 0.1}
+    return MechanicalSystem(
+        name="implicit_kinematics_body",
+        system=system,
+        parameters=params,
+        initial_state=initial_state
+        or {q_att[1]: 0.1, q_att[2]: 0.2, q_att[3]: 0.3, U: 1.0, P: 0.3, R: 0.5},
+        specified={T_z: sm.sin(t), F_z: sm.cos(t) / 2},
+        random_spread=0.3,
+    )
+
+
+def quaternion_top() -> MechanicalSystem:
+    """A rigid body about its fixed mass centre oriented by
+    ``orient_quaternion`` with 4 coordinates, 3 body-rate speeds and the
+    textbook kinematic equations q' = Q(w) q / 2 (which keep the norm),
+    driven by a torque ``T sin(t)`` about B.z."""
+    lam = me.dynamicsymbols("lambda_0:4")
+    w1, w2, w3 = me.dynamicsymbols("w1:4")
+    I1, I2, I3, T = sm.symbols("I1 I2 I3 T")
+    N = me.ReferenceFrame("N")
+    O = me.Point("O")
+    O.set_vel(N, 0)
+    B = me.ReferenceFrame("B")
+    B.orient_quaternion(N, lam)
+    B.set_ang_vel(N, w1 * B.x + w2 * B.y + w3 * B.z)
+    Qw = sm.Matrix(
+        [[0, -w1, -w2, -w3], [w1, 0, w3, -w2], [w2, -w3, 0, w1], [w3, w2, -w1, 0]]
+    )
+    qv = sm.Matrix(lam)
+    body = me.RigidBody("body", O, B, 1, (me.inertia(B, I1, I2, I3), O))
+    system = me.System(N, O)
+    system.add_coordinates(*lam)
+    system.add_speeds(w1, w2, w3)
+    system.add_kdes(*(qv.diff(t) - Qw * qv / 2))
+    system.add_bodies(body)
+    system.add_loads(me.Torque(B, T * sm.sin(t) * B.z))
+    return MechanicalSystem(
+        name="quaternion_top",
+        system=system,
+        parameters={I1: 1.0, I2: 2.0, I3: 3.0, T: 0.5},
+        initial_state={
+            lam[0]: np.sqrt(1 - 0.14),
+            lam[1]: 0.1,
+            lam[2]: 0.2,
+            lam[3]: 0.3,
+            w1: 0.5,
+            w2: -1.0,
+            w3: 0.3,
+        },
+    )

@@ -88,3 +88,39 @@ def test_unknown_input_names_the_valid_ones(cart):
     eom = get_formulation("kane").derive(ms)
     with pytest.raises(ValueError, match=r"valid: .*'F'"):
         linearize(eom, (0.0, np.zeros(2), np.zeros(2)), inputs=["G"])
+
+
+@pytest.mark.parametrize("name", ["kane", "lagrange"])
+def test_input_with_parameters_at_time_zero(cart, name):
+    """F(t) = F0 cos(w t), linearized at t = 0 where it is F0 (it raised
+    TypeError: the parameters were left in the input's value): sympy's
+    (A, B) at F = F0, and a parameter override reaches the input too."""
+    import sympy as sm
+
+    from systems import MechanicalSystem
+
+    ms0, km, values, (F, qc, qp, uc, up) = cart
+    F0, w = sm.symbols("F0 w")
+    ms = MechanicalSystem(
+        name="cart_pendulum_cos_input",
+        system=ms0.system,
+        parameters=dict(ms0.parameters) | {F0: 0.8, w: 3.0},
+        initial_state=dict(ms0.initial_state),
+        specified={F: F0 * sm.cos(w * t)},
+    )
+    eom = get_formulation(name).derive(ms)
+    q, qd = np.array([0.1, 0.4]), np.array([0.3, -0.5])
+    for f0, override in [(0.8, None), (-1.5, {"F0": -1.5})]:
+        op = {qc: q[0], qp: q[1], uc: qd[0], up: qd[1], F: f0}
+        M = np.array(km.mass_matrix.xreplace(op).xreplace(values), float)
+        f = np.array(km.forcing.xreplace(op).xreplace(values), float)
+        ud = np.linalg.solve(M, f).ravel()
+        op |= {uc.diff(t): ud[0], up.diff(t): ud[1]}
+        A_s, B_s, _ = km.linearize(op_point=op, A_and_B=True)
+        lin = linearize(eom, (0.0, q, qd), inputs=[F], parameters=override)
+        np.testing.assert_allclose(
+            lin.A, np.array(A_s.xreplace(values).evalf(), float), rtol=1e-7, atol=1e-7
+        )
+        np.testing.assert_allclose(
+            lin.B, np.array(B_s.xreplace(values).evalf(), float), rtol=1e-8, atol=1e-9
+        )

@@ -166,11 +166,28 @@ def test_consistent_pendulum_is_accepted():
     assert ms.declaration_analysis.states_checked == 2
 
 
-def test_point_velocity_contradicting_its_position_is_refused():
-    # The rod's tip moving along the rod instead of across it.
-    decl = _pendulum(vel=lambda u, l, B: u * l * B.x)
-    with pytest.raises(DeclarationError, match=r"point P .*position from O"):
-        MechanicalSystem(**decl)
+def test_mass_centre_velocity_other_than_its_positions_rate():
+    """The rod's tip declared moving along the rod instead of across it:
+    Kane's method uses the declared velocity as sympy does, the Lagrange
+    family refuses naming P.  By hand: partial velocity l B.x, so gravity
+    gives F = -m l sin(q); a_P . B.x = l u' and the rod's I_zz = 1, so
+    F* = -(m l^2 + 1) u', and u' = -m l sin(q) / (m l^2 + 1)."""
+    ms = MechanicalSystem(**_pendulum(vel=lambda u, l, B: u * l * B.x))
+    [(name, reason)] = ms.declaration_analysis.underived_velocities
+    assert name == "P" and "differs from the time derivative" in reason
+    m, l = 1.0, 0.7
+    for fname in ["kane", "gibbs_appell", "sympy_kane"]:
+        model = get_formulation(fname).derive(ms).numeric()
+        for q0, u0 in [(0.3, 0.5), (-1.2, 2.0)]:
+            np.testing.assert_allclose(
+                model.speed_derivatives(0.0, [q0], [u0]),
+                [-m * l * math.sin(q0) / (m * l**2 + 1)],
+                rtol=1e-12,
+                err_msg=fname,
+            )
+    for fname in LAGRANGE_FAMILY:
+        with pytest.raises(UnsupportedSystemError, match=r"point P: .*differs"):
+            get_formulation(fname).derive(ms)
 
 
 def test_angular_velocity_contradicting_the_orientation_is_refused():

@@ -104,7 +104,7 @@ def test_initial_state_violating_a_constraint_reports_the_residual():
 def test_initial_state_without_any_solution_is_refused():
     kwargs, (x, y, vx, *_rest) = _slider_on_circle()
     kwargs["initial_state"] = {x: 3.0, vx: 0.0}  # |x| > r: no y exists
-    with pytest.raises(DeclarationError, match="violates the holonomic constraints"):
+    with pytest.raises(DeclarationError, match=r"could not solve .*\[y\(t\)\]"):
         MechanicalSystem(**kwargs)
 
 
