@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import os
+import tempfile
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -35,6 +36,17 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+def pytest_configure(config):
+    """The caches' signing key (``numeric.trust``) of the test run: a fresh
+    private file, never the user's own, shared by the xdist workers (they
+    inherit the environment) and the subprocesses the tests start, so that
+    a cache shared between them (CI's ``$EOMCOMPARE_CACHE``) verifies."""
+    if "EOMCOMPARE_KEY" not in os.environ:
+        os.environ["EOMCOMPARE_KEY"] = os.path.join(
+            tempfile.mkdtemp(prefix="eomcompare-key-"), "cache.key"
+        )
 
 
 # functools.cache keys on the arguments as passed: ``f(name)`` and
