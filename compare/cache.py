@@ -12,12 +12,14 @@ directory another user could write is not used at all.
 
 from __future__ import annotations
 
+import atexit
 import functools
 import hashlib
 import io
 import json
 import os
 import pickle
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -36,7 +38,13 @@ from numeric.trust import (
 from symbolic.frames import connected_frames, connected_points
 from systems import MechanicalSystem
 
-__all__ = ["DerivationCache", "default_cache_dir", "cache_key", "code_digest"]
+__all__ = [
+    "DerivationCache",
+    "default_cache_dir",
+    "cache_key",
+    "code_digest",
+    "use_private_cache_if_refused",
+]
 
 _MAGIC = b"EOMCACHE3\n"
 
@@ -46,6 +54,38 @@ def default_cache_dir() -> Path:
     from numeric import cache_dir
 
     return cache_dir("derivations")
+
+
+def use_private_cache_if_refused() -> str | None:
+    """Before a run of the harness: None when the caches (``numeric.
+    cache_dir``) and the signing key can be used; else one line saying why
+    not, after pointing ``$EOMCOMPARE_CACHE`` (and, when the key is the
+    problem, ``$EOMCOMPARE_KEY``) at a private temporary directory removed
+    at exit, for this process and the workers it starts.  So a cache that
+    is a file, cannot be created, or is another user's or writable by
+    others costs the run its cache, said once, and fails no case."""
+    from numeric import cache_dir
+    from numeric.trust import KEY_ENV
+
+    try:
+        ensure_key()
+    except CacheRefused as exc:
+        problem, keyless = exc, True
+    else:
+        problem, keyless = None, False
+        try:
+            for kind in ("derivations", "compiled"):
+                private_dir(cache_dir(kind))
+        except CacheRefused as exc:
+            problem = exc
+    if problem is None:
+        return None
+    tmp = tempfile.mkdtemp(prefix="eomcompare-cache-")
+    atexit.register(shutil.rmtree, tmp, ignore_errors=True)
+    os.environ["EOMCOMPARE_CACHE"] = os.path.join(tmp, "cache")
+    if keyless:
+        os.environ[KEY_ENV] = os.path.join(tmp, "cache.key")
+    return f"cache: {problem}; this run uses a temporary cache"
 
 
 def _package_version() -> str:
