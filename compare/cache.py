@@ -317,8 +317,13 @@ class DerivationCache:
         if eom is not None:
             return eom, True
         eom = formulation.derive(system)
+        # A cache that cannot take the entry (a full disk) must not fail
+        # the derivation; it is said, as a refused cache is (_entry_dir).
         try:
             self.store(eom, formulation, key)
-        except (OSError, CacheRefused, pickle.PicklingError, TypeError, AttributeError):
-            pass  # an unwritable cache must not fail a derivation
+        except OSError as exc:
+            name = self._path(key).name
+            self.rebuilt.append(f"{name} not stored: {exc.strerror or exc}")
+        except (CacheRefused, pickle.PicklingError, TypeError, AttributeError):
+            pass
         return eom, False

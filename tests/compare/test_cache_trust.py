@@ -160,3 +160,37 @@ def test_an_entry_of_another_user_is_not_loaded(tmp_path, monkeypatch):
     assert not hit
     (line,) = cache.rebuilt
     assert str(tmp_path) in line and "owned by another user" in line
+
+
+_FULL_DISK = """
+import resource, signal, sys
+from compare.cache import DerivationCache
+from formulations import get_formulation
+from systems import get_system
+
+system, kane = get_system("double_pendulum"), get_formulation("kane")
+cache = DerivationCache(sys.argv[1])
+# A full disk: every write past 1000 bytes fails (EFBIG, the signal ignored).
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (1000, 1000))
+eom, hit = cache.derive(system, kane)
+print(hit, eom.mass_matrix.shape)
+print(*cache.rebuilt, sep="\\n")
+"""
+
+
+def test_a_full_disk_costs_the_entry_not_the_derivation(tmp_path):
+    cache = tmp_path / "cache"
+    proc = subprocess.run(
+        [sys.executable, "-c", _FULL_DISK, str(cache)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+    )
+    assert proc.returncode == 0, proc.stderr
+    result, note = proc.stdout.splitlines()
+    assert result == "False (2, 2)"
+    assert note.endswith(".pkl not stored: File too large")
+    # No partial entry is left behind.
+    assert [p for p in cache.rglob("*") if p.is_file()] == []
