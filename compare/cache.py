@@ -12,14 +12,12 @@ directory another user could write is not used at all.
 
 from __future__ import annotations
 
-import atexit
 import functools
 import hashlib
 import io
 import json
 import os
 import pickle
-import shutil
 import tempfile
 from pathlib import Path
 
@@ -33,6 +31,7 @@ from numeric.trust import (
     ensure_key,
     private_dir,
     sign,
+    temporary_cache,
     verify,
 )
 from symbolic.frames import connected_frames, connected_points
@@ -65,27 +64,15 @@ def use_private_cache_if_refused() -> str | None:
     is a file, cannot be created, or is another user's or writable by
     others costs the run its cache, said once, and fails no case."""
     from numeric import cache_dir
-    from numeric.trust import KEY_ENV
 
     try:
         ensure_key()
+        for kind in ("derivations", "compiled"):
+            private_dir(cache_dir(kind))
     except CacheRefused as exc:
-        problem, keyless = exc, True
-    else:
-        problem, keyless = None, False
-        try:
-            for kind in ("derivations", "compiled"):
-                private_dir(cache_dir(kind))
-        except CacheRefused as exc:
-            problem = exc
-    if problem is None:
-        return None
-    tmp = tempfile.mkdtemp(prefix="eomcompare-cache-")
-    atexit.register(shutil.rmtree, tmp, ignore_errors=True)
-    os.environ["EOMCOMPARE_CACHE"] = os.path.join(tmp, "cache")
-    if keyless:
-        os.environ[KEY_ENV] = os.path.join(tmp, "cache.key")
-    return f"cache: {problem}; this run uses a temporary cache"
+        os.environ["EOMCOMPARE_CACHE"] = str(temporary_cache() / "cache")
+        return f"cache: {exc}; this run uses a temporary cache"
+    return None
 
 
 def _package_version() -> str:

@@ -66,7 +66,15 @@ from sympy.printing.c import C99CodePrinter
 from symbolic.calculus import substitute
 
 from .model import NumericModel, plain_parts
-from .trust import CacheRefused, check_private, ensure_key, private_dir, sign, verify
+from .trust import (
+    CacheRefused,
+    check_private,
+    ensure_key,
+    private_dir,
+    sign,
+    temporary_cache,
+    verify,
+)
 
 __all__ = [
     "CompiledModel",
@@ -262,7 +270,7 @@ def _usable_cache_dir(directory: Path) -> Path:
             ensure_key()
             _PRIVATE[directory] = private_dir(directory)
         except CacheRefused as exc:
-            _PRIVATE[directory] = Path(tempfile.mkdtemp(prefix="eomcompare-compiled-"))
+            _PRIVATE[directory] = temporary_cache()
             warnings.warn(f"{exc}: compiling uncached", CacheWarning, stacklevel=3)
     return _PRIVATE[directory]
 

@@ -21,10 +21,12 @@ as well.  Deleting it invalidates every cache entry (they are rebuilt).
 
 from __future__ import annotations
 
+import atexit
 import functools
 import hashlib
 import hmac
 import os
+import shutil
 import stat
 import tempfile
 from pathlib import Path
@@ -37,6 +39,7 @@ __all__ = [
     "check_private",
     "sign",
     "verify",
+    "temporary_cache",
 ]
 
 KEY_ENV = "EOMCOMPARE_KEY"
@@ -131,6 +134,20 @@ def _secret(path: Path) -> bytes:
     if len(key) != _KEY_BYTES:
         raise CacheRefused(f"cache key {path} is damaged (delete it to make a new one)")
     return key
+
+
+def temporary_cache() -> Path:
+    """A private temporary directory, removed at exit, for a process whose
+    cache is refused; when the key is what cannot be made,
+    ``$EOMCOMPARE_KEY`` is pointed at a fresh one inside it too (for this
+    process and those it starts)."""
+    tmp = Path(tempfile.mkdtemp(prefix="eomcompare-cache-"))
+    atexit.register(shutil.rmtree, tmp, ignore_errors=True)
+    try:
+        ensure_key()
+    except CacheRefused:
+        os.environ[KEY_ENV] = str(tmp / "cache.key")
+    return tmp
 
 
 def ensure_key() -> bytes:

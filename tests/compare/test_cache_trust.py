@@ -194,3 +194,18 @@ def test_a_full_disk_costs_the_entry_not_the_derivation(tmp_path):
     assert note.endswith(".pkl not stored: File too large")
     # No partial entry is left behind.
     assert [p for p in cache.rglob("*") if p.is_file()] == []
+
+
+def test_a_key_others_can_read_costs_the_cache_not_the_cases(tmp_path):
+    key = tmp_path / "config" / "cache.key"
+    key.parent.mkdir()
+    key.write_bytes(os.urandom(32))
+    key.chmod(0o644)
+    cache = tmp_path / "cache"
+    proc = cli(tmp_path, cache, key=key)
+    assert proc.returncode == 0, proc.stderr
+    (line,) = cache_lines(proc)
+    assert str(key) in line and "readable or writable by group or others" in line
+    assert "temporary cache" in line
+    assert [r["status"] for r in rows(tmp_path)] == ["ok"]
+    assert not list(cache.rglob("*.pkl"))

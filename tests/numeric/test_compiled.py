@@ -606,16 +606,17 @@ print(model.rhs(t0, model.state_from(q, qd, t0)).tolist())
 """
 
 
-def _rhs_in_a_new_process(cache):
+def _rhs_in_a_new_process(cache, **env):
     """The double pendulum's compiled rhs at a state, computed by a process
-    that has loaded no library yet (a crash there is not this one's)."""
+    that has loaded no library yet (a crash there is not this one's), with
+    ``env`` added to its environment."""
     root = Path(__file__).resolve().parents[2]
     return subprocess.run(
         [sys.executable, "-c", _RHS_SCRIPT, str(cache)],
         capture_output=True,
         text=True,
         timeout=300,
-        env=dict(os.environ, PYTHONPATH=str(root)),
+        env=dict(os.environ, PYTHONPATH=str(root), **env),
     )
 
 
@@ -671,3 +672,15 @@ def test_a_library_cache_others_can_write_is_not_used(tmp_path):
     assert f"{shared} is writable by group or others" in proc.stderr
     assert "compiling uncached" in proc.stderr
     assert not list(shared.iterdir())
+
+
+def test_without_a_usable_key_libraries_are_built_uncached(tmp_path):
+    key = tmp_path / "cache.key"
+    key.write_bytes(b"too short")
+    key.chmod(0o600)
+    cache = tmp_path / "cache"
+    proc = _rhs_in_a_new_process(cache, EOMCOMPARE_KEY=str(key))
+    assert proc.returncode == 0, proc.stderr
+    assert f"cache key {key} is damaged" in proc.stderr
+    assert "compiling uncached" in proc.stderr
+    assert not cache.exists() and key.read_bytes() == b"too short"
