@@ -3,8 +3,11 @@
 The key hashes the system declaration (:meth:`MechanicalSystem.fingerprint`),
 the formulation's name, version and options, and the versions of sympy and
 of this package, so a changed declaration or derivation never reads an old
-entry.  Each file stores a checksum of its payload and its own key: a
-corrupted or mismatched entry is detected, reported and rebuilt, never used.
+entry.  Each file stores its own key and a signature of key and payload
+(:mod:`numeric.trust`: an HMAC with a per-user secret kept outside the
+cache), checked before anything is unpickled: a corrupted, mismatched or
+planted entry is detected, reported and rebuilt, never loaded.  A cache
+directory another user could write is not used at all.
 """
 
 from __future__ import annotations
@@ -22,12 +25,27 @@ import sympy as sm
 import sympy.physics.mechanics as me
 
 from formulations.base import EquationsOfMotion, Formulation
+from numeric.trust import (
+    CacheRefused,
+    check_private,
+    ensure_key,
+    private_dir,
+    sign,
+    temporary_cache,
+    verify,
+)
 from symbolic.frames import connected_frames, connected_points
 from systems import MechanicalSystem
 
-__all__ = ["DerivationCache", "default_cache_dir", "cache_key", "code_digest"]
+__all__ = [
+    "DerivationCache",
+    "default_cache_dir",
+    "cache_key",
+    "code_digest",
+    "use_private_cache_if_refused",
+]
 
-_MAGIC = b"EOMCACHE2\n"
+_MAGIC = b"EOMCACHE3\n"
 
 
 def default_cache_dir() -> Path:
@@ -35,6 +53,26 @@ def default_cache_dir() -> Path:
     from numeric import cache_dir
 
     return cache_dir("derivations")
+
+
+def use_private_cache_if_refused() -> str | None:
+    """Before a run of the harness: None when the caches (``numeric.
+    cache_dir``) and the signing key can be used; else one line saying why
+    not, after pointing ``$EOMCOMPARE_CACHE`` (and, when the key is the
+    problem, ``$EOMCOMPARE_KEY``) at a private temporary directory removed
+    at exit, for this process and the workers it starts.  So a cache that
+    is a file, cannot be created, or is another user's or writable by
+    others costs the run its cache, said once, and fails no case."""
+    from numeric import cache_dir
+
+    try:
+        ensure_key()
+        for kind in ("derivations", "compiled"):
+            private_dir(cache_dir(kind))
+    except CacheRefused as exc:
+        os.environ["EOMCOMPARE_CACHE"] = str(temporary_cache() / "cache")
+        return f"cache: {exc}; this run uses a temporary cache"
+    return None
 
 
 def _package_version() -> str:
@@ -151,16 +189,33 @@ class DerivationCache:
     Attributes
     ----------
     rebuilt : list of str
-        One line per entry found corrupted or mismatched (and removed), for
-        the harness to report.
+        One line per entry found corrupted, mismatched or not signed by
+        this user (and removed), or naming the directory or key that could
+        not be trusted (the cache is then not used), for the harness to
+        report.
     """
 
     def __init__(self, directory: str | os.PathLike[str] | None = None) -> None:
         self.directory = Path(directory) if directory else default_cache_dir()
         self.rebuilt: list[str] = []
+        self._refused = False
 
     def _path(self, key: str) -> Path:
         return self.directory / key[:2] / f"{key}.pkl"
+
+    def _entry_dir(self, key: str) -> Path | None:
+        """The directory of ``key``'s entry, created private, or None when
+        the cache cannot be trusted (said once in :attr:`rebuilt`)."""
+        if self._refused:
+            return None
+        try:
+            ensure_key()
+            private_dir(self.directory)
+            return private_dir(self._path(key).parent)
+        except CacheRefused as exc:
+            self._refused = True
+            self.rebuilt.append(f"{exc} (running uncached)")
+            return None
 
     def load(self, system, formulation: Formulation, key: str | None = None):
         """The cached equations, or None (missing, stale or corrupted).
@@ -169,9 +224,10 @@ class DerivationCache:
         """
         key = cache_key(system, formulation) if key is None else key
         path = self._path(key)
-        if not path.exists():
+        if not path.exists() or self._entry_dir(key) is None:
             return None
         try:
+            check_private(path)
             raw = path.read_bytes()
             if not raw.startswith(_MAGIC):
                 raise ValueError("bad header")
@@ -179,8 +235,11 @@ class DerivationCache:
             meta = json.loads(header)
             if meta["key"] != key:
                 raise ValueError("key mismatch")
-            if hashlib.sha256(payload).hexdigest() != meta["sha256"]:
-                raise ValueError("checksum mismatch")
+            # Before unpickling: unpickling runs what the pickle names.
+            if not verify(payload, key, meta["hmac"]):
+                raise ValueError(
+                    "signature mismatch (damaged, or not written by this user)"
+                )
             eom = _Unpickler(io.BytesIO(payload), system).load()
             if not isinstance(eom, EquationsOfMotion):
                 raise ValueError(f"holds a {type(eom).__name__}")
@@ -207,21 +266,26 @@ class DerivationCache:
         buf = io.BytesIO()
         _Pickler(buf, eom.system).dump(eom)
         payload = buf.getvalue()
+        path = self._path(key)
+        if self._entry_dir(key) is None:
+            raise CacheRefused(f"cache directory {self.directory} is not used")
         header = json.dumps(
             {
                 "key": key,
-                "sha256": hashlib.sha256(payload).hexdigest(),
+                "hmac": sign(payload, key),
                 "system": eom.system.name,
                 "formulation": formulation.name,
             }
         ).encode()
-        path = self._path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        # Write then rename, so an interrupted write leaves no partial entry.
+        # Write then rename, so an interrupted write (a full disk) leaves no
+        # partial entry; mkstemp's file is the user's alone (mode 0o600).
         fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(_MAGIC + header + b"\n" + payload)
-        os.replace(tmp, path)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(_MAGIC + header + b"\n" + payload)
+            os.replace(tmp, path)
+        finally:
+            Path(tmp).unlink(missing_ok=True)
         return path
 
     def derive(
@@ -240,8 +304,13 @@ class DerivationCache:
         if eom is not None:
             return eom, True
         eom = formulation.derive(system)
+        # A cache that cannot take the entry (a full disk) must not fail
+        # the derivation; it is said, as a refused cache is (_entry_dir).
         try:
             self.store(eom, formulation, key)
-        except (OSError, pickle.PicklingError, TypeError, AttributeError):
-            pass  # an unwritable cache must not fail a derivation
+        except OSError as exc:
+            name = self._path(key).name
+            self.rebuilt.append(f"{name} not stored: {exc.strerror or exc}")
+        except (CacheRefused, pickle.PicklingError, TypeError, AttributeError):
+            pass
         return eom, False

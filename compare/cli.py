@@ -488,6 +488,12 @@ def main(argv=None, *, started: float | None = None) -> int:
     }
     from .runner import RunInterrupted, RunOutputError
 
+    if args.command in ("run", "regress", "baseline"):
+        from .cache import use_private_cache_if_refused
+
+        note = use_private_cache_if_refused()
+        if note:
+            print(note, file=sys.stderr)
     try:
         return handlers[args.command](args)
     except RunInterrupted as exc:

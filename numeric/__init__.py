@@ -9,7 +9,10 @@
   residuals, Newton on the holonomic constraints, consistent and random
   states, energy;
 - :mod:`numeric.integrate` integrates with constraint projection;
-- :mod:`numeric.linearize` linearizes about an operating point.
+- :mod:`numeric.linearize` linearizes about an operating point;
+- :mod:`numeric.trust` keeps the on-disk caches (the derivation cache's
+  and the C backend's) private and signed, so that they load nothing
+  another user wrote.
 
 This package imports nothing of ``systems`` or ``formulations``: it reads
 the objects they produce by their attributes, so importing it costs no

@@ -19,7 +19,10 @@ through one small cffi extension, the same for every model, compiled once.
 Both are cached on disk under a hash of their source, in
 ``$EOMCOMPARE_CACHE/compiled`` (default ``~/.cache/eomcompare/compiled``); a
 second process or a second derivation of the same equations loads them
-without compiling.
+without compiling.  A library is loaded only with this user's signature
+(:mod:`numeric.trust`): a damaged or planted one is rebuilt, never opened,
+and a cache directory another user could write is not used (the libraries
+are then built in a private temporary directory).
 
 Select it with ``eom.numeric(backend="c")``; ``backend="auto"`` uses it when a
 compiler is available and otherwise warns and falls back to lambdify, which
@@ -49,6 +52,7 @@ import sysconfig
 import tempfile
 import threading
 import time
+import warnings
 import weakref
 from collections import Counter
 from collections.abc import Mapping
@@ -62,6 +66,15 @@ from sympy.printing.c import C99CodePrinter
 from symbolic.calculus import substitute
 
 from .model import NumericModel, plain_parts
+from .trust import (
+    CacheRefused,
+    check_private,
+    ensure_key,
+    private_dir,
+    sign,
+    temporary_cache,
+    verify,
+)
 
 __all__ = [
     "CompiledModel",
@@ -238,6 +251,68 @@ def compiled_cache_dir(directory=None) -> Path:
     from numeric import cache_dir
 
     return cache_dir("compiled")
+
+
+class CacheWarning(UserWarning):
+    """The compiled cache was not used, or a library in it was rebuilt."""
+
+
+_PRIVATE: dict[Path, Path] = {}
+
+
+def _usable_cache_dir(directory: Path) -> Path:
+    """``directory``, created private (:func:`numeric.trust.private_dir`),
+    or, when it cannot be created or trusted (or the signing key cannot
+    be), a private temporary directory for this process, with a warning
+    naming why (once)."""
+    if directory not in _PRIVATE:
+        try:
+            ensure_key()
+            _PRIVATE[directory] = private_dir(directory)
+        except CacheRefused as exc:
+            _PRIVATE[directory] = temporary_cache()
+            warnings.warn(f"{exc}: compiling uncached", CacheWarning, stacklevel=3)
+    return _PRIVATE[directory]
+
+
+def _signature_path(target: Path) -> Path:
+    return target.with_name(target.name + ".sig")
+
+
+def _cached(target: Path) -> bool:
+    """Whether ``target`` is in the cache as this user built it (its
+    signature holds).  A library that is not, damaged (cut short by a full
+    disk or a killed copy: opening it could crash the process with SIGBUS)
+    or planted (its constructors would run on opening), is removed with a
+    warning, to be built again."""
+    if not target.exists():
+        return False
+    try:
+        check_private(target)
+        signature = _signature_path(target).read_text()
+        if verify(target.read_bytes(), target.name, signature):
+            return True
+        why = "signature mismatch (damaged, or not built by this user)"
+    except FileNotFoundError:
+        why = "no signature"
+    except (OSError, CacheRefused) as exc:
+        why = str(exc)
+    warnings.warn(
+        f"compiled cache: rebuilt {target.name}: {why}", CacheWarning, stacklevel=3
+    )
+    target.unlink(missing_ok=True)
+    return False
+
+
+def _install(built: Path, target: Path) -> None:
+    """Move the library ``built`` to ``target``, the user's alone and
+    signed (the signature first: a reader never finds a library newer than
+    its signature unsigned)."""
+    os.chmod(built, 0o700)
+    signature = _signature_path(built)
+    signature.write_text(sign(built.read_bytes(), target.name))
+    os.replace(signature, _signature_path(target))
+    os.replace(built, target)
 
 
 # ----------------------------------------------------------------------
@@ -1017,7 +1092,7 @@ def _call_module(cffi, cc, flags, directory):
         return _LOADED[modname], 0.0
     target = directory / (modname + (sysconfig.get_config_var("EXT_SUFFIX") or ".so"))
     seconds = 0.0
-    if not target.exists():
+    if not _cached(target):
         start = time.perf_counter()
         _compile_extension(cffi, cc, flags, include, modname, directory, target)
         seconds = time.perf_counter() - start
@@ -1050,11 +1125,10 @@ def build_module(
     with _LOCK:
         if modname in _LOADED:
             return _LOADED[modname], 0.0
-        directory = compiled_cache_dir(cache_dir)
-        directory.mkdir(parents=True, exist_ok=True)
+        directory = _usable_cache_dir(compiled_cache_dir(cache_dir))
         call_module, seconds = _call_module(cffi, cc, flags, directory)
         target = directory / f"{modname}.so"
-        if not target.exists():
+        if not _cached(target):
             start = time.perf_counter()
             _compile_library(cc, flags, source, modname, directory, target)
             seconds += time.perf_counter() - start
@@ -1108,8 +1182,9 @@ def _compile_library(cc, flags, source, modname, directory, target):
         csrc.write_text(source)
         out = Path(tmp) / target.name
         _run_compiler(cc + flags + [str(csrc), "-o", str(out), "-lm"], tmp)
-        shutil.copyfile(csrc, directory / f"{modname}.c")
-        os.replace(out, target)
+        os.chmod(csrc, 0o600)
+        os.replace(csrc, directory / f"{modname}.c")
+        _install(out, target)
 
 
 def _compile_extension(cffi, cc, flags, include, modname, directory, target):
@@ -1140,7 +1215,7 @@ def _compile_extension(cffi, cc, flags, include, modname, directory, target):
             + [str(csrc), "-o", str(out)],
             tmp,
         )
-        os.replace(out, target)
+        _install(out, target)
 
 
 # ----------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -36,6 +37,25 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+def pytest_configure(config):
+    """The caches' signing key (``numeric.trust``): ``$EOMCOMPARE_KEY`` if
+    set (CI sets a fresh one), else the user's own, created on first use as
+    any run would, so that a warm cache stays valid between sessions; where
+    that cannot be made (no writable home), a fresh private key for the
+    session.  Set here, in the controller, the xdist workers and the
+    subprocesses the tests start inherit it, so that a cache they share
+    verifies."""
+    from numeric.trust import CacheRefused, ensure_key
+
+    if "EOMCOMPARE_KEY" not in os.environ:
+        try:
+            ensure_key()
+        except CacheRefused:
+            os.environ["EOMCOMPARE_KEY"] = os.path.join(
+                tempfile.mkdtemp(prefix="eomcompare-key-"), "cache.key"
+            )
 
 
 # functools.cache keys on the arguments as passed: ``f(name)`` and

@@ -376,7 +376,7 @@ def test_a_cache_repair_is_reported_and_counted(tmp_path):
     assert second.returncode == 0, second.stderr
     lines = [x for x in second.stderr.splitlines() if x.startswith("cache:")]
     assert len(lines) == 1
-    assert entry.name in lines[0] and "checksum" in lines[0]
+    assert entry.name in lines[0] and "signature" in lines[0]
     meta = json.loads((tmp_path / "run" / "metadata.json").read_text())
     assert meta["cache_repairs"] == 1
     third = cli(tmp_path, *args, cache=cache)

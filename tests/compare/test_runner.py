@@ -313,7 +313,7 @@ def test_cache_round_trip_detects_corruption_and_staleness(tmp_path):
     data[-10] ^= 0xFF
     path.write_bytes(bytes(data))
     rebuilt, hit = cache.derive(ms, kane)
-    assert not hit and cache.rebuilt and "checksum" in cache.rebuilt[-1]
+    assert not hit and cache.rebuilt and "signature" in cache.rebuilt[-1]
     # Another declaration or formulation version has another key.
     assert cache_key(get_system("four_bar", coordinates="minimal"), kane) != cache_key(
         ms, kane
