@@ -46,6 +46,7 @@ from symbolic.types import (
 )
 
 from .errors import DeclarationError
+from .physics import check_mass_properties
 
 __all__ = [
     "MechanicalSystem",
@@ -57,6 +58,8 @@ __all__ = [
 ]
 
 t = me.dynamicsymbols._t
+#: The assumptions on a parameter's sign that its value is checked against.
+_SIGN_FACTS = ("positive", "negative", "nonnegative", "nonpositive", "zero", "nonzero")
 
 
 @dataclass(frozen=True)
@@ -303,6 +306,7 @@ class MechanicalSystem:
         self.parameters: Mapping[Symbol, float] = MappingProxyType(
             {sm.sympify(k): float(v) for k, v in parameters.items()}
         )
+        self._check_parameters()
         self.initial_state = MappingProxyType(
             {k: float(v) for k, v in initial_state.items()}
         )
@@ -365,6 +369,7 @@ class MechanicalSystem:
             self.parameters = MappingProxyType(
                 dict(self.parameters) | {c: 0.0 for c in self.reaction_unknowns}
             )
+        self._check_mass_properties()
         self._validate()
         # Velocities against positions, dependent solutions against the
         # constraints, at random consistent states.
@@ -675,6 +680,45 @@ class MechanicalSystem:
         symbols = {e for e in subexpressions(exprs) if e.is_Symbol}
         symbols.discard(t)
         return symbols
+
+    def _check_parameters(self) -> None:
+        """Each given value is a finite number that its symbol's assumptions
+        allow: ``Symbol("m", positive=True)`` given -1 is refused."""
+        for k, v in self.parameters.items():
+            if not np.isfinite(v):
+                raise DeclarationError(
+                    f"system {self.name!r}: parameter {k} is given {v}, not a "
+                    f"finite number"
+                )
+            value = sm.Float(v)
+            for fact in _SIGN_FACTS:
+                if (
+                    getattr(k, f"is_{fact}") is True
+                    and getattr(value, f"is_{fact}") is False
+                ):
+                    raise DeclarationError(
+                        f"system {self.name!r}: parameter {k} is declared "
+                        f"{fact} and given {v:g}"
+                    )
+
+    def _check_mass_properties(self) -> None:
+        """Each body's mass and central inertia, where the parameter values
+        make them numbers, are those of a real body
+        (:func:`systems.physics.check_mass_properties`).  The check reads
+        the default values: a catalogue system with symbolic masses and
+        inertias is checked at the values it ships with."""
+        values = {k: sm.Float(v) for k, v in self.parameters.items()}
+        for body in self.bodies:
+            owner = f"system {self.name!r}: body {body.name!r}"
+            mass = sm.sympify(body.mass).xreplace(values)
+            if not mass.is_number:
+                continue  # a constant without a value: _validate names it
+            inertia = None
+            if isinstance(body, me.RigidBody):
+                I = dyadic_matrix(body.central_inertia, body.frame).xreplace(values)
+                if all(x.is_number for x in I):
+                    inertia = np.array(I.evalf(), dtype=float)
+            check_mass_properties(owner, mass, inertia)
 
     def _validate(self) -> None:
         problems = []

@@ -21,7 +21,7 @@ from systems import DeclarationError, from_urdf
 OWN = ("kane", "lagrange", "modified_lagrange", "gibbs_appell")
 
 
-def inertial(m, xyz="0 0 0", rpy="0 0 0", I=(0.1, 0.2, 0.3, 0.01, -0.02, 0.03)):
+def inertial(m, xyz="0 0 0", rpy="0 0 0", I=(0.2, 0.25, 0.3, 0.01, -0.02, 0.03)):
     ixx, iyy, izz, ixy, ixz, iyz = I
     return (
         f'<inertial><origin xyz="{xyz}" rpy="{rpy}"/><mass value="{m}"/>'
@@ -295,6 +295,8 @@ def test_a_30_link_chain_is_declared_walking_each_subexpression_once():
 # Bad files
 # ----------------------------------------------------------------------
 TWO = (link("base"), link("a", inertial(1.0)), link("b", inertial(1.0)))
+#: A base and a continuous joint moving link "a", declared by each case.
+ONE_JOINT = (link("base"), joint("j1", "continuous", "base", "a", axis="0 0 1"))
 
 
 @pytest.mark.parametrize(
@@ -377,6 +379,40 @@ TWO = (link("base"), link("a", inertial(1.0)), link("b", inertial(1.0)))
             "axis must be a nonzero 3-vector",
         ),
         ('<robot name="x"><link name="a"></robot>', "cannot read the URDF"),
+        (
+            robot(*ONE_JOINT, link("a", inertial(-1.0))),
+            r"^link 'a': mass -1 is negative$",
+        ),
+        (
+            robot(*ONE_JOINT, link("a", inertial(1.0, I=(-0.1, 0.2, 0.2, 0, 0, 0)))),
+            r"^link 'a': the inertia is not positive semi-definite",
+        ),
+        (
+            robot(*ONE_JOINT, link("a", inertial(1.0, I=(0.1, 0.1, 0.3, 0, 0, 0)))),
+            r"^link 'a': the principal moments of inertia \[0.1, 0.1, 0.3\] "
+            r"violate the triangle inequality",
+        ),
+        (
+            robot(*ONE_JOINT, link("a", inertial("nan"))),
+            r"^link 'a': mass nan is not a finite number$",
+        ),
+        (
+            robot(*ONE_JOINT, link("a", inertial(1.0, I=("inf", 1, 1, 0, 0, 0)))),
+            r"^link 'a': the inertia .* not a finite number$",
+        ),
+        (
+            robot(*ONE_JOINT, link("a", inertial(1.0, xyz="0 0 NaN"))),
+            r"^link 'a': the <inertial> <origin> holds a value that is not a "
+            r"finite number$",
+        ),
+        (
+            robot(
+                link("base"),
+                link("a", inertial(1.0)),
+                joint("j1", "continuous", "base", "a", xyz="0 nan 0", axis="0 0 1"),
+            ),
+            r"^joint 'j1': the <origin> holds a value that is not a finite number$",
+        ),
     ],
     ids=[
         "unknown-type",
@@ -390,11 +426,39 @@ TWO = (link("base"), link("a", inertial(1.0)), link("b", inertial(1.0)))
         "nothing-moves",
         "zero-axis",
         "malformed",
+        "negative-mass",
+        "indefinite-inertia",
+        "triangle-inequality",
+        "nan-mass",
+        "inf-inertia",
+        "nan-inertial-origin",
+        "nan-joint-origin",
     ],
 )
 def test_bad_files_raise_declaration_error(text, match):
     with pytest.raises(DeclarationError, match=match):
         from_urdf(text)
+
+
+def test_nan_damping_is_refused_where_it_is_read():
+    text = robot(
+        link("base"),
+        link("a", inertial(1.0)),
+        joint(
+            "j1",
+            "continuous",
+            "base",
+            "a",
+            axis="0 0 1",
+            extra='<dynamics damping="nan"/>',
+        ),
+    )
+    with pytest.raises(
+        DeclarationError, match=r"^joint 'j1': the <dynamics> damping holds a value"
+    ):
+        from_urdf(text, damping=True)
+    # Ignored without damping=True, as Pinocchio's aba ignores it.
+    assert from_urdf(text).options["joints"] == ("j1",)
 
 
 def test_bad_arguments():
