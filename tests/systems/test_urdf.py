@@ -12,6 +12,7 @@ import pytest
 import sympy as sm
 from helpers import worst_relative_deviation
 
+from bench.robots import urdf_chain
 from formulations import get_formulation
 from references.robot_oracle import urdf_pinocchio_accelerations, urdf_pinocchio_model
 from symbolic.calculus import subexpressions
@@ -256,28 +257,13 @@ def test_source_path_and_text_give_the_same_system(tmp_path):
     assert a.name == "r"
 
 
-def chain(n):
-    """A URDF chain of ``n`` continuous joints about the z, y and x axes in
-    turn, each link half a metre below its parent."""
-    parts = [link("l0")]
-    for k in range(1, n + 1):
-        parts.append(link(f"l{k}", inertial(1.0, "0 0 -0.25")))
-        axis = ("1 0 0", "0 0 1", "0 1 0")[k % 3]
-        parts.append(
-            joint(
-                f"j{k:02d}", "continuous", f"l{k - 1}", f"l{k}", "0 0 -0.5", axis=axis
-            )
-        )
-    return robot(*parts, name="chain")
-
-
 def test_a_30_link_chain_is_declared_walking_each_subexpression_once():
     """The velocities of a chain nest: as trees they double with every
     link, as graphs they grow linearly.  The declaration's checks walk the
     graph (each distinct subexpression once), so 30 links are declared in
     seconds, where a walk of the trees would take hours."""
     start = time.process_time()
-    ms = from_urdf(chain(30))
+    ms = from_urdf(urdf_chain(30))
     seconds = time.process_time() - start
     N = ms.frame
     velocities = [x for b in ms.bodies for m, _ in b.masscenter.vel(N).args for x in m]
@@ -286,8 +272,8 @@ def test_a_30_link_chain_is_declared_walking_each_subexpression_once():
     assert paths > 10**8
     assert len(nodes) == len(set(nodes)) < 10**4
     assert {str(c) for c in ms.constants()} == {"g"}
-    # About 5 s of CPU time; the walk of the trees took 15 s at 20 links,
-    # twice as long with each link.
+    # About 5 s of CPU time (python -m compare bench, robots part 5); the
+    # walk of the trees took 17 s at 20 links, twice as long with each link.
     assert seconds < 60, seconds
 
 
