@@ -37,6 +37,9 @@ graphs): :func:`substitute`, :func:`subexpressions` and
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
 import sympy as sm
 
 from .dense import entries, matrix
@@ -604,7 +607,9 @@ def substitute(exprs, mapping, memo=None) -> list:
     return [walk(sm.sympify(e)) for e in exprs]
 
 
-def subexpressions(exprs, prune=None):
+def subexpressions(
+    exprs: Iterable[Any], prune: Callable[[Any], bool] | None = None
+) -> Iterator[Any]:
     """Each distinct subexpression of ``exprs`` once, a node before its
     arguments: a subtree shared by many expressions or many times within
     one is visited once, so the work is the size of the expressions'
