@@ -20,7 +20,9 @@ against Pinocchio, every number of one run.
    Pinocchio's ``aba`` per call (the same state, the accelerations
    compared), each formulation with each of its ``forward`` options;
 4. derivation seconds of each own formulation on each robot against
-   ``sympy_kane``'s.
+   ``sympy_kane``'s;
+5. the seconds :func:`systems.from_urdf` takes to declare a chain of n
+   links (:func:`urdf_chain`), which grows with n, not with 2**n.
 
 Each derivation and count runs in a child process under a time cap, so
 a case that does not finish is recorded as ``capped`` and cannot hang the
@@ -39,7 +41,14 @@ import numpy as np
 
 from compare.child import ChildTimeout, call_in_child
 
-__all__ = ["bench_robots", "OWN", "ROBOTS", "ASSUMPTIONS", "ASSUMPTION_SETS"]
+__all__ = [
+    "bench_robots",
+    "urdf_chain",
+    "OWN",
+    "ROBOTS",
+    "ASSUMPTIONS",
+    "ASSUMPTION_SETS",
+]
 
 OWN = ("kane", "lagrange", "modified_lagrange", "gibbs_appell")
 #: The ``forward`` options each formulation is counted with in part 1.
@@ -174,6 +183,34 @@ def _derive_seconds(system, formulation):
     return get_formulation(formulation, count_ops=False).derive(ms).timings["total"]
 
 
+def urdf_chain(n: int) -> str:
+    """The URDF text of a chain of ``n`` continuous joints about the x, y
+    and z axes in turn, each link (1 kg, mass centre a quarter metre down)
+    half a metre below its parent."""
+    parts = ['<robot name="chain"><link name="l0"/>']
+    for k in range(1, n + 1):
+        axis = ("1 0 0", "0 1 0", "0 0 1")[k % 3]
+        parts.append(
+            f'<link name="l{k}"><inertial><origin xyz="0 0 -0.25"/>'
+            f'<mass value="1"/><inertia ixx="0.02" iyy="0.02" izz="0.005" '
+            f'ixy="0" ixz="0" iyz="0"/></inertial></link>'
+            f'<joint name="j{k:03d}" type="continuous"><parent link="l{k - 1}"/>'
+            f'<child link="l{k}"/><origin xyz="0 0 -0.5"/><axis xyz="{axis}"/>'
+            f"</joint>"
+        )
+    return "".join(parts) + "</robot>"
+
+
+def _urdf_seconds(n):
+    """(CPU, wall) seconds of ``from_urdf`` on :func:`urdf_chain` ``(n)``."""
+    from systems import from_urdf
+
+    text = urdf_chain(n)
+    cpu, wall = time.process_time(), time.perf_counter()
+    from_urdf(text)
+    return time.process_time() - cpu, time.perf_counter() - wall
+
+
 def _rhs_case(system, formulations, repeats):
     """Microseconds per call of the C right-hand side of each formulation
     and of Pinocchio's aba (one state), and the largest q'' difference.
@@ -270,6 +307,7 @@ def bench_robots(
     cap=120.0,
     repeats=5,
     parts=None,
+    urdf_ns=(10, 20, 30),
 ) -> dict:
     """Run the robot section; write ``robots_*.csv`` and ``robots.md``
     into ``out`` and return the rows by part.
@@ -285,12 +323,14 @@ def bench_robots(
     cap : float
         Seconds for one derivation (and its count) in a child process.
     parts : set of str, optional
-        Any of ``"chain"``, ``"stanford"``, ``"rhs"``, ``"derive"`` (all
-        by default).
+        Any of ``"chain"``, ``"stanford"``, ``"rhs"``, ``"derive"``,
+        ``"urdf"`` (all by default).
+    urdf_ns : iterable of int
+        Links of the URDF chains part 5 declares.
     """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    parts = {"chain", "stanford", "rhs", "derive"} if parts is None else parts
+    parts = {"chain", "stanford", "rhs", "derive", "urdf"} if parts is None else parts
     result = {}
     lines = [
         "# Robots: operation counts against the literature, speed against Pinocchio",
@@ -438,6 +478,35 @@ def bench_robots(
         _write_csv(out / "robots_derive.csv", rows)
         result["derive"] = rows
         lines += _derive_markdown(rows, cap)
+    if "urdf" in parts:
+        log("robots 5. from_urdf seconds of a chain of n links")
+        rows = []
+        for n in urdf_ns:
+            got = _capped(_urdf_seconds, n, cap=cap)
+            row = {"n": n, "status": "capped" if got is None else "ok"}
+            if got is not None:
+                row["cpu_s"], row["wall_s"] = round(got[0], 2), round(got[1], 2)
+            rows.append(row)
+            log(
+                f"  n={n}: "
+                + (
+                    f"{row['cpu_s']} s CPU, {row['wall_s']} s wall"
+                    if got
+                    else f"capped at {cap:g} s"
+                )
+            )
+        _write_csv(out / "robots_urdf.csv", rows)
+        result["urdf"] = rows
+        lines += _md_section(
+            "Declaring a URDF chain of n links",
+            f"from_urdf on bench.robots.urdf_chain(n), in a child process "
+            f"capped at {cap:g} s; target: 30 links in under 5 s.",
+            ["n", "CPU s", "wall s"],
+            [
+                [r["n"], r.get("cpu_s", "capped"), r.get("wall_s", "capped")]
+                for r in rows
+            ],
+        ) + [""]
     (out / "robots.md").write_text("\n".join(lines) + "\n")
     return result
 

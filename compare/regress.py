@@ -15,6 +15,9 @@ Rules (each violation is listed; any one makes the exit status 1):
 - q'' agreement with the reference stays within ``agreement_tol``, a
   trajectory that agreed over the whole horizon still does, and an
   agreement that cannot be computed is a regression too;
+- a case whose q'' disagrees with the oracle (status
+  ``oracle_disagrees``) is a regression, on one side or both, and so is
+  an oracle agreement the baseline has and the new run cannot compute;
 - times grow by at most ``time_factor``.  Every time is a ratio to the
   calibration workload measured in the same process alongside it, each
   the fastest of repeated measurements (noise only ever adds time); times
@@ -61,7 +64,15 @@ REQUIRED = (
 )
 #: Time columns and the floor under which they are not judged.
 TIME_COLUMNS = {"derive_s": "min_seconds", "rhs_us": "min_rhs_us"}
-_STATUSES = {"ok", "error", "unsupported", "timeout", "integration_failed", "crashed"}
+_STATUSES = {
+    "ok",
+    "error",
+    "unsupported",
+    "timeout",
+    "integration_failed",
+    "crashed",
+    "oracle_disagrees",
+}
 #: Run options that must be equal on both sides.
 _COMPARED_OPTIONS = (
     "t_final",
@@ -89,7 +100,7 @@ class BaselineError(ValueError):
 @dataclass(frozen=True)
 class Finding:
     case: str
-    kind: str  # missing, extra, options, status, ops, agreement, time, improved
+    kind: str  # missing, extra, options, status, ops, agreement, oracle, time, improved
     regression: bool
     message: str
 
@@ -273,6 +284,9 @@ def compare_runs(
                 )
             )
             continue
+        if n["status"] == "oracle_disagrees" and b["status"] != "ok":
+            # Disagreeing on both sides is no change, and still a failure.
+            findings.append(Finding(case, "oracle", True, str(n.get("error", ""))))
         if b["status"] == "ok" and n["status"] != "ok":
             findings.append(
                 Finding(
@@ -315,6 +329,20 @@ def compare_runs(
                     True,
                     f"q'' deviates from the reference by {dev:.3g} "
                     f"(tolerance {agreement_tol:g})",
+                )
+            )
+        if (
+            _num(b.get("oracle_qdd_max_rel_dev")) is not None
+            and _num(n.get("oracle_qdd_max_rel_dev")) is None
+        ):
+            why = n.get("oracle_unavailable")
+            findings.append(
+                Finding(
+                    case,
+                    "oracle",
+                    True,
+                    "q'' agreement with the oracle could not be computed"
+                    + (f": {why}" if isinstance(why, str) and why else ""),
                 )
             )
         bh, nh = _num(b.get("agreement_horizon")), _num(n.get("agreement_horizon"))

@@ -27,13 +27,18 @@ each is independent of the others, as sympy's ``diff`` by a function
 treats them.  Both give the same expressions as sympy up to the order of
 terms; the tests check them against sympy on random expressions.
 
-Two more walks visit each shared subtree once, where sympy's ``xreplace``
-and ``atoms`` visit it once per occurrence (equations assembled from
-composite bodies share most of their subtrees, so their trees are far
-larger than their graphs): :func:`substitute` and :func:`dynamic_symbols`.
+More walks visit each shared subtree once, where sympy's ``xreplace``,
+``atoms`` and ``free_symbols`` visit it once per occurrence (equations
+assembled from composite bodies, and the nested velocities of a chain,
+share most of their subtrees, so their trees are far larger than their
+graphs): :func:`substitute`, :func:`subexpressions` and
+:func:`dynamic_symbols`.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 import sympy as sm
 
@@ -49,6 +54,7 @@ __all__ = [
     "derivative",
     "time_derivative",
     "substitute",
+    "subexpressions",
     "dynamic_symbols",
     "symmetric_from_lower",
 ]
@@ -601,19 +607,41 @@ def substitute(exprs, mapping, memo=None) -> list:
     return [walk(sm.sympify(e)) for e in exprs]
 
 
-def dynamic_symbols(exprs, t=None) -> set:
-    """The functions of time and their derivatives in ``exprs`` (sympy's
-    ``find_dynamicsymbols``), each shared subtree visited once."""
-    t = sm.physics.mechanics.dynamicsymbols._t if t is None else t
-    seen, found, stack = set(), set(), [sm.sympify(e) for e in exprs]
+def subexpressions(
+    exprs: Iterable[Any], prune: Callable[[Any], bool] | None = None
+) -> Iterator[Any]:
+    """Each distinct subexpression of ``exprs`` once, a node before its
+    arguments: a subtree shared by many expressions or many times within
+    one is visited once, so the work is the size of the expressions'
+    graph, not of their trees.  The arguments of a node for which
+    ``prune(node)`` is true are not visited.
+
+    Examples
+    --------
+    >>> import sympy as sm
+    >>> x, y = sm.symbols("x y")
+    >>> e = sm.sin(x + y)
+    >>> len(list(subexpressions([e**2 + e, e])))  # e**2 + e, e**2, e, 2, x + y, x, y
+    7
+    """
+    seen, stack = set(), [sm.sympify(e) for e in exprs]
     while stack:
         e = stack.pop()
         if e in seen:
             continue
         seen.add(e)
-        if isinstance(
-            e, (sm.Derivative, sm.core.function.AppliedUndef)
-        ) and e.free_symbols == {t}:
-            found.add(e)
-        stack.extend(e.args)
-    return found
+        yield e
+        if prune is None or not prune(e):
+            stack.extend(e.args)
+
+
+def dynamic_symbols(exprs, t=None) -> set:
+    """The functions of time and their derivatives in ``exprs`` (sympy's
+    ``find_dynamicsymbols``), each shared subtree visited once."""
+    t = sm.physics.mechanics.dynamicsymbols._t if t is None else t
+    return {
+        e
+        for e in subexpressions(exprs)
+        if isinstance(e, (sm.Derivative, sm.core.function.AppliedUndef))
+        and e.free_symbols == {t}
+    }

@@ -21,8 +21,10 @@ from typing import Any
 import numpy as np
 import sympy as sm
 import sympy.physics.mechanics as me
+from sympy.core.function import AppliedUndef
 
 from numeric.states import ConstraintError, SystemStates
+from symbolic.calculus import dynamic_symbols, jacobian, subexpressions
 from symbolic.frames import (
     FrameAlgebra,
     declared_orientations,
@@ -44,6 +46,7 @@ from symbolic.types import (
 )
 
 from .errors import DeclarationError
+from .physics import check_mass_properties
 
 __all__ = [
     "MechanicalSystem",
@@ -55,6 +58,8 @@ __all__ = [
 ]
 
 t = me.dynamicsymbols._t
+#: The assumptions on a parameter's sign that its value is checked against.
+_SIGN_FACTS = ("positive", "negative", "nonnegative", "nonpositive", "zero", "nonzero")
 
 
 @dataclass(frozen=True)
@@ -104,15 +109,15 @@ class ConstraintForce:
         object.__setattr__(self, "frames", tuple(self.frames))
 
 
-def has_explicit_time(expr: Expr) -> bool:
-    """True when ``t`` appears outside the functions of time in ``expr``."""
-    expr = sm.sympify(expr)
-    if t not in expr.free_symbols:
-        return False
-    funcs = me.find_dynamicsymbols(expr)
-    # Derivatives before the functions they contain (xreplace is top-down).
-    rep = {f: sm.Dummy() for f in sorted(funcs, key=sm.count_ops, reverse=True)}
-    return bool(t in expr.xreplace(rep).free_symbols)
+def _is_function_of_time(e: Expr) -> bool:
+    """True for q(t) and its derivatives: what ``find_dynamicsymbols`` finds."""
+    return isinstance(e, (sm.Derivative, AppliedUndef)) and e.free_symbols == {t}
+
+
+def has_explicit_time(*exprs: Expr) -> bool:
+    """True when ``t`` appears outside the functions of time in ``exprs``
+    (each shared subtree visited once)."""
+    return any(e == t for e in subexpressions(exprs, prune=_is_function_of_time))
 
 
 def _as_tuple(matrix: Matrix | None) -> tuple[Expr, ...]:
@@ -127,7 +132,7 @@ def _linear_coefficients(
     var = list(variables)
     if not var:
         return sm.zeros(len(rows), 0), rows
-    A = rows.jacobian(var)
+    A = jacobian(rows, var)
     zero = {v: 0 for v in var}
     b = rows.xreplace(zero)
     return A, b
@@ -138,6 +143,15 @@ def _measures(vec: Vector) -> list[Expr]:
     expressing it in one frame (composing direction cosine matrices grows
     exponentially along a chain of bodies oriented from their parents)."""
     return [] if vec == 0 else [x for m, _ in vec.args for x in m]
+
+
+def _path_measures(path: Sequence[Any], steps: str) -> list[Expr]:
+    """The measure numbers of each declared step along ``path`` (points
+    and their ``_pos_dict``, or frames and their ``_ang_vel_dict``, as
+    sympy's ``pos_from`` and ``ang_vel_in`` find them): the constants of
+    the sum without forming it, which along a chain of n bodies adds n
+    vectors for every body."""
+    return [x for a, b in zip(path, path[1:]) for x in _measures(getattr(a, steps)[b])]
 
 
 def _orientation_steps(
@@ -292,6 +306,7 @@ class MechanicalSystem:
         self.parameters: Mapping[Symbol, float] = MappingProxyType(
             {sm.sympify(k): float(v) for k, v in parameters.items()}
         )
+        self._check_parameters()
         self.initial_state = MappingProxyType(
             {k: float(v) for k, v in initial_state.items()}
         )
@@ -354,6 +369,7 @@ class MechanicalSystem:
             self.parameters = MappingProxyType(
                 dict(self.parameters) | {c: 0.0 for c in self.reaction_unknowns}
             )
+        self._check_mass_properties()
         self._validate()
         # Velocities against positions, dependent solutions against the
         # constraints, at random consistent states.
@@ -452,7 +468,7 @@ class MechanicalSystem:
             exprs += _measures(body.masscenter.vel(N))
         for _, _, dcm in _orientation_steps(N):
             exprs += list(dcm)
-        return any(has_explicit_time(e) for e in exprs)
+        return has_explicit_time(*exprs)
 
     def __repr__(self) -> str:
         return (
@@ -648,6 +664,8 @@ class MechanicalSystem:
     # Validation
     # ------------------------------------------------------------------
     def _free_constants(self) -> set[Symbol]:
+        """Every constant symbol of the declaration, read in one walk over
+        the distinct subexpressions (see :meth:`constants`)."""
         N = self.frame
         exprs = (
             list(self.kdes)
@@ -660,12 +678,13 @@ class MechanicalSystem:
             exprs.append(sm.sympify(body.mass))
             exprs += _measures(body.masscenter.vel(N))
             try:
-                exprs += _measures(body.masscenter.pos_from(self.system.fixed_point))
+                path = body.masscenter._pdict_list(self.system.fixed_point, 0)
             except ValueError:
-                pass
+                path = []
+            exprs += _path_measures(path, "_pos_dict")
             if isinstance(body, me.RigidBody):
                 exprs += list(dyadic_matrix(body.central_inertia, body.frame))
-                exprs += _measures(body.frame.ang_vel_in(N))
+                exprs += _path_measures(body.frame._dict_list(N, 1), "_ang_vel_dict")
         for load in self.loads:
             exprs += _measures(load.vector)
             if isinstance(load, me.Force):
@@ -674,11 +693,51 @@ class MechanicalSystem:
             exprs.append(self.potential_energy)
         exprs += list(self.specified.values())
         exprs += list(self.dependent_solutions.values())
-        symbols: set[Symbol] = set()
-        for e in exprs:
-            symbols |= sm.sympify(e).free_symbols
+        # One walk over the shared subtrees: ``free_symbols`` expression by
+        # expression would walk a chain's nested velocities once per path,
+        # twice as long with each link.
+        symbols = {e for e in subexpressions(exprs) if e.is_Symbol}
         symbols.discard(t)
         return symbols
+
+    def _check_parameters(self) -> None:
+        """Each given value is a finite number that its symbol's assumptions
+        allow: ``Symbol("m", positive=True)`` given -1 is refused."""
+        for k, v in self.parameters.items():
+            if not np.isfinite(v):
+                raise DeclarationError(
+                    f"system {self.name!r}: parameter {k} is given {v}, not a "
+                    f"finite number"
+                )
+            value = sm.Float(v)
+            for fact in _SIGN_FACTS:
+                if (
+                    getattr(k, f"is_{fact}") is True
+                    and getattr(value, f"is_{fact}") is False
+                ):
+                    raise DeclarationError(
+                        f"system {self.name!r}: parameter {k} is declared "
+                        f"{fact} and given {v:g}"
+                    )
+
+    def _check_mass_properties(self) -> None:
+        """Each body's mass and central inertia, where the parameter values
+        make them numbers, are those of a real body
+        (:func:`systems.physics.check_mass_properties`).  The check reads
+        the default values: a catalogue system with symbolic masses and
+        inertias is checked at the values it ships with."""
+        values = {k: sm.Float(v) for k, v in self.parameters.items()}
+        for body in self.bodies:
+            owner = f"system {self.name!r}: body {body.name!r}"
+            mass = sm.sympify(body.mass).xreplace(values)
+            if not mass.is_number:
+                continue  # a constant without a value: _validate names it
+            inertia = None
+            if isinstance(body, me.RigidBody):
+                I = dyadic_matrix(body.central_inertia, body.frame).xreplace(values)
+                if all(x.is_number for x in I):
+                    inertia = np.array(I.evalf(), dtype=float)
+            check_mass_properties(owner, mass, inertia)
 
     def _validate(self) -> None:
         problems = []
@@ -738,7 +797,6 @@ class MechanicalSystem:
             | set(self.specified)
             | set(self.u_aux)
         )
-        dyn = set()
         exprs = (
             list(kdes)
             + list(self.holonomic_constraints)
@@ -750,8 +808,7 @@ class MechanicalSystem:
             exprs += _measures(load.vector)
         for _, _, dcm in _orientation_steps(self.frame):
             exprs += list(dcm)
-        for e in exprs:
-            dyn |= set(me.find_dynamicsymbols(sm.sympify(e)))
+        dyn = dynamic_symbols(exprs)
         unknown = sorted(
             (d for d in dyn if not isinstance(d, sm.Derivative) and d not in known),
             key=str,

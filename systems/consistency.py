@@ -41,6 +41,8 @@ import numpy as np
 import sympy as sm
 import sympy.physics.mechanics as me
 
+from numeric.model import _lambdify
+from symbolic.calculus import subexpressions, substitute
 from symbolic.frames import dyadic_matrix
 
 __all__ = ["DeclarationAnalysis", "analyse_declaration"]
@@ -292,12 +294,13 @@ def analyse_declaration(ms, n_states: int = 2) -> DeclarationAnalysis:
         | dict(zip(u, us))
         | {t: ts}
     )
-    exprs, slots = [], {}
+    exprs, slots, memo = [], {}, {}
 
     def put(key, matrix):
         matrix = sm.Matrix(ms.substitute_specified(sm.Matrix(matrix)))
         slots[key] = (len(exprs), matrix.shape)
-        exprs.extend(matrix.xreplace(rep))
+        # Shared subtrees (a chain's nested velocities) replaced once.
+        exprs.extend(substitute(matrix, rep, memo))
 
     for i, (_, _, dcm) in enumerate(steps):
         put(("dcm", i), dcm)
@@ -317,7 +320,7 @@ def analyse_declaration(ms, n_states: int = 2) -> DeclarationAnalysis:
         put(("hol",), hol)
     p = list(ms.parameters)
     leftover = (
-        set().union(*(e.free_symbols for e in exprs))
+        {e for e in subexpressions(exprs) if e.is_Symbol}
         - set(qs)
         - set(qds)
         - set(us)
@@ -329,7 +332,7 @@ def analyse_declaration(ms, n_states: int = 2) -> DeclarationAnalysis:
         # remains here (a function of time outside the declaration) cannot
         # be evaluated: leave the declaration as the user wrote it.
         return analysis
-    f = sm.lambdify([ts, qs, qds, us, p], exprs, cse=True, modules="numpy")
+    f = _lambdify([ts, qs, qds, us, p], exprs)
     pvec = ms.parameter_vector()
 
     states = _states(ms, n_states)

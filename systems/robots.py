@@ -20,7 +20,11 @@ standard DH (joint i turns about z of frame i-1; frame i = frame i-1
 Puma 560: P. Corke and B. Armstrong-Helouvry, "A search for consensus
 among model parameters reported for the PUMA 560 robot", IEEE ICRA 1994,
 pp. 1608-1613 (the toolbox's values; link 1 mass 0 as there, since
-Armstrong et al. give only its inertia about the joint axis, 0.35).  The
+Armstrong et al. give only its inertia about the joint axis, 0.35).  Link
+3's published principal moments (0.066, 0.086, 0.0125) violate the
+triangle inequality of a real body (0.086 > 0.066 + 0.0125), which the
+declaration refuses; its smallest is 0.020 here, the least that satisfies
+it.  The
 base height d1 = 0.6718 m (26.45 in) of the Python toolbox is used; it
 moves the arm along the first, vertical axis and changes no dynamics.
 
@@ -148,7 +152,7 @@ PUMA560 = (
         -_HALF_PI,
         4.8,
         (-0.0203, -0.0141, 0.070),
-        (0.066, 0.086, 0.0125, 0, 0, 0),
+        (0.066, 0.086, 0.020, 0, 0, 0),
     ),
     (
         "R",

@@ -99,6 +99,7 @@ import sympy as sm
 import sympy.physics.mechanics as me
 
 from .base import DeclarationError, MechanicalSystem
+from .physics import check_mass_properties
 
 __all__ = [
     "from_urdf",
@@ -172,6 +173,35 @@ def _read(source):
     if model.robot is None:
         raise DeclarationError("cannot read the URDF: no <robot> element")
     return model.robot, data.decode(errors="replace")
+
+
+def _finite(what, values):
+    if not np.all(np.isfinite(np.asarray(values, dtype=float))):
+        raise DeclarationError(f"{what} holds a value that is not a finite number")
+
+
+def _check_numbers(robot, damping):
+    """Every number the import reads is finite, and each link's mass and
+    inertia are those of a real body
+    (:func:`systems.physics.check_mass_properties`), named by its link or
+    joint: a NaN would otherwise surface as a sympy error far from the
+    file, a negative mass as equations that mean nothing."""
+    for link in robot.links:
+        inertial = link.inertial
+        if inertial is None or inertial.mass is None:
+            continue
+        what = f"link {link.name!r}"
+        if inertial.origin is not None:
+            _finite(f"{what}: the <inertial> <origin>", inertial.origin)
+        check_mass_properties(what, inertial.mass, inertial.inertia)
+    for j in robot.joints:
+        what = f"joint {j.name!r}"
+        if j.origin is not None:
+            _finite(f"{what}: the <origin>", j.origin)
+        if j.axis is not None:
+            _finite(f"{what}: the <axis>", j.axis)
+        if damping and j.dynamics is not None and j.dynamics.damping is not None:
+            _finite(f"{what}: the <dynamics> damping", j.dynamics.damping)
 
 
 def _snap_value(x, tol):
@@ -388,8 +418,11 @@ def from_urdf(
     ------
     DeclarationError
         For an unreadable file, an unknown joint type, a floating or planar
-        joint, a closed kinematic loop, a link named but not declared, or a
-        moving body with no inertial data.
+        joint, a closed kinematic loop, a link named but not declared, a
+        moving body with no inertial data, a number that is not finite
+        (NaN, inf), a negative mass, or an inertia no mass distribution has
+        (not positive semi-definite, principal moments violating the
+        triangle inequality); the message names the link or joint.
     FileNotFoundError
         For a path that is not a file.
     TypeError
@@ -404,6 +437,7 @@ def from_urdf(
     if not 0 <= snap < 0.1:
         raise ValueError(f"snap must be in [0, 0.1), not {snap!r}")
     robot, text = _read(source)
+    _check_numbers(robot, damping)
     bodies, placements, parents = _bodies(robot, snap)
     movers = bodies[1:]
     if not movers:

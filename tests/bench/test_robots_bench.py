@@ -138,3 +138,17 @@ def test_rhs_rows_include_the_articulated_body_recursion(tmp_path):
             )
     else:
         assert "baseline flags" not in text and "baseline_c_us" not in rows[0]
+
+
+def test_urdf_chain_declaration_seconds(tmp_path):
+    lines = []
+    rows = bench_robots(tmp_path, lines.append, parts={"urdf"}, urdf_ns=[2, 4])["urdf"]
+    assert [r["n"] for r in rows] == [2, 4]
+    for r in rows:
+        assert r["status"] == "ok"
+        assert 0 < r["cpu_s"] < 60 and 0 < r["wall_s"] < 120
+    csv = pd.read_csv(tmp_path / "robots_urdf.csv")
+    assert list(csv["cpu_s"]) == [r["cpu_s"] for r in rows]
+    md = (tmp_path / "robots.md").read_text()
+    assert "## Declaring a URDF chain of n links" in md
+    assert any(line.startswith("  n=4: ") for line in lines)

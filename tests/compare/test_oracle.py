@@ -4,9 +4,17 @@ file), recorded in the run and shown in the report."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
+import pandas as pd
 import pinocchio as pin
 import pytest
+from helpers import run_args
 
 from compare import run
 from compare.report import write_report
@@ -84,3 +92,108 @@ def test_report_shows_the_oracle(result, tmp_path):
     assert line.rstrip(" |").split("|")[-1].strip() == _fmt(dev)
     dp = next(ln for ln in overview.splitlines() if ln.startswith("| double_pendulum"))
     assert dp.rstrip(" |").split("|")[-1].strip() == "—"
+
+
+# ----------------------------------------------------------------------
+# The oracle judges: from the command line, with a user's URDF robot
+# ----------------------------------------------------------------------
+ROOT = Path(__file__).resolve().parents[2]
+
+ARM = """<robot name="arm"><link name="base"/>
+<link name="rod"><inertial><origin xyz="0 0 -0.3"/><mass value="1"/>
+<inertia ixx="0.01" iyy="0.01" izz="0.002" ixy="0" ixz="0" iyz="0"/>
+</inertial></link>
+<joint name="hinge" type="{kind}"><parent link="base"/><child link="rod"/>
+<axis xyz="1 0 0"/>{limit}</joint></robot>"""
+
+#: A user's module: the arm of the file, its link's mass declared as MASS
+#: (the file says 1), so that the declaration can differ from the file
+#: Pinocchio reads; and an arm whose file Pinocchio's parser refuses.
+BUILDERS = """
+import dataclasses
+
+import sympy as sm
+
+from systems import from_urdf
+from systems.urdf import declare_tree
+
+MASS = {mass}
+ARM = {arm!r}
+
+
+def arm():
+    ms = from_urdf(ARM.format(kind="continuous", limit=""))
+    spec = dataclasses.replace(ms.joint_tree[0], mass=sm.Float(MASS))
+    return declare_tree("arm", [spec], {{}}, options=dict(ms.options))
+
+
+def unlimited_arm():
+    # A revolute joint without <limit>: yourdfpy reads it, urdfdom not.
+    return from_urdf(ARM.format(kind="revolute", limit=""), name="unlimited_arm")
+"""
+
+
+def cli(tmp_path, *args):
+    env = dict(
+        os.environ, PYTHONPATH=str(ROOT), EOMCOMPARE_CACHE=str(tmp_path / "cache")
+    )
+    return subprocess.run(
+        [sys.executable, "-m", "compare", *map(str, args)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def run_arm(tmp_path, name, mass, system="arm"):
+    builders = tmp_path / f"{name}.py"
+    builders.write_text(BUILDERS.format(mass=mass, arm=ARM))
+    out = tmp_path / name
+    proc = cli(
+        tmp_path,
+        *run_args(out, [f"{builders}:{system}"], ("kane", "lagrange"), t_final=0.1),
+    )
+    rows = [json.loads(ln) for ln in (out / "rows.jsonl").read_text().splitlines()]
+    return proc, out, {r["formulation"]: r for r in rows}
+
+
+def test_a_declaration_pinocchio_disagrees_with_fails_the_run_and_the_gate(tmp_path):
+    proc, good, rows = run_arm(tmp_path, "good", 1.0)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    for row in rows.values():
+        assert row["status"] == "ok", row["error"]
+        assert row["oracle_qdd_max_rel_dev"] < 1e-9
+    # Mass 1.57 declared, 1 in the file: kane and lagrange agree with each
+    # other and not with Pinocchio.
+    proc, bad, rows = run_arm(tmp_path, "bad", 1.57)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    for form, row in rows.items():
+        assert row["status"] == "oracle_disagrees"
+        assert 1e-3 < row["oracle_qdd_max_rel_dev"] < 1
+        line = f"arm/{form}: oracle_disagrees: q'' deviates from pinocchio's by"
+        assert line in proc.stdout
+    frame = pd.read_csv(bad / "results.csv").set_index("formulation")
+    assert frame.loc["lagrange", "qdd_max_rel_dev"] < 1e-9
+    # The gate: a case that agreed no longer does, and a case that
+    # disagrees on both sides is still a regression.
+    gate = cli(tmp_path, "regress", "--baseline", good, "--run", bad, "--ignore-times")
+    assert gate.returncode == 1, gate.stdout + gate.stderr
+    assert "arm/kane: status: was ok, now oracle_disagrees: q'' deviates" in gate.stdout
+    gate = cli(tmp_path, "regress", "--baseline", bad, "--run", bad, "--ignore-times")
+    assert gate.returncode == 1, gate.stdout + gate.stderr
+    assert "[REGRESSION] arm/lagrange: oracle: q'' deviates from pinocchio" in (
+        gate.stdout
+    )
+    gate = cli(tmp_path, "regress", "--baseline", good, "--run", good, "--ignore-times")
+    assert gate.returncode == 0, gate.stdout + gate.stderr
+
+
+def test_a_file_pinocchio_cannot_read_leaves_the_robot_without_oracle(tmp_path):
+    proc, _, rows = run_arm(tmp_path, "unlimited", 1.0, system="unlimited_arm")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    for row in rows.values():
+        assert row["status"] == "ok", row["error"]
+        assert row["oracle_unavailable"].startswith("Pinocchio cannot read the URDF")
+        assert "oracle_qdd_max_rel_dev" not in row

@@ -226,3 +226,82 @@ def test_kinematics_has_no_spurious_pivot_at_heading_zero():
     assert float(qdot[y.diff()].xreplace(at)) == pytest.approx(
         np.sin(0.7) + 0.5 * np.cos(0.7)
     )
+
+
+def _rod(mass, inertia, parameters):
+    """A rod hinged about N.z: body ``rod`` of mass ``mass`` and central
+    inertia ``diag(inertia)`` in its frame, parameters as given."""
+    q, u = me.dynamicsymbols("q u")
+    N = me.ReferenceFrame("N")
+    O = me.Point("O")
+    O.set_vel(N, 0)
+    B = N.orientnew("B", "Axis", (q, N.z))
+    B.set_ang_vel(N, u * N.z)
+    G = O.locatenew("G", -B.y)
+    G.v2pt_theory(O, N, B)
+    rod = me.RigidBody("rod", G, B, mass, (me.inertia(B, *inertia), G))
+    system = me.System(N, O)
+    system.add_coordinates(q)
+    system.add_speeds(u)
+    system.add_kdes(u - q.diff())
+    system.add_bodies(rod)
+    return dict(
+        name="rod",
+        system=system,
+        parameters=parameters,
+        initial_state={q: 0.1, u: 0.0},
+    )
+
+
+m, Ixx, Iyy, Izz = sm.symbols("m I_xx I_yy I_zz")
+mp = sm.Symbol("m", positive=True)
+
+
+@pytest.mark.parametrize(
+    "mass,inertia,parameters,match",
+    [
+        (m, (1, 1, 1), {m: -2.0}, r"body 'rod': mass -2 is negative"),
+        (-1.5, (1, 1, 1), {}, r"body 'rod': mass -1.5 is negative"),
+        (
+            1,
+            (Ixx, Iyy, Izz),
+            {Ixx: 0.1, Iyy: 0.1, Izz: 0.3},
+            r"body 'rod': the principal moments of inertia \[0.1, 0.1, 0.3\] "
+            r"violate the triangle inequality",
+        ),
+        (
+            1,
+            (Ixx, Iyy, Izz),
+            {Ixx: -0.1, Iyy: 0.2, Izz: 0.2},
+            r"body 'rod': the inertia is not positive semi-definite",
+        ),
+        (
+            mp,
+            (1, 1, 1),
+            {mp: -1.0},
+            r"parameter m is declared positive and given -1$",
+        ),
+        (m, (1, 1, 1), {m: float("nan")}, r"parameter m is given nan, not a finite"),
+    ],
+    ids=[
+        "negative-parameter",
+        "negative-number",
+        "triangle",
+        "indefinite",
+        "contradicts-assumption",
+        "nan",
+    ],
+)
+def test_unphysical_mass_inertia_and_parameters_are_refused(
+    mass, inertia, parameters, match
+):
+    with pytest.raises(DeclarationError, match=match):
+        MechanicalSystem(**_rod(mass, inertia, parameters))
+
+
+def test_physical_symbolic_and_zero_mass_properties_are_accepted():
+    # A thin rod (one principal moment 0, the triangle inequality an
+    # equality), a massless body, and assumptions the values agree with.
+    ms = MechanicalSystem(**_rod(mp, (Ixx, Iyy, 0), {mp: 2.0, Ixx: 0.5, Iyy: 0.5}))
+    assert ms.parameters[mp] == 2.0
+    MechanicalSystem(**_rod(0, (0, 0, 0), {}))
