@@ -98,7 +98,13 @@ class SystemStates:
         rep, s = plain_replacements(q, accelerations=True)
         uq = sm.Matrix([ms.kinematics.u_of_qdot[ui] for ui in ms.speeds])
         ud = to_plain(uq.diff(t), rep, ms)
-        args = [s["T"], list(s["Q"]), list(s["QD"]), list(s["QDD"]), list(ms.parameters)]
+        args = [
+            s["T"],
+            list(s["Q"]),
+            list(s["QD"]),
+            list(s["QDD"]),
+            list(ms.parameters),
+        ]
         return sm.lambdify(args, ud, cse=True)
 
     def speed_rates(

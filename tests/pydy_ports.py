@@ -20,10 +20,7 @@ t = me.dynamicsymbols._t
 
 def _define_forces(c, exert_by, exert_on, express):
     return sum(
-        x * y
-        for x, y in zip(
-            sm.symbols(f"{c}_{exert_by}/{exert_on}_1:4"), express
-        )
+        x * y for x, y in zip(sm.symbols(f"{c}_{exert_by}/{exert_on}_1:4"), express)
     )
 
 

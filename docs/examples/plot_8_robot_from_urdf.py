@@ -207,7 +207,9 @@ for ti, qi, qdi in zip(grid[::20], runs["kane"].q[::20], runs["kane"].qd[::20]):
     assert np.allclose(qdd, pin.aba(model, data, qi, qdi, np.zeros(3)), atol=1e-9)
 
 travel = runs["kane"].q[:, 2]
-print(f"slide from {travel.min():.2f} m to {travel.max():.2f} m (URDF limit 0 to 0.3 m)")
+print(
+    f"slide from {travel.min():.2f} m to {travel.max():.2f} m (URDF limit 0 to 0.3 m)"
+)
 
 fig, (ax_q, ax_ops) = plt.subplots(1, 2, figsize=(10, 4))
 labels = [r"$q_1$ yaw (rad)", r"$q_2$ pitch (rad)", r"$q_3$ slide (m)"]
