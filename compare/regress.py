@@ -36,6 +36,7 @@ import pandas as pd
 from systems import system_facts
 
 from .runner import ComparisonResult, RunOptions, load, run
+from .tables import is_count
 from .variants import variant_options
 
 __all__ = [
@@ -108,11 +109,6 @@ def _num(x):
     return None if math.isnan(x) else x
 
 
-def _is_count(x) -> bool:
-    v = _num(x)
-    return v is not None and v >= 0 and v == int(v)
-
-
 def check_baseline(
     result: ComparisonResult, source="baseline", times: bool = True
 ) -> None:
@@ -145,6 +141,11 @@ def check_baseline(
     options = meta.get("options")
     if not isinstance(options, dict) or _num(options.get("t_final")) is None:
         problems.append("metadata.json lacks the run's options (t_final, ...)")
+    else:
+        try:  # the options the gate runs the baseline's cases with again
+            RunOptions(**_run_options(options))
+        except (TypeError, ValueError) as exc:
+            problems.append(f"metadata.json's options cannot be run: {exc}")
     if not problems:
         dup = frame["case"][frame["case"].duplicated()].tolist()
         if dup:
@@ -159,7 +160,7 @@ def check_baseline(
             if r["status"] != "ok":
                 continue
             for col in ("ops_raw", "ops_cse"):
-                if not _is_count(r[col]):
+                if not is_count(r[col]):
                     problems.append(
                         f"{case}: {col} is {r[col]!r}, not an operation count"
                     )
@@ -355,6 +356,17 @@ def _int(v):
     return "missing" if v is None else int(v)
 
 
+def _run_options(options: dict) -> dict:
+    """The :class:`RunOptions` a run recorded, less those of the machine
+    and the session (cache, timing repeats), which the gate sets itself."""
+    known = {f.name for f in fields(RunOptions)}
+    return {
+        k: v
+        for k, v in options.items()
+        if k in known and k not in ("cache_dir", "use_cache", "time_repeats")
+    }
+
+
 def _rerun(
     baseline: ComparisonResult, out, *, jobs, quiet, use_cache, time_repeats, cases=None
 ) -> ComparisonResult:
@@ -362,12 +374,7 @@ def _rerun(
     frame = baseline.frame
     if cases is not None:
         frame = frame[frame["case"].isin(cases)]
-    known = {f.name for f in fields(RunOptions)}
-    opts = {
-        k: v
-        for k, v in (baseline.metadata.get("options") or {}).items()
-        if k in known and k not in ("cache_dir", "use_cache", "time_repeats")
-    }
+    opts = _run_options(baseline.metadata.get("options") or {})
     variants, n = {}, set()
     for system, variant in zip(frame["system"], frame["variant"]):
         vo = variant_options(variant)
@@ -400,6 +407,13 @@ def main(args) -> int:
             raise ValueError(
                 f"--{name.replace('_', '-')} must be a positive number, not {value!r}"
             )
+    base_dir = args.baseline.parent if args.baseline.suffix == ".csv" else args.baseline
+    if args.run_dir is None and Path(args.out).resolve() == base_dir.resolve():
+        # The new run would overwrite the baseline it is judged against.
+        raise ValueError(
+            f"--out {args.out} is the baseline's directory: the new run "
+            f"would overwrite it; choose another --out"
+        )
     try:
         baseline = load_checked(args.baseline, "baseline", times=times)
         new = load_checked(args.run_dir, "run", times=times) if args.run_dir else None

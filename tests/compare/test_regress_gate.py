@@ -73,6 +73,12 @@ def _text_ops(f):
     return f
 
 
+def _infinite_ops(f):
+    f["ops_cse"] = f["ops_cse"].astype(float)
+    f.loc[0, "ops_cse"] = float("inf")
+    return f
+
+
 @pytest.mark.parametrize(
     "edit, needle",
     [
@@ -81,6 +87,7 @@ def _text_ops(f):
         (_text_ops, "ops_cse is 'many', not an operation count"),
         (lambda f: f.drop(columns=["case"]), "lacks the column(s) ['case']"),
         (lambda f: f.drop(columns=["rhs_us"]), "lacks the time column(s) ['rhs_us']"),
+        (_infinite_ops, "ops_cse is inf, not an operation count"),
     ],
 )
 def test_a_baseline_the_gate_cannot_fully_check_is_refused(
@@ -93,6 +100,50 @@ def test_a_baseline_the_gate_cannot_fully_check_is_refused(
     problems = [x for x in res.stderr.splitlines() if needle in x]
     assert len(problems) == 1, res.stderr
     assert str(bad) in problems[0]
+
+
+@pytest.mark.parametrize(
+    "key, value, needle",
+    [
+        ("t_final", "1", "t_final must be a number, not str"),
+        ("n_samples", 201.0, "n_samples must be an integer, not float"),
+    ],
+)
+def test_a_baseline_whose_options_cannot_be_run_is_refused(
+    tmp_path, env, base, key, value, needle
+):
+    bad = copy_run(base, tmp_path / "bad")
+    meta = json.loads((bad / "metadata.json").read_text())
+    meta["options"][key] = value
+    (bad / "metadata.json").write_text(json.dumps(meta))
+    res = cli(env, "regress", "--baseline", bad, "--quiet", "--out", tmp_path / "new")
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert "Traceback" not in res.stderr
+    problems = [x for x in res.stderr.splitlines() if needle in x]
+    assert len(problems) == 1 and str(bad) in problems[0], res.stderr
+    assert not (tmp_path / "new" / "results.csv").exists()
+
+
+def test_an_out_that_is_the_baseline_is_refused(tmp_path, env, base):
+    kept = copy_run(base, tmp_path / "kept")
+    before = (kept / "results.csv").read_bytes()
+    # The same directory spelled another way, and the baseline's results.csv.
+    for baseline in (kept, kept / "results.csv"):
+        res = cli(
+            env,
+            "regress",
+            "--baseline",
+            baseline,
+            "--quiet",
+            "--out",
+            tmp_path / "kept" / ".." / "kept",
+        )
+        assert res.returncode == 2, res.stdout + res.stderr
+        lines = res.stderr.strip().splitlines()
+        assert len(lines) == 1 and "--out" in lines[0], res.stderr
+        assert "baseline" in lines[0]
+    assert (kept / "results.csv").read_bytes() == before
+    assert not (kept / "rows.jsonl").exists()
 
 
 def test_cases_on_one_side_only_are_regressions(tmp_path, env, base):
