@@ -18,6 +18,7 @@ equations) are listed but do not fail a run.
 from __future__ import annotations
 
 import argparse
+import math
 import signal
 import sys
 from pathlib import Path
@@ -208,6 +209,11 @@ def _check_run_args(args, variants=None) -> None:
     expand_cases(args.systems, args.formulations, args.n or [2, 3, 5], variants)
     if args.jobs is not None and args.jobs < 1:
         raise UsageError(f"--jobs must be a positive integer, not {args.jobs}")
+    wait = args.connect_timeout
+    if not (wait > 0 and math.isfinite(wait)):
+        raise UsageError(
+            f"--connect-timeout must be a positive number of seconds, not {wait}"
+        )
     check_output_dir(args.out)
 
 
@@ -475,6 +481,7 @@ def main(argv=None, *, started: float | None = None) -> int:
         "baseline": cmd_baseline,
         "list": cmd_list,
     }
+    from .report import ReportOutputError
     from .runner import RunInterrupted, RunOutputError
 
     try:
@@ -493,6 +500,9 @@ def main(argv=None, *, started: float | None = None) -> int:
             file=sys.stderr,
         )
         return 130
+    except ReportOutputError as exc:
+        print(f"error: {exc.strerror}", file=sys.stderr)
+        return 3
     except RunOutputError as exc:
         print(
             f"error: {exc.strerror}; the cases saved before are kept and the "

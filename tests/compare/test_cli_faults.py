@@ -212,6 +212,18 @@ def test_a_peers_non_finite_equations_are_listed_but_do_not_fail(tmp_path):
         (["--timeout", "-5"], "timeout must be a positive number"),
         (["--rtol", "-1"], "rtol must be a positive number"),
         (["--jobs", "0"], "--jobs must be a positive integer"),
+        (
+            ["--formulations", "lagrange:baumgarte=(1e999,1.0)"],
+            "gains must be finite and non-negative",
+        ),
+        (
+            ["--scheduler", "tcp://127.0.0.1:9", "--connect-timeout", "-1"],
+            "--connect-timeout must be a positive number of seconds, not -1.0",
+        ),
+        (
+            ["--scheduler", "tcp://127.0.0.1:9", "--connect-timeout", "nan"],
+            "--connect-timeout must be a positive number of seconds, not nan",
+        ),
     ],
 )
 def test_bad_options_are_refused_up_front_in_one_line(tmp_path, args, needle):
