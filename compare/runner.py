@@ -905,7 +905,8 @@ def run(
         same options and code resumes them (time-outs only under the same
         or a shorter time limit; cases whose worker died run again).
     resume : bool
-        False starts over (drops rows.jsonl and the trajectories).
+        False starts over (drops rows.jsonl and the trajectories of the
+        run's cases).
     **options
         :class:`RunOptions` fields (t_final, method, rtol, atol, ...).
 
@@ -948,9 +949,10 @@ def run(
             done = _load_done(out_dir, opts)
         else:
             (out_dir / "rows.jsonl").unlink(missing_ok=True)
-            tdir = out_dir / "trajectories"
-            if tdir.is_dir():
-                for f in tdir.glob("*.npz"):
+            # The trajectories of this run's own cases (any options), named
+            # as _save_case names them; other files there are not the run's.
+            for c in cases:
+                for f in (out_dir / "trajectories").glob(f"{c.slug}.*.npz"):
                     f.unlink()
     todo = _longest_first([c for c in cases if c.id not in done], out_dir)
     rows = {cid: row for cid, row in done.items()}

@@ -18,11 +18,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from helpers import file_size_limit
 
 from compare import load, run
 from compare.cli import main as cli_main
 from compare.report import write_report
-from helpers import file_size_limit
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 SYSTEMS = ["double_pendulum", "rotating_tube"]
