@@ -26,7 +26,7 @@ import threading
 import time
 import traceback
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
@@ -296,14 +296,19 @@ def expand_cases(
 # One case, in a worker
 # ----------------------------------------------------------------------
 def _time_rhs(model: NumericModel, t0: float, x: FloatArray, calls: int) -> float:
-    """Microseconds per rhs call: the fastest of 5 repeats of ``calls`` calls
-    (noise on a shared machine only ever adds time)."""
+    """Microseconds of processor time per rhs call: the fastest of 5 repeats
+    of ``calls`` calls (noise only ever adds time).
+
+    Processor time of this thread, not wall time: a repeat lasts a few
+    milliseconds, about a time slice of a machine shared with other jobs,
+    so its wall time is the call's own or several times that depending on
+    whether another process ran meanwhile."""
     times = []
     for _ in range(5):
-        start = time.perf_counter()
+        start = time.thread_time()
         for _ in range(calls):
             model.rhs(t0, x)
-        times.append((time.perf_counter() - start) / calls)
+        times.append((time.thread_time() - start) / calls)
     return float(np.min(times) * 1e6)
 
 
@@ -503,6 +508,8 @@ def _run_case_body(case: Case, opts: RunOptions, row: Row, arrays: Arrays) -> No
         row["oracle_qdd_max_rel_dev"] = _max_rel_dev(arrays["qdd"], oracle[1])
     t0, q0, qd0 = initial
     row["rhs_us"] = _time_rhs(model, t0, model.state_from(q0, qd0, t0), opts.rhs_calls)
+    # Its calibration, measured as it is, right after it.
+    row["calibration_cpu_s"] = calibrate(opts.time_repeats, clock=time.thread_time)
     calibrations.append(calibrate(repeats=opts.time_repeats))
     row["calibration_s"] = min(calibrations)
     grid = np.linspace(t0, t0 + opts.t_final, opts.n_samples)
@@ -572,13 +579,17 @@ def agreement(
     }
 
 
-def calibrate(repeats: int = 3) -> float:
+def calibrate(
+    repeats: int = 3, clock: Callable[[], float] = time.perf_counter
+) -> float:
     """Seconds of a fixed sympy + numpy workload, to turn times into ratios
-    (the fastest of ``repeats``).
+    (the fastest of ``repeats``), by ``clock``.
 
     Every case measures it alongside its own timings (``calibration_s`` of
-    its row); a run also measures it at its start and end and keeps the
-    geometric mean.
+    its row, in wall time like the derivation; ``calibration_cpu_s`` in the
+    processor time of the thread, ``time.thread_time``, like the
+    right-hand side); a run also measures it at its start and end and
+    keeps the geometric mean.
 
     The workload is independent of this package, so a slower derivation
     shows as a larger ratio even on a machine that is itself slower.
@@ -588,13 +599,13 @@ def calibrate(repeats: int = 3) -> float:
     x, y, z = sm.symbols("x y z")
     times = []
     for _ in range(repeats):
-        start = time.perf_counter()
+        start = clock()
         e = sm.expand((x + sm.sin(y) + z) ** 12)
         sm.cse(sm.Matrix([e.diff(x), e.diff(y)]))
         a = np.random.default_rng(0).random((60, 60))
         for _ in range(200):
             np.linalg.solve(a + 60 * np.eye(60), a[:, 0])
-        times.append(time.perf_counter() - start)
+        times.append(clock() - start)
     return float(np.min(times))
 
 
