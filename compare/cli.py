@@ -9,8 +9,9 @@ formulations failed (error, time-out, failed integration, a worker that
 died) or ``regress`` found a regression; 2 a usage error, found before
 anything is computed (bad option or name, an output directory that cannot
 be written, an unreachable scheduler, a baseline that cannot be fully
-checked); 3 the output directory could not be written during the run;
-130 and 143 interrupted by SIGINT and SIGTERM.  Limitations of the peers
+checked); 3 the output directory could not be written during the run,
+or the dask scheduler was lost mid-run (finished cases are kept); 130 and
+143 interrupted by SIGINT and SIGTERM.  Limitations of the peers
 (``sympy_*`` declining a system, timing out or giving non-finite
 equations) are listed but do not fail a run.
 """
@@ -34,8 +35,8 @@ EXIT_CODES = {
     1: "a case of this project's formulations failed, or regress found a regression",
     2: "usage error, nothing computed: bad option or name, unwritable --out, "
     "unreachable --scheduler, a baseline that cannot be fully checked",
-    3: "the output directory could not be written during the run (saved "
-    "cases are kept and resumed)",
+    3: "the output directory could not be written, or the --scheduler was "
+    "lost, during the run (saved cases are kept and resumed)",
     130: "interrupted by SIGINT (finished cases kept; the same command resumes)",
     143: "interrupted by SIGTERM (finished cases kept; the same command resumes)",
 }
@@ -178,6 +179,14 @@ def _executor(args):
         raise UsageError(
             "--scheduler needs dask.distributed: pip install 'eomcompare[cluster]'"
         ) from None
+    # A scheduler that cannot be reached or is lost mid-run is reported in
+    # one line (UsageError, ExecutorLost), not by the client's tracebacks
+    # of every reconnection attempt.
+    import logging
+
+    for name in ("distributed", *logging.root.manager.loggerDict):
+        if name == "distributed" or name.startswith("distributed."):
+            logging.getLogger(name).setLevel(logging.CRITICAL)
     try:
         client = Client(args.scheduler, timeout=args.connect_timeout)
     except Exception as exc:
@@ -482,7 +491,7 @@ def main(argv=None, *, started: float | None = None) -> int:
         "list": cmd_list,
     }
     from .report import ReportOutputError
-    from .runner import RunInterrupted, RunOutputError
+    from .runner import ExecutorLost, RunInterrupted, RunOutputError
 
     try:
         return handlers[args.command](args)
@@ -500,6 +509,14 @@ def main(argv=None, *, started: float | None = None) -> int:
             file=sys.stderr,
         )
         return 130
+    except ExecutorLost as exc:
+        print(
+            f"error: lost the dask scheduler at {args.scheduler}: "
+            f"{len(exc.not_run)} case(s) not run ({', '.join(exc.not_run)}); "
+            f"{exc.saved} finished case(s) kept, the same command resumes",
+            file=sys.stderr,
+        )
+        return 3
     except ReportOutputError as exc:
         print(f"error: {exc.strerror}", file=sys.stderr)
         return 3

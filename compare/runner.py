@@ -71,6 +71,7 @@ __all__ = [
     "calibrate",
     "RunInterrupted",
     "RunOutputError",
+    "ExecutorLost",
     "SOLVERS",
 ]
 
@@ -99,6 +100,17 @@ class RunInterrupted(KeyboardInterrupt):
 
 class RunOutputError(OSError):
     """The run's output directory could not be written; the run stopped."""
+
+
+class ExecutorLost(RuntimeError):
+    """The executor cancelled cases it was given (a dask client does when
+    it loses its scheduler); every case finished is saved, ``not_run`` are
+    the ids of those it did not run."""
+
+    def __init__(self, not_run: list[str], saved: int):
+        super().__init__(f"the executor did not run {len(not_run)} case(s)")
+        self.not_run = not_run
+        self.saved = saved
 
 
 @dataclass(frozen=True)
@@ -933,6 +945,9 @@ def run(
     RunOutputError
         When ``out`` cannot be written during the run (the run stops; the
         rows saved until then are kept).
+    ExecutorLost
+        When ``executor`` cancels cases instead of running them (a dask
+        client that lost its scheduler); the rows saved are kept.
 
     Examples
     --------
@@ -1023,6 +1038,7 @@ def run(
     jobs = jobs if jobs is not None else (os.cpu_count() or 1)
     children: dict[Case, Child] = {}
     futures: dict[cf.Future[Outcome], Case] = {}
+    not_run: list[str] = []
     with _Signals() as signals:
         try:
             if executor is None:
@@ -1059,6 +1075,9 @@ def run(
                         remaining, timeout=0.5, return_when=cf.FIRST_COMPLETED
                     )
                     for fut in finished:
+                        if fut.cancelled():  # not run: no row, resumed later
+                            not_run.append(futures[fut].id)
+                            continue
                         collect(_future_result(futures[fut], opts, fut))
                         advance(futures[fut])
                 futures = {f: c for f, c in futures.items() if f in remaining}
@@ -1078,6 +1097,8 @@ def run(
                     if fut.done() and not fut.cancelled():
                         collect(_future_result(case, opts, fut))
                 raise RunInterrupted(signals.signum, len(rows))
+            if not_run:
+                raise ExecutorLost(sorted(not_run), len(rows))
         finally:
             for child in children.values():
                 child.kill()
