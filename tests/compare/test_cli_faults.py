@@ -7,6 +7,7 @@ catalogue systems with short horizons.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -470,7 +471,7 @@ def test_a_full_disk_stops_the_run_clearly_and_resume_completes_it(tmp_path):
     )
     assert proc.returncode == 3, proc.stdout + proc.stderr
     err = one_line_error(proc)
-    assert os.strerror(27) in err and "resume" in err  # EFBIG: File too large
+    assert os.strerror(errno.EFBIG) in err and "resume" in err
     assert rows_of(out) == kept
     assert not [p for p in out.rglob("*") if ".tmp" in p.name]
     again = cli(tmp_path, *args)

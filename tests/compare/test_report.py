@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import errno
 import html
 import os
 import re
@@ -399,7 +400,7 @@ def test_a_report_that_cannot_be_written_keeps_the_one_before(result, tmp_path):
     assert "Traceback" not in res.stderr
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and str(out) in lines[0], res.stderr
-    assert os.strerror(27) in lines[0]  # EFBIG: "File too large"
+    assert os.strerror(errno.EFBIG) in lines[0]
     assert (out / "report.md").read_text() == "the report before\n"
     assert (out / "report.html").read_text() == "<p>the report before</p>\n"
     assert not [p for p in out.rglob("*") if ".tmp" in p.name]
