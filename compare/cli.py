@@ -9,8 +9,10 @@ formulations failed (error, time-out, failed integration, a worker that
 died) or ``regress`` found a regression; 2 a usage error, found before
 anything is computed (bad option or name, a user's system that cannot be
 built, an output directory that cannot be written, an unreachable
-scheduler, a baseline that cannot be fully checked); 3 the output directory could not be written during the run;
-130 and 143 interrupted by SIGINT and SIGTERM.  Limitations of the peers
+scheduler, a baseline that cannot be fully checked); 3 the output
+directory could not be written during the run, or the dask scheduler was
+lost mid-run (finished cases are kept); 130 and 143 interrupted by SIGINT
+and SIGTERM.  Limitations of the peers
 (``sympy_*`` declining a system, timing out or giving non-finite
 equations) are listed but do not fail a run.
 """
@@ -18,6 +20,7 @@ equations) are listed but do not fail a run.
 from __future__ import annotations
 
 import argparse
+import math
 import signal
 import sys
 from pathlib import Path
@@ -34,8 +37,8 @@ EXIT_CODES = {
     2: "usage error, nothing computed: bad option or name, a user's system "
     "that cannot be built, unwritable --out, unreachable --scheduler, a "
     "baseline that cannot be fully checked",
-    3: "the output directory could not be written during the run (saved "
-    "cases are kept and resumed)",
+    3: "the output directory could not be written, or the --scheduler was "
+    "lost, during the run (saved cases are kept and resumed)",
     130: "interrupted by SIGINT (finished cases kept; the same command resumes)",
     143: "interrupted by SIGTERM (finished cases kept; the same command resumes)",
 }
@@ -179,6 +182,14 @@ def _executor(args):
         raise UsageError(
             "--scheduler needs dask.distributed: pip install 'eomcompare[cluster]'"
         ) from None
+    # A scheduler that cannot be reached or is lost mid-run is reported in
+    # one line (UsageError, ExecutorLost), not by the client's tracebacks
+    # of every reconnection attempt.
+    import logging
+
+    for name in ("distributed", *logging.root.manager.loggerDict):
+        if name == "distributed" or name.startswith("distributed."):
+            logging.getLogger(name).setLevel(logging.CRITICAL)
     try:
         client = Client(args.scheduler, timeout=args.connect_timeout)
     except Exception as exc:
@@ -219,6 +230,11 @@ def _check_run_args(args, variants=None) -> None:
         )
     if args.jobs is not None and args.jobs < 1:
         raise UsageError(f"--jobs must be a positive integer, not {args.jobs}")
+    wait = args.connect_timeout
+    if not (wait > 0 and math.isfinite(wait)):
+        raise UsageError(
+            f"--connect-timeout must be a positive number of seconds, not {wait}"
+        )
     check_output_dir(args.out)
 
 
@@ -486,7 +502,8 @@ def main(argv=None, *, started: float | None = None) -> int:
         "baseline": cmd_baseline,
         "list": cmd_list,
     }
-    from .runner import RunInterrupted, RunOutputError
+    from .report import ReportOutputError
+    from .runner import ExecutorLost, RunInterrupted, RunOutputError
 
     if args.command in ("run", "regress", "baseline"):
         from .cache import use_private_cache_if_refused
@@ -510,6 +527,17 @@ def main(argv=None, *, started: float | None = None) -> int:
             file=sys.stderr,
         )
         return 130
+    except ExecutorLost as exc:
+        print(
+            f"error: lost the dask scheduler at {args.scheduler}: "
+            f"{len(exc.not_run)} case(s) not run ({', '.join(exc.not_run)}); "
+            f"{exc.saved} finished case(s) kept, the same command resumes",
+            file=sys.stderr,
+        )
+        return 3
+    except ReportOutputError as exc:
+        print(f"error: {exc.strerror}", file=sys.stderr)
+        return 3
     except RunOutputError as exc:
         print(
             f"error: {exc.strerror}; the cases saved before are kept and the "

@@ -18,13 +18,17 @@ Rules (each violation is listed; any one makes the exit status 1):
 - a case whose q'' disagrees with the oracle (status
   ``oracle_disagrees``) is a regression, on one side or both, and so is
   an oracle agreement the baseline has and the new run cannot compute;
-- times grow by at most ``time_factor``.  Every time is a ratio to the
-  calibration workload measured in the same process alongside it, each
-  the fastest of repeated measurements (noise only ever adds time); times
-  under a floor (``min_seconds``, ``min_rhs_us``) are too short to judge.
-  A case whose time looks slower is measured again (``confirm`` times)
-  and flagged only when every measurement is slower: a quiet rerun of
-  the same code gives no time finding.
+- times grow by at most ``time_factor``.  A time is judged twice: as a
+  ratio to the calibration workload measured in the same process
+  alongside it (each the fastest of repeated measurements: noise only
+  ever adds time), and as it was measured.  It has grown only when it
+  grew by more than the factor both ways: a machine slower as a whole
+  slows the calibration too, and a calibration slowed (or sped up) by
+  other jobs on a shared machine leaves the measured time where it was.
+  Times under a floor (``min_seconds``, ``min_rhs_us``) are too short to
+  judge.  A case whose time looks slower is measured again (``confirm``
+  times) and flagged only when every measurement is slower: a rerun of
+  the same code gives no time finding, on a busy machine too.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ import pandas as pd
 from systems import system_facts
 
 from .runner import ComparisonResult, RunOptions, load, run
+from .tables import is_count
 from .variants import variant_options
 
 __all__ = [
@@ -64,6 +69,9 @@ REQUIRED = (
 )
 #: Time columns and the floor under which they are not judged.
 TIME_COLUMNS = {"derive_s": "min_seconds", "rhs_us": "min_rhs_us"}
+#: Time columns measured in processor time, and the calibration measured
+#: so beside them (runs before it judge them by ``calibration_s``).
+_CPU_CALIBRATION = {"rhs_us": "calibration_cpu_s"}
 _STATUSES = {
     "ok",
     "error",
@@ -119,11 +127,6 @@ def _num(x):
     return None if math.isnan(x) else x
 
 
-def _is_count(x) -> bool:
-    v = _num(x)
-    return v is not None and v >= 0 and v == int(v)
-
-
 def check_baseline(
     result: ComparisonResult, source="baseline", times: bool = True
 ) -> None:
@@ -156,6 +159,11 @@ def check_baseline(
     options = meta.get("options")
     if not isinstance(options, dict) or _num(options.get("t_final")) is None:
         problems.append("metadata.json lacks the run's options (t_final, ...)")
+    else:
+        try:  # the options the gate runs the baseline's cases with again
+            RunOptions(**_run_options(options))
+        except (TypeError, ValueError) as exc:
+            problems.append(f"metadata.json's options cannot be run: {exc}")
     if not problems:
         dup = frame["case"][frame["case"].duplicated()].tolist()
         if dup:
@@ -170,7 +178,7 @@ def check_baseline(
             if r["status"] != "ok":
                 continue
             for col in ("ops_raw", "ops_cse"):
-                if not _is_count(r[col]):
+                if not is_count(r[col]):
                     problems.append(
                         f"{case}: {col} is {r[col]!r}, not an operation count"
                     )
@@ -217,9 +225,11 @@ def time_ratios(
     min_seconds: float = 0.05,
     min_rhs_us: float = 5.0,
 ) -> dict:
-    """``{(case, column): (ratio, baseline value, new value)}`` for the time
-    columns both runs measured above the floors; ratio is the growth of the
-    time relative to the calibration."""
+    """``{(case, column): (growth, ratio, baseline value, new value)}`` for
+    the time columns both runs measured above the floors: ``ratio`` is the
+    growth of the time relative to the calibration, ``growth`` the smaller
+    of it and the growth of the time as measured (the slowdown both
+    agree on)."""
     floors = {"min_seconds": min_seconds, "min_rhs_us": min_rhs_us}
     b_cal, n_cal = _calibrations(baseline), _calibrations(new)
     new_rows = {r["case"]: r for _, r in new.frame.iterrows()}
@@ -230,10 +240,14 @@ def time_ratios(
             continue
         for col, floor in TIME_COLUMNS.items():
             bv, nv = _num(b.get(col)), _num(n.get(col))
-            bc, nc = b_cal(b), n_cal(n)
+            cpu = _CPU_CALIBRATION.get(col, "")
+            bc, nc = _num(b.get(cpu)), _num(n.get(cpu))
+            if bc is None or nc is None:
+                bc, nc = b_cal(b), n_cal(n)
             if None in (bv, nv, bc, nc) or bv < floors[floor] or bc <= 0 or nc <= 0:
                 continue
-            out[(b["case"], col)] = ((nv / nc) / (bv / bc), bv, nv)
+            ratio = (nv / nc) / (bv / bc)
+            out[(b["case"], col)] = (min(ratio, nv / bv), ratio, bv, nv)
     return out
 
 
@@ -365,22 +379,36 @@ def compare_runs(
         ratios = time_ratios(
             baseline, new, min_seconds=min_seconds, min_rhs_us=min_rhs_us
         )
-        for (case, col), (ratio, bv, nv) in ratios.items():
-            if ratio > time_factor:
+        for (case, col), (growth, ratio, bv, nv) in ratios.items():
+            if growth > time_factor:
                 findings.append(
-                    Finding(
-                        case,
-                        "time",
-                        True,
-                        f"{col} grew {ratio:.2f}x relative to the calibration "
-                        f"({bv:.3g} -> {nv:.3g}; factor {time_factor:g})",
-                    )
+                    Finding(case, "time", True, _grew(col, ratio, bv, nv, time_factor))
                 )
     return findings
 
 
+def _grew(col, ratio, bv, nv, factor, every=None) -> str:
+    """The message of a time finding (``every``: measurements confirming it)."""
+    where = f"in every one of {every} measurements, best " if every else ""
+    return (
+        f"{col} grew {nv / bv:.2f}x and {ratio:.2f}x relative to the "
+        f"calibration {where}({bv:.3g} -> {nv:.3g}; factor {factor:g})"
+    )
+
+
 def _int(v):
     return "missing" if v is None else int(v)
+
+
+def _run_options(options: dict) -> dict:
+    """The :class:`RunOptions` a run recorded, less those of the machine
+    and the session (cache, timing repeats), which the gate sets itself."""
+    known = {f.name for f in fields(RunOptions)}
+    return {
+        k: v
+        for k, v in options.items()
+        if k in known and k not in ("cache_dir", "use_cache", "time_repeats")
+    }
 
 
 def _rerun(
@@ -390,12 +418,7 @@ def _rerun(
     frame = baseline.frame
     if cases is not None:
         frame = frame[frame["case"].isin(cases)]
-    known = {f.name for f in fields(RunOptions)}
-    opts = {
-        k: v
-        for k, v in (baseline.metadata.get("options") or {}).items()
-        if k in known and k not in ("cache_dir", "use_cache", "time_repeats")
-    }
+    opts = _run_options(baseline.metadata.get("options") or {})
     variants, n = {}, set()
     for system, variant in zip(frame["system"], frame["variant"]):
         vo = variant_options(variant)
@@ -428,6 +451,13 @@ def main(args) -> int:
             raise ValueError(
                 f"--{name.replace('_', '-')} must be a positive number, not {value!r}"
             )
+    base_dir = args.baseline.parent if args.baseline.suffix == ".csv" else args.baseline
+    if args.run_dir is None and Path(args.out).resolve() == base_dir.resolve():
+        # The new run would overwrite the baseline it is judged against.
+        raise ValueError(
+            f"--out {args.out} is the baseline's directory: the new run "
+            f"would overwrite it; choose another --out"
+        )
     try:
         baseline = load_checked(args.baseline, "baseline", times=times)
         new = load_checked(args.run_dir, "run", times=times) if args.run_dir else None
@@ -477,7 +507,8 @@ def main(args) -> int:
 
 def _confirm(baseline, new, findings, slow, args, kw):
     """Measure the cases that look slower again; keep a time finding only
-    when every measurement is slower than the factor."""
+    when every measurement is slower than the factor (as measured and
+    relative to the calibration)."""
     best = dict(time_ratios(baseline, new))
     for i in range(args.confirm):
         if not any(v[0] > args.time_factor for v in best.values()):
@@ -495,16 +526,8 @@ def _confirm(baseline, new, findings, slow, args, kw):
             if key in best and value[0] < best[key][0]:
                 best[key] = value
     kept = [f for f in findings if f.kind != "time"]
-    for (case, col), (ratio, bv, nv) in sorted(best.items()):
-        if ratio > args.time_factor:
-            kept.append(
-                Finding(
-                    case,
-                    "time",
-                    True,
-                    f"{col} grew {ratio:.2f}x relative to the calibration in "
-                    f"every one of {args.confirm + 1} measurements (best "
-                    f"{bv:.3g} -> {nv:.3g}; factor {args.time_factor:g})",
-                )
-            )
+    for (case, col), (growth, ratio, bv, nv) in sorted(best.items()):
+        if growth > args.time_factor:
+            message = _grew(col, ratio, bv, nv, args.time_factor, args.confirm + 1)
+            kept.append(Finding(case, "time", True, message))
     return kept

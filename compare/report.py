@@ -17,6 +17,7 @@ import functools
 import html
 import importlib
 import inspect
+import io
 import math
 import time
 from dataclasses import dataclass, field
@@ -33,11 +34,16 @@ from .tables import (
     _md_table,
     _prepared,
     _slug,
+    count_problems,
     overview_table,
 )
 from .variants import variant_options
 
-__all__ = ["write_report", "summary_columns"]
+__all__ = ["write_report", "summary_columns", "ReportOutputError"]
+
+#: Names of the figures a report draws in ``figures/``; a report removes
+#: those of an earlier report it did not draw again, and no other file.
+_FIGURE_NAMES = ("cost.png", "trajectories_*.png", "deviation_*.png", "scaling_*.png")
 
 #: Systems whose builder takes ``n`` (scaling figures).
 #: Deviations are drawn no lower than this on log axes (exact zeros).
@@ -98,6 +104,11 @@ class _Raw:
 
     html: str
     markdown: str
+
+
+class ReportOutputError(OSError):
+    """The report could not be written into its directory (a full disk, a
+    file-size limit); the report written there before is left whole."""
 
 
 @dataclass
@@ -233,12 +244,18 @@ def _layout(fig, left=None, right=None, top=None, bottom=None, **spacing):
 
 
 def _save(fig, path: Path) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # zlib's fastest level: a third less time encoding, 8 % larger files.
-    fig.savefig(path, dpi=110, pil_kwargs={"compress_level": 1})
+    """``fig`` as the PNG file ``path``, written whole or not at all (a
+    figure of the report before stays until it is replaced)."""
     import matplotlib.pyplot as plt
 
+    from .runner import _atomic_write
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    png = io.BytesIO()
+    # zlib's fastest level: a third less time encoding, 8 % larger files.
+    fig.savefig(png, format="png", dpi=110, pil_kwargs={"compress_level": 1})
     plt.close(fig)
+    _atomic_write(path, png.getvalue())
     return path
 
 
@@ -765,8 +782,6 @@ def _build_report(
     out = Path(out)
     fig_dir = out / "figures"
     fig_dir.mkdir(parents=True, exist_ok=True)
-    for old in fig_dir.glob("*.png"):
-        old.unlink()  # figures of systems no longer in the run must not linger
     meta = dict(getattr(result, "metadata", {}) or {})
     options = dict(meta.get("options", {}) or {})
     from formulations import REFERENCE
@@ -1143,6 +1158,15 @@ def write_report(
     dict
         ``{"markdown": Path, "html": Path}``.
 
+    Raises
+    ------
+    ValueError
+        When a count column (operations, equations) of ``result`` holds
+        something other than a count.
+    ReportOutputError
+        When ``out`` cannot be written; each file is written whole or not
+        at all, so the report there before stays readable.
+
     Examples
     --------
     >>> from compare import run
@@ -1159,11 +1183,33 @@ def write_report(
             f"not {type(result).__name__}"
         )
     out = Path(out)
-    rep = _build_report(
-        result, out, benchmarks=benchmarks, kolev=kolev, figures=figures
-    )
-    _compute_parts(rep)
+    problems = count_problems(result.frame)
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise ValueError(f"{out / 'results.csv'}: {problems[0]}{more}")
+    from .runner import _atomic_write
+
     md, page = out / "report.md", out / "report.html"
-    md.write_text(_render_markdown(rep), encoding="utf-8")
-    page.write_text(_render_html(rep), encoding="utf-8")
+    try:
+        rep = _build_report(
+            result, out, benchmarks=benchmarks, kolev=kolev, figures=figures
+        )
+        _compute_parts(rep)
+        # The page, which embeds the figures, is the larger: when the disk
+        # fills, it fills there, and the markdown before stays too.
+        _atomic_write(page, _render_html(rep).encode("utf-8"))
+        _atomic_write(md, _render_markdown(rep).encode("utf-8"))
+    except OSError as exc:
+        raise ReportOutputError(
+            exc.errno,
+            f"cannot write the report in {out}: {exc.strerror or exc}; "
+            f"the report there before, if any, is kept",
+        ) from exc
+    # Figures of an earlier report that this one did not draw (systems no
+    # longer in the run) must not linger; other files in figures/ stay.
+    drawn = {b.path.resolve() for b in rep.blocks if isinstance(b, _Figure)}
+    for pattern in _FIGURE_NAMES:
+        for old in (out / "figures").glob(pattern):
+            if old.resolve() not in drawn:
+                old.unlink(missing_ok=True)
     return {"markdown": md, "html": page}

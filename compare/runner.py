@@ -26,7 +26,7 @@ import threading
 import time
 import traceback
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
@@ -72,6 +72,7 @@ __all__ = [
     "calibrate",
     "RunInterrupted",
     "RunOutputError",
+    "ExecutorLost",
     "SOLVERS",
 ]
 
@@ -104,6 +105,17 @@ class RunInterrupted(KeyboardInterrupt):
 
 class RunOutputError(OSError):
     """The run's output directory could not be written; the run stopped."""
+
+
+class ExecutorLost(RuntimeError):
+    """The executor cancelled cases it was given (a dask client does when
+    it loses its scheduler); every case finished is saved, ``not_run`` are
+    the ids of those it did not run."""
+
+    def __init__(self, not_run: list[str], saved: int):
+        super().__init__(f"the executor did not run {len(not_run)} case(s)")
+        self.not_run = not_run
+        self.saved = saved
 
 
 @dataclass(frozen=True)
@@ -392,14 +404,19 @@ def user_declarations(cases: Sequence[Case], opts: RunOptions) -> dict[str, str]
 # One case, in a worker
 # ----------------------------------------------------------------------
 def _time_rhs(model: NumericModel, t0: float, x: FloatArray, calls: int) -> float:
-    """Microseconds per rhs call: the fastest of 5 repeats of ``calls`` calls
-    (noise on a shared machine only ever adds time)."""
+    """Microseconds of processor time per rhs call: the fastest of 5 repeats
+    of ``calls`` calls (noise only ever adds time).
+
+    Processor time of this thread, not wall time: a repeat lasts a few
+    milliseconds, about a time slice of a machine shared with other jobs,
+    so its wall time is the call's own or several times that depending on
+    whether another process ran meanwhile."""
     times = []
     for _ in range(5):
-        start = time.perf_counter()
+        start = time.thread_time()
         for _ in range(calls):
             model.rhs(t0, x)
-        times.append((time.perf_counter() - start) / calls)
+        times.append((time.thread_time() - start) / calls)
     return float(np.min(times) * 1e6)
 
 
@@ -623,6 +640,8 @@ def _run_case_body(case: Case, opts: RunOptions, row: Row, arrays: Arrays) -> No
             )
     t0, q0, qd0 = initial
     row["rhs_us"] = _time_rhs(model, t0, model.state_from(q0, qd0, t0), opts.rhs_calls)
+    # Its calibration, measured as it is, right after it.
+    row["calibration_cpu_s"] = calibrate(opts.time_repeats, clock=time.thread_time)
     calibrations.append(calibrate(repeats=opts.time_repeats))
     row["calibration_s"] = min(calibrations)
     grid = np.linspace(t0, t0 + opts.t_final, opts.n_samples)
@@ -692,13 +711,17 @@ def agreement(
     }
 
 
-def calibrate(repeats: int = 3) -> float:
+def calibrate(
+    repeats: int = 3, clock: Callable[[], float] = time.perf_counter
+) -> float:
     """Seconds of a fixed sympy + numpy workload, to turn times into ratios
-    (the fastest of ``repeats``).
+    (the fastest of ``repeats``), by ``clock``.
 
     Every case measures it alongside its own timings (``calibration_s`` of
-    its row); a run also measures it at its start and end and keeps the
-    geometric mean.
+    its row, in wall time like the derivation; ``calibration_cpu_s`` in the
+    processor time of the thread, ``time.thread_time``, like the
+    right-hand side); a run also measures it at its start and end and
+    keeps the geometric mean.
 
     The workload is independent of this package, so a slower derivation
     shows as a larger ratio even on a machine that is itself slower.
@@ -708,13 +731,13 @@ def calibrate(repeats: int = 3) -> float:
     x, y, z = sm.symbols("x y z")
     times = []
     for _ in range(repeats):
-        start = time.perf_counter()
+        start = clock()
         e = sm.expand((x + sm.sin(y) + z) ** 12)
         sm.cse(sm.Matrix([e.diff(x), e.diff(y)]))
         a = np.random.default_rng(0).random((60, 60))
         for _ in range(200):
             np.linalg.solve(a + 60 * np.eye(60), a[:, 0])
-        times.append(time.perf_counter() - start)
+        times.append(clock() - start)
     return float(np.min(times))
 
 
@@ -1039,7 +1062,8 @@ def run(
         user's own system only for the same declaration,
         :func:`user_declarations`).
     resume : bool
-        False starts over (drops rows.jsonl and the trajectories).
+        False starts over (drops rows.jsonl and the trajectories of the
+        run's cases).
     **options
         :class:`RunOptions` fields (t_final, method, rtol, atol, ...).
 
@@ -1058,6 +1082,9 @@ def run(
     RunOutputError
         When ``out`` cannot be written during the run (the run stops; the
         rows saved until then are kept).
+    ExecutorLost
+        When ``executor`` cancels cases instead of running them (a dask
+        client that lost its scheduler); the rows saved are kept.
 
     Examples
     --------
@@ -1092,9 +1119,10 @@ def run(
                 )
         else:
             (out_dir / "rows.jsonl").unlink(missing_ok=True)
-            tdir = out_dir / "trajectories"
-            if tdir.is_dir():
-                for f in tdir.glob("*.npz"):
+            # The trajectories of this run's own cases (any options), named
+            # as _save_case names them; other files there are not the run's.
+            for c in cases:
+                for f in (out_dir / "trajectories").glob(f"{c.slug}.*.npz"):
                     f.unlink()
     todo = _longest_first([c for c in cases if c.id not in done], out_dir)
     rows = {cid: row for cid, row in done.items()}
@@ -1154,6 +1182,7 @@ def run(
     jobs = jobs if jobs is not None else (os.cpu_count() or 1)
     children: dict[Case, Child] = {}
     futures: dict[cf.Future[Outcome], Case] = {}
+    not_run: list[str] = []
     with _Signals() as signals:
         try:
             if executor is None:
@@ -1190,6 +1219,9 @@ def run(
                         remaining, timeout=0.5, return_when=cf.FIRST_COMPLETED
                     )
                     for fut in finished:
+                        if fut.cancelled():  # not run: no row, resumed later
+                            not_run.append(futures[fut].id)
+                            continue
                         collect(_future_result(futures[fut], opts, fut))
                         advance(futures[fut])
                 futures = {f: c for f, c in futures.items() if f in remaining}
@@ -1209,6 +1241,8 @@ def run(
                     if fut.done() and not fut.cancelled():
                         collect(_future_result(case, opts, fut))
                 raise RunInterrupted(signals.signum, len(rows))
+            if not_run:
+                raise ExecutorLost(sorted(not_run), len(rows))
         finally:
             for child in children.values():
                 child.kill()

@@ -38,6 +38,30 @@ def _is_missing(x) -> bool:
         return False
 
 
+def is_count(x) -> bool:
+    """``x`` is a finite, non-negative whole number (an operation or
+    equation count); text, booleans, infinities and fractions are not."""
+    if isinstance(x, (bool, np.bool_)):
+        return False
+    try:
+        x = float(x)
+    except (TypeError, ValueError):
+        return False
+    return math.isfinite(x) and x >= 0 and x == int(x)
+
+
+def count_problems(frame: pd.DataFrame) -> list[str]:
+    """One sentence per cell of a count column (operations, equations,
+    right-hand-side calls) that holds something other than a count or
+    nothing: a saved run a report or the gate would misread."""
+    problems = []
+    for col in sorted(_INT_COLUMNS & set(frame.columns)):
+        for case, x in zip(frame.get("case", frame.index), frame[col]):
+            if not _is_missing(x) and not is_count(x):
+                problems.append(f"{case}: {col} is {x!r}, not a count")
+    return problems
+
+
 def _fmt(x, column: str = "", digits: int | None = 3) -> str:
     """A cell as text: ``digits`` significant digits (None: every digit of
     the float), integers whole, missing as —."""

@@ -65,6 +65,7 @@ lambda).
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -106,10 +107,11 @@ def _check_gains(baumgarte):
             f"(alpha, beta), not {baumgarte!r}"
         )
     alpha, beta = (float(g) for g in baumgarte)
-    if alpha < 0 or beta < 0:
+    # An infinite or undefined gain makes every constraint row non-finite.
+    if not all(math.isfinite(g) and g >= 0 for g in (alpha, beta)):
         raise ValueError(
-            f"lagrange: `baumgarte` gains must be non-negative (alpha >= 0, "
-            f"beta >= 0), not {baumgarte!r}"
+            f"lagrange: `baumgarte` gains must be finite and non-negative "
+            f"(alpha >= 0, beta >= 0), not {baumgarte!r}"
         )
     return alpha, beta
 

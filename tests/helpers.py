@@ -113,6 +113,21 @@ def run_args(out, systems, formulations=("kane",), *, t_final, jobs=1, extra=())
     ]
 
 
+def file_size_limit(nbytes: int):
+    """A ``preexec_fn`` for :mod:`subprocess`: files the process writes
+    stop at ``nbytes`` (``RLIMIT_FSIZE``), a write beyond failing with
+    EFBIG instead of killing it (SIGXFSZ ignored), as on a disk that
+    fills; no root needed, inherited by its child processes."""
+    import resource
+    import signal
+
+    def limit():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (nbytes, nbytes))
+
+    return limit
+
+
 def worst_relative_deviation(model, ms, oracle, n_states):
     """Largest ``max|ours - ref| / max(1, max|ref|)`` of ``model``'s q''
     against ``oracle(q, qd)`` at ``ms.random_state(seed)``, seeds

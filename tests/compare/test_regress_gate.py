@@ -73,6 +73,12 @@ def _text_ops(f):
     return f
 
 
+def _infinite_ops(f):
+    f["ops_cse"] = f["ops_cse"].astype(float)
+    f.loc[0, "ops_cse"] = float("inf")
+    return f
+
+
 @pytest.mark.parametrize(
     "edit, needle",
     [
@@ -81,6 +87,7 @@ def _text_ops(f):
         (_text_ops, "ops_cse is 'many', not an operation count"),
         (lambda f: f.drop(columns=["case"]), "lacks the column(s) ['case']"),
         (lambda f: f.drop(columns=["rhs_us"]), "lacks the time column(s) ['rhs_us']"),
+        (_infinite_ops, "ops_cse is inf, not an operation count"),
     ],
 )
 def test_a_baseline_the_gate_cannot_fully_check_is_refused(
@@ -93,6 +100,50 @@ def test_a_baseline_the_gate_cannot_fully_check_is_refused(
     problems = [x for x in res.stderr.splitlines() if needle in x]
     assert len(problems) == 1, res.stderr
     assert str(bad) in problems[0]
+
+
+@pytest.mark.parametrize(
+    "key, value, needle",
+    [
+        ("t_final", "1", "t_final must be a number, not str"),
+        ("n_samples", 201.0, "n_samples must be an integer, not float"),
+    ],
+)
+def test_a_baseline_whose_options_cannot_be_run_is_refused(
+    tmp_path, env, base, key, value, needle
+):
+    bad = copy_run(base, tmp_path / "bad")
+    meta = json.loads((bad / "metadata.json").read_text())
+    meta["options"][key] = value
+    (bad / "metadata.json").write_text(json.dumps(meta))
+    res = cli(env, "regress", "--baseline", bad, "--quiet", "--out", tmp_path / "new")
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert "Traceback" not in res.stderr
+    problems = [x for x in res.stderr.splitlines() if needle in x]
+    assert len(problems) == 1 and str(bad) in problems[0], res.stderr
+    assert not (tmp_path / "new" / "results.csv").exists()
+
+
+def test_an_out_that_is_the_baseline_is_refused(tmp_path, env, base):
+    kept = copy_run(base, tmp_path / "kept")
+    before = (kept / "results.csv").read_bytes()
+    # The same directory spelled another way, and the baseline's results.csv.
+    for baseline in (kept, kept / "results.csv"):
+        res = cli(
+            env,
+            "regress",
+            "--baseline",
+            baseline,
+            "--quiet",
+            "--out",
+            tmp_path / "kept" / ".." / "kept",
+        )
+        assert res.returncode == 2, res.stdout + res.stderr
+        lines = res.stderr.strip().splitlines()
+        assert len(lines) == 1 and "--out" in lines[0], res.stderr
+        assert "baseline" in lines[0]
+    assert (kept / "results.csv").read_bytes() == before
+    assert not (kept / "rows.jsonl").exists()
 
 
 def test_cases_on_one_side_only_are_regressions(tmp_path, env, base):
@@ -119,22 +170,57 @@ def test_other_run_options_are_a_regression(tmp_path, env, base):
     assert "options: t_final is 0.1, the baseline's 0.2" in res.stdout
 
 
-def test_a_quiet_rerun_of_the_same_code_gives_no_time_finding(tmp_path, env, base):
-    # The gate's own remedy for a noisy machine: a case that looks slower
-    # is measured again, and flagged only if every measurement is slower
-    # (at the default factor).  Other people's jobs on a shared machine
-    # can slow one measurement 3x against the calibration; five more
-    # measurements of this double-pendulum case cost seconds.
+def with_calibration(src: Path, dst: Path, factor: float, times: float = 1.0):
+    """A copy of the run ``src`` whose calibrations took ``factor`` times as
+    long (in every row and the run's own) and whose times ``times`` as long."""
+
+    def edit(f):
+        f["calibration_s"] = f["calibration_s"] * factor
+        f["calibration_cpu_s"] = f["calibration_cpu_s"] * factor
+        f["derive_s"] = f["derive_s"] * times
+        f["rhs_us"] = f["rhs_us"] * times
+        return f
+
+    run = copy_run(src, dst, edit)
+    meta = json.loads((run / "metadata.json").read_text())
+    meta["calibration_s"] *= factor
+    (run / "metadata.json").write_text(json.dumps(meta))
+    return run
+
+
+@pytest.mark.parametrize("factor", [2.5, 0.4])
+def test_a_calibration_moved_by_other_jobs_gives_no_time_finding(
+    tmp_path, env, base, factor
+):
+    # Other jobs slowed the baseline's calibration (or, at 0.4, the new
+    # run's), not the measured times: relative to the calibration every
+    # time grew 2.5x, as measured not at all.
+    if factor > 1:
+        baseline, new = with_calibration(base, tmp_path / "loaded", factor), base
+    else:
+        baseline, new = base, with_calibration(base, tmp_path / "loaded", factor)
+    res = cli(env, "regress", "--baseline", baseline, "--run", new)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert ": time:" not in res.stdout
+
+
+def test_a_rerun_of_the_same_code_gives_no_time_finding(tmp_path, env, base):
+    # The same code measured again, against a baseline measured on a
+    # machine three times slower whose calibrations other jobs slowed ten
+    # times further: relative to the calibration every time of the new run
+    # looks about ten times slower, as measured a third, and the gate lets
+    # it pass.  Only a machine loaded more than 4.5 times as much as when
+    # the base run was measured, in every one of the gate's measurements,
+    # could make a time look slower as measured too.
+    loaded = with_calibration(base, tmp_path / "loaded", 30.0, times=3.0)
     res = cli(
         env,
         "regress",
         "--baseline",
-        base,
+        loaded,
         "--quiet",
         "--jobs",
         "1",
-        "--confirm",
-        "5",
         "--out",
         tmp_path / "new",
     )
@@ -142,19 +228,16 @@ def test_a_quiet_rerun_of_the_same_code_gives_no_time_finding(tmp_path, env, bas
     assert ": time:" not in res.stdout
 
 
-def test_a_real_slowdown_is_a_time_regression(tmp_path, env, base):
-    # A run four times slower than the baseline relative to the same
-    # calibration.  The baseline keeps its measured times, so they stay above
-    # the floors under which times are too short to judge.
-    def slower(f):
-        f["derive_s"] = f["derive_s"] * 4
-        f["rhs_us"] = f["rhs_us"] * 4
-        return f
-
-    slow = copy_run(base, tmp_path / "slow", slower)
+@pytest.mark.parametrize("calibration", [1.0, 2.0])
+def test_a_real_slowdown_is_a_time_regression(tmp_path, env, base, calibration):
+    # A run four times slower than the baseline as measured, and two or
+    # four times relative to a calibration that slowed too, or not.  The
+    # baseline keeps its measured times, so they stay above the floors
+    # under which times are too short to judge.
+    slow = with_calibration(base, tmp_path / "slow", calibration, times=4.0)
     res = cli(env, "regress", "--baseline", base, "--run", slow)
     assert res.returncode == 1
-    assert "double_pendulum/kane: time: rhs_us grew" in res.stdout
+    assert "double_pendulum/kane: time: rhs_us grew 4.00x" in res.stdout
     ignored = cli(env, "regress", "--baseline", base, "--run", slow, "--ignore-times")
     assert ignored.returncode == 0, ignored.stdout
 

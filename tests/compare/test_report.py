@@ -6,16 +6,23 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import errno
 import html
+import os
 import re
+import shutil
+import subprocess
 import sys
 import types
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from helpers import file_size_limit
 
 from compare import load, run
+from compare.cli import main as cli_main
 from compare.report import write_report
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -341,3 +348,75 @@ def test_legends_of_long_formulation_names_stay_inside_the_figure(
     )
     assert len(figures) == 2 and all(figures[0]) and all(figures[1])
     assert all(len(f) == 1 for f in figures)
+
+
+# ----------------------------------------------------------------------
+# The report command on a saved run: its own files only, written whole
+# ----------------------------------------------------------------------
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _saved_run(result, path: Path) -> Path:
+    shutil.copytree(result.out, path)
+    for name in ("report.md", "report.html", "figures"):
+        assert not (path / name).exists()
+    return path
+
+
+@pytest.mark.slow
+def test_the_report_replaces_only_figures_of_its_own(result, tmp_path):
+    out = _saved_run(result, tmp_path / "run")
+    figures = out / "figures"
+    figures.mkdir()
+    (figures / "mine.png").write_bytes(b"a user's own figure")
+    # A figure an earlier report drew for a system no longer in the run.
+    (figures / "trajectories_gone.png").write_bytes(PNG_MAGIC)
+    assert cli_main(["report", "--out", str(out)]) == 0
+    assert (figures / "mine.png").read_bytes() == b"a user's own figure"
+    assert not (figures / "trajectories_gone.png").exists()
+    drawn = sorted(p.name for p in figures.glob("*.png"))
+    assert "trajectories_double_pendulum.png" in drawn and "cost.png" in drawn
+    assert not [p for p in out.rglob("*") if ".tmp" in p.name]
+
+
+@pytest.mark.slow
+def test_a_report_that_cannot_be_written_keeps_the_one_before(result, tmp_path):
+    out = _saved_run(result, tmp_path / "run")
+    (out / "report.md").write_text("the report before\n")
+    (out / "report.html").write_text("<p>the report before</p>\n")
+    env = dict(os.environ, PYTHONPATH=str(ROOT), MPLBACKEND="Agg")
+    # A file-size limit the figures fit in but the standalone HTML (which
+    # embeds them) does not: the disk fills while the report is written.
+    res = subprocess.run(
+        [sys.executable, "-m", "compare", "report", "--out", str(out)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        preexec_fn=file_size_limit(150_000),
+    )
+    assert res.returncode == 3, res.stdout + res.stderr
+    assert "Traceback" not in res.stderr
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and str(out) in lines[0], res.stderr
+    assert os.strerror(errno.EFBIG) in lines[0]
+    assert (out / "report.md").read_text() == "the report before\n"
+    assert (out / "report.html").read_text() == "<p>the report before</p>\n"
+    assert not [p for p in out.rglob("*") if ".tmp" in p.name]
+
+
+def test_the_report_command_refuses_counts_that_are_not_counts(
+    result, tmp_path, capsys
+):
+    out = _saved_run(result, tmp_path / "run")
+    frame = pd.read_csv(out / "results.csv")
+    frame["ops_raw"] = frame["ops_raw"].astype(object)
+    frame.loc[0, "ops_raw"] = "1e400"  # read back as inf
+    frame.to_csv(out / "results.csv", index=False)
+    assert cli_main(["report", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    assert str(out / "results.csv") in err[0]
+    assert f"{frame.loc[0, 'case']}: ops_raw is inf, not a count" in err[0]
+    assert not (out / "report.html").exists()

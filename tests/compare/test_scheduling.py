@@ -4,6 +4,12 @@ chosen by its size, and the longest cases started first."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -11,6 +17,8 @@ import pytest
 
 from compare.runner import COMPILE_FROM, Case, RunOptions, _longest_first, run_case
 from numeric.compiled import CompiledBackendError, find_compiler
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _compiler_found() -> bool:
@@ -193,3 +201,126 @@ def test_published_checks_read_the_prepared_variant(monkeypatch):
     # the prepared states, in the run's order.
     checks = published_checks("rotating_tube", {}, {"kane": qdd[::-1]}, 3)
     assert max(c.residuals["kane"][1] for c in checks) > 1e-6
+
+
+# ----------------------------------------------------------------------
+# A dask scheduler lost mid-run
+# ----------------------------------------------------------------------
+def _start(*args, log):
+    """A process of this Python, importing this checkout, in a session of
+    its own (killed as a group)."""
+    return subprocess.Popen(
+        [sys.executable, *args],
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+
+
+def _wait_for(predicate, seconds, what):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"waited {seconds} s for {what}")
+
+
+@pytest.mark.slow
+def test_a_scheduler_lost_mid_run_is_one_line_and_its_cases_are_not_run(tmp_path):
+    # A real scheduler and worker on the loopback interface; the scheduler
+    # is killed once the first case is saved, with five still to run.
+    address_file = tmp_path / "scheduler.json"
+    log = open(tmp_path / "cluster.log", "w")
+    scheduler = _start(
+        "-m",
+        "distributed.cli.dask_scheduler",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        "0",
+        "--no-dashboard",
+        "--scheduler-file",
+        str(address_file),
+        log=log,
+    )
+    worker = None
+    try:
+        _wait_for(address_file.exists, 120, "the scheduler")
+        _wait_for(lambda: address_file.read_text().strip(), 10, "its address")
+        address = json.loads(address_file.read_text())["address"]
+        worker = _start(
+            "-m",
+            "distributed.cli.dask_worker",
+            address,
+            "--nworkers",
+            "1",
+            "--nthreads",
+            "1",
+            "--host",
+            "127.0.0.1",
+            "--no-dashboard",
+            log=log,
+        )
+        out = tmp_path / "run"
+        args = [
+            "run",
+            "--systems",
+            "double_pendulum",
+            "rotating_tube",
+            "solar_panels",
+            "--formulations",
+            "kane",
+            "sympy_kane",
+            "--t-final",
+            "0.3",
+            "--quiet",
+            "--no-report",
+            "--out",
+            str(out),
+        ]
+        env = dict(os.environ, PYTHONPATH=str(ROOT))
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "compare", *args, "--scheduler", address],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        rows = out / "rows.jsonl"
+        try:
+            _wait_for(lambda: rows.exists() and rows.read_text(), 300, "a first row")
+            os.killpg(scheduler.pid, signal.SIGKILL)
+            stdout, err = proc.communicate(timeout=300)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+    finally:
+        for p in (worker, scheduler):
+            if p is not None and p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+        log.close()
+    assert proc.returncode == 3, stdout + err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err  # no tracebacks of the client's reconnections
+    assert address in lines[0] and "not run" in lines[0]
+    saved = [json.loads(x) for x in rows.read_text().splitlines()]
+    assert 1 <= len(saved) < 6 and {r["status"] for r in saved} == {"ok"}
+    assert f"{6 - len(saved)} case(s) not run" in lines[0]
+    assert "crashed" not in stdout + err
+    # Without the cluster, the same command runs the cases not run.
+    again = subprocess.run(
+        [sys.executable, "-m", "compare", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert again.returncode == 0, again.stdout + again.stderr
+    meta = json.loads((out / "metadata.json").read_text())
+    assert meta["resumed_cases"] == len(saved)
+    assert len(pd.read_csv(out / "results.csv")) == 6

@@ -202,6 +202,8 @@ def test_baumgarte_leaves_consistent_states_unchanged(name):
         ((1.0, "b"), TypeError),
         ((True, 1.0), TypeError),
         ((-1.0, 2.0), ValueError),
+        ((float("inf"), 1.0), ValueError),
+        ((1.0, float("nan")), ValueError),
     ],
 )
 def test_baumgarte_gains_are_checked(gains, error):
