@@ -10,8 +10,9 @@ What is switched off, so that ``qacc`` is the acceleration of the
 equations of motion :func:`systems.from_mjcf` declares: every constraint
 (contacts, joint limits, equality constraints, friction loss:
 ``mjDSBL_CONSTRAINT`` and the flags of each), actuation, joint and tendon
-springs and (unless the system was declared with ``damping=True``)
-dampers, fluid forces (``opt.density = opt.viscosity = 0``) and gravity
+springs (``jnt_stiffness``, ``tendon_stiffness`` zeroed) and dampers
+(``tendon_damping`` and, unless the system was declared with
+``damping=True``, ``dof_damping`` zeroed), fluid forces (``opt.density = opt.viscosity = 0``) and gravity
 compensation (``body_gravcomp = 0``); no control, applied force or
 perturbation is set.  Kept: the model's gravity (its magnitude is the
 declaration's ``g``) and joint armature.
@@ -31,6 +32,17 @@ __all__ = [
     "mjcf_mujoco_model",
     "mujoco_accelerations",
 ]
+
+
+_DISABLED = (
+    "mjDSBL_CONSTRAINT",
+    "mjDSBL_CONTACT",
+    "mjDSBL_LIMIT",
+    "mjDSBL_EQUALITY",
+    "mjDSBL_FRICTIONLOSS",
+    "mjDSBL_ACTUATION",
+    "mjDSBL_SPRING",
+)
 
 
 def mujoco_available() -> bool:
@@ -74,19 +86,16 @@ def mjcf_mujoco_model(ms, parameters=None):
             "symbolic-inertia system at its default parameters"
         )
     model, _, _ = compile_mjcf(ms.options["mjcf_path"] or ms.options["mjcf"])
-    bits = mujoco.mjtDisableBit
-    for flag in (
-        bits.mjDSBL_CONSTRAINT,
-        bits.mjDSBL_CONTACT,
-        bits.mjDSBL_LIMIT,
-        bits.mjDSBL_EQUALITY,
-        bits.mjDSBL_FRICTIONLOSS,
-        bits.mjDSBL_ACTUATION,
-        bits.mjDSBL_SPRING,
-    ):
-        model.opt.disableflags |= int(flag)
+    # The flags MuJoCo's version has (3.3.0 has one flag for springs and
+    # dampers together, not these two), and the passive forces' own fields
+    # zeroed, which holds in every version.
+    for flag in _DISABLED:
+        model.opt.disableflags |= int(getattr(mujoco.mjtDisableBit, flag, 0))
+    model.jnt_stiffness[:] = 0.0
+    model.tendon_stiffness[:] = 0.0
+    model.tendon_damping[:] = 0.0
     if not ms.options.get("damping"):
-        model.opt.disableflags |= int(bits.mjDSBL_DAMPER)
+        model.dof_damping[:] = 0.0
     model.opt.density = 0.0
     model.opt.viscosity = 0.0
     model.body_gravcomp[:] = 0.0
