@@ -86,9 +86,9 @@ def mjcf_mujoco_model(ms, parameters=None):
             "symbolic-inertia system at its default parameters"
         )
     model, _, _ = compile_mjcf(ms.options["mjcf_path"] or ms.options["mjcf"])
-    # The flags MuJoCo's version has (3.3.0 has one flag for springs and
-    # dampers together, not these two), and the passive forces' own fields
-    # zeroed, which holds in every version.
+    # The flags MuJoCo's version has (3.3.0 has no mjDSBL_SPRING or
+    # mjDSBL_DAMPER), and the passive forces' own fields zeroed, which
+    # holds in every version.
     for flag in _DISABLED:
         model.opt.disableflags |= int(getattr(mujoco.mjtDisableBit, flag, 0))
     model.jnt_stiffness[:] = 0.0
