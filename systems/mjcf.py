@@ -186,14 +186,16 @@ def _strict_reasons(mujoco, model, damping):
     if model.npair:
         reasons.append(f"{model.npair} contact pairs")
     # Geoms on different bodies (not both on the ground, not a body and
-    # its parent, which MuJoCo filters) whose masks let them collide.
+    # its parent other than the world, which MuJoCo filters) whose masks
+    # let them collide.
     weld = model.body_weldid
     parent = model.body_parentid
     bodies = model.geom_bodyid
     for a in range(model.ngeom):
         for b in range(a + 1, model.ngeom):
             wa, wb = weld[bodies[a]], weld[bodies[b]]
-            if wa == wb or weld[parent[wa]] == wb or weld[parent[wb]] == wa:
+            pa, pb = weld[parent[wa]], weld[parent[wb]]
+            if wa == wb or (pa == wb and wb) or (pb == wa and wa):
                 continue
             if (model.geom_contype[a] & model.geom_conaffinity[b]) or (
                 model.geom_contype[b] & model.geom_conaffinity[a]
@@ -329,9 +331,11 @@ def from_mjcf(
     obj, jt = mujoco.mjtObj, mujoco.mjtJoint
     # The <mujoco model="..."> attribute is the first name MuJoCo stores.
     model_name = name or bytes(model.names).split(b"\0", 1)[0].decode() or "mjcf"
-    for j in range(model.njnt):
-        if model.jnt_type[j] in (jt.mjJNT_BALL, jt.mjJNT_FREE):
-            kind = "ball" if model.jnt_type[j] == jt.mjJNT_BALL else "free"
+    # MuJoCo's enums compare equal to plain ints only, not to numpy's.
+    jtypes = [int(x) for x in model.jnt_type]
+    for j, jtype in enumerate(jtypes):
+        if jtype in (int(jt.mjJNT_BALL), int(jt.mjJNT_FREE)):
+            kind = "ball" if jtype == int(jt.mjJNT_BALL) else "free"
             body = _name(mujoco, model, obj.mjOBJ_BODY, model.jnt_bodyid[j], "body")
             raise DeclarationError(
                 f"joint {_name(mujoco, model, obj.mjOBJ_JOINT, j, 'joint')!r} "
@@ -365,7 +369,7 @@ def from_mjcf(
             joint = _name(mujoco, model, obj.mjOBJ_JOINT, j, "joint")
             dof = int(model.jnt_dofadr[j])
             anchor = _snap_matrix(model.jnt_pos[j], snap)
-            if model.jnt_type[j] == jt.mjJNT_HINGE:
+            if jtypes[j] == int(jt.mjJNT_HINGE):
                 Tj = _compose(T, (identity[0], anchor))
                 T = (identity[0], sm.ImmutableMatrix(-anchor))
                 kind = "revolute"
@@ -401,12 +405,11 @@ def from_mjcf(
             )
     specs, params = [], {}
     for k, spec in enumerate(pending, start=1):
-        inertial = combine_inertias(parts.get(k, [])) or (
-            0.0,
-            np.zeros(3),
-            np.zeros((3, 3)),
-        )
-        m, c, I = inertial_entries(k, *inertial, symbolic_inertia, snap, params)
+        inertial = combine_inertias(parts.get(k, []))
+        if inertial is None:  # a body's intermediate frame: massless
+            m, c, I = sm.S.Zero, (sm.S.Zero,) * 3, (sm.S.Zero,) * 6
+        else:
+            m, c, I = inertial_entries(k, *inertial, symbolic_inertia, snap, params)
         spec = dict(spec)
         spec.pop("mujoco_type")
         specs.append(JointSpec(mass=m, com=c, inertia=I, **spec))
