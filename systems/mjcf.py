@@ -354,10 +354,16 @@ def from_mjcf(
                 f"model (strict=True): {'; '.join(reasons)}"
             )
     up = _up_rotation(model.opt.gravity)
+    # Snapped only as a whole: a gravity tilted by a small angle (gymnasium's
+    # cart-poles have 1e-5 m/s^2 along x) keeps its exact rotation.
+    if np.max(np.abs(up - np.round(up))) <= snap:
+        up = _snap_matrix(up, snap)
+    else:
+        up = sm.ImmutableMatrix(3, 3, [sm.Float(float(x)) for x in up.ravel()])
     identity = sm.ImmutableMatrix(sm.eye(3)), sm.ImmutableMatrix([0, 0, 0])
     # For each MuJoCo body: the project body carrying it (0: the ground)
     # and the placement of its frame in that body's frame.
-    attach = {0: (0, (_snap_matrix(up, snap), sm.ImmutableMatrix([0, 0, 0])))}
+    attach = {0: (0, (up, sm.ImmutableMatrix([0, 0, 0])))}
     pending, parts = [], {}
     for b in range(1, model.nbody):
         carrier, T = attach[int(model.body_parentid[b])]
