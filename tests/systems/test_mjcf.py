@@ -16,7 +16,7 @@ from formulations import UnsupportedSystemError, get_formulation
 from formulations.kane_recursive import inverse_dynamics
 from references.mujoco_oracle import mjcf_mujoco_model, mujoco_accelerations
 from references.robot_oracle import oracle_accelerations, urdf_pinocchio_accelerations
-from systems import DeclarationError, from_mjcf, from_urdf
+from systems import DeclarationError, from_mjcf, from_urdf, get_system, system_facts
 
 OWN = ("kane", "lagrange", "modified_lagrange", "gibbs_appell")
 
@@ -345,3 +345,16 @@ def test_source_checks(tmp_path):
         from_mjcf(tmp_path / "missing.xml")
     with pytest.raises(TypeError, match="path or the MJCF text"):
         from_mjcf(3)
+
+
+@pytest.mark.parametrize("damping", [False, True])
+def test_catalogue_model_from_gymnasium(damping):
+    """Gymnasium's double cart-pole (inertias from capsule geoms, gravity
+    tilted) by every own formulation against MuJoCo, its damping kept when
+    asked for."""
+    ms = get_system("inverted_double_pendulum", damping=damping)
+    assert ms.options["joints"] == ("slider", "hinge", "hinge2")
+    assert system_facts("inverted_double_pendulum").oracle == "mujoco"
+    assert [s.damping is not None for s in ms.joint_tree] == [damping] * 3
+    for formulation in OWN:
+        assert mujoco_deviation(ms, formulation) < 1e-10
