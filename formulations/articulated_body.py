@@ -333,6 +333,12 @@ def check_joint_tree(ms, who="forward='articulated_body'"):
             f"{ms.name}: {who} supports revolute and prismatic joints, not "
             f"those of {bad}"
         )
+    armed = [s.joint for s in specs if s.armature is not None]
+    if armed:
+        raise UnsupportedSystemError(
+            f"{ms.name}: {who} does not take joint armature (joints "
+            f"{armed}): it is no body of the tree: use forward='mass_matrix'"
+        )
     # The recursion knows the loads declare_tree puts (gravity at each
     # mass centre, joint damping); anything added since would be ignored.
     declared = len(specs) + sum(

@@ -19,7 +19,8 @@ coordinate axis, so
 costs O(n) operations instead of the O(n^2) entries of ``M`` (and the
 O(n^3) of ``M`` times ``u'`` after substitution).  Gravity enters as the
 base's upward acceleration g (the loads ``declare_tree`` puts at the mass
-centres), joint damping as ``c u``.
+centres), joint damping as ``c u``, joint armature (MuJoCo's) as
+``J u'``.
 
 Parameter-only quantities are formed as such, so that a count by the
 literature's convention (:mod:`bench.literature_counts`) sets them apart:
@@ -211,6 +212,8 @@ def inverse_dynamics(ms, accelerations=None):
             tau[k - 1] = a.dot(fk)
         if s.damping is not None:
             tau[k - 1] += s.damping * u[k - 1]
+        if s.armature is not None:
+            tau[k - 1] += s.armature * accelerations[k - 1]
         p = s.parent
         if p:
             Et = E[k].T

@@ -1,4 +1,5 @@
-"""Pinocchio as the oracle for robots imported from URDF.
+"""Pinocchio as the oracle for robots imported from URDF (and, in
+:func:`oracle_accelerations`, MuJoCo for models imported from MJCF).
 
 Pinocchio reads the same URDF text the declaration was built from
 (``ms.options["urdf"]``) with its own parser, ``buildModelFromXML``, and
@@ -142,9 +143,11 @@ def oracle_accelerations(
     -------
     tuple (str, ndarray) or None
         ``("pinocchio", array of shape (len(states), n))`` for a system
-        imported from URDF (Pinocchio reading the same file); None for any
-        other system, and when Pinocchio is not installed (``pip install
-        'eomcompare[robots]'``).
+        imported from URDF (Pinocchio reading the same file), ``("mujoco",
+        ...)`` for one imported from MJCF (MuJoCo's ``qacc``,
+        :mod:`references.mujoco_oracle`); None for any other system, and
+        when the library is not installed (``pip install
+        'eomcompare[robots]'``, ``'eomcompare[mujoco]'``).
 
     Raises
     ------
@@ -153,6 +156,19 @@ def oracle_accelerations(
     """
     if not isinstance(ms, MechanicalSystem):
         raise TypeError(f"ms must be a MechanicalSystem, not {type(ms).__name__}")
+    if ms.options.get("family") == "mjcf":
+        from .mujoco_oracle import (
+            mjcf_mujoco_model,
+            mujoco_accelerations,
+            mujoco_available,
+        )
+
+        if not mujoco_available():
+            return None
+        mj = mjcf_mujoco_model(ms, parameters)
+        return "mujoco", np.array(
+            [mujoco_accelerations(ms, q, qd, model=mj) for _, q, qd in states]
+        )
     if ms.options.get("family") != "urdf":
         return None
     try:

@@ -25,6 +25,7 @@ from .catalogue import (
     system_facts,
     system_names,
 )
+from .mjcf import from_mjcf
 from .urdf import from_urdf
 
 # Every module of this package registers its systems on import.
@@ -43,4 +44,5 @@ __all__ = [
     "system_facts",
     "SystemFacts",
     "from_urdf",
+    "from_mjcf",
 ]

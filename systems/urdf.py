@@ -346,6 +346,14 @@ def _merged_inertia(body, tol):
         )
         Rb = Rl @ Ri
         parts.append((float(inertial.mass), pl + Rl @ pi_, Rb @ I @ Rb.T))
+    return combine_inertias(parts)
+
+
+def combine_inertias(parts):
+    """(mass, mass centre, central inertia) of rigidly joined parts, each
+    ``(mass, mass centre, central inertia)`` in one frame, as floats; None
+    for no parts.  Shared by the URDF and MJCF importers, which merge the
+    links (bodies) welded together into one body."""
     if not parts:
         return None
     m = sum(mi for mi, _, _ in parts)
@@ -455,25 +463,7 @@ def from_urdf(
                 f"and the links fixed to it have no <inertial> mass; a moving "
                 f"body needs its mass and inertia"
             )
-        mass, com, inertia = inertial
-        I_vals = [
-            inertia[0, 0],
-            inertia[1, 1],
-            inertia[2, 2],
-            inertia[0, 1],
-            inertia[1, 2],
-            inertia[2, 0],
-        ]
-        if symbolic_inertia:
-            m, c, I = inertia_symbols(k)
-            params[m] = mass
-            params.update(zip(c, com))
-            params.update(zip(I, I_vals))
-        else:
-            scale = max(float(np.max(np.abs(inertia))), 1e-300)
-            m = sm.Float(mass)
-            c = [_snap_value(x, snap) for x in com]
-            I = [sm.S.Zero if abs(x) <= snap * scale else sm.Float(x) for x in I_vals]
+        m, c, I = inertial_entries(k, *inertial, symbolic_inertia, snap, params)
         R, p = placements[k]
         b = None
         if damping and j.dynamics is not None and j.dynamics.damping:
@@ -519,6 +509,32 @@ def from_urdf(
     )
 
 
+def inertial_entries(k, mass, com, inertia, symbolic, snap, params):
+    """The mass, mass centre and inertia entries (``xx, yy, zz, xy, yz,
+    zx``) of body ``k`` for a :class:`JointSpec`: numbers (the mass centre
+    and the inertia entries snapped, see "Rounded angles"), or with
+    ``symbolic`` the symbols of :func:`inertia_symbols`, whose values are
+    then added to ``params``."""
+    I_vals = [
+        inertia[0, 0],
+        inertia[1, 1],
+        inertia[2, 2],
+        inertia[0, 1],
+        inertia[1, 2],
+        inertia[2, 0],
+    ]
+    if symbolic:
+        m, c, I = inertia_symbols(k)
+        params[m] = mass
+        params.update(zip(c, com))
+        params.update(zip(I, I_vals))
+        return m, tuple(c), tuple(I)
+    scale = max(float(np.max(np.abs(inertia))), 1e-300)
+    c = tuple(_snap_value(x, snap) for x in com)
+    I = tuple(sm.S.Zero if abs(x) <= snap * scale else sm.Float(x) for x in I_vals)
+    return sm.Float(mass), c, I
+
+
 def inertia_symbols(k):
     """``(m{k}, (cx{k}, cy{k}, cz{k}), (I{k}_xx, I{k}_yy, I{k}_zz, I{k}_xy,
     I{k}_yz, I{k}_zx))``: the general inertial parameters of body k."""
@@ -540,6 +556,15 @@ class JointSpec:
     ``inertia`` (central, ``xx, yy, zz, xy, yz, zx``) are in the body's
     frame.  Entries may be numbers or symbols.  ``parent`` is the index of
     the parent body (0: the ground, k: the body of the k-th spec).
+    ``damping`` (``b``) adds ``-b q'`` acting in the joint; ``armature``
+    (``J``) adds ``J q''`` to the joint's own equation and nothing else
+    (MuJoCo's joint armature, a diagonal term of its mass matrix), declared
+    by :func:`declare_tree` as a rotor: a massless body at ``O`` turning
+    by ``q`` about the ground-fixed axis ``N.z`` with axial inertia ``J``
+    (revolute joint), or a particle of mass ``J`` at ``q N.x`` (prismatic
+    joint), no weight on either; its kinetic energy is ``J q'^2 / 2``
+    exactly, so every formulation gets the term from its own energy or
+    inertia forces.
     """
 
     joint: str
@@ -553,6 +578,25 @@ class JointSpec:
     com: tuple
     inertia: tuple
     damping: object = None
+    armature: object = None
+
+
+def _rotor(k, spec, qk, uk, N, O):
+    """The body that carries joint ``k``'s armature (see
+    :class:`JointSpec`): kinetic energy ``armature * uk**2 / 2``."""
+    if spec.kind == "prismatic":
+        P = O.locatenew(f"A{k}", qk * N.x)
+        P.set_vel(N, uk * N.x)
+        return me.Particle(f"{spec.body}_armature", P, spec.armature)
+    A = N.orientnew(f"A{k}", "Axis", (qk, N.z))
+    A.set_ang_vel(N, uk * N.z)
+    return me.RigidBody(
+        f"{spec.body}_armature",
+        O,
+        A,
+        sm.S.Zero,
+        (me.inertia(A, 0, 0, spec.armature), O),
+    )
 
 
 def declare_tree(
@@ -642,6 +686,8 @@ def declare_tree(
                 loads.append(me.Torque(B, gen * _vec(a, Jf)))
                 if p_idx:
                     loads.append(me.Torque(Bp, -gen * _vec(a, Jf)))
+        if spec.armature is not None:
+            rigid.append(_rotor(k, spec, q[k - 1], u[k - 1], N, O))
         frames.append(B)
         origins.append(Ok)
         omegas.append(w)

@@ -1,0 +1,132 @@
+"""MuJoCo as the oracle for models imported from MJCF.
+
+MuJoCo compiles the same MJCF the declaration was built from (the file
+``ms.options["mjcf_path"]``, or the text ``ms.options["mjcf"]``) and
+``mj_forward`` gives ``qacc``: MuJoCo's own recursive dynamics in C,
+sharing nothing with the declaration or the formulations but the compiled
+model.
+
+What is switched off, so that ``qacc`` is the acceleration of the
+equations of motion :func:`systems.from_mjcf` declares: every constraint
+(contacts, joint limits, equality constraints, friction loss:
+``mjDSBL_CONSTRAINT`` and the flags of each), actuation, joint and tendon
+springs (``jnt_stiffness``, ``tendon_stiffness`` zeroed) and dampers
+(``tendon_damping`` and, unless the system was declared with
+``damping=True``, ``dof_damping`` zeroed), fluid forces (``opt.density = opt.viscosity = 0``) and gravity
+compensation (``body_gravcomp = 0``); no control, applied force or
+perturbation is set.  Kept: the model's gravity (its magnitude is the
+declaration's ``g``) and joint armature.
+
+States are converted by the system's own ``ms.to_mujoco`` and
+``ms.from_mujoco`` (:class:`systems.mjcf.MujocoStates`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from systems import MechanicalSystem
+
+__all__ = [
+    "mujoco_available",
+    "mjcf_mujoco_model",
+    "mujoco_accelerations",
+]
+
+
+_DISABLED = (
+    "mjDSBL_CONSTRAINT",
+    "mjDSBL_CONTACT",
+    "mjDSBL_LIMIT",
+    "mjDSBL_EQUALITY",
+    "mjDSBL_FRICTIONLOSS",
+    "mjDSBL_ACTUATION",
+    "mjDSBL_SPRING",
+)
+
+
+def mujoco_available() -> bool:
+    """True when the ``mujoco`` module can be imported."""
+    try:
+        import mujoco  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _mjcf_system(ms):
+    if not isinstance(ms, MechanicalSystem):
+        raise TypeError(f"ms must be a MechanicalSystem, not {type(ms).__name__}")
+    if ms.options.get("family") != "mjcf":
+        raise ValueError(
+            f"system {ms.name!r} was not imported from MJCF; "
+            f"valid: systems built by systems.from_mjcf"
+        )
+    return ms
+
+
+def mjcf_mujoco_model(ms, parameters=None):
+    """MuJoCo's model of the MJCF ``ms`` was imported from, with everything
+    the declaration leaves out disabled (see the module docstring).
+
+    Raises
+    ------
+    ValueError
+        When ``ms`` is not from MJCF, or when its inertia is symbolic and
+        ``parameters`` override it (MuJoCo reads the file's).
+    """
+    import mujoco
+
+    from systems.mjcf import compile_mjcf
+
+    ms = _mjcf_system(ms)
+    if ms.options.get("symbolic_inertia") and parameters:
+        raise ValueError(
+            "MuJoCo reads the file's inertia: compare a "
+            "symbolic-inertia system at its default parameters"
+        )
+    model, _, _ = compile_mjcf(ms.options["mjcf_path"] or ms.options["mjcf"])
+    # The flags MuJoCo's version has (3.3.0 has no mjDSBL_SPRING or
+    # mjDSBL_DAMPER), and the passive forces' own fields zeroed, which
+    # holds in every version.
+    for flag in _DISABLED:
+        model.opt.disableflags |= int(getattr(mujoco.mjtDisableBit, flag, 0))
+    model.jnt_stiffness[:] = 0.0
+    model.tendon_stiffness[:] = 0.0
+    model.tendon_damping[:] = 0.0
+    if not ms.options.get("damping"):
+        model.dof_damping[:] = 0.0
+    model.opt.density = 0.0
+    model.opt.viscosity = 0.0
+    model.body_gravcomp[:] = 0.0
+    values = dict(zip((str(k) for k in ms.parameters), ms.parameter_vector(parameters)))
+    gravity = np.asarray(model.opt.gravity, dtype=float)
+    norm = float(np.linalg.norm(gravity))
+    if norm > 0:
+        model.opt.gravity[:] = gravity / norm * values["g"]
+    return model
+
+
+def mujoco_accelerations(ms, q, u, parameters=None, model=None):
+    """u' (= q'' for hinge and slide joints) by MuJoCo's ``mj_forward`` at
+    the project's state ``(q, u)``.
+
+    Examples
+    --------
+    >>> from systems import from_mjcf
+    >>> ms = from_mjcf('<mujoco><worldbody><body><joint axis="1 0 0"/>'
+    ...                '<inertial pos="0 1 0" mass="2" diaginertia="0 0 0"/>'
+    ...                '</body></worldbody></mujoco>')  # doctest: +SKIP
+    >>> float(mujoco_accelerations(ms, [0.0], [0.0])[0])  # doctest: +SKIP
+    -9.81
+    """
+    import mujoco
+
+    ms = _mjcf_system(ms)
+    model = model if model is not None else mjcf_mujoco_model(ms, parameters)
+    data = mujoco.MjData(model)
+    qpos, qvel = ms.to_mujoco(q, u)
+    data.qpos[:] = qpos
+    data.qvel[:] = qvel
+    mujoco.mj_forward(model, data)
+    return ms.from_mujoco(data.qpos, data.qvel, data.qacc)[2]

@@ -1,0 +1,57 @@
+"""Catalogue entries from MJCF models that packages on the index install,
+read by :func:`systems.from_mjcf` and checked against MuJoCo
+(``pip install 'eomcompare[mujoco]'``).
+
+They are registered ``heavy`` as the robots are: they need an optional
+extra, so the default comparison leaves them out; name them to compare
+them.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+
+from .base import MechanicalSystem
+from .catalogue import register_system
+from .mjcf import from_mjcf
+
+__all__ = ["gymnasium_asset", "inverted_double_pendulum"]
+
+
+def gymnasium_asset(name: str) -> str:
+    """The path of one of gymnasium's MuJoCo models, e.g.
+    ``"inverted_double_pendulum.xml"`` (found without importing
+    gymnasium).
+
+    Raises
+    ------
+    FileNotFoundError
+        When gymnasium is not installed or has no such model (naming the
+        extra to install).
+    """
+    spec = importlib.util.find_spec("gymnasium")
+    roots = list(spec.submodule_search_locations or []) if spec else []
+    for root in roots:
+        path = os.path.join(root, "envs", "mujoco", "assets", name)
+        if os.path.isfile(path):
+            return path
+    raise FileNotFoundError(
+        f"gymnasium's MuJoCo model {name!r} not found (searched {roots}); "
+        f"pip install 'eomcompare[mujoco]'"
+    )
+
+
+@register_system("inverted_double_pendulum", heavy=True, oracle="mujoco")
+def inverted_double_pendulum(damping: bool = False) -> MechanicalSystem:
+    """Gymnasium's ``InvertedDoublePendulum`` model
+    (``inverted_double_pendulum.xml``): a cart on a slide carrying two
+    hinged poles, inertias computed by MuJoCo from the capsule geoms, the
+    model's gravity (tilted by 1e-5 m/s^2 along x).  Its rail limit and
+    motor are left out (see :func:`systems.from_mjcf`); ``damping=True``
+    keeps the joints' damping 0.05."""
+    return from_mjcf(
+        gymnasium_asset("inverted_double_pendulum.xml"),
+        name="inverted_double_pendulum",
+        damping=damping,
+    )
