@@ -29,6 +29,8 @@ from .base import (
 # Every module of this package registers its formulations on import.
 _import_package_modules(__name__, __path__, skip=("base",))
 
+from .regressor import base_parameters, inverse_dynamics_regressor  # noqa: E402
+
 __all__ = [
     "FORMULATIONS",
     "Formulation",
@@ -47,4 +49,6 @@ __all__ = [
     "REFERENCE",
     "peer_of",
     "check_options",
+    "inverse_dynamics_regressor",
+    "base_parameters",
 ]

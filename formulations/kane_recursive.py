@@ -40,7 +40,12 @@ import sympy.physics.mechanics as me
 
 from .base import UnsupportedSystemError
 
-__all__ = ["joint_tree", "inverse_dynamics"]
+__all__ = [
+    "joint_tree",
+    "inverse_dynamics",
+    "origin_inertia",
+    "recursive_kinematics",
+]
 
 
 def joint_tree(ms):
@@ -89,32 +94,28 @@ def _cross_or_zero(a, b):
     return _cross(a, b)
 
 
-def inverse_dynamics(ms, accelerations=None):
-    """Joint forces ``tau = M u' - f`` of a joint tree, by Kane's equations
-    evaluated recursively in body frames (see the module).
+def origin_inertia(spec):
+    """``(m, m c, I_O)`` of a :class:`~systems.urdf.JointSpec`'s body in its
+    frame: mass, first moment about the body origin and the inertia tensor
+    about the origin, ``I_O = I_G + m (|c|^2 1 - c c^T)`` (the parameters in
+    which the dynamics is linear)."""
+    m, c = spec.mass, sm.Matrix(spec.com)
+    xx, yy, zz, xy, yz, zx = spec.inertia
+    IG = sm.Matrix([[xx, xy, zx], [xy, yy, yz], [zx, yz, zz]])
+    return m, m * c, IG + m * ((c.T * c)[0] * sm.eye(3) - c * c.T)
 
-    Parameters
-    ----------
-    ms : MechanicalSystem
-        A system declared by :func:`systems.declare_tree` (URDF robots, the
-        Denavit-Hartenberg arms, ``spatial_chain``).
-    accelerations : sequence of symbols or expressions, optional
-        The speed rates ``u'`` (q'' for these systems), one per speed;
-        ``ms.speeds`` differentiated by default.
 
-    Returns
-    -------
-    sympy.Matrix
-        n x 1, in (t, q, u, u') and the parameters: the generalized force
-        each joint must supply (torque about a revolute axis, force along a
-        prismatic one).
+def recursive_kinematics(ms, accelerations=None):
+    """The forward pass of :func:`inverse_dynamics`: per body (index 0 the
+    ground) its angular velocity ``w``, angular acceleration ``al`` and the
+    acceleration ``aO`` of its origin with the base accelerating upwards at
+    g (gravity), in body components, and the parent-to-body rotation ``E``
+    and origin ``arm`` in the parent, as a tuple ``(w, al, aO, E, arm)``.
 
-    Raises
-    ------
-    UnsupportedSystemError
-        When ``ms`` was not declared as a joint tree.
-    ValueError
-        When ``accelerations`` has not one entry per speed.
+    Computed once, it serves several backward passes with different
+    inertia (:func:`formulations.regressor.inverse_dynamics_regressor`:
+    one per standard parameter).  Arguments and errors as
+    :func:`inverse_dynamics`'s.
     """
     specs = joint_tree(ms)
     if specs is None:
@@ -179,16 +180,63 @@ def inverse_dynamics(ms, accelerations=None):
         aO.append(sm.Matrix(aOk))
         E.append(Ek)
         arm.append(arm_k)
+    return w, al, aO, E, arm
+
+
+def inverse_dynamics(ms, accelerations=None, *, inertia=None, kinematics=None):
+    """Joint forces ``tau = M u' - f`` of a joint tree, by Kane's equations
+    evaluated recursively in body frames (see the module).
+
+    Parameters
+    ----------
+    ms : MechanicalSystem
+        A system declared by :func:`systems.declare_tree` (URDF robots, the
+        Denavit-Hartenberg arms, ``spatial_chain``).
+    accelerations : sequence of symbols or expressions, optional
+        The speed rates ``u'`` (q'' for these systems), one per speed;
+        ``ms.speeds`` differentiated by default.
+    inertia : sequence of (m, mc, I_O), optional
+        Per body, its mass, first moment (3-vector) and inertia tensor
+        about its origin (3 x 3), in its frame, in place of the
+        declaration's (:func:`origin_inertia` of each spec by default):
+        :func:`formulations.regressor.inverse_dynamics_regressor` passes
+        symbols here, in which ``tau`` is linear.
+    kinematics : tuple, optional
+        :func:`recursive_kinematics` of ``ms`` for these accelerations,
+        when already computed.
+
+    Returns
+    -------
+    sympy.Matrix
+        n x 1, in (t, q, u, u') and the parameters: the generalized force
+        each joint must supply (torque about a revolute axis, force along a
+        prismatic one).
+
+    Raises
+    ------
+    UnsupportedSystemError
+        When ``ms`` was not declared as a joint tree.
+    ValueError
+        When ``accelerations`` has not one entry per speed.
+    """
+    if kinematics is None:
+        kinematics = recursive_kinematics(ms, accelerations)
+    specs = joint_tree(ms)
+    u = list(ms.speeds)
+    n = len(specs)
+    w, al, aO, E, arm = kinematics
     # Resultants of each body about its origin, in body components: the
     # inertia about the origin and the first moment are parameter-only.
     f = [None] + [sm.zeros(3, 1) for _ in specs]
     nO = [None] + [sm.zeros(3, 1) for _ in specs]
-    for k, s in enumerate(specs, start=1):
-        m, c = s.mass, sm.Matrix(s.com)
-        xx, yy, zz, xy, yz, zx = s.inertia
-        IG = sm.Matrix([[xx, xy, zx], [xy, yy, yz], [zx, yz, zz]])
-        mc = m * c
-        IO = IG + m * ((c.T * c)[0] * sm.eye(3) - c * c.T)
+    if inertia is None:
+        inertia = [origin_inertia(s) for s in specs]
+    elif len(inertia) != n:
+        raise ValueError(
+            f"inertia must have {n} entries (one per body), not {len(inertia)}"
+        )
+    for k, (m, mc, IO) in enumerate(inertia, start=1):
+        mc, IO = sm.Matrix(mc), sm.Matrix(IO)
         wk, alk = w[k], al[k]
         f[k] = (
             m * aO[k]

@@ -6,6 +6,10 @@
   the file).
 * ``stanford_arm``, ``puma560``: declared here from their published
   standard Denavit-Hartenberg and inertial parameters (below).
+* ``stanford_arm(geometry="khalil")``, ``rx90``: Khalil's modified
+  Denavit-Hartenberg tables (Khalil & Dombre, *Modeling, Identification and
+  Control of Robots*), the robots SYMORO's published operation counts are
+  for; body j's frame is Khalil's link frame j (:func:`mdh_system`).
 * ``spatial_chain``: Featherstone's benchmark, an unbranched chain of n
   revolute joints with general inertia.
 
@@ -62,6 +66,10 @@ __all__ = [
     "STANFORD_ARM",
     "PUMA560",
     "dh_system",
+    "mdh_system",
+    "KHALIL_STANFORD_ARM",
+    "RX90",
+    "KHALIL_LENGTHS",
     "MASS_CENTRES",
     "spatial_chain_values",
 ]
@@ -205,6 +213,45 @@ def _num(x):
 MASS_CENTRES = ("general", "joint_axes")
 
 
+def _check_inertia_options(symbolic_inertia, principal_axes, mass_centres):
+    for label, flag in (
+        ("symbolic_inertia", symbolic_inertia),
+        ("principal_axes", principal_axes),
+    ):
+        if not isinstance(flag, bool):
+            raise TypeError(f"{label} must be True or False, not {flag!r}")
+    if mass_centres not in MASS_CENTRES:
+        raise ValueError(
+            f"mass_centres must be one of {list(MASS_CENTRES)}, not {mass_centres!r}"
+        )
+
+
+def _inertial(k, m, r_body, I_vals, params, symbolic_inertia, principal_axes, on_axis):
+    """Mass, mass centre and central inertia ``(xx, yy, zz, xy, yz, zx)``
+    of body k in its own frame under the modelling assumptions of
+    :func:`dh_system` (symbols with the values as defaults, added to
+    ``params``, or the numbers)."""
+    if on_axis:
+        r_body = sm.Matrix([0, 0, r_body[2]])
+    if principal_axes:
+        I_vals = list(I_vals[:3]) + [0, 0, 0]
+    if symbolic_inertia:
+        ms, cs, Is = inertia_symbols(k)
+        if principal_axes:
+            Is = Is[:3] + (sm.Integer(0),) * 3
+        if on_axis:
+            cs = (sm.Integer(0), sm.Integer(0), cs[2])
+        params[ms] = float(m)
+        params.update({c: float(v) for c, v in zip(cs, r_body) if c.is_Symbol})
+        params.update({s: float(v) for s, v in zip(Is, I_vals) if s.is_Symbol})
+        return ms, cs, Is
+    return (
+        _num(m),
+        tuple(_num(v) for v in r_body),
+        tuple(_num(v) for v in I_vals),
+    )
+
+
 def dh_system(
     name,
     table,
@@ -240,16 +287,7 @@ def dh_system(
     ValueError
         When ``mass_centres`` is not one of :data:`MASS_CENTRES`.
     """
-    for label, flag in (
-        ("symbolic_inertia", symbolic_inertia),
-        ("principal_axes", principal_axes),
-    ):
-        if not isinstance(flag, bool):
-            raise TypeError(f"{label} must be True or False, not {flag!r}")
-    if mass_centres not in MASS_CENTRES:
-        raise ValueError(
-            f"mass_centres must be one of {list(MASS_CENTRES)}, not {mass_centres!r}"
-        )
+    _check_inertia_options(symbolic_inertia, principal_axes, mass_centres)
     on_axis = mass_centres == "joint_axes"
     specs, params = [], {}
     prev = (sm.eye(3), sm.zeros(3, 1))  # DH frame k-1 in body k-1
@@ -273,24 +311,9 @@ def dh_system(
             I_body[1, 2],
             I_body[2, 0],
         ]
-        if on_axis:
-            r_body = sm.Matrix([0, 0, r_body[2]])
-        if principal_axes:
-            I_vals = I_vals[:3] + [0, 0, 0]
-        if symbolic_inertia:
-            ms, cs, Is = inertia_symbols(k)
-            if principal_axes:
-                Is = Is[:3] + (sm.Integer(0),) * 3
-            if on_axis:
-                cs = (sm.Integer(0), sm.Integer(0), cs[2])
-            params[ms] = float(m)
-            params.update({c: float(v) for c, v in zip(cs, r_body) if c.is_Symbol})
-            params.update({s: float(v) for s, v in zip(Is, I_vals) if s.is_Symbol})
-            mass, com, inertia = ms, cs, Is
-        else:
-            mass = _num(m)
-            com = tuple(_num(v) for v in r_body)
-            inertia = tuple(_num(v) for v in I_vals)
+        mass, com, inertia = _inertial(
+            k, m, r_body, I_vals, params, symbolic_inertia, principal_axes, on_axis
+        )
         specs.append(
             JointSpec(
                 joint=f"joint{k}",
@@ -321,6 +344,117 @@ def dh_system(
     )
 
 
+# ----------------------------------------------------------------------
+# Robots declared from Khalil's modified Denavit-Hartenberg tables
+# ----------------------------------------------------------------------
+#: Geometry symbols of Khalil's tables and their values (m): the Stanford
+#: arm's shoulder offset RL2 (AIM-177's d2), the RX-90's upper arm D3 and
+#: forearm RL4 (Staubli's 450 mm each).
+RL2, D3, RL4 = sm.symbols("RL2 D3 RL4", positive=True)
+KHALIL_LENGTHS = {RL2: 0.154, D3: 0.45, RL4: 0.45}
+
+#: (sigma, alpha, d, theta, r) per joint, Khalil's modified DH (Khalil &
+#: Dombre, *Modeling, Identification and Control of Robots*, ch. 3 and 9):
+#: frame j = frame j-1 ``Rx(alpha) Tx(d) Rz(theta) Tz(r)``; sigma 0:
+#: revolute, theta = q + the table's theta; 1: prismatic, r = q + the
+#: table's r.
+KHALIL_STANFORD_ARM = (
+    (0, 0, 0, 0, 0),
+    (0, -_HALF_PI, 0, 0, RL2),
+    (1, _HALF_PI, 0, 0, 0),
+    (0, 0, 0, 0, 0),
+    (0, -_HALF_PI, 0, 0, 0),
+    (0, _HALF_PI, 0, 0, 0),
+)
+RX90 = (
+    (0, 0, 0, 0, 0),
+    (0, _HALF_PI, 0, 0, 0),
+    (0, 0, D3, 0, 0),
+    (0, -_HALF_PI, 0, 0, RL4),
+    (0, _HALF_PI, 0, 0, 0),
+    (0, -_HALF_PI, 0, 0, 0),
+)
+
+
+def mdh_system(
+    name,
+    table,
+    *,
+    symbolic_inertia=False,
+    principal_axes=False,
+    mass_centres="general",
+    description="",
+):
+    """The system of a modified-DH table (rows as :data:`RX90`), body j's
+    frame being Khalil's link frame j, so that each body's inertial
+    parameters are those of SYMORO's link j.
+
+    Joint j's frame in body j-1 is ``Rx(alpha_j) Tx(d_j) Rz(theta_j)
+    Tz(r_j)`` with the joint variable's entry at its offset; body j is that
+    frame turned about (moved along) its z by ``q_j``.  The table's
+    geometry symbols (:data:`KHALIL_LENGTHS`) stay symbols, as in SYMORO's
+    models.  No inertia is published with the tables: each body's mass,
+    mass centre and central inertia default to the physically valid values
+    of :func:`spatial_chain_values` (placeholders: the counts and identities
+    these robots serve do not depend on them).  ``principal_axes`` and
+    ``mass_centres`` as in :func:`dh_system` (the link frame's z is the
+    joint axis, so ``"joint_axes"`` sets SYMORO's MX = MY = 0 and
+    ``principal_axes`` its XY = XZ = YZ = 0).
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`dh_system`, for bad options.
+    """
+    _check_inertia_options(symbolic_inertia, principal_axes, mass_centres)
+    on_axis = mass_centres == "joint_axes"
+    specs, params = [], {}
+    for j, (sigma, alpha, d, theta, r) in enumerate(table, start=1):
+        R = _rot("x", alpha) * _rot("z", theta)
+        offset = sm.Matrix([d, 0, 0]) + _rot("x", alpha) * sm.Matrix([0, 0, r])
+        params.update(
+            {x: KHALIL_LENGTHS[x] for x in offset.free_symbols | R.free_symbols}
+        )
+        v = spatial_chain_values(j)
+        mass, com, inertia = _inertial(
+            j,
+            v["m"],
+            sm.Matrix(v["c"]),
+            v["I"],
+            params,
+            symbolic_inertia,
+            principal_axes,
+            on_axis,
+        )
+        specs.append(
+            JointSpec(
+                joint=f"joint{j}",
+                body=f"link{j}",
+                kind="prismatic" if sigma else "revolute",
+                parent=j - 1,
+                rotation=sm.ImmutableMatrix(R),
+                offset=sm.ImmutableMatrix(offset),
+                axis=sm.ImmutableMatrix([0, 0, 1]),
+                mass=mass,
+                com=tuple(com),
+                inertia=tuple(inertia),
+            )
+        )
+    return declare_tree(
+        name,
+        specs,
+        params,
+        description=description,
+        options={
+            "family": "mdh",
+            "table": name,
+            "symbolic_inertia": symbolic_inertia,
+        }
+        | ({"principal_axes": True} if principal_axes else {})
+        | ({"mass_centres": mass_centres} if on_axis else {}),
+    )
+
+
 @register_system("puma560", heavy=True, oracle="pinocchio")
 def puma560(symbolic_inertia: bool = False) -> MechanicalSystem:
     """Unimation Puma 560, six revolute joints, standard DH parameters and
@@ -341,6 +475,7 @@ def stanford_arm(
     symbolic_inertia: bool = False,
     principal_axes: bool = False,
     mass_centres: str = "general",
+    geometry: str = "aim177",
 ) -> MechanicalSystem:
     """Stanford (Scheinman) arm: revolute, revolute, prismatic (q3, the
     boom's extension), three revolute wrist joints; AIM-177 kinematics and
@@ -352,7 +487,26 @@ def stanford_arm(
     literature are usually stated (see :func:`dh_system`); Paul's table has
     zero products already, so ``principal_axes`` changes only the symbolic
     form.
+
+    ``geometry="khalil"``: Khalil's modified-DH table instead
+    (:data:`KHALIL_STANFORD_ARM`: a symbolic shoulder offset ``RL2``, no
+    base height or tool offset; placeholder inertia, see
+    :func:`mdh_system`), the arm SYMORO's published operation counts are
+    for.
     """
+    if geometry == "khalil":
+        return mdh_system(
+            "stanford_arm",
+            KHALIL_STANFORD_ARM,
+            symbolic_inertia=symbolic_inertia,
+            principal_axes=principal_axes,
+            mass_centres=mass_centres,
+            description=stanford_arm.__doc__,
+        )
+    if geometry != "aim177":
+        raise ValueError(
+            f"geometry must be one of ['aim177', 'khalil'], not {geometry!r}"
+        )
     return dh_system(
         "stanford_arm",
         STANFORD_ARM,
@@ -360,6 +514,27 @@ def stanford_arm(
         principal_axes=principal_axes,
         mass_centres=mass_centres,
         description=stanford_arm.__doc__,
+    )
+
+
+@register_system("rx90", heavy=True, oracle="pinocchio")
+def rx90(
+    symbolic_inertia: bool = False,
+    principal_axes: bool = False,
+    mass_centres: str = "general",
+) -> MechanicalSystem:
+    """Staubli RX-90, a PUMA-like arm of six revolute joints (joints 2 and
+    3 parallel, a spherical wrist), from Khalil's modified-DH table
+    (:data:`RX90`, symbolic ``D3`` and ``RL4``) with placeholder inertia
+    (see :func:`mdh_system`); options as :func:`stanford_arm`'s.
+    """
+    return mdh_system(
+        "rx90",
+        RX90,
+        symbolic_inertia=symbolic_inertia,
+        principal_axes=principal_axes,
+        mass_centres=mass_centres,
+        description=rx90.__doc__,
     )
 
 
