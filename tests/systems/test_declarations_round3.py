@@ -26,26 +26,31 @@ def _at(expr, ms, q, u):
 # ----------------------------------------------------------------------
 # Kane & Levinson ex. 11.7: the coincident point B^ (PyDy's script)
 # ----------------------------------------------------------------------
-def test_coincident_point_is_no_obstacle_to_any_formulation():
+@pytest.fixture(scope="module")
+def ex_11_7():
+    return kane_levinson_ex_11_7()
+
+
+@pytest.mark.parametrize("name", sorted(FORMULATIONS))
+def test_coincident_point_is_no_obstacle_to_any_formulation(ex_11_7, name):
     """B^'s velocity is not its position's rate, but only a load acts
     there: nothing is recorded against the declaration, and every
     formulation gives the book's u' = X^-1 Y."""
-    ms = kane_levinson_ex_11_7()
+    ms = ex_11_7
     assert ms.declaration_analysis.velocities_are_derivatives
     X, Y = kane_levinson_ex_11_7_asserted()
-    for name in FORMULATIONS:
-        model = get_formulation(name).derive(ms).numeric()
-        for seed in range(2):
-            t0, q, qd = ms.random_state(seed)
-            u = ms.speeds_from_rates(t0, q, qd)
-            want = np.linalg.solve(_at(X, ms, q, u), _at(Y, ms, q, u)).ravel()
-            np.testing.assert_allclose(
-                model.speed_derivatives(t0, q, u),
-                want,
-                rtol=1e-10,
-                atol=1e-10,
-                err_msg=f"{name}, seed {seed}",
-            )
+    model = get_formulation(name).derive(ms).numeric()
+    for seed in range(2):
+        t0, q, qd = ms.random_state(seed)
+        u = ms.speeds_from_rates(t0, q, qd)
+        want = np.linalg.solve(_at(X, ms, q, u), _at(Y, ms, q, u)).ravel()
+        np.testing.assert_allclose(
+            model.speed_derivatives(t0, q, u),
+            want,
+            rtol=1e-10,
+            atol=1e-10,
+            err_msg=f"{name}, seed {seed}",
+        )
 
 
 # ----------------------------------------------------------------------
@@ -111,6 +116,10 @@ def _sympy_speed_rates(ms, t0, q, u):
     return x.ravel()[len(km.q) :]
 
 
+# Building the declaration alone takes 8 s (its consistency check on a
+# large orientation); the quaternion top above keeps the idiom's checks in
+# the quick loop.
+@pytest.mark.slow
 def test_sympys_implicit_kinematics_body():
     """Declared verbatim (test_kane.py::test_implicit_kinematics): lambda_0
     left out of the initial state is solved (Newton from 0 alone fails: 0
