@@ -867,12 +867,20 @@ class Formulation(abc.ABC):
         timer = _StageTimer()
         start = time.perf_counter()
         parts = self._derive(system, timer.stage)
-        total = time.perf_counter() - start
         if not isinstance(parts, Derivation):
             raise TypeError(
                 f"{type(self).__name__}._derive must return a "
                 f"Derivation, not {type(parts).__name__}"
             )
+        if system.reactions_in_motion:
+            # Reactions in the forcing (friction on a normal force): replaced
+            # by the constraint forces the method recovered, one step for
+            # every formulation.
+            from .auxiliary import eliminate_reactions
+
+            with timer.stage("constraint_forces"):
+                parts = eliminate_reactions(system, self.name, parts)
+        total = time.perf_counter() - start
         M = sm.ImmutableMatrix(parts.mass_matrix)
         f = sm.ImmutableMatrix(parts.forcing)
         nz = len(parts.unknowns)

@@ -480,7 +480,7 @@ class GibbsAppell(Formulation):
             "dependent_speed_coefficients": sm.ImmutableMatrix(C),
             "dependent_speed_rates": dep_rates,
         }
-        if ms.u_aux:
+        if ms.u_aux or ms.constraint_forces:
             with stage("constraint_forces"):
                 from .auxiliary import gibbs_appell_forces
 

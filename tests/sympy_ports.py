@@ -320,3 +320,49 @@ def quaternion_top() -> MechanicalSystem:
             w3: 0.3,
         },
     )
+
+
+def box_on_ground() -> MechanicalSystem:
+    """sympy's particle sliding on the ground with friction
+    (``test_system_class.py::TestSystemExamples::test_box_on_ground``), as
+    written there: the normal force ``N`` and the applied force ``F`` are
+    ``dynamicsymbols``; ``N`` is the reaction of the auxiliary speed ``ua``
+    (the ground's direction) and enters the motion through the friction
+    ``-mu*N``.  ``F`` is prescribed here as ``7 + cos(t)`` (above the
+    friction, as the test assumes)."""
+    from sympy.physics.mechanics import Force, Particle, System, dynamicsymbols
+
+    g, m, mu = sm.symbols("g m mu")
+    q, u, ua = dynamicsymbols("q u ua")
+    N, F = dynamicsymbols("N F", positive=True)
+    P = Particle("P", mass=m)
+    system = System()
+    system.add_bodies(P)
+    P.masscenter.set_pos(system.fixed_point, q * system.x)
+    P.masscenter.set_vel(system.frame, u * system.x + ua * system.y)
+    system.q_ind, system.u_ind, system.u_aux = [q], [u], [ua]
+    system.kdes = [q.diff(t) - u]
+    system.apply_uniform_gravity(-g * system.y)
+    system.add_loads(Force(P, N * system.y), Force(P, F * system.x - mu * N * system.x))
+    return MechanicalSystem(
+        name="box_on_ground",
+        system=system,
+        parameters={g: 9.81, m: 2.0, mu: 0.3},
+        initial_state={q: 0.0, u: 1.0},
+        specified={F: 7 + sm.cos(t)},
+    )
+
+
+def box_on_ground_asserted():
+    """What test_box_on_ground asserts: the dynamic equation
+    ``m u' = F - mu N`` (``system.mass_matrix``, ``system.forcing``) and the
+    auxiliary equation ``N - m g = 0`` (``eom_method.auxiliary_eqs``), as
+    functions of (m, g, mu, F): the normal force and u'."""
+
+    def normal_force(m, g, mu, F):
+        return m * g
+
+    def speed_rate(m, g, mu, F):
+        return (F - mu * normal_force(m, g, mu, F)) / m
+
+    return normal_force, speed_rate

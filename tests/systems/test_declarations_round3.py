@@ -152,3 +152,96 @@ def test_sympys_implicit_kinematics_body():
     for name in LAGRANGE_FAMILY:
         with pytest.raises(UnsupportedSystemError, match=r"quaternion \['lambda_0"):
             get_formulation(name).derive(ms)
+
+
+# ----------------------------------------------------------------------
+# Reactions written as dynamicsymbols (sympy's test_box_on_ground)
+# ----------------------------------------------------------------------
+@pytest.mark.parametrize("name", sorted(FORMULATIONS))
+def test_box_on_ground_reaction_as_a_function_of_time(name):
+    """N(t), the ground's reaction of the auxiliary speed, is accepted as the
+    unknown it is; it enters the motion through the friction -mu*N, so each
+    formulation that recovers it gives sympy's asserted N = m g and
+    m u' = F - mu N, and the others refuse saying why."""
+    from sympy_ports import box_on_ground, box_on_ground_asserted
+
+    ms = box_on_ground()
+    assert [str(r) for r in ms.reaction_unknowns] == ["N(t)"]
+    assert ms.reactions_in_motion == ms.reaction_unknowns
+    normal_force, speed_rate = box_on_ground_asserted()
+    m, g, mu = (ms.parameters[sm.Symbol(s)] for s in "m g mu".split())
+    if name in ("modified_lagrange", "sympy_lagrange"):
+        with pytest.raises(UnsupportedSystemError, match=r"reactions \['N'\].*enter"):
+            get_formulation(name).derive(ms)
+        return
+    eom = get_formulation(name).derive(ms)
+    assert not eom.forcing.has(*ms.reaction_unknowns)
+    model = eom.numeric()
+    for seed in range(2):
+        t0, q, qd = ms.random_state(seed)
+        F = 7 + np.cos(t0)
+        u = ms.speeds_from_rates(t0, q, qd)
+        np.testing.assert_allclose(
+            model.speed_derivatives(t0, q, u), [speed_rate(m, g, mu, F)], rtol=1e-12
+        )
+        forces = model.constraint_forces(t0, q, qd)
+        assert forces == pytest.approx({"N": normal_force(m, g, mu, F)}, rel=1e-12)
+
+
+# ----------------------------------------------------------------------
+# One constraint force, asked for either way
+# ----------------------------------------------------------------------
+def _pendulum_rod_force(route):
+    """A particle on a massless rod about O, the rod's pull on it along
+    A.x asked for as a ``ConstraintForce`` or by an auxiliary speed that
+    lets the particle leave the rod (``System.add_auxiliary_speeds``)."""
+    from systems import ConstraintForce, MechanicalSystem
+
+    q, u, ua = me.dynamicsymbols("q u ua")
+    m, L, g = sm.symbols("m L g")
+    N = me.ReferenceFrame("N")
+    O = me.Point("O")
+    O.set_vel(N, 0)
+    A = N.orientnew("A", "Axis", (q, N.z))
+    A.set_ang_vel(N, u * N.z)
+    P = O.locatenew("P", L * A.x)
+    bob = me.Particle("bob", P, m)
+    system = me.System(N, O)
+    system.add_coordinates(q)
+    system.add_speeds(u)
+    system.add_kdes(q.diff(t) - u)
+    system.add_bodies(bob)
+    system.add_loads(me.Force(P, m * g * N.x))
+    forces = ()
+    if route == "ConstraintForce":
+        P.v2pt_theory(O, N, A)
+        forces = (ConstraintForce("ua", "force", A.x, P, (bob,)),)
+    else:
+        P.set_vel(N, L * u * A.y + ua * A.x)
+        system.add_auxiliary_speeds(ua)
+    return MechanicalSystem(
+        name=f"rod_force_{route}",
+        system=system,
+        parameters={m: 1.5, L: 0.8, g: 9.81},
+        initial_state={q: 0.4, u: 1.0},
+        constraint_forces=forces,
+    )
+
+
+def test_gibbs_appell_takes_one_route_for_both_requests():
+    """gibbs_appell recovers the rod's pull requested as a ConstraintForce
+    as it does when requested by an auxiliary speed, and both equal kane's
+    and Newton's along the rod, R = -m L u^2 - m g cos q."""
+    m, L, g = 1.5, 0.8, 9.81
+    by_route = {}
+    for route in ("ConstraintForce", "add_auxiliary_speeds"):
+        ms = _pendulum_rod_force(route)
+        for name in ("kane", "gibbs_appell"):
+            by_route[route, name] = (ms, get_formulation(name).derive(ms).numeric())
+    for seed in range(3):
+        for (route, name), (ms, model) in by_route.items():
+            t0, (q,), (u,) = ms.random_state(seed)
+            got = model.constraint_forces(t0, [q], [u])
+            assert got == pytest.approx(
+                {"ua": -m * L * u**2 - m * g * np.cos(q)}, rel=1e-12
+            ), (route, name)
