@@ -366,3 +366,51 @@ def box_on_ground_asserted():
         return (F - mu * normal_force(m, g, mu, F)) / m
 
     return normal_force, speed_rate
+
+
+def replace_qdots_double_pendulum() -> MechanicalSystem:
+    """sympy's double pendulum of ``test_kane4.py::test_replace_qdots_in_force``
+    with its second kinematic equations ``kde2``: u1 = q1', u2 = q1' + q2'
+    (the second rod's absolute rate), and a torsional spring-damper between
+    the rods written in the coordinate rates."""
+    q1, q2 = me.dynamicsymbols("q1, q2")
+    qd1, qd2 = me.dynamicsymbols("q1, q2", level=1)
+    u1, u2 = me.dynamicsymbols("u1, u2")
+    l, m = sm.symbols("l, m")
+    N = me.ReferenceFrame("N")  # Inertial frame
+    A = N.orientnew("A", "Axis", (q1, N.z))  # Rod A frame
+    B = A.orientnew("B", "Axis", (q2, N.z))  # Rod B frame
+    O = me.Point("O")  # Origo
+    O.set_vel(N, 0)
+    P = O.locatenew("P", (l * A.x))  # Point @ end of rod A
+    P.v2pt_theory(O, N, A)
+    Q = P.locatenew("Q", (l * B.x))  # Point @ end of rod B
+    Q.v2pt_theory(P, N, B)
+    Ap = me.Particle("Ap", P, m)
+    Bp = me.Particle("Bp", Q, m)
+    sig, delta = sm.symbols("sigma, delta")
+    Ta = (sig * q2 + delta * qd2) * N.z
+    forces = [(A, Ta), (B, -Ta)]
+    kde2 = [u1 - qd1, u2 - (qd1 + qd2)]
+    system = me.System(N, O)
+    system.add_coordinates(q1, q2)
+    system.add_speeds(u1, u2)
+    system.add_kdes(*kde2)
+    system.add_bodies(Ap, Bp)
+    system.add_loads(*forces)
+    return MechanicalSystem(
+        name="replace_qdots_double_pendulum",
+        system=system,
+        parameters={l: 0.7, m: 1.2, sig: 3.0, delta: 0.4},
+        initial_state={q1: 0.3, q2: 0.5},
+    )
+
+
+def replace_qdots_double_pendulum_asserted():
+    """KanesMethod's mass matrix the test asserts (``mass_matrix_expected``),
+    in q2 and the constants l, m."""
+    q2 = me.dynamicsymbols("q2")
+    l, m = sm.symbols("l, m")
+    return sm.Matrix(
+        [[2 * m * l**2, m * l**2 * sm.cos(q2)], [m * l**2 * sm.cos(q2), m * l**2]]
+    )

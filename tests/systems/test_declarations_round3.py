@@ -245,3 +245,97 @@ def test_gibbs_appell_takes_one_route_for_both_requests():
             assert got == pytest.approx(
                 {"ua": -m * L * u**2 - m * g * np.cos(q)}, rel=1e-12
             ), (route, name)
+
+
+# ----------------------------------------------------------------------
+# What each mass matrix multiplies
+# ----------------------------------------------------------------------
+KIND = {
+    "kane": "u'",
+    "gibbs_appell": "u'",
+    "sympy_kane": "u'",
+    "lagrange": "q''",
+    "modified_lagrange": "q''",
+    "sympy_lagrange": "q''",
+}
+
+
+@pytest.mark.parametrize("name", sorted(FORMULATIONS))
+def test_mass_matrix_kind_and_sympys_asserted_kane_mass_matrix(name):
+    """test_kane4's double pendulum with u2 = q1' + q2': the Kane family's
+    M multiplies u' and equals the mass matrix sympy asserts; the Lagrange
+    family's multiplies q'' and is T^T M T with u = T q', T = [[1, 0],
+    [1, 1]] (the same kinetic energy in the other rates)."""
+    from sympy_ports import (
+        replace_qdots_double_pendulum,
+        replace_qdots_double_pendulum_asserted,
+    )
+
+    ms = replace_qdots_double_pendulum()
+    eom = get_formulation(name).derive(ms)
+    assert eom.unknowns_kind == KIND[name]
+    M_kane = replace_qdots_double_pendulum_asserted()
+    if KIND[name] == "u'":
+        assert eom.unknowns == tuple(u.diff(t) for u in ms.speeds)
+        expected = M_kane
+    else:
+        assert eom.unknowns == tuple(q.diff(t, 2) for q in ms.coordinates)
+        T = sm.Matrix([[1, 0], [1, 1]])
+        expected = T.T * M_kane * T
+    names = {sm.Symbol(str(k)): k for k in ms.parameters}
+    expected = expected.xreplace({s: names.get(s, s) for s in expected.free_symbols})
+    assert sm.simplify(sm.Matrix(eom.mass_matrix) - expected) == sm.zeros(2, 2)
+
+
+def test_multipliers_are_named_among_the_unknowns():
+    eom = get_formulation("lagrange").derive("four_bar")
+    assert eom.unknowns_kind == "q'' and multipliers"
+    assert eom.unknowns[-eom.n_multipliers :] == eom.multipliers
+
+
+def test_coordinates_without_a_speed_are_named_so_not_quaternions():
+    """A rolling disc with the contact point's x, y as coordinates moved by
+    the spin rate (5 coordinates, 3 speeds, as the rattleback declares its
+    contact point): the Lagrange family refuses naming the two coordinates
+    without a speed of their own, and no quaternion."""
+    from systems import MechanicalSystem
+
+    q1, q2, q3, x, y = me.dynamicsymbols("q1 q2 q3 x y")
+    u1, u2, u3 = me.dynamicsymbols("u1:4")
+    m, r, g = sm.symbols("m r g")
+    N = me.ReferenceFrame("N")
+    O = me.Point("O")
+    O.set_vel(N, 0)
+    Y = N.orientnew("Y", "Axis", (q1, N.z))
+    L = Y.orientnew("L", "Axis", (q2, Y.x))
+    R = L.orientnew("R", "Axis", (q3, L.y))
+    R.set_ang_vel(N, u1 * L.x + u2 * L.y + u3 * L.z)
+    D = O.locatenew("C", x * N.x + y * N.y).locatenew("D", r * L.z)
+    disc = me.RigidBody(
+        "disc", D, R, m, (me.inertia(L, m * r**2 / 4, m * r**2 / 2, m * r**2 / 4), D)
+    )
+    system = me.System(N, O)
+    system.add_coordinates(q1, q2, q3, x, y)
+    system.add_speeds(u1, u2, u3)
+    system.add_kdes(
+        q1.diff(t) - u3 / sm.cos(q2),
+        q2.diff(t) - u1,
+        q3.diff(t) - u2 + u3 * sm.tan(q2),
+        x.diff(t) - r * u2 * sm.cos(q1),
+        y.diff(t) - r * u2 * sm.sin(q1),
+    )
+    system.add_bodies(disc)
+    system.add_loads(me.Force(D, -m * g * N.z))
+    ms = MechanicalSystem(
+        name="disc_rolling_in_its_kinematics",
+        system=system,
+        parameters={m: 1.0, r: 0.5, g: 9.81},
+        initial_state={q2: 0.2, u2: 3.0},
+    )
+    for name in LAGRANGE_FAMILY:
+        with pytest.raises(UnsupportedSystemError) as info:
+            get_formulation(name).derive(ms)
+        msg = str(info.value)
+        assert "3 speeds for 5 coordinates" in msg
+        assert "2 coordinate(s) have no speed of their own" in msg
+        assert "quaternion" not in msg
