@@ -28,7 +28,14 @@ import pandas as pd
 
 from .variants import variant_options
 
-__all__ = ["findings", "Findings", "system_classes", "CLASSES", "AGREEMENT_TOL"]
+__all__ = [
+    "findings",
+    "Findings",
+    "system_classes",
+    "refusals",
+    "CLASSES",
+    "AGREEMENT_TOL",
+]
 
 #: Classes of system, in the order they are reported.
 CLASSES = ("open chain", "closed loop", "nonholonomic", "rheonomic")
@@ -49,6 +56,51 @@ def system_classes(ms) -> list[str]:
         out.append("open chain")
     if ms.is_rheonomic:
         out.append("rheonomic")
+    return out
+
+
+def _family_of(name: str) -> str | None:
+    """The family a formulation belongs to for refusals: the methods that
+    differentiate a kinetic energy (``needs_velocities_from_positions``)
+    are the Lagrange family."""
+    from formulations import FORMULATIONS
+
+    cls = FORMULATIONS.get(str(name).split(":")[0])
+    if cls is not None and cls.needs_velocities_from_positions:
+        return "Lagrange family"
+    return None
+
+
+def refusals(rows: pd.DataFrame) -> list[tuple[str, list[str], str]]:
+    """The refusals (``unsupported`` rows) of one system variant, grouped by
+    reason: ``(who, formulations, reason)``, where ``who`` is "Lagrange
+    family" when every member of that family in ``rows`` refused for the
+    same reason, and the formulations' names otherwise; the reason is the
+    error without the formulation's name in front.
+
+    >>> rows = pd.DataFrame({"formulation": ["kane", "lagrange",
+    ...     "sympy_lagrange"], "status": ["ok", "unsupported", "unsupported"],
+    ...     "error": ["", "lagrange: no speeds", "sympy_lagrange: no speeds"]})
+    >>> refusals(rows)
+    [('Lagrange family', ['lagrange', 'sympy_lagrange'], 'no speeds')]
+    """
+    groups: dict[str, list[str]] = {}
+    for fm, st, err in zip(rows["formulation"], rows["status"], rows["error"]):
+        if st != "unsupported":
+            continue
+        err = "" if err is None or err != err else str(err)
+        reason = err.removeprefix(f"{fm}: ").removeprefix(f"{str(fm).split(':')[0]}: ")
+        groups.setdefault(reason, []).append(str(fm))
+    family = {
+        "Lagrange family": [str(fm) for fm in rows["formulation"] if _family_of(fm)]
+    }
+    out = []
+    for reason, names in groups.items():
+        who = ", ".join(names)
+        for label, members in family.items():
+            if len(members) > 1 and sorted(members) == sorted(names):
+                who = label
+        out.append((who, names, reason))
     return out
 
 
@@ -134,7 +186,7 @@ class Findings:
             if s.get("failures"):
                 parts.append("failed: " + ", ".join(s["failures"]))
             if s.get("refusals"):
-                parts.append("refused: " + ", ".join(s["refusals"]))
+                parts.append("; ".join(s["refusals"]))
             out.append(f"{s['label']}: " + "; ".join(parts) + ".")
         return out + list(self.by_class) + list(self.growth)
 
@@ -176,11 +228,7 @@ class Findings:
                         if s.get("failures")
                         else []
                     )
-                    + (
-                        ["refused: " + ", ".join(s["refusals"])]
-                        if s.get("refusals")
-                        else []
-                    )
+                    + list(s.get("refusals") or [])
                 )
                 cls = (
                     ' class="bad"'
@@ -404,7 +452,9 @@ def findings(frame: pd.DataFrame, metadata: dict | None = None) -> Findings:
                 for fm, st in zip(g["formulation"], g["status"])
                 if st not in ("ok", "unsupported")
             ],
-            "refusals": list(g.loc[g["status"] == "unsupported", "formulation"]),
+            "refusals": [
+                f"{who}: unsupported ({reason})" for who, _, reason in refusals(g)
+            ],
         }
         out.per_system.append(entry)
     classes = _classes_of(f)

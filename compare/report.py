@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .findings import findings
+from .findings import findings, refusals
 from .tables import (
     SUMMARY_COLUMNS,
     _fmt,
@@ -906,9 +906,14 @@ def _build_report(
                     sub["oracle_qdd_max_rel_dev"].to_numpy(),
                 )
             rep.table(table, caption=label)
-            errs = sub[sub["error"] != ""]
+            errs = sub[(sub["error"] != "") & (sub["status"] != "unsupported")]
             for r in errs.itertuples():
                 rep.p(f"{r.formulation}: {r.status}: {r.error}")
+            # Refusals once per reason: "Lagrange family: unsupported (...)"
+            # where the whole family declines the system alike.
+            for who, names, reason in refusals(sub):
+                members = f" ({', '.join(names)})" if who != ", ".join(names) else ""
+                rep.p(f"{who}{members}: unsupported ({reason})")
             rep.h(5, f"Equations of {label}")
             rows_ = list(sub.itertuples())
             rep.later(

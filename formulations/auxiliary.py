@@ -22,12 +22,21 @@ Three routes, one per kind of formulation:
 * ``gibbs_appell_forces``: the same equations from the acceleration energy
   ``S``, differentiated with respect to the auxiliary speed rates
   (``dS/dua' + C_aux^T dS/du_dep'``), as the Gibbs–Appell equations read.
+  A :class:`~systems.ConstraintForce` request is made an auxiliary speed
+  there (its virtual motion added to the velocities it moves), so both
+  kinds of request take this one route.
 * ``multiplier_forces``: with Lagrange multipliers ``lambda`` in the
   convention ``M q'' = f + C^T lambda``, the dependent speeds' part
   ``C_aux^T G_dep`` equals ``A_aux^T lambda`` (``A_aux`` the coefficients of
   the auxiliary speeds in the velocity constraint rows), so
   ``E_a = G_a + (A_aux^T lambda)_a``; ``G_a`` is nonzero only for bodies the
   auxiliary speed moves directly.
+
+Reactions that also act where a generalized speed moves (sympy's
+``test_box_on_ground``: the friction ``-mu*N`` along the motion) enter the
+equations of motion ``M z = f(R)`` themselves; every route gives them as
+``R = R(z)``, linear in the unknowns z, and :func:`eliminate_reactions`
+replaces them, leaving ``(M - df/dz) z = f|z=0`` without them.
 
 Every route returns ``{name: expression}``: in (t, q, u, u') for the first
 two, in (t, q, q', q'', lambda) for the third.  Names are the reaction
@@ -43,7 +52,12 @@ from systems.base import solve_linear
 
 from .base import UnsupportedSystemError
 
-__all__ = ["kane_forces", "gibbs_appell_forces", "multiplier_forces"]
+__all__ = [
+    "kane_forces",
+    "gibbs_appell_forces",
+    "multiplier_forces",
+    "eliminate_reactions",
+]
 
 t = me.dynamicsymbols._t
 
@@ -120,20 +134,22 @@ def _generalized_forces(ms, speeds, qdot):
     return sm.Matrix(G)
 
 
-def _active_forces(ms, speeds, rep):
+def _active_forces(ms, speeds, rep, motions=None):
     N = ms.frame
     F = [sm.S.Zero] * len(speeds)
+    motions = motions or _Motions()
     for load in ms.loads:
         vel = (
-            load.point.vel(N)
+            motions.vel(load.point, N)
             if isinstance(load, me.Force)
-            else load.frame.ang_vel_in(N)
+            else motions.ang_vel(load.frame, N)
         )
         if vel == 0:
             continue
-        vel = _sub(vel, {k: v for k, v in rep.items() if k not in ms._aux_zero})
+        zero = ms._aux_zero | motions.zero
+        vel = _sub(vel, {k: v for k, v in rep.items() if k not in zero})
         for k, r in enumerate(speeds):
-            p = _sub(vel.diff(r, N, var_in_dcm=False), ms._aux_zero)
+            p = _sub(vel.diff(r, N, var_in_dcm=False), zero)
             if p != 0:
                 F[k] += load.vector.dot(p)
     return F
@@ -175,32 +191,85 @@ def kane_forces(ms) -> dict:
     return _solve(ms, E)
 
 
+class _Motions:
+    """Auxiliary motions beside the declared velocities: each
+    :class:`~systems.ConstraintForce` as an auxiliary speed of its own.
+
+    A ``ConstraintForce`` names the virtual motion its auxiliary speed
+    gives the bodies on one side of the joint (a translation along its
+    direction, or a rotation about it through its point) instead of
+    writing it into the velocities as ``System.add_auxiliary_speeds``
+    declarations do.  Added here to the velocities of those bodies' mass
+    centres and load points (and, for a torque, to their frames' angular
+    velocities), with a speed ``w`` per force, it makes the request an
+    auxiliary speed like any other, which the Gibbs-Appell route then
+    treats as it treats the declared ones.  It relaxes no velocity
+    constraint (the dependent speeds do not depend on it).
+    """
+
+    def __init__(self, forces=()):
+        self.speeds = []
+        self.names = []
+        self._v: dict = {}
+        self._w: dict = {}
+        for k, cf in enumerate(forces):
+            w = me.dynamicsymbols(f"_w_constraint_force_{k}")
+            self.speeds.append(w)
+            self.names.append(cf.name)
+            d = cf.direction
+            points = [b.masscenter for b in cf.bodies] + list(cf.points)
+            for X in dict.fromkeys(points):
+                v = d if cf.kind == "force" else d.cross(X.pos_from(cf.point))
+                self._v[X] = self._v.get(X, 0) + w * v
+            if cf.kind == "torque":
+                frames = [b.frame for b in cf.bodies if isinstance(b, me.RigidBody)]
+                for E in dict.fromkeys(frames + list(cf.frames)):
+                    self._w[E] = self._w.get(E, 0) + w * d
+        self.zero = {x: 0 for w in self.speeds for x in (w.diff(t), w)}
+
+    def vel(self, X, N):
+        return X.vel(N) + self._v.get(X, 0)
+
+    def ang_vel(self, E, N):
+        return E.ang_vel_in(N) + self._w.get(E, 0)
+
+
 def gibbs_appell_forces(ms) -> dict:
-    """Constraint forces of the auxiliary speeds from the acceleration
-    energy, in (t, q, u, u')."""
+    """Constraint forces of the auxiliary speeds, and of the
+    :class:`~systems.ConstraintForce` requests (each an auxiliary speed of
+    its own, :class:`_Motions`), from the acceleration energy, in
+    (t, q, u, u')."""
     N = ms.frame
     qdot = dict(ms.kinematics.qdot)
-    ua, u_dep = list(ms.u_aux), list(ms.u_dep)
-    rates = [x.diff(t) for x in ua + u_dep]
+    motions = _Motions(ms.constraint_forces)
+    ua, u_dep, uc = list(ms.u_aux), list(ms.u_dep), motions.speeds
+    rates = [x.diff(t) for x in uc + ua + u_dep]
     C_aux, _ = _dependence(ms, qdot)
+    zero = ms._aux_zero | motions.zero
     S = sm.S.Zero
     for body in ms.bodies:
         # Accelerations with the auxiliary speeds kept (zeroed only after
         # differentiating with respect to their rates).
-        a = _sub(_sub(body.masscenter.vel(N), qdot).dt(N), qdot)
+        a = _sub(_sub(motions.vel(body.masscenter, N), qdot).dt(N), qdot)
         S += body.mass * a.dot(a) / 2
         if isinstance(body, me.RigidBody):
-            w = _sub(body.frame.ang_vel_in(N), qdot)
+            w = _sub(motions.ang_vel(body.frame, N), qdot)
             alpha = _sub(w.dt(N), qdot)
             I = body.central_inertia
             S += alpha.dot(I.dot(alpha)) / 2 + alpha.dot(w.cross(I.dot(w)))
-    dS = sm.Matrix([sm.diff(S, r) for r in rates]).xreplace(ms._aux_zero)
-    Q = sm.Matrix(_active_forces(ms, ua + u_dep, dict(qdot) | ms._aux_zero))
-    n = len(ua)
-    E = Q[:n, :] - dS[:n, :]
-    if u_dep:
-        E += C_aux.T * (Q[n:, :] - dS[n:, :])
-    return _solve(ms, E)
+    dS = sm.Matrix([sm.diff(S, r) for r in rates]).xreplace(zero)
+    Q = sm.Matrix(_active_forces(ms, uc + ua + u_dep, dict(qdot) | zero, motions))
+    E = Q - dS
+    nc, n = len(uc), len(uc) + len(ua)
+    # A ConstraintForce's result is the generalized constraint force of its
+    # speed, as for auxiliary speeds without reaction unknowns.
+    forces = {name: -E[k] for k, name in enumerate(motions.names)}
+    if ua:
+        E_aux = E[nc:n, :]
+        if u_dep:
+            E_aux += C_aux.T * E[n:, :]
+        forces |= _solve(ms, E_aux)
+    return forces
 
 
 def multiplier_forces(ms, multipliers) -> dict:
@@ -238,3 +307,48 @@ def multiplier_forces(ms, multipliers) -> dict:
     G = G.xreplace(ud).xreplace(u_map)
     E = G + (A_aux.T * lam if len(lam) else sm.zeros(len(ua), 1))
     return _solve(ms, E.xreplace(u_map))
+
+
+def eliminate_reactions(ms, formulation: str, parts):
+    """``parts`` (a :class:`~formulations.base.Derivation`) with the
+    reactions that enter the equations of motion (``ms.reactions_in_motion``)
+    replaced by the constraint forces the formulation recovered for them.
+
+    Raises
+    ------
+    UnsupportedSystemError
+        When the formulation recovers no constraint force for one of them, or
+        returns its forcing as an evaluation order (``assignments``), which
+        no substitution reaches.
+    """
+    import dataclasses
+
+    R = list(ms.reactions_in_motion)
+    if not R:
+        return parts
+    extras = parts.extras
+    forces = extras.get("constraint_forces") or {}
+    lacking = [_name(r) for r in R if _name(r) not in forces]
+    why = None
+    if lacking:
+        why = extras.get("constraint_forces_unsupported") or (
+            f"it recovers no constraint force for {lacking}"
+        )
+    elif "assignments" in extras:
+        why = "its forcing is an evaluation order, not an expression"
+    if why:
+        raise UnsupportedSystemError(
+            f"{formulation}: the reactions {[_name(r) for r in R]} of system "
+            f"{ms.name!r} act where the generalized speeds move, so they "
+            f"enter the equations of motion and must be solved with them; "
+            f"{why}"
+        )
+    sol = {r: sm.sympify(forces[_name(r)]) for r in R}
+    z = list(parts.unknowns)
+    M = sm.Matrix(parts.mass_matrix)
+    f = sm.Matrix(parts.forcing).xreplace(sol)
+    return dataclasses.replace(
+        parts,
+        mass_matrix=M - f.jacobian(z),
+        forcing=f.xreplace({zi: 0 for zi in z}),
+    )

@@ -491,6 +491,38 @@ class EquationsOfMotion(Derivation):
     def n_multipliers(self) -> int:
         return len(self.multipliers)
 
+    @property
+    def unknowns_kind(self) -> str:
+        """What the mass matrix multiplies, as :attr:`unknowns` holds it:
+        ``"u'"`` (speed rates: kane, gibbs_appell, sympy_kane), ``"q''"``
+        (coordinate accelerations: lagrange without constraints,
+        modified_lagrange, whose are the independent coordinates') or
+        ``"q'' and multipliers"`` (lagrange, sympy_lagrange with
+        constraints).  The mass matrices of two kinds differ even for one
+        system (with u = T(q) q', Lagrange's is T^T times Kane's times T);
+        ``model.speed_derivatives`` and ``model.coordinate_accelerations``
+        give u' and q'' whatever the kind.
+
+        Examples
+        --------
+        >>> from formulations import get_formulation
+        >>> get_formulation("kane").derive("double_pendulum").unknowns_kind
+        "u'"
+        >>> get_formulation("lagrange").derive("four_bar").unknowns_kind
+        "q'' and multipliers"
+        """
+        multipliers = set(self.multipliers)
+        rest = [z for z in self.unknowns if z not in multipliers]
+        rates = {u.diff(t) for u in self.system.speeds}
+        accelerations = {q.diff(t, 2) for q in self.system.coordinates}
+        if all(z in rates for z in rest):
+            kind = "u'"
+        elif all(z in accelerations for z in rest):
+            kind = "q''"
+        else:
+            kind = "u' and q''"
+        return kind + (" and multipliers" if multipliers else "")
+
     def __repr__(self) -> str:
         return (
             f"EquationsOfMotion(system={self.system.name!r}, "
@@ -867,12 +899,20 @@ class Formulation(abc.ABC):
         timer = _StageTimer()
         start = time.perf_counter()
         parts = self._derive(system, timer.stage)
-        total = time.perf_counter() - start
         if not isinstance(parts, Derivation):
             raise TypeError(
                 f"{type(self).__name__}._derive must return a "
                 f"Derivation, not {type(parts).__name__}"
             )
+        if system.reactions_in_motion:
+            # Reactions in the forcing (friction on a normal force): replaced
+            # by the constraint forces the method recovered, one step for
+            # every formulation.
+            from .auxiliary import eliminate_reactions
+
+            with timer.stage("constraint_forces"):
+                parts = eliminate_reactions(system, self.name, parts)
+        total = time.perf_counter() - start
         M = sm.ImmutableMatrix(parts.mass_matrix)
         f = sm.ImmutableMatrix(parts.forcing)
         nz = len(parts.unknowns)

@@ -122,7 +122,9 @@ Extras published: ``acceleration_energy`` (S, in (t, q, u) and the speed
 rates it is written in: all of them with ``"append"``, the independent
 ones otherwise), ``generalized_active_forces`` (the F~ column),
 ``dependent_speed_coefficients`` (C), ``dependent_speed_rates``
-({u_dep': C u_ind' + d}; empty with ``"append"``).
+({u_dep': C u_ind' + d}; empty with ``"append"``), ``constraint_forces``
+(of the auxiliary speeds and of the ``ConstraintForce`` requests, one route
+for both: :func:`formulations.auxiliary.gibbs_appell_forces`).
 """
 
 from __future__ import annotations
@@ -480,7 +482,7 @@ class GibbsAppell(Formulation):
             "dependent_speed_coefficients": sm.ImmutableMatrix(C),
             "dependent_speed_rates": dep_rates,
         }
-        if ms.u_aux:
+        if ms.u_aux or ms.constraint_forces:
             with stage("constraint_forces"):
                 from .auxiliary import gibbs_appell_forces
 

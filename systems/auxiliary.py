@@ -13,10 +13,16 @@ them and their rates by 0).  The forces that keep them zero are either
 
 * written in the loads with constants that have no value, as sympy's test
   suite does (``Force(P, Fx*A.x + Fy*A.y + Fz*A.z)`` with ``Fx, Fy, Fz``
-  unknown): as many such constants as auxiliary speeds, acting only where
-  nothing but the auxiliary speeds moves (so they cannot enter the equations
-  of motion).  They are the *reaction unknowns*, solved from the auxiliary
-  equations; or
+  unknown), or with functions of time that are neither coordinates, speeds
+  nor specified, as PyDy's examples and sympy's ``test_box_on_ground`` do
+  (``CF = dynamicsymbols('Rx Ry Rz')``): as many of them as auxiliary
+  speeds.  They are the *reaction unknowns*, solved from the auxiliary
+  equations.  Where they act only where nothing but the auxiliary speeds
+  moves, they cannot enter the equations of motion; where they also act
+  where a generalized speed moves (a friction force proportional to the
+  normal force, ``-mu*N*x``), they enter them, and each formulation
+  replaces them by their solution (:func:`formulations.auxiliary.
+  eliminate_reactions`); or
 * not written at all: then each result is the generalized constraint force
   of its auxiliary speed (what the constraint contributes to the auxiliary
   speed's equation).
@@ -30,7 +36,12 @@ from __future__ import annotations
 import sympy as sm
 import sympy.physics.mechanics as me
 
-__all__ = ["auxiliary_speeds", "reaction_unknowns"]
+__all__ = [
+    "auxiliary_speeds",
+    "reaction_unknowns",
+    "reactions_in_motion",
+    "unknown_functions",
+]
 
 t = me.dynamicsymbols._t
 
@@ -41,15 +52,32 @@ def auxiliary_speeds(system) -> tuple:
 
 
 def _vector_symbols(vec) -> set:
+    """Constants and functions of time in a vector's measure numbers."""
     out = set()
     if vec != 0:
         for m, _ in vec.args:
-            out |= sm.Matrix(m).free_symbols
+            m = sm.Matrix(m)
+            out |= m.free_symbols | set(me.find_dynamicsymbols(m))
+    return out
+
+
+def unknown_functions(loads, known) -> set:
+    """The functions of time in the loads that are not in ``known``
+    (coordinates, speeds, specified, auxiliary speeds): candidates for
+    reaction unknowns written as ``dynamicsymbols``."""
+    out = set()
+    for load in loads:
+        if load.vector == 0:
+            continue
+        for m, _ in load.vector.args:
+            for d in me.find_dynamicsymbols(sm.Matrix(m)):
+                if not isinstance(d, sm.Derivative) and d not in known:
+                    out.add(d)
     return out
 
 
 def reaction_unknowns(ms_name, system, loads, speeds, aux, missing) -> tuple:
-    """The constants without value that are auxiliary-speed reactions.
+    """The unknowns without value that are auxiliary-speed reactions.
 
     Parameters
     ----------
@@ -62,7 +90,9 @@ def reaction_unknowns(ms_name, system, loads, speeds, aux, missing) -> tuple:
     aux : sequence
         The auxiliary speeds.
     missing : set
-        Constants of the declaration without a value.
+        Constants of the declaration without a value, and functions of time
+        in the loads that are neither coordinates, speeds nor specified
+        (:func:`unknown_functions`).
 
     Returns
     -------
@@ -74,36 +104,49 @@ def reaction_unknowns(ms_name, system, loads, speeds, aux, missing) -> tuple:
     Raises
     ------
     DeclarationError
-        When such constants act at a point (or on a frame) that moves with a
-        generalized speed: they would enter the equations of motion.
+        When such an unknown acts only where a generalized speed moves and
+        nowhere the auxiliary speeds do: no auxiliary equation holds it.
     """
     from .errors import DeclarationError
 
     if not aux or not missing:
         return ()
-    N = system.frame
     in_loads = set()
     for load in loads:
         in_loads |= _vector_symbols(load.vector) & missing
     if in_loads != set(missing) or len(in_loads) != len(aux):
         return ()
+    held = set()
     for load in loads:
         names = _vector_symbols(load.vector) & in_loads
-        if not names:
-            continue
-        if isinstance(load, me.Force):
-            vel, where = load.point.vel(N), f"point {load.point.name}"
-        else:
-            vel, where = load.frame.ang_vel_in(N), f"frame {load.frame.name}"
-        moving = [
-            u for u in speeds if vel != 0 and vel.diff(u, N, var_in_dcm=False) != 0
-        ]
-        if moving:
-            raise DeclarationError(
-                f"system {ms_name!r}: the constants {sorted(map(str, names))} "
-                f"have no value and act at {where}, which moves with the "
-                f"speeds {moving}: as reactions of the auxiliary speeds "
-                f"{list(aux)} they may act only where nothing but the "
-                f"auxiliary speeds moves; give them values otherwise"
-            )
+        if names and _moving(system.frame, load, aux):
+            held |= names
+    if held != in_loads:
+        raise DeclarationError(
+            f"system {ms_name!r}: {sorted(map(str, in_loads - held))} have no "
+            f"value and act nowhere the auxiliary speeds {list(aux)} move: "
+            f"no auxiliary equation determines them; give them values (or "
+            f"declare them specified)"
+        )
     return tuple(sorted(in_loads, key=str))
+
+
+def reactions_in_motion(system, loads, speeds, reactions) -> tuple:
+    """The reaction unknowns that enter the equations of motion: those in a
+    load acting at a point (or on a frame) that moves with a generalized
+    speed (friction proportional to a normal force)."""
+    out = set()
+    for load in loads:
+        names = _vector_symbols(load.vector) & set(reactions)
+        if names and _moving(system.frame, load, speeds):
+            out |= names
+    return tuple(sorted(out, key=str))
+
+
+def _moving(N, load, speeds) -> list:
+    """The ``speeds`` that move the point (or frame) a load acts on."""
+    if isinstance(load, me.Force):
+        vel = load.point.vel(N)
+    else:
+        vel = load.frame.ang_vel_in(N)
+    return [u for u in speeds if vel != 0 and vel.diff(u, N, var_in_dcm=False) != 0]

@@ -260,7 +260,13 @@ class MechanicalSystem:
         motion, each a request for the constraint force that keeps it zero
         (``model.constraint_forces``; :mod:`systems.auxiliary`).
     reaction_unknowns : tuple
-        Constants without value in the loads that are those forces.
+        Constants without value, or functions of time neither coordinates,
+        speeds nor specified, in the loads that are those forces.
+    reactions_in_motion : tuple
+        Those of them that also act where a generalized speed moves (a
+        friction force proportional to a normal force): they enter the
+        equations of motion, where each formulation replaces them by their
+        solution, or refuses the system.
 
     Speeds need not be one per coordinate: with more coordinates (a
     quaternion's four, three body rates) the kinematic equations give the
@@ -347,27 +353,49 @@ class MechanicalSystem:
         # Auxiliary speeds ask for constraint forces (systems.auxiliary):
         # zero in every motion; constants without value in the loads where
         # only they move are the forces' unknowns.
-        from .auxiliary import auxiliary_speeds, reaction_unknowns
+        from .auxiliary import (
+            auxiliary_speeds,
+            reaction_unknowns,
+            reactions_in_motion,
+            unknown_functions,
+        )
 
         self.u_aux = auxiliary_speeds(system)
         self._aux_zero = {x: 0 for ua in self.u_aux for x in (ua.diff(t), ua)}
+        # Reactions may be written as constants without value or as
+        # functions of time nobody prescribes (dynamicsymbols).
+        unknown = unknown_functions(
+            self.loads,
+            set(self.coordinates)
+            | set(self.speeds)
+            | set(self.specified)
+            | set(self.u_aux),
+        )
         self.reaction_unknowns = reaction_unknowns(
             name,
             system,
             self.loads,
             self.speeds,
             self.u_aux,
-            self._declared_constants - set(self.parameters),
+            (self._declared_constants - set(self.parameters)) | unknown,
+        )
+        self.reactions_in_motion = reactions_in_motion(
+            system, self.loads, self.speeds, self.reaction_unknowns
         )
         if self.reaction_unknowns:
             self.notes += (
-                f"constants {list(self.reaction_unknowns)} are the reactions "
-                f"of the auxiliary speeds {list(self.u_aux)} "
-                f"(model.constraint_forces); they do not enter the equations "
-                f"of motion",
+                f"{list(self.reaction_unknowns)} are the reactions of the "
+                f"auxiliary speeds {list(self.u_aux)} (model.constraint_forces); "
+                + (
+                    f"{list(self.reactions_in_motion)} enter the equations of "
+                    f"motion and are replaced there by their solution"
+                    if self.reactions_in_motion
+                    else "they do not enter the equations of motion"
+                ),
             )
             self.parameters = MappingProxyType(
-                dict(self.parameters) | {c: 0.0 for c in self.reaction_unknowns}
+                dict(self.parameters)
+                | {c: 0.0 for c in self.reaction_unknowns if isinstance(c, sm.Symbol)}
             )
         self._check_mass_properties()
         self._validate()
@@ -796,6 +824,7 @@ class MechanicalSystem:
             | set(self.speeds)
             | set(self.specified)
             | set(self.u_aux)
+            | set(self.reaction_unknowns)
         )
         exprs = (
             list(kdes)

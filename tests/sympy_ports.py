@@ -320,3 +320,97 @@ def quaternion_top() -> MechanicalSystem:
             w3: 0.3,
         },
     )
+
+
+def box_on_ground() -> MechanicalSystem:
+    """sympy's particle sliding on the ground with friction
+    (``test_system_class.py::TestSystemExamples::test_box_on_ground``), as
+    written there: the normal force ``N`` and the applied force ``F`` are
+    ``dynamicsymbols``; ``N`` is the reaction of the auxiliary speed ``ua``
+    (the ground's direction) and enters the motion through the friction
+    ``-mu*N``.  ``F`` is prescribed here as ``7 + cos(t)`` (above the
+    friction, as the test assumes)."""
+    from sympy.physics.mechanics import Force, Particle, System, dynamicsymbols
+
+    g, m, mu = sm.symbols("g m mu")
+    q, u, ua = dynamicsymbols("q u ua")
+    N, F = dynamicsymbols("N F", positive=True)
+    P = Particle("P", mass=m)
+    system = System()
+    system.add_bodies(P)
+    P.masscenter.set_pos(system.fixed_point, q * system.x)
+    P.masscenter.set_vel(system.frame, u * system.x + ua * system.y)
+    system.q_ind, system.u_ind, system.u_aux = [q], [u], [ua]
+    system.kdes = [q.diff(t) - u]
+    system.apply_uniform_gravity(-g * system.y)
+    system.add_loads(Force(P, N * system.y), Force(P, F * system.x - mu * N * system.x))
+    return MechanicalSystem(
+        name="box_on_ground",
+        system=system,
+        parameters={g: 9.81, m: 2.0, mu: 0.3},
+        initial_state={q: 0.0, u: 1.0},
+        specified={F: 7 + sm.cos(t)},
+    )
+
+
+def box_on_ground_asserted():
+    """What test_box_on_ground asserts: the dynamic equation
+    ``m u' = F - mu N`` (``system.mass_matrix``, ``system.forcing``) and the
+    auxiliary equation ``N - m g = 0`` (``eom_method.auxiliary_eqs``), as
+    functions of (m, g, mu, F): the normal force and u'."""
+
+    def normal_force(m, g, mu, F):
+        return m * g
+
+    def speed_rate(m, g, mu, F):
+        return (F - mu * normal_force(m, g, mu, F)) / m
+
+    return normal_force, speed_rate
+
+
+def replace_qdots_double_pendulum() -> MechanicalSystem:
+    """sympy's double pendulum of ``test_kane4.py::test_replace_qdots_in_force``
+    with its second kinematic equations ``kde2``: u1 = q1', u2 = q1' + q2'
+    (the second rod's absolute rate), and a torsional spring-damper between
+    the rods written in the coordinate rates."""
+    q1, q2 = me.dynamicsymbols("q1, q2")
+    qd1, qd2 = me.dynamicsymbols("q1, q2", level=1)
+    u1, u2 = me.dynamicsymbols("u1, u2")
+    l, m = sm.symbols("l, m")
+    N = me.ReferenceFrame("N")  # Inertial frame
+    A = N.orientnew("A", "Axis", (q1, N.z))  # Rod A frame
+    B = A.orientnew("B", "Axis", (q2, N.z))  # Rod B frame
+    O = me.Point("O")  # Origo
+    O.set_vel(N, 0)
+    P = O.locatenew("P", (l * A.x))  # Point @ end of rod A
+    P.v2pt_theory(O, N, A)
+    Q = P.locatenew("Q", (l * B.x))  # Point @ end of rod B
+    Q.v2pt_theory(P, N, B)
+    Ap = me.Particle("Ap", P, m)
+    Bp = me.Particle("Bp", Q, m)
+    sig, delta = sm.symbols("sigma, delta")
+    Ta = (sig * q2 + delta * qd2) * N.z
+    forces = [(A, Ta), (B, -Ta)]
+    kde2 = [u1 - qd1, u2 - (qd1 + qd2)]
+    system = me.System(N, O)
+    system.add_coordinates(q1, q2)
+    system.add_speeds(u1, u2)
+    system.add_kdes(*kde2)
+    system.add_bodies(Ap, Bp)
+    system.add_loads(*forces)
+    return MechanicalSystem(
+        name="replace_qdots_double_pendulum",
+        system=system,
+        parameters={l: 0.7, m: 1.2, sig: 3.0, delta: 0.4},
+        initial_state={q1: 0.3, q2: 0.5},
+    )
+
+
+def replace_qdots_double_pendulum_asserted():
+    """KanesMethod's mass matrix the test asserts (``mass_matrix_expected``),
+    in q2 and the constants l, m."""
+    q2 = me.dynamicsymbols("q2")
+    l, m = sm.symbols("l, m")
+    return sm.Matrix(
+        [[2 * m * l**2, m * l**2 * sm.cos(q2)], [m * l**2 * sm.cos(q2), m * l**2]]
+    )

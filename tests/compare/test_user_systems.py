@@ -378,3 +378,58 @@ def test_a_system_named_twice_runs_each_case_once(tmp_path):
     rows = [json.loads(x) for x in (out / "rows.jsonl").read_text().splitlines()]
     assert [r["case"] for r in rows] == ["double_pendulum/kane"]
     assert list(pd.read_csv(out / "results.csv")["case"]) == ["double_pendulum/kane"]
+
+
+def test_a_system_the_lagrange_family_refuses_reads_so_in_the_report(tmp_path):
+    """sympy's contact-point-up disc, from a file, run against two
+    velocity-based and the three energy-based formulations: the report
+    says once "Lagrange family ...: unsupported (reason naming the point)",
+    compares kane and gibbs_appell, and counts no failure."""
+    import html
+    import inspect
+
+    import sympy_ports
+
+    from compare import run
+    from compare.report import write_report
+    from compare.user_systems import resolve_systems
+
+    path = tmp_path / "disc.py"
+    path.write_text(
+        "import sympy as sm\nimport sympy.physics.mechanics as me\n"
+        "from systems import MechanicalSystem\n\n"
+        + inspect.getsource(sympy_ports.contact_point_disc)
+    )
+    family = ["lagrange", "modified_lagrange", "sympy_lagrange"]
+    try:
+        names = resolve_systems([f"{path}:contact_point_disc"])
+        result = run(
+            names,
+            ["kane", "gibbs_appell", *family],
+            t_final=0.2,
+            jobs=1,
+            progress=False,
+            use_cache=False,
+            out=tmp_path / "run",
+        )
+    finally:
+        CATALOGUE.pop("contact_point_disc", None)
+    status = dict(zip(result.frame["formulation"], result.frame["status"]))
+    assert status == {"kane": "ok", "gibbs_appell": "ok"} | dict.fromkeys(
+        family, "unsupported"
+    )
+    assert result.failures.empty
+    paths = write_report(
+        result, tmp_path / "report", kolev=False, benchmarks=False, figures=False
+    )
+    page = html.unescape(paths["html"].read_text(encoding="utf-8"))
+    said = re.findall(r"Lagrange family[^<]*: unsupported \(([^<]*)\)", page)
+    # Once in the findings, once in the system's section; each formulation
+    # of the family is not repeated with the same reason.
+    assert len(said) == 2, said
+    for reason in said:
+        assert reason.startswith("system 'contact_point_disc' declares")
+        assert "point Dmc" in reason
+    assert "Lagrange family (lagrange, modified_lagrange, sympy_lagrange)" in page
+    assert "lagrange: unsupported: lagrange:" not in page
+    assert "No case failed." in page

@@ -184,14 +184,17 @@ def test_aux_dep_is_refused_by_the_lagrange_family(aux_disc, name):
         get_formulation(name).derive(ms)
 
 
-def rolling_disc_with_contact_forces():
+def rolling_disc_with_contact_forces(reactions=sm.symbols):
     """The catalogue's rolling disc (contact point located from the origin
     by x, y) with the rolling relaxed by two auxiliary speeds and the
-    friction force written with unknown constants, as test_aux_dep does."""
+    friction force written with unknown constants, as test_aux_dep does
+    (``reactions=me.dynamicsymbols``: with functions of time, as PyDy's
+    rattleback writes its contact forces)."""
     q1, q2, q3, x, y = me.dynamicsymbols("q1 q2 q3 x y")
     u1, u2, u3, u4, u5 = me.dynamicsymbols("u1:6")
     ua1, ua2 = me.dynamicsymbols("ua1 ua2")
-    m, r, g, Fx, Fy = sm.symbols("m r g Fx Fy")
+    m, r, g = sm.symbols("m r g")
+    Fx, Fy = reactions("Fx Fy")
     N = me.ReferenceFrame("N")
     O = me.Point("O")
     O.set_vel(N, 0)
@@ -250,6 +253,25 @@ def contact_disc_by_kane(contact_disc):
     return get_formulation("kane").derive(contact_disc[0]).numeric()
 
 
+def _newton_friction(ms, parts, reference, t0, q, qd):
+    """m a_D.Y_x, m a_D.Y_y: the ground's horizontal force on the disc by
+    Newton's law for its centre (gravity is vertical), a_D from sympy's
+    vector calculus with the accelerations of ``reference``."""
+    D, N, Y = parts["D"], parts["N"], parts["Y"]
+    qdd = reference.coordinate_accelerations(t0, q, qd)
+    sub = dict(zip(parts["q"], q)) | dict(ms.parameters)
+    sub |= {qi.diff(t): v for qi, v in zip(parts["q"], qd)}
+    sub |= {qi.diff(t, 2): v for qi, v in zip(parts["q"], qdd)}
+    u_of = dict(ms.kinematics.u_of_qdot)
+    a = D.vel(N).xreplace(u_of).dt(N)
+    a = a.xreplace({ui.diff(t): sm.sympify(u_of[ui]).diff(t) for ui in parts["u"]})
+    m = ms.parameters[parts["m"]]
+    return [
+        float((m * a).dot(Y.x).xreplace(sub).xreplace(sub)),
+        float((m * a).dot(Y.y).xreplace(sub).xreplace(sub)),
+    ]
+
+
 @pytest.mark.parametrize("name", ["kane", "gibbs_appell", "lagrange", "sympy_kane"])
 def test_friction_of_a_rolling_disc_is_newtons(
     contact_disc, contact_disc_by_kane, name
@@ -260,33 +282,37 @@ def test_friction_of_a_rolling_disc_is_newtons(
     centre gives as m a_D.Y_i (gravity is vertical)."""
     ms, parts = contact_disc
     model = get_formulation(name).derive(ms).numeric()
-    reference = contact_disc_by_kane
-    D, N, Y = parts["D"], parts["N"], parts["Y"]
     for seed in range(3):
         t0, q, qd = ms.random_state(seed=seed)
         got = model.constraint_forces(t0, q, qd)
         assert list(got) == ["Fx", "Fy"]
-        # a_D from sympy's vector calculus, with the accelerations of the
-        # formulation that is not under test for kane itself.
-        qdd = reference.coordinate_accelerations(t0, q, qd)
-        u = ms.speeds_from_rates(t0, q, qd)
-        u_sym = parts["u"]
-        sub = dict(zip(parts["q"], q)) | dict(ms.parameters)
-        sub |= {qi.diff(t): v for qi, v in zip(parts["q"], qd)}
-        sub |= {qi.diff(t, 2): v for qi, v in zip(parts["q"], qdd)}
-        u_of = dict(ms.kinematics.u_of_qdot)
-        a = D.vel(N).xreplace(u_of).dt(N)
-        a = a.xreplace({ui.diff(t): sm.sympify(u_of[ui]).diff(t) for ui in u_sym})
-        m = ms.parameters[parts["m"]]
-        friction = [
-            float((m * a).dot(Y.x).xreplace(sub).xreplace(sub)),
-            float((m * a).dot(Y.y).xreplace(sub).xreplace(sub)),
-        ]
+        # With the accelerations of the formulation that is not under test
+        # for kane itself.
+        friction = _newton_friction(ms, parts, contact_disc_by_kane, t0, q, qd)
         np.testing.assert_allclose(
             [got["Fx"], got["Fy"]], friction, rtol=1e-9, atol=1e-9
         )
         assert max(abs(f) for f in friction) > 1e-3
-        del u
+
+
+def test_reactions_written_as_functions_of_time_are_newtons(contact_disc_by_kane):
+    """Fx(t), Fy(t) (``dynamicsymbols``, as PyDy's rattleback writes its
+    contact forces) are the same reaction unknowns as the constants: they
+    act only where the auxiliary speeds move, stay out of the equations,
+    and kane gives Newton's friction."""
+    ms, parts = rolling_disc_with_contact_forces(me.dynamicsymbols)
+    assert [str(r) for r in ms.reaction_unknowns] == ["Fx(t)", "Fy(t)"]
+    assert ms.reactions_in_motion == ()
+    eom = get_formulation("kane").derive(ms)
+    assert not eom.forcing.has(*ms.reaction_unknowns)
+    model = eom.numeric()
+    for seed in range(2):
+        t0, q, qd = ms.random_state(seed=seed)
+        got = model.constraint_forces(t0, q, qd)
+        friction = _newton_friction(ms, parts, contact_disc_by_kane, t0, q, qd)
+        np.testing.assert_allclose(
+            [got["Fx"], got["Fy"]], friction, rtol=1e-9, atol=1e-9
+        )
 
 
 @pytest.mark.parametrize("name", ["modified_lagrange", "sympy_lagrange"])
