@@ -50,7 +50,7 @@ import sympy.physics.mechanics as me
 
 from systems.base import solve_linear
 
-from .base import UnsupportedSystemError
+from .errors import UnsupportedSystemError
 
 __all__ = [
     "kane_forces",

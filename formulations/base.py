@@ -42,6 +42,8 @@ from symbolic.linsolve import solve_linear
 from symbolic.types import Expr, Matrix, ParameterValues, Symbol
 from systems import MechanicalSystem, get_system
 
+from .errors import UnsupportedSystemError
+
 if TYPE_CHECKING:
     from numeric.model import NumericModel
 
@@ -73,10 +75,6 @@ t = me.dynamicsymbols._t
 Stage = Callable[[str], AbstractContextManager[None]]
 
 _F = TypeVar("_F", bound="type[Formulation]")
-
-
-class UnsupportedSystemError(ValueError):
-    """The formulation cannot handle this system; the message says why."""
 
 
 #: Registry: formulation name -> class.  Every listing reads this.
