@@ -42,10 +42,23 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 import sympy as sm
+from sympy.core.function import AppliedUndef
 
-from symbolic.counting import count_ops
+from symbolic.counting import count_ops, tree_size
 
-__all__ = ["CanonicalForm", "canonical", "collapse_pythagorean"]
+__all__ = [
+    "CanonicalForm",
+    "canonical",
+    "collapse_angle_sums",
+    "collapse_pythagorean",
+    "EXPAND_LIMIT",
+]
+
+#: Largest entry (nodes of the terms that hold a moving angle, as a tree)
+#: that step 3 expands: beyond it the expansion costs more than the count
+#: it serves, and the composite sums of long chains are trees far larger
+#: than their graphs.
+EXPAND_LIMIT = 2000
 
 
 @dataclass(frozen=True)
@@ -111,6 +124,78 @@ def collapse_pythagorean(expr: sm.Basic) -> sm.Basic:
     return expr
 
 
+def _trig_pairs(term: sm.Basic) -> list[tuple[str, sm.Basic, sm.Basic, sm.Basic]]:
+    """Every way of writing ``term`` as ``f(a)*g(b)*rest`` with ``f, g``
+    sine or cosine (to the first power) of different angles ``a < b`` (in
+    sympy's order): ``(kind, a, b, rest)``, kind ``"ss"``, ``"cc"``,
+    ``"sc"`` (sin a cos b) or ``"cs"`` (cos a sin b)."""
+    factors = sm.Mul.make_args(term)
+    trig = [i for i, f in enumerate(factors) if isinstance(f, (sm.sin, sm.cos))]
+    out = []
+    for ii, i in enumerate(trig):
+        for j in trig[ii + 1 :]:
+            fi, fj = factors[i], factors[j]
+            if fi.args[0] == fj.args[0]:
+                continue
+            if sm.default_sort_key(fj.args[0]) < sm.default_sort_key(fi.args[0]):
+                fi, fj = fj, fi
+            kind = ("s" if isinstance(fi, sm.sin) else "c") + (
+                "s" if isinstance(fj, sm.sin) else "c"
+            )
+            rest = sm.Mul(*(f for k, f in enumerate(factors) if k not in (i, j)))
+            out.append((kind, fi.args[0], fj.args[0], rest))
+    return out
+
+
+#: Angle-sum identities as pairs of terms: (kind of the first term, kind of
+#: the second, sign of the second's remaining factors relative to the
+#: first's) -> the function and angle of ``a, b`` that replaces the pair.
+_ANGLE_RULES = {
+    ("cc", "ss", 1): (sm.cos, lambda a, b: a - b),
+    ("cc", "ss", -1): (sm.cos, lambda a, b: a + b),
+    ("sc", "cs", -1): (sm.sin, lambda a, b: a - b),
+    ("sc", "cs", 1): (sm.sin, lambda a, b: a + b),
+}
+
+
+def collapse_angle_sums(expr: sm.Basic) -> sm.Basic:
+    """``expr`` (a sum) with every pair of terms that an angle-sum identity
+    joins replaced by one term, until no pair is left:
+    ``R*cos(a)*cos(b) + R*sin(a)*sin(b)`` by ``R*cos(a - b)`` (``-`` between
+    them: ``cos(a + b)``), ``R*sin(a)*cos(b) - R*cos(a)*sin(b)`` by
+    ``R*sin(a - b)`` (``+``: ``sin(a + b)``).  Other expressions are
+    returned unchanged."""
+    while expr.is_Add:
+        terms = list(expr.args)
+        seen: dict[tuple[str, sm.Basic, sm.Basic, sm.Basic], int] = {}
+        found = None
+        for i, term in enumerate(terms):
+            for kind, a, b, rest in _trig_pairs(term):
+                for (first, second, sign), (f, angle) in _ANGLE_RULES.items():
+                    # The pair in either order: the other term's factors
+                    # are ``sign * rest``, the result takes the first's.
+                    if kind == second:
+                        other, r = first, sign * rest
+                    elif kind == first:
+                        other, r = second, rest
+                    else:
+                        continue
+                    j = seen.get((other, a, b, sign * rest))
+                    if j is not None and j != i:
+                        found = (i, j, r * f(angle(a, b)))
+                        break
+                if found:
+                    break
+                seen.setdefault((kind, a, b, rest), i)
+            if found:
+                break
+        if found is None:
+            return expr
+        i, j, joined = found
+        expr = sm.Add(*(t for k, t in enumerate(terms) if k not in (i, j)), joined)
+    return expr
+
+
 def _numeric_content(args: Sequence[sm.Basic]) -> list[sm.Basic]:
     """A product's factors with each sum's numeric content moved out."""
     out: list[sm.Basic] = []
@@ -124,8 +209,9 @@ def _numeric_content(args: Sequence[sm.Basic]) -> list[sm.Basic]:
     return out
 
 
-def _rebuild(expr: sm.Basic, memo: dict) -> sm.Basic:
-    """Steps 1 and 2 on ``expr``, each distinct subexpression once."""
+def _rebuild(expr: sm.Basic, memo: dict, angles: bool = False) -> sm.Basic:
+    """Steps 1 and 2 on ``expr`` (and step 4 with ``angles``), each
+    distinct subexpression once."""
     done = memo.get(expr)
     if done is not None:
         return done
@@ -134,17 +220,57 @@ def _rebuild(expr: sm.Basic, memo: dict) -> sm.Basic:
     elif not expr.args or expr.is_Atom:
         out = expr
     else:
-        args = [_rebuild(a, memo) for a in expr.args]
+        args = [_rebuild(a, memo, angles) for a in expr.args]
         if expr.is_Mul:
             out = sm.Mul(*_numeric_content(args))
         elif expr.is_Add:
             out = collapse_pythagorean(sm.Add(*args))
+            if angles:
+                out = collapse_angle_sums(out)
         elif all(a is b for a, b in zip(args, expr.args)):
             out = expr
         else:
             out = expr.func(*args)
     memo[expr] = out
     return out
+
+
+def _moving_trig(expr: sm.Basic, memo: dict) -> bool:
+    """Whether ``expr`` holds a sine or cosine of an angle that changes in
+    time (one holding a function of time), each distinct node once."""
+    done = memo.get(expr)
+    if done is None:
+        if isinstance(expr, (sm.sin, sm.cos)):
+            done = _holds_time(expr.args[0], memo)
+        else:
+            done = any(_moving_trig(a, memo) for a in expr.args)
+        memo[expr] = done
+    return done
+
+
+def _holds_time(expr: sm.Basic, memo: dict) -> bool:
+    key = ("t", expr)
+    done = memo.get(key)
+    if done is None:
+        done = isinstance(expr, (AppliedUndef, sm.Derivative)) or any(
+            _holds_time(a, memo) for a in expr.args
+        )
+        memo[key] = done
+    return done
+
+
+def _expanded(expr: sm.Basic, memo: dict, trig_memo: dict) -> sm.Basic:
+    """Step 3 on one entry: its terms holding a sine or cosine of a moving
+    angle expanded, steps 1-2 on the sum, kept when it counts fewer
+    operations.  Terms larger than :data:`EXPAND_LIMIT` nodes leave the
+    entry as it is."""
+    terms = sm.Add.make_args(expr)
+    moving = [t for t in terms if _moving_trig(t, trig_memo)]
+    if not moving or tree_size(sm.Add(*moving)) > EXPAND_LIMIT:
+        return expr
+    still = [t for t in terms if not _moving_trig(t, trig_memo)]
+    trial = _rebuild(sm.Add(*still, *(sm.expand(t) for t in moving)), memo)
+    return trial if count_ops(trial) < count_ops(expr) else expr
 
 
 class _Deadline(Exception):
@@ -184,6 +310,10 @@ def canonical(
     start = time.perf_counter()
     memo: dict = {}
     out = [_rebuild(sm.sympify(e), memo) for e in exprs]
+    trig_memo: dict = {}
+    out = [_expanded(e, memo, trig_memo) for e in out]
+    angle_memo: dict = {}
+    out = [_rebuild(e, angle_memo, angles=True) for e in out]
     status = "off"
     if trig_cap is not None:
         if threading.current_thread() is not threading.main_thread():
