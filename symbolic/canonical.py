@@ -19,17 +19,31 @@ differences do not reach the count:
    ``(2*x + 2*y)/2`` is ``x + y``; a float that is an integer (``1.0``,
    ``0.0``) becomes that integer, so products with a structural zero vanish
    and products with one lose the factor.
-3. **trigsimp**, optional: ``sympy.trigsimp`` on each entry, kept where it
-   finishes within a time cap (``trig_cap`` seconds for all entries together)
-   and does not increase ``sympy.count_ops``.  Whether it finished is
-   reported, since a capped pass leaves the other entries as steps 1-2 left
-   them.
+3. **Expansion where it cancels.**  In each entry, the terms that hold a
+   sine or cosine of a moving angle (one holding a function of time) are
+   expanded and steps 1-2 applied to the sum; the result is kept when it
+   counts fewer operations (``sympy.count_ops``).  This is what joins
+   ``m2*((-h*sin(g)*sin(q3) - h*cos(g)*cos(q3))*cos(q3) - ...)`` to
+   ``-h*m2*cos(g)``.  Only polynomials in those sines and cosines are
+   expanded (a quotient would multiply out its denominator), and only up to
+   :data:`EXPAND_LIMIT` nodes; terms without a moving angle keep their
+   grouping (``c*(q1 + q2)`` stays).
+4. **Angle sums.**  In every sum, pairs ``R*cos(a)*cos(b) ± R*sin(a)*sin(b)``
+   become ``R*cos(a ∓ b)`` and ``R*sin(a)*cos(b) ± R*cos(a)*sin(b)``
+   become ``R*sin(a ± b)``, until none is left (after step 3, which would
+   otherwise have to undo them).
+5. **trigsimp**, optional: ``sympy.trigsimp`` on each entry (of at most
+   ``trig_max_ops`` operations), kept where it finishes within a time cap
+   (``trig_cap`` seconds of CPU time for all entries together) and does
+   not increase ``sympy.count_ops``.  Whether it finished is reported,
+   since a capped pass leaves the other entries as steps 1-4 left them.
 
-Steps 1 and 2 walk each distinct subexpression once (the expressions share
-subtrees) and never expand a product; they change the value of no
-expression (the tests check this at random points).  They are a normal form
-for counting only: the equations a formulation returns, and that the
-numeric backends evaluate, are left as derived.
+Steps 1, 2 and 4 walk each distinct subexpression once (the expressions
+share subtrees); step 3 expands only what it is allowed to.  No step
+changes the value of an expression (the tests check this at random
+points).  They are a normal form for counting only: the equations a
+formulation returns, and that the numeric backends evaluate, are left as
+derived.
 """
 
 from __future__ import annotations
@@ -248,6 +262,28 @@ def _moving_trig(expr: sm.Basic, memo: dict) -> bool:
     return done
 
 
+def _polynomial(expr: sm.Basic, memo: dict) -> bool:
+    """Whether ``expr`` is a polynomial in its sines and cosines of moving
+    angles: none of them under a division, a root or a function other
+    than a power to a positive integer (expanding a quotient multiplies
+    out its denominator, thousands of terms on a four-bar)."""
+    key = ("p", expr)
+    done = memo.get(key)
+    if done is None:
+        if isinstance(expr, (sm.sin, sm.cos)) or not _moving_trig(expr, memo):
+            done = True
+        elif expr.is_Add or expr.is_Mul:
+            done = all(_polynomial(a, memo) for a in expr.args)
+        elif expr.is_Pow:
+            done = bool(expr.exp.is_Integer and expr.exp > 0) and _polynomial(
+                expr.base, memo
+            )
+        else:
+            done = False
+        memo[key] = done
+    return done
+
+
 def _holds_time(expr: sm.Basic, memo: dict) -> bool:
     key = ("t", expr)
     done = memo.get(key)
@@ -262,14 +298,20 @@ def _holds_time(expr: sm.Basic, memo: dict) -> bool:
 def _expanded(expr: sm.Basic, memo: dict, trig_memo: dict) -> sm.Basic:
     """Step 3 on one entry: its terms holding a sine or cosine of a moving
     angle expanded, steps 1-2 on the sum, kept when it counts fewer
-    operations.  Terms larger than :data:`EXPAND_LIMIT` nodes leave the
-    entry as it is."""
+    operations.  An entry whose such terms are not polynomials in those
+    sines and cosines, or are larger than :data:`EXPAND_LIMIT` nodes, is
+    left as it is."""
     terms = sm.Add.make_args(expr)
     moving = [t for t in terms if _moving_trig(t, trig_memo)]
-    if not moving or tree_size(sm.Add(*moving)) > EXPAND_LIMIT:
+    if (
+        not moving
+        or not all(_polynomial(t, trig_memo) for t in moving)
+        or tree_size(sm.Add(*moving)) > EXPAND_LIMIT
+    ):
         return expr
     still = [t for t in terms if not _moving_trig(t, trig_memo)]
-    trial = _rebuild(sm.Add(*still, *(sm.expand(t) for t in moving)), memo)
+    expanded = (sm.expand(t, power_exp=False, log=False) for t in moving)
+    trial = _rebuild(sm.Add(*still, *expanded), memo)
     return trial if count_ops(trial) < count_ops(expr) else expr
 
 
@@ -279,23 +321,32 @@ class _Deadline(Exception):
 
 @contextmanager
 def _alarm(seconds: float):
-    """Raise :class:`_Deadline` in the block after ``seconds`` (a real
-    timer: sympy's loops cannot be interrupted otherwise)."""
+    """Raise :class:`_Deadline` in the block after ``seconds`` of this
+    process's CPU time (a timer signal: sympy's loops cannot be interrupted
+    otherwise; CPU time, so that a busy machine does not cap more).  A
+    timer the caller had set is restored, less the time spent here."""
 
     def ring(signum, frame):
         raise _Deadline
 
-    previous = signal.signal(signal.SIGALRM, ring)
-    signal.setitimer(signal.ITIMER_REAL, max(seconds, 1e-3))
+    previous = signal.signal(signal.SIGPROF, ring)
+    start = time.process_time()
+    before, interval = signal.setitimer(signal.ITIMER_PROF, max(seconds, 1e-3))
     try:
         yield
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, previous)
+        if before:
+            spent = time.process_time() - start
+            signal.setitimer(signal.ITIMER_PROF, max(before - spent, 1e-3), interval)
 
 
 def canonical(
-    exprs: Iterable[sm.Basic], *, trig_cap: float | None = None
+    exprs: Iterable[sm.Basic],
+    *,
+    trig_cap: float | None = None,
+    trig_max_ops: int | None = None,
 ) -> CanonicalForm:
     """The canonical form of ``exprs`` (see the module's docstring).
 
@@ -306,6 +357,9 @@ def canonical(
     trig_cap : float, optional
         Seconds allowed for ``sympy.trigsimp`` over all entries; None (the
         default) leaves it out.
+    trig_max_ops : int, optional
+        Only entries of at most this many operations (``count_ops``) are
+        given to ``trigsimp``; the others keep steps 1-4 (default: all).
     """
     start = time.perf_counter()
     memo: dict = {}
@@ -320,9 +374,11 @@ def canonical(
             status = "unavailable"
         else:
             status = "applied"
-            deadline = start + trig_cap
+            deadline = time.process_time() + trig_cap
             for i, e in enumerate(out):
-                left = deadline - time.perf_counter()
+                if trig_max_ops is not None and count_ops(e) > trig_max_ops:
+                    continue
+                left = deadline - time.process_time()
                 if left <= 0:
                     status = "capped"
                     break
