@@ -53,6 +53,7 @@ __all__ = [
     "lu_solve_counts",
     "ldl_solve_counts",
     "forward_dynamics_counts",
+    "forward_dynamics_counts_of",
     "assignments_counts",
     "inverse_dynamics_counts",
     "recursive_inverse_dynamics_counts",
@@ -307,21 +308,39 @@ def forward_dynamics_counts(eom) -> dict:
     (``eom.extras["assignments"]``, kane's ``forward="articulated_body"``)
     are counted from it, and have no solve: the compiled backend skips it
     when the mass matrix is the identity."""
-    assigned = _assignments(eom)
-    if assigned is not None:
-        mf = assignments_counts(assigned, _parameters(eom))
-        return {"mf": mf, "solve": OpCount(), "total": mf}
-    from numeric.compiled import is_structurally_symmetric
+    return forward_dynamics_counts_of(
+        eom.mass_matrix,
+        eom.forcing,
+        _parameters(eom),
+        assigned=_assignments(eom),
+    )
 
-    M = eom.mass_matrix
+
+def forward_dynamics_counts_of(
+    mass_matrix, forcing, parameters, *, assigned=None, symmetric=None
+) -> dict:
+    """:func:`forward_dynamics_counts` of given expressions: a mass matrix
+    and forcing (or an evaluation order ``assigned``) other than a
+    derivation's own, such as their canonical form
+    (:mod:`symbolic.canonical`).  ``symmetric`` decides the solve (LDL^T or
+    LU) when given; by default the mass matrix given decides it, as the
+    backend decides from the matrix it compiles."""
+    if assigned is not None:
+        mf = assignments_counts(assigned, parameters)
+        return {"mf": mf, "solve": OpCount(), "total": mf}
+    M = sm.Matrix(mass_matrix)
     n = M.shape[0]
-    if is_structurally_symmetric(M):
+    if symmetric is None:
+        from numeric.compiled import is_structurally_symmetric
+
+        symmetric = is_structurally_symmetric(M)
+    if symmetric:
         # As the backend: the lower triangle, then LDL^T.
         lower = sm.Matrix([M[i, j] for i in range(n) for j in range(i + 1)])
-        mf = count_ops_literature([lower, eom.forcing], _parameters(eom))
+        mf = count_ops_literature([lower, forcing], parameters)
         m, a = ldl_solve_counts(n)
     else:
-        mf = count_ops_literature([M, eom.forcing], _parameters(eom))
+        mf = count_ops_literature([M, forcing], parameters)
         m, a = lu_solve_counts(n)
     solve = OpCount(mul=m, add=a)
     return {"mf": mf, "solve": solve, "total": mf + solve}

@@ -67,6 +67,9 @@ REQUIRED = (
     "qdd_max_rel_dev",
     "agreement_horizon",
 )
+#: Counts compared where the baseline has them: a baseline written before
+#: these columns existed is read without them (no finding).
+ADDED_COUNTS = ("ops_canonical", "ops_per_evaluation")
 #: Time columns and the floor under which they are not judged.
 TIME_COLUMNS = {"derive_s": "min_seconds", "rhs_us": "min_rhs_us"}
 #: Time columns measured in processor time, and the calibration measured
@@ -317,8 +320,10 @@ def compare_runs(
             )
         if n["status"] != "ok":
             continue
-        for col in ("ops_raw", "ops_cse"):
+        for col in ("ops_raw", "ops_cse", *ADDED_COUNTS):
             bv, nv = _num(b.get(col)), _num(n.get(col))
+            if col in ADDED_COUNTS and bv is None:
+                continue  # a baseline from before the column
             if b["status"] == "ok" and bv != nv:
                 findings.append(
                     Finding(

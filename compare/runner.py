@@ -592,6 +592,13 @@ def _run_case_body(case: Case, opts: RunOptions, row: Row, arrays: Arrays) -> No
     row["ops_raw"] = eom.op_counts.get("raw")
     row["ops_cse"] = eom.op_counts.get("cse")
     row["ops_by_kind"] = json.dumps(eom.op_counts.get("cse_by_kind", {}))
+    # The same counts of the canonical form (symbolic.canonical), the same
+    # pass for every formulation, and per evaluation with the solve.
+    row["ops_canonical"] = eom.op_counts.get("canonical")
+    per = eom.op_counts.get("per_evaluation") or {}
+    row["ops_per_evaluation"] = per.get("total")
+    row["ops_per_evaluation_detail"] = json.dumps(per) if per else None
+    row["trigsimp"] = eom.op_counts.get("trigsimp")
     row["n_equations"] = eom.n_equations
     row["n_unknowns"] = eom.n_unknowns
     row["n_multipliers"] = eom.n_multipliers

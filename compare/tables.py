@@ -17,6 +17,8 @@ SUMMARY_COLUMNS = {c: HEADINGS[c] for c in REPORT_COLUMNS}
 _INT_COLUMNS = {
     "ops_raw",
     "ops_cse",
+    "ops_canonical",
+    "ops_per_evaluation",
     "n_equations",
     "n_unknowns",
     "n_multipliers",

@@ -56,6 +56,7 @@ __all__ = [
     "get_formulation",
     "split_formulation_spec",
     "UnsupportedSystemError",
+    "canonical_counts",
     "count_operations",
     "speed_form",
     "rate_form",
@@ -351,6 +352,98 @@ def count_operations(*exprs: Expr | Matrix, raw: int | None = None) -> dict[str,
     }
 
 
+#: Seconds of CPU time ``sympy.trigsimp`` may take over the entries of one
+#: derivation in the canonical count (:func:`canonical_counts`), None: not
+#: run.  Off by default: after steps 1-4 of the pass it found only common
+#: factors on the catalogue (34 -> 32 on double_pendulum, alike for every
+#: formulation) at three to five times the derivation's own time, and a
+#: cap that bites leaves some entries simplified and others not, which
+#: makes the count depend on the machine's speed.
+TRIGSIMP_CAP: float | None = None
+#: Entries larger than this (``count_ops``) are not given to ``trigsimp``:
+#: on them it takes seconds and rarely finds what steps 1-4 missed.
+TRIGSIMP_MAX_OPS = 24
+
+
+def canonical_counts(
+    mass_matrix: Matrix,
+    forcing: Matrix,
+    parameters: Any = (),
+    *,
+    assigned: Any = None,
+    trig_cap: float | None = TRIGSIMP_CAP,
+) -> dict[str, Any]:
+    """Counts of the canonical form (:func:`symbolic.canonical.canonical`)
+    of a mass matrix and forcing, the same pass for every formulation.
+
+    ``canonical`` is the cse count (``sympy.count_ops`` units, as ``cse``)
+    of the canonical M and f; ``per_evaluation`` the literature's count
+    (:func:`bench.literature_counts.forward_dynamics_counts_of`:
+    multiplications and additions, parameter-only parts once per parameter
+    set) of the canonical M and f with the solve of the unknowns as the
+    compiled backend does it, LDL^T or LU as it decides from the matrix as
+    derived.  An evaluation order (``assigned``, the articulated-body
+    recursion) is rewritten definition by definition and has no solve.
+
+    Returns
+    -------
+    dict
+        ``canonical``, ``canonical_by_kind``, ``trigsimp`` (``off``
+        without a cap, else ``applied``, ``capped`` or ``unavailable`` off
+        the main thread),
+        ``canonical_s`` (seconds of the pass and its counts) and
+        ``per_evaluation``: ``{"mul", "add", "total", "calls", "solve_mul",
+        "solve_add", "unknowns"}``, ``total`` = ``mul + add``.
+    """
+    import dataclasses
+
+    from bench.literature_counts import forward_dynamics_counts_of
+    from symbolic.canonical import canonical
+
+    start = time.perf_counter()
+    M = sm.Matrix(mass_matrix)
+    f = sm.Matrix(forcing)
+    n = M.shape[0]
+    if assigned is None:
+        exprs = [*M, *f]
+    else:
+        exprs = [*assigned.definitions, *assigned.outputs]
+    form = canonical(exprs, trig_cap=trig_cap, trig_max_ops=TRIGSIMP_MAX_OPS)
+    out = list(form.exprs)
+    if assigned is None:
+        Mc = sm.Matrix(n, n, out[: n * n])
+        fc = sm.Matrix(out[n * n :])
+        cse = count_operations(Mc, fc, raw=0)
+        from numeric.compiled import is_structurally_symmetric
+
+        per = forward_dynamics_counts_of(
+            Mc, fc, parameters, symmetric=is_structurally_symmetric(M)
+        )
+    else:
+        k = len(assigned.definitions)
+        rewritten = dataclasses.replace(
+            assigned, definitions=tuple(out[:k]), outputs=tuple(out[k:])
+        )
+        cse = count_operations(*out, raw=0)
+        per = forward_dynamics_counts_of(None, None, parameters, assigned=rewritten)
+    total = per["total"]
+    return {
+        "canonical": cse["cse"],
+        "canonical_by_kind": cse["cse_by_kind"],
+        "trigsimp": form.trigsimp,
+        "canonical_s": time.perf_counter() - start,
+        "per_evaluation": {
+            "mul": total.mul,
+            "add": total.add,
+            "total": total.mul + total.add,
+            "calls": dict(sorted(total.calls.items())),
+            "solve_mul": per["solve"].mul,
+            "solve_add": per["solve"].add,
+            "unknowns": n,
+        },
+    }
+
+
 def _speed_count_reason(system: MechanicalSystem) -> str:
     """Why the speeds are not one per coordinate, from the declaration: a
     quaternion's four coordinates with three rates, coordinates that the
@@ -451,10 +544,15 @@ class EquationsOfMotion(Derivation):
         The declaration's kinematic differential equations (``= 0``).
     op_counts : mapping
         ``count_ops`` of mass matrix and forcing as returned (``raw``), of
-        the cse-reduced form (``cse``) and its breakdown by kind.
+        the cse-reduced form (``cse``) and its breakdown by kind; of the
+        canonical form after cse (``canonical``, with ``trigsimp``
+        ``applied`` or ``capped``) and, per evaluation in the literature's
+        multiplications and additions, of the canonical form with the
+        solve (``per_evaluation``): see :func:`canonical_counts`.
     timings : mapping
         Seconds per stage, ``total`` for the whole derivation, and
-        ``count_ops`` for the counting itself (not part of ``total``).
+        ``count_ops`` for the counting itself (not part of ``total``; the
+        canonical counts' own time is ``op_counts["canonical_s"]``).
     options : mapping
         The formulation's options that produced it.
 
@@ -938,6 +1036,9 @@ class Formulation(abc.ABC):
                     raw=assigned.raw_operations(),
                 )
             timings["count_ops"] = time.perf_counter() - c0
+            op_counts.update(
+                canonical_counts(M, f, system.parameters, assigned=assigned)
+            )
         return EquationsOfMotion(
             system=system,
             formulation=self.name,

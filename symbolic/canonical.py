@@ -19,17 +19,31 @@ differences do not reach the count:
    ``(2*x + 2*y)/2`` is ``x + y``; a float that is an integer (``1.0``,
    ``0.0``) becomes that integer, so products with a structural zero vanish
    and products with one lose the factor.
-3. **trigsimp**, optional: ``sympy.trigsimp`` on each entry, kept where it
-   finishes within a time cap (``trig_cap`` seconds for all entries together)
-   and does not increase ``sympy.count_ops``.  Whether it finished is
-   reported, since a capped pass leaves the other entries as steps 1-2 left
-   them.
+3. **Expansion where it cancels.**  In each entry, the terms that hold a
+   sine or cosine of a moving angle (one holding a function of time) are
+   expanded and steps 1-2 applied to the sum; the result is kept when it
+   counts fewer operations (``sympy.count_ops``).  This is what joins
+   ``m2*((-h*sin(g)*sin(q3) - h*cos(g)*cos(q3))*cos(q3) - ...)`` to
+   ``-h*m2*cos(g)``.  Only polynomials in those sines and cosines are
+   expanded (a quotient would multiply out its denominator), and only up to
+   :data:`EXPAND_LIMIT` nodes; terms without a moving angle keep their
+   grouping (``c*(q1 + q2)`` stays).
+4. **Angle sums.**  In every sum, pairs ``R*cos(a)*cos(b) ± R*sin(a)*sin(b)``
+   become ``R*cos(a ∓ b)`` and ``R*sin(a)*cos(b) ± R*cos(a)*sin(b)``
+   become ``R*sin(a ± b)``, until none is left (after step 3, which would
+   otherwise have to undo them).
+5. **trigsimp**, optional: ``sympy.trigsimp`` on each entry (of at most
+   ``trig_max_ops`` operations), kept where it finishes within a time cap
+   (``trig_cap`` seconds of CPU time for all entries together) and does
+   not increase ``sympy.count_ops``.  Whether it finished is reported,
+   since a capped pass leaves the other entries as steps 1-4 left them.
 
-Steps 1 and 2 walk each distinct subexpression once (the expressions share
-subtrees) and never expand a product; they change the value of no
-expression (the tests check this at random points).  They are a normal form
-for counting only: the equations a formulation returns, and that the
-numeric backends evaluate, are left as derived.
+Steps 1, 2 and 4 walk each distinct subexpression once (the expressions
+share subtrees); step 3 expands only what it is allowed to.  No step
+changes the value of an expression (the tests check this at random
+points).  They are a normal form for counting only: the equations a
+formulation returns, and that the numeric backends evaluate, are left as
+derived.
 """
 
 from __future__ import annotations
@@ -42,10 +56,23 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 import sympy as sm
+from sympy.core.function import AppliedUndef
 
-from symbolic.counting import count_ops
+from symbolic.counting import count_ops, tree_size
 
-__all__ = ["CanonicalForm", "canonical", "collapse_pythagorean"]
+__all__ = [
+    "CanonicalForm",
+    "canonical",
+    "collapse_angle_sums",
+    "collapse_pythagorean",
+    "EXPAND_LIMIT",
+]
+
+#: Largest entry (nodes of the terms that hold a moving angle, as a tree)
+#: that step 3 expands: beyond it the expansion costs more than the count
+#: it serves, and the composite sums of long chains are trees far larger
+#: than their graphs.
+EXPAND_LIMIT = 2000
 
 
 @dataclass(frozen=True)
@@ -111,6 +138,78 @@ def collapse_pythagorean(expr: sm.Basic) -> sm.Basic:
     return expr
 
 
+def _trig_pairs(term: sm.Basic) -> list[tuple[str, sm.Basic, sm.Basic, sm.Basic]]:
+    """Every way of writing ``term`` as ``f(a)*g(b)*rest`` with ``f, g``
+    sine or cosine (to the first power) of different angles ``a < b`` (in
+    sympy's order): ``(kind, a, b, rest)``, kind ``"ss"``, ``"cc"``,
+    ``"sc"`` (sin a cos b) or ``"cs"`` (cos a sin b)."""
+    factors = sm.Mul.make_args(term)
+    trig = [i for i, f in enumerate(factors) if isinstance(f, (sm.sin, sm.cos))]
+    out = []
+    for ii, i in enumerate(trig):
+        for j in trig[ii + 1 :]:
+            fi, fj = factors[i], factors[j]
+            if fi.args[0] == fj.args[0]:
+                continue
+            if sm.default_sort_key(fj.args[0]) < sm.default_sort_key(fi.args[0]):
+                fi, fj = fj, fi
+            kind = ("s" if isinstance(fi, sm.sin) else "c") + (
+                "s" if isinstance(fj, sm.sin) else "c"
+            )
+            rest = sm.Mul(*(f for k, f in enumerate(factors) if k not in (i, j)))
+            out.append((kind, fi.args[0], fj.args[0], rest))
+    return out
+
+
+#: Angle-sum identities as pairs of terms: (kind of the first term, kind of
+#: the second, sign of the second's remaining factors relative to the
+#: first's) -> the function and angle of ``a, b`` that replaces the pair.
+_ANGLE_RULES = {
+    ("cc", "ss", 1): (sm.cos, lambda a, b: a - b),
+    ("cc", "ss", -1): (sm.cos, lambda a, b: a + b),
+    ("sc", "cs", -1): (sm.sin, lambda a, b: a - b),
+    ("sc", "cs", 1): (sm.sin, lambda a, b: a + b),
+}
+
+
+def collapse_angle_sums(expr: sm.Basic) -> sm.Basic:
+    """``expr`` (a sum) with every pair of terms that an angle-sum identity
+    joins replaced by one term, until no pair is left:
+    ``R*cos(a)*cos(b) + R*sin(a)*sin(b)`` by ``R*cos(a - b)`` (``-`` between
+    them: ``cos(a + b)``), ``R*sin(a)*cos(b) - R*cos(a)*sin(b)`` by
+    ``R*sin(a - b)`` (``+``: ``sin(a + b)``).  Other expressions are
+    returned unchanged."""
+    while expr.is_Add:
+        terms = list(expr.args)
+        seen: dict[tuple[str, sm.Basic, sm.Basic, sm.Basic], int] = {}
+        found = None
+        for i, term in enumerate(terms):
+            for kind, a, b, rest in _trig_pairs(term):
+                for (first, second, sign), (f, angle) in _ANGLE_RULES.items():
+                    # The pair in either order: the other term's factors
+                    # are ``sign * rest``, the result takes the first's.
+                    if kind == second:
+                        other, r = first, sign * rest
+                    elif kind == first:
+                        other, r = second, rest
+                    else:
+                        continue
+                    j = seen.get((other, a, b, sign * rest))
+                    if j is not None and j != i:
+                        found = (i, j, r * f(angle(a, b)))
+                        break
+                if found:
+                    break
+                seen.setdefault((kind, a, b, rest), i)
+            if found:
+                break
+        if found is None:
+            return expr
+        i, j, joined = found
+        expr = sm.Add(*(t for k, t in enumerate(terms) if k not in (i, j)), joined)
+    return expr
+
+
 def _numeric_content(args: Sequence[sm.Basic]) -> list[sm.Basic]:
     """A product's factors with each sum's numeric content moved out."""
     out: list[sm.Basic] = []
@@ -124,8 +223,9 @@ def _numeric_content(args: Sequence[sm.Basic]) -> list[sm.Basic]:
     return out
 
 
-def _rebuild(expr: sm.Basic, memo: dict) -> sm.Basic:
-    """Steps 1 and 2 on ``expr``, each distinct subexpression once."""
+def _rebuild(expr: sm.Basic, memo: dict, angles: bool = False) -> sm.Basic:
+    """Steps 1 and 2 on ``expr`` (and step 4 with ``angles``), each
+    distinct subexpression once."""
     done = memo.get(expr)
     if done is not None:
         return done
@@ -134,11 +234,13 @@ def _rebuild(expr: sm.Basic, memo: dict) -> sm.Basic:
     elif not expr.args or expr.is_Atom:
         out = expr
     else:
-        args = [_rebuild(a, memo) for a in expr.args]
+        args = [_rebuild(a, memo, angles) for a in expr.args]
         if expr.is_Mul:
             out = sm.Mul(*_numeric_content(args))
         elif expr.is_Add:
             out = collapse_pythagorean(sm.Add(*args))
+            if angles:
+                out = collapse_angle_sums(out)
         elif all(a is b for a, b in zip(args, expr.args)):
             out = expr
         else:
@@ -147,29 +249,104 @@ def _rebuild(expr: sm.Basic, memo: dict) -> sm.Basic:
     return out
 
 
+def _moving_trig(expr: sm.Basic, memo: dict) -> bool:
+    """Whether ``expr`` holds a sine or cosine of an angle that changes in
+    time (one holding a function of time), each distinct node once."""
+    done = memo.get(expr)
+    if done is None:
+        if isinstance(expr, (sm.sin, sm.cos)):
+            done = _holds_time(expr.args[0], memo)
+        else:
+            done = any(_moving_trig(a, memo) for a in expr.args)
+        memo[expr] = done
+    return done
+
+
+def _polynomial(expr: sm.Basic, memo: dict) -> bool:
+    """Whether ``expr`` is a polynomial in its sines and cosines of moving
+    angles: none of them under a division, a root or a function other
+    than a power to a positive integer (expanding a quotient multiplies
+    out its denominator, thousands of terms on a four-bar)."""
+    key = ("p", expr)
+    done = memo.get(key)
+    if done is None:
+        if isinstance(expr, (sm.sin, sm.cos)) or not _moving_trig(expr, memo):
+            done = True
+        elif expr.is_Add or expr.is_Mul:
+            done = all(_polynomial(a, memo) for a in expr.args)
+        elif expr.is_Pow:
+            done = bool(expr.exp.is_Integer and expr.exp > 0) and _polynomial(
+                expr.base, memo
+            )
+        else:
+            done = False
+        memo[key] = done
+    return done
+
+
+def _holds_time(expr: sm.Basic, memo: dict) -> bool:
+    key = ("t", expr)
+    done = memo.get(key)
+    if done is None:
+        done = isinstance(expr, (AppliedUndef, sm.Derivative)) or any(
+            _holds_time(a, memo) for a in expr.args
+        )
+        memo[key] = done
+    return done
+
+
+def _expanded(expr: sm.Basic, memo: dict, trig_memo: dict) -> sm.Basic:
+    """Step 3 on one entry: its terms holding a sine or cosine of a moving
+    angle expanded, steps 1-2 on the sum, kept when it counts fewer
+    operations.  An entry whose such terms are not polynomials in those
+    sines and cosines, or are larger than :data:`EXPAND_LIMIT` nodes, is
+    left as it is."""
+    terms = sm.Add.make_args(expr)
+    moving = [t for t in terms if _moving_trig(t, trig_memo)]
+    if (
+        not moving
+        or not all(_polynomial(t, trig_memo) for t in moving)
+        or tree_size(sm.Add(*moving)) > EXPAND_LIMIT
+    ):
+        return expr
+    still = [t for t in terms if not _moving_trig(t, trig_memo)]
+    expanded = (sm.expand(t, power_exp=False, log=False) for t in moving)
+    trial = _rebuild(sm.Add(*still, *expanded), memo)
+    return trial if count_ops(trial) < count_ops(expr) else expr
+
+
 class _Deadline(Exception):
     pass
 
 
 @contextmanager
 def _alarm(seconds: float):
-    """Raise :class:`_Deadline` in the block after ``seconds`` (a real
-    timer: sympy's loops cannot be interrupted otherwise)."""
+    """Raise :class:`_Deadline` in the block after ``seconds`` of this
+    process's CPU time (a timer signal: sympy's loops cannot be interrupted
+    otherwise; CPU time, so that a busy machine does not cap more).  A
+    timer the caller had set is restored, less the time spent here."""
 
     def ring(signum, frame):
         raise _Deadline
 
-    previous = signal.signal(signal.SIGALRM, ring)
-    signal.setitimer(signal.ITIMER_REAL, max(seconds, 1e-3))
+    previous = signal.signal(signal.SIGPROF, ring)
+    start = time.process_time()
+    before, interval = signal.setitimer(signal.ITIMER_PROF, max(seconds, 1e-3))
     try:
         yield
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, previous)
+        if before:
+            spent = time.process_time() - start
+            signal.setitimer(signal.ITIMER_PROF, max(before - spent, 1e-3), interval)
 
 
 def canonical(
-    exprs: Iterable[sm.Basic], *, trig_cap: float | None = None
+    exprs: Iterable[sm.Basic],
+    *,
+    trig_cap: float | None = None,
+    trig_max_ops: int | None = None,
 ) -> CanonicalForm:
     """The canonical form of ``exprs`` (see the module's docstring).
 
@@ -180,19 +357,28 @@ def canonical(
     trig_cap : float, optional
         Seconds allowed for ``sympy.trigsimp`` over all entries; None (the
         default) leaves it out.
+    trig_max_ops : int, optional
+        Only entries of at most this many operations (``count_ops``) are
+        given to ``trigsimp``; the others keep steps 1-4 (default: all).
     """
     start = time.perf_counter()
     memo: dict = {}
     out = [_rebuild(sm.sympify(e), memo) for e in exprs]
+    trig_memo: dict = {}
+    out = [_expanded(e, memo, trig_memo) for e in out]
+    angle_memo: dict = {}
+    out = [_rebuild(e, angle_memo, angles=True) for e in out]
     status = "off"
     if trig_cap is not None:
         if threading.current_thread() is not threading.main_thread():
             status = "unavailable"
         else:
             status = "applied"
-            deadline = start + trig_cap
+            deadline = time.process_time() + trig_cap
             for i, e in enumerate(out):
-                left = deadline - time.perf_counter()
+                if trig_max_ops is not None and count_ops(e) > trig_max_ops:
+                    continue
+                left = deadline - time.process_time()
                 if left <= 0:
                     status = "capped"
                     break

@@ -64,6 +64,18 @@ def test_small_run_rows_agreement_and_energy(tmp_path):
     traj = res.trajectories["double_pendulum/kane"]
     assert traj["q"].shape == (51, 2) and traj["qd"].shape == (51, 2)
     assert (tmp_path / "results.csv").exists()
+    # The canonical counts in the saved table: kane and its peer, the same
+    # equations written differently (41 against 48 after cse as derived),
+    # count the same once canonical; per evaluation the solve of the two
+    # unknowns is added.
+    saved = pd.read_csv(tmp_path / "results.csv").set_index("formulation")
+    for col in ("ops_canonical", "ops_per_evaluation", "n_unknowns"):
+        assert col in saved.columns, col
+    assert (
+        saved.loc["kane", "ops_canonical"] == saved.loc["sympy_kane", "ops_canonical"]
+    )
+    assert saved.loc["kane", "n_unknowns"] == 2
+    assert saved.loc["kane", "ops_per_evaluation"] > 0
     meta = json.loads((tmp_path / "metadata.json").read_text())
     assert (
         meta["options"]["t_final"] == 1.0

@@ -99,18 +99,66 @@ def test_each_shared_subexpression_is_visited_once():
 
 
 def test_trigsimp_within_its_cap():
-    sum_angle = s * sm.cos(y) + c * sm.sin(y)
-    applied = canonical([sum_angle], trig_cap=30.0)
+    # A common factor is what trigsimp finds after the other steps.
+    common = 3 * x * s + 3 * x * y * c
+    applied = canonical([common], trig_cap=30.0)
     assert applied.trigsimp == "applied"
-    assert applied.exprs[0] == sm.sin(x + y)
-    assert canonical([sum_angle]).trigsimp == "off"
-    assert canonical([sum_angle]).exprs[0] == sum_angle
+    assert count_ops(applied.exprs[0]) < count_ops(common)
+    assert canonical([common]).trigsimp == "off"
+    assert canonical([common]).exprs[0] == common
 
 
 def test_a_capped_trigsimp_is_reported_and_keeps_the_other_steps():
-    capped = canonical(
-        [m2 * (s**2 + c**2), s * sm.cos(y) + c * sm.sin(y)], trig_cap=0.0
-    )
+    capped = canonical([m2 * (s**2 + c**2), 3 * x * s + 3 * x * y * c], trig_cap=0.0)
     assert capped.trigsimp == "capped"
     assert capped.exprs[0] == m2  # step 1 still applied
-    assert capped.exprs[1] == s * sm.cos(y) + c * sm.sin(y)
+    assert capped.exprs[1] == 3 * x * s + 3 * x * y * c
+
+
+@pytest.mark.parametrize(
+    "given,expected",
+    [
+        (a * c * sm.cos(y) + a * s * sm.sin(y), a * sm.cos(x - y)),
+        (a * c * sm.cos(y) - a * s * sm.sin(y), a * sm.cos(x + y)),
+        (s * sm.cos(y) - c * sm.sin(y), sm.sin(x - y)),
+        (s * sm.cos(y) + c * sm.sin(y), sm.sin(x + y)),
+        # sympy_kane's double_pendulum entry beside kane's cos(theta1 - theta2)
+        (m1 * (s * sm.sin(y) + c * sm.cos(y)) / 2, m1 * sm.cos(x - y) / 2),
+    ],
+)
+def test_angle_sums(given, expected):
+    assert _one(given) == expected
+
+
+def test_what_is_not_an_angle_sum_is_kept():
+    for kept in (a * c * sm.cos(y) + b * s * sm.sin(y), s * sm.sin(y) + c * sm.sin(y)):
+        assert _one(kept) == kept
+
+
+t = sm.Symbol("t")
+q, h, g = sm.Function("q")(t), sm.Symbol("h"), sm.Symbol("gamma")
+
+
+def test_terms_of_moving_angles_are_expanded_where_they_cancel():
+    # kolev_manipulator's kane mass-matrix entry: -h*m2*cos(gamma) once
+    # expanded (sin(q)**2 + cos(q)**2 collapses after the expansion).
+    inner1 = -h * sm.sin(g) * sm.sin(q) - h * sm.cos(g) * sm.cos(q)
+    inner2 = -h * sm.sin(g) * sm.cos(q) + h * sm.sin(q) * sm.cos(g)
+    entry = m2 * (inner1 * sm.cos(q) - inner2 * sm.sin(q))
+    assert _one(entry) == -h * m2 * sm.cos(g)
+    # A square of such sums: J - h**2*m2 + m2*h**2*(...) is J.
+    assert _one(z - h**2 * m2 + m2 * (inner1**2 + inner2**2)) == z
+
+
+def test_terms_without_a_moving_angle_keep_their_grouping():
+    grouped = -a * (q + z) + b * sm.sin(q)
+    assert _one(grouped) == grouped
+    # a parameter angle is not expanded either
+    constant = g * h * m2 * (-q * sm.sin(g) + sm.cos(g))
+    assert _one(constant) == constant
+
+
+def test_quotients_of_moving_angles_are_not_expanded():
+    # expanding would multiply out the denominator; the entry is kept.
+    e = (sm.sin(q) ** 2 + a) ** 2 / (sm.cos(q) + b) ** 3
+    assert _one(e) == e
