@@ -222,6 +222,9 @@ class MechanicalSystem:
     energy_conserved : bool, optional
         True where the total energy ``T + V`` is a constant of the motion
         (used by the harness to report energy drift).
+    observables : mapping, optional
+        Named quantities of interest, expressions in (t, q) (the reference
+        point of a benchmark problem, say): ``{"x_P1": expression}``.
 
     Raises
     ------
@@ -279,6 +282,7 @@ class MechanicalSystem:
         speed_scale: float = 1.0,
         energy_conserved: bool = False,
         options: Mapping[str, Any] | None = None,
+        observables: Mapping[str, Expr] | None = None,
     ) -> None:
         if not isinstance(system, me.System):
             raise TypeError(
@@ -306,6 +310,9 @@ class MechanicalSystem:
         self.speed_scale = float(speed_scale)
         self.energy_conserved = bool(energy_conserved)
         self.options = MappingProxyType(dict(options or {}))
+        self.observables: Mapping[str, Expr] = MappingProxyType(
+            {str(k): sm.sympify(v) for k, v in (observables or {}).items()}
+        )
         # Constants that cannot enter the equations (the ground body's mass
         # and inertia) need no value: a harmless zero, and a note.
         from .consistency import inert_constants
@@ -665,10 +672,15 @@ class MechanicalSystem:
         problems = []
         q_dep, u_dep = self.q_dep, self.u_dep
         nh, nnh = len(self.holonomic_constraints), len(self.nonholonomic_constraints)
-        if len(q_dep) != nh:
+        # More holonomic constraints than dependent coordinates are
+        # redundant ones (Bricard's mechanism): their velocity rows are
+        # reduced by rank on the constraint manifold, and the check below
+        # asks that the independent rows match the dependent speeds.
+        if len(q_dep) > nh:
             problems.append(
                 f"{len(q_dep)} dependent coordinates {list(q_dep)} but {nh} "
-                f"holonomic constraints: they must be equal in number"
+                f"holonomic constraints: they must be equal in number (or "
+                f"the constraints more, when some are redundant)"
             )
         n_vc = len(self.system.velocity_constraints)
         if len(u_dep) > n_vc:
