@@ -248,7 +248,9 @@ def n_four_bar(n: int = 2) -> MechanicalSystem:
         loads.append(me.Force(G, -m * g * N.y))
         V += m * g * G.pos_from(O).dot(N.y)
         gap = tips[i - 1].pos_from(O) + L * K.x - tips[i].pos_from(O)
-        hol += [gap.dot(N.x), gap.dot(N.y)]
+        # y before x: the x row's coefficient of psi_i' is -sin(psi_i), zero
+        # on the whole parallelogram branch, no pivot for a symbolic solve.
+        hol += [gap.dot(N.y), gap.dot(N.x)]
     dep_q, dep_u = [], []
     for i in range(1, n + 1):
         dep_q += [psi[i - 1], phi[i]]
