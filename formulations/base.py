@@ -34,11 +34,12 @@ from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
+import numpy as np
 import sympy as sm
 import sympy.physics.mechanics as me
 
 from symbolic.counting import count_ops
-from symbolic.linsolve import solve_linear
+from symbolic.linsolve import ADJUGATE_MAX, solve_linear
 from symbolic.types import Expr, Matrix, ParameterValues, Symbol
 from systems import MechanicalSystem, get_system
 
@@ -60,6 +61,7 @@ __all__ = [
     "formulation_names",
     "LazyExtras",
     "solve_dependent_speeds",
+    "constraint_samples",
     "REFERENCE",
     "ABILITIES",
     "check_options",
@@ -945,6 +947,28 @@ def rate_form(
         multipliers=tuple(multipliers),
         extras=extras or {},
     )
+
+
+def constraint_samples(ms: MechanicalSystem, A_dep: Matrix) -> list[np.ndarray]:
+    """``A_dep`` (in t and q) evaluated at the declared initial state and
+    three random consistent states: the samples that guide the pivots of
+    :func:`symbolic.linsolve.solve_linear` for a block larger than
+    :data:`~symbolic.linsolve.ADJUGATE_MAX` (empty for smaller ones, which
+    go through their determinant).  Without them the first symbolically
+    nonzero pivot is taken, and it may vanish all along the motion (rods of
+    Bricard's mechanism at its initial position).
+    """
+    if A_dep.shape[0] <= ADJUGATE_MAX:
+        return []
+    A = ms.substitute_specified(sm.Matrix(A_dep)).xreplace(dict(ms.parameters))
+    coords = list(ms.coordinates)
+    states = [ms.consistent_initial_state()[:2]]
+    states += [ms.random_state(seed=1000 + k)[:2] for k in range(3)]
+    out = []
+    for t0, q in states:
+        rep = {qi: float(v) for qi, v in zip(coords, q)} | {t: float(t0)}
+        out.append(np.array(A.xreplace(rep).evalf().tolist(), dtype=float))
+    return out
 
 
 def solve_dependent_speeds(

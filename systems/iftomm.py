@@ -274,8 +274,7 @@ def n_four_bar(n: int = 2) -> MechanicalSystem:
         system=system,
         parameters=dict(zip((m, L, g), A02_PARAMETERS.values())),
         initial_state=init,
-        dependent_solutions={q: phi[0] for q in phi[1:]}
-        | {q: sm.S.Zero for q in psi},
+        dependent_solutions={q: phi[0] for q in phi[1:]} | {q: sm.S.Zero for q in psi},
         potential_energy=V,
         energy_conserved=True,
         description=n_four_bar.__doc__,
@@ -332,10 +331,10 @@ def bricard() -> MechanicalSystem:
 
     Coordinates: the joint angles ``q1..q5`` along the open chain from O
     (each rod's frame turned from its parent's about the joint axis),
-    ``q1`` independent, ``q2..q5`` dependent.  Closure at P5: the chain's
-    end at (0, 0, L) (three equations) and the last joint's axis along x
-    (two equations): five holonomic constraints for four dependent
-    coordinates.  Their Jacobian has rank four on the motion, so the
+    ``q1`` independent, ``q2..q5`` dependent.  Closure: the chain's end at
+    P5 = (0, 0, L) (three equations, written as the loop closing at P2 in
+    rod 3's frame) and the last joint's axis along x (two equations): five
+    holonomic constraints for four dependent coordinates.  Their Jacobian has rank four on the motion, so the
     velocity rows are reduced by rank at random consistent states
     (:mod:`systems.redundancy`); the formulations with multipliers keep
     all five and solve in the least-squares sense (minimum-norm
@@ -378,10 +377,15 @@ def bricard() -> MechanicalSystem:
         loads.append(me.Force(G, -m * g * N.y))
         V += m * g * G.pos_from(O).dot(N.y)
         if i == 2:
-            P3 = nxt
+            P2 = nxt
         P = nxt
-    end = P.pos_from(O) - L * N.z
-    hol = [end.dot(N.x), end.dot(N.y), end.dot(N.z), R5.x.dot(N.y), R5.x.dot(N.z)]
+    # The loop closed at P2 (rods 1, 2 against the ground and rods 5, 4, 3
+    # walked back from P5), measured in rod 3's frame, and joint 6's axis
+    # N.x normal to rod 5's y and z: the same zeros as P5 = (0, 0, L) and
+    # R5.x = N.x, in expressions a third the size (each frame is fewer
+    # rotations away).
+    gap = P2.pos_from(O) - (L * N.z - L * R5.y + L * R4.x - L * R3.z)
+    hol = [gap.dot(R3.x), gap.dot(R3.y), gap.dot(R3.z), N.x.dot(R5.y), N.x.dot(R5.z)]
     system = me.System(N, O)
     system.add_coordinates(q[0])
     system.add_coordinates(*q[1:], independent=False)
@@ -391,7 +395,7 @@ def bricard() -> MechanicalSystem:
     system.add_holonomic_constraints(*hol)
     system.add_bodies(*bodies)
     system.add_loads(*loads)
-    r3 = P3.pos_from(O)
+    r3 = P2.pos_from(O)  # the specification's P3
     return MechanicalSystem(
         name="bricard",
         system=system,
@@ -503,9 +507,7 @@ def flyball_governor(shaft: str = "driven") -> MechanicalSystem:
     cube = me.inertia(S, *([m_slider * c**2 / 6] * 3))
     bodies.append(me.RigidBody("slider", Gs, S, m_slider, (cube, Gs)))
     loads = [me.Force(Gs, -m_slider * P["g"] * N.z)]
-    for i, (R, d, sign, w) in enumerate(
-        ((R1, R1.x, 1, w1), (R2, -R2.x, -1, w2)), start=1
-    ):
+    for i, (R, d, sign) in enumerate(((R1, R1.x, 1), (R2, -R2.x, -1)), start=1):
         H = O.locatenew(f"H{i}", sign * c / 2 * S.x + l * S.z)
         H.v2pt_theory(O, N, S)
         G = H.locatenew(f"G{i}", l / 2 * d)
@@ -529,8 +531,9 @@ def flyball_governor(shaft: str = "driven") -> MechanicalSystem:
     if shaft == "free":
         system.add_coordinates(theta, s, a1, a2)
         system.add_speeds(w_shaft, vs, w1, w2)
-        system.add_kdes(w_shaft - theta.diff(), vs - s.diff(),
-                        w1 - a1.diff(), w2 - a2.diff())
+        system.add_kdes(
+            w_shaft - theta.diff(), vs - s.diff(), w1 - a1.diff(), w2 - a2.diff()
+        )
         init = {theta: 0.0, w_shaft: float(A05_PARAMETERS["omega"])}
         specified = {}
     else:
