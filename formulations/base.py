@@ -702,6 +702,12 @@ class Formulation(abc.ABC):
     #: from the independent velocity constraints when these were reduced by
     #: rank (or set by the user), instead of refusing such a system.
     accepts_velocity_constraint_rows: ClassVar[bool] = False
+    #: How the method treats redundant holonomic constraints (more than
+    #: dependent coordinates, Bricard's mechanism), in words; None for a
+    #: method with multipliers or coordinate rates that refuses them.
+    #: Methods that solve for dependent speeds use the independent rows
+    #: (:mod:`systems.redundancy`) like any other reduced set.
+    redundant_constraints: ClassVar[str | None] = None
     #: True for wrappers of other software (the field's tools, for reference).
     is_peer: ClassVar[bool] = False
     #: One line for listings.
@@ -775,10 +781,14 @@ class Formulation(abc.ABC):
                 f"gibbs_appell or sympy_kane, or declare one speed per "
                 f"coordinate"
             )
+        redundant_only = self.redundant_constraints is not None and len(
+            system.redundant_holonomic_constraints
+        ) == len(system.dropped_velocity_constraints)
         if (
             (self.uses_multipliers or self.needs_velocities_from_positions)
             and not self.accepts_velocity_constraint_rows
             and not system.velocity_constraints_as_declared
+            and not redundant_only
         ):
             dropped = system.dropped_velocity_constraints
             raise UnsupportedSystemError(

@@ -574,6 +574,19 @@ class MechanicalSystem:
         return tuple(lb for i, lb in enumerate(labels) if i not in kept)
 
     @property
+    def redundant_holonomic_constraints(self) -> tuple[int, ...]:
+        """Indices of the holonomic constraints that are combinations of
+        the others on the constraint manifold (their velocity rows were
+        dropped, :mod:`systems.redundancy`): empty unless the declaration
+        has more holonomic constraints than dependent coordinates, as
+        Bricard's mechanism.  The coordinates still satisfy every one."""
+        nh = len(self.holonomic_constraints)
+        if nh <= len(self.q_dep) or self.system._vel_constrs is not None:
+            return ()
+        kept = self._velocity_rows[0]
+        return tuple(i for i in range(nh) if i not in kept)
+
+    @property
     def velocity_constraints_as_declared(self) -> bool:
         """True when the velocity constraint rows are exactly the
         derivatives of the holonomic constraints followed by the
