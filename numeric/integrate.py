@@ -34,6 +34,7 @@ trajectory actually shows, not the (near zero) residual after projection.
 
 from __future__ import annotations
 
+import functools
 import math
 import weakref
 from collections.abc import Mapping
@@ -224,6 +225,12 @@ def project_state(system, t0, q, qd, parameters=None, *, tol=1e-12, maxiter=20):
     n = f["n"]
     q = np.array(q, dtype=float)
     qd = np.array(qd, dtype=float)
+    # Redundant holonomic constraints (Bricard's mechanism): their rows are
+    # rank-deficient by that many on the manifold, and only nearly so off
+    # it; a least-squares solve at full rank would read the drift's tiny
+    # singular values as real and jump the state.
+    deficient = len(system.redundant_holonomic_constraints)
+    solve = _lstsq if not deficient else functools.partial(_truncated, k=deficient)
     if f["n_hol"]:
         res = np.inf
         for _ in range(maxiter):
@@ -232,7 +239,7 @@ def project_state(system, t0, q, qd, parameters=None, *, tol=1e-12, maxiter=20):
             if res <= tol:
                 break
             J = np.asarray(f["phi_q"](t0, q, p), dtype=float).reshape(-1, n)
-            q -= np.linalg.lstsq(J, r, rcond=None)[0]
+            q -= solve(J, r)
         else:
             raise ConstraintError(
                 f"system {system.name!r}: cannot project onto the holonomic "
@@ -242,8 +249,20 @@ def project_state(system, t0, q, qd, parameters=None, *, tol=1e-12, maxiter=20):
     if f["n_vel"]:
         B = np.asarray(f["B"](t0, q, p), dtype=float).reshape(-1, n)
         c = np.asarray(f["c"](t0, q, p), dtype=float).ravel()
-        qd -= np.linalg.lstsq(B, B @ qd + c, rcond=None)[0]
+        qd -= solve(B, B @ qd + c)
     return q, qd
+
+
+def _lstsq(A, b):
+    return np.linalg.lstsq(A, b, rcond=None)[0]
+
+
+def _truncated(A, b, k):
+    """Minimum-norm least squares with the ``k`` smallest singular values
+    taken as zero."""
+    U, sv, Vt = np.linalg.svd(A, full_matrices=False)
+    r = len(sv) - k
+    return Vt[:r].T @ ((U[:, :r].T @ b) / sv[:r])
 
 
 # ----------------------------------------------------------------------

@@ -292,6 +292,9 @@ def n_four_bar(n: int = 2) -> MechanicalSystem:
 # ----------------------------------------------------------------------
 @register_system(
     "bricard",
+    # Its declaration alone reduces five constraint rows on the manifold
+    # (about 7 s) and each derivation takes 5-10 s.
+    heavy=True,
     benchmark=Benchmark(
         problem="A04",
         title="Bricard's mechanism",
@@ -415,6 +418,8 @@ def bricard() -> MechanicalSystem:
 # ----------------------------------------------------------------------
 @register_system(
     "flyball_governor",
+    # Cheap to derive, but stiff: the default comparison's explicit
+    # integrator would need steps of about 1e-5 s.
     heavy=True,
     variants=({"shaft": "driven"},),
     benchmark=Benchmark(
