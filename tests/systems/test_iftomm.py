@@ -406,3 +406,10 @@ def test_bricard_energy_is_conserved_over_the_specified_time(formulation):
     p3 = [ms.observables[k] for k in ("x_P3", "y_P3", "z_P3")]
     travel = [np.linalg.norm(_positions(ms, q, p3) - [1, -1, 0]) for q in res.q]
     assert max(travel) > 0.1
+
+
+def test_register_system_refuses_a_benchmark_that_is_not_one():
+    from systems import register_system
+
+    with pytest.raises(TypeError, match="benchmark must be a Benchmark"):
+        register_system("not_registered", benchmark={"problem": "A01"})
