@@ -150,6 +150,10 @@ def iftomm_pendulum() -> MechanicalSystem:
 @register_system(
     "n_four_bar",
     sizes=(2,),
+    # Out of the default comparison: the formulations that integrate the
+    # dependent coordinates stop at its singular position by design
+    # (integrate's singularity_tol), which the run reports as failures.
+    heavy=True,
     benchmark=Benchmark(
         problem="A02",
         title="N-four-bar mechanism",
