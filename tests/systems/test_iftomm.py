@@ -49,7 +49,9 @@ def _energy(ms, res):
     [
         ("iftomm_pendulum", "A01", 2000.0, ("x_P1", "y_P1")),
         ("n_four_bar", "A02", 10.0, ("x_B0", "y_B0")),
-        ("bricard", "A04", 10.0, ("x_P3", "y_P3", "z_P3")),
+        pytest.param(
+            "bricard", "A04", 10.0, ("x_P3", "y_P3", "z_P3"), marks=pytest.mark.slow
+        ),
         ("flyball_governor", "A05", 10.0, ("s",)),
     ],
 )
@@ -115,6 +117,7 @@ def test_n_four_bar_specification():
     assert system_facts("n_four_bar").sizes == (2,)
 
 
+@pytest.mark.slow
 def test_bricard_specification():
     """A04: five rods of 1 m, 1 kg, 0.1 m square section, gravity -y;
     Grübler's count 0 (five closure equations for five joint angles), one
@@ -143,6 +146,7 @@ def test_bricard_specification():
     assert np.all(qd == 0)
 
 
+@pytest.mark.slow
 def test_bricard_constraint_jacobian_has_rank_four_on_the_motion():
     """One closure equation is redundant at every configuration of the
     motion (the mechanism moves although Grübler says it cannot)."""
