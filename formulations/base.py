@@ -34,11 +34,12 @@ from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
+import numpy as np
 import sympy as sm
 import sympy.physics.mechanics as me
 
 from symbolic.counting import count_ops
-from symbolic.linsolve import solve_linear
+from symbolic.linsolve import ADJUGATE_MAX, solve_linear
 from symbolic.types import Expr, Matrix, ParameterValues, Symbol
 from systems import MechanicalSystem, get_system
 
@@ -63,6 +64,7 @@ __all__ = [
     "formulation_names",
     "LazyExtras",
     "solve_dependent_speeds",
+    "constraint_samples",
     "REFERENCE",
     "ABILITIES",
     "check_options",
@@ -888,6 +890,12 @@ class Formulation(abc.ABC):
     #: from the independent velocity constraints when these were reduced by
     #: rank (or set by the user), instead of refusing such a system.
     accepts_velocity_constraint_rows: ClassVar[bool] = False
+    #: How the method treats redundant holonomic constraints (more than
+    #: dependent coordinates, Bricard's mechanism), in words; None for a
+    #: method with multipliers or coordinate rates that refuses them.
+    #: Methods that solve for dependent speeds use the independent rows
+    #: (:mod:`systems.redundancy`) like any other reduced set.
+    redundant_constraints: ClassVar[str | None] = None
     #: True for wrappers of other software (the field's tools, for reference).
     is_peer: ClassVar[bool] = False
     #: One line for listings.
@@ -957,10 +965,14 @@ class Formulation(abc.ABC):
                 f"({_speed_count_reason(system)}): use kane, gibbs_appell or "
                 f"sympy_kane, or declare one speed per coordinate"
             )
+        redundant_only = self.redundant_constraints is not None and len(
+            system.redundant_holonomic_constraints
+        ) == len(system.dropped_velocity_constraints)
         if (
             (self.uses_multipliers or self.needs_velocities_from_positions)
             and not self.accepts_velocity_constraint_rows
             and not system.velocity_constraints_as_declared
+            and not redundant_only
         ):
             dropped = system.dropped_velocity_constraints
             raise UnsupportedSystemError(
@@ -1146,6 +1158,28 @@ def rate_form(
         multipliers=tuple(multipliers),
         extras=extras or {},
     )
+
+
+def constraint_samples(ms: MechanicalSystem, A_dep: Matrix) -> list[np.ndarray]:
+    """``A_dep`` (in t and q) evaluated at the declared initial state and
+    three random consistent states: the samples that guide the pivots of
+    :func:`symbolic.linsolve.solve_linear` for a block larger than
+    :data:`~symbolic.linsolve.ADJUGATE_MAX` (empty for smaller ones, which
+    go through their determinant).  Without them the first symbolically
+    nonzero pivot is taken, and it may vanish all along the motion (rods of
+    Bricard's mechanism at its initial position).
+    """
+    if A_dep.shape[0] <= ADJUGATE_MAX:
+        return []
+    A = ms.substitute_specified(sm.Matrix(A_dep)).xreplace(dict(ms.parameters))
+    coords = list(ms.coordinates)
+    states = [ms.consistent_initial_state()[:2]]
+    states += [ms.random_state(seed=1000 + k)[:2] for k in range(3)]
+    out = []
+    for t0, q in states:
+        rep = {qi: float(v) for qi, v in zip(coords, q)} | {t: float(t0)}
+        out.append(np.array(A.xreplace(rep).evalf().tolist(), dtype=float))
+    return out
 
 
 def solve_dependent_speeds(

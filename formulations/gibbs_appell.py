@@ -155,6 +155,7 @@ from symbolic.frames import (
 from .base import (
     Derivation,
     Formulation,
+    constraint_samples,
     register,
     solve_dependent_speeds,
     speed_form,
@@ -362,14 +363,17 @@ class GibbsAppell(Formulation):
             b = sm.Matrix(kin.velocity_constraint_b)
             if u_dep:
                 A_dep = A[:, p:]
+                samples = constraint_samples(ms, A_dep)
                 # A u' + e = 0 is the velocity constraint differentiated once.
                 dvc = (A * sm.Matrix(u) + b).diff(t).xreplace(qdot)
                 e = dvc.xreplace({x: 0 for x in ud})
                 if self.elimination == "append":
-                    C = solve_dependent_speeds(A_dep, -A[:, :p])
+                    C = solve_dependent_speeds(A_dep, -A[:, :p], samples)
                     dep_rates = {}
                 else:
-                    Cd = solve_dependent_speeds(A_dep, (-A[:, :p]).row_join(-e))
+                    Cd = solve_dependent_speeds(
+                        A_dep, (-A[:, :p]).row_join(-e), samples
+                    )
                     C, d = Cd[:, :p], Cd[:, p:]
                     dep_rates = {
                         ud_dep[s]: (C[s, :] * sm.Matrix(ud_ind))[0] + d[s]

@@ -44,6 +44,7 @@ from .base import (
     Formulation,
     LazyExtras,
     UnsupportedSystemError,
+    constraint_samples,
     register,
     solve_dependent_speeds,
     speed_form,
@@ -185,7 +186,13 @@ class Kane(Formulation):
         with stage("constraints"):
             A = sm.Matrix(kin.velocity_constraint_A)
             b = sm.Matrix(kin.velocity_constraint_b)
-            C = solve_dependent_speeds(A[:, p:], -A[:, :p]) if m else sm.zeros(0, p)
+            C = (
+                solve_dependent_speeds(
+                    A[:, p:], -A[:, :p], constraint_samples(ms, A[:, p:])
+                )
+                if m
+                else sm.zeros(0, p)
+            )
         # Mass matrix and forcing of all speeds (F_r + F*_r with the speed
         # rates set to zero), by one of two sums.
         composite = None

@@ -152,6 +152,11 @@ class Lagrange(Formulation):
     uses_multipliers = True
     needs_velocities_from_positions = True
     accepts_velocity_constraint_rows = True
+    redundant_constraints = (
+        "keeps every declared constraint row and solves the singular "
+        "augmented system in the least-squares sense: unique accelerations, "
+        "minimum-norm multipliers"
+    )
 
     def __init__(self, *, baumgarte=None, count_ops: bool = True):
         super().__init__(count_ops=count_ops)
@@ -211,7 +216,16 @@ class Lagrange(Formulation):
             f_dyn = Qgen + dTdq - dp
 
         with stage("constraints"):
-            hol_rows, vel_rows = constraint_rows(ms)
+            redundant = len(ms.redundant_holonomic_constraints)
+            if redundant:
+                # Redundant holonomic constraints (Bricard's mechanism):
+                # every declared row, so the multipliers belong to the
+                # declared constraints; C has rank m - redundant and the
+                # numeric solve is least squares (numeric.model).
+                hol_rows = ms.holonomic_constraints
+                vel_rows = ms.nonholonomic_constraints
+            else:
+                hol_rows, vel_rows = constraint_rows(ms)
             hol = sm.Matrix([plain(c) for c in hol_rows])
             nonhol = sm.Matrix([plain(c) for c in vel_rows])
             nh, nn = len(hol), len(nonhol)
@@ -263,6 +277,8 @@ class Lagrange(Formulation):
             "n_dynamic_equations": n,
             "baumgarte": self.baumgarte,
         }
+        if redundant:
+            extras["redundant_constraint_rows"] = redundant
         if forces:
             extras["constraint_forces"] = forces
         if missing:

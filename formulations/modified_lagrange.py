@@ -478,6 +478,10 @@ class ModifiedLagrange(Formulation):
     uses_multipliers = False
     needs_dependent_solutions = False
     needs_velocities_from_positions = True
+    redundant_constraints = (
+        "removes the dependent rows: the holonomic constraints whose "
+        "velocity rows are independent at random consistent states"
+    )
 
     def __init__(
         self,
@@ -674,7 +678,14 @@ class ModifiedLagrange(Formulation):
         preset = []
         if ms.q_dep and not explicit:
             # d/dt Phi(t, q) = Phi_q q' + Phi_t: the implicit function theorem.
-            rows += [_d(sm.sympify(c)) for c in ms.holonomic_constraints]
+            # Redundant holonomic constraints (Bricard's mechanism): the
+            # independent ones only, chosen at random consistent states.
+            dropped = ms.redundant_holonomic_constraints
+            rows += [
+                _d(sm.sympify(c))
+                for i, c in enumerate(ms.holonomic_constraints)
+                if i not in dropped
+            ]
             preset = list(ms.q_dep)
         for c in ms.nonholonomic_constraints:
             c = sm.sympify(c).xreplace(u_map)

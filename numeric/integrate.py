@@ -34,6 +34,7 @@ trajectory actually shows, not the (near zero) residual after projection.
 
 from __future__ import annotations
 
+import functools
 import math
 import weakref
 from collections.abc import Mapping
@@ -224,6 +225,12 @@ def project_state(system, t0, q, qd, parameters=None, *, tol=1e-12, maxiter=20):
     n = f["n"]
     q = np.array(q, dtype=float)
     qd = np.array(qd, dtype=float)
+    # Redundant holonomic constraints (Bricard's mechanism): their rows are
+    # rank-deficient by that many on the manifold, and only nearly so off
+    # it; a least-squares solve at full rank would read the drift's tiny
+    # singular values as real and jump the state.
+    deficient = len(system.redundant_holonomic_constraints)
+    solve = _lstsq if not deficient else functools.partial(_truncated, k=deficient)
     if f["n_hol"]:
         res = np.inf
         for _ in range(maxiter):
@@ -232,7 +239,7 @@ def project_state(system, t0, q, qd, parameters=None, *, tol=1e-12, maxiter=20):
             if res <= tol:
                 break
             J = np.asarray(f["phi_q"](t0, q, p), dtype=float).reshape(-1, n)
-            q -= np.linalg.lstsq(J, r, rcond=None)[0]
+            q -= solve(J, r)
         else:
             raise ConstraintError(
                 f"system {system.name!r}: cannot project onto the holonomic "
@@ -242,8 +249,20 @@ def project_state(system, t0, q, qd, parameters=None, *, tol=1e-12, maxiter=20):
     if f["n_vel"]:
         B = np.asarray(f["B"](t0, q, p), dtype=float).reshape(-1, n)
         c = np.asarray(f["c"](t0, q, p), dtype=float).ravel()
-        qd -= np.linalg.lstsq(B, B @ qd + c, rcond=None)[0]
+        qd -= solve(B, B @ qd + c)
     return q, qd
+
+
+def _lstsq(A, b):
+    return np.linalg.lstsq(A, b, rcond=None)[0]
+
+
+def _truncated(A, b, k):
+    """Minimum-norm least squares with the ``k`` smallest singular values
+    taken as zero."""
+    U, sv, Vt = np.linalg.svd(A, full_matrices=False)
+    r = len(sv) - k
+    return Vt[:r].T @ ((U[:, :r].T @ b) / sv[:r])
 
 
 # ----------------------------------------------------------------------
@@ -304,6 +323,7 @@ def integrate(
     projection_tol: float = 1e-12,
     consistency_tol: float = 1e-8,
     max_step: float = np.inf,
+    singularity_tol: float | None = 1e-3,
 ) -> IntegrationResult:
     """Integrate a formulation's equations of motion from a consistent state.
 
@@ -338,6 +358,16 @@ def integrate(
         Largest constraint residual accepted in ``initial_state``.
     max_step : float
         Passed to ``solve_ivp``.
+    singularity_tol : float or None
+        For equations that integrate the dependent coordinates (they rely
+        on the constraint Jacobian): stop with
+        :class:`SingularConfigurationError` where the reciprocal condition
+        number of the independent velocity constraint rows (smallest over
+        largest singular value of their coefficients of the speeds) falls
+        below this, a singular position of the mechanism (the IFToMM A02
+        N-four-bar's horizontal position), where the degrees of freedom
+        jump and a second branch of motion crosses.  ``None`` integrates
+        on, at the risk of leaving the branch silently.
 
     Returns
     -------
@@ -407,6 +437,7 @@ def integrate(
 
     nfev = [0]
     last = {}
+    events = _singularity_event(model, singularity_tol)
 
     def fun(tt, x):
         nfev[0] += 1
@@ -467,7 +498,19 @@ def integrate(
             first_step=step,
             max_step=max_step,
             dense_output=project,
+            events=events,
         )
+        if events is not None and sol.status == 1:
+            te = float(sol.t_events[0][0])
+            q, _ = model.coordinates_from(sol.y_events[0][0], te)
+            raise SingularConfigurationError(
+                f"{eom.formulation}: {ms.name!r} reached a singular position "
+                f"at t={te:.6g}, {_describe(ms, q)}: the constraint Jacobian "
+                f"loses rank there (reciprocal condition number of the "
+                f"velocity constraints below {singularity_tol:g}), the "
+                f"degrees of freedom jump and the motion may change branch; "
+                f"integration stopped"
+            )
         if not sol.success:
             success, message = False, sol.message
             _raise_if_singular(model, sol, last)
@@ -523,6 +566,33 @@ def integrate(
         system=ms.name,
         formulation=eom.formulation,
     )
+
+
+def _singularity_event(model, tol):
+    """A terminal ``solve_ivp`` event at the configurations where the
+    velocity constraint rows lose rank, for equations whose state holds
+    the dependent coordinates; None when there is nothing to watch."""
+    ms = model.system
+    if tol is None or not ms.q_dep:
+        return None
+    if not set(ms.q_dep) & set(model.eom.states):
+        # The dependent coordinates were eliminated (explicit solutions):
+        # the equations never meet the constraint Jacobian.
+        return None
+    f = ms.states._constraint_functions["A"]
+    n_u = len(ms.speeds)
+    p = model.p
+
+    def rcond(tt, x):
+        q, _ = model.coordinates_from(x, tt)
+        A = np.asarray(f(tt, q, np.zeros(n_u), p), dtype=float).reshape(-1, n_u)
+        sv = np.linalg.svd(A, compute_uv=False)
+        if not np.all(np.isfinite(sv)) or sv[0] == 0:
+            return -tol
+        return float(sv[-1] / sv[0]) - tol
+
+    rcond.terminal = True
+    return [rcond]
 
 
 def _final_state(sol, b):

@@ -291,6 +291,10 @@ class NumericModel:
         self.n_unknowns = len(eom.unknowns)
         self.nfev = 0
         self.p = eom.system.parameter_vector(parameters)
+        #: Constraint rows that are combinations of the others (redundant
+        #: holonomic constraints kept by a formulation with multipliers):
+        #: M is then singular by that many, and is solved by least squares.
+        self.redundant_rows = int(eom.extras.get("redundant_constraint_rows", 0) or 0)
 
     @property
     def p(self) -> FloatArray:
@@ -381,6 +385,8 @@ class NumericModel:
             1e13) at the configuration, naming it.
         """
         M, f = self.mass_matrix_and_forcing(t0, x)
+        if self.redundant_rows:
+            return self._least_squares(t0, x, M, f, check)
         if not check:
             # The integrator's path: one finiteness test, on the solution
             # (a non-finite M or f gives a non-finite or no solution); the
@@ -420,9 +426,42 @@ class NumericModel:
             )
         return np.asarray(z, dtype=float)
 
+    def _least_squares(
+        self, t0: float, x: ArrayLike, M: FloatArray, f: FloatArray, check: bool
+    ) -> FloatArray:
+        """z of ``M z = f`` for an augmented matrix singular by
+        ``redundant_rows`` (redundant constraint rows): the minimum-norm
+        solution with those smallest singular values set to zero.  The
+        accelerations are unique (M is definite on the constraints' null
+        space) and the multipliers the minimum-norm ones, orthogonal to the
+        null space of ``C^T``.  The rank is the declaration's, not a
+        tolerance's: off the constraint manifold (integration drift) the
+        small singular values are of the drift's size, and inverting them
+        would turn the drift into an O(1) acceleration."""
+        if not (np.all(np.isfinite(M)) and np.all(np.isfinite(f))):
+            raise SingularConfigurationError(
+                f"{self.eom.formulation}: the equations of "
+                f"{self.system.name!r} are not finite at t={t0:.6g}, "
+                f"{self._describe(t0, x)}"
+            )
+        U, sv, Vt = np.linalg.svd(M)
+        r = len(sv) - self.redundant_rows
+        cond = sv[0] / sv[r - 1] if sv[r - 1] > 0 else np.inf
+        if not np.isfinite(cond) or cond > (1e13 if check else 1e16):
+            raise SingularConfigurationError(
+                f"{self.eom.formulation}: the mass matrix of "
+                f"{self.system.name!r} is singular at t={t0:.6g}, "
+                f"{self._describe(t0, x)} beyond its {self.redundant_rows} "
+                f"redundant constraint row(s) (condition number {cond:.3g})"
+            )
+        return np.asarray(Vt[:r].T @ ((U[:, :r].T @ f) / sv[:r]), dtype=float)
+
     def rhs(self, t0: float, x: ArrayLike) -> FloatArray:
         """x' = rhs(t, x) for the formulation's own state vector."""
         self.nfev += 1
+        if self.redundant_rows:
+            # A backend's own solve (LDL^T, LU) is not for singular M.
+            return NumericModel._rhs(self, t0, x)
         return self._rhs(t0, x)
 
     def _rhs(self, t0: float, x: ArrayLike) -> FloatArray:
@@ -458,6 +497,9 @@ class NumericModel:
         self.nfev += k
         if k == 0:
             return np.empty((0, self.n_states))
+        if self.redundant_rows:
+            Tk = np.broadcast_to(T, (k,))
+            return np.array([NumericModel._rhs(self, Tk[i], Xa[i]) for i in range(k)])
         return self._rhs_batch(T, Xa)
 
     def state_from(self, q: ArrayLike, qd: ArrayLike, t0: float = 0.0) -> FloatArray:

@@ -301,7 +301,13 @@ class SystemStates:
                 len(r), len(q) - nind
             )
             try:
-                step = np.linalg.solve(J, -r)
+                # Gauss-Newton where redundant constraints outnumber the
+                # dependent coordinates (consistent: a zero residual).
+                step = (
+                    np.linalg.solve(J, -r)
+                    if J.shape[0] == J.shape[1]
+                    else np.linalg.lstsq(J, -r, rcond=None)[0]
+                )
             except np.linalg.LinAlgError:
                 break
             q[nind:] += step

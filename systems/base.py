@@ -236,6 +236,9 @@ class MechanicalSystem:
     energy_conserved : bool, optional
         True where the total energy ``T + V`` is a constant of the motion
         (used by the harness to report energy drift).
+    observables : mapping, optional
+        Named quantities of interest, expressions in (t, q) (the reference
+        point of a benchmark problem, say): ``{"x_P1": expression}``.
 
     Raises
     ------
@@ -299,6 +302,7 @@ class MechanicalSystem:
         speed_scale: float = 1.0,
         energy_conserved: bool = False,
         options: Mapping[str, Any] | None = None,
+        observables: Mapping[str, Expr] | None = None,
     ) -> None:
         if not isinstance(system, me.System):
             raise TypeError(
@@ -327,6 +331,9 @@ class MechanicalSystem:
         self.speed_scale = float(speed_scale)
         self.energy_conserved = bool(energy_conserved)
         self.options = MappingProxyType(dict(options or {}))
+        self.observables: Mapping[str, Expr] = MappingProxyType(
+            {str(k): sm.sympify(v) for k, v in (observables or {}).items()}
+        )
         # Constants that cannot enter the equations (the ground body's mass
         # and inertia) need no value: a harmless zero, and a note.
         from .consistency import inert_constants
@@ -630,6 +637,19 @@ class MechanicalSystem:
         return tuple(lb for i, lb in enumerate(labels) if i not in kept)
 
     @property
+    def redundant_holonomic_constraints(self) -> tuple[int, ...]:
+        """Indices of the holonomic constraints that are combinations of
+        the others on the constraint manifold (their velocity rows were
+        dropped, :mod:`systems.redundancy`): empty unless the declaration
+        has more holonomic constraints than dependent coordinates, as
+        Bricard's mechanism.  The coordinates still satisfy every one."""
+        nh = len(self.holonomic_constraints)
+        if nh <= len(self.q_dep) or self.system._vel_constrs is not None:
+            return ()
+        kept = self._velocity_rows[0]
+        return tuple(i for i in range(nh) if i not in kept)
+
+    @property
     def velocity_constraints_as_declared(self) -> bool:
         """True when the velocity constraint rows are exactly the
         derivatives of the holonomic constraints followed by the
@@ -771,10 +791,15 @@ class MechanicalSystem:
         problems = []
         q_dep, u_dep = self.q_dep, self.u_dep
         nh, nnh = len(self.holonomic_constraints), len(self.nonholonomic_constraints)
-        if len(q_dep) != nh:
+        # More holonomic constraints than dependent coordinates are
+        # redundant ones (Bricard's mechanism): their velocity rows are
+        # reduced by rank on the constraint manifold, and the check below
+        # asks that the independent rows match the dependent speeds.
+        if len(q_dep) > nh:
             problems.append(
                 f"{len(q_dep)} dependent coordinates {list(q_dep)} but {nh} "
-                f"holonomic constraints: they must be equal in number"
+                f"holonomic constraints: they must be equal in number (or "
+                f"the constraints more, when some are redundant)"
             )
         n_vc = len(self.system.velocity_constraints)
         if len(u_dep) > n_vc:

@@ -13,6 +13,7 @@ from .base import MechanicalSystem
 
 __all__ = [
     "CATALOGUE",
+    "Benchmark",
     "SystemFacts",
     "register_system",
     "get_system",
@@ -28,6 +29,48 @@ Builder = Callable[..., MechanicalSystem]
 CATALOGUE: dict[str, Builder] = {}
 #: Catalogue name -> what the harness and the tests need to know about it.
 FACTS: dict[str, SystemFacts] = {}
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """A published benchmark problem a catalogue entry transcribes, as its
+    source defines the problem's accuracy (the IFToMM library of
+    computational benchmark problems, say).
+
+    Attributes
+    ----------
+    problem : str
+        The library's name of the problem, e.g. ``"A01"``.
+    title : str
+    t_final : float
+        The simulated time the specification asks for (s).
+    reference : tuple of str
+        The reference quantities: names of the system's ``observables``
+        (:class:`~systems.base.MechanicalSystem`) the error is measured on.
+    error_measure : str
+        How the problem measures a solution's error, in words.
+    accuracy : tuple of float
+        The allowed errors, low and high precision (1e-1 and 1e-3 in the
+        IFToMM specifications seen).
+    output_steps : int or None
+        The number of output steps the error is measured over, where the
+        specification gives it.
+    energy_conserved : bool
+        The mechanical energy is a constant of the problem's motion (its
+        drift is then a second error measure).
+    notes : str
+        Differences between the sources and what the catalogue chose.
+    """
+
+    problem: str
+    title: str
+    t_final: float
+    reference: tuple[str, ...]
+    error_measure: str
+    accuracy: tuple[float, ...] = (1e-1, 1e-3)
+    output_steps: int | None = None
+    energy_conserved: bool = False
+    notes: str = ""
 
 
 @dataclass(frozen=True)
@@ -51,12 +94,16 @@ class SystemFacts:
         of the test suite's cross-formulation checks against the reference
         formulation: its oracle is the stronger check, and deriving it with
         every peer there would take tens of minutes.
+    benchmark : Benchmark or None
+        The published benchmark problem the entry transcribes, with its
+        reference quantities and error measure.
     """
 
     heavy: bool = False
     sizes: tuple[int, ...] = ()
     variants: tuple[dict[str, Any], ...] = field(default_factory=lambda: ({},))
     oracle: str | None = None
+    benchmark: Benchmark | None = None
 
     @property
     def scalable(self) -> bool:
@@ -70,6 +117,7 @@ def register_system(
     sizes: Iterable[int] = (),
     variants: Iterable[dict[str, Any]] = ({},),
     oracle: str | None = None,
+    benchmark: Benchmark | None = None,
 ) -> Callable[[Builder], Builder]:
     """Decorator registering a builder under ``name`` (once), with its
     facts (see :class:`SystemFacts`).
@@ -81,8 +129,9 @@ def register_system(
         positive integers, variants naming options the builder does not take
         or sizes for a builder without ``n``.
     TypeError
-        For ``heavy`` that is not a bool, variants that are not mappings or
-        an oracle that is not a string.
+        For ``heavy`` that is not a bool, variants that are not mappings,
+        an oracle that is not a string or a benchmark that is not a
+        :class:`Benchmark`.
 
     Examples
     --------
@@ -98,6 +147,10 @@ def register_system(
         raise ValueError(f"sizes must be positive integers, not {sizes}")
     if oracle is not None and not isinstance(oracle, str):
         raise TypeError(f"oracle must be a str or None, not {type(oracle).__name__}")
+    if benchmark is not None and not isinstance(benchmark, Benchmark):
+        raise TypeError(
+            f"benchmark must be a Benchmark or None, not {type(benchmark).__name__}"
+        )
     variants = tuple(variants)
     if not variants or any(not isinstance(v, dict) for v in variants):
         raise TypeError(
@@ -125,6 +178,7 @@ def register_system(
             sizes=sizes,
             variants=tuple(dict(v) for v in variants),
             oracle=oracle,
+            benchmark=benchmark,
         )
         return builder
 

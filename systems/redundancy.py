@@ -13,6 +13,12 @@ Which rows are kept: those in which auxiliary speeds appear first (they
 carry the constraint forces asked for), then the declared velocity
 constraints, and the derivatives of holonomic constraints last (the
 holonomic constraint itself still holds the coordinates).
+
+Redundant holonomic constraints (more of them than dependent coordinates,
+as in Bricard's mechanism) are dependent only on the constraint manifold:
+their rows are then tested at random configurations that satisfy the
+holonomic constraints (the dependent coordinates solved by Gauss-Newton),
+not at arbitrary ones.
 """
 
 from __future__ import annotations
@@ -87,10 +93,15 @@ def independent_rows(
     rng = np.random.default_rng(seed)
     p = [ms.parameters[k] for k in ms.parameters]
     q0 = np.array([ms.initial_state.get(qi, 0.1) for qi in q], float)
+    on_manifold = len(ms.holonomic_constraints) > len(ms.q_dep)
     samples = []
     for _ in range(n_samples):
-        qs = q0 + rng.uniform(-0.5, 0.5, size=len(q))
-        samples.append(np.asarray(fn(float(rng.uniform(0, 1)), *qs, *p), dtype=float))
+        t0 = float(rng.uniform(0, 1))
+        if on_manifold:
+            qs = _consistent_configuration(ms, t0, q0, rng)
+        else:
+            qs = q0 + rng.uniform(-0.5, 0.5, size=len(q))
+        samples.append(np.asarray(fn(t0, *qs, *p), dtype=float))
     aux = set(ms.u_aux)
     priority = sorted(
         range(len(rows)),
@@ -130,6 +141,39 @@ def independent_rows(
             stacklevel=4,
         )
     return kept
+
+
+def _consistent_configuration(ms, t0, q0, rng, spread=0.3, maxiter=50):
+    """A configuration near ``q0`` satisfying the holonomic constraints:
+    the independent coordinates perturbed (half-width ``spread``, halved
+    until Gauss-Newton converges), the dependent ones solved by least
+    squares (the constraints may outnumber them)."""
+    q = list(ms.coordinates)
+    nind = len(ms.q_ind)
+    rep = {qi: sm.Dummy() for qi in q}
+    hol = ms.substitute_specified(sm.Matrix(list(ms.holonomic_constraints)))
+    hol = hol.xreplace(rep)
+    dep = [rep[qi] for qi in q[nind:]]
+    args = [t] + [rep[qi] for qi in q] + list(ms.parameters)
+    f = sm.lambdify(args, hol, modules="numpy")
+    jac = sm.lambdify(args, hol.jacobian(dep), modules="numpy")
+    p = [ms.parameters[k] for k in ms.parameters]
+    draw = rng.uniform(-1, 1, size=nind)
+    for shrink in (1.0, 0.5, 0.25, 0.1):
+        x = np.array(q0, dtype=float)
+        x[:nind] += shrink * spread * draw
+        for _ in range(maxiter):
+            r = np.asarray(f(t0, *x, *p), dtype=float).ravel()
+            if np.max(np.abs(r)) < 1e-13:
+                return x
+            J = np.asarray(jac(t0, *x, *p), dtype=float).reshape(len(r), -1)
+            x[nind:] -= np.linalg.lstsq(J, r, rcond=None)[0]
+        if np.max(np.abs(np.asarray(f(t0, *x, *p), dtype=float))) < 1e-10:
+            return x
+    raise ValueError(
+        f"system {ms.name!r}: no configuration satisfying the holonomic "
+        f"constraints found near the initial state"
+    )
 
 
 def independent_speed_rows(

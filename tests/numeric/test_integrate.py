@@ -34,7 +34,12 @@ def pendulum():
 #: Andrews' squeezer is a stiff benchmark whose published horizon is
 #: 0.03 s (its crank turns several times in it): integrated there with an
 #: implicit method instead of 10 s of DOP853.
-HORIZONS = {"andrews_squeezer": (0.03, "Radau")}
+HORIZONS = {
+    "andrews_squeezer": (0.03, "Radau"),
+    # Until just before its first singular position (0.714 s), where
+    # integrate stops: tests/systems/test_iftomm.py.
+    "n_four_bar": (0.7, "DOP853"),
+}
 
 
 @pytest.mark.slow
