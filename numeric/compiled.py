@@ -1125,13 +1125,25 @@ def build_module(
     with _LOCK:
         if modname in _LOADED:
             return _LOADED[modname], 0.0
-        directory = _usable_cache_dir(compiled_cache_dir(cache_dir))
-        call_module, seconds = _call_module(cffi, cc, flags, directory)
-        target = directory / f"{modname}.so"
-        if not _cached(target):
-            start = time.perf_counter()
-            _compile_library(cc, flags, source, modname, directory, target)
-            seconds += time.perf_counter() - start
+        wanted = compiled_cache_dir(cache_dir)
+        directory = _usable_cache_dir(wanted)
+        try:
+            call_module, seconds, target = _build_in(
+                cffi, cc, flags, source, modname, directory
+            )
+        except OSError as exc:
+            # A full disk, a quota, a read-only directory: built once more
+            # where it can be, uncached, with a note naming the cache.
+            _PRIVATE[wanted] = directory = temporary_cache()
+            warnings.warn(
+                f"compiled cache {wanted} cannot be written "
+                f"({exc.strerror or exc}): compiling uncached",
+                CacheWarning,
+                stacklevel=2,
+            )
+            call_module, seconds, target = _build_in(
+                cffi, cc, flags, source, modname, directory
+            )
         try:
             shared = _abi_ffi(cffi).dlopen(str(target))
             address = int(
@@ -1145,6 +1157,19 @@ def build_module(
         library = CompiledLibrary(call_module, shared, table)
         _LOADED[modname] = library
         return library, seconds
+
+
+def _build_in(cffi, cc, flags, source, modname, directory):
+    """The call module and the library of ``source`` in ``directory``,
+    each compiled there unless signed there already: ``(call module,
+    compile seconds, library path)``."""
+    call_module, seconds = _call_module(cffi, cc, flags, directory)
+    target = directory / f"{modname}.so"
+    if not _cached(target):
+        start = time.perf_counter()
+        _compile_library(cc, flags, source, modname, directory, target)
+        seconds += time.perf_counter() - start
+    return call_module, seconds, target
 
 
 _ABI = None

@@ -82,3 +82,46 @@ def test_a_planted_equations_pickle_in_the_output_is_not_run(tmp_path):
     assert line in proc.stderr
     page = (out / "report.html").read_text()
     assert "Equations not shown, their files not signed" in page
+
+
+# ----------------------------------------------------------------------
+# A compiled cache nothing can be written in: the C cases still run
+# ----------------------------------------------------------------------
+def unwritable_cache(base: Path) -> Path:
+    """A cache root whose ``compiled`` directory exists, is private and
+    passes every check, but in which no file can be created, for root too:
+    its path is so long that a file's path in a build directory below it
+    passes the system's limit (ENAMETOOLONG, as ENOSPC on a full disk)."""
+    limit = os.pathconf("/", "PC_PATH_MAX")
+    root = str(base)
+    while len(root) + len("/compiled") < limit - 30 - 255:
+        root += "/" + "c" * 250
+    root += "/" + "c" * (limit - 30 - len(root) - len("/compiled") - 1)
+    os.makedirs(root + "/compiled", mode=0o700)
+    return Path(root)
+
+
+@pytest.mark.slow  # compiles the C backend: over ten seconds
+def test_the_c_cases_run_uncached_when_the_compiled_cache_cannot_be_written(
+    tmp_path,
+):
+    root = unwritable_cache(tmp_path / "cache")
+    out = tmp_path / "out"
+    env = dict(env_for(tmp_path), EOMCOMPARE_CACHE=str(root))
+    args = run_args(out, ["double_pendulum"], t_final=0.1, extra=["--backend", "c"])
+    proc = subprocess.run(
+        [sys.executable, "-m", "compare", *args, "--no-cache"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (row,) = read_rows(out)
+    assert row["status"] == "ok", row["error"]
+    assert row["backend"] == "c"
+    note = f"compiled cache {root / 'compiled'} cannot be written ("
+    assert note in proc.stderr
+    assert proc.stderr.count(note) == 1
+    assert not any((root / "compiled").iterdir())
