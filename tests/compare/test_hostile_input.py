@@ -125,3 +125,31 @@ def test_the_c_cases_run_uncached_when_the_compiled_cache_cannot_be_written(
     assert note in proc.stderr
     assert proc.stderr.count(note) == 1
     assert not any((root / "compiled").iterdir())
+
+
+# ----------------------------------------------------------------------
+# The regression gate reruns a scalable system's variant whole
+# ----------------------------------------------------------------------
+@pytest.mark.slow  # a run and its rerun
+def test_a_baseline_of_a_scalable_system_with_an_option_regresses_clean(tmp_path):
+    base, new = tmp_path / "base", tmp_path / "new"
+    option = ["--system-option", "n_link_pendulum:angles=absolute", "--n", "2"]
+    proc = cli(
+        tmp_path, *run_args(base, ["n_link_pendulum"], t_final=0.1, extra=option)
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (row,) = read_rows(base)
+    assert "angles=absolute" in row["variant"]
+    gate = cli(
+        tmp_path,
+        "regress",
+        "--baseline",
+        base,
+        "--out",
+        new,
+        "--ignore-times",
+        "--quiet",
+    )
+    assert gate.returncode == 0, gate.stdout + gate.stderr
+    assert "0 regression(s)" in gate.stdout
+    assert [r["case"] for r in read_rows(new)] == [row["case"]]
