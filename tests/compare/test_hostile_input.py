@@ -7,8 +7,10 @@ from __future__ import annotations
 import json
 import os
 import pickle
+import signal
 import subprocess
 import sys
+import time
 import zipfile
 from pathlib import Path
 
@@ -153,3 +155,55 @@ def test_a_baseline_of_a_scalable_system_with_an_option_regresses_clean(tmp_path
     assert gate.returncode == 0, gate.stdout + gate.stderr
     assert "0 regression(s)" in gate.stdout
     assert [r["case"] for r in read_rows(new)] == [row["case"]]
+
+
+# ----------------------------------------------------------------------
+# Signals
+# ----------------------------------------------------------------------
+def start(tmp_path, *args) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "compare", *map(str, args)],
+        cwd=ROOT,
+        env=env_for(tmp_path),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def wait_for(path: Path, proc: subprocess.Popen, seconds: float = 120) -> None:
+    deadline = time.monotonic() + seconds
+    while not path.exists():
+        assert time.monotonic() < deadline and proc.poll() is None, proc.poll()
+        time.sleep(0.05)
+
+
+def hanging_builder(tmp_path) -> tuple[Path, Path]:
+    """A user's module whose builder ``slow`` touches a marker, then hangs."""
+    marker, path = tmp_path / "building", tmp_path / "slow.py"
+    path.write_text(
+        "import pathlib, time\n\n\ndef slow():\n"
+        f"    pathlib.Path({str(marker)!r}).touch()\n"
+        "    time.sleep(600)\n"
+    )
+    return path, marker
+
+
+@pytest.mark.slow  # a run, then one interrupted
+def test_ctrl_c_during_the_builder_check_counts_the_rows_kept_truthfully(tmp_path):
+    out = tmp_path / "out"
+    proc = cli(tmp_path, *run_args(out, ["double_pendulum"], t_final=0.1))
+    assert proc.returncode == 0, proc.stderr
+    before = (out / "rows.jsonl").read_text()
+    path, marker = hanging_builder(tmp_path)
+    proc = start(tmp_path, *run_args(out, [f"{path}:slow"], t_final=0.1))
+    try:
+        wait_for(marker, proc)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert proc.returncode == 130, err
+    assert "interrupted by SIGINT: 1 finished case(s) kept" in err
+    assert (out / "rows.jsonl").read_text() == before
