@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from .findings import findings
+from .summary import oracle_unavailable
 from .tables import (
     SUMMARY_COLUMNS,
     _fmt,
@@ -906,6 +907,8 @@ def _build_report(
                     sub["oracle_qdd_max_rel_dev"].to_numpy(),
                 )
             rep.table(table, caption=label)
+            for why in oracle_unavailable(sub).values():
+                rep.p(f"oracle: unavailable ({why})")
             errs = sub[sub["error"] != ""]
             for r in errs.itertuples():
                 rep.p(f"{r.formulation}: {r.status}: {r.error}")

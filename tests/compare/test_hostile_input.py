@@ -207,3 +207,57 @@ def test_ctrl_c_during_the_builder_check_counts_the_rows_kept_truthfully(tmp_pat
     assert proc.returncode == 130, err
     assert "interrupted by SIGINT: 1 finished case(s) kept" in err
     assert (out / "rows.jsonl").read_text() == before
+
+
+# ----------------------------------------------------------------------
+# An oracle that cannot judge is said so, and the gate sees it
+# ----------------------------------------------------------------------
+def arm_urdf(joint: str) -> str:
+    """A one-link arm; ``joint`` "revolute" has no ``<limit>`` (the URDF
+    specification requires one: yourdfpy reads it, Pinocchio's parser not)."""
+    return (
+        '<robot name="arm"><link name="base"/><link name="rod"><inertial>'
+        '<origin xyz="0 0 -0.3"/><mass value="1"/><inertia ixx="0.01" '
+        'iyy="0.01" izz="0.002" ixy="0" ixz="0" iyz="0"/></inertial></link>'
+        f'<joint name="hinge" type="{joint}"><parent link="base"/>'
+        '<child link="rod"/><axis xyz="1 0 0"/></joint></robot>'
+    )
+
+
+def run_arm(
+    tmp_path, name: str, joint: str
+) -> tuple[subprocess.CompletedProcess, Path]:
+    module = tmp_path / name / "robot.py"
+    module.parent.mkdir()
+    module.write_text(
+        "from systems import from_urdf\n\n\ndef arm():\n"
+        f"    return from_urdf({arm_urdf(joint)!r}, name='arm')\n"
+    )
+    out = tmp_path / name / "out"
+    proc = cli(tmp_path, *run_args(out, [f"{module}:arm"], t_final=0.1))
+    return proc, out
+
+
+@pytest.mark.slow  # two runs and the gate
+def test_an_unavailable_oracle_is_shown_and_judged_by_the_gate(tmp_path):
+    from compare.report import write_report
+    from compare.runner import load
+
+    proc, good = run_arm(tmp_path, "good", "continuous")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "oracle: unavailable" not in proc.stdout
+    proc, bad = run_arm(tmp_path, "bad", "revolute")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (line,) = [ln for ln in proc.stdout.splitlines() if "oracle: unavailable" in ln]
+    assert line.startswith("arm: oracle: unavailable (Pinocchio cannot read the URDF")
+    paths = write_report(load(bad), bad, kolev=False, figures=False)
+    assert "oracle: unavailable (Pinocchio cannot read the URDF" in (
+        paths["html"].read_text()
+    )
+    # A baseline the oracle judged, a new run it cannot: a regression.
+    gate = cli(tmp_path, "regress", "--baseline", good, "--run", bad, "--ignore-times")
+    assert gate.returncode == 1, gate.stdout + gate.stderr
+    assert (
+        "[REGRESSION] arm/kane: oracle: q'' agreement with the oracle could "
+        "not be computed: Pinocchio cannot read the URDF"
+    ) in gate.stdout
