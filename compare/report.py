@@ -174,12 +174,12 @@ def _coordinate_names(rows, count: int) -> list[str]:
         if isinstance(names, list) and len(names) == count:
             return [str(n) for n in names]
     try:
-        from systems import get_system
+        from .prepared import declaration_for_report
 
         names = [
             str(c).replace("(t)", "")
-            for c in get_system(
-                rows[0].system, **variant_options(rows[0].variant)
+            for c in declaration_for_report(
+                rows[0].system, variant_options(rows[0].variant)
             ).coordinates
         ]
         if len(names) == count:

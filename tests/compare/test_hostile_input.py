@@ -261,3 +261,75 @@ def test_an_unavailable_oracle_is_shown_and_judged_by_the_gate(tmp_path):
         "[REGRESSION] arm/kane: oracle: q'' agreement with the oracle could "
         "not be computed: Pinocchio cannot read the URDF"
     ) in gate.stdout
+
+
+@pytest.mark.slow  # a run with its report
+def test_the_report_does_not_run_a_users_builder_in_the_main_process(tmp_path):
+    # The builder passes the check before the run, then fails in every
+    # case (which so store neither coordinates nor classes); each call
+    # records its process.
+    calls, path = tmp_path / "calls", tmp_path / "flaky.py"
+    path.write_text(
+        "import os, pathlib\n\nfrom systems import get_system\n\n\ndef flaky():\n"
+        f"    calls = pathlib.Path({str(calls)!r})\n"
+        "    first = not calls.exists()\n"
+        "    with calls.open('a') as fh:\n"
+        "        fh.write(f'{os.getpid()}\\n')\n"
+        "    if not first:\n"
+        "        raise RuntimeError('fails in the cases')\n"
+        "    return get_system('n_link_pendulum', n=1)\n"
+    )
+    out = tmp_path / "out"
+    args = [
+        a for a in run_args(out, [f"{path}:flaky"], t_final=0.1) if a != "--no-report"
+    ]
+    proc = start(tmp_path, *args)
+    _, err = proc.communicate(timeout=600)
+    assert proc.returncode == 1, err
+    assert (out / "report.html").exists()
+    pids = calls.read_text().split()
+    assert len(pids) == 2  # the check, the one case
+    assert str(proc.pid) not in pids
+
+
+@pytest.mark.slow  # a run signalled while its case works
+def test_sighup_to_a_run_leaves_no_worker_behind(tmp_path):
+    # The builder returns at the check, then hangs in the case's worker,
+    # which names itself in a marker.
+    marker, path = tmp_path / "worker", tmp_path / "hang.py"
+    path.write_text(
+        "import os, pathlib, time\n\nfrom systems import get_system\n\n\n"
+        "def hang():\n"
+        f"    seen = pathlib.Path({str(tmp_path / 'seen')!r})\n"
+        "    if seen.exists():\n"
+        f"        pathlib.Path({str(marker)!r}).write_text(str(os.getpid()))\n"
+        "        time.sleep(600)\n"
+        "    seen.touch()\n"
+        "    return get_system('n_link_pendulum', n=1)\n"
+    )
+    proc = start(tmp_path, *run_args(tmp_path / "out", [f"{path}:hang"], t_final=0.1))
+    try:
+        wait_for(marker, proc)
+        worker = int(marker.read_text())
+        assert worker != proc.pid
+        proc.send_signal(signal.SIGHUP)
+        proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert proc.returncode == -signal.SIGHUP
+
+    def running(pid: int) -> bool:
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except FileNotFoundError:
+            return False
+        return stat.rpartition(")")[2].split()[0] != "Z"
+
+    deadline = time.monotonic() + 10
+    while running(worker) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    alive = running(worker)
+    if alive:
+        os.kill(worker, signal.SIGKILL)
+    assert not alive, f"worker {worker} outlived its run"
