@@ -333,3 +333,159 @@ def test_sighup_to_a_run_leaves_no_worker_behind(tmp_path):
     if alive:
         os.kill(worker, signal.SIGKILL)
     assert not alive, f"worker {worker} outlived its run"
+
+
+# ----------------------------------------------------------------------
+# Malicious URDF and MJCF files
+# ----------------------------------------------------------------------
+LINK = (
+    '<link name="rod"><inertial><origin xyz="0 0 -0.3"/><mass value="1"/>'
+    '<inertia ixx="0.01" iyy="0.01" izz="0.002" ixy="0" ixz="0" iyz="0"/>'
+    "</inertial>{geometry}</link>"
+    '<joint name="hinge" type="continuous"><parent link="base"/>'
+    '<child link="rod"/><axis xyz="1 0 0"/></joint>'
+)
+
+
+def billion_laughs(root: str) -> str:
+    levels = ['<!ENTITY lol0 "lol">'] + [
+        f'<!ENTITY lol{i} "{f"&lol{i - 1};" * 10}">' for i in range(1, 10)
+    ]
+    return f'<?xml version="1.0"?><!DOCTYPE {root} [{"".join(levels)}]>'
+
+
+SECRET = "the secret of a file the model names"
+
+
+def external_entity(tmp_path, root: str) -> str:
+    secret = tmp_path / "secret.txt"
+    secret.write_text(SECRET)
+    return (
+        f'<?xml version="1.0"?><!DOCTYPE {root} '
+        f'[<!ENTITY xxe SYSTEM "file://{secret}">]>'
+    )
+
+
+def test_an_xml_bomb_and_an_external_entity_in_a_urdf_are_refused(tmp_path):
+    from systems import DeclarationError, from_urdf
+
+    bomb = billion_laughs("robot") + '<robot name="&lol9;"><link name="base"/>'
+    bomb += LINK.format(geometry="") + "</robot>"
+    start = time.monotonic()
+    with pytest.raises(DeclarationError, match="cannot read the URDF") as refused:
+        from_urdf(bomb)
+    assert time.monotonic() - start < 30
+    assert "lollol" not in str(refused.value)
+    xxe = external_entity(tmp_path, "robot") + '<robot name="&xxe;">'
+    xxe += '<link name="base"/>' + LINK.format(geometry="") + "</robot>"
+    with pytest.raises(DeclarationError, match="external entity") as refused:
+        from_urdf(xxe)
+    assert SECRET not in str(refused.value)
+
+
+def test_mjcf_read_through_mujoco_expands_no_entity(tmp_path):
+    from systems import from_mjcf
+
+    body = (
+        '<worldbody><body name="rod"><joint name="j" type="hinge" axis="1 0 0"/>'
+        '<geom type="capsule" fromto="0 0 0 0 0 -0.3" size="0.02" mass="1"/>'
+        "</body></worldbody></mujoco>"
+    )
+    # MuJoCo's parser reads an entity reference as the text it is.
+    ms = from_mjcf(
+        external_entity(tmp_path, "mujoco") + '<mujoco model="&xxe;">' + body
+    )
+    assert ms.name == "&xxe;"
+    ms = from_mjcf(billion_laughs("mujoco") + '<mujoco model="&lol9;">' + body)
+    assert ms.name == "&lol9;"
+
+
+def test_the_meshes_a_urdf_names_are_never_opened(tmp_path):
+    # Opening the FIFO would block the build for ever; the missing file
+    # would raise.
+    fifo = tmp_path / "mesh.stl"
+    os.mkfifo(fifo)
+    geometry = (
+        f'<visual><geometry><mesh filename="{fifo}"/></geometry></visual>'
+        f'<collision><geometry><mesh filename="file://{tmp_path / "nothing.dae"}"/>'
+        "</geometry></collision>"
+    )
+    urdf = tmp_path / "arm.urdf"
+    urdf.write_text(
+        '<robot name="arm"><link name="base"/>'
+        + LINK.format(geometry=geometry)
+        + "</robot>"
+    )
+    code = (
+        "from systems import from_urdf\n"
+        f"ms = from_urdf({str(urdf)!r})\n"
+        "print(len(ms.coordinates))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env=env_for(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["1"]
+
+
+# ----------------------------------------------------------------------
+# Markup in a user's options, concurrent runs, a name the catalogue has
+# ----------------------------------------------------------------------
+def test_markup_in_a_builder_option_is_escaped_in_the_report(tmp_path):
+    from compare.report import write_report
+    from compare.runner import load
+
+    path = tmp_path / "mine.py"
+    path.write_text(
+        "from systems import get_system\n\n\ndef mine(tag=''):\n"
+        "    return get_system('n_link_pendulum', n=1)\n"
+    )
+    out = tmp_path / "out"
+    script = "<script>alert(1)</script>"
+    option = ["--system-option", f"mine:tag={script}"]
+    proc = cli(tmp_path, *run_args(out, [f"{path}:mine"], t_final=0.1, extra=option))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (row,) = read_rows(out)
+    assert script in row["label"]
+    page = write_report(load(out), out, kolev=False, figures=False)["html"].read_text()
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "<script>alert" not in page
+
+
+@pytest.mark.slow  # two runs at once
+def test_two_runs_into_one_output_directory_corrupt_nothing(tmp_path):
+    out = tmp_path / "out"
+    runs = [
+        start(tmp_path, *run_args(out, [system], ("kane", "lagrange"), t_final=0.2))
+        for system in ("double_pendulum", "n_link_pendulum")
+    ]
+    for proc in runs:
+        _, err = proc.communicate(timeout=600)
+        assert proc.returncode == 0, err
+    cases = [row["case"] for row in read_rows(out)]  # every line parses
+    assert len(cases) == len(set(cases)) == 2 + 2 * 3  # n_link_pendulum: n=2,3,5
+    import pandas as pd
+
+    frame = pd.read_csv(out / "results.csv")
+    assert frame["case"].is_unique and set(frame["case"]) <= set(cases)
+    assert frame["status"].eq("ok").all()
+
+
+def test_a_users_system_named_as_a_catalogue_system_is_refused(tmp_path):
+    path = tmp_path / "mine.py"
+    path.write_text(
+        "from systems import get_system\n\n\ndef double_pendulum():\n"
+        "    return get_system('n_link_pendulum', n=1)\n"
+    )
+    out = tmp_path / "out"
+    proc = cli(tmp_path, *run_args(out, [f"{path}:double_pendulum"], t_final=0.1))
+    assert proc.returncode == 2
+    assert (
+        proc.stderr.strip() == "error: system 'double_pendulum' is registered already"
+    )
+    assert not (out / "rows.jsonl").exists()
