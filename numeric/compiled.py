@@ -40,12 +40,14 @@ Examples
 
 from __future__ import annotations
 
+import errno
 import functools
 import hashlib
 import importlib.util
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import sysconfig
@@ -1185,6 +1187,11 @@ def _abi_ffi(cffi):
     return _ABI
 
 
+#: Errors of a directory that cannot take a file, as a compiler reports
+#: them (the system's own messages): the cache is at fault, not the code.
+_DISK_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS)
+
+
 def _run_compiler(cmd, cwd):
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd)
@@ -1193,6 +1200,13 @@ def _run_compiler(cmd, cwd):
             f"C compiler {cmd[0]!r} cannot be run: {exc}"
         ) from None
     if proc.returncode != 0:
+        # A file size limit kills the compiler with SIGXFSZ.
+        xfsz = getattr(signal, "SIGXFSZ", None)
+        if xfsz is not None and proc.returncode == -xfsz:
+            raise OSError(errno.EFBIG, os.strerror(errno.EFBIG), cwd)
+        for code in _DISK_ERRORS:
+            if os.strerror(code) in proc.stderr:
+                raise OSError(code, os.strerror(code), cwd)
         raise CompilationError(
             f"compiling the generated C failed ({shlex.join(cmd)}):\n"
             f"{proc.stderr[-4000:]}"

@@ -4,9 +4,11 @@ signals.  Each case drives the command line as a user would."""
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import pickle
+import shutil
 import signal
 import subprocess
 import sys
@@ -489,3 +491,35 @@ def test_a_users_system_named_as_a_catalogue_system_is_refused(tmp_path):
         proc.stderr.strip() == "error: system 'double_pendulum' is registered already"
     )
     assert not (out / "rows.jsonl").exists()
+
+
+@pytest.mark.slow  # compiles the C backend: over ten seconds
+def test_the_c_cases_run_uncached_when_the_compiler_finds_the_cache_full(tmp_path):
+    # The compiler, as on a full disk under the cache: the link fails with
+    # the system's message for ENOSPC when it writes there, not elsewhere.
+    compiled = tmp_path / "cache" / "compiled"
+    compiler = tmp_path / "fullcc"
+    compiler.write_text(
+        "#!/bin/sh\n"
+        f'case "$PWD" in "{compiled}"*)\n'
+        f'    echo "ld: final link failed: {os.strerror(errno.ENOSPC)}" >&2\n'
+        "    exit 1;;\n"
+        "esac\n"
+        f'exec {shutil.which("cc") or shutil.which("gcc")} "$@"\n'
+    )
+    compiler.chmod(0o700)
+    out = tmp_path / "out"
+    args = run_args(out, ["double_pendulum"], t_final=0.1, extra=["--backend", "c"])
+    proc = subprocess.run(
+        [sys.executable, "-m", "compare", *args, "--no-cache"],
+        cwd=ROOT,
+        env=dict(env_for(tmp_path), CC=str(compiler)),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (row,) = read_rows(out)
+    assert row["status"] == "ok" and row["backend"] == "c", row["error"]
+    note = f"compiled cache {compiled} cannot be written (No space left on device)"
+    assert note in proc.stderr
