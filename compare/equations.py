@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import html
 import pickle
+import sys
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -29,6 +30,7 @@ import sympy.physics.mechanics as me
 from sympy.core.function import AppliedUndef
 from sympy.printing.mathml import MathMLPresentationPrinter
 
+from numeric.trust import CacheRefused, sign, verify
 from symbolic.counting import tree_size
 
 from .variants import variant_options
@@ -36,6 +38,7 @@ from .variants import variant_options
 __all__ = [
     "pack_equations",
     "unpack_equations",
+    "UntrustedEquations",
     "CaseEquations",
     "equations_html",
     "equations_markdown",
@@ -131,12 +134,24 @@ def _constraint_rows(eom) -> int:
     return k if k < n else 0
 
 
+#: What a signature of packed equations is made for (:mod:`numeric.trust`).
+_SIGNED_AS = "compare.equations"
+_SIGNATURE_BYTES = 64  # an HMAC-SHA256 in hex
+
+
+class UntrustedEquations(ValueError):
+    """Packed equations not signed with this user's key: they were not
+    written by this user's runs (or were damaged), and are not unpickled."""
+
+
 def pack_equations(eom) -> np.ndarray:
     """The equations of a derivation as bytes in an array (for ``.npz``).
 
     Holds the mass matrix, forcing, unknowns, multipliers, states and
-    kinematic equations, and how many rows are constraint rows.  Read back
-    with :func:`unpack_equations`.
+    kinematic equations, and how many rows are constraint rows, pickled
+    after a signature (:func:`numeric.trust.sign`, the key that signs the
+    caches): the output directory may be shared, and an unpickler runs
+    what a pickle names.  Read back with :func:`unpack_equations`.
     """
     data = {
         "formulation": eom.formulation,
@@ -149,14 +164,35 @@ def pack_equations(eom) -> np.ndarray:
         "constraint_rows": _constraint_rows(eom),
         "dof": eom.system.degrees_of_freedom,
     }
-    return np.frombuffer(
-        pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL), dtype=np.uint8
-    )
+    payload = pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL)
+    try:
+        signature = sign(payload, _SIGNED_AS).encode()
+    except CacheRefused:  # no key: kept unsigned, so never shown
+        signature = b"0" * _SIGNATURE_BYTES
+    return np.frombuffer(signature + payload, dtype=np.uint8)
 
 
 def unpack_equations(array) -> dict:
-    """The dict :func:`pack_equations` stored."""
-    return pickle.loads(np.asarray(array, dtype=np.uint8).tobytes())
+    """The dict :func:`pack_equations` stored, once its signature holds
+    (checked before anything is unpickled).
+
+    Raises
+    ------
+    UntrustedEquations
+        When the signature does not hold (or the key cannot be read).
+    """
+    raw = np.asarray(array, dtype=np.uint8).tobytes()
+    signature, payload = raw[:_SIGNATURE_BYTES], raw[_SIGNATURE_BYTES:]
+    try:
+        trusted = verify(payload, _SIGNED_AS, signature.decode("ascii"))
+    except (CacheRefused, UnicodeDecodeError):
+        trusted = False
+    if not trusted:
+        raise UntrustedEquations(
+            "not signed with this user's key (written by someone else, or "
+            "damaged); not loaded"
+        )
+    return pickle.loads(payload)
 
 
 # ----------------------------------------------------------------------
@@ -652,8 +688,11 @@ def published_markdown(checks: list[PublishedCheck]) -> str:
 # ----------------------------------------------------------------------
 # A system's Equations part of the report
 # ----------------------------------------------------------------------
-def case_equations(rows, trajectories) -> list[CaseEquations]:
-    """The packed equations of the given rows (those that have them)."""
+def case_equations(rows, trajectories, untrusted=None) -> list[CaseEquations]:
+    """The packed equations of the given rows (those that have them and
+    whose signature holds; the others' files are appended to
+    ``untrusted`` and named on stderr)."""
+    untrusted = [] if untrusted is None else untrusted
     out = []
     for r in rows:
         packed = (trajectories.get(r.case) or {}).get("equations")
@@ -661,6 +700,12 @@ def case_equations(rows, trajectories) -> list[CaseEquations]:
             continue
         try:
             data = unpack_equations(packed)
+        except UntrustedEquations as exc:
+            where = getattr(r, "arrays", None)
+            where = where if isinstance(where, str) and where else r.case
+            print(f"note: equations of {where}: {exc}", file=sys.stderr)
+            untrusted.append(where)
+            continue
         except Exception:  # an unreadable entry: that case shows no equations
             continue
         out.append(
@@ -680,16 +725,26 @@ def equations_section(
     ``case``, ``label``, ``system``, ``variant``, ``formulation``,
     ``ops_raw``, ``ops_cse``); ``trajectories`` the run's arrays by case.
     """
-    cases = case_equations(rows, trajectories)
+    untrusted: list[str] = []
+    cases = case_equations(rows, trajectories, untrusted)
+    if untrusted:
+        note = (
+            "Equations not shown, their files not signed with this user's "
+            "key (written by someone else, or damaged): " + "; ".join(untrusted)
+        )
+        html_note, md_note = f"<p>{html.escape(note)}</p>", note
+    else:
+        html_note = md_note = ""
     if not cases:
         return (
-            "<p>The run kept no equations for these cases (a run of an "
+            html_note
+            or "<p>The run kept no equations for these cases (a run of an "
             "older version, or every case failed before deriving).</p>",
-            "The run kept no equations for these cases.",
+            md_note or "The run kept no equations for these cases.",
         )
     order = {f: i for i, f in enumerate([reference])}
     cases.sort(key=lambda c: (order.get(c.formulation, 1), c.formulation))
-    html_parts, md_parts = [], []
+    html_parts, md_parts = [html_note] * bool(html_note), [md_note] * bool(md_note)
     r0 = rows[0]
     qdd = {r.formulation: trajectories.get(r.case, {}).get("qdd") for r in rows}
     qdd = {f: a for f, a in qdd.items() if a is not None}

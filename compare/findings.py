@@ -117,10 +117,10 @@ def _classes_of(frame: pd.DataFrame) -> dict:
         key = (r.system, r.variant)
         if key not in built:
             try:
-                from systems import get_system
+                from .prepared import declaration_for_report
 
                 built[key] = system_classes(
-                    get_system(r.system, **variant_options(r.variant))
+                    declaration_for_report(r.system, variant_options(r.variant))
                 )
             except Exception:  # an unknown system: left out of the classes
                 built[key] = []

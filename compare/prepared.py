@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from symbolic.types import State
     from systems import MechanicalSystem
 
-__all__ = ["PREPARED", "Prepared", "prepared"]
+__all__ = ["PREPARED", "Prepared", "prepared", "declaration_for_report"]
 
 #: (system, random states, initial state, fingerprint).
 Prepared: TypeAlias = "tuple[MechanicalSystem, list[State], State, str | None]"
@@ -39,3 +39,21 @@ def prepared(
         if name == system and dict(opts) == dict(options) and n == n_states:
             return got[0], got[1]
     return None
+
+
+def declaration_for_report(system: str, options: Mapping[str, Any]) -> MechanicalSystem:
+    """The declaration of a variant for what the report reads of it that a
+    run of an older version did not store (coordinate names, classes): the
+    one prepared in this process, else the catalogue's builder run again.
+    A user's own builder is not run here, outside the time limit and the
+    interruption its cases run under (``LookupError``)."""
+    for (name, opts, _, _), got in PREPARED.items():
+        if name == system and dict(opts) == dict(options):
+            return got[0]
+    from systems import get_system
+
+    from .runner import declared_outside
+
+    if declared_outside(system):
+        raise LookupError(f"{system} is a user's system; not built for the report")
+    return get_system(system, **options)

@@ -40,8 +40,6 @@ from pathlib import Path
 
 import pandas as pd
 
-from systems import system_facts
-
 from .runner import ComparisonResult, RunOptions, load, run
 from .tables import is_count
 from .variants import variant_options
@@ -424,19 +422,16 @@ def _rerun(
     if cases is not None:
         frame = frame[frame["case"].isin(cases)]
     opts = _run_options(baseline.metadata.get("options") or {})
-    variants, n = {}, set()
+    # Each variant whole: a scalable system's keeps its size ``n`` beside
+    # its other options (``angles=absolute``).
+    variants: dict[str, list[dict]] = {}
     for system, variant in zip(frame["system"], frame["variant"]):
         vo = variant_options(variant)
-        if system_facts(system).scalable and "n" in vo:
-            n.add(int(vo["n"]))
-        else:
-            variants.setdefault(system, [])
-            if vo not in variants[system]:
-                variants[system].append(vo)
+        if vo not in variants.setdefault(system, []):
+            variants[system].append(vo)
     return run(
         sorted(set(frame["system"])),
         sorted(set(frame["formulation"])),
-        n=sorted(n) or None,
         variants=variants,
         jobs=jobs,
         out=out,

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from .findings import findings, refusals
+from .summary import oracle_unavailable
 from .tables import (
     SUMMARY_COLUMNS,
     _fmt,
@@ -173,12 +174,12 @@ def _coordinate_names(rows, count: int) -> list[str]:
         if isinstance(names, list) and len(names) == count:
             return [str(n) for n in names]
     try:
-        from systems import get_system
+        from .prepared import declaration_for_report
 
         names = [
             str(c).replace("(t)", "")
-            for c in get_system(
-                rows[0].system, **variant_options(rows[0].variant)
+            for c in declaration_for_report(
+                rows[0].system, variant_options(rows[0].variant)
             ).coordinates
         ]
         if len(names) == count:
@@ -906,6 +907,8 @@ def _build_report(
                     sub["oracle_qdd_max_rel_dev"].to_numpy(),
                 )
             rep.table(table, caption=label)
+            for why in oracle_unavailable(sub).values():
+                rep.p(f"oracle: unavailable ({why})")
             errs = sub[(sub["error"] != "") & (sub["status"] != "unsupported")]
             for r in errs.itertuples():
                 rep.p(f"{r.formulation}: {r.status}: {r.error}")

@@ -846,10 +846,11 @@ def _note(message: str, bar: Any = None) -> None:
         print(message, file=sys.stderr, flush=True)
 
 
-def _read_rows(out: Path) -> list[Row]:
+def _read_rows(out: Path, *, repair: bool = True) -> list[Row]:
     """The rows of ``rows.jsonl``; unreadable lines (one cut by an
-    interrupted write, a full disk) are dropped from the file, so that the
-    next row appended starts on a line of its own."""
+    interrupted write, a full disk) are dropped from the file (unless not
+    ``repair``), so that the next row appended starts on a line of its
+    own."""
     path = out / "rows.jsonl"
     if not path.exists():
         return []
@@ -866,7 +867,7 @@ def _read_rows(out: Path) -> list[Row]:
             bad += 1
             continue
         rows.append(row)
-    if bad or (text and not text.endswith("\n")):
+    if repair and (bad or (text and not text.endswith("\n"))):
         _atomic_write(
             path, "".join(json.dumps(r, default=str) + "\n" for r in rows).encode()
         )
@@ -1113,7 +1114,12 @@ def run(
             for c in {(c.system, c.options): c for c in cases}.values()
         ]
     out_dir = check_output_dir(out) if out else None
-    declarations = user_declarations(cases, opts)
+    try:
+        declarations = user_declarations(cases, opts)
+    except RunInterrupted as exc:
+        # Before any case ran: what is kept is what earlier runs saved.
+        kept = {r["case"] for r in _read_rows(out_dir, repair=False)} if out_dir else ()
+        raise RunInterrupted(exc.signum, len(kept)) from None
     done: dict[str, Row] = {}
     if out_dir is not None:
         if resume:

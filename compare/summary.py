@@ -47,6 +47,18 @@ PRINTED_COLUMNS = (
 REPORT_COLUMNS = tuple(c for c in HEADINGS if c != "label")
 
 
+def oracle_unavailable(frame: pd.DataFrame) -> dict[str, str]:
+    """System label -> why its oracle could not judge it (a file the
+    oracle cannot read), for the systems that have an oracle column."""
+    if "oracle_unavailable" not in frame.columns:
+        return {}
+    return {
+        label: why.splitlines()[0] if why.strip() else why
+        for label, why in zip(frame["label"], frame["oracle_unavailable"])
+        if isinstance(why, str) and why
+    }
+
+
 def summary_table(frame: pd.DataFrame) -> pd.DataFrame:
     cols = [c for c in PRINTED_COLUMNS if c in frame.columns]
     return frame[cols].rename(columns=HEADINGS)
@@ -74,6 +86,11 @@ def print_summary(result) -> None:
         print(f"\n{len(limitations)} declined or peer limitation(s), not failures:")
         for _, row in limitations.iterrows():
             print(f"  {row['case']}: {row['status']}: {row['error']}")
+    missing = oracle_unavailable(result.frame)
+    if missing:
+        print()
+        for label, why in missing.items():
+            print(f"{label}: oracle: unavailable ({why})")
     repairs = result.metadata.get("cache_repairs")
     if repairs:
         print(

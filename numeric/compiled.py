@@ -40,12 +40,14 @@ Examples
 
 from __future__ import annotations
 
+import errno
 import functools
 import hashlib
 import importlib.util
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import sysconfig
@@ -1125,13 +1127,25 @@ def build_module(
     with _LOCK:
         if modname in _LOADED:
             return _LOADED[modname], 0.0
-        directory = _usable_cache_dir(compiled_cache_dir(cache_dir))
-        call_module, seconds = _call_module(cffi, cc, flags, directory)
-        target = directory / f"{modname}.so"
-        if not _cached(target):
-            start = time.perf_counter()
-            _compile_library(cc, flags, source, modname, directory, target)
-            seconds += time.perf_counter() - start
+        wanted = compiled_cache_dir(cache_dir)
+        directory = _usable_cache_dir(wanted)
+        try:
+            call_module, seconds, target = _build_in(
+                cffi, cc, flags, source, modname, directory
+            )
+        except OSError as exc:
+            # A full disk, a quota, a read-only directory: built once more
+            # where it can be, uncached, with a note naming the cache.
+            _PRIVATE[wanted] = directory = temporary_cache()
+            warnings.warn(
+                f"compiled cache {wanted} cannot be written "
+                f"({exc.strerror or exc}): compiling uncached",
+                CacheWarning,
+                stacklevel=2,
+            )
+            call_module, seconds, target = _build_in(
+                cffi, cc, flags, source, modname, directory
+            )
         try:
             shared = _abi_ffi(cffi).dlopen(str(target))
             address = int(
@@ -1147,6 +1161,19 @@ def build_module(
         return library, seconds
 
 
+def _build_in(cffi, cc, flags, source, modname, directory):
+    """The call module and the library of ``source`` in ``directory``,
+    each compiled there unless signed there already: ``(call module,
+    compile seconds, library path)``."""
+    call_module, seconds = _call_module(cffi, cc, flags, directory)
+    target = directory / f"{modname}.so"
+    if not _cached(target):
+        start = time.perf_counter()
+        _compile_library(cc, flags, source, modname, directory, target)
+        seconds += time.perf_counter() - start
+    return call_module, seconds, target
+
+
 _ABI = None
 
 
@@ -1160,6 +1187,11 @@ def _abi_ffi(cffi):
     return _ABI
 
 
+#: Errors of a directory that cannot take a file, as a compiler reports
+#: them (the system's own messages): the cache is at fault, not the code.
+_DISK_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS)
+
+
 def _run_compiler(cmd, cwd):
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd)
@@ -1168,6 +1200,13 @@ def _run_compiler(cmd, cwd):
             f"C compiler {cmd[0]!r} cannot be run: {exc}"
         ) from None
     if proc.returncode != 0:
+        # A file size limit kills the compiler with SIGXFSZ.
+        xfsz = getattr(signal, "SIGXFSZ", None)
+        if xfsz is not None and proc.returncode == -xfsz:
+            raise OSError(errno.EFBIG, os.strerror(errno.EFBIG), cwd)
+        for code in _DISK_ERRORS:
+            if os.strerror(code) in proc.stderr:
+                raise OSError(code, os.strerror(code), cwd)
         raise CompilationError(
             f"compiling the generated C failed ({shlex.join(cmd)}):\n"
             f"{proc.stderr[-4000:]}"
