@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .findings import findings
+from .findings import case_kinds, findings, kind_counts
 from .tables import (
     SUMMARY_COLUMNS,
     _fmt,
@@ -36,6 +36,7 @@ from .tables import (
     _slug,
     count_problems,
     overview_table,
+    status_cells,
 )
 from .variants import variant_options
 
@@ -810,10 +811,9 @@ def _build_report(
             )
 
     rep.h(1, "Comparison of equation-of-motion formulations")
-    counts = frame["status"].value_counts().to_dict()
     rep.p(
         f"{len(frame)} cases: "
-        + ", ".join(f"{v} {k}" for k, v in counts.items())
+        + kind_counts(frame)
         + f". Reference formulation: {reference}. Deviations are relative to "
         "the reference's largest magnitude (at least 1); the horizon of "
         "agreement is the first time the deviation of q or q' exceeds "
@@ -865,26 +865,31 @@ def _build_report(
         rep.table(ov.reset_index())
 
     # --- failures -----------------------------------------------------
-    limited = (
-        frame["peer_limitation"].map(lambda v: v is True or v == "True" or v == 1)
-        if "peer_limitation" in frame.columns
-        else frame["status"] != frame["status"]
-    )
-    failed = frame[~frame["status"].isin(["ok", "unsupported"]) & ~limited]
-    unsupported = frame[
-        (frame["status"] == "unsupported") | ((frame["status"] != "ok") & limited)
-    ]
+    # One vocabulary (compare.findings.case_kind) for the header, the
+    # Findings and this section: each case is counted once, as one kind.
+    kinds = case_kinds(frame)
     rep.h(2, "Failures")
+    rep.p(f"{kind_counts(frame)}.")
+    failed = frame[kinds == "failed"]
     if failed.empty:
         rep.p("No case failed.")
     else:
+        rep.p(f"Failed ({len(failed)}):")
         rep.table(failed[["case", "status", "error"]])
-    if not unsupported.empty:
+    limited = frame[kinds == "peer limitation"]
+    if not limited.empty:
         rep.p(
-            "Combinations a formulation declines, and the peers' "
-            "limitations (not failures):"
+            f"Peer limitations ({len(limited)}; not failures: a peer library "
+            "cannot do what the project's formulations do):"
         )
-        rep.table(unsupported[["case", "status", "error"]])
+        rep.table(limited[["case", "status", "error"]])
+    refused = frame[kinds == "refused"]
+    if not refused.empty:
+        rep.p(
+            f"Refused ({len(refused)}; a formulation declines the system, "
+            "with its reason):"
+        )
+        rep.table(refused[["case", "status", "error"]])
 
     # --- per system ---------------------------------------------------
     rep.h(2, "Systems")
@@ -894,7 +899,8 @@ def _build_report(
             sub = frame[frame["label"] == label]
             if label != system:
                 rep.h(4, label)
-            table = sub[list(SUMMARY_COLUMNS)].rename(columns=SUMMARY_COLUMNS)
+            table = sub[list(SUMMARY_COLUMNS)].assign(status=status_cells(sub))
+            table = table.rename(columns=SUMMARY_COLUMNS)
             if (
                 "oracle_qdd_max_rel_dev" in sub.columns
                 and sub["oracle_qdd_max_rel_dev"].notna().any()
@@ -907,8 +913,8 @@ def _build_report(
                 )
             rep.table(table, caption=label)
             errs = sub[sub["error"] != ""]
-            for r in errs.itertuples():
-                rep.p(f"{r.formulation}: {r.status}: {r.error}")
+            for r, cell in zip(errs.itertuples(), status_cells(errs)):
+                rep.p(f"{r.formulation}: {cell}: {r.error}")
             rep.h(5, f"Equations of {label}")
             rows_ = list(sub.itertuples())
             rep.later(

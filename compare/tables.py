@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from .findings import findings
+from .findings import case_kind, case_kinds, findings
 from .summary import HEADINGS, REPORT_COLUMNS
 
 #: Columns of the per-system summary table: frame column -> heading.
@@ -121,7 +121,7 @@ def _html_table(frame: pd.DataFrame, caption: str, digits: int = 3) -> str:
     for row in text.itertuples(index=False):
         cls = ""
         if status_col is not None and row[status_col] not in ("ok", "—"):
-            cls = ' class="bad"' if row[status_col] != "unsupported" else ' class="na"'
+            cls = ' class="bad"' if _is_failure(row[status_col]) else ' class="na"'
         parts.append(
             f"<tr{cls}>"
             + "".join(f"<td>{html.escape(str(v))}</td>" for v in row)
@@ -129,6 +129,38 @@ def _html_table(frame: pd.DataFrame, caption: str, digits: int = 3) -> str:
         )
     parts.append("</tbody></table></div>")
     return "\n".join(parts)
+
+
+def status_cell(status, peer_limitation=False) -> str:
+    """A case's status as the report's tables show it, in the vocabulary of
+    :func:`compare.findings.case_kind`: the status of a failed case
+    (``error``, ``timeout``), "peer limitation (error)" for a peer's
+    limitation, "refused" for a formulation that declines the system.
+
+    >>> status_cell("error"), status_cell("error", True), status_cell("unsupported")
+    ('error', 'peer limitation (error)', 'refused')
+    """
+    kind = case_kind(status, peer_limitation)
+    if kind == "peer limitation":
+        return f"peer limitation ({status})"
+    if kind == "refused":
+        return "refused"
+    return str(status)
+
+
+def _is_failure(cell: str) -> bool:
+    """A status cell of :func:`status_cell` that names a failure."""
+    return not (
+        cell.startswith("peer limitation") or cell in ("refused", "unsupported")
+    )
+
+
+def status_cells(frame: pd.DataFrame) -> list[str]:
+    """:func:`status_cell` of every row of ``frame``."""
+    kinds = case_kinds(frame)
+    return [
+        status_cell(s, k == "peer limitation") for s, k in zip(frame["status"], kinds)
+    ]
 
 
 def _slug(text: str) -> str:
@@ -180,8 +212,8 @@ def overview_table(frame: pd.DataFrame, formulations=None) -> pd.DataFrame:
     if formulations is None:
         formulations = list(dict.fromkeys(fr["formulation"]))
     cell = [
-        (_fmt(d) if s == "ok" else s)
-        for d, s in zip(fr["qdd_max_rel_dev"], fr["status"])
+        (_fmt(d) if s == "ok" else c)
+        for d, s, c in zip(fr["qdd_max_rel_dev"], fr["status"], status_cells(fr))
     ]
     ov = fr.assign(cell=cell).pivot_table(
         index="label", columns="formulation", values="cell", aggfunc="first"
