@@ -44,7 +44,11 @@ __all__ = [
     "mathml",
     "latex",
     "FORMS",
+    "PUBLISHED_FORMS",
+    "published_partner",
     "is_large",
+    "eom_html",
+    "system_html",
 ]
 
 t = me.dynamicsymbols._t
@@ -79,6 +83,16 @@ FORMS = {
         "M q'' = f, with multiplier columns and constraint rows "
         "for constrained systems.",
     ),
+}
+#: Seed document -> the formulation whose form its published equations
+#: have: the report shows them beside that formulation's derived equations
+#: (Kolev's (3.10), one row per independent coordinate, beside
+#: ``modified_lagrange``; Kane's equations in generalized speeds beside
+#: ``kane``).
+PUBLISHED_FORMS = {
+    "kane_method_solar_panels_ru.txt": "kane",
+    "kane_method_examples_fa.txt": "kane",
+    "kolev_modified_lagrange_bg.txt": "modified_lagrange",
 }
 #: Beyond these sizes a case shows structure, not every symbol.
 LARGE_ROWS = 6
@@ -138,7 +152,15 @@ def pack_equations(eom) -> np.ndarray:
     kinematic equations, and how many rows are constraint rows.  Read back
     with :func:`unpack_equations`.
     """
-    data = {
+    return np.frombuffer(
+        pickle.dumps(_equations_data(eom), protocol=pickle.HIGHEST_PROTOCOL),
+        dtype=np.uint8,
+    )
+
+
+def _equations_data(eom) -> dict:
+    """What :func:`pack_equations` stores and :func:`equations_html` reads."""
+    return {
         "formulation": eom.formulation,
         "mass_matrix": eom.mass_matrix,
         "forcing": eom.forcing,
@@ -149,9 +171,6 @@ def pack_equations(eom) -> np.ndarray:
         "constraint_rows": _constraint_rows(eom),
         "dof": eom.system.degrees_of_freedom,
     }
-    return np.frombuffer(
-        pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL), dtype=np.uint8
-    )
 
 
 def unpack_equations(array) -> dict:
@@ -483,6 +502,124 @@ def _slug(text: str) -> str:
 
 
 # ----------------------------------------------------------------------
+# Notebook display
+# ----------------------------------------------------------------------
+def _facts_table(rows) -> str:
+    """A two-column table of (heading, HTML cell) pairs."""
+    return (
+        '<table class="eom-facts">'
+        + "".join(
+            f'<tr><th style="text-align:left">{html.escape(k)}</th>'
+            f'<td style="text-align:left">{v}</td></tr>'
+            for k, v in rows
+        )
+        + "</table>"
+    )
+
+
+def _inline(exprs) -> str:
+    """Expressions as one inline MathML list, or — when there are none."""
+    exprs = list(exprs)
+    if not exprs:
+        return "—"
+    sep = "<mo separator='true'>,</mo>"
+    return _math(sep.join(mathml(e) for e in exprs), block=False)
+
+
+def eom_html(eom) -> str:
+    """An :class:`~formulations.EquationsOfMotion` as a notebook shows it
+    (``_repr_html_``): its sizes and counts, then ``M z = f`` in MathML as
+    the report typesets it; large systems show their structure and first
+    entries, and the whole is collapsed in a ``<details>``."""
+    counts = eom.op_counts
+    case = CaseEquations(
+        eom.system.name,
+        eom.formulation,
+        _equations_data(eom),
+        float(counts.get("raw", float("nan"))),
+        float(counts.get("cse", float("nan"))),
+    )
+    seconds = eom.timings.get("total", float("nan"))
+    facts = _facts_table(
+        [
+            ("system", html.escape(eom.system.name)),
+            ("formulation", html.escape(eom.formulation)),
+            (
+                "equations, unknowns, multipliers",
+                f"{eom.n_equations}, {eom.n_unknowns}, {eom.n_multipliers}",
+            ),
+            (
+                "operations raw, after cse",
+                f"{_fmt_int(case.ops_raw)}, {_fmt_int(case.ops_cse)}",
+            ),
+            ("derivation s", "—" if seconds != seconds else f"{seconds:.3g}"),
+        ]
+    )
+    body = equations_html(case)
+    if is_large(case):
+        body = (
+            f"<details><summary>the equations ({eom.n_equations} rows; "
+            "structure and first entries)</summary>" + body + "</details>"
+        )
+    return f'<div class="eom">{facts}{body}</div>'
+
+
+def system_html(ms) -> str:
+    """A :class:`~systems.MechanicalSystem` as a notebook shows it
+    (``_repr_html_``): coordinates, speeds, constraints, bodies and loads,
+    the expressions in MathML."""
+
+    def equations(exprs) -> str:
+        exprs = list(exprs)
+        if not exprs:
+            return "—"
+        if len(exprs) > LARGE_ROWS or sum(map(_ops, exprs)) > LARGE_OPS:
+            return f"{len(exprs)} (too large to typeset here)"
+        rows = "".join(
+            f"<mtr><mtd>{_mrow(mathml(e), _EQ, '<mn>0</mn>')}</mtd></mtr>"
+            for e in exprs
+        )
+        return _math(f'<mtable columnalign="left">{rows}</mtable>', block=False)
+
+    def load(ld) -> str:
+        where = getattr(ld, "location", None)
+        what = "force at" if isinstance(where, me.Point) else "torque on"
+        return f"{what} {html.escape(str(getattr(where, 'name', where)))}"
+
+    bodies = ", ".join(
+        f"{html.escape(b.name)} ({_inline([b.mass])})"
+        if getattr(b, "mass", 0) != 0
+        else html.escape(b.name)
+        for b in ms.bodies
+    )
+    rows = [
+        ("name", html.escape(ms.name)),
+        (
+            f"coordinates ({len(ms.coordinates)}; "
+            f"{ms.degrees_of_freedom} degrees of freedom)",
+            _inline(ms.coordinates),
+        ),
+        ("dependent coordinates", _inline(ms.q_dep)),
+        (f"speeds ({len(ms.speeds)})", _inline(ms.speeds)),
+        ("dependent speeds", _inline(ms.u_dep)),
+        (
+            f"holonomic constraints ({len(ms.holonomic_constraints)})",
+            equations(ms.holonomic_constraints),
+        ),
+        (
+            f"nonholonomic constraints ({len(ms.nonholonomic_constraints)})",
+            equations(ms.nonholonomic_constraints),
+        ),
+        (f"bodies ({len(ms.bodies)})", bodies or "—"),
+        (
+            f"loads ({len(ms.loads)})",
+            html.escape(", ".join(load(ld) for ld in ms.loads)) or "—",
+        ),
+    ]
+    return f'<div class="mechanical-system">{_facts_table(rows)}</div>'
+
+
+# ----------------------------------------------------------------------
 # Published equations beside the derived ones
 # ----------------------------------------------------------------------
 @dataclass
@@ -623,6 +760,20 @@ def published_html(checks: list[PublishedCheck], derived: CaseEquations | None) 
     )
 
 
+def published_partner(
+    checks: list[PublishedCheck], cases: list[CaseEquations], reference: str
+) -> CaseEquations | None:
+    """The derived equations to show beside published ones: those of the
+    formulation whose form the document prints (:data:`PUBLISHED_FORMS`),
+    else the reference's, else none."""
+    by_form = {c.formulation: c for c in cases}
+    for c in checks:
+        form = PUBLISHED_FORMS.get(c.equation.source)
+        if form in by_form:
+            return by_form[form]
+    return by_form.get(reference)
+
+
 def published_markdown(checks: list[PublishedCheck]) -> str:
     out = []
     for c in checks:
@@ -706,14 +857,15 @@ def equations_section(
             f"<p>Published equations not checked: "
             f"{html.escape(type(exc).__name__)}: {html.escape(str(exc))}</p>"
         )
+    beside = None
     if checks:
-        ref = cases[0] if cases[0].formulation == reference else None
+        beside = published_partner(checks, cases, reference)
         html_parts.append("<h5>As published, beside the derived equations</h5>")
-        html_parts.append(published_html(checks, ref))
+        html_parts.append(published_html(checks, beside))
         md_parts.append("*As published:*\n\n" + published_markdown(checks))
     html_parts.append('<div class="eq-grid">')
     for c in cases:
-        if checks and c.formulation == reference:
+        if c is beside:
             continue  # shown beside the published ones above
         html_parts.append(equations_html(c))
     html_parts.append("</div>")
