@@ -101,6 +101,16 @@ LARGE_OPS = 400
 MAX_ENTRY_OPS = 1500
 #: Lines of cse'd expressions typeset at most.
 MAX_CSE_LINES = 60
+#: Characters of MathML typeset at most in each collapsed part of a case
+#: (the further entries of a large system, the cse'd form): what is left
+#: out is counted, and every entry stays in the run's arrays.  Keeps the
+#: report of the main job to a few megabytes.
+MATHML_BUDGET = 8_000
+#: Where the equations left out of the page are.
+_WHERE_ALL = (
+    "all of them are in the run's trajectories/&lt;case&gt;.npz "
+    "(<code>compare.equations.unpack_equations</code>)"
+)
 
 
 # ----------------------------------------------------------------------
@@ -370,26 +380,59 @@ def _cse_block(M, f) -> str:
         )
     repl, reduced = sm.cse(exprs)
     n, m = M.shape
-    lines = [_mrow(mathml(s), _EQ, mathml(e)) for s, e in repl[:MAX_CSE_LINES]]
+    lines, size = [], 0
+    for sym, e in repl[:MAX_CSE_LINES]:
+        line = f"<mtr><mtd>{_mrow(mathml(sym), _EQ, mathml(e))}</mtd></mtr>"
+        if lines and size + len(line) > MATHML_BUDGET:
+            break
+        lines.append(line)
+        size += len(line)
     more = len(repl) - len(lines)
-    body = "".join(f"<mtr><mtd>{ln}</mtd></mtr>" for ln in lines)
+    body = "".join(lines)
     Mr = sm.Matrix(n, m, reduced[: n * m])
     fr = sm.Matrix(reduced[n * m :])
     note = f"<p>{more} further subexpressions not shown.</p>" if more > 0 else ""
+    reduced_eq = _mrow(mathml(Mr), _EQ, mathml(fr))
+    if size + len(reduced_eq) > MATHML_BUDGET:
+        end = (
+            f"<p>M and f in these subexpressions: {n * m + len(fr)} entries, "
+            f"not typeset here; {_WHERE_ALL}.</p>"
+        )
+    else:
+        end = "<p>with which M and f read</p>" + _math(reduced_eq)
     return (
         f"<p>{len(repl)} common subexpressions:</p>"
         + (_math(f'<mtable columnalign="left">{body}</mtable>') if body else "")
         + note
-        + "<p>with which M and f read</p>"
-        + _math(_mrow(mathml(Mr), _EQ, mathml(fr)))
+        + end
     )
+
+
+def _entries_html(entries) -> str:
+    """``(name, expression)`` pairs typeset up to :data:`MATHML_BUDGET`
+    characters, the rest counted."""
+    parts, size = [], 0
+    for k, (name, e) in enumerate(entries):
+        part = _entry_html(name, e)
+        if parts and size + len(part) > MATHML_BUDGET:
+            parts.append(
+                f"<p>{len(entries) - k} further entries not typeset here; "
+                f"{_WHERE_ALL}.</p>"
+            )
+            break
+        parts.append(part)
+        size += len(part)
+    return "".join(parts)
 
 
 def _entry_html(name: str, expr) -> str:
     ops = _ops(expr)
     if ops > MAX_ENTRY_OPS:
         return f"<p>{html.escape(name)}: {ops} terms (not typeset).</p>"
-    return _math(_mrow(_PRINTER._print(sm.Symbol(name)).toxml(), _EQ, mathml(expr)))
+    typeset = mathml(expr)
+    if len(typeset) > MATHML_BUDGET:
+        return f"<p>{html.escape(name)}: {ops} terms (not typeset here).</p>"
+    return _math(_mrow(_PRINTER._print(sm.Symbol(name)).toxml(), _EQ, typeset))
 
 
 def equations_html(case: CaseEquations) -> str:
@@ -451,7 +494,7 @@ def equations_html(case: CaseEquations) -> str:
         parts.append(
             f"<details><summary>the other {len(rest)} non-zero entries "
             "(M is symmetric where only its upper triangle is shown)"
-            "</summary>" + "".join(_entry_html(nm, e) for nm, e in rest) + "</details>"
+            "</summary>" + _entries_html(rest) + "</details>"
         )
         parts.append(
             "<details><summary>after common-subexpression elimination"
@@ -459,6 +502,32 @@ def equations_html(case: CaseEquations) -> str:
         )
     parts.append("</div>")
     return "\n".join(parts)
+
+
+def same_equations(a: CaseEquations, b: CaseEquations) -> bool:
+    """Two formulations derived the very same ``M z = f``: the same unknowns,
+    mass matrix and forcing, entry by entry (Lagrange's equations with and
+    without Kolev's modification on a system without constraints)."""
+    da, db = a.data, b.data
+    return (
+        tuple(da["unknowns"]) == tuple(db["unknowns"])
+        and da["mass_matrix"].shape == db["mass_matrix"].shape
+        and len(da["forcing"]) == len(db["forcing"])
+        and all(x == y for x, y in zip(da["mass_matrix"], db["mass_matrix"]))
+        and all(x == y for x, y in zip(da["forcing"], db["forcing"]))
+    )
+
+
+def _same_html(case: CaseEquations, same: CaseEquations) -> str:
+    """A case whose equations another formulation's block shows already."""
+    return (
+        f'<div class="eqs" id="eq-{_slug(case.label)}-{_slug(case.formulation)}">'
+        f"<h5>{html.escape(case.formulation)}</h5>"
+        f'<p class="form">{html.escape(_form_text(case))}</p>'
+        f'<p class="same">The same equations as <a href="#eq-{_slug(same.label)}-'
+        f"{_slug(same.formulation)}\">{html.escape(same.formulation)}</a>'s: "
+        "the unknowns, M and f are identical entry by entry.</p></div>"
+    )
 
 
 def equations_markdown(case: CaseEquations) -> str:
@@ -864,10 +933,14 @@ def equations_section(
         html_parts.append(published_html(checks, beside))
         md_parts.append("*As published:*\n\n" + published_markdown(checks))
     html_parts.append('<div class="eq-grid">')
+    shown: list[CaseEquations] = [beside] if beside is not None else []
     for c in cases:
         if c is beside:
             continue  # shown beside the published ones above
-        html_parts.append(equations_html(c))
+        same = next((o for o in shown if same_equations(o, c)), None)
+        html_parts.append(equations_html(c) if same is None else _same_html(c, same))
+        if same is None:
+            shown.append(c)
     html_parts.append("</div>")
     md_parts += [equations_markdown(c) for c in cases]
     return "\n".join(html_parts), "\n\n".join(md_parts)

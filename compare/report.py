@@ -217,6 +217,17 @@ def _pyplot():
     return plt
 
 
+#: Width of the report's text column in CSS pixels, and the resolution of
+#: its figures: no figure is wider than the page, so none is shrunk to fit
+#: (a shrunk figure's labels are illegible).
+PAGE_PX = 1200
+_DPI = 110
+#: The widest figure in inches.
+_MAX_WIDTH_IN = PAGE_PX / _DPI
+#: Colours of a figure's palette: line charts need few, and an indexed PNG
+#: is about a quarter of a true-colour one (the report embeds every figure).
+_PALETTE = 128
+
 #: Margins of every figure in inches: (left, right, top, bottom).  The
 #: legend sits in the right margin.  Fixed margins let a figure be drawn
 #: once; ``bbox_inches="tight"`` would draw it twice to measure it.
@@ -229,6 +240,13 @@ def _legend_room(labels) -> float:
     ``kane:forward=articulated_body``)."""
     longest = max((len(str(x)) for x in labels), default=0)
     return max(_MARGINS[1], 0.55 + 0.07 * longest)
+
+
+def _line_width(room: float) -> float:
+    """Width in inches of a figure of lines against time with ``room`` for
+    its legend: 6.7 in of axes, less when the legend needs more than the
+    page leaves."""
+    return min(6.7 + _MARGINS[0] + room, _MAX_WIDTH_IN)
 
 
 def _layout(fig, left=None, right=None, top=None, bottom=None, **spacing):
@@ -248,14 +266,28 @@ def _save(fig, path: Path) -> Path:
     """``fig`` as the PNG file ``path``, written whole or not at all (a
     figure of the report before stays until it is replaced)."""
     import matplotlib.pyplot as plt
+    from PIL import Image
 
     from .runner import _atomic_write
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    png = io.BytesIO()
-    # zlib's fastest level: a third less time encoding, 8 % larger files.
-    fig.savefig(png, format="png", dpi=110, pil_kwargs={"compress_level": 1})
+    width = fig.get_size_inches()[0]
+    if width > _MAX_WIDTH_IN + 1e-9:
+        raise ValueError(
+            f"{path.name}: a figure {width:.2f} in wide is wider than the "
+            f"page ({_MAX_WIDTH_IN:.2f} in)"
+        )
+    fig.set_dpi(_DPI)
+    fig.canvas.draw()
+    rgba = np.asarray(fig.canvas.buffer_rgba())
     plt.close(fig)
+    # An indexed palette: a quarter of the bytes of true colour for line
+    # and bar charts, with no visible loss at this resolution.
+    image = Image.fromarray(rgba[..., :3]).quantize(
+        colors=_PALETTE, method=Image.Quantize.FASTOCTREE
+    )
+    png = io.BytesIO()
+    image.save(png, format="PNG", dpi=(_DPI, _DPI), compress_level=6)
     _atomic_write(path, png.getvalue())
     return path
 
@@ -310,7 +342,7 @@ def _trajectory_figure(plt, label, rows, trajectories, reference, styles, path):
         1,
         sharex=True,
         squeeze=False,
-        figsize=(9.5 + room - _MARGINS[1], 1.9 * len(shown) + 0.6),
+        figsize=(_line_width(room), 1.9 * len(shown) + 0.6),
     )
     _layout(fig, right=room, hspace=0.12)
     n_t = len(ref["t"])
@@ -374,7 +406,7 @@ def _deviation_figure(plt, label, devs, reference, threshold, styles, path):
     if not devs:
         return None
     room = _legend_room(devs)
-    fig, ax = plt.subplots(figsize=(9.5 + room - _MARGINS[1], 3.0))
+    fig, ax = plt.subplots(figsize=(_line_width(room), 3.0))
     _layout(fig, right=room)
     for form, (t, dev) in devs.items():
         st = styles[form]
@@ -440,7 +472,10 @@ def _backend_labels(frame, labels) -> list[str]:
 
 
 def _bars_figure(plt, frame, formulations, styles, path):
-    """Grouped bars per system variant: operation counts and times."""
+    """Grouped horizontal bars, one group per system variant and one panel
+    per measure (operation counts and times).  The systems run down the
+    page, so a run of many systems makes the figure taller, never wider
+    than the page."""
     ok = frame[frame["status"] == "ok"]
     metrics = [
         (c, t)
@@ -448,7 +483,7 @@ def _bars_figure(plt, frame, formulations, styles, path):
             ("ops_raw", "operations, raw"),
             ("ops_cse", "operations after cse"),
             ("derive_s", "derivation s"),
-            ("rhs_us", "right-hand side µs per call"),
+            ("rhs_us", "right-hand side µs"),
         )
         if ok[c].notna().any() and (ok[c] > 0).any()
     ]
@@ -456,23 +491,22 @@ def _bars_figure(plt, frame, formulations, styles, path):
         return None
     labels = list(dict.fromkeys(ok["label"]))
     forms = [f for f in formulations if f in set(ok["formulation"])]
-    width = 0.8 / max(len(forms), 1)
-    x = np.arange(len(labels))
-    # The rotated labels hang below the axes by about their length.
-    below = 0.4 + 0.034 * max(len(str(lb)) for lb in labels)
-    room = _legend_room(forms)
+    ticks = _backend_labels(ok, labels)
+    width = _MAX_WIDTH_IN
+    left = 0.35 + 0.065 * max(len(str(lb)) for lb in ticks)
+    # The legend above the panels, in as many columns as fit the width.
+    entry = _legend_room(forms) - 1.4
+    ncol = max(1, min(len(forms), int((width - 0.4) // entry)))
+    top = 0.55 + 0.2 * math.ceil(len(forms) / ncol)
+    bar = 0.08  # inches per bar
+    height = len(labels) * bar * len(forms) / 0.8 + top + 0.5
     fig, axes = plt.subplots(
-        len(metrics),
-        1,
-        sharex=True,
-        squeeze=False,
-        figsize=(
-            max(7.5, 0.55 * len(labels) * max(len(forms), 2) / 2 + 2.5) + room,
-            2.3 * len(metrics) + 0.6 + below,
-        ),
+        1, len(metrics), sharey=True, squeeze=False, figsize=(width, height)
     )
-    _layout(fig, right=room, bottom=below, hspace=0.15)
-    for ax, (col, title) in zip(axes[:, 0], metrics):
+    _layout(fig, left=left, right=0.25, top=top, bottom=0.5, wspace=0.25)
+    y = np.arange(len(labels))
+    h = 0.8 / max(len(forms), 1)
+    for ax, (col, title) in zip(axes[0], metrics):
         table = ok.pivot_table(
             index="label", columns="formulation", values=col, aggfunc="first"
         ).reindex(index=labels)
@@ -483,22 +517,35 @@ def _bars_figure(plt, frame, formulations, styles, path):
                 else np.full(len(labels), np.nan)
             )
             vals = np.where(vals > 0, vals, np.nan)
-            ax.bar(
-                x - 0.4 + width * (i + 0.5),
+            ax.barh(
+                y - 0.4 + h * (i + 0.5),
                 vals,
-                width,
+                h,
                 label=form,
                 color=styles[form]["color"],
             )
-        _log_axis(ax, ok[col])
-        ax.set_ylabel(title)
-        ax.grid(axis="x", visible=False)
-    axes[-1, 0].set_xticks(x)
-    axes[-1, 0].set_xticklabels(_backend_labels(ok, labels), rotation=35, ha="right")
-    axes[0, 0].set_title(
-        "Cost per formulation (log scale; missing bar: failed or not run)"
+        _log_axis(ax, ok[col], axis="x")
+        ax.set_title(title, fontsize=9)
+        ax.grid(axis="y", visible=False)
+        ax.tick_params(axis="x", labelsize=7)
+    axes[0, 0].set_yticks(y)
+    axes[0, 0].set_yticklabels(ticks, fontsize=8)
+    axes[0, 0].set_ylim(len(labels) - 0.5, -0.5)  # the first system on top
+    handles, names = axes[0, 0].get_legend_handles_labels()
+    fig.legend(
+        handles,
+        names,
+        loc="upper center",
+        bbox_to_anchor=(0.5, 1 - 0.3 / height),
+        ncol=ncol,
+        frameon=False,
     )
-    axes[0, 0].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    fig.suptitle(
+        "Cost per formulation (log scale; missing bar: failed or not run)",
+        y=1 - 0.06 / height,
+        va="top",
+        fontsize=10,
+    )
     return _save(fig, path)
 
 
@@ -527,7 +574,7 @@ def _scaling_figure(plt, frame, system, formulations, styles, path):
         1,
         len(metrics),
         squeeze=False,
-        figsize=(3.4 * len(metrics) + 0.6 + room, 3.6),
+        figsize=(min(3.4 * len(metrics) + 0.6 + room, _MAX_WIDTH_IN), 3.6),
     )
     _layout(fig, right=room, top=0.75, wspace=0.35)
     ns = sorted(int(n) for n in f["n"].unique())
@@ -1044,7 +1091,7 @@ def _build_report(
 
 
 _CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:1200px;
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:{page}px;
 margin:2em auto;padding:0 1em;color:#222;line-height:1.4}
 table{border-collapse:collapse;margin:0.6em 0 1.2em;font-size:0.85em}
 th,td{border:1px solid #ccc;padding:3px 7px;text-align:right;vertical-align:top}
@@ -1098,7 +1145,7 @@ def _render_html(rep: _Report) -> str:
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
         f"<title>{html.escape(title)}</title>",
-        f"<style>{_CSS}</style>",
+        f"<style>{_CSS.replace('{page}', str(PAGE_PX))}</style>",
         "</head><body>",
     ]
     # A contents list: the report of a full run is long.

@@ -162,6 +162,87 @@ def test_figures_are_valid_pngs(report):
     )
 
 
+def test_no_figure_is_wider_than_the_page(report):
+    """A figure wider than the page is shrunk by the browser until its
+    labels cannot be read; every figure is drawn at most the page's width
+    (CSS pixels at the figures' resolution)."""
+    from PIL import Image
+
+    from compare.report import PAGE_PX
+
+    assert f"max-width:{PAGE_PX}px" in report.page
+    for path in (report.out / "figures").glob("*.png"):
+        with Image.open(path) as image:
+            assert 300 < image.width <= PAGE_PX, (path.name, image.size)
+
+
+def test_a_cost_chart_of_many_systems_grows_down_the_page(tmp_path):
+    """The main job's 17 system variants made the chart 3,580 px wide; 30
+    variants of six formulations fit the page's width, one row per
+    variant."""
+    from PIL import Image
+
+    from compare import report as rep
+
+    plt = rep._pyplot()
+    forms = ["kane", "gibbs_appell", "lagrange", "modified_lagrange", "sympy_kane", "sympy_lagrange"]  # fmt: skip
+    sizes = {}
+    for n in (5, 30):
+        frame = pd.DataFrame(
+            [
+                {
+                    "status": "ok",
+                    "label": f"n_link_pendulum_on_cart[n={k}]",
+                    "formulation": f,
+                    "ops_raw": 100 * k + i,
+                    "ops_cse": 40 * k + i,
+                    "derive_s": 0.1 * k,
+                    "rhs_us": 10.0 + i,
+                }
+                for k in range(1, n + 1)
+                for i, f in enumerate(forms)
+            ]
+        )
+        styles = rep._formulation_styles(forms)
+        path = rep._bars_figure(plt, frame, forms, styles, tmp_path / f"cost{n}.png")
+        with Image.open(path) as image:
+            sizes[n] = image.size
+    assert sizes[30][0] <= rep.PAGE_PX and sizes[5][0] <= rep.PAGE_PX
+    assert sizes[30][1] > 4 * sizes[5][1] / 2
+
+
+def test_the_equations_of_a_large_system_are_typeset_within_a_budget():
+    """Each collapsed part of a large system's equations (further entries,
+    the cse'd form) holds at most MATHML_BUDGET characters of MathML and
+    counts what it leaves out."""
+    from compare.equations import (
+        MATHML_BUDGET,
+        CaseEquations,
+        _equations_data,
+        equations_html,
+    )
+    from formulations import get_formulation
+    from systems import get_system
+
+    eom = get_formulation("kane").derive(get_system("n_link_pendulum", n=5))
+    case = CaseEquations(
+        "n_link_pendulum[n=5]",
+        "kane",
+        _equations_data(eom),
+        float(eom.op_counts["raw"]),
+        float(eom.op_counts["cse"]),
+    )
+    page = equations_html(case)
+    parts = re.findall(r"<details><summary>(.*?)</summary>(.*?)</details>", page, re.S)
+    assert len(parts) == 2
+    for _, body in parts:
+        typeset = sum(len(m) for m in re.findall(r"<math.*?</math>", body, re.S))
+        assert typeset <= MATHML_BUDGET + 200
+    # Five links: more than the budget holds, so something is counted out.
+    assert "not typeset here" in page or "not shown" in page
+    assert "unpack_equations" in page
+
+
 def test_every_case_appears_with_its_numbers(result, report):
     md, page = report.md, report.page
     for system in SYSTEMS:
