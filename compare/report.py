@@ -1112,8 +1112,12 @@ h2{border-bottom:1px solid #ddd;padding-bottom:0.2em;margin-top:1.6em}
 p.form{font-size:0.85em;color:#444}
 .structure{display:flex;gap:1em;align-items:flex-start}
 svg.spy{flex:none}
-.side-by-side{display:grid;grid-template-columns:1fr 1fr;gap:1.2em}
+.side-by-side{display:grid;gap:1.2em;
+grid-template-columns:repeat(auto-fit,minmax(min(100%,26em),1fr))}
+.side-by-side>div{min-width:0}
 .pub{border:1px solid #ccc;padding:0.4em 0.8em;margin:0.5em 0;overflow-x:auto}
+math{font-family:"STIX Two Math","Latin Modern Math","DejaVu Math TeX Gyre",
+"Cambria Math",math}
 .pub.misprint .printed{background:#fde8e8;border:1px dashed #c33;padding:0 0.4em}
 .flag{background:#c33;color:#fff;border-radius:3px;padding:0 0.4em;font-size:0.8em}
 p.note{font-size:0.85em;color:#333}
