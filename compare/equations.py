@@ -914,18 +914,12 @@ def equations_section(
     qdd = {r.formulation: trajectories.get(r.case, {}).get("qdd") for r in rows}
     qdd = {f: a for f, a in qdd.items() if a is not None}
     checks = []
-    try:
-        from systems.seed_equations import PUBLISHED_SYSTEMS
+    from systems.seed_equations import PUBLISHED_SYSTEMS
 
-        if r0.system in PUBLISHED_SYSTEMS:
-            checks = published_checks(
-                r0.system, variant_options(r0.variant), qdd, n_states
-            )
-    except Exception as exc:  # the equations are shown without the check
-        html_parts.append(
-            f"<p>Published equations not checked: "
-            f"{html.escape(type(exc).__name__)}: {html.escape(str(exc))}</p>"
-        )
+    # An equation that cannot be evaluated is shown with its residual as
+    # "cannot be evaluated" (published_checks); any exception is a bug.
+    if r0.system in PUBLISHED_SYSTEMS:
+        checks = published_checks(r0.system, variant_options(r0.variant), qdd, n_states)
     beside = None
     if checks:
         beside = published_partner(checks, cases, reference)

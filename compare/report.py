@@ -7,7 +7,10 @@ HTML file can be mailed or archived on its own.
 
 Every section tolerates a partial run: a failed case has few columns, a
 resumed run may lack trajectories, a column may be missing altogether.
-Missing numbers are shown as an em dash, never as ``nan``.
+Missing numbers are shown as an em dash, never as ``nan``.  An optional
+section whose module is missing says "not available"; an exception while
+computing one is a bug and fails the report instead of passing for an
+absence.
 """
 
 from __future__ import annotations
@@ -673,13 +676,10 @@ def _benchmark_table(formulations=None):
         kwargs = {}
         if formulations and "formulations" in inspect.signature(fn).parameters:
             kwargs["formulations"] = list(formulations)
-        try:
-            table = fn(**kwargs)
-        except Exception as exc:  # the report goes on without this section
-            return None, (
-                f"not available: references.published.{name}() "
-                f"failed: {type(exc).__name__}: {exc}"
-            )
+        # An exception is a bug in the table or in what it derives, and
+        # fails the report: "not available" is kept for a module that is
+        # missing or offers no table.
+        table = fn(**kwargs)
         if isinstance(table, pd.DataFrame):
             return table, f"from references.published.{name}()"
     return None, (
@@ -696,18 +696,14 @@ def _kolev_table(cache_dir=None, use_cache=False):
     fn = getattr(mod, "kolev_cost_table", None)
     if not callable(fn):
         return None, "not available: bench.methods has no kolev_cost_table."
-    try:
-        if use_cache:
-            from .cache import DerivationCache
+    # A refusal of a variant is a row of the table (its ``error``); an
+    # exception is a bug and fails the report.
+    if use_cache:
+        from .cache import DerivationCache
 
-            table = fn(cache=DerivationCache(cache_dir))
-        else:
-            table = fn()
-    except Exception as exc:  # the report goes on without this section
-        return (
-            None,
-            f"not available: kolev_cost_table() failed: {type(exc).__name__}: {exc}",
-        )
+        table = fn(cache=DerivationCache(cache_dir))
+    else:
+        table = fn()
     if not isinstance(table, pd.DataFrame):
         return None, "not available: kolev_cost_table() did not return a table."
     if use_cache:

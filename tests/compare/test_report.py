@@ -346,7 +346,10 @@ def test_optional_sections_present(result, tmp_path, monkeypatch):
     assert "| four_bar | modified | 166 |" in kolev
 
 
-def test_benchmark_function_that_raises(result, tmp_path, monkeypatch):
+def test_benchmark_function_that_raises_fails_the_report(result, tmp_path, monkeypatch):
+    """Only a missing module or table is "not available"; an exception in
+    the table is a bug, and a report that hid it as an absence would be
+    wrong without saying so."""
     bench = types.ModuleType("references.published")
 
     def published_vs_computed(formulations=None):
@@ -354,11 +357,65 @@ def test_benchmark_function_that_raises(result, tmp_path, monkeypatch):
 
     bench.published_vs_computed = published_vs_computed
     monkeypatch.setitem(sys.modules, "references.published", bench)
-    _, md, _ = _write(result, tmp_path, benchmarks=True, figures=False)
-    section = _section(md, "Benchmarks: published against computed")
-    assert "not available" in section
     # The run's formulations were passed on.
-    assert "bicycle not declared for ['kane', 'sympy_kane']" in section
+    with pytest.raises(RuntimeError, match=r"for \['kane', 'sympy_kane'\]"):
+        _write(result, tmp_path, benchmarks=True, figures=False)
+
+
+def test_a_kolev_table_that_raises_fails_the_report(result, tmp_path, monkeypatch):
+    import bench.methods as ml
+
+    def broken():
+        raise KeyError("q1")
+
+    monkeypatch.setattr(ml, "kolev_cost_table", broken)
+    with pytest.raises(KeyError, match="q1"):
+        _write(result, tmp_path, kolev=True, figures=False)
+
+
+@pytest.mark.slow
+def test_published_and_kolev_sections_through_a_real_runs_cache(tmp_path):
+    """The sections as the main job writes them, with no stand-in: a run of
+    the four-bar and Kolev's manipulator through a derivation cache, its
+    published equations checked against the run's q'' and the Kolev table
+    read from the same cache."""
+    res = run(
+        ["four_bar", "kolev_manipulator"],
+        ["kane", "modified_lagrange"],
+        variants={"four_bar": [{"coordinates": "redundant"}]},
+        t_final=0.2,
+        n_states=5,
+        jobs=1,
+        progress=False,
+        use_cache=True,
+        cache_dir=str(tmp_path / "cache"),
+        out=tmp_path / "run",
+    )
+    assert set(res.frame["status"]) == {"ok"}
+    _, md, page = _write(res, tmp_path / "run", kolev=True, figures=False)
+    # (2-70), a misprint, with its residual under each formulation: large
+    # as printed, at rounding level corrected.
+    assert "**(2-70)** in `kane_method_examples_fa.txt` — **misprint**" in md
+    line = next(l for l in md.splitlines() if "Largest relative residual" in l)
+    printed = [float(x) for x in re.findall(r"as printed ([0-9.e+-]+)", line)]
+    corrected = [float(x) for x in re.findall(r"(?:kane|lagrange) ([0-9.e+-]+)", line)]
+    assert printed and min(printed) > 1e-3
+    assert corrected and max(corrected) < 1e-8
+    # Kolev's (3.10) beside modified_lagrange, whose form it is.
+    kolev = page[page.index('<h3 id="kolev_manipulator"') :]
+    assert "(3.10) row 1" in kolev
+    beside = kolev[kolev.index('<div class="derived">') :][:200]
+    assert "derived by this run (modified_lagrange)" in beside
+    four_bar = page[page.index('<h3 id="four_bar"') : page.index('<h3 id="kolev')]
+    assert "derived by this run (kane)" in four_bar
+    # The Kolev table, from the run's cache: every variant of the four-bar.
+    section = _section(md, "Kolev's motivation")
+    assert (
+        "from kolev_cost_table(), the derivations read from the run's cache" in section
+    )
+    for variant in ("modified", "modified_implicit", "substituted", "multipliers"):
+        assert f"| four_bar | {variant} |" in section
+    assert "not available" not in section
 
 
 def test_rejects_a_non_result(tmp_path):
