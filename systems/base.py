@@ -262,6 +262,8 @@ class MechanicalSystem:
     reaction_unknowns : tuple
         Constants without value in the loads that are those forces.
 
+    Notes
+    -----
     Speeds need not be one per coordinate: with more coordinates (a
     quaternion's four, three body rates) the kinematic equations give the
     coordinate rates and as many of them as there are speeds give the
