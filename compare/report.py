@@ -37,6 +37,7 @@ from .tables import (
     _md_table,
     _prepared,
     _slug,
+    cost_table,
     count_problems,
     overview_table,
     status_cells,
@@ -864,6 +865,11 @@ def _build_report(
     )
     if fig_note:
         rep.p(fig_note)
+
+    costs = cost_table(frame, formulations)
+    if costs is not None:
+        rep.h(2, "Cost per evaluation")
+        rep.raw(*costs)
 
     stated = findings(result.frame, meta)
     rep.h(2, "Findings")

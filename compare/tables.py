@@ -1,9 +1,11 @@
-"""Tables of a run as text: cell formatting, Markdown and HTML tables, and
-the overview a notebook shows (shared by the report and ``ComparisonResult``)."""
+"""Tables of a run as text: cell formatting, Markdown and HTML tables, the
+overview a notebook shows (shared by the report and ``ComparisonResult``)
+and the cost table at the top of the report."""
 
 from __future__ import annotations
 
 import html
+import json
 import math
 
 import numpy as np
@@ -236,3 +238,113 @@ def result_html(result) -> str:
         ]
     parts.append("</div>")
     return "\n".join(parts)
+
+
+#: The measure of the cost table, in order of preference: column, what it
+#: counts.
+COST_MEASURES = (
+    (
+        "ops_per_evaluation",
+        "operations per evaluation of the right-hand side (canonical M and f "
+        "and the solve for the unknowns)",
+    ),
+    (
+        "ops_cse",
+        "operations of M and f after common-subexpression elimination (the "
+        "solve for the unknowns not included)",
+    ),
+)
+
+
+def _mul_add(kinds) -> str:
+    """Multiplications and divisions, additions and subtractions of a JSON
+    ``ops_by_kind`` as "45×, 16±"; "" without one."""
+    try:
+        k = json.loads(kinds) if isinstance(kinds, str) else None
+    except ValueError:
+        return ""
+    if not isinstance(k, dict):
+        return ""
+    mul = int(k.get("MUL", 0)) + int(k.get("DIV", 0))
+    add = int(k.get("ADD", 0)) + int(k.get("SUB", 0))
+    return f"{mul}×, {add}±"
+
+
+def cost_table(frame: pd.DataFrame, formulations=None):
+    """The paper-style cost table: systems × formulations, each cell the
+    operations of one evaluation and the unknowns solved for, the fewest
+    operations of a system in bold.
+
+    Reads ``ops_per_evaluation`` where the run has it, else ``ops_cse``
+    (with its multiplications and additions from ``ops_by_kind``); says
+    which.  Returns ``(html, markdown)``, or None when no case finished
+    with a count.
+    """
+    fr = _prepared(frame)
+    ok = fr[fr["status"] == "ok"]
+    col, what = next(
+        (
+            (c, w)
+            for c, w in COST_MEASURES
+            if c in ok.columns and pd.to_numeric(ok[c], errors="coerce").notna().any()
+        ),
+        (None, None),
+    )
+    if col is None:
+        return None
+    if formulations is None:
+        formulations = list(dict.fromkeys(fr["formulation"]))
+    forms = [f for f in formulations if f in set(ok["formulation"])]
+    labels = list(dict.fromkeys(ok["label"]))
+    ops = pd.to_numeric(ok[col], errors="coerce")
+    cells = {}
+    for r, v in zip(ok.itertuples(), ops):
+        if not math.isfinite(v):
+            continue
+        unknowns = _fmt(getattr(r, "n_unknowns", float("nan")), "n_unknowns")
+        detail = _mul_add(getattr(r, "ops_by_kind", None)) if col == "ops_cse" else ""
+        cells[(r.label, r.formulation)] = (int(v), detail, unknowns)
+    head = ["system", *forms]
+    html_rows, md_rows = [], []
+    for label in labels:
+        mine = [cells.get((label, f)) for f in forms]
+        best = min((c[0] for c in mine if c), default=None)
+        h_cells, m_cells = [html.escape(label)], [_md_cell(label)]
+        for c in mine:
+            if c is None:
+                h_cells.append("—")
+                m_cells.append("—")
+                continue
+            n, detail, unknowns = c
+            text = f"{n}" + (f" ({detail})" if detail else "") + f"; z {unknowns}"
+            if n == best:
+                h_cells.append(f"<b>{html.escape(text)}</b>")
+                m_cells.append(f"**{_md_cell(text)}**")
+            else:
+                h_cells.append(html.escape(text))
+                m_cells.append(_md_cell(text))
+        html_rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in h_cells) + "</tr>")
+        md_rows.append("| " + " | ".join(m_cells) + " |")
+    caption = (
+        f"Cost of one evaluation: {what} (column {col}); z the number of "
+        "unknowns solved for; the fewest operations of each system in bold."
+    )
+    page = (
+        '<div class="scroll"><table class="cost"><caption>'
+        + html.escape(caption)
+        + "</caption><thead><tr>"
+        + "".join(f"<th>{html.escape(h)}</th>" for h in head)
+        + "</tr></thead><tbody>"
+        + "".join(html_rows)
+        + "</tbody></table></div>"
+    )
+    md = (
+        f"*{caption}*\n\n"
+        + "| "
+        + " | ".join(head)
+        + " |\n|"
+        + "|".join("---" for _ in head)
+        + "|\n"
+        + "\n".join(md_rows)
+    )
+    return page, md

@@ -726,3 +726,35 @@ def test_findings_list_the_misprints_of_the_published_equations():
     assert "(3.2) and the first term of T in (3.5)" in text
     # Equations confirmed exactly are not misprints.
     assert not any(m.startswith("solar_panels") for m in found)
+
+
+def test_the_cost_table_reads_per_evaluation_counts_when_the_run_has_them():
+    """Systems × formulations, the fewest operations of a system in bold;
+    ``ops_per_evaluation`` (M, f and the solve) where the run has it, else
+    ``ops_cse`` with its multiplications and additions, labelled."""
+    from compare.tables import cost_table
+
+    kinds = '{"MUL": 30, "DIV": 2, "ADD": 10, "SUB": 5, "SIN": 3}'
+    frame = pd.DataFrame(
+        {
+            "system": ["four_bar"] * 3,
+            "formulation": ["kane", "lagrange", "modified_lagrange"],
+            "status": ["ok", "ok", "ok"],
+            "ops_cse": [54, 47, 149],
+            "ops_by_kind": [kinds, kinds, kinds],
+            "n_unknowns": [3, 5, 1],
+        }
+    )
+    page, md = cost_table(frame)
+    assert "(column ops_cse)" in md and "solve for the unknowns not included" in md
+    assert (
+        "| four_bar | 54 (32×, 15±); z 3 | **47 (32×, 15±); z 5** | 149 (32×, 15±); z 1 |"
+        in md
+    )
+    assert page.count("<b>") == 1
+    # With the solve counted, the one-unknown form is cheapest.
+    frame["ops_per_evaluation"] = [120, 190, 160]
+    page, md = cost_table(frame)
+    assert "(column ops_per_evaluation)" in md
+    assert "| four_bar | **120; z 3** | 190; z 5 | 160; z 1 |" in md
+    assert cost_table(frame.assign(status="error")) is None
