@@ -523,8 +523,16 @@ def test_a_report_that_cannot_be_written_keeps_the_one_before(result, tmp_path):
     (out / "report.md").write_text("the report before\n")
     (out / "report.html").write_text("<p>the report before</p>\n")
     env = dict(os.environ, PYTHONPATH=str(ROOT), MPLBACKEND="Agg")
-    # A file-size limit the figures fit in but the standalone HTML (which
-    # embeds them) does not: the disk fills while the report is written.
+    # A file-size limit the figures and the markdown fit in but the
+    # standalone HTML (which embeds the figures) does not: the disk fills
+    # while the report is written.  The sizes are those of the same report
+    # written without a limit.
+    probe = _saved_run(result, tmp_path / "probe")
+    write_report(load(probe), probe, kolev=False)
+    others = [p.stat().st_size for p in (probe / "figures").glob("*.png")]
+    others.append((probe / "report.md").stat().st_size)
+    page = (probe / "report.html").stat().st_size
+    assert max(others) < page
     res = subprocess.run(
         [sys.executable, "-m", "compare", "report", "--out", str(out)],
         cwd=ROOT,
@@ -532,7 +540,7 @@ def test_a_report_that_cannot_be_written_keeps_the_one_before(result, tmp_path):
         capture_output=True,
         text=True,
         timeout=600,
-        preexec_fn=file_size_limit(150_000),
+        preexec_fn=file_size_limit((max(others) + page) // 2),
     )
     assert res.returncode == 3, res.stdout + res.stderr
     assert "Traceback" not in res.stderr
