@@ -70,13 +70,13 @@ def print_summary(result) -> None:
         print(f"\n{kind_counts(frame)}.")
         kinds = case_kinds(frame)
         for kind, what in (
-            ("failed", "failed"),
-            ("peer limitation", "peer limitation(s), not failures"),
-            ("refused", "refused by their formulation"),
+            ("failed", "Failed ({})"),
+            ("peer limitation", "Peer limitations ({}; not failures)"),
+            ("refused", "Refused ({}; a formulation declines the system)"),
         ):
             rows = frame[kinds == kind]
             if len(rows):
-                print(f"\n{len(rows)} case(s) {what}:")
+                print("\n" + what.format(len(rows)) + ":")
                 for _, row in rows.iterrows():
                     print(f"  {row['case']}: {row['status']}: {row['error']}")
     repairs = result.metadata.get("cache_repairs")
