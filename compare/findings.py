@@ -575,11 +575,11 @@ def _reason(status, error) -> str:
 
 
 def _with_reasons(g: pd.DataFrame, kinds: pd.Series, kind: str) -> list[str]:
-    """The formulations of ``g`` whose case is of ``kind``, each with its
-    status and error ("sympy_kane (error: the equations ... not finite at
-    theta=0)")."""
+    """The formulations of ``g`` whose case is of ``kind``, with their
+    status and error, those with the same reason named together
+    ("lagrange, modified_lagrange (unsupported: ...)")."""
     rows = g[kinds.loc[g.index] == kind]
-    return [
-        f"{fm} ({_reason(st, err)})"
-        for fm, st, err in zip(rows["formulation"], rows["status"], rows["error"])
-    ]
+    by_reason: dict[str, list[str]] = {}
+    for fm, st, err in zip(rows["formulation"], rows["status"], rows["error"]):
+        by_reason.setdefault(_reason(st, err), []).append(str(fm))
+    return [f"{', '.join(fms)} ({reason})" for reason, fms in by_reason.items()]

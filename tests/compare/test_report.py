@@ -766,3 +766,21 @@ def test_the_cost_table_reads_per_evaluation_counts_when_the_run_has_them():
     assert "(column ops_per_evaluation)" in md
     assert "| four_bar | **120; z 3** | 190; z 5 | 160; z 1 |" in md
     assert cost_table(frame.assign(status="error")) is None
+
+
+def test_refusals_with_one_reason_are_named_together():
+    """The Lagrange family refusing a system for one reason reads as one
+    refusal of several formulations, not as repeated sentences."""
+    from compare.findings import findings
+
+    reason = "Dmc: the contact point's coordinates have no speed of their own"
+    frame = pd.DataFrame(
+        {
+            "system": ["contact_point_disc"] * 3,
+            "formulation": ["kane", "lagrange", "modified_lagrange"],
+            "status": ["ok", "unsupported", "unsupported"],
+            "error": ["", reason, reason],
+        }
+    )
+    (entry,) = findings(frame).per_system
+    assert entry["refusals"] == [f"lagrange, modified_lagrange (unsupported: {reason})"]
