@@ -47,7 +47,11 @@ __all__ = [
     "mathml",
     "latex",
     "FORMS",
+    "PUBLISHED_FORMS",
+    "published_partner",
     "is_large",
+    "eom_html",
+    "system_html",
 ]
 
 t = me.dynamicsymbols._t
@@ -83,6 +87,16 @@ FORMS = {
         "for constrained systems.",
     ),
 }
+#: Seed document -> the formulation whose form its published equations
+#: have: the report shows them beside that formulation's derived equations
+#: (Kolev's (3.10), one row per independent coordinate, beside
+#: ``modified_lagrange``; Kane's equations in generalized speeds beside
+#: ``kane``).
+PUBLISHED_FORMS = {
+    "kane_method_solar_panels_ru.txt": "kane",
+    "kane_method_examples_fa.txt": "kane",
+    "kolev_modified_lagrange_bg.txt": "modified_lagrange",
+}
 #: Beyond these sizes a case shows structure, not every symbol.
 LARGE_ROWS = 6
 LARGE_OPS = 400
@@ -90,6 +104,16 @@ LARGE_OPS = 400
 MAX_ENTRY_OPS = 1500
 #: Lines of cse'd expressions typeset at most.
 MAX_CSE_LINES = 60
+#: Characters of MathML typeset at most in each collapsed part of a case
+#: (the further entries of a large system, the cse'd form): what is left
+#: out is counted, and every entry stays in the run's arrays.  Keeps the
+#: report of the main job to a few megabytes.
+MATHML_BUDGET = 8_000
+#: Where the equations left out of the page are.
+_WHERE_ALL = (
+    "all of them are in the run's trajectories/&lt;case&gt;.npz "
+    "(<code>compare.equations.unpack_equations</code>)"
+)
 
 
 # ----------------------------------------------------------------------
@@ -153,7 +177,17 @@ def pack_equations(eom) -> np.ndarray:
     caches): the output directory may be shared, and an unpickler runs
     what a pickle names.  Read back with :func:`unpack_equations`.
     """
-    data = {
+    payload = pickle.dumps(_equations_data(eom), protocol=pickle.HIGHEST_PROTOCOL)
+    try:
+        signature = sign(payload, _SIGNED_AS).encode()
+    except CacheRefused:  # no key: kept unsigned, so never shown
+        signature = b"0" * _SIGNATURE_BYTES
+    return np.frombuffer(signature + payload, dtype=np.uint8)
+
+
+def _equations_data(eom) -> dict:
+    """What :func:`pack_equations` stores and :func:`equations_html` reads."""
+    return {
         "formulation": eom.formulation,
         "mass_matrix": eom.mass_matrix,
         "forcing": eom.forcing,
@@ -164,12 +198,6 @@ def pack_equations(eom) -> np.ndarray:
         "constraint_rows": _constraint_rows(eom),
         "dof": eom.system.degrees_of_freedom,
     }
-    payload = pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL)
-    try:
-        signature = sign(payload, _SIGNED_AS).encode()
-    except CacheRefused:  # no key: kept unsigned, so never shown
-        signature = b"0" * _SIGNATURE_BYTES
-    return np.frombuffer(signature + payload, dtype=np.uint8)
 
 
 def unpack_equations(array) -> dict:
@@ -387,26 +415,59 @@ def _cse_block(M, f) -> str:
         )
     repl, reduced = sm.cse(exprs)
     n, m = M.shape
-    lines = [_mrow(mathml(s), _EQ, mathml(e)) for s, e in repl[:MAX_CSE_LINES]]
+    lines, size = [], 0
+    for sym, e in repl[:MAX_CSE_LINES]:
+        line = f"<mtr><mtd>{_mrow(mathml(sym), _EQ, mathml(e))}</mtd></mtr>"
+        if lines and size + len(line) > MATHML_BUDGET:
+            break
+        lines.append(line)
+        size += len(line)
     more = len(repl) - len(lines)
-    body = "".join(f"<mtr><mtd>{ln}</mtd></mtr>" for ln in lines)
+    body = "".join(lines)
     Mr = sm.Matrix(n, m, reduced[: n * m])
     fr = sm.Matrix(reduced[n * m :])
     note = f"<p>{more} further subexpressions not shown.</p>" if more > 0 else ""
+    reduced_eq = _mrow(mathml(Mr), _EQ, mathml(fr))
+    if size + len(reduced_eq) > MATHML_BUDGET:
+        end = (
+            f"<p>M and f in these subexpressions: {n * m + len(fr)} entries, "
+            f"not typeset here; {_WHERE_ALL}.</p>"
+        )
+    else:
+        end = "<p>with which M and f read</p>" + _math(reduced_eq)
     return (
         f"<p>{len(repl)} common subexpressions:</p>"
         + (_math(f'<mtable columnalign="left">{body}</mtable>') if body else "")
         + note
-        + "<p>with which M and f read</p>"
-        + _math(_mrow(mathml(Mr), _EQ, mathml(fr)))
+        + end
     )
+
+
+def _entries_html(entries) -> str:
+    """``(name, expression)`` pairs typeset up to :data:`MATHML_BUDGET`
+    characters, the rest counted."""
+    parts, size = [], 0
+    for k, (name, e) in enumerate(entries):
+        part = _entry_html(name, e)
+        if parts and size + len(part) > MATHML_BUDGET:
+            parts.append(
+                f"<p>{len(entries) - k} further entries not typeset here; "
+                f"{_WHERE_ALL}.</p>"
+            )
+            break
+        parts.append(part)
+        size += len(part)
+    return "".join(parts)
 
 
 def _entry_html(name: str, expr) -> str:
     ops = _ops(expr)
     if ops > MAX_ENTRY_OPS:
         return f"<p>{html.escape(name)}: {ops} terms (not typeset).</p>"
-    return _math(_mrow(_PRINTER._print(sm.Symbol(name)).toxml(), _EQ, mathml(expr)))
+    typeset = mathml(expr)
+    if len(typeset) > MATHML_BUDGET:
+        return f"<p>{html.escape(name)}: {ops} terms (not typeset here).</p>"
+    return _math(_mrow(_PRINTER._print(sm.Symbol(name)).toxml(), _EQ, typeset))
 
 
 def equations_html(case: CaseEquations) -> str:
@@ -468,7 +529,7 @@ def equations_html(case: CaseEquations) -> str:
         parts.append(
             f"<details><summary>the other {len(rest)} non-zero entries "
             "(M is symmetric where only its upper triangle is shown)"
-            "</summary>" + "".join(_entry_html(nm, e) for nm, e in rest) + "</details>"
+            "</summary>" + _entries_html(rest) + "</details>"
         )
         parts.append(
             "<details><summary>after common-subexpression elimination"
@@ -476,6 +537,32 @@ def equations_html(case: CaseEquations) -> str:
         )
     parts.append("</div>")
     return "\n".join(parts)
+
+
+def same_equations(a: CaseEquations, b: CaseEquations) -> bool:
+    """Two formulations derived the very same ``M z = f``: the same unknowns,
+    mass matrix and forcing, entry by entry (Lagrange's equations with and
+    without Kolev's modification on a system without constraints)."""
+    da, db = a.data, b.data
+    return (
+        tuple(da["unknowns"]) == tuple(db["unknowns"])
+        and da["mass_matrix"].shape == db["mass_matrix"].shape
+        and len(da["forcing"]) == len(db["forcing"])
+        and all(x == y for x, y in zip(da["mass_matrix"], db["mass_matrix"]))
+        and all(x == y for x, y in zip(da["forcing"], db["forcing"]))
+    )
+
+
+def _same_html(case: CaseEquations, same: CaseEquations) -> str:
+    """A case whose equations another formulation's block shows already."""
+    return (
+        f'<div class="eqs" id="eq-{_slug(case.label)}-{_slug(case.formulation)}">'
+        f"<h5>{html.escape(case.formulation)}</h5>"
+        f'<p class="form">{html.escape(_form_text(case))}</p>'
+        f'<p class="same">The same equations as <a href="#eq-{_slug(same.label)}-'
+        f"{_slug(same.formulation)}\">{html.escape(same.formulation)}</a>'s: "
+        "the unknowns, M and f are identical entry by entry.</p></div>"
+    )
 
 
 def equations_markdown(case: CaseEquations) -> str:
@@ -516,6 +603,124 @@ def _fmt_int(x) -> str:
 
 def _slug(text: str) -> str:
     return "".join(c if c.isalnum() or c in "-_" else "_" for c in str(text))
+
+
+# ----------------------------------------------------------------------
+# Notebook display
+# ----------------------------------------------------------------------
+def _facts_table(rows) -> str:
+    """A two-column table of (heading, HTML cell) pairs."""
+    return (
+        '<table class="eom-facts">'
+        + "".join(
+            f'<tr><th style="text-align:left">{html.escape(k)}</th>'
+            f'<td style="text-align:left">{v}</td></tr>'
+            for k, v in rows
+        )
+        + "</table>"
+    )
+
+
+def _inline(exprs) -> str:
+    """Expressions as one inline MathML list, or — when there are none."""
+    exprs = list(exprs)
+    if not exprs:
+        return "—"
+    sep = "<mo separator='true'>,</mo>"
+    return _math(sep.join(mathml(e) for e in exprs), block=False)
+
+
+def eom_html(eom) -> str:
+    """An :class:`~formulations.EquationsOfMotion` as a notebook shows it
+    (``_repr_html_``): its sizes and counts, then ``M z = f`` in MathML as
+    the report typesets it; large systems show their structure and first
+    entries, and the whole is collapsed in a ``<details>``."""
+    counts = eom.op_counts
+    case = CaseEquations(
+        eom.system.name,
+        eom.formulation,
+        _equations_data(eom),
+        float(counts.get("raw", float("nan"))),
+        float(counts.get("cse", float("nan"))),
+    )
+    seconds = eom.timings.get("total", float("nan"))
+    facts = _facts_table(
+        [
+            ("system", html.escape(eom.system.name)),
+            ("formulation", html.escape(eom.formulation)),
+            (
+                "equations, unknowns, multipliers",
+                f"{eom.n_equations}, {eom.n_unknowns}, {eom.n_multipliers}",
+            ),
+            (
+                "operations raw, after cse",
+                f"{_fmt_int(case.ops_raw)}, {_fmt_int(case.ops_cse)}",
+            ),
+            ("derivation s", "—" if seconds != seconds else f"{seconds:.3g}"),
+        ]
+    )
+    body = equations_html(case)
+    if is_large(case):
+        body = (
+            f"<details><summary>the equations ({eom.n_equations} rows; "
+            "structure and first entries)</summary>" + body + "</details>"
+        )
+    return f'<div class="eom">{facts}{body}</div>'
+
+
+def system_html(ms) -> str:
+    """A :class:`~systems.MechanicalSystem` as a notebook shows it
+    (``_repr_html_``): coordinates, speeds, constraints, bodies and loads,
+    the expressions in MathML."""
+
+    def equations(exprs) -> str:
+        exprs = list(exprs)
+        if not exprs:
+            return "—"
+        if len(exprs) > LARGE_ROWS or sum(map(_ops, exprs)) > LARGE_OPS:
+            return f"{len(exprs)} (too large to typeset here)"
+        rows = "".join(
+            f"<mtr><mtd>{_mrow(mathml(e), _EQ, '<mn>0</mn>')}</mtd></mtr>"
+            for e in exprs
+        )
+        return _math(f'<mtable columnalign="left">{rows}</mtable>', block=False)
+
+    def load(ld) -> str:
+        where = getattr(ld, "location", None)
+        what = "force at" if isinstance(where, me.Point) else "torque on"
+        return f"{what} {html.escape(str(getattr(where, 'name', where)))}"
+
+    bodies = ", ".join(
+        f"{html.escape(b.name)} ({_inline([b.mass])})"
+        if getattr(b, "mass", 0) != 0
+        else html.escape(b.name)
+        for b in ms.bodies
+    )
+    rows = [
+        ("name", html.escape(ms.name)),
+        (
+            f"coordinates ({len(ms.coordinates)}; "
+            f"{ms.degrees_of_freedom} degrees of freedom)",
+            _inline(ms.coordinates),
+        ),
+        ("dependent coordinates", _inline(ms.q_dep)),
+        (f"speeds ({len(ms.speeds)})", _inline(ms.speeds)),
+        ("dependent speeds", _inline(ms.u_dep)),
+        (
+            f"holonomic constraints ({len(ms.holonomic_constraints)})",
+            equations(ms.holonomic_constraints),
+        ),
+        (
+            f"nonholonomic constraints ({len(ms.nonholonomic_constraints)})",
+            equations(ms.nonholonomic_constraints),
+        ),
+        (f"bodies ({len(ms.bodies)})", bodies or "—"),
+        (
+            f"loads ({len(ms.loads)})",
+            html.escape(", ".join(load(ld) for ld in ms.loads)) or "—",
+        ),
+    ]
+    return f'<div class="mechanical-system">{_facts_table(rows)}</div>'
 
 
 # ----------------------------------------------------------------------
@@ -659,6 +864,20 @@ def published_html(checks: list[PublishedCheck], derived: CaseEquations | None) 
     )
 
 
+def published_partner(
+    checks: list[PublishedCheck], cases: list[CaseEquations], reference: str
+) -> CaseEquations | None:
+    """The derived equations to show beside published ones: those of the
+    formulation whose form the document prints (:data:`PUBLISHED_FORMS`),
+    else the reference's, else none."""
+    by_form = {c.formulation: c for c in cases}
+    for c in checks:
+        form = PUBLISHED_FORMS.get(c.equation.source)
+        if form in by_form:
+            return by_form[form]
+    return by_form.get(reference)
+
+
 def published_markdown(checks: list[PublishedCheck]) -> str:
     out = []
     for c in checks:
@@ -749,28 +968,27 @@ def equations_section(
     qdd = {r.formulation: trajectories.get(r.case, {}).get("qdd") for r in rows}
     qdd = {f: a for f, a in qdd.items() if a is not None}
     checks = []
-    try:
-        from systems.seed_equations import PUBLISHED_SYSTEMS
+    from systems.seed_equations import PUBLISHED_SYSTEMS
 
-        if r0.system in PUBLISHED_SYSTEMS:
-            checks = published_checks(
-                r0.system, variant_options(r0.variant), qdd, n_states
-            )
-    except Exception as exc:  # the equations are shown without the check
-        html_parts.append(
-            f"<p>Published equations not checked: "
-            f"{html.escape(type(exc).__name__)}: {html.escape(str(exc))}</p>"
-        )
+    # An equation that cannot be evaluated is shown with its residual as
+    # "cannot be evaluated" (published_checks); any exception is a bug.
+    if r0.system in PUBLISHED_SYSTEMS:
+        checks = published_checks(r0.system, variant_options(r0.variant), qdd, n_states)
+    beside = None
     if checks:
-        ref = cases[0] if cases[0].formulation == reference else None
+        beside = published_partner(checks, cases, reference)
         html_parts.append("<h5>As published, beside the derived equations</h5>")
-        html_parts.append(published_html(checks, ref))
+        html_parts.append(published_html(checks, beside))
         md_parts.append("*As published:*\n\n" + published_markdown(checks))
     html_parts.append('<div class="eq-grid">')
+    shown: list[CaseEquations] = [beside] if beside is not None else []
     for c in cases:
-        if checks and c.formulation == reference:
+        if c is beside:
             continue  # shown beside the published ones above
-        html_parts.append(equations_html(c))
+        same = next((o for o in shown if same_equations(o, c)), None)
+        html_parts.append(equations_html(c) if same is None else _same_html(c, same))
+        if same is None:
+            shown.append(c)
     html_parts.append("</div>")
     md_parts += [equations_markdown(c) for c in cases]
     return "\n".join(html_parts), "\n\n".join(md_parts)

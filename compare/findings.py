@@ -2,16 +2,27 @@
 
 :func:`findings` reads only the run's rows: per system variant the
 formulation with the fewest operations after cse, the fastest derivation
-and the fastest solve, and every disagreement and refusal; across systems,
-which formulation wins in each class of system (open chains, closed loops,
-nonholonomic, rheonomic) and by how much, and how operation counts and
-derivation times grow with n.  Nothing in it is written by hand.
+and the fastest solve, every disagreement, failure, peer limitation and
+refusal, the misprints found in the equations published for the run's
+systems; across systems, which formulation wins in each class of system and
+by how much, and how operation counts and derivation times grow with n.
+Nothing in it is written by hand.
+
+Every section of the report counts cases with one vocabulary,
+:func:`case_kind`: *ok*, *failed*, *peer limitation* (a peer library cannot
+do what the project's formulations do: not a failure) and *refused* (a
+formulation declines the system, ``unsupported``, with its reason).
+
+Systems are classed by one rule, their declaration (:data:`CLASS_RULE`),
+never by the mechanism's topology: a four-bar declared in its one minimal
+coordinate is *unconstrained*, the same linkage in redundant coordinates has
+*holonomic constraints*.
 
 >>> import pandas as pd
 >>> frame = pd.DataFrame({"label": ["p", "p"], "system": ["p", "p"],
 ...     "variant": ["", ""], "formulation": ["a", "b"], "status": ["ok", "ok"],
 ...     "ops_cse": [10, 15], "derive_s": [0.2, 0.1], "integrate_s": [1.0, 2.0],
-...     "qdd_max_rel_dev": [0.0, 1e-15], "system_class": ["open chain"] * 2})
+...     "qdd_max_rel_dev": [0.0, 1e-15], "system_class": ["unconstrained"] * 2})
 >>> f = findings(frame)
 >>> f.per_system[0]["fewest_ops"]
 'a (10 operations after cse; next b 15, 1.5×)'
@@ -34,26 +45,46 @@ __all__ = [
     "system_classes",
     "refusals",
     "CLASSES",
+    "CLASS_RULE",
     "AGREEMENT_TOL",
+    "KINDS",
+    "case_kind",
+    "case_kinds",
+    "kind_counts",
+    "misprints",
 ]
 
 #: Classes of system, in the order they are reported.
-CLASSES = ("open chain", "closed loop", "nonholonomic", "rheonomic")
+CLASSES = ("unconstrained", "holonomic constraints", "nonholonomic", "rheonomic")
+#: The rule that gives every system its classes, as the report states it.
+CLASS_RULE = (
+    "Systems are classed by their declaration, not by the mechanism's "
+    "topology: 'holonomic constraints' when the declaration has holonomic "
+    "constraints (redundant coordinates of a closed loop, or Kolev's "
+    "centroid coordinates), 'nonholonomic' when it has velocity "
+    "constraints, 'unconstrained' when it has neither (so a four-bar "
+    "declared in one minimal coordinate is unconstrained), and "
+    "'rheonomic' besides when time appears explicitly."
+)
+#: Class names of runs written before :data:`CLASS_RULE` was stated.
+_OLD_CLASSES = {"open chain": "unconstrained", "closed loop": "holonomic constraints"}
 #: Largest q'' deviation from the reference still counted as agreement.
 AGREEMENT_TOL = 1e-8
+#: What became of a case, in the order every section counts them.
+KINDS = ("ok", "failed", "peer limitation", "refused")
 
 
 def system_classes(ms) -> list[str]:
-    """The classes of a declaration: closed loop (holonomic constraints),
-    nonholonomic, rheonomic (explicit time), open chain (none of these
-    constraints)."""
+    """The classes of a declaration by :data:`CLASS_RULE`: holonomic
+    constraints, nonholonomic, unconstrained (neither), and rheonomic
+    (explicit time) besides."""
     out = []
     if ms.holonomic_constraints:
-        out.append("closed loop")
+        out.append("holonomic constraints")
     if ms.nonholonomic_constraints:
         out.append("nonholonomic")
     if not out:
-        out.append("open chain")
+        out.append("unconstrained")
     if ms.is_rheonomic:
         out.append("rheonomic")
     return out
@@ -104,6 +135,96 @@ def refusals(rows: pd.DataFrame) -> list[tuple[str, list[str], str]]:
     return out
 
 
+def _flag(value) -> bool:
+    """A boolean cell of a frame or of ``results.csv`` read back."""
+    return value is True or value == "True" or value == 1
+
+
+def case_kind(status, peer_limitation=False) -> str:
+    """What became of a case, one of :data:`KINDS`.
+
+    A peer's limitation is named as such whatever its status (a peer that
+    declines a system, times out or gives non-finite equations); a
+    formulation of the project that declines a system (``unsupported``)
+    refused it; any other status but ``ok`` failed.
+
+    >>> case_kind("error", True), case_kind("unsupported"), case_kind("timeout")
+    ('peer limitation', 'refused', 'failed')
+    """
+    if status == "ok":
+        return "ok"
+    if _flag(peer_limitation):
+        return "peer limitation"
+    if status == "unsupported":
+        return "refused"
+    return "failed"
+
+
+def case_kinds(frame: pd.DataFrame) -> pd.Series:
+    """:func:`case_kind` of every row of ``frame``."""
+    limited = (
+        frame["peer_limitation"]
+        if "peer_limitation" in frame.columns
+        else pd.Series(False, index=frame.index)
+    )
+    return pd.Series(
+        [case_kind(s, p) for s, p in zip(frame["status"], limited)],
+        index=frame.index,
+        dtype=object,
+    )
+
+
+def kind_counts(frame: pd.DataFrame) -> str:
+    """The cases of ``frame`` counted by kind, as every section states them:
+    "101 ok, 1 peer limitation" (kinds without a case left out; a failed
+    case's status in brackets when it is not plain ``error``).
+
+    >>> kind_counts(pd.DataFrame({"status": ["ok", "timeout", "unsupported"]}))
+    '1 ok, 1 failed (1 timeout), 1 refused'
+    """
+    if not len(frame):
+        return "no cases"
+    kinds = case_kinds(frame)
+    parts = []
+    for kind in KINDS:
+        n = int((kinds == kind).sum())
+        if not n:
+            continue
+        text = f"{n} {kind}"
+        if kind == "failed":
+            statuses = frame.loc[kinds == kind, "status"].value_counts()
+            if set(statuses.index) != {"error"}:
+                text += " (" + ", ".join(f"{v} {k}" for k, v in statuses.items()) + ")"
+        parts.append(text)
+    return ", ".join(parts)
+
+
+#: Words by which the note of a published equation reports a misprint
+#: (of that equation or of the lines of the document it rests on).
+_MISPRINT_WORDS = ("misprint", "print ", "prints ", "printed as", "as printed")
+
+
+def misprints(systems) -> list[str]:
+    """The misprints found in the equations published for ``systems``
+    (catalogue names), one sentence per system, from
+    :mod:`systems.seed_equations`: the printed equations that do not hold
+    and the notes that report a misprint elsewhere in the document."""
+    from systems.seed_equations import PUBLISHED_SYSTEMS, published_equations
+
+    out = []
+    for system in dict.fromkeys(systems):
+        if system not in PUBLISHED_SYSTEMS:
+            continue
+        notes: dict[tuple, list[str]] = {}
+        for eq in published_equations(system):
+            note = eq.note
+            if eq.misprinted or any(w in note.lower() for w in _MISPRINT_WORDS):
+                notes.setdefault((note, eq.source), []).append(eq.number)
+        for (note, source), numbers in notes.items():
+            out.append(f"{system} ({', '.join(numbers)} in {source}): {note}")
+    return out
+
+
 def _classes_of(frame: pd.DataFrame) -> dict:
     """label -> list of classes, from the rows or else from the catalogue."""
     out = {}
@@ -112,7 +233,7 @@ def _classes_of(frame: pd.DataFrame) -> dict:
     for r in frame.drop_duplicates("label").itertuples():
         value = getattr(r, col) if col else None
         if isinstance(value, str) and value:
-            out[r.label] = value.split(",")
+            out[r.label] = [_OLD_CLASSES.get(c, c) for c in value.split(",")]
             continue
         key = (r.system, r.variant)
         if key not in built:
@@ -156,7 +277,7 @@ def _best(ok: pd.DataFrame, col: str, unit: str, what: str) -> str | None:
     text = f"{f0} ({_g(v0, unit)}{what}"
     if len(vals) > 1:
         v1, f1 = vals[1]
-        text += f"; next {f1} {_g(v1, unit)}, {v1 / v0:.2g}×"
+        text += f"; next {f1} {_g(v1, unit)}, {v1 / v0:.3g}×"
     return text + ")"
 
 
@@ -182,6 +303,8 @@ class Findings:
     by_class: list = field(default_factory=list)
     growth: list = field(default_factory=list)
     totals: str = ""
+    #: The misprints found in the published equations of the run's systems.
+    misprints: list = field(default_factory=list)
 
     def sentences(self) -> list[str]:
         out = [self.totals] if self.totals else []
@@ -197,12 +320,10 @@ class Findings:
                 parts.append(
                     "disagreeing with the reference: " + ", ".join(s["disagreements"])
                 )
-            if s.get("failures"):
-                parts.append("failed: " + ", ".join(s["failures"]))
-            if s.get("refusals"):
-                parts.append("; ".join(s["refusals"]))
+            parts += _trouble(s)
             out.append(f"{s['label']}: " + "; ".join(parts) + ".")
-        return out + list(self.by_class) + list(self.growth)
+        misprints = [f"Misprint: {m}" for m in self.misprints]
+        return out + list(self.by_class) + list(self.growth) + misprints
 
     def html(self) -> str:
         parts = []
@@ -212,7 +333,9 @@ class Findings:
             parts.append(
                 "<p><b>By class of system</b> (geometric mean, over the "
                 "class's systems, of each formulation's value divided by "
-                "the best one's on that system):</p><ul>"
+                "the best one's on that system). "
+                + html.escape(CLASS_RULE)
+                + "</p><ul>"
                 + "".join(f"<li>{html.escape(s)}</li>" for s in self.by_class)
                 + "</ul>"
             )
@@ -227,23 +350,16 @@ class Findings:
             head = (
                 "<tr><th>system</th><th>fewest ops after cse</th>"
                 "<th>fastest derivation</th><th>fastest solve</th>"
-                "<th>disagreements, failures, refusals</th></tr>"
+                "<th>disagreements, failures, peer limitations, "
+                "refusals</th></tr>"
             )
             rows = []
             for s in self.per_system:
                 trouble = (
-                    (
-                        ["disagrees: " + ", ".join(s["disagreements"])]
-                        if s.get("disagreements")
-                        else []
-                    )
-                    + (
-                        ["failed: " + ", ".join(s["failures"])]
-                        if s.get("failures")
-                        else []
-                    )
-                    + list(s.get("refusals") or [])
-                )
+                    ["disagrees: " + ", ".join(s["disagreements"])]
+                    if s.get("disagreements")
+                    else []
+                ) + _trouble(s)
                 cls = (
                     ' class="bad"'
                     if s.get("disagreements") or s.get("failures")
@@ -268,6 +384,14 @@ class Findings:
                 + "".join(rows)
                 + "</tbody></table></div>"
             )
+        if self.misprints:
+            parts.append(
+                "<p><b>Misprints found in the published equations</b> "
+                "(by re-deriving them; each equation is shown beside the "
+                "derived ones in its system's section):</p><ul>"
+                + "".join(f"<li>{html.escape(m)}</li>" for m in self.misprints)
+                + "</ul>"
+            )
         return "\n".join(parts)
 
     def markdown(self) -> str:
@@ -276,7 +400,7 @@ class Findings:
             parts.append(
                 "**By class of system** (geometric mean, over the class's "
                 "systems, of each formulation's value divided by the best "
-                "one's on that system):\n\n"
+                f"one's on that system). {CLASS_RULE}\n\n"
                 + "\n".join(f"- {s}" for s in self.by_class)
             )
         if self.growth:
@@ -285,16 +409,35 @@ class Findings:
                 + "\n".join(f"- {s}" for s in self.growth)
             )
         if self.per_system:
+            first = 1 if self.totals else 0
             parts.append(
                 "**Per system:**\n\n"
                 + "\n".join(
                     f"- {s}"
-                    for s in self.sentences()[
-                        1 if self.totals else 0 : 1 + len(self.per_system)
-                    ]
+                    for s in self.sentences()[first : first + len(self.per_system)]
                 )
             )
+        if self.misprints:
+            parts.append(
+                "**Misprints found in the published equations:**\n\n"
+                + "\n".join(f"- {m}" for m in self.misprints)
+            )
         return "\n\n".join(parts)
+
+
+def _trouble(entry: dict) -> list[str]:
+    """The failures, peer limitations and refusals of a per-system entry,
+    each with the row's own reason."""
+    out = []
+    for key, what in (
+        ("failures", "failed"),
+        ("peer_limitations", "peer limitation (not a failure)"),
+    ):
+        if entry.get(key):
+            out.append(f"{what}: " + ", ".join(entry[key]))
+    # Each refusal says "unsupported" and why already (:func:`refusals`).
+    out += list(entry.get("refusals") or [])
+    return out
 
 
 def _ratios(frame, col):
@@ -344,10 +487,18 @@ def _class_sentences(ok, classes) -> list[str]:
             ranked = sorted(full.items(), key=lambda kv: kv[1])
             f0, r0 = ranked[0]
             wins = sum(1 for r in ratios.values() if r.get(f0) == 1.0)
-            text = f"{what}: {f0} (best on {wins} of {len(ratios)}, mean ratio {r0:.2g}"
+            if not wins:
+                # The lowest mean ratio without a single system won is no
+                # winner: the class has none to name.
+                parts.append(
+                    f"{what}: no winner ({f0} has the lowest mean ratio, "
+                    f"{r0:.3g}, but is best on none of the class's systems)"
+                )
+                continue
+            text = f"{what}: {f0} (best on {wins} of {len(ratios)}, mean ratio {r0:.3g}"
             if len(ranked) > 1:
                 f1, r1 = ranked[1]
-                text += f"; next {f1} at {r1:.2g}, {r1 / r0:.2g}× {f0}'s"
+                text += f"; next {f1} at {r1:.3g}, {r1 / r0:.3g}× {f0}'s"
             parts.append(text + ")")
         if parts:
             out.append(
@@ -425,6 +576,7 @@ def findings(frame: pd.DataFrame, metadata: dict | None = None) -> Findings:
         "derive_s",
         "integrate_s",
         "qdd_max_rel_dev",
+        "peer_limitation",
     ):
         if col not in f.columns:
             f[col] = np.nan
@@ -438,12 +590,12 @@ def findings(frame: pd.DataFrame, metadata: dict | None = None) -> Findings:
         out.totals = "The run has no cases."
         return out
     ok = f[f["status"] == "ok"]
-    counts = f["status"].value_counts().to_dict()
+    kinds = case_kinds(f)
     dev = pd.to_numeric(ok["qdd_max_rel_dev"], errors="coerce")
     n_dis = int((dev > AGREEMENT_TOL).sum())
     out.totals = (
         f"{len(f)} cases on {f['label'].nunique()} system variants: "
-        + ", ".join(f"{v} {k}" for k, v in counts.items())
+        + kind_counts(f)
         + f". {len(ok) - n_dis} of {len(ok)} finished cases agree with "
         f"{reference} to {AGREEMENT_TOL:g} in q''"
         + (f" (largest deviation {dev.max():.2g})" if dev.notna().any() else "")
@@ -453,6 +605,10 @@ def findings(frame: pd.DataFrame, metadata: dict | None = None) -> Findings:
     for label, g in f.groupby("label", sort=False):
         gok = g[g["status"] == "ok"]
         d = pd.to_numeric(gok["qdd_max_rel_dev"], errors="coerce")
+        refused = refusals(g)
+        in_family = [
+            fm for who, names, _ in refused if who == "Lagrange family" for fm in names
+        ]
         entry = {
             "label": label,
             "fewest_ops": _best(gok, ops_col, "", ops_what),
@@ -463,17 +619,42 @@ def findings(frame: pd.DataFrame, metadata: dict | None = None) -> Findings:
                 for fm, x in zip(gok["formulation"], d)
                 if x > AGREEMENT_TOL
             ],
-            "failures": [
-                f"{fm} ({st})"
-                for fm, st in zip(g["formulation"], g["status"])
-                if st not in ("ok", "unsupported")
-            ],
+            "failures": _with_reasons(g, kinds, "failed"),
+            # A peer that declines with its family is named in the family's
+            # refusal, not a second time as a limitation.
+            "peer_limitations": _with_reasons(
+                g[~g["formulation"].isin(in_family)], kinds, "peer limitation"
+            ),
+            # Refusals once per reason: "Lagrange family: unsupported (...)"
+            # where the whole family declines the system alike.
             "refusals": [
-                f"{who}: unsupported ({reason})" for who, _, reason in refusals(g)
+                f"{who}: unsupported ({reason})" for who, _, reason in refused
             ],
         }
         out.per_system.append(entry)
     classes = _classes_of(f)
     out.by_class = _class_sentences(ok, classes)
     out.growth = _growth_sentences(ok)
+    try:
+        out.misprints = misprints(f["system"].dropna().astype(str))
+    except ImportError:  # findings of a run read without the catalogue
+        out.misprints = []
     return out
+
+
+def _reason(status, error) -> str:
+    """A case's status and the first line of its error, as one clause."""
+    error = error if isinstance(error, str) else ""
+    first = error.strip().splitlines()[0] if error.strip() else ""
+    return f"{status}: {first}" if first else str(status)
+
+
+def _with_reasons(g: pd.DataFrame, kinds: pd.Series, kind: str) -> list[str]:
+    """The formulations of ``g`` whose case is of ``kind``, with their
+    status and error, those with the same reason named together
+    ("lagrange, modified_lagrange (unsupported: ...)")."""
+    rows = g[kinds.loc[g.index] == kind]
+    by_reason: dict[str, list[str]] = {}
+    for fm, st, err in zip(rows["formulation"], rows["status"], rows["error"]):
+        by_reason.setdefault(_reason(st, err), []).append(str(fm))
+    return [f"{', '.join(fms)} ({reason})" for reason, fms in by_reason.items()]

@@ -7,7 +7,10 @@ HTML file can be mailed or archived on its own.
 
 Every section tolerates a partial run: a failed case has few columns, a
 resumed run may lack trajectories, a column may be missing altogether.
-Missing numbers are shown as an em dash, never as ``nan``.
+Missing numbers are shown as an em dash, never as ``nan``.  An optional
+section whose module is missing says "not available"; an exception while
+computing one is a bug and fails the report instead of passing for an
+absence.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .findings import findings, refusals
+from .findings import case_kinds, findings, kind_counts, refusals
 from .summary import oracle_unavailable
 from .tables import (
     SUMMARY_COLUMNS,
@@ -35,8 +38,10 @@ from .tables import (
     _md_table,
     _prepared,
     _slug,
+    cost_table,
     count_problems,
     overview_table,
+    status_cells,
 )
 from .variants import variant_options
 
@@ -217,6 +222,17 @@ def _pyplot():
     return plt
 
 
+#: Width of the report's text column in CSS pixels, and the resolution of
+#: its figures: no figure is wider than the page, so none is shrunk to fit
+#: (a shrunk figure's labels are illegible).
+PAGE_PX = 1200
+_DPI = 110
+#: The widest figure in inches.
+_MAX_WIDTH_IN = PAGE_PX / _DPI
+#: Colours of a figure's palette: line charts need few, and an indexed PNG
+#: is about a quarter of a true-colour one (the report embeds every figure).
+_PALETTE = 128
+
 #: Margins of every figure in inches: (left, right, top, bottom).  The
 #: legend sits in the right margin.  Fixed margins let a figure be drawn
 #: once; ``bbox_inches="tight"`` would draw it twice to measure it.
@@ -229,6 +245,13 @@ def _legend_room(labels) -> float:
     ``kane:forward=articulated_body``)."""
     longest = max((len(str(x)) for x in labels), default=0)
     return max(_MARGINS[1], 0.55 + 0.07 * longest)
+
+
+def _line_width(room: float) -> float:
+    """Width in inches of a figure of lines against time with ``room`` for
+    its legend: 6.7 in of axes, less when the legend needs more than the
+    page leaves."""
+    return min(6.7 + _MARGINS[0] + room, _MAX_WIDTH_IN)
 
 
 def _layout(fig, left=None, right=None, top=None, bottom=None, **spacing):
@@ -248,14 +271,28 @@ def _save(fig, path: Path) -> Path:
     """``fig`` as the PNG file ``path``, written whole or not at all (a
     figure of the report before stays until it is replaced)."""
     import matplotlib.pyplot as plt
+    from PIL import Image
 
     from .runner import _atomic_write
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    png = io.BytesIO()
-    # zlib's fastest level: a third less time encoding, 8 % larger files.
-    fig.savefig(png, format="png", dpi=110, pil_kwargs={"compress_level": 1})
+    width = fig.get_size_inches()[0]
+    if width > _MAX_WIDTH_IN + 1e-9:
+        raise ValueError(
+            f"{path.name}: a figure {width:.2f} in wide is wider than the "
+            f"page ({_MAX_WIDTH_IN:.2f} in)"
+        )
+    fig.set_dpi(_DPI)
+    fig.canvas.draw()
+    rgba = np.asarray(fig.canvas.buffer_rgba())
     plt.close(fig)
+    # An indexed palette: a quarter of the bytes of true colour for line
+    # and bar charts, with no visible loss at this resolution.
+    image = Image.fromarray(rgba[..., :3]).quantize(
+        colors=_PALETTE, method=Image.Quantize.FASTOCTREE
+    )
+    png = io.BytesIO()
+    image.save(png, format="PNG", dpi=(_DPI, _DPI), compress_level=6)
     _atomic_write(path, png.getvalue())
     return path
 
@@ -310,7 +347,7 @@ def _trajectory_figure(plt, label, rows, trajectories, reference, styles, path):
         1,
         sharex=True,
         squeeze=False,
-        figsize=(9.5 + room - _MARGINS[1], 1.9 * len(shown) + 0.6),
+        figsize=(_line_width(room), 1.9 * len(shown) + 0.6),
     )
     _layout(fig, right=room, hspace=0.12)
     n_t = len(ref["t"])
@@ -374,7 +411,7 @@ def _deviation_figure(plt, label, devs, reference, threshold, styles, path):
     if not devs:
         return None
     room = _legend_room(devs)
-    fig, ax = plt.subplots(figsize=(9.5 + room - _MARGINS[1], 3.0))
+    fig, ax = plt.subplots(figsize=(_line_width(room), 3.0))
     _layout(fig, right=room)
     for form, (t, dev) in devs.items():
         st = styles[form]
@@ -440,7 +477,10 @@ def _backend_labels(frame, labels) -> list[str]:
 
 
 def _bars_figure(plt, frame, formulations, styles, path):
-    """Grouped bars per system variant: operation counts and times."""
+    """Grouped horizontal bars, one group per system variant and one panel
+    per measure (operation counts and times).  The systems run down the
+    page, so a run of many systems makes the figure taller, never wider
+    than the page."""
     ok = frame[frame["status"] == "ok"]
     metrics = [
         (c, t)
@@ -448,7 +488,7 @@ def _bars_figure(plt, frame, formulations, styles, path):
             ("ops_raw", "operations, raw"),
             ("ops_cse", "operations after cse"),
             ("derive_s", "derivation s"),
-            ("rhs_us", "right-hand side µs per call"),
+            ("rhs_us", "right-hand side µs"),
         )
         if ok[c].notna().any() and (ok[c] > 0).any()
     ]
@@ -456,23 +496,22 @@ def _bars_figure(plt, frame, formulations, styles, path):
         return None
     labels = list(dict.fromkeys(ok["label"]))
     forms = [f for f in formulations if f in set(ok["formulation"])]
-    width = 0.8 / max(len(forms), 1)
-    x = np.arange(len(labels))
-    # The rotated labels hang below the axes by about their length.
-    below = 0.4 + 0.034 * max(len(str(lb)) for lb in labels)
-    room = _legend_room(forms)
+    ticks = _backend_labels(ok, labels)
+    width = _MAX_WIDTH_IN
+    left = 0.35 + 0.065 * max(len(str(lb)) for lb in ticks)
+    # The legend above the panels, in as many columns as fit the width.
+    entry = _legend_room(forms) - 1.4
+    ncol = max(1, min(len(forms), int((width - 0.4) // entry)))
+    top = 0.55 + 0.2 * math.ceil(len(forms) / ncol)
+    bar = 0.08  # inches per bar
+    height = len(labels) * bar * len(forms) / 0.8 + top + 0.5
     fig, axes = plt.subplots(
-        len(metrics),
-        1,
-        sharex=True,
-        squeeze=False,
-        figsize=(
-            max(7.5, 0.55 * len(labels) * max(len(forms), 2) / 2 + 2.5) + room,
-            2.3 * len(metrics) + 0.6 + below,
-        ),
+        1, len(metrics), sharey=True, squeeze=False, figsize=(width, height)
     )
-    _layout(fig, right=room, bottom=below, hspace=0.15)
-    for ax, (col, title) in zip(axes[:, 0], metrics):
+    _layout(fig, left=left, right=0.25, top=top, bottom=0.5, wspace=0.25)
+    y = np.arange(len(labels))
+    h = 0.8 / max(len(forms), 1)
+    for ax, (col, title) in zip(axes[0], metrics):
         table = ok.pivot_table(
             index="label", columns="formulation", values=col, aggfunc="first"
         ).reindex(index=labels)
@@ -483,22 +522,35 @@ def _bars_figure(plt, frame, formulations, styles, path):
                 else np.full(len(labels), np.nan)
             )
             vals = np.where(vals > 0, vals, np.nan)
-            ax.bar(
-                x - 0.4 + width * (i + 0.5),
+            ax.barh(
+                y - 0.4 + h * (i + 0.5),
                 vals,
-                width,
+                h,
                 label=form,
                 color=styles[form]["color"],
             )
-        _log_axis(ax, ok[col])
-        ax.set_ylabel(title)
-        ax.grid(axis="x", visible=False)
-    axes[-1, 0].set_xticks(x)
-    axes[-1, 0].set_xticklabels(_backend_labels(ok, labels), rotation=35, ha="right")
-    axes[0, 0].set_title(
-        "Cost per formulation (log scale; missing bar: failed or not run)"
+        _log_axis(ax, ok[col], axis="x")
+        ax.set_title(title, fontsize=9)
+        ax.grid(axis="y", visible=False)
+        ax.tick_params(axis="x", labelsize=7)
+    axes[0, 0].set_yticks(y)
+    axes[0, 0].set_yticklabels(ticks, fontsize=8)
+    axes[0, 0].set_ylim(len(labels) - 0.5, -0.5)  # the first system on top
+    handles, names = axes[0, 0].get_legend_handles_labels()
+    fig.legend(
+        handles,
+        names,
+        loc="upper center",
+        bbox_to_anchor=(0.5, 1 - 0.3 / height),
+        ncol=ncol,
+        frameon=False,
     )
-    axes[0, 0].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    fig.suptitle(
+        "Cost per formulation (log scale; missing bar: failed or not run)",
+        y=1 - 0.06 / height,
+        va="top",
+        fontsize=10,
+    )
     return _save(fig, path)
 
 
@@ -527,7 +579,7 @@ def _scaling_figure(plt, frame, system, formulations, styles, path):
         1,
         len(metrics),
         squeeze=False,
-        figsize=(3.4 * len(metrics) + 0.6 + room, 3.6),
+        figsize=(min(3.4 * len(metrics) + 0.6 + room, _MAX_WIDTH_IN), 3.6),
     )
     _layout(fig, right=room, top=0.75, wspace=0.35)
     ns = sorted(int(n) for n in f["n"].unique())
@@ -626,13 +678,10 @@ def _benchmark_table(formulations=None):
         kwargs = {}
         if formulations and "formulations" in inspect.signature(fn).parameters:
             kwargs["formulations"] = list(formulations)
-        try:
-            table = fn(**kwargs)
-        except Exception as exc:  # the report goes on without this section
-            return None, (
-                f"not available: references.published.{name}() "
-                f"failed: {type(exc).__name__}: {exc}"
-            )
+        # An exception is a bug in the table or in what it derives, and
+        # fails the report: "not available" is kept for a module that is
+        # missing or offers no table.
+        table = fn(**kwargs)
         if isinstance(table, pd.DataFrame):
             return table, f"from references.published.{name}()"
     return None, (
@@ -649,18 +698,14 @@ def _kolev_table(cache_dir=None, use_cache=False):
     fn = getattr(mod, "kolev_cost_table", None)
     if not callable(fn):
         return None, "not available: bench.methods has no kolev_cost_table."
-    try:
-        if use_cache:
-            from .cache import DerivationCache
+    # A refusal of a variant is a row of the table (its ``error``); an
+    # exception is a bug and fails the report.
+    if use_cache:
+        from .cache import DerivationCache
 
-            table = fn(cache=DerivationCache(cache_dir))
-        else:
-            table = fn()
-    except Exception as exc:  # the report goes on without this section
-        return (
-            None,
-            f"not available: kolev_cost_table() failed: {type(exc).__name__}: {exc}",
-        )
+        table = fn(cache=DerivationCache(cache_dir))
+    else:
+        table = fn()
     if not isinstance(table, pd.DataFrame):
         return None, "not available: kolev_cost_table() did not return a table."
     if use_cache:
@@ -811,10 +856,9 @@ def _build_report(
             )
 
     rep.h(1, "Comparison of equation-of-motion formulations")
-    counts = frame["status"].value_counts().to_dict()
     rep.p(
         f"{len(frame)} cases: "
-        + ", ".join(f"{v} {k}" for k, v in counts.items())
+        + kind_counts(frame)
         + f". Reference formulation: {reference}. Deviations are relative to "
         "the reference's largest magnitude (at least 1); the horizon of "
         "agreement is the first time the deviation of q or q' exceeds "
@@ -822,6 +866,11 @@ def _build_report(
     )
     if fig_note:
         rep.p(fig_note)
+
+    costs = cost_table(frame, formulations)
+    if costs is not None:
+        rep.h(2, "Cost per evaluation")
+        rep.raw(*costs)
 
     stated = findings(result.frame, meta)
     rep.h(2, "Findings")
@@ -866,26 +915,31 @@ def _build_report(
         rep.table(ov.reset_index())
 
     # --- failures -----------------------------------------------------
-    limited = (
-        frame["peer_limitation"].map(lambda v: v is True or v == "True" or v == 1)
-        if "peer_limitation" in frame.columns
-        else frame["status"] != frame["status"]
-    )
-    failed = frame[~frame["status"].isin(["ok", "unsupported"]) & ~limited]
-    unsupported = frame[
-        (frame["status"] == "unsupported") | ((frame["status"] != "ok") & limited)
-    ]
+    # One vocabulary (compare.findings.case_kind) for the header, the
+    # Findings and this section: each case is counted once, as one kind.
+    kinds = case_kinds(frame)
     rep.h(2, "Failures")
+    rep.p(f"{kind_counts(frame)}.")
+    failed = frame[kinds == "failed"]
     if failed.empty:
         rep.p("No case failed.")
     else:
+        rep.p(f"Failed ({len(failed)}):")
         rep.table(failed[["case", "status", "error"]])
-    if not unsupported.empty:
+    limited = frame[kinds == "peer limitation"]
+    if not limited.empty:
         rep.p(
-            "Combinations a formulation declines, and the peers' "
-            "limitations (not failures):"
+            f"Peer limitations ({len(limited)}; not failures: a peer library "
+            "cannot do what the project's formulations do):"
         )
-        rep.table(unsupported[["case", "status", "error"]])
+        rep.table(limited[["case", "status", "error"]])
+    refused = frame[kinds == "refused"]
+    if not refused.empty:
+        rep.p(
+            f"Refused ({len(refused)}; a formulation declines the system, "
+            "with its reason):"
+        )
+        rep.table(refused[["case", "status", "error"]])
 
     # --- per system ---------------------------------------------------
     rep.h(2, "Systems")
@@ -895,7 +949,8 @@ def _build_report(
             sub = frame[frame["label"] == label]
             if label != system:
                 rep.h(4, label)
-            table = sub[list(SUMMARY_COLUMNS)].rename(columns=SUMMARY_COLUMNS)
+            table = sub[list(SUMMARY_COLUMNS)].assign(status=status_cells(sub))
+            table = table.rename(columns=SUMMARY_COLUMNS)
             if (
                 "oracle_qdd_max_rel_dev" in sub.columns
                 and sub["oracle_qdd_max_rel_dev"].notna().any()
@@ -910,8 +965,8 @@ def _build_report(
             for why in oracle_unavailable(sub).values():
                 rep.p(f"oracle: unavailable ({why})")
             errs = sub[(sub["error"] != "") & (sub["status"] != "unsupported")]
-            for r in errs.itertuples():
-                rep.p(f"{r.formulation}: {r.status}: {r.error}")
+            for r, cell in zip(errs.itertuples(), status_cells(errs)):
+                rep.p(f"{r.formulation}: {cell}: {r.error}")
             # Refusals once per reason: "Lagrange family: unsupported (...)"
             # where the whole family declines the system alike.
             for who, names, reason in refusals(sub):
@@ -1046,7 +1101,7 @@ def _build_report(
 
 
 _CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:1200px;
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:{page}px;
 margin:2em auto;padding:0 1em;color:#222;line-height:1.4}
 table{border-collapse:collapse;margin:0.6em 0 1.2em;font-size:0.85em}
 th,td{border:1px solid #ccc;padding:3px 7px;text-align:right;vertical-align:top}
@@ -1067,8 +1122,12 @@ h2{border-bottom:1px solid #ddd;padding-bottom:0.2em;margin-top:1.6em}
 p.form{font-size:0.85em;color:#444}
 .structure{display:flex;gap:1em;align-items:flex-start}
 svg.spy{flex:none}
-.side-by-side{display:grid;grid-template-columns:1fr 1fr;gap:1.2em}
+.side-by-side{display:grid;gap:1.2em;
+grid-template-columns:repeat(auto-fit,minmax(min(100%,26em),1fr))}
+.side-by-side>div{min-width:0}
 .pub{border:1px solid #ccc;padding:0.4em 0.8em;margin:0.5em 0;overflow-x:auto}
+math{font-family:"STIX Two Math","Latin Modern Math","DejaVu Math TeX Gyre",
+"Cambria Math",math}
 .pub.misprint .printed{background:#fde8e8;border:1px dashed #c33;padding:0 0.4em}
 .flag{background:#c33;color:#fff;border-radius:3px;padding:0 0.4em;font-size:0.8em}
 p.note{font-size:0.85em;color:#333}
@@ -1100,7 +1159,7 @@ def _render_html(rep: _Report) -> str:
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
         f"<title>{html.escape(title)}</title>",
-        f"<style>{_CSS}</style>",
+        f"<style>{_CSS.replace('{page}', str(PAGE_PX))}</style>",
         "</head><body>",
     ]
     # A contents list: the report of a full run is long.

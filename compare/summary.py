@@ -65,7 +65,8 @@ def summary_table(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def print_summary(result) -> None:
-    """The table, then the failures and, apart, the peers' limitations."""
+    """The table, then the cases counted by kind and those that failed, the
+    peers' limitations and the refusals, each apart."""
     table = summary_table(result.frame)
     with pd.option_context(
         "display.max_rows",
@@ -76,16 +77,23 @@ def print_summary(result) -> None:
         "{:.3g}".format,
     ):
         print(table.to_string(index=False))
-    failures = result.failures
-    if len(failures):
-        print(f"\n{len(failures)} case(s) failed:")
-        for _, row in failures.iterrows():
-            print(f"  {row['case']}: {row['status']}: {row['error']}")
-    limitations = result.limitations
-    if len(limitations):
-        print(f"\n{len(limitations)} declined or peer limitation(s), not failures:")
-        for _, row in limitations.iterrows():
-            print(f"  {row['case']}: {row['status']}: {row['error']}")
+    from .findings import case_kinds, kind_counts
+
+    frame = result.frame
+    if len(frame):
+        # The report's vocabulary: failed, peer limitation, refused.
+        print(f"\n{kind_counts(frame)}.")
+        kinds = case_kinds(frame)
+        for kind, what in (
+            ("failed", "Failed ({})"),
+            ("peer limitation", "Peer limitations ({}; not failures)"),
+            ("refused", "Refused ({}; a formulation declines the system)"),
+        ):
+            rows = frame[kinds == kind]
+            if len(rows):
+                print("\n" + what.format(len(rows)) + ":")
+                for _, row in rows.iterrows():
+                    print(f"  {row['case']}: {row['status']}: {row['error']}")
     missing = oracle_unavailable(result.frame)
     if missing:
         print()

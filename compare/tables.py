@@ -1,15 +1,17 @@
-"""Tables of a run as text: cell formatting, Markdown and HTML tables, and
-the overview a notebook shows (shared by the report and ``ComparisonResult``)."""
+"""Tables of a run as text: cell formatting, Markdown and HTML tables, the
+overview a notebook shows (shared by the report and ``ComparisonResult``)
+and the cost table at the top of the report."""
 
 from __future__ import annotations
 
 import html
+import json
 import math
 
 import numpy as np
 import pandas as pd
 
-from .findings import findings
+from .findings import case_kind, case_kinds, findings
 from .summary import HEADINGS, REPORT_COLUMNS
 
 #: Columns of the per-system summary table: frame column -> heading.
@@ -123,7 +125,7 @@ def _html_table(frame: pd.DataFrame, caption: str, digits: int = 3) -> str:
     for row in text.itertuples(index=False):
         cls = ""
         if status_col is not None and row[status_col] not in ("ok", "—"):
-            cls = ' class="bad"' if row[status_col] != "unsupported" else ' class="na"'
+            cls = ' class="bad"' if _is_failure(row[status_col]) else ' class="na"'
         parts.append(
             f"<tr{cls}>"
             + "".join(f"<td>{html.escape(str(v))}</td>" for v in row)
@@ -131,6 +133,38 @@ def _html_table(frame: pd.DataFrame, caption: str, digits: int = 3) -> str:
         )
     parts.append("</tbody></table></div>")
     return "\n".join(parts)
+
+
+def status_cell(status, peer_limitation=False) -> str:
+    """A case's status as the report's tables show it, in the vocabulary of
+    :func:`compare.findings.case_kind`: the status of a failed case
+    (``error``, ``timeout``), "peer limitation (error)" for a peer's
+    limitation, "refused" for a formulation that declines the system.
+
+    >>> status_cell("error"), status_cell("error", True), status_cell("unsupported")
+    ('error', 'peer limitation (error)', 'refused')
+    """
+    kind = case_kind(status, peer_limitation)
+    if kind == "peer limitation":
+        return f"peer limitation ({status})"
+    if kind == "refused":
+        return "refused"
+    return str(status)
+
+
+def _is_failure(cell: str) -> bool:
+    """A status cell of :func:`status_cell` that names a failure."""
+    return not (
+        cell.startswith("peer limitation") or cell in ("refused", "unsupported")
+    )
+
+
+def status_cells(frame: pd.DataFrame) -> list[str]:
+    """:func:`status_cell` of every row of ``frame``."""
+    kinds = case_kinds(frame)
+    return [
+        status_cell(s, k == "peer limitation") for s, k in zip(frame["status"], kinds)
+    ]
 
 
 def _slug(text: str) -> str:
@@ -182,8 +216,8 @@ def overview_table(frame: pd.DataFrame, formulations=None) -> pd.DataFrame:
     if formulations is None:
         formulations = list(dict.fromkeys(fr["formulation"]))
     cell = [
-        (_fmt(d) if s == "ok" else s)
-        for d, s in zip(fr["qdd_max_rel_dev"], fr["status"])
+        (_fmt(d) if s == "ok" else c)
+        for d, s, c in zip(fr["qdd_max_rel_dev"], fr["status"], status_cells(fr))
     ]
     ov = fr.assign(cell=cell).pivot_table(
         index="label", columns="formulation", values="cell", aggfunc="first"
@@ -206,3 +240,113 @@ def result_html(result) -> str:
         ]
     parts.append("</div>")
     return "\n".join(parts)
+
+
+#: The measure of the cost table, in order of preference: column, what it
+#: counts.
+COST_MEASURES = (
+    (
+        "ops_per_evaluation",
+        "operations per evaluation of the right-hand side (canonical M and f "
+        "and the solve for the unknowns)",
+    ),
+    (
+        "ops_cse",
+        "operations of M and f after common-subexpression elimination (the "
+        "solve for the unknowns not included)",
+    ),
+)
+
+
+def _mul_add(kinds) -> str:
+    """Multiplications and divisions, additions and subtractions of a JSON
+    ``ops_by_kind`` as "45×, 16±"; "" without one."""
+    try:
+        k = json.loads(kinds) if isinstance(kinds, str) else None
+    except ValueError:
+        return ""
+    if not isinstance(k, dict):
+        return ""
+    mul = int(k.get("MUL", 0)) + int(k.get("DIV", 0))
+    add = int(k.get("ADD", 0)) + int(k.get("SUB", 0))
+    return f"{mul}×, {add}±"
+
+
+def cost_table(frame: pd.DataFrame, formulations=None):
+    """The paper-style cost table: systems × formulations, each cell the
+    operations of one evaluation and the unknowns solved for, the fewest
+    operations of a system in bold.
+
+    Reads ``ops_per_evaluation`` where the run has it, else ``ops_cse``
+    (with its multiplications and additions from ``ops_by_kind``); says
+    which.  Returns ``(html, markdown)``, or None when no case finished
+    with a count.
+    """
+    fr = _prepared(frame)
+    ok = fr[fr["status"] == "ok"]
+    col, what = next(
+        (
+            (c, w)
+            for c, w in COST_MEASURES
+            if c in ok.columns and pd.to_numeric(ok[c], errors="coerce").notna().any()
+        ),
+        (None, None),
+    )
+    if col is None:
+        return None
+    if formulations is None:
+        formulations = list(dict.fromkeys(fr["formulation"]))
+    forms = [f for f in formulations if f in set(ok["formulation"])]
+    labels = list(dict.fromkeys(ok["label"]))
+    ops = pd.to_numeric(ok[col], errors="coerce")
+    cells = {}
+    for r, v in zip(ok.itertuples(), ops):
+        if not math.isfinite(v):
+            continue
+        unknowns = _fmt(getattr(r, "n_unknowns", float("nan")), "n_unknowns")
+        detail = _mul_add(getattr(r, "ops_by_kind", None)) if col == "ops_cse" else ""
+        cells[(r.label, r.formulation)] = (int(v), detail, unknowns)
+    head = ["system", *forms]
+    html_rows, md_rows = [], []
+    for label in labels:
+        mine = [cells.get((label, f)) for f in forms]
+        best = min((c[0] for c in mine if c), default=None)
+        h_cells, m_cells = [html.escape(label)], [_md_cell(label)]
+        for c in mine:
+            if c is None:
+                h_cells.append("—")
+                m_cells.append("—")
+                continue
+            n, detail, unknowns = c
+            text = f"{n}" + (f" ({detail})" if detail else "") + f"; z {unknowns}"
+            if n == best:
+                h_cells.append(f"<b>{html.escape(text)}</b>")
+                m_cells.append(f"**{_md_cell(text)}**")
+            else:
+                h_cells.append(html.escape(text))
+                m_cells.append(_md_cell(text))
+        html_rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in h_cells) + "</tr>")
+        md_rows.append("| " + " | ".join(m_cells) + " |")
+    caption = (
+        f"Cost of one evaluation: {what} (column {col}); z the number of "
+        "unknowns solved for; the fewest operations of each system in bold."
+    )
+    page = (
+        '<div class="scroll"><table class="cost"><caption>'
+        + html.escape(caption)
+        + "</caption><thead><tr>"
+        + "".join(f"<th>{html.escape(h)}</th>" for h in head)
+        + "</tr></thead><tbody>"
+        + "".join(html_rows)
+        + "</tbody></table></div>"
+    )
+    md = (
+        f"*{caption}*\n\n"
+        + "| "
+        + " | ".join(head)
+        + " |\n|"
+        + "|".join("---" for _ in head)
+        + "|\n"
+        + "\n".join(md_rows)
+    )
+    return page, md

@@ -71,6 +71,32 @@ mathjax3_config = {"tex": {"tags": "none"}}
 autodoc_default_options = {"members": True, "show-inheritance": False}
 autodoc_member_order = "bysource"
 autodoc_typehints = "description"
+# The project's type aliases (symbolic.types) by name: without them every
+# FloatArray is spelled out as numpy's full generic type, and the sympy
+# aliases as a bare Any that says nothing.  Names only resolve in modules
+# whose annotations are strings (``from __future__ import annotations``).
+autodoc_type_aliases = {
+    name: f"symbolic.types.{name}"
+    for name in (
+        "Expr",
+        "Symbol",
+        "Matrix",
+        "ReferenceFrame",
+        "Point",
+        "Dyadic",
+        "Vector",
+        "FloatArray",
+        "ArrayLike",
+        "State",
+        "ParameterValues",
+    )
+}
+# Sphinx prints an alias nested in a generic (``tuple[Symbol, ...]``) by the
+# repr of its placeholder, "TypeAliasForwardRef('symbolic.types.Symbol')";
+# the alias's name is what a reader needs.
+from sphinx.util.inspect import TypeAliasForwardRef  # noqa: E402
+
+TypeAliasForwardRef.__repr__ = lambda self: str(self.name)  # type: ignore[method-assign]
 autosummary_generate = False
 napoleon_numpy_docstring = True
 napoleon_google_docstring = False

@@ -271,6 +271,8 @@ class MechanicalSystem:
         equations of motion, where each formulation replaces them by their
         solution, or refuses the system.
 
+    Notes
+    -----
     Speeds need not be one per coordinate: with more coordinates (a
     quaternion's four, three body rates) the kinematic equations give the
     coordinate rates and as many of them as there are speeds give the
@@ -513,6 +515,13 @@ class MechanicalSystem:
             f"holonomic={len(self.holonomic_constraints)}, "
             f"nonholonomic={len(self.nonholonomic_constraints)})"
         )
+
+    def _repr_html_(self) -> str:
+        """Coordinates, speeds, constraints, bodies and loads, the
+        expressions in MathML (a notebook's display)."""
+        from compare.equations import system_html
+
+        return system_html(self)
 
     # ------------------------------------------------------------------
     # Symbolic helpers every formulation uses

@@ -163,6 +163,87 @@ def test_figures_are_valid_pngs(report):
     )
 
 
+def test_no_figure_is_wider_than_the_page(report):
+    """A figure wider than the page is shrunk by the browser until its
+    labels cannot be read; every figure is drawn at most the page's width
+    (CSS pixels at the figures' resolution)."""
+    from PIL import Image
+
+    from compare.report import PAGE_PX
+
+    assert f"max-width:{PAGE_PX}px" in report.page
+    for path in (report.out / "figures").glob("*.png"):
+        with Image.open(path) as image:
+            assert 300 < image.width <= PAGE_PX, (path.name, image.size)
+
+
+def test_a_cost_chart_of_many_systems_grows_down_the_page(tmp_path):
+    """The main job's 17 system variants made the chart 3,580 px wide; 20
+    variants of six formulations fit the page's width, one row per
+    variant."""
+    from PIL import Image
+
+    from compare import report as rep
+
+    plt = rep._pyplot()
+    forms = ["kane", "gibbs_appell", "lagrange", "modified_lagrange", "sympy_kane", "sympy_lagrange"]  # fmt: skip
+    sizes = {}
+    for n in (3, 20):
+        frame = pd.DataFrame(
+            [
+                {
+                    "status": "ok",
+                    "label": f"n_link_pendulum_on_cart[n={k}]",
+                    "formulation": f,
+                    "ops_raw": 100 * k + i,
+                    "ops_cse": 40 * k + i,
+                    "derive_s": 0.1 * k,
+                    "rhs_us": 10.0 + i,
+                }
+                for k in range(1, n + 1)
+                for i, f in enumerate(forms)
+            ]
+        )
+        styles = rep._formulation_styles(forms)
+        path = rep._bars_figure(plt, frame, forms, styles, tmp_path / f"cost{n}.png")
+        with Image.open(path) as image:
+            sizes[n] = image.size
+    assert sizes[20][0] <= rep.PAGE_PX and sizes[3][0] <= rep.PAGE_PX
+    assert sizes[20][1] > 3 * sizes[3][1]
+
+
+def test_the_equations_of_a_large_system_are_typeset_within_a_budget():
+    """Each collapsed part of a large system's equations (further entries,
+    the cse'd form) holds at most MATHML_BUDGET characters of MathML and
+    counts what it leaves out."""
+    from compare.equations import (
+        MATHML_BUDGET,
+        CaseEquations,
+        _equations_data,
+        equations_html,
+    )
+    from formulations import get_formulation
+    from systems import get_system
+
+    eom = get_formulation("kane").derive(get_system("n_link_pendulum", n=5))
+    case = CaseEquations(
+        "n_link_pendulum[n=5]",
+        "kane",
+        _equations_data(eom),
+        float(eom.op_counts["raw"]),
+        float(eom.op_counts["cse"]),
+    )
+    page = equations_html(case)
+    parts = re.findall(r"<details><summary>(.*?)</summary>(.*?)</details>", page, re.S)
+    assert len(parts) == 2
+    for _, body in parts:
+        typeset = sum(len(m) for m in re.findall(r"<math.*?</math>", body, re.S))
+        assert typeset <= MATHML_BUDGET + 200
+    # Five links: more than the budget holds, so something is counted out.
+    assert "not typeset here" in page or "not shown" in page
+    assert "unpack_equations" in page
+
+
 def test_every_case_appears_with_its_numbers(result, report):
     md, page = report.md, report.page
     for system in SYSTEMS:
@@ -269,7 +350,10 @@ def test_optional_sections_present(result, tmp_path, monkeypatch):
     assert "| four_bar | modified | 166 |" in kolev
 
 
-def test_benchmark_function_that_raises(result, tmp_path, monkeypatch):
+def test_benchmark_function_that_raises_fails_the_report(result, tmp_path, monkeypatch):
+    """Only a missing module or table is "not available"; an exception in
+    the table is a bug, and a report that hid it as an absence would be
+    wrong without saying so."""
     bench = types.ModuleType("references.published")
 
     def published_vs_computed(formulations=None):
@@ -277,11 +361,65 @@ def test_benchmark_function_that_raises(result, tmp_path, monkeypatch):
 
     bench.published_vs_computed = published_vs_computed
     monkeypatch.setitem(sys.modules, "references.published", bench)
-    _, md, _ = _write(result, tmp_path, benchmarks=True, figures=False)
-    section = _section(md, "Benchmarks: published against computed")
-    assert "not available" in section
     # The run's formulations were passed on.
-    assert "bicycle not declared for ['kane', 'sympy_kane']" in section
+    with pytest.raises(RuntimeError, match=r"for \['kane', 'sympy_kane'\]"):
+        _write(result, tmp_path, benchmarks=True, figures=False)
+
+
+def test_a_kolev_table_that_raises_fails_the_report(result, tmp_path, monkeypatch):
+    import bench.methods as ml
+
+    def broken():
+        raise KeyError("q1")
+
+    monkeypatch.setattr(ml, "kolev_cost_table", broken)
+    with pytest.raises(KeyError, match="q1"):
+        _write(result, tmp_path, kolev=True, figures=False)
+
+
+@pytest.mark.slow
+def test_published_and_kolev_sections_through_a_real_runs_cache(tmp_path):
+    """The sections as the main job writes them, with no stand-in: a run of
+    the four-bar and Kolev's manipulator through a derivation cache, its
+    published equations checked against the run's q'' and the Kolev table
+    read from the same cache."""
+    res = run(
+        ["four_bar", "kolev_manipulator"],
+        ["kane", "modified_lagrange"],
+        variants={"four_bar": [{"coordinates": "redundant"}]},
+        t_final=0.2,
+        n_states=5,
+        jobs=1,
+        progress=False,
+        use_cache=True,
+        cache_dir=str(tmp_path / "cache"),
+        out=tmp_path / "run",
+    )
+    assert set(res.frame["status"]) == {"ok"}
+    _, md, page = _write(res, tmp_path / "run", kolev=True, figures=False)
+    # (2-70), a misprint, with its residual under each formulation: large
+    # as printed, at rounding level corrected.
+    assert "**(2-70)** in `kane_method_examples_fa.txt` — **misprint**" in md
+    line = next(l for l in md.splitlines() if "Largest relative residual" in l)
+    printed = [float(x) for x in re.findall(r"as printed ([0-9.e+-]+)", line)]
+    corrected = [float(x) for x in re.findall(r"(?:kane|lagrange) ([0-9.e+-]+)", line)]
+    assert printed and min(printed) > 1e-3
+    assert corrected and max(corrected) < 1e-8
+    # Kolev's (3.10) beside modified_lagrange, whose form it is.
+    kolev = page[page.index('<h3 id="kolev_manipulator"') :]
+    assert "(3.10) row 1" in kolev
+    beside = kolev[kolev.index('<div class="derived">') :][:200]
+    assert "derived by this run (modified_lagrange)" in beside
+    four_bar = page[page.index('<h3 id="four_bar"') : page.index('<h3 id="kolev')]
+    assert "derived by this run (kane)" in four_bar
+    # The Kolev table, from the run's cache: every variant of the four-bar.
+    section = _section(md, "Kolev's motivation")
+    assert (
+        "from kolev_cost_table(), the derivations read from the run's cache" in section
+    )
+    for variant in ("modified", "modified_implicit", "substituted", "multipliers"):
+        assert f"| four_bar | {variant} |" in section
+    assert "not available" not in section
 
 
 def test_rejects_a_non_result(tmp_path):
@@ -389,8 +527,16 @@ def test_a_report_that_cannot_be_written_keeps_the_one_before(result, tmp_path):
     (out / "report.md").write_text("the report before\n")
     (out / "report.html").write_text("<p>the report before</p>\n")
     env = dict(os.environ, PYTHONPATH=str(ROOT), MPLBACKEND="Agg")
-    # A file-size limit the figures fit in but the standalone HTML (which
-    # embeds them) does not: the disk fills while the report is written.
+    # A file-size limit the figures and the markdown fit in but the
+    # standalone HTML (which embeds the figures) does not: the disk fills
+    # while the report is written.  The sizes are those of the same report
+    # written without a limit.
+    probe = _saved_run(result, tmp_path / "probe")
+    write_report(load(probe), probe, kolev=False)
+    others = [p.stat().st_size for p in (probe / "figures").glob("*.png")]
+    others.append((probe / "report.md").stat().st_size)
+    page = (probe / "report.html").stat().st_size
+    assert max(others) < page
     res = subprocess.run(
         [sys.executable, "-m", "compare", "report", "--out", str(out)],
         cwd=ROOT,
@@ -398,7 +544,7 @@ def test_a_report_that_cannot_be_written_keeps_the_one_before(result, tmp_path):
         capture_output=True,
         text=True,
         timeout=600,
-        preexec_fn=file_size_limit(150_000),
+        preexec_fn=file_size_limit((max(others) + page) // 2),
     )
     assert res.returncode == 3, res.stdout + res.stderr
     assert "Traceback" not in res.stderr
@@ -424,3 +570,221 @@ def test_the_report_command_refuses_counts_that_are_not_counts(
     assert str(out / "results.csv") in err[0]
     assert f"{frame.loc[0, 'case']}: ops_raw is inf, not a count" in err[0]
     assert not (out / "report.html").exists()
+
+
+# A run with one case of every kind: a failure, a peer's limitation (sympy_kane
+# on the wheelbarrow, whose equations are 0/0 at heading 0) and a refusal.
+KINDS_RUN = [
+    {
+        "system": "wheelbarrow",
+        "formulation": f,
+        "status": "ok",
+        "ops_cse": ops,
+        "qdd_max_rel_dev": 0.0,
+        "system_class": "nonholonomic",
+    }
+    for f, ops in (("kane", 120), ("gibbs_appell", 150))
+] + [
+    {
+        "system": "wheelbarrow",
+        "formulation": "sympy_kane",
+        "status": "error",
+        "peer_limitation": True,
+        "error": "SingularConfigurationError: sympy_kane: the equations of "
+        "'wheelbarrow' are not finite at t=0, phi=0, theta=0, X_c=0, Y_c=0",
+    },
+    {
+        "system": "wheelbarrow",
+        "formulation": "lagrange",
+        "status": "timeout",
+        "peer_limitation": False,
+        "error": "no result within 60 s",
+    },
+    {
+        "system": "rotating_tube",
+        "formulation": "modified_lagrange",
+        "status": "unsupported",
+        "peer_limitation": False,
+        "error": "modified_lagrange needs holonomic constraints to eliminate",
+    },
+    {
+        "system": "rotating_tube",
+        "formulation": "kane",
+        "status": "ok",
+        "ops_cse": 40,
+        "qdd_max_rel_dev": 0.0,
+        "system_class": "unconstrained,rheonomic",
+    },
+]
+
+
+def test_header_findings_and_failures_count_every_case_alike(tmp_path):
+    """The header, the Findings and the Failures section name a failure, a
+    peer's limitation and a refusal with one vocabulary and one count."""
+    run_ = types.SimpleNamespace(
+        frame=pd.DataFrame(KINDS_RUN), trajectories={}, metadata={}
+    )
+    _, md, page = _write(run_, tmp_path, figures=False)
+    counts = "3 ok, 1 failed (1 timeout), 1 peer limitation, 1 refused"
+    header = md[: md.index("## Findings")]
+    findings_ = _section(md, "Findings")
+    failures = _section(md, "Failures")
+    for text in (header, findings_, failures):
+        assert counts in text
+    # Findings: each case under its kind, with the row's own reason.
+    assert "failed: lagrange (timeout: no result within 60 s)" in findings_
+    assert (
+        "peer limitation (not a failure): sympy_kane (error: "
+        "SingularConfigurationError" in findings_
+    )
+    assert "theta=0" in findings_
+    assert (
+        "refused: modified_lagrange (unsupported: modified_lagrange needs "
+        "holonomic constraints" in findings_
+    )
+    # Failures: three tables, each case in its own and nowhere else.
+    failed = failures[failures.index("Failed (1)") : failures.index("Peer limit")]
+    limited = failures[
+        failures.index("Peer limitations (1") : failures.index("Refused")
+    ]
+    refused = failures[failures.index("Refused (1") :]
+    assert "wheelbarrow/lagrange" in failed and "sympy_kane" not in failed
+    assert "wheelbarrow/sympy_kane" in limited and "wheelbarrow/lagrange" not in limited
+    assert "rotating_tube/modified_lagrange" in refused and "sympy_kane" not in refused
+    assert "No case failed" not in failures
+    # The overview names the limitation and the refusal as such.
+    overview = _section(md, "Overview")
+    head = _table_row(overview, "system")
+    row = _table_row(overview, "wheelbarrow")
+    assert row[head.index("sympy_kane")] == "peer limitation (error)"
+    assert row[head.index("lagrange")] == "timeout"
+    assert _table_row(overview, "rotating_tube")[head.index("modified_lagrange")] == (
+        "refused"
+    )
+    # The peer's row is not painted as a failure in the HTML.
+    assert "peer limitation (error)" in page
+
+
+def test_a_class_winner_is_named_only_where_it_wins():
+    """The lowest mean ratio of a class that wins none of its systems is no
+    winner; the class rule is stated; ratios carry three digits."""
+    from compare.findings import CLASS_RULE, findings
+
+    rows = [
+        # c is second on both systems, a and b each win one by far.
+        ("s1", "a", 100), ("s1", "b", 400), ("s1", "c", 130),
+        ("s2", "a", 400), ("s2", "b", 100), ("s2", "c", 130),
+    ]  # fmt: skip
+    frame = pd.DataFrame(
+        [
+            {
+                "system": s,
+                "formulation": f,
+                "status": "ok",
+                "ops_cse": v,
+                "system_class": "unconstrained",
+            }
+            for s, f, v in rows
+        ]
+    )
+    fnd = findings(frame)
+    (sentence,) = fnd.by_class
+    assert "best on 0" not in sentence
+    assert "no winner (c has the lowest mean ratio, 1.3," in sentence
+    assert CLASS_RULE in fnd.markdown()
+    # Three significant digits: 130/100 next to 100 is 1.3, 123/100 1.23.
+    frame.loc[frame["ops_cse"] == 130, "ops_cse"] = 123
+    assert "next c 123, 1.23×" in " ".join(
+        fnd.sentences() + findings(frame).sentences()
+    )
+
+
+def test_classes_follow_the_declaration_not_the_topology():
+    """One rule for every system: a four-bar in its one minimal coordinate
+    is unconstrained, in redundant coordinates it has holonomic
+    constraints, as has Kolev's manipulator in centroid coordinates."""
+    from compare.findings import system_classes
+    from systems import get_system
+
+    assert system_classes(get_system("four_bar", coordinates="minimal")) == [
+        "unconstrained"
+    ]
+    assert system_classes(get_system("four_bar", coordinates="redundant")) == [
+        "holonomic constraints"
+    ]
+    assert system_classes(get_system("kolev_manipulator")) == ["holonomic constraints"]
+    assert system_classes(get_system("rotating_tube")) == ["unconstrained", "rheonomic"]
+
+
+def test_findings_list_the_misprints_of_the_published_equations():
+    from compare.findings import findings
+
+    systems_ = ["four_bar", "wheelbarrow", "rod_slider_shaft", "kolev_manipulator"]
+    frame = pd.DataFrame(
+        {
+            "system": systems_ + ["solar_panels"],
+            "formulation": "kane",
+            "status": "ok",
+        }
+    )
+    found = findings(frame).misprints
+    text = "\n".join(found)
+    for system in systems_:
+        assert any(m.startswith(f"{system} (") for m in found), system
+    # The misprints themselves, as re-derivation found them.
+    assert "print m3 where the coupler-rocker mass m2 is meant" in text
+    assert "print u2' where u1' is meant" in text
+    assert "R2(R->P) printed as (2-182) is a misprint" in text
+    assert "(3.2) and the first term of T in (3.5)" in text
+    # Equations confirmed exactly are not misprints.
+    assert not any(m.startswith("solar_panels") for m in found)
+
+
+def test_the_cost_table_reads_per_evaluation_counts_when_the_run_has_them():
+    """Systems × formulations, the fewest operations of a system in bold;
+    ``ops_per_evaluation`` (M, f and the solve) where the run has it, else
+    ``ops_cse`` with its multiplications and additions, labelled."""
+    from compare.tables import cost_table
+
+    kinds = '{"MUL": 30, "DIV": 2, "ADD": 10, "SUB": 5, "SIN": 3}'
+    frame = pd.DataFrame(
+        {
+            "system": ["four_bar"] * 3,
+            "formulation": ["kane", "lagrange", "modified_lagrange"],
+            "status": ["ok", "ok", "ok"],
+            "ops_cse": [54, 47, 149],
+            "ops_by_kind": [kinds, kinds, kinds],
+            "n_unknowns": [3, 5, 1],
+        }
+    )
+    page, md = cost_table(frame)
+    assert "(column ops_cse)" in md and "solve for the unknowns not included" in md
+    assert (
+        "| four_bar | 54 (32×, 15±); z 3 | **47 (32×, 15±); z 5** | 149 (32×, 15±); z 1 |"
+        in md
+    )
+    assert page.count("<b>") == 1
+    # With the solve counted, the one-unknown form is cheapest.
+    frame["ops_per_evaluation"] = [120, 190, 160]
+    page, md = cost_table(frame)
+    assert "(column ops_per_evaluation)" in md
+    assert "| four_bar | **120; z 3** | 190; z 5 | 160; z 1 |" in md
+    assert cost_table(frame.assign(status="error")) is None
+
+
+def test_refusals_with_one_reason_are_named_together():
+    """The Lagrange family refusing a system for one reason reads as one
+    refusal of several formulations, not as repeated sentences."""
+    from compare.findings import findings
+
+    reason = "Dmc: the contact point's coordinates have no speed of their own"
+    frame = pd.DataFrame(
+        {
+            "system": ["contact_point_disc"] * 3,
+            "formulation": ["kane", "lagrange", "modified_lagrange"],
+            "status": ["ok", "unsupported", "unsupported"],
+            "error": ["", reason, reason],
+        }
+    )
+    (entry,) = findings(frame).per_system
+    assert entry["refusals"] == [f"lagrange, modified_lagrange (unsupported: {reason})"]

@@ -124,7 +124,7 @@ def test_harness_shows_the_refusal_as_unsupported(tmp_path):
 
     write_report(res, tmp_path / "report", benchmarks=False, kolev=False)
     text = (tmp_path / "report" / "report.md").read_text()
-    declines = text.split("Combinations a formulation declines")[1]
+    declines = text.split("Refused (1; a formulation declines the system")[1]
     assert "unsupported" in declines and "Dmc" in declines
 
 
