@@ -617,6 +617,7 @@ def _run_case_body(case: Case, opts: RunOptions, row: Row, arrays: Arrays) -> No
     # is seen by both; the fastest measurement is kept.  As many times as
     # derivations are repeated: the default run measures once on each side.
     calibrations = [calibrate(repeats=opts.time_repeats)]
+    derive_cpu = time.thread_time()
     if opts.use_cache:
         cache = DerivationCache(opts.cache_dir)
         eom, hit = cache.derive(ms, form, fingerprint)
@@ -625,6 +626,7 @@ def _run_case_body(case: Case, opts: RunOptions, row: Row, arrays: Arrays) -> No
             row["cache_repair"] = "; ".join(repairs)
     else:
         eom, hit = form.derive(ms), False
+    derive_cpu = time.thread_time() - derive_cpu
     row["from_cache"] = hit
     # The report typesets the run's own equations, read back from here.
     from .equations import pack_equations
@@ -634,16 +636,19 @@ def _run_case_body(case: Case, opts: RunOptions, row: Row, arrays: Arrays) -> No
     row["system_class"] = ",".join(system_classes(ms))
 
     # The derivation is repeated (also when read from the cache, whose
-    # timing is its first measurement) as often as the options ask and
-    # the case's time budget allows.
-    def derive_again() -> float:
-        return float(form.derive(ms).timings.get("total", float("nan")))
+    # timing is its first measurement and the estimate of its cost) as
+    # often as the options ask and the case's time budget allows.
+    def derive_again() -> tuple[float, float]:
+        start = time.thread_time()
+        value = float(form.derive(ms).timings.get("total", float("nan")))
+        return value, time.thread_time() - start
 
-    derive_samples = [float(eom.timings.get("total", float("nan")))]
-    while len(derive_samples) < opts.time_repeats:
-        derive_samples.append(derive_again())
+    first = float(eom.timings.get("total", float("nan")))
+    derived = [(first, first if hit else derive_cpu)]
+    while len(derived) < opts.time_repeats:
+        derived.append(derive_again())
     derive_samples = repeat_within(
-        derive_again, derive_samples, opts.time_samples, opts.time_budget
+        derive_again, derived, opts.time_samples, opts.time_budget
     )
     _record_time(row, "derive_s", derive_samples)
     row["stage_s"] = json.dumps({k: round(v, 6) for k, v in eom.timings.items()})
@@ -721,8 +726,8 @@ def _run_case_body(case: Case, opts: RunOptions, row: Row, arrays: Arrays) -> No
     row["calibration_s"] = min(calibrations)
     grid = np.linspace(t0, t0 + opts.t_final, opts.n_samples)
 
-    def solve() -> tuple[Any, float]:
-        start = time.perf_counter()
+    def solve() -> tuple[Any, float, float]:
+        start, cpu = time.perf_counter(), time.thread_time()
         res = integrate(
             model,
             t0 + opts.t_final,
@@ -733,14 +738,16 @@ def _run_case_body(case: Case, opts: RunOptions, row: Row, arrays: Arrays) -> No
             initial_state=initial,
             stabilization=opts.stabilization,
         )
-        return res, time.perf_counter() - start
+        return res, time.perf_counter() - start, time.thread_time() - cpu
 
-    res, first = solve()
+    res, took, cost = solve()
     # Repeated for its time alone: the solve is deterministic.
     solve_samples = (
-        repeat_within(lambda: solve()[1], [first], opts.time_samples, opts.time_budget)
+        repeat_within(
+            lambda: solve()[1:], [(took, cost)], opts.time_samples, opts.time_budget
+        )
         if res.success
-        else [first]
+        else [took]
     )
     _record_time(row, "integrate_s", solve_samples)
     row["nfev"] = res.nfev

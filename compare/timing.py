@@ -92,17 +92,23 @@ def tied_with_best(times: dict[str, Spread]) -> list[str]:
 
 
 def repeat_within(
-    measure: Callable[[], float], samples: list[float], k: int, budget: float
+    measure: Callable[[], tuple[float, float]],
+    samples: list[tuple[float, float]],
+    k: int,
+    budget: float,
 ) -> list[float]:
-    """``samples`` and further values of ``measure()`` (each a duration in
-    seconds): up to ``k`` in all, each taken only while the sum stays within
-    ``budget`` seconds after one more of the median's length, so that
-    cheap measurements are repeated ``k`` times and expensive ones fewer
-    (an expensive derivation is not the one a ranking of the fastest
-    depends on)."""
+    """The values of ``samples`` and of further calls of ``measure()``, each
+    a (value, cost) pair with its cost in seconds of processor time: up to
+    ``k`` values in all, another taken only while the costs so far and one
+    more of their median stay within ``budget``, so that cheap
+    measurements are repeated ``k`` times and expensive ones fewer (an
+    expensive derivation is not the one a ranking of the fastest depends
+    on).  Costs in processor time keep the count of repeats the same on a
+    machine busy with other jobs."""
     samples = list(samples)
-    while samples and len(samples) < k and math.isfinite(samples[-1]):
-        if sum(samples) + float(np.median(samples)) > budget:
+    while samples and len(samples) < k and math.isfinite(samples[-1][0]):
+        costs = [c for _, c in samples]
+        if sum(costs) + float(np.median(costs)) > budget:
             break
         samples.append(measure())
-    return samples
+    return [v for v, _ in samples]

@@ -85,26 +85,32 @@ def test_tie_keeps_only_those_within_the_noise_of_the_fastest():
 def test_repeats_stop_at_the_count_or_the_budget():
     calls = []
 
-    def measure(value):
+    def measure(value, cost):
         def f():
             calls.append(value)
-            return value
+            return value, cost
 
         return f
 
     # Cheap: k measurements in all, the first one given.
-    assert repeat_within(measure(0.01), [0.01], 5, 0.15) == [0.01] * 5
+    assert repeat_within(measure(0.01, 0.01), [(0.01, 0.01)], 5, 0.15) == [0.01] * 5
     assert len(calls) == 4
     # 0.04 s each: 0.04 + 0.04 <= 0.15, 0.08 + 0.04 <= 0.15, 0.12 + 0.04 not.
     calls.clear()
-    assert repeat_within(measure(0.04), [0.04], 5, 0.15) == [0.04] * 3
+    assert repeat_within(measure(0.04, 0.04), [(0.04, 0.04)], 5, 0.15) == [0.04] * 3
     # Longer than the budget: measured once.
     calls.clear()
-    assert repeat_within(measure(2.0), [2.0], 5, 0.15) == [2.0] and not calls
+    assert repeat_within(measure(2.0, 2.0), [(2.0, 2.0)], 5, 0.15) == [2.0]
+    assert not calls
+    # The budget counts the costs, not the values: a value of 1 s (a wall
+    # time on a busy machine) that cost 0.01 s of processor time repeats.
+    assert len(repeat_within(measure(1.0, 0.01), [(1.0, 0.01)], 5, 0.15)) == 5
     # Forced measurements beyond the budget are kept, none added.
-    assert repeat_within(measure(1.0), [1.0, 1.0, 1.0], 5, 0.15) == [1.0] * 3
+    forced = [(1.0, 1.0)] * 3
+    assert repeat_within(measure(1.0, 1.0), forced, 5, 0.15) == [1.0] * 3
     # A failed measurement is not repeated.
-    assert len(repeat_within(measure(0.01), [float("nan")], 5, 10.0)) == 1
+    failed = [(float("nan"), 0.0)]
+    assert len(repeat_within(measure(0.01, 0.01), failed, 5, 10.0)) == 1
 
 
 # ----------------------------------------------------------------------
