@@ -23,7 +23,7 @@ number, and the finding says so instead of ranking the solves.
 >>> f.per_system[0]["fewest_ops"]
 'a (10 operations after cse; next b 15, 1.5×)'
 >>> f.per_system[0]["fastest_derivation"]
-'tie between b, a (one measurement each: no spread to judge a difference by)'
+'not ranked: one measurement each of b, a, no spread to judge a difference by'
 """
 
 from __future__ import annotations
@@ -160,14 +160,15 @@ def _fastest(rows: pd.DataFrame, col: str, unit: str) -> str | None:
             text += f"; next {f1} {_t(m1, unit)}, {m1 / s0.median:.3g}×"
         return text + ")"
     if not any(math.isfinite(times[f].iqr) for f in tied):
-        why = "one measurement each: no spread to judge a difference by"
-    else:
-        why = (
-            "medians "
-            + ", ".join(_t(times[f].median, unit) for f in tied)
-            + ", within the larger interquartile range"
+        return (
+            f"not ranked: one measurement each of {', '.join(tied)}, no "
+            f"spread to judge a difference by"
         )
-    return f"tie between {', '.join(tied)} ({why})"
+    medians = ", ".join(_t(times[f].median, unit) for f in tied)
+    return (
+        f"tie between {', '.join(tied)} (medians {medians}, within the "
+        f"larger interquartile range)"
+    )
 
 
 def _fastest_solve(rows: pd.DataFrame) -> str | None:
