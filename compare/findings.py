@@ -509,16 +509,15 @@ def _timing_note(ok: pd.DataFrame, meta: dict) -> str:
         "range (IQR); measurements per case: "
         + ", ".join(parts)
         + (
-            f" (derivations and solves repeated within {budget:g} s each per "
-            f"case, so the cheap ones, among which the fastest is decided, "
-            f"most)"
+            f" (derivations and solves repeated within {budget:g} s of "
+            f"processor time each per case, so the cheap ones, among which "
+            f"the fastest is decided, most)"
             if math.isfinite(budget)
             else ""
         )
         + ". A formulation is named fastest only where its median is ahead of "
         "every other's by more than the larger IQR of the two; otherwise the "
-        "finding is a tie, and so is any difference between single "
-        "measurements." + rhs
+        "finding is a tie, and single measurements are not ranked." + rhs
     )
 
 

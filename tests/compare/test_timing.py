@@ -231,5 +231,5 @@ def test_the_timing_note_says_how_many_measurements_were_taken():
     )
     note = findings(frame, {"options": {"time_budget": 0.15}}).timing
     assert "derivation 1–5, right-hand side 11" in note
-    assert "within 0.15 s each per case" in note
+    assert "within 0.15 s of processor time each per case" in note
     assert "compiled (rhs_us; through lambdify in rhs_lambdify_us)" in note
