@@ -109,13 +109,14 @@ def _add_run_options(p: argparse.ArgumentParser):
     )
     p.add_argument(
         "--backend",
-        default="sized",
+        default="auto",
         choices=["sized", "lambdify", "c", "auto"],
-        help="numeric backend, the same for every formulation of "
-        "a system (default sized: compiled C for systems of "
-        "4 or more coordinates where a compiler is found, "
-        "lambdify below; c compiles every case, auto does "
-        "where a compiler is found)",
+        help="numeric backend the cases integrate with, the same for "
+        "every formulation of a system (default auto: compiled C where a "
+        "compiler is found, else lambdify; c always compiles; sized "
+        "compiles systems of 4 or more coordinates only; the right-hand "
+        "side is timed both compiled and through lambdify unless "
+        "lambdify is chosen)",
     )
     p.add_argument(
         "--jobs",
@@ -141,8 +142,9 @@ def _add_run_options(p: argparse.ArgumentParser):
         type=int,
         default=1,
         metavar="K",
-        help="derive each case K times and keep the fastest "
-        "(when not read from the cache; default 1)",
+        help="derive each case at least K times (when not read from "
+        "the cache; default 1); cheap derivations are repeated up to 5 "
+        "times anyway, within 0.15 s of processor time per case",
     )
     p.add_argument(
         "--out",

@@ -18,6 +18,13 @@ never by the mechanism's topology: a four-bar declared in its one minimal
 coordinate is *unconstrained*, the same linkage in redundant coordinates has
 *holonomic constraints*.
 
+Times are compared by their medians, and one is named fastest only where
+its lead is beyond the noise (:func:`compare.timing.beyond_noise`: larger
+than the larger interquartile range of the two); otherwise the finding is
+a tie.  Where every formulation makes the same number of right-hand-side
+evaluations, the solves differ by the right-hand side's cost times that
+number, and the finding says so instead of ranking the solves.
+
 >>> import pandas as pd
 >>> frame = pd.DataFrame({"label": ["p", "p"], "system": ["p", "p"],
 ...     "variant": ["", ""], "formulation": ["a", "b"], "status": ["ok", "ok"],
@@ -26,6 +33,8 @@ coordinate is *unconstrained*, the same linkage in redundant coordinates has
 >>> f = findings(frame)
 >>> f.per_system[0]["fewest_ops"]
 'a (10 operations after cse; next b 15, 1.5×)'
+>>> f.per_system[0]["fastest_derivation"]
+'not ranked: one measurement each of b, a, no spread to judge a difference by'
 """
 
 from __future__ import annotations
@@ -37,6 +46,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from .timing import Spread, tied_with_best
 from .variants import variant_options
 
 __all__ = [
@@ -295,6 +305,75 @@ def _ops_measure(frame: pd.DataFrame) -> tuple[str, str]:
     return "ops_cse", " operations after cse"
 
 
+def _spreads(rows: pd.DataFrame, col: str) -> dict[str, Spread]:
+    """formulation -> the median, interquartile range and count of its
+    measurements of ``col`` (a row without ``col_median``, from a run
+    before them, is one measurement of unknown spread)."""
+    out = {}
+    for _, r in rows.iterrows():
+        median = _num(r.get(f"{col}_median", float("nan")))
+        if not math.isfinite(median):
+            median = _num(r.get(col))
+        if not (math.isfinite(median) and median > 0):
+            continue
+        k = _num(r.get(f"{col}_k", float("nan")))
+        out[r["formulation"]] = Spread(
+            median,
+            _num(r.get(f"{col}_spread", float("nan"))),
+            int(k) if math.isfinite(k) else 1,
+        )
+    return out
+
+
+def _t(x: float, unit: str) -> str:
+    return f"{x:.3g} µs" if unit == "us" else _g(x, unit)
+
+
+def _fastest(rows: pd.DataFrame, col: str, unit: str) -> str | None:
+    """The fastest formulation by median with its lead over the next, or the
+    tie of those within the noise of the fastest (:func:`tied_with_best`)."""
+    times = _spreads(rows, col)
+    tied = tied_with_best(times)
+    if not tied:
+        return None
+    f0 = tied[0]
+    s0 = times[f0]
+    if len(tied) == 1:
+        iqr = f", IQR {_t(s0.iqr, unit)}" if math.isfinite(s0.iqr) else ""
+        text = f"{f0} (median {_t(s0.median, unit)}{iqr}, k={s0.k}"
+        others = sorted((s.median, f) for f, s in times.items() if f != f0)
+        if others:
+            m1, f1 = others[0]
+            text += f"; next {f1} {_t(m1, unit)}, {m1 / s0.median:.3g}×"
+        return text + ")"
+    if not any(math.isfinite(times[f].iqr) for f in tied):
+        return (
+            f"not ranked: one measurement each of {', '.join(tied)}, no "
+            f"spread to judge a difference by"
+        )
+    medians = ", ".join(_t(times[f].median, unit) for f in tied)
+    return (
+        f"tie between {', '.join(tied)} (medians {medians}, within the "
+        f"larger interquartile range)"
+    )
+
+
+def _fastest_solve(rows: pd.DataFrame) -> str | None:
+    """:func:`_fastest` of the solve, except where every formulation made
+    the same number of right-hand-side evaluations: then the solves differ
+    by the right-hand side's cost times that number, which is said."""
+    nfev = {_num(v) for v in rows.get("nfev", pd.Series(dtype=float))}
+    nfev = {v for v in nfev if math.isfinite(v)}
+    if len(rows) > 1 and len(nfev) == 1 and rows["nfev"].notna().all():
+        n = int(next(iter(nfev)))
+        return (
+            f"not ranked: the same {n:,} right-hand-side evaluations each, "
+            f"so the solves differ by the right-hand side's cost times {n:,} "
+            f"(see the fastest right-hand side)"
+        )
+    return _fastest(rows, "integrate_s", "s")
+
+
 @dataclass
 class Findings:
     """The statements of :func:`findings` (also as HTML and Markdown)."""
@@ -305,15 +384,21 @@ class Findings:
     totals: str = ""
     #: The misprints found in the published equations of the run's systems.
     misprints: list = field(default_factory=list)
+    #: How many times the times were measured, and the rule comparing them.
+    timing: str = ""
 
     def sentences(self) -> list[str]:
         out = [self.totals] if self.totals else []
+        if self.timing:
+            out.append(self.timing)
         for s in self.per_system:
             parts = []
             if s.get("fewest_ops"):
                 parts.append(f"fewest operations after cse: {s['fewest_ops']}")
             if s.get("fastest_derivation"):
                 parts.append(f"fastest derivation: {s['fastest_derivation']}")
+            if s.get("fastest_rhs"):
+                parts.append(f"fastest right-hand side: {s['fastest_rhs']}")
             if s.get("fastest_solve"):
                 parts.append(f"fastest solve: {s['fastest_solve']}")
             if s.get("disagreements"):
@@ -329,6 +414,8 @@ class Findings:
         parts = []
         if self.totals:
             parts.append(f"<p>{html.escape(self.totals)}</p>")
+        if self.timing:
+            parts.append(f"<p>{html.escape(self.timing)}</p>")
         if self.by_class:
             parts.append(
                 "<p><b>By class of system</b> (geometric mean, over the "
@@ -349,7 +436,8 @@ class Findings:
         if self.per_system:
             head = (
                 "<tr><th>system</th><th>fewest ops after cse</th>"
-                "<th>fastest derivation</th><th>fastest solve</th>"
+                "<th>fastest derivation</th><th>fastest right-hand side</th>"
+                "<th>fastest solve</th>"
                 "<th>disagreements, failures, peer limitations, "
                 "refusals</th></tr>"
             )
@@ -369,6 +457,7 @@ class Findings:
                     s["label"],
                     s.get("fewest_ops") or "—",
                     s.get("fastest_derivation") or "—",
+                    s.get("fastest_rhs") or "—",
                     s.get("fastest_solve") or "—",
                     "; ".join(trouble) or "none",
                 ]
@@ -396,6 +485,8 @@ class Findings:
 
     def markdown(self) -> str:
         parts = [self.totals] if self.totals else []
+        if self.timing:
+            parts.append(self.timing)
         if self.by_class:
             parts.append(
                 "**By class of system** (geometric mean, over the class's "
@@ -409,12 +500,12 @@ class Findings:
                 + "\n".join(f"- {s}" for s in self.growth)
             )
         if self.per_system:
-            first = 1 if self.totals else 0
+            head = bool(self.totals) + bool(self.timing)
             parts.append(
                 "**Per system:**\n\n"
                 + "\n".join(
                     f"- {s}"
-                    for s in self.sentences()[first : first + len(self.per_system)]
+                    for s in self.sentences()[head : head + len(self.per_system)]
                 )
             )
         if self.misprints:
@@ -452,12 +543,25 @@ def _ratios(frame, col):
     return out
 
 
+#: Time columns: compared by their medians under the noise rule.
+_TIMES = ("derive_s", "rhs_us", "integrate_s")
+
+
+def _same_nfev(rows: pd.DataFrame) -> bool:
+    """Whether every row made the same number of rhs evaluations."""
+    if "nfev" not in rows.columns or len(rows) < 2:
+        return False
+    nfev = pd.to_numeric(rows["nfev"], errors="coerce")
+    return bool(nfev.notna().all() and nfev.nunique() == 1)
+
+
 def _class_sentences(ok, classes) -> list[str]:
     out = []
     ops_col, ops_what = _ops_measure(ok)
     metrics = (
         (ops_col, "fewest" + ops_what),
         ("derive_s", "fastest derivation"),
+        ("rhs_us", "fastest right-hand side"),
         ("integrate_s", "fastest solve"),
     )
     for cls in CLASSES:
@@ -470,7 +574,24 @@ def _class_sentences(ok, classes) -> list[str]:
         for col, what in metrics:
             if col not in sub.columns:
                 continue
-            ratios = _ratios(sub, col)
+            timed = col in _TIMES
+            rows = sub
+            if timed:
+                # Medians, where the run measured them; a solve whose
+                # evaluation counts are equal is the rhs cost times them.
+                median = f"{col}_median"
+                if median in sub.columns:
+                    rows = sub.assign(
+                        **{col: sub[median].where(sub[median].notna(), sub[col])}
+                    )
+                if col == "integrate_s":
+                    keep = [
+                        lab
+                        for lab, g in rows.groupby("label", sort=False)
+                        if not _same_nfev(g)
+                    ]
+                    rows = rows[rows["label"].isin(keep)]
+            ratios = _ratios(rows, col)
             per_form = {}
             for r in ratios.values():
                 for f, v in r.items():
@@ -486,16 +607,38 @@ def _class_sentences(ok, classes) -> list[str]:
                 continue
             ranked = sorted(full.items(), key=lambda kv: kv[1])
             f0, r0 = ranked[0]
-            wins = sum(1 for r in ratios.values() if r.get(f0) == 1.0)
-            if not wins:
-                # The lowest mean ratio without a single system won is no
-                # winner: the class has none to name.
-                parts.append(
-                    f"{what}: no winner ({f0} has the lowest mean ratio, "
-                    f"{r0:.3g}, but is best on none of the class's systems)"
+            if timed:
+                # A win is a lead beyond the noise on that system.
+                wins = sum(
+                    1
+                    for _, g in sub[sub["label"].isin(ratios)].groupby("label")
+                    if tied_with_best(_spreads(g, col)) == [f0]
                 )
-                continue
-            text = f"{what}: {f0} (best on {wins} of {len(ratios)}, mean ratio {r0:.3g}"
+                if not wins:
+                    parts.append(
+                        f"{what}: no formulation ahead beyond the noise "
+                        f"(lowest mean ratio {f0}'s, {r0:.3g}, on "
+                        f"{len(ratios)} system variant{'s' * (len(ratios) != 1)})"
+                    )
+                    continue
+                text = (
+                    f"{what}: {f0} (ahead beyond the noise on {wins} of "
+                    f"{len(ratios)}, mean ratio {r0:.3g}"
+                )
+            else:
+                wins = sum(1 for r in ratios.values() if r.get(f0) == 1.0)
+                if not wins:
+                    # The lowest mean ratio without a single system won is
+                    # no winner: the class has none to name.
+                    parts.append(
+                        f"{what}: no winner ({f0} has the lowest mean ratio, "
+                        f"{r0:.3g}, but is best on none of the class's systems)"
+                    )
+                    continue
+                text = (
+                    f"{what}: {f0} (best on {wins} of {len(ratios)}, "
+                    f"mean ratio {r0:.3g}"
+                )
             if len(ranked) > 1:
                 f1, r1 = ranked[1]
                 text += f"; next {f1} at {r1:.3g}, {r1 / r0:.3g}× {f0}'s"
@@ -548,6 +691,49 @@ def _growth_sentences(ok) -> list[str]:
                 f"{system}, n = {', '.join(map(str, ns))}: {what} grow as {text}."
             )
     return out
+
+
+def _timing_note(ok: pd.DataFrame, meta: dict) -> str:
+    """How many measurements the times are, and the rule comparing them."""
+    parts = []
+    for col, what in (
+        ("derive_s", "derivation"),
+        ("rhs_us", "right-hand side"),
+        ("integrate_s", "solve"),
+    ):
+        k = pd.to_numeric(ok.get(f"{col}_k", pd.Series(dtype=float)), errors="coerce")
+        k = k.dropna()
+        if len(k):
+            lo, hi = int(k.min()), int(k.max())
+            parts.append(f"{what} {lo}" + (f"–{hi}" if hi != lo else ""))
+    if not parts:
+        return (
+            "Times are single measurements (the run predates repeated "
+            "timings): no formulation is named fastest."
+        )
+    options = meta.get("options") or {}
+    budget = _num(options.get("time_budget"))
+    rhs = ""
+    if "rhs_backend" in ok.columns and (ok["rhs_backend"] == "c").any():
+        rhs = (
+            " Right-hand sides are timed compiled (rhs_us; through lambdify "
+            "in rhs_lambdify_us), in processor time."
+        )
+    return (
+        "Times are medians of repeated measurements with their interquartile "
+        "range (IQR); measurements per case: "
+        + ", ".join(parts)
+        + (
+            f" (derivations and solves repeated within {budget:g} s of "
+            f"processor time each per case, so the cheap ones, among which "
+            f"the fastest is decided, most)"
+            if math.isfinite(budget)
+            else ""
+        )
+        + ". A formulation is named fastest only where its median is ahead of "
+        "every other's by more than the larger IQR of the two; otherwise the "
+        "finding is a tie, and single measurements are not ranked." + rhs
+    )
 
 
 def findings(frame: pd.DataFrame, metadata: dict | None = None) -> Findings:
@@ -612,8 +798,9 @@ def findings(frame: pd.DataFrame, metadata: dict | None = None) -> Findings:
         entry = {
             "label": label,
             "fewest_ops": _best(gok, ops_col, "", ops_what),
-            "fastest_derivation": _best(gok, "derive_s", "s", ""),
-            "fastest_solve": _best(gok, "integrate_s", "s", ""),
+            "fastest_derivation": _fastest(gok, "derive_s", "s"),
+            "fastest_rhs": _fastest(gok, "rhs_us", "us"),
+            "fastest_solve": _fastest_solve(gok),
             "disagreements": [
                 f"{fm} ({x:.2g})"
                 for fm, x in zip(gok["formulation"], d)
@@ -632,6 +819,7 @@ def findings(frame: pd.DataFrame, metadata: dict | None = None) -> Findings:
             ],
         }
         out.per_system.append(entry)
+    out.timing = _timing_note(ok, meta)
     classes = _classes_of(f)
     out.by_class = _class_sentences(ok, classes)
     out.growth = _growth_sentences(ok)

@@ -49,6 +49,7 @@ from systems import CATALOGUE, system_facts
 from .child import Child, ChildDied, ChildTimeout, wait_any
 from .prepared import PREPARED, Prepared
 from .summary import REPORT_COLUMNS
+from .timing import repeat_within, spread
 from .user_systems import BuilderError, build_system, describe_builder
 from .variants import variant_label
 
@@ -81,7 +82,8 @@ SOLVERS = ("RK45", "RK23", "DOP853", "Radau", "BDF", "LSODA")
 #: Numeric backends a run accepts (``numeric.backends``, and "sized").
 BACKEND_CHOICES = ("sized", "lambdify", "c", "auto")
 #: Under ``backend="sized"``, variants with at least this many coordinates
-#: are compiled: below it, compiling costs more than integrating saves.
+#: are integrated compiled, those below through lambdify (their compiled
+#: right-hand side is still built, for its time).
 COMPILE_FROM = 4
 #: Statuses of rows whose outcome is decided by the options and the code
 #: alone, and which a later run therefore resumes.  A time-out is resumed
@@ -165,23 +167,41 @@ class RunOptions:
     timeout : float
         Seconds a case may take before it becomes a time-out row.
     rhs_calls : int
-        Right-hand-side calls per timing repeat (5 repeats, the fastest).
+        Right-hand-side calls per timing repeat.
+    rhs_repeats : int
+        Timing repeats of the right-hand side (each of ``rhs_calls``
+        calls): microseconds each, cheap to repeat.
     time_repeats : int
-        Derivations per case when it is not read from the cache; the
-        fastest is recorded (noise only ever adds time).
+        Derivations per case at least, however long they take; the
+        regression gate repeats them so (noise only ever adds time).
+    time_samples : int
+        Measurements of a case's derivation and of its solve to aim for
+        (see ``time_budget``); every time is reported as its fastest (the
+        column the regression gate judges), median and interquartile range.
+    time_budget : float
+        Seconds a case may spend on each of its derivation and its solve
+        to reach ``time_samples`` measurements: a measurement is repeated
+        while the sum so far and one more of the median stay within it, so
+        the cheap ones, among which the fastest is decided, are measured
+        ``time_samples`` times and a derivation of seconds once.
     cache_dir : str or None
         Derivation cache directory (None: the default location).
     use_cache : bool
     backend : {"sized", "lambdify", "c", "auto"}
-        Numeric backend (``eom.numeric(backend=...)``), the same for every
-        formulation of a system variant, so that right-hand-side and solve
-        times compare formulations, not backends.  ``"c"`` compiles each
-        case's equations: a fraction of a second per case, paid back only
-        by the larger systems (the n=5 pendulums integrate about four times
-        faster, a two-coordinate system loses more to the compiler than it
-        gains); ``"auto"`` is ``"c"`` where a compiler is found, else
-        lambdify.  ``"sized"`` (the default) is ``"auto"`` for variants of
-        at least :data:`COMPILE_FROM` coordinates and lambdify below.
+        Numeric backend the case integrates with (``eom.numeric(backend=
+        ...)``), the same for every formulation of a system variant, so
+        that solve times compare formulations, not backends.  ``"c"``
+        compiles each case's equations; ``"auto"`` (the default) is ``"c"``
+        where a compiler is found, else lambdify.  ``"sized"`` is
+        ``"auto"`` for variants of at least :data:`COMPILE_FROM`
+        coordinates and lambdify below.  Whatever the backend, the
+        right-hand side is timed compiled (``rhs_us``, where a compiler is
+        found and the backend is not ``"lambdify"``) and through lambdify
+        (``rhs_lambdify_us``), so that its time is the equations' cost and
+        not lambdify's call overhead of several microseconds; the compiled
+        model built for the timing is the one the case integrates with,
+        which on a two-coordinate system integrates in about the time the
+        compiler takes.
     """
 
     t_final: float = 10.0
@@ -195,13 +215,16 @@ class RunOptions:
     stabilization: str | None = "projection"
     timeout: float = 600.0
     rhs_calls: int = 200
+    rhs_repeats: int = 11
     time_repeats: int = 1
+    time_samples: int = 5
+    time_budget: float = 0.15
     cache_dir: str | None = None
     use_cache: bool = True
-    backend: str = "sized"
+    backend: str = "auto"
 
     def __post_init__(self) -> None:
-        for name in ("t_final", "rtol", "atol", "threshold", "timeout"):
+        for name in ("t_final", "rtol", "atol", "threshold", "timeout", "time_budget"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise TypeError(f"{name} must be a number, not {type(value).__name__}")
@@ -211,7 +234,9 @@ class RunOptions:
             ("n_samples", 2),
             ("n_states", 1),
             ("rhs_calls", 1),
+            ("rhs_repeats", 1),
             ("time_repeats", 1),
+            ("time_samples", 1),
         ):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int):
@@ -248,9 +273,18 @@ class RunOptions:
 
         d = dataclasses.asdict(self)
         # The time limit decides only whether a case finishes (time-out rows
-        # are checked against it on resume), and the cache only where
-        # equations are read from.
-        for k in ("timeout", "cache_dir", "use_cache", "time_repeats"):
+        # are checked against it on resume), the cache only where
+        # equations are read from, and the repeats how often times are
+        # measured.
+        for k in (
+            "timeout",
+            "cache_dir",
+            "use_cache",
+            "time_repeats",
+            "time_samples",
+            "time_budget",
+            "rhs_repeats",
+        ):
             d.pop(k)
         d["code"] = code_digest(CODE_PACKAGES)
         d["versions"] = [sympy.__version__, np.__version__, scipy.__version__]
@@ -403,21 +437,36 @@ def user_declarations(cases: Sequence[Case], opts: RunOptions) -> dict[str, str]
 # ----------------------------------------------------------------------
 # One case, in a worker
 # ----------------------------------------------------------------------
-def _time_rhs(model: NumericModel, t0: float, x: FloatArray, calls: int) -> float:
-    """Microseconds of processor time per rhs call: the fastest of 5 repeats
-    of ``calls`` calls (noise only ever adds time).
+def _time_rhs(
+    model: NumericModel, t0: float, x: FloatArray, calls: int, repeats: int = 5
+) -> list[float]:
+    """Microseconds of processor time per rhs call, one value for each of
+    ``repeats`` repeats of ``calls`` calls.
 
     Processor time of this thread, not wall time: a repeat lasts a few
     milliseconds, about a time slice of a machine shared with other jobs,
     so its wall time is the call's own or several times that depending on
     whether another process ran meanwhile."""
     times = []
-    for _ in range(5):
+    for _ in range(repeats):
         start = time.thread_time()
         for _ in range(calls):
             model.rhs(t0, x)
-        times.append((time.thread_time() - start) / calls)
-    return float(np.min(times) * 1e6)
+        times.append((time.thread_time() - start) / calls * 1e6)
+    return times
+
+
+def _record_time(row: Row, column: str, samples: Sequence[float]) -> None:
+    """``column`` (the fastest measurement: noise only ever adds time, and
+    the regression gate judges it), ``column_median``, ``column_spread``
+    (the interquartile range, empty below ``MIN_SAMPLES`` measurements)
+    and ``column_k`` (how many were taken)."""
+    s = spread(samples)
+    finite = [x for x in samples if math.isfinite(x)]
+    row[column] = float(min(finite)) if finite else float("nan")
+    row[f"{column}_median"] = s.median
+    row[f"{column}_spread"] = s.iqr
+    row[f"{column}_k"] = s.k
 
 
 def _is_peer(formulation: str) -> bool:
@@ -568,6 +617,7 @@ def _run_case_body(case: Case, opts: RunOptions, row: Row, arrays: Arrays) -> No
     # is seen by both; the fastest measurement is kept.  As many times as
     # derivations are repeated: the default run measures once on each side.
     calibrations = [calibrate(repeats=opts.time_repeats)]
+    derive_cpu = time.thread_time()
     if opts.use_cache:
         cache = DerivationCache(opts.cache_dir)
         eom, hit = cache.derive(ms, form, fingerprint)
@@ -576,6 +626,7 @@ def _run_case_body(case: Case, opts: RunOptions, row: Row, arrays: Arrays) -> No
             row["cache_repair"] = "; ".join(repairs)
     else:
         eom, hit = form.derive(ms), False
+    derive_cpu = time.thread_time() - derive_cpu
     row["from_cache"] = hit
     # The report typesets the run's own equations, read back from here.
     from .equations import pack_equations
@@ -583,11 +634,24 @@ def _run_case_body(case: Case, opts: RunOptions, row: Row, arrays: Arrays) -> No
 
     arrays["equations"] = pack_equations(eom)
     row["system_class"] = ",".join(system_classes(ms))
-    derive_s = eom.timings.get("total", float("nan"))
-    if not hit:
-        for _ in range(opts.time_repeats - 1):
-            derive_s = min(derive_s, form.derive(ms).timings.get("total", derive_s))
-    row["derive_s"] = derive_s
+
+    # The derivation is repeated time_repeats times when derived here,
+    # then (also when read from the cache, whose timing is its first
+    # measurement and the estimate of its cost) as often as the case's
+    # time budget allows.
+    def derive_again() -> tuple[float, float]:
+        start = time.thread_time()
+        value = float(form.derive(ms).timings.get("total", float("nan")))
+        return value, time.thread_time() - start
+
+    first = float(eom.timings.get("total", float("nan")))
+    derived = [(first, first if hit else derive_cpu)]
+    while not hit and len(derived) < opts.time_repeats:
+        derived.append(derive_again())
+    derive_samples = repeat_within(
+        derive_again, derived, opts.time_samples, opts.time_budget
+    )
+    _record_time(row, "derive_s", derive_samples)
     row["stage_s"] = json.dumps({k: round(v, 6) for k, v in eom.timings.items()})
     row["ops_raw"] = eom.op_counts.get("raw")
     row["ops_cse"] = eom.op_counts.get("cse")
@@ -615,8 +679,16 @@ def _run_case_body(case: Case, opts: RunOptions, row: Row, arrays: Arrays) -> No
         # Without a compiler "auto" is lambdify; the row's backend says so.
         warnings.simplefilter("ignore", RuntimeWarning)
         model = eom.numeric(backend=backend)  # generates the code
+        row["backend"] = getattr(model, "backend", "lambdify")
+        # The right-hand side is timed compiled and through lambdify on
+        # every system: the models the case does not integrate with are
+        # generated for the timing (their code generation counted too).
+        compiled = model if row["backend"] == "c" else None
+        if compiled is None and opts.backend != "lambdify":
+            other = eom.numeric(backend="auto")
+            compiled = other if getattr(other, "backend", "") == "c" else None
+        plain = model if row["backend"] != "c" else eom.numeric(backend="lambdify")
     row["codegen_s"] = time.perf_counter() - start
-    row["backend"] = getattr(model, "backend", "lambdify")
     # q'' at random consistent states, compared with the reference later.
     arrays["qdd"] = np.array([model.coordinate_accelerations(*s) for s in states])
     # Beside the reference, an independent library's q'' where there is one
@@ -646,24 +718,46 @@ def _run_case_body(case: Case, opts: RunOptions, row: Row, arrays: Arrays) -> No
                 f"(tolerance {ORACLE_TOLERANCE:g})"
             )
     t0, q0, qd0 = initial
-    row["rhs_us"] = _time_rhs(model, t0, model.state_from(q0, qd0, t0), opts.rhs_calls)
+    x0 = model.state_from(q0, qd0, t0)
+    timed = compiled if compiled is not None else plain
+    row["rhs_backend"] = getattr(timed, "backend", "lambdify")
+    rhs = _time_rhs(timed, t0, x0, opts.rhs_calls, opts.rhs_repeats)
+    _record_time(row, "rhs_us", rhs)
+    if timed is plain:
+        lambdified = rhs
+    else:
+        lambdified = _time_rhs(plain, t0, x0, opts.rhs_calls, opts.rhs_repeats)
+    _record_time(row, "rhs_lambdify_us", lambdified)
     # Its calibration, measured as it is, right after it.
     row["calibration_cpu_s"] = calibrate(opts.time_repeats, clock=time.thread_time)
     calibrations.append(calibrate(repeats=opts.time_repeats))
     row["calibration_s"] = min(calibrations)
     grid = np.linspace(t0, t0 + opts.t_final, opts.n_samples)
-    start = time.perf_counter()
-    res = integrate(
-        model,
-        t0 + opts.t_final,
-        method=opts.method,
-        rtol=opts.rtol,
-        atol=opts.atol,
-        t_eval=grid,
-        initial_state=initial,
-        stabilization=opts.stabilization,
+
+    def solve() -> tuple[Any, float, float]:
+        start, cpu = time.perf_counter(), time.thread_time()
+        res = integrate(
+            model,
+            t0 + opts.t_final,
+            method=opts.method,
+            rtol=opts.rtol,
+            atol=opts.atol,
+            t_eval=grid,
+            initial_state=initial,
+            stabilization=opts.stabilization,
+        )
+        return res, time.perf_counter() - start, time.thread_time() - cpu
+
+    res, took, cost = solve()
+    # Repeated for its time alone: the solve is deterministic.
+    solve_samples = (
+        repeat_within(
+            lambda: solve()[1:], [(took, cost)], opts.time_samples, opts.time_budget
+        )
+        if res.success
+        else [took]
     )
-    row["integrate_s"] = time.perf_counter() - start
+    _record_time(row, "integrate_s", solve_samples)
     row["nfev"] = res.nfev
     row["success"] = bool(res.success)
     row["message"] = res.message

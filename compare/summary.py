@@ -24,6 +24,7 @@ HEADINGS = {
     "max_position_residual": "pos. residual",
     "max_velocity_residual": "vel. residual",
     "rhs_us": "rhs µs",
+    "rhs_lambdify_us": "rhs lambdify µs",
     "integrate_s": "solve s",
     "nfev": "nfev",
 }
@@ -41,6 +42,7 @@ PRINTED_COLUMNS = (
     "qdd_max_rel_dev",
     "agreement_horizon",
     "rhs_us",
+    "rhs_lambdify_us",
     "integrate_s",
 )
 #: Columns of the report's per-system tables (the system is the heading).

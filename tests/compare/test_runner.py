@@ -39,6 +39,9 @@ def test_small_run_rows_agreement_and_energy(tmp_path):
         out=tmp_path,
         use_cache=False,
         n_samples=51,
+        # A budget no derivation or solve of this system reaches: every
+        # time is measured time_samples times.
+        time_budget=60.0,
     )
     f = res.frame.set_index("formulation")
     assert set(f["status"]) == {"ok"}
@@ -76,6 +79,15 @@ def test_small_run_rows_agreement_and_energy(tmp_path):
     )
     assert saved.loc["kane", "n_unknowns"] == 2
     assert saved.loc["kane", "ops_per_evaluation"] > 0
+    # Every compared time with its repeats: the fastest (the gate's), the
+    # median and the interquartile range of at least five measurements.
+    for col in ("derive_s", "rhs_us", "rhs_lambdify_us", "integrate_s"):
+        for form in ("kane", "sympy_kane"):
+            r = saved.loc[form]
+            assert r[f"{col}_k"] >= 5, (col, form)
+            assert 0 < r[col] <= r[f"{col}_median"], (col, form)
+            assert r[f"{col}_spread"] >= 0, (col, form)
+    assert saved.loc["kane", "rhs_backend"] in ("c", "lambdify")
     meta = json.loads((tmp_path / "metadata.json").read_text())
     assert (
         meta["options"]["t_final"] == 1.0

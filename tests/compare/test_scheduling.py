@@ -35,7 +35,7 @@ def test_unknown_backend_names_the_choices():
 
 
 def test_sized_backend_is_one_per_variant_and_agrees_with_lambdify():
-    opts = RunOptions(t_final=0.05, n_states=3, use_cache=False)
+    opts = RunOptions(t_final=0.05, n_states=3, use_cache=False, backend="sized")
     plain = RunOptions(t_final=0.05, n_states=3, use_cache=False, backend="lambdify")
     big = [
         run_case(Case("kolev_manipulator", (), f), opts) for f in ("kane", "lagrange")
@@ -49,6 +49,10 @@ def test_sized_backend_is_one_per_variant_and_agrees_with_lambdify():
     assert [r["backend"] for r in rows] == [expected, expected]
     assert small["row"]["n_coordinates"] < COMPILE_FROM
     assert small["row"]["backend"] == "lambdify"
+    # Integrated through lambdify, its right-hand side is still timed
+    # compiled, with lambdify's beside it.
+    assert small["row"]["rhs_backend"] == expected
+    assert small["row"]["rhs_lambdify_us"] > 0
     # The compiled q'' are lambdify's to rounding.
     ref = run_case(Case("kolev_manipulator", (), "kane"), plain)
     assert ref["row"]["backend"] == "lambdify"

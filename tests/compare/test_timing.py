@@ -1,0 +1,235 @@
+"""Repeated timings and the tie rule, on synthetic timings (no clock is
+read here: the machine is shared, and a test of measured times would pass
+or fail with its load), and the Findings built on them."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from compare.findings import findings
+from compare.timing import (
+    MIN_SAMPLES,
+    beyond_noise,
+    repeat_within,
+    spread,
+    tied_with_best,
+)
+
+
+def test_spread_is_median_and_interquartile_range():
+    # Five values 1..5: median 3; linear quartiles at positions 1 and 3 of
+    # 0..4, i.e. 2 and 4, so the range is 2 whatever order they come in.
+    s = spread([5.0, 1.0, 4.0, 2.0, 3.0])
+    assert (s.median, s.iqr, s.k) == (3.0, 2.0, 5)
+    # Four values 0, 1, 2, 10: quartile positions 0.75 and 2.25 give
+    # 0.75 and 2 + 0.25 * 8 = 4, so 3.25; the median is 1.5.
+    s = spread([0.0, 1.0, 2.0, 10.0])
+    assert s.median == pytest.approx(1.5) and s.iqr == pytest.approx(3.25)
+    # Non-finite measurements are not measurements.
+    assert spread([1.0, float("nan"), 3.0, 2.0]).k == 3
+
+
+def test_spread_of_too_few_measurements_is_unknown():
+    assert MIN_SAMPLES == 3
+    one = spread([0.7])
+    assert one.median == 0.7 and math.isnan(one.iqr) and one.k == 1
+    assert math.isnan(spread([1.0, 2.0]).iqr)
+    none = spread([])
+    assert math.isnan(none.median) and none.k == 0
+
+
+def test_a_clear_winner_is_beyond_the_noise():
+    fast = spread([1.00, 1.02, 0.98, 1.01, 0.99])  # IQR 0.02
+    slow = spread([1.50, 1.55, 1.45, 1.52, 1.48])  # IQR 0.04
+    assert beyond_noise(fast, slow)
+    assert not beyond_noise(slow, fast)
+    assert tied_with_best({"b": slow, "a": fast}) == ["a"]
+
+
+def test_a_difference_within_the_larger_spread_is_a_tie():
+    # Medians 1.0 and 1.2 apart by 0.2; the second's IQR is 0.3.
+    fast = spread([0.95, 1.0, 1.0, 1.0, 1.05])
+    wide = spread([1.0, 1.05, 1.2, 1.35, 1.4])
+    assert wide.iqr == pytest.approx(0.3)
+    assert not beyond_noise(fast, wide)
+    assert tied_with_best({"wide": wide, "fast": fast}) == ["fast", "wide"]
+    # The same medians with narrow spreads are not a tie.
+    narrow = spread([1.19, 1.2, 1.2, 1.2, 1.21])
+    assert tied_with_best({"narrow": narrow, "fast": fast}) == ["fast"]
+
+
+def test_single_measurements_are_never_ranked():
+    # Twice as fast, measured once each: no spread tells the noise.
+    a, b = spread([1.0]), spread([2.0])
+    assert not beyond_noise(a, b)
+    assert tied_with_best({"a": a, "b": b}) == ["a", "b"]
+    # One side measured repeatedly: its spread is the noise.
+    assert beyond_noise(spread([1.0, 1.1, 0.9, 1.0, 1.0]), b)
+    # Quartiles 0.6 and 1.8: an IQR of 1.2 exceeds the lead of 1.0.
+    assert not beyond_noise(spread([0.5, 0.6, 1.0, 1.8, 2.5]), b)
+
+
+def test_tie_keeps_only_those_within_the_noise_of_the_fastest():
+    times = {
+        "a": spread([1.0, 1.0, 1.1, 1.1, 1.05]),
+        "b": spread([1.05, 1.1, 1.1, 1.2, 1.15]),
+        "c": spread([3.0, 3.1, 2.9, 3.0, 3.0]),
+    }
+    assert tied_with_best(times) == ["a", "b"]
+    assert tied_with_best({}) == []
+
+
+def test_repeats_stop_at_the_count_or_the_budget():
+    calls = []
+
+    def measure(value, cost):
+        def f():
+            calls.append(value)
+            return value, cost
+
+        return f
+
+    # Cheap: k measurements in all, the first one given.
+    assert repeat_within(measure(0.01, 0.01), [(0.01, 0.01)], 5, 0.15) == [0.01] * 5
+    assert len(calls) == 4
+    # 0.04 s each: 0.04 + 0.04 <= 0.15, 0.08 + 0.04 <= 0.15, 0.12 + 0.04 not.
+    calls.clear()
+    assert repeat_within(measure(0.04, 0.04), [(0.04, 0.04)], 5, 0.15) == [0.04] * 3
+    # Longer than the budget: measured once.
+    calls.clear()
+    assert repeat_within(measure(2.0, 2.0), [(2.0, 2.0)], 5, 0.15) == [2.0]
+    assert not calls
+    # The budget counts the costs, not the values: a value of 1 s (a wall
+    # time on a busy machine) that cost 0.01 s of processor time repeats.
+    assert len(repeat_within(measure(1.0, 0.01), [(1.0, 0.01)], 5, 0.15)) == 5
+    # Forced measurements beyond the budget are kept, none added.
+    forced = [(1.0, 1.0)] * 3
+    assert repeat_within(measure(1.0, 1.0), forced, 5, 0.15) == [1.0] * 3
+    # A failed measurement is not repeated.
+    failed = [(float("nan"), 0.0)]
+    assert len(repeat_within(measure(0.01, 0.01), failed, 5, 10.0)) == 1
+
+
+# ----------------------------------------------------------------------
+# Findings on synthetic timings
+# ----------------------------------------------------------------------
+def _frame(**columns):
+    n = len(columns["formulation"])
+    base = {
+        "label": ["p"] * n,
+        "system": ["p"] * n,
+        "variant": [""] * n,
+        "status": ["ok"] * n,
+        "ops_cse": [10 + i for i in range(n)],
+        "qdd_max_rel_dev": [0.0] * n,
+        "system_class": ["open chain"] * n,
+    }
+    return pd.DataFrame({**base, **columns})
+
+
+def _timed(col, samples):
+    """The row columns of ``col`` the runner writes from ``samples``."""
+    out = {col: [], f"{col}_median": [], f"{col}_spread": [], f"{col}_k": []}
+    for xs in samples:
+        s = spread(xs)
+        out[col].append(min(xs))
+        out[f"{col}_median"].append(s.median)
+        out[f"{col}_spread"].append(s.iqr)
+        out[f"{col}_k"].append(s.k)
+    return out
+
+
+def test_findings_name_a_fastest_only_beyond_the_noise():
+    frame = _frame(
+        formulation=["a", "b", "c"],
+        **_timed(
+            "derive_s",
+            [[0.10, 0.11, 0.10, 0.12, 0.10], [0.30] * 5, [0.31, 0.29, 0.3, 0.3, 0.3]],
+        ),
+        **_timed(
+            "rhs_us",
+            # Medians 1.0, 1.1 and 1.2: b within its own IQR of 0.4 of a;
+            # c, with a and itself both exact, is not.
+            [[1.0] * 5, [0.8, 0.9, 1.1, 1.3, 1.4], [1.2] * 5],
+        ),
+        **_timed("integrate_s", [[0.05] * 5, [0.05] * 5, [0.06] * 5]),
+        nfev=[1000, 1000, 1000],
+    )
+    entry = findings(frame).per_system[0]
+    # a: median 0.10 s, 3.0x ahead of b (0.30) and c (0.30); 3 digits.
+    assert entry["fastest_derivation"].startswith("a (median 0.1 s, IQR 0.01 s, k=5")
+    assert entry["fastest_derivation"].endswith(", 3×)")
+    assert entry["fastest_rhs"] == (
+        "tie between a, b (medians 1 µs, 1.1 µs, within the larger interquartile range)"
+    )
+    assert "fastest" not in entry["fastest_rhs"]
+    # Equal evaluation counts: the solve is the rhs cost times them.
+    assert entry["fastest_solve"].startswith("not ranked: the same 1,000 ")
+    assert "×" not in entry["fastest_solve"]
+
+
+def test_findings_print_ratios_to_three_significant_digits():
+    frame = _frame(
+        formulation=["a", "b"],
+        **_timed("derive_s", [[1.0] * 5, [1.23456] * 5]),
+        nfev=[10, 12],
+        **_timed("integrate_s", [[1.0] * 5, [1.0] * 5]),
+    )
+    entry = findings(frame).per_system[0]
+    assert entry["fastest_derivation"].endswith("next b 1.23 s, 1.23×)")
+    # Different evaluation counts and equal times: a tie, not a ranking.
+    assert entry["fastest_solve"].startswith("tie between a, b")
+
+
+def test_findings_of_single_measurements_name_no_fastest():
+    frame = _frame(
+        formulation=["a", "b"],
+        derive_s=[0.1, 0.5],
+        integrate_s=[1.0, 3.0],
+        nfev=[10, 30],
+    )
+    f = findings(frame)
+    entry = f.per_system[0]
+    assert entry["fastest_derivation"] == (
+        "not ranked: one measurement each of a, b, no spread to judge a difference by"
+    )
+    assert entry["fastest_solve"].startswith("not ranked: one measurement each")
+    assert "single measurements" in f.timing
+    text = " ".join(f.sentences())
+    assert "fastest derivation: not ranked" in text
+    assert "fastest derivation: a" not in text
+
+
+def test_class_sentences_name_no_fastest_where_every_system_ties():
+    tie = [[1.0, 1.1, 1.2, 1.3, 1.4], [1.1, 1.2, 1.3, 1.4, 1.5]]
+    frames = [
+        _frame(formulation=["a", "b"], **_timed("derive_s", tie)).assign(label=lab)
+        for lab in ("p", "q")
+    ]
+    f = findings(pd.concat(frames, ignore_index=True))
+    [sentence] = f.by_class
+    assert "fastest derivation: no formulation ahead beyond the noise" in sentence
+    # Operation counts are exact, ranked as before (a: 10, b: 11).
+    assert "fewest operations after cse: a (best on 2 of 2, mean ratio 1;" in (sentence)
+    # With a clear lead on one system of the two, the winner is named so.
+    clear = _frame(
+        formulation=["a", "b"], **_timed("derive_s", [[1.0] * 5, [2.0] * 5])
+    ).assign(label="q")
+    f = findings(pd.concat([frames[0], clear], ignore_index=True))
+    assert "fastest derivation: a (ahead beyond the noise on 1 of 2," in (f.by_class[0])
+
+
+def test_the_timing_note_says_how_many_measurements_were_taken():
+    frame = _frame(
+        formulation=["a", "b"],
+        **_timed("derive_s", [[0.1] * 5, [2.0]]),
+        **_timed("rhs_us", [[1.0] * 11, [1.0] * 11]),
+        rhs_backend=["c", "c"],
+    )
+    note = findings(frame, {"options": {"time_budget": 0.15}}).timing
+    assert "derivation 1–5, right-hand side 11" in note
+    assert "within 0.15 s of processor time each per case" in note
+    assert "compiled (rhs_us; through lambdify in rhs_lambdify_us)" in note
