@@ -25,7 +25,7 @@ import signal
 import sys
 from pathlib import Path
 
-from formulations import FORMULATIONS, REFERENCE
+from formulations import FORMULATIONS, REFERENCE, formulation_names
 from systems import CATALOGUE, system_facts
 
 DEFAULT_OUT = Path("reports") / "latest"
@@ -81,9 +81,14 @@ def _add_run_options(p: argparse.ArgumentParser):
         "--formulations",
         nargs="+",
         metavar="NAME",
-        help=f"formulations (default: all of {', '.join(FORMULATIONS)}); "
-        "a formulation with options is written NAME:KEY=VALUE[:KEY=VALUE], "
-        "e.g. kane:forward=articulated_body, and is compared as a formulation "
+        help="formulations (default: "
+        + ", ".join(formulation_names(default_only=True))
+        + "; also registered: "
+        + ", ".join(
+            n for n in FORMULATIONS if n not in formulation_names(default_only=True)
+        )
+        + "); a formulation with options is written NAME:KEY=VALUE[:KEY=VALUE], "
+        "e.g. lagrange:baumgarte=(5.0,5.0), and is compared as a formulation "
         "of its own",
     )
     p.add_argument(
@@ -348,7 +353,9 @@ def cmd_list(args) -> int:
         ]
         print(
             f"  {name:26s} {cls.summary}  [{', '.join(abilities)}"
-            f"{', multipliers' if cls.uses_multipliers else ''}]"
+            f"{', multipliers' if cls.uses_multipliers else ''}"
+            f"{', trees only' if cls.needs_tree else ''}"
+            f"{'' if cls.in_default_comparison else ', not in the default run'}]"
         )
         options = {k: v for k, v in cls().options.items() if k != "count_ops"}
         if options:

@@ -94,6 +94,8 @@ ABILITIES = (
     "uses_multipliers",
     "needs_dependent_solutions",
     "is_peer",
+    "needs_tree",
+    "in_default_comparison",
 )
 
 
@@ -204,8 +206,22 @@ def check_options(owner: str, **choices: tuple[Any, Any]) -> None:
             )
 
 
-def formulation_names(include_peers: bool = True) -> list[str]:
-    return [n for n, c in FORMULATIONS.items() if include_peers or not c.is_peer]
+def formulation_names(
+    include_peers: bool = True, *, default_only: bool = False
+) -> list[str]:
+    """Registered names, in registration order; without the peers when
+    ``include_peers`` is false, and only those the default comparison runs
+    (``in_default_comparison``) when ``default_only`` is true.
+
+    >>> "kane_composite" in formulation_names(default_only=True)
+    False
+    """
+    return [
+        n
+        for n, c in FORMULATIONS.items()
+        if (include_peers or not c.is_peer)
+        and (c.in_default_comparison or not default_only)
+    ]
 
 
 def split_formulation_spec(spec: str) -> tuple[str, dict[str, Any]]:
@@ -749,6 +765,14 @@ class Formulation(abc.ABC):
     accepts_velocity_constraint_rows: ClassVar[bool] = False
     #: True for wrappers of other software (the field's tools, for reference).
     is_peer: ClassVar[bool] = False
+    #: True for algorithms defined on trees only (composite-body sums, the
+    #: articulated-body recursion): they refuse every other system with
+    #: the reason, which is the method's scope, not a failure.
+    needs_tree: ClassVar[bool] = False
+    #: False for formulations the default comparison (``python -m
+    #: compare`` without ``--formulations``) leaves out; the benchmark
+    #: (``python -m compare bench``) runs every registered formulation.
+    in_default_comparison: ClassVar[bool] = True
     #: One line for listings.
     summary: ClassVar[str] = ""
     #: The peer (a wrapper of the field's tool) this method is measured

@@ -1,5 +1,5 @@
 """Kane's mass matrix and forcing by composite bodies (tree-structured
-systems).
+systems): the ``kane_composite`` formulation.
 
 Summing ``m v_r . v_s + w_r . I w_s`` body by body costs one term per body
 moved by both speeds: O(n^3) terms for a chain of n bodies.  When every
@@ -22,8 +22,15 @@ The structure is detected, not declared: the twist of speed r is read off
 one body it moves and checked on every other (exactly when the difference
 is syntactically zero, else by value at random states); the sets of bodies
 moved by the speeds must be nested or disjoint (a tree).  Anything else
-(closed loops, absolute joint angles, rolling contact) returns ``None`` and
-the body-by-body sum is used.
+(closed loops, absolute joint angles, rolling contact) returns ``None``,
+and :class:`KaneComposite` refuses the system with the reason
+(:class:`~formulations.base.UnsupportedSystemError`); ``kane``, Kane's
+method as the textbook forms it, sums body by body on every system.
+
+Velocity constraints on a tree (a loop closed by constraints on an open
+tree of twists) are applied as in ``kane``: the composite sums give the
+equations of all speeds, which the dependent-speed coefficients then
+reduce.
 """
 
 from __future__ import annotations
@@ -34,18 +41,23 @@ import sympy.physics.mechanics as me
 
 from symbolic.calculus import jacobian
 from symbolic.frames import (
+    VectorCalculus,
     add,
     connected_points,
     cross,
     dot,
     dyadic_matrix,
+    generalized_forces,
     matmul,
     scale,
     sub,
 )
 from symbolic.identities import RandomPoints
 
-__all__ = ["composite_equations"]
+from .base import UnsupportedSystemError, register
+from .kane import Kane
+
+__all__ = ["composite_equations", "composite_body_equations", "KaneComposite"]
 
 t = me.dynamicsymbols._t
 
@@ -64,8 +76,8 @@ def composite_equations(ms, qdot, speeds, fa, calc, rng=None, min_depth=1):
     nest fewer than ``min_depth`` deep.
 
     The composite sums pay off in long chains (fewer operations after cse
-    than the body-by-body sum from about 5 nested composites on), so
-    Kane's ``"auto"`` asks for a depth of 5.
+    than the body-by-body sum from about 5 nested composites on, on
+    n_link_pendulum and n_link_pendulum_on_cart).
 
     ``f`` holds the inertia forces without speed-rate terms and the loads in
     ``loads_used`` (forces at mass centres, torques on body frames); the
@@ -316,3 +328,61 @@ def _shift(h, m, d):
         sub(sub(scale(2 * dot(h, d), sm.eye(3)), matmul(h, d.T)), matmul(d, h.T)),
         scale(m, _parallel(d)),
     )
+
+
+def composite_body_equations(ms, qdot, speeds, fa, min_depth=1):
+    """Mass matrix and forcing (F_r + F*_r without speed-rate terms) summed
+    over nested composite bodies, the loads the composites do not carry
+    added as generalized active forces; None when the system is not a tree
+    of twists nested ``min_depth`` deep."""
+    calc = VectorCalculus(ms.frame, qdot, speeds, fa)
+    got = composite_equations(ms, qdot, speeds, fa, calc, min_depth=min_depth)
+    if got is None:
+        return None
+    M, f, carried = got
+    others = [ld for ld in ms.loads if ld not in carried]
+    if others:
+        f = f + generalized_forces(others, ms.frame, fa, speeds, qdot)
+    return M, f
+
+
+@register
+class KaneComposite(Kane):
+    """Kane's equations summed by nested composite bodies: O(n^2) terms
+    for a chain where the body-by-body sums of ``kane`` have O(n^3).
+
+    The same equations as ``kane``'s (the generalized inertia and active
+    forces of each speed, F_r + F*_r = 0), rearranged: with every speed
+    moving its outboard bodies as one twist, the bodies moved by two speeds
+    form one composite whose mass, first moment and inertia about a point
+    of the axis give M_rs in O(1) terms (see the module).  Only for trees
+    of twists (joint chains and trees with relative coordinates, with or
+    without velocity constraints on top); any other system (absolute
+    angles, rolling contact, bodies moved by a speed other than as one
+    rigid motion) is refused with the reason.  Partial velocities and the
+    other extras of ``kane`` are computed when first read.
+
+    Parameters
+    ----------
+    count_ops : bool
+        See :class:`~formulations.base.Formulation`.
+    """
+
+    name = "kane_composite"
+    peer = "sympy_kane"
+    version = "1"
+    summary = "Kane's equations by composite-body sums (trees of twists)"
+    needs_tree = True
+    in_default_comparison = False
+
+    def _composite_sums(self, ms, qdot, speeds, fa, stage):
+        with stage("composite_bodies"):
+            got = composite_body_equations(ms, qdot, speeds, fa)
+        if got is None:
+            raise UnsupportedSystemError(
+                f"{self.name}: system {ms.name!r} is not a tree of twists "
+                "(every speed moving the bodies it moves as one rigid "
+                "motion, the sets of bodies moved by the speeds nested or "
+                "disjoint): its composite bodies are not defined; use kane"
+            )
+        return got

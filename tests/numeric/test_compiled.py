@@ -518,7 +518,7 @@ def test_constrained_mass_matrix_is_solved_by_lu():
 
 
 def test_explicit_form_needs_no_solve():
-    eom = get_formulation("kane", forward="articulated_body").derive(
+    eom = get_formulation("kane_articulated").derive(
         get_system("spatial_chain", n=2)
     )
     lam, cm = eom.numeric(), eom.numeric(backend="c")
