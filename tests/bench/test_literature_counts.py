@@ -250,3 +250,30 @@ def test_table_from_a_run():
     text = literature_markdown(frame)
     assert "| 2 | lagrange |" in text and "224" not in text.split("\n")[0]
     assert "67,143" in text
+
+
+# The Stanford arm's inverse dynamics by Kane's equations evaluated
+# recursively in body frames (bench.robots, part 2): the figures the
+# benchmark's robot table and the theory page publish beside Kane &
+# Levinson's 646 / 394, pinned so that a regression cannot pass.
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "assumptions, expected",
+    [
+        ("general", (359, 293)),
+        ("principal axes", (359, 285)),
+        ("principal axes, mass centres on joint axes", (224, 161)),
+    ],
+)
+def test_stanford_arm_recursive_inverse_dynamics_counts(assumptions, expected):
+    from bench.literature_counts import recursive_inverse_dynamics_counts
+    from bench.robots import ASSUMPTION_SETS, KANE_LEVINSON
+    from systems import get_system
+
+    ms = get_system(
+        "stanford_arm", symbolic_inertia=True, **ASSUMPTION_SETS[assumptions][0]
+    )
+    n = recursive_inverse_dynamics_counts(ms)
+    assert (n.mul, n.add) == expected
+    # Below Kane & Levinson's published figures under every assumption set.
+    assert n.mul <= KANE_LEVINSON[0] and n.add <= KANE_LEVINSON[1]

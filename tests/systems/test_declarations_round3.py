@@ -9,9 +9,20 @@ import sympy as sm
 import sympy.physics.mechanics as me
 from pydy_ports import kane_levinson_ex_11_7, kane_levinson_ex_11_7_asserted
 
-from formulations import FORMULATIONS, UnsupportedSystemError, get_formulation
+from formulations import (
+    UnsupportedSystemError,
+    formulation_names,
+    get_formulation,
+)
 
 t = me.dynamicsymbols._t
+
+#: The default comparison's formulations; the tree algorithms
+#: (kane_composite, kane_articulated) are checked against kane on every
+#: catalogue system in tests/test_contract.py, and against Pinocchio and
+#: kane in tests/systems/test_robots_articulated_body.py and
+#: tests/formulations/test_composite.py.
+COMPARED = formulation_names(default_only=True)
 
 
 def _at(expr, ms, q, u):
@@ -33,7 +44,7 @@ def test_coincident_point_is_no_obstacle_to_any_formulation():
     ms = kane_levinson_ex_11_7()
     assert ms.declaration_analysis.velocities_are_derivatives
     X, Y = kane_levinson_ex_11_7_asserted()
-    for name in FORMULATIONS:
+    for name in COMPARED:
         model = get_formulation(name).derive(ms).numeric()
         for seed in range(2):
             t0, q, qd = ms.random_state(seed)

@@ -184,7 +184,9 @@ def test_assignment_counts_by_hand():
     assert sm.expand(order.substituted()[0] - ((a * b * q + c) ** 2 - q)) == 0
 
 
-@pytest.mark.parametrize("n", [2, 3, 4])
+@pytest.mark.parametrize(
+    "n", [2, 3, 4] + [pytest.param(n, marks=pytest.mark.slow) for n in (5, 6, 7, 8)]
+)
 def test_counts_at_most_featherstone_aba(n):
     # RBDA Table 10.1: ABA 224n - 259 multiplications, 205n - 248
     # additions for n revolute joints with general inertia.
