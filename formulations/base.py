@@ -167,15 +167,15 @@ def check_options(owner: str, **choices: tuple[Any, Any]) -> None:
 
     Examples
     --------
-    >>> check_options("kane", assembly=("auto", ("auto", "direct")))
-    >>> check_options("kane", assembly=("x", ("auto", "direct")))
+    >>> check_options("modified_lagrange", dependent=("auto", ("auto", "implicit")))
+    >>> check_options("modified_lagrange", dependent=("x", ("auto", "implicit")))
     Traceback (most recent call last):
     ...
-    ValueError: kane: `assembly` must be one of ['auto', 'direct'], not 'x'
-    >>> check_options("kane", assembly=(1, ("auto", "direct")))
+    ValueError: modified_lagrange: `dependent` must be one of ['auto', 'implicit'], not 'x'
+    >>> check_options("modified_lagrange", dependent=(1, ("auto", "implicit")))
     Traceback (most recent call last):
     ...
-    TypeError: kane: `assembly` must be a str, one of ['auto', 'direct'], not int
+    TypeError: modified_lagrange: `dependent` must be a str, one of ['auto', 'implicit'], not int
     """
     for opt, (value, valid) in choices.items():
         if isinstance(valid, type) or (
@@ -237,8 +237,8 @@ def split_formulation_spec(spec: str) -> tuple[str, dict[str, Any]]:
 
     Examples
     --------
-    >>> split_formulation_spec("kane:forward=articulated_body")
-    ('kane', {'forward': 'articulated_body'})
+    >>> split_formulation_spec("modified_lagrange:dependent=implicit")
+    ('modified_lagrange', {'dependent': 'implicit'})
     >>> split_formulation_spec("lagrange:baumgarte=(5.0, 5.0)")
     ('lagrange', {'baumgarte': (5.0, 5.0)})
     """
@@ -252,7 +252,7 @@ def split_formulation_spec(spec: str) -> tuple[str, dict[str, Any]]:
         if not eq or not key.isidentifier():
             raise ValueError(
                 f"formulation {spec!r}: options are written NAME:KEY=VALUE "
-                f"(e.g. kane:forward=articulated_body), not {part!r}"
+                f"(e.g. lagrange:baumgarte=(5.0,5.0)), not {part!r}"
             )
         try:
             options[key] = ast.literal_eval(text.strip())
@@ -283,7 +283,7 @@ def get_formulation(
 ) -> Formulation:
     """An instance of the named (or given) formulation.
 
-    A name may carry options, ``"kane:forward=articulated_body"``
+    A name may carry options, ``"modified_lagrange:dependent=implicit"``
     (:func:`split_formulation_spec`); keyword ``options`` are added to
     them.
 
@@ -296,8 +296,8 @@ def get_formulation(
 
     Examples
     --------
-    >>> get_formulation("kane:forward=articulated_body").options["forward"]
-    'articulated_body'
+    >>> get_formulation("modified_lagrange:dependent=implicit").options["dependent"]
+    'implicit'
     """
     if isinstance(name_or_class, Formulation):
         return name_or_class

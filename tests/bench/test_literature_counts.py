@@ -4,6 +4,7 @@ and the LU solve's count against its loops run with counters."""
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 import sympy as sm
 
@@ -250,6 +251,27 @@ def test_table_from_a_run():
     text = literature_markdown(frame)
     assert "| 2 | lagrange |" in text and "224" not in text.split("\n")[0]
     assert "67,143" in text
+
+
+def test_table_names_the_recursion_and_leaves_its_inverse_dynamics_out():
+    from bench.literature_table import literature_markdown, literature_rows
+
+    frame = literature_rows(
+        ns=(2,),
+        formulations=("kane_articulated",),
+        stanford=False,
+        progress=lambda row: None,
+    )
+    row = frame.iloc[0]
+    # The explicit form: no solve, and at or below ABA's 189 / 162 at n = 2
+    # (Featherstone 2008, Table 10.1: 224n - 259 / 205n - 248).
+    assert (row["solve_mul"], row["solve_add"]) == (0, 0)
+    assert row["fd_mul"] <= 189 and row["fd_add"] <= 162
+    assert pd.isna(row["id_mul"])
+    line = next(
+        ln for ln in literature_markdown(frame).splitlines() if "kane_articulated" in ln
+    )
+    assert line.startswith("| 2 | kane_articulated |") and "| — |" in line
 
 
 # The Stanford arm's inverse dynamics by Kane's equations evaluated
