@@ -1,5 +1,6 @@
 """Kane's mass matrix and forcing by composite bodies (tree-structured
-systems): the ``kane_composite`` formulation.
+systems): the sums of the ``kane_composite`` formulation
+(:class:`formulations.kane.KaneComposite`).
 
 Summing ``m v_r . v_s + w_r . I w_s`` body by body costs one term per body
 moved by both speeds: O(n^3) terms for a chain of n bodies.  When every
@@ -23,7 +24,8 @@ one body it moves and checked on every other (exactly when the difference
 is syntactically zero, else by value at random states); the sets of bodies
 moved by the speeds must be nested or disjoint (a tree).  Anything else
 (closed loops, absolute joint angles, rolling contact) returns ``None``,
-and :class:`KaneComposite` refuses the system with the reason
+and :class:`formulations.kane.KaneComposite` (``kane_composite``)
+refuses the system with the reason
 (:class:`~formulations.base.UnsupportedSystemError`); ``kane``, Kane's
 method as the textbook forms it, sums body by body on every system.
 
@@ -54,10 +56,7 @@ from symbolic.frames import (
 )
 from symbolic.identities import RandomPoints
 
-from .base import UnsupportedSystemError, register
-from .kane import Kane
-
-__all__ = ["composite_equations", "composite_body_equations", "KaneComposite"]
+__all__ = ["composite_equations", "composite_body_equations"]
 
 t = me.dynamicsymbols._t
 
@@ -344,45 +343,3 @@ def composite_body_equations(ms, qdot, speeds, fa, min_depth=1):
     if others:
         f = f + generalized_forces(others, ms.frame, fa, speeds, qdot)
     return M, f
-
-
-@register
-class KaneComposite(Kane):
-    """Kane's equations summed by nested composite bodies: O(n^2) terms
-    for a chain where the body-by-body sums of ``kane`` have O(n^3).
-
-    The same equations as ``kane``'s (the generalized inertia and active
-    forces of each speed, F_r + F*_r = 0), rearranged: with every speed
-    moving its outboard bodies as one twist, the bodies moved by two speeds
-    form one composite whose mass, first moment and inertia about a point
-    of the axis give M_rs in O(1) terms (see the module).  Only for trees
-    of twists (joint chains and trees with relative coordinates, with or
-    without velocity constraints on top); any other system (absolute
-    angles, rolling contact, bodies moved by a speed other than as one
-    rigid motion) is refused with the reason.  Partial velocities and the
-    other extras of ``kane`` are computed when first read.
-
-    Parameters
-    ----------
-    count_ops : bool
-        See :class:`~formulations.base.Formulation`.
-    """
-
-    name = "kane_composite"
-    peer = "sympy_kane"
-    version = "1"
-    summary = "Kane's equations by composite-body sums (trees of twists)"
-    needs_tree = True
-    in_default_comparison = False
-
-    def _composite_sums(self, ms, qdot, speeds, fa, stage):
-        with stage("composite_bodies"):
-            got = composite_body_equations(ms, qdot, speeds, fa)
-        if got is None:
-            raise UnsupportedSystemError(
-                f"{self.name}: system {ms.name!r} is not a tree of twists "
-                "(every speed moving the bodies it moves as one rigid "
-                "motion, the sets of bodies moved by the speeds nested or "
-                "disjoint): its composite bodies are not defined; use kane"
-            )
-        return got

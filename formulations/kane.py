@@ -42,12 +42,14 @@ from .base import (
     Derivation,
     Formulation,
     LazyExtras,
+    UnsupportedSystemError,
     register,
     solve_dependent_speeds,
     speed_form,
 )
+from .composite import composite_body_equations
 
-__all__ = ["Kane", "generalized_active_forces"]
+__all__ = ["Kane", "KaneComposite", "generalized_active_forces"]
 
 t = me.dynamicsymbols._t
 
@@ -102,7 +104,7 @@ class Kane(Formulation):
     whatever the size or structure.  The composite-body sums and the
     articulated-body recursion, which rearrange Kane's equations for
     trees, are formulations of their own (``kane_composite``,
-    :class:`formulations.composite.KaneComposite`; ``kane_articulated``,
+    :class:`KaneComposite`; ``kane_articulated``,
     :class:`formulations.articulated_body.KaneArticulated`).
 
     Parameters
@@ -123,7 +125,7 @@ class Kane(Formulation):
     def _composite_sums(self, ms, qdot, speeds, fa, stage):
         """Mass matrix and forcing of all speeds summed otherwise than body
         by body, or None for the body-by-body sums (Kane's own).  The hook
-        :class:`~formulations.composite.KaneComposite` fills."""
+        :class:`KaneComposite` fills."""
         return None
 
     def _derive(self, ms, stage) -> Derivation:
@@ -304,3 +306,45 @@ def _constraint_force(ms, cf, kins, qdot, fa):
         elif cf.kind == "torque" and load.frame in frames:
             total += comps.dot(fa.components(d, E))
     return sm.sympify(-total).xreplace(qdot)
+
+
+@register
+class KaneComposite(Kane):
+    """Kane's equations summed by nested composite bodies: O(n^2) terms
+    for a chain where the body-by-body sums of ``kane`` have O(n^3).
+
+    The same equations as ``kane``'s (the generalized inertia and active
+    forces of each speed, F_r + F*_r = 0), rearranged: with every speed
+    moving its outboard bodies as one twist, the bodies moved by two speeds
+    form one composite whose mass, first moment and inertia about a point
+    of the axis give M_rs in O(1) terms (see :mod:`formulations.composite`).
+    Only for trees of twists (joint chains and trees with relative
+    coordinates, with or without velocity constraints on top); any other
+    system (absolute angles, rolling contact, bodies moved by a speed other
+    than as one rigid motion) is refused with the reason.  Partial velocities and the
+    other extras of ``kane`` are computed when first read.
+
+    Parameters
+    ----------
+    count_ops : bool
+        See :class:`~formulations.base.Formulation`.
+    """
+
+    name = "kane_composite"
+    peer = "sympy_kane"
+    version = "1"
+    summary = "Kane's equations by composite-body sums (trees of twists)"
+    needs_tree = True
+    in_default_comparison = False
+
+    def _composite_sums(self, ms, qdot, speeds, fa, stage):
+        with stage("composite_bodies"):
+            got = composite_body_equations(ms, qdot, speeds, fa)
+        if got is None:
+            raise UnsupportedSystemError(
+                f"{self.name}: system {ms.name!r} is not a tree of twists "
+                "(every speed moving the bodies it moves as one rigid "
+                "motion, the sets of bodies moved by the speeds nested or "
+                "disjoint): its composite bodies are not defined; use kane"
+            )
+        return got
