@@ -63,3 +63,25 @@ def test_bad_options_are_named(spec, keywords, needle):
     with pytest.raises(ValueError, match=None) as info:
         get_formulation(spec, **keywords)
     assert needle in str(info.value)
+
+
+def test_default_comparison_leaves_out_the_tree_algorithms():
+    # The default run keeps to the six formulations it compared before the
+    # split (its time budget); the tree algorithms run when named, and the
+    # help says so.
+    from compare.cli import _formulations_help
+    from compare.runner import expand_cases
+
+    cases = expand_cases(systems=["double_pendulum"])
+    assert sorted({c.formulation for c in cases}) == [
+        "gibbs_appell",
+        "kane",
+        "lagrange",
+        "modified_lagrange",
+        "sympy_kane",
+        "sympy_lagrange",
+    ]
+    named = expand_cases(systems=["double_pendulum"], formulations=["kane_composite"])
+    assert [c.formulation for c in named] == ["kane_composite"]
+    text = " ".join(_formulations_help().split())
+    assert "also registered: kane_articulated, kane_composite" in text
