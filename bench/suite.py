@@ -5,8 +5,10 @@ targets and log-log figures into ``--out`` (default ``reports/bench/``):
 
 1. derivation seconds and operation counts (raw and after cse) of
    ``n_link_pendulum`` (relative angles) and ``n_link_pendulum_on_cart`` at
-   n = 1 .. 20 for every registered formulation.  Each (system, formulation,
-   n) runs in its own process under a time cap, so a peer that grows
+   n = 1 .. 20 for every registered formulation (the default comparison's
+   and those it leaves out, ``kane_composite``; one whose scope leaves the
+   planar pendulums out, ``kane_articulated``, is logged as not
+   applicable).  Each (system, formulation, n) runs in its own process under a time cap, so a peer that grows
    exponentially stops at the cap (recorded as ``capped``) and cannot hang
    the run; larger n of a capped formulation are not attempted;
 2. right-hand-side microseconds per call of the lambdify and C backends,
@@ -19,10 +21,16 @@ targets and log-log figures into ``--out`` (default ``reports/bench/``):
    operation counts of ``spatial_chain(n)`` against ABA and of the
    Stanford arm against Kane & Levinson, compiled right-hand sides of
    ``panda`` and ``ur5`` against Pinocchio, derivation seconds against
-   ``sympy_kane``.  ``--skip derive,rhs,solve`` runs this part alone.
+   ``sympy_kane``, each row naming its algorithm (``kane``,
+   ``kane_composite``, ``kane_articulated``, ...).  ``--skip
+   derive,rhs,solve`` runs this part alone (its targets are still
+   written).
 
 Ratios are formed from numbers of the same run and compared with the
-performance targets; a missed target is printed as missed.
+performance targets, each naming the algorithm that meets it (the
+operation-count target: ``kane_composite``; the robot targets:
+:func:`bench.robots.robot_targets`); a missed target is printed as
+missed.
 
 Needs the ``bench`` extra (``pip install eomcompare[bench]``: Pinocchio and
 matplotlib); without Pinocchio the comparisons with it are reported as not
