@@ -29,7 +29,7 @@ backend also takes shared numbers and factors out of sums
 (:func:`numeric.compiled.factor_numbers`, :func:`~numeric.compiled.factor_common`);
 the convention here is cse alone, so the backend evaluates at most the
 operations counted.  Equations in explicit form
-with an evaluation order (kane's ``forward="articulated_body"``) are
+with an evaluation order (``kane_articulated``'s) are
 counted from that order, which the compiled backend prints as it is,
 without a solve (:func:`forward_dynamics_counts`).  Inverse dynamics is
 ``tau = M z' - f`` for given ``z'`` (the unknowns, q'' here), counted as
@@ -84,7 +84,7 @@ def forward_dynamics_counts(eom) -> dict:
     the backend solves), ``"total"``, as :class:`OpCount`.
 
     Equations in explicit form with an evaluation order
-    (``eom.extras["assignments"]``, kane's ``forward="articulated_body"``)
+    (``eom.extras["assignments"]``, ``kane_articulated``'s)
     are counted from it, and have no solve: the compiled backend skips it
     when the mass matrix is the identity."""
     return forward_dynamics_counts_of(
@@ -125,7 +125,7 @@ def inverse_dynamics_counts(eom) -> OpCount:
         raise ValueError(
             f"{eom.formulation} {dict(eom.options)}: the equations are in "
             "explicit form (u' = forcing), where M z' - f is not the joint "
-            "forces; count inverse dynamics with forward='mass_matrix' or "
+            "forces; count inverse dynamics with a mass-matrix formulation or "
             "recursive_inverse_dynamics_counts"
         )
     zdd = sm.symbols(f"_zdd0:{len(eom.unknowns)}")

@@ -2,7 +2,10 @@
 published figures (:mod:`bench.literature_counts`).
 
 ``python -m bench.literature_table --n 1 2 3 4 --formulations kane lagrange
---out reports/literature`` derives ``spatial_chain(n)`` (general symbolic
+--out reports/literature`` (any registered formulations, each row named
+by the algorithm that produced it: ``kane``, ``kane_composite``,
+``kane_articulated``, ...; the explicit form of ``kane_articulated`` has
+no inverse-dynamics count) derives ``spatial_chain(n)`` (general symbolic
 inertia and geometry) and the Stanford arm with symbolic inertia, counts
 forward and inverse dynamics, and writes ``literature.md`` and
 ``literature.csv``; derivation seconds are recorded beside each row.
@@ -36,7 +39,8 @@ def _row(system, options, formulation):
     derive = time.perf_counter() - t0
     t0 = time.perf_counter()
     fd = forward_dynamics_counts(eom)
-    inv = inverse_dynamics_counts(eom)
+    # The explicit form (kane_articulated) has no M to form tau = M q'' - f.
+    inv = None if "assignments" in eom.extras else inverse_dynamics_counts(eom)
     count = time.perf_counter() - t0
     n = len(eom.unknowns)
     return {
@@ -50,14 +54,21 @@ def _row(system, options, formulation):
         "solve_mul": fd["solve"].mul,
         "solve_add": fd["solve"].add,
         "fd_calls": sum(fd["mf"].calls.values()),
-        "id_mul": inv.mul,
-        "id_add": inv.add,
-        "id_calls": sum(inv.calls.values()),
+        "id_mul": None if inv is None else inv.mul,
+        "id_add": None if inv is None else inv.add,
+        "id_calls": None if inv is None else sum(inv.calls.values()),
         "param_mul": fd["mf"].param_mul,
         "param_add": fd["mf"].param_add,
         "derive_s": round(derive, 2),
         "count_s": round(count, 2),
     }
+
+
+def _pair(a, b) -> str:
+    """``a/b`` as counts, or an em dash where there is no count."""
+    if a is None or b is None or pd.isna(a) or pd.isna(b):
+        return "—"
+    return f"{int(a)}/{int(b)}"
 
 
 def literature_rows(
@@ -109,7 +120,7 @@ def literature_markdown(frame: pd.DataFrame) -> str:
             f"| {r['mf_mul']}/{r['mf_add']} | {r['solve_mul']}/"
             f"{r['solve_add']} | {r['fd_calls']} | {r['param_mul']}/"
             f"{r['param_add']} | {F['ABA'][0]}/{F['ABA'][1]} | "
-            f"{crba[0]:.0f}/{crba[1]:.0f} | {r['id_mul']}/{r['id_add']} | "
+            f"{crba[0]:.0f}/{crba[1]:.0f} | {_pair(r['id_mul'], r['id_add'])} | "
             f"{F['RNEA'][0]}/{F['RNEA'][1]} | {r['derive_s']} |"
         )
     out += [
@@ -121,7 +132,7 @@ def literature_markdown(frame: pd.DataFrame) -> str:
     ]
     for k, (mu, ad, note) in PUBLISHED.items():
         out.append(f"| {k} | {mu} | {ad} | {note} |")
-    arm = frame[frame["system"] == "stanford_arm"]
+    arm = frame[(frame["system"] == "stanford_arm") & frame["id_mul"].notna()]
     for _, r in arm.iterrows():
         out.append(
             f"| this project, {r['formulation']}, stanford_arm "

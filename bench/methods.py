@@ -1,7 +1,9 @@
 """Measurements of the methods' own options, kept out of the method
 modules: the cost of the ways of forming the Gibbs-Appell acceleration
-energy beside Kane's method, and of Kolev's modified Lagrange equations
-beside the approaches the paper improves on.
+energy beside Kane's method (the variants themselves,
+:class:`GibbsAppellVariant`, live here: ``gibbs_appell`` is the method
+as printed), and of Kolev's modified Lagrange equations beside the
+approaches the paper improves on.
 
 ``python -m bench.methods gibbs_appell [--max-n N] [--systems ...]`` prints
 the first table; :func:`kolev_cost_table` returns the second (the report's
@@ -14,17 +16,154 @@ import sys
 from collections.abc import Sequence
 
 import numpy as np
+import sympy as sm
 
 from formulations import UnsupportedSystemError, get_formulation
-from formulations.gibbs_appell import STRATEGIES
+from formulations.gibbs_appell import ELIMINATIONS, GibbsAppell, acceleration_energy
+from symbolic.calculus import jacobian
 from systems import CATALOGUE, get_system
 
-__all__ = ["gibbs_appell_variants", "gibbs_appell_main", "kolev_cost_table"]
+__all__ = [
+    "GibbsAppellVariant",
+    "STRATEGIES",
+    "FRAMES",
+    "gibbs_appell_variants",
+    "gibbs_appell_main",
+    "kolev_cost_table",
+]
 
 
 # ----------------------------------------------------------------------
 # Gibbs-Appell: the ways of forming S, beside Kane's method
 # ----------------------------------------------------------------------
+#: How S may be formed (:class:`GibbsAppellVariant`); "summed" is the
+#: registered formulation's own.
+STRATEGIES = ("components", "split", "full", "summed", "expanded")
+#: Vector components through the shared FrameAlgebra or sympy's own DCMs.
+FRAMES = ("merged", "sympy")
+
+
+class _SympyFrames:
+    """Vector components through sympy's own direction cosine matrices."""
+
+    @staticmethod
+    def components(vec, frame, rep=None):
+        if vec == 0:
+            return sm.zeros(3, 1)
+        m = vec.to_matrix(frame)
+        return m.xreplace(rep) if rep else m
+
+    @staticmethod
+    def dcm(A, B):
+        return A.dcm(B)
+
+
+def _energy_in_components(entry):
+    """S_B in placeholder components of (a, alpha), its gradient with
+    respect to them (the kinematics substituted after differentiating),
+    and S_B with the kinematics substituted."""
+    body = entry["body"]
+    rigid = entry["w"] is not None
+    X = sm.Matrix(sm.symbols(f"_ga0:{6 if rigid else 3}"))
+    fake = {
+        "body": body,
+        "a": X[:3, :],
+        "w": entry["w"],
+        "alpha": X[3:, :] if rigid else None,
+        "inertia": entry["inertia"],
+    }
+    S = acceleration_energy(fake, drop_free_terms=False)
+    grad = sm.Matrix([S.diff(xi) for xi in X])
+    x = entry["a"] if not rigid else entry["a"].col_join(entry["alpha"])
+    rep = dict(zip(X, x))
+    return S.xreplace(rep), grad.xreplace(rep)
+
+
+class GibbsAppellVariant(GibbsAppell):
+    """The Gibbs-Appell equations with the acceleration energy formed, or
+    the dependent speed rates eliminated, otherwise than by the method as
+    printed (``gibbs_appell``): experiments measured by
+    :func:`gibbs_appell_variants`, not a registered formulation.
+
+    Parameters
+    ----------
+    strategy : {"summed", "components", "split", "full", "expanded"}
+        ``"summed"``: S = sum_B S_B differentiated as a whole (the
+        registered method).  ``"components"``: per body, S_B written in
+        placeholder symbols for the components of (a, alpha),
+        differentiated with respect to them, the kinematics substituted
+        after (dS/du_r' = sum_B dS_B/dx_B . dx_B/du_r'); Kane's operation
+        counts.  ``"split"``: per body, the u'-free parts of 1/2 m a.a and
+        1/2 alpha.I.alpha dropped (a = a1 + a0, a1 linear in u').
+        ``"full"``: per body, whole.  ``"expanded"``: S summed and
+        expanded into a polynomial in u' (the procedure by hand).
+    elimination : {"append", "substitute", "chain"}
+        Dependent speed rates kept as unknowns with the differentiated
+        velocity constraints appended (the registered method), or
+        eliminated (p x p equations) by substitution before S is formed or
+        after differentiation; the dependent speeds stay in the state
+        either way.
+    frames : {"merged", "sympy"}
+        Vector components through :class:`~symbolic.frames.FrameAlgebra`
+        (the registered method) or sympy's own direction cosine matrices.
+    count_ops : bool
+        As for every :class:`~formulations.base.Formulation`.
+
+    Examples
+    --------
+    >>> eom = GibbsAppellVariant(elimination="substitute").derive("wheelbarrow")
+    >>> eom.mass_matrix.shape
+    (2, 2)
+    """
+
+    name = "gibbs_appell_variant"
+
+    def __init__(
+        self,
+        *,
+        strategy: str = "summed",
+        elimination: str = "append",
+        frames: str = "merged",
+        count_ops: bool = True,
+    ):
+        super().__init__(count_ops=count_ops)
+        self._set_options(
+            strategy=(strategy, STRATEGIES),
+            elimination=(elimination, ELIMINATIONS),
+            frames=(frames, FRAMES),
+        )
+        self._elimination = elimination
+
+    def _frames(self):
+        return super()._frames() if self.frames == "merged" else _SympyFrames()
+
+    def _energy(self, entries, zero):
+        if self.strategy == "summed":
+            return super()._energy(entries, zero)
+        if self.strategy == "components":
+            pairs = [_energy_in_components(en) for en in entries]
+            return sm.Add(*[S for S, _ in pairs]), [g for _, g in pairs]
+        S_bodies = [
+            acceleration_energy(en, drop_free_terms=self.strategy == "split", zero=zero)
+            for en in entries
+        ]
+        S = sm.Add(*S_bodies)
+        if self.strategy == "expanded":
+            S = sm.expand(S)
+            return S, [S]
+        return S, S_bodies
+
+    def _gradient(self, entries, parts, zs):
+        if self.strategy != "components":
+            return super()._gradient(entries, parts, zs)
+        # x_B the stacked components (a, alpha) of body B.
+        G = sm.zeros(len(zs), 1)
+        for en, grad in zip(entries, parts):
+            x = en["a"] if en["alpha"] is None else en["a"].col_join(en["alpha"])
+            G += jacobian(x, zs).T * grad
+        return G
+
+
 def gibbs_appell_variants(cases=None, variants=None, file=sys.stdout):
     """Derivation seconds and op counts of the S strategies next to Kane's.
 
@@ -71,8 +210,7 @@ def gibbs_appell_variants(cases=None, variants=None, file=sys.stdout):
             methods.append(
                 (
                     f"gibbs_appell[{tag}]",
-                    get_formulation(
-                        "gibbs_appell",
+                    GibbsAppellVariant(
                         strategy=v[0],
                         elimination=v[1],
                         frames=v[2] if len(v) > 2 else "merged",

@@ -8,17 +8,20 @@ against Pinocchio, every number of one run.
    symmetric as written, else LU)
    (:func:`bench.literature_counts.forward_dynamics_counts`), against
    Featherstone's ABA formula 224n - 259 / 205n - 248 (RBDA 2008, Table
-   10.1), and the n where each formulation crosses it; each formulation
-   with its mass matrix (``forward="mass_matrix"``), and kane also by the
-   articulated-body recursion (``forward="articulated_body"``, the
-   explicit form, no solve);
+   10.1), and the n where each formulation crosses it: ``kane`` (the
+   body-by-body sums), ``kane_composite`` (composite-body sums),
+   ``kane_articulated`` (the articulated-body recursion, the explicit form,
+   no solve) and the other own formulations, each named; and the same
+   counts of ``panda`` (numeric inertia from its URDF);
 2. inverse dynamics of ``stanford_arm`` (tau = M q'' - f) against Kane &
    Levinson's 646 multiplications / 394 additions, under three inertia
    assumption sets (:data:`ASSUMPTION_SETS`), by each formulation's M and
-   f and by Kane's equations evaluated recursively in body frames;
+   f (the explicit form of ``kane_articulated`` has no M and is not
+   counted here) and by Kane's equations evaluated recursively in body
+   frames (``kane_recursive``);
 3. the compiled (C) right-hand side on ``panda`` and ``ur5`` against
    Pinocchio's ``aba`` per call (the same state, the accelerations
-   compared), each formulation with each of its ``forward`` options;
+   compared), each formulation;
 4. derivation seconds of each own formulation on each robot against
    ``sympy_kane``'s;
 5. the seconds :func:`systems.from_urdf` takes to declare a chain of n
@@ -50,9 +53,23 @@ __all__ = [
     "ASSUMPTION_SETS",
 ]
 
-OWN = ("kane", "lagrange", "modified_lagrange", "gibbs_appell")
-#: The ``forward`` options each formulation is counted with in part 1.
-FORWARD = {"kane": ("mass_matrix", "articulated_body")}
+OWN = (
+    "kane",
+    "kane_composite",
+    "kane_articulated",
+    "lagrange",
+    "modified_lagrange",
+    "gibbs_appell",
+)
+#: Formulations whose equations are the explicit form u' = forcing: no
+#: mass matrix to form the inverse dynamics tau = M q'' - f from.
+EXPLICIT = ("kane_articulated",)
+#: The algorithm each robot target is met by (:func:`robot_targets`).
+TARGET_MET_BY = {
+    "chain": "kane_articulated",
+    "stanford": "kane_recursive",
+    "rhs": "kane_articulated",
+}
 ROBOTS = ("ur5", "panda", "puma560", "stanford_arm")
 
 #: The assumption sets of the inverse-dynamics counts: name -> (options of
@@ -112,26 +129,17 @@ def _aba(n):
     return featherstone(n)["ABA"]
 
 
-def _forwards(formulation):
-    return FORWARD.get(formulation, ("mass_matrix",))
-
-
-def _label(formulation, forward):
-    return (
-        formulation if forward == "mass_matrix" else f"{formulation}, forward={forward}"
-    )
-
-
-def _chain_case(n, formulation, forward="mass_matrix"):
+def _chain_case(n, formulation, system="spatial_chain"):
+    """Forward-dynamics counts of ``system`` (``spatial_chain(n)``, or a
+    catalogue robot with n None)."""
     from formulations import get_formulation
     from systems import get_system
 
     from .literature_counts import forward_dynamics_counts
 
-    options = {} if forward == "mass_matrix" else {"forward": forward}
     t0 = time.perf_counter()
-    eom = get_formulation(formulation, count_ops=False, **options).derive(
-        get_system("spatial_chain", n=n)
+    eom = get_formulation(formulation, count_ops=False).derive(
+        get_system(system) if n is None else get_system(system, n=n)
     )
     derive = time.perf_counter() - t0
     t0 = time.perf_counter()
@@ -215,8 +223,7 @@ def _rhs_case(system, formulations, repeats):
     """Microseconds per call of the C right-hand side of each formulation
     and of Pinocchio's aba (one state), and the largest q'' difference.
 
-    ``formulations`` holds names or ``(name, forward)`` pairs; the results
-    are keyed by :func:`_label`.  The calls of every case are interleaved
+    The results are keyed by formulation.  The calls of every case are interleaved
     over the repeats (aba's too), so that a load on a shared machine
     weighs on all of them alike, and each is the median of its repeats."""
     import pinocchio as pin
@@ -243,13 +250,10 @@ def _rhs_case(system, formulations, repeats):
     flags = default_cflags()
     baseline = tuple(DEFAULT_CFLAGS) if tuple(DEFAULT_CFLAGS) != flags else None
     out = {}
-    for case in formulations:
-        f, fw = (case, "mass_matrix") if isinstance(case, str) else case
-        options = {} if fw == "mass_matrix" else {"forward": fw}
-        eom = get_formulation(f, count_ops=False, **options).derive(ms)
+    for label in formulations:
+        eom = get_formulation(label, count_ops=False).derive(ms)
         cm = eom.numeric(backend="c")
         x = cm.state_from(q, qd, t0)
-        label = _label(f, fw)
         calls[label] = functools.partial(cm.rhs, t0, x)
         out[f"{label}_maxdiff"] = float(
             np.max(np.abs(cm.coordinate_accelerations(t0, q, qd) - ref))
@@ -323,14 +327,18 @@ def bench_robots(
     cap : float
         Seconds for one derivation (and its count) in a child process.
     parts : set of str, optional
-        Any of ``"chain"``, ``"stanford"``, ``"rhs"``, ``"derive"``,
-        ``"urdf"`` (all by default).
+        Any of ``"chain"``, ``"panda"``, ``"stanford"``, ``"rhs"``,
+        ``"derive"``, ``"urdf"`` (all by default).
     urdf_ns : iterable of int
         Links of the URDF chains part 5 declares.
     """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    parts = {"chain", "stanford", "rhs", "derive", "urdf"} if parts is None else parts
+    parts = (
+        {"chain", "panda", "stanford", "rhs", "derive", "urdf"}
+        if parts is None
+        else parts
+    )
     result = {}
     lines = [
         "# Robots: operation counts against the literature, speed against Pinocchio",
@@ -344,21 +352,16 @@ def bench_robots(
         rows, capped = [], set()
         for n in ns:
             am, aa = _aba(n)
-            for f, fw in [(g, fw) for g in formulations for fw in _forwards(g)]:
+            for f in formulations:
                 row = {
                     "n": n,
                     "formulation": f,
-                    "forward": fw,
                     "aba_mul": am,
                     "aba_add": aa,
                 }
-                got = (
-                    None
-                    if (f, fw) in capped
-                    else _capped(_chain_case, n, f, fw, cap=cap)
-                )
+                got = None if f in capped else _capped(_chain_case, n, f, cap=cap)
                 if got is None:
-                    capped.add((f, fw))
+                    capped.add(f)
                     row["status"] = "capped"
                 else:
                     row.update(got, status="ok")
@@ -370,7 +373,7 @@ def bench_robots(
                     )
                 rows.append(row)
                 log(
-                    f"  n={n} {_label(f, fw):18s} "
+                    f"  n={n} {f:18s} "
                     + (
                         f"{row['fd_mul']}/{row['fd_add']} vs ABA {am}/{aa}: "
                         f"x{_dash(row['ratio_total'])} (derive {row['derive_s']} s, "
@@ -382,11 +385,33 @@ def bench_robots(
         _write_csv(out / "robots_chain.csv", rows)
         result["chain"] = rows
         lines += _chain_markdown(rows, formulations, cap)
+    if "panda" in parts:
+        log("robots 1b. panda forward dynamics after cse (numeric inertia)")
+        rows = []
+        for f in formulations:
+            got = _capped(_chain_case, None, f, "panda", cap=cap)
+            row = {"system": "panda", "formulation": f}
+            row.update(got or {}, status="ok" if got else "capped")
+            rows.append(row)
+            log(
+                f"  panda {f:18s} "
+                + (
+                    f"{row['fd_mul']}/{row['fd_add']} (derive {row['derive_s']} s)"
+                    if got
+                    else f"capped at {cap:g} s"
+                )
+            )
+        _write_csv(out / "robots_panda.csv", rows)
+        result["panda"] = rows
+        lines += _panda_markdown(rows, cap)
     if "stanford" in parts:
         log("robots 2. stanford_arm inverse dynamics against Kane & Levinson's 646/394")
         rows = []
         for assumptions in ASSUMPTION_SETS:
-            for f in (*formulations, "kane_recursive"):
+            for f in (
+                *[g for g in formulations if g not in EXPLICIT],
+                "kane_recursive",
+            ):
                 got = _capped(_stanford_case, f, assumptions, cap=cap)
                 row = {
                     "assumptions": assumptions,
@@ -417,7 +442,7 @@ def bench_robots(
         log("robots 3. compiled rhs against Pinocchio aba, us per call")
         rows = []
         for system in ("panda", "ur5"):
-            cases = [(f, fw) for f in formulations for fw in _forwards(f)]
+            cases = list(formulations)
             try:
                 got = _capped(
                     _rhs_case,
@@ -432,13 +457,11 @@ def bench_robots(
             if got is None:
                 log(f"  {system}: capped")
                 continue
-            for f, fw in cases:
-                label = _label(f, fw)
+            for label in cases:
                 rows.append(
                     {
                         "system": system,
-                        "formulation": f,
-                        "forward": fw,
+                        "formulation": label,
                         "c_us": round(got[f"{label}_c_us"], 3),
                         "aba_us": round(got["aba_us"], 3),
                         "ratio": round(got[f"{label}_c_us"] / got["aba_us"], 3),
@@ -529,7 +552,7 @@ def _chain_markdown(rows, formulations, cap):
         "and the compiled backend's solve, LDL^T for a mass matrix "
         "symmetric as written, else LU; parameter-only parts counted "
         "apart; for "
-        "forward = articulated_body the recursion's evaluation order, "
+        "kane_articulated the recursion's evaluation order, "
         "explicit, without a solve), "
         "against Featherstone's ABA, 224n - 259 / 205n - 248 (RBDA "
         "2008, Table 10.1).  Ratio: (mul + add) / ABA's.  Target: at "
@@ -537,7 +560,6 @@ def _chain_markdown(rows, formulations, cap):
         [
             "n",
             "formulation",
-            "forward",
             "FD mul/add",
             "ABA mul/add",
             "ratio",
@@ -545,7 +567,7 @@ def _chain_markdown(rows, formulations, cap):
             "count s",
         ],
         [
-            [r["n"], r["formulation"], r.get("forward", "mass_matrix")]
+            [r["n"], r["formulation"]]
             + (
                 [
                     f"{r['fd_mul']}/{r['fd_add']}",
@@ -568,15 +590,11 @@ def _chain_markdown(rows, formulations, cap):
         "n = 1 ABA's formula is negative):",
         "",
     ]
-    for f, fw in [(g, fw) for g in formulations for fw in _forwards(g)]:
-        label = _label(f, fw)
+    for label in formulations:
         ok = [
             r
             for r in rows
-            if r["formulation"] == f
-            and r.get("forward", "mass_matrix") == fw
-            and r["status"] == "ok"
-            and r["n"] >= 2
+            if r["formulation"] == label and r["status"] == "ok" and r["n"] >= 2
         ]
         # Above ABA: in multiplications or in additions.
         above = [
@@ -658,7 +676,6 @@ def _rhs_markdown(rows):
     columns = [
         "system",
         "formulation",
-        "forward",
         "C us",
         "aba us",
         "ratio",
@@ -671,7 +688,6 @@ def _rhs_markdown(rows):
         cells = [
             r["system"],
             r["formulation"],
-            r.get("forward", "mass_matrix"),
             r["c_us"],
             r["aba_us"],
             r["ratio"],
@@ -689,7 +705,7 @@ def _rhs_markdown(rows):
         "calls of every row and of aba interleaved), the "
         "C backend against ``pinocchio.aba`` on the same URDF; "
         + built
-        + "forward = articulated_body is kane's explicit form by the "
+        + "kane_articulated is Kane's explicit form by the "
         "articulated-body recursion (no solve); "
         "target: ratio at most 1 (the default build).",
         columns,
@@ -717,3 +733,176 @@ def _derive_markdown(rows, cap):
             for r in rows
         ],
     ) + [""]
+
+
+def _panda_markdown(rows, cap):
+    return _md_section(
+        "panda: forward dynamics per evaluation",
+        "Multiplications / additions per evaluation after cse, counted as "
+        "for spatial_chain (M, f and the compiled backend's solve; "
+        "kane_articulated's evaluation order without a solve), on panda "
+        "as its URDF declares it (numeric masses, inertias and geometry, "
+        "so not comparable with the general-inertia counts above).",
+        ["formulation", "FD mul/add", "derive s"],
+        [
+            [r["formulation"], f"{r['fd_mul']}/{r['fd_add']}", r["derive_s"]]
+            if r["status"] == "ok"
+            else [r["formulation"], f"capped at {cap:g} s", ""]
+            for r in rows
+        ],
+    ) + [""]
+
+
+def _given(x) -> bool:
+    """A measured cell: not None, empty or NaN (a CSV read back)."""
+    return x is not None and x != "" and not (isinstance(x, float) and x != x)
+
+
+def _target_row(name, value, limit, note):
+    """A row of the benchmark's target table (as ``bench.suite`` writes
+    them); ``value`` None: not measured."""
+    if value is None:
+        status = "not measured"
+    else:
+        status = "met" if value <= limit else "MISSED"
+    return {
+        "target": name,
+        "value": float("nan") if value is None else value,
+        "limit": limit,
+        "status": status,
+        "note": note,
+    }
+
+
+def robot_targets(result) -> list[dict]:
+    """The robot section's targets as rows of the benchmark's target table
+    (``target, value, limit, status, note``), each naming the algorithm
+    that meets it (:data:`TARGET_MET_BY`):
+
+    - spatial_chain(n), every measured n >= 2: forward dynamics at most
+      ABA's multiplications and additions, by ``kane_articulated`` (value:
+      the largest of FD mul / ABA mul and FD add / ABA add);
+    - Stanford arm inverse dynamics with general inertia at most Kane &
+      Levinson's 646 multiplications and 394 additions, by
+      ``kane_recursive`` (value: the larger of the two ratios);
+    - compiled rhs of panda and ur5 at most Pinocchio's aba per call, by
+      ``kane_articulated``;
+    - derivation seconds of every own formulation at most 0.25 of
+      sympy_kane's on each robot (value: the largest ratio, the
+      formulation named; sympy_kane capped counts as met);
+    - from_urdf declares a chain of 30 links in under 5 s of CPU.
+
+    ``result`` maps part names to their rows (what :func:`bench_robots`
+    returns, or its CSV files read back); a part not present gives no row,
+    a part without the algorithm's row a "not measured" one.
+    """
+    out = []
+    chain = result.get("chain") or []
+    if chain:
+        who = TARGET_MET_BY["chain"]
+        mine = [
+            r
+            for r in chain
+            if r["formulation"] == who and r["status"] == "ok" and int(r["n"]) >= 2
+        ]
+        worst = max(
+            (
+                max(
+                    float(r["fd_mul"]) / float(r["aba_mul"]),
+                    float(r["fd_add"]) / float(r["aba_add"]),
+                )
+                for r in mine
+            ),
+            default=None,
+        )
+        ns = sorted(int(r["n"]) for r in mine)
+        out.append(
+            _target_row(
+                f"robots: spatial_chain FD / ABA (mul and add), {who}",
+                None if worst is None else round(worst, 3),
+                1.0,
+                f"n = {ns[0]}..{ns[-1]}" if ns else "no n >= 2 measured",
+            )
+        )
+    stanford = result.get("stanford") or []
+    if stanford:
+        who = TARGET_MET_BY["stanford"]
+        row = next(
+            (
+                r
+                for r in stanford
+                if r["formulation"] == who
+                and r.get("assumptions", "general") == "general"
+                and r["status"] == "ok"
+            ),
+            None,
+        )
+        value = None
+        if row is not None:
+            value = round(
+                max(
+                    float(row["id_mul"]) / KANE_LEVINSON[0],
+                    float(row["id_add"]) / KANE_LEVINSON[1],
+                ),
+                3,
+            )
+        out.append(
+            _target_row(
+                f"robots: stanford_arm ID / Kane & Levinson 646/394, {who}",
+                value,
+                1.0,
+                "general inertia"
+                + ("" if row is None else f": {row['id_mul']}/{row['id_add']}"),
+            )
+        )
+    who = TARGET_MET_BY["rhs"]
+    for r in result.get("rhs") or []:
+        if r["formulation"] == who:
+            out.append(
+                _target_row(
+                    f"robots: {r['system']} C rhs / Pinocchio aba, {who}",
+                    float(r["ratio"]),
+                    1.0,
+                    f"{float(r['c_us']):.2f} us / {float(r['aba_us']):.2f} us",
+                )
+            )
+    derive = result.get("derive") or []
+    for system in dict.fromkeys(r["system"] for r in derive):
+        rows = [r for r in derive if r["system"] == system]
+        ratios = [
+            (float(r["ratio"]), r["formulation"])
+            for r in rows
+            if _given(r.get("ratio"))
+        ]
+        peer_capped = not any(_given(r.get("sympy_kane_s")) for r in rows)
+        own_done = all(_given(r.get("derive_s")) for r in rows)
+        if peer_capped and own_done:
+            out.append(
+                _target_row(
+                    f"robots: {system} derivation / sympy_kane, slowest own",
+                    0.0,
+                    0.25,
+                    "sympy_kane capped",
+                )
+            )
+            continue
+        worst = max(ratios, default=None)
+        out.append(
+            _target_row(
+                f"robots: {system} derivation / sympy_kane, slowest own",
+                None if worst is None or not own_done else worst[0],
+                0.25,
+                "" if worst is None else worst[1],
+            )
+        )
+    for r in result.get("urdf") or []:
+        if int(r["n"]) == 30:
+            out.append(
+                _target_row(
+                    "robots: from_urdf of a 30-link chain (CPU seconds)",
+                    float(r["cpu_s"]) if _given(r.get("cpu_s")) else None,
+                    5.0,
+                    r["status"],
+                )
+            )
+    return out

@@ -25,7 +25,7 @@ import signal
 import sys
 from pathlib import Path
 
-from formulations import FORMULATIONS, REFERENCE
+from formulations import FORMULATIONS, REFERENCE, formulation_names
 from systems import CATALOGUE, system_facts
 
 DEFAULT_OUT = Path("reports") / "latest"
@@ -61,6 +61,22 @@ def _systems_help() -> str:
     )
 
 
+def _formulations_help() -> str:
+    """The --formulations help, naming the default comparison's
+    formulations and the registered ones it leaves out, from the
+    registry's own facts."""
+    default = formulation_names(default_only=True)
+    others = [n for n in FORMULATIONS if n not in default]
+    return (
+        "formulations (default: "
+        + ", ".join(default)
+        + ("; also registered: " + ", ".join(others) if others else "")
+        + "); a formulation with options is written NAME:KEY=VALUE[:KEY=VALUE], "
+        "e.g. lagrange:baumgarte=(5.0,5.0), and is compared as a formulation "
+        "of its own"
+    )
+
+
 def _add_run_options(p: argparse.ArgumentParser):
     p.add_argument(
         "--systems",
@@ -81,10 +97,7 @@ def _add_run_options(p: argparse.ArgumentParser):
         "--formulations",
         nargs="+",
         metavar="NAME",
-        help=f"formulations (default: all of {', '.join(FORMULATIONS)}); "
-        "a formulation with options is written NAME:KEY=VALUE[:KEY=VALUE], "
-        "e.g. kane:forward=articulated_body, and is compared as a formulation "
-        "of its own",
+        help=_formulations_help(),
     )
     p.add_argument(
         "--n",
@@ -343,15 +356,15 @@ def cmd_list(args) -> int:
         print(f"  {name:26s} {doc[0] if doc else ''}")
     print("formulations:")
     for name, cls in FORMULATIONS.items():
-        abilities = [
+        tags = [
             a
             for a in ("holonomic", "nonholonomic", "rheonomic")
             if getattr(cls, f"handles_{a}")
         ]
-        print(
-            f"  {name:26s} {cls.summary}  [{', '.join(abilities)}"
-            f"{', multipliers' if cls.uses_multipliers else ''}]"
-        )
+        tags += ["multipliers"] if cls.uses_multipliers else []
+        tags += ["trees only"] if cls.needs_tree else []
+        tags += [] if cls.in_default_comparison else ["not in the default run"]
+        print(f"  {name:26s} {cls.summary}  [{', '.join(tags)}]")
         options = {k: v for k, v in cls().options.items() if k != "count_ops"}
         if options:
             defaults = ", ".join(f"{k}={v!r}" for k, v in options.items())

@@ -242,7 +242,7 @@ _MARGINS = (0.8, 2.0, 0.45, 0.5)
 def _legend_room(labels) -> float:
     """Inches right of the axes for a legend of ``labels``: the default
     margin, or more for long names (a formulation named with its options,
-    ``kane:forward=articulated_body``)."""
+    ``lagrange:baumgarte=(5.0,5.0)``)."""
     longest = max((len(str(x)) for x in labels), default=0)
     return max(_MARGINS[1], 0.55 + 0.07 * longest)
 

@@ -40,6 +40,7 @@ from formulations import (
     REFERENCE,
     SingularConfigurationError,
     UnsupportedSystemError,
+    formulation_names,
     get_formulation,
     split_formulation_spec,
 )
@@ -297,7 +298,9 @@ def expand_cases(
     n: Sequence[int] | None = None,
     variants: Mapping[str, list[dict[str, Any]]] | None = None,
 ) -> list[Case]:
-    """Every (system variant, formulation) pair to run.
+    """Every (system variant, formulation) pair to run: by default every
+    registered formulation of the default comparison
+    (``in_default_comparison``).
 
     Raises
     ------
@@ -306,7 +309,9 @@ def expand_cases(
     """
     systems = selected_systems(systems)
     # A name given twice is one case, not two runs of it.
-    formulations = list(dict.fromkeys(formulations or FORMULATIONS))
+    formulations = list(
+        dict.fromkeys(formulations or formulation_names(default_only=True))
+    )
     bad = [s for s in systems if s not in CATALOGUE]
     if bad:
         raise ValueError(f"unknown systems {bad}; valid: {sorted(CATALOGUE)}")

@@ -1,5 +1,6 @@
 """Kane's equations of a joint tree solved by an articulated-body recursion:
-forward dynamics in O(n) operations, without forming the mass matrix.
+forward dynamics in O(n) operations, without forming the mass matrix (the
+``kane_articulated`` formulation, :class:`KaneArticulated`).
 
 For a tree of one-degree-of-freedom joints (the systems of
 :func:`systems.declare_tree`: URDF robots, the Denavit-Hartenberg arms,
@@ -44,9 +45,14 @@ import sympy.physics.mechanics as me
 from symbolic.calculus import substitute
 from symbolic.counting import count_ops
 
-from .base import UnsupportedSystemError
+from .base import Derivation, Formulation, UnsupportedSystemError, register, speed_form
 
-__all__ = ["Assignments", "articulated_body_accelerations", "check_joint_tree"]
+__all__ = [
+    "Assignments",
+    "articulated_body_accelerations",
+    "check_joint_tree",
+    "KaneArticulated",
+]
 
 t = me.dynamicsymbols._t
 
@@ -305,7 +311,7 @@ def _axis_index(a, base):
     return None
 
 
-def check_joint_tree(ms, who="forward='articulated_body'"):
+def check_joint_tree(ms, who="kane_articulated"):
     """The joint tree of ``ms``, or :class:`UnsupportedSystemError` naming
     why the recursion does not apply."""
     specs = getattr(ms, "joint_tree", None)
@@ -315,12 +321,12 @@ def check_joint_tree(ms, who="forward='articulated_body'"):
             "declared by systems.declare_tree (from_urdf, dh_system, "
             "spatial_chain); this system is declared otherwise (a closed "
             "loop, constraints or other bodies are not a joint tree): use "
-            "forward='mass_matrix'"
+            "kane or kane_composite"
         )
     if ms.holonomic_constraints or ms.nonholonomic_constraints:
         raise UnsupportedSystemError(
             f"{ms.name}: {who} needs an unconstrained joint tree; this "
-            "system has constraints: use forward='mass_matrix'"
+            "system has constraints: use kane or kane_composite"
         )
     if len(specs) != len(ms.speeds) or len(specs) != len(ms.coordinates):
         raise UnsupportedSystemError(
@@ -349,12 +355,12 @@ def check_joint_tree(ms, who="forward='articulated_body'"):
             f"{ms.name}: {who} knows only the bodies and loads of the joint "
             f"tree (gravity, joint damping); this system has "
             f"{len(ms.bodies)} bodies and {len(ms.loads)} loads for "
-            f"{len(specs)} joints: use forward='mass_matrix'"
+            f"{len(specs)} joints: use kane or kane_composite"
         )
     if ms.specified or ms.u_aux:
         raise UnsupportedSystemError(
             f"{ms.name}: {who} does not take prescribed motions or "
-            "auxiliary speeds: use forward='mass_matrix'"
+            "auxiliary speeds: use kane or kane_composite"
         )
     return specs
 
@@ -566,3 +572,54 @@ def _pruned(symbols, definitions, outputs) -> Assignments:
         tuple(definitions[i] for i in keep),
         tuple(outputs),
     )
+
+
+@register
+class KaneArticulated(Formulation):
+    """Kane's equations of an unconstrained joint tree solved tip to base
+    by the articulated-body recursion: the explicit form u' = forcing (the
+    mass matrix the identity), O(n) operations.
+
+    Only for unconstrained trees of revolute and prismatic joints declared
+    by :func:`systems.declare_tree` (URDF robots, the Denavit-Hartenberg
+    arms, ``spatial_chain``) with no loads but the tree's own (gravity at
+    the mass centres, joint damping), no prescribed motions and no
+    auxiliary speeds; every other system is refused with the reason
+    (:func:`check_joint_tree`).
+
+    The recursion is published as ``extras["assignments"]`` (an evaluation
+    order of the forcing, which the operation counts and the compiled
+    backend take); the forcing itself is a graph of shared subtrees,
+    exponentially large as a tree, so walk it only with memoised functions
+    (cse, :func:`symbolic.calculus.substitute`), never ``count_ops``,
+    ``subs`` or ``simplify``.
+
+    Parameters
+    ----------
+    count_ops : bool
+        See :class:`~formulations.base.Formulation`.
+    """
+
+    name = "kane_articulated"
+    peer = "sympy_kane"
+    version = "1"
+    summary = "Kane's equations by the articulated-body recursion (joint trees)"
+    handles_holonomic = False
+    handles_nonholonomic = False
+    handles_rheonomic = False
+    uses_multipliers = False
+    needs_tree = True
+    in_default_comparison = False
+
+    def check_supported(self, system) -> None:
+        # The joint tree first: its reasons are the specific ones.
+        check_joint_tree(system, self.name)
+        super().check_supported(system)
+
+    def _derive(self, ms, stage) -> Derivation:
+        with stage("articulated_body"):
+            assigned = articulated_body_accelerations(ms)
+        with stage("assembly"):
+            forcing = sm.Matrix(assigned.substituted())
+        n = len(ms.speeds)
+        return speed_form(ms, sm.eye(n), forcing, {"assignments": assigned})

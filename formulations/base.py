@@ -95,6 +95,8 @@ ABILITIES = (
     "uses_multipliers",
     "needs_dependent_solutions",
     "is_peer",
+    "needs_tree",
+    "in_default_comparison",
 )
 
 
@@ -166,15 +168,15 @@ def check_options(owner: str, **choices: tuple[Any, Any]) -> None:
 
     Examples
     --------
-    >>> check_options("kane", assembly=("auto", ("auto", "direct")))
-    >>> check_options("kane", assembly=("x", ("auto", "direct")))
+    >>> check_options("modified_lagrange", dependent=("auto", ("auto", "implicit")))
+    >>> check_options("modified_lagrange", dependent=("x", ("auto", "implicit")))
     Traceback (most recent call last):
     ...
-    ValueError: kane: `assembly` must be one of ['auto', 'direct'], not 'x'
-    >>> check_options("kane", assembly=(1, ("auto", "direct")))
+    ValueError: modified_lagrange: `dependent` must be one of ['auto', 'implicit'], not 'x'
+    >>> check_options("modified_lagrange", dependent=(1, ("auto", "implicit")))
     Traceback (most recent call last):
     ...
-    TypeError: kane: `assembly` must be a str, one of ['auto', 'direct'], not int
+    TypeError: modified_lagrange: `dependent` must be a str, one of ['auto', 'implicit'], not int
     """
     for opt, (value, valid) in choices.items():
         if isinstance(valid, type) or (
@@ -205,8 +207,22 @@ def check_options(owner: str, **choices: tuple[Any, Any]) -> None:
             )
 
 
-def formulation_names(include_peers: bool = True) -> list[str]:
-    return [n for n, c in FORMULATIONS.items() if include_peers or not c.is_peer]
+def formulation_names(
+    include_peers: bool = True, *, default_only: bool = False
+) -> list[str]:
+    """Registered names, in registration order; without the peers when
+    ``include_peers`` is false, and only those the default comparison runs
+    (``in_default_comparison``) when ``default_only`` is true.
+
+    >>> "kane_composite" in formulation_names(default_only=True)
+    False
+    """
+    return [
+        n
+        for n, c in FORMULATIONS.items()
+        if (include_peers or not c.is_peer)
+        and (c.in_default_comparison or not default_only)
+    ]
 
 
 def split_formulation_spec(spec: str) -> tuple[str, dict[str, Any]]:
@@ -222,8 +238,8 @@ def split_formulation_spec(spec: str) -> tuple[str, dict[str, Any]]:
 
     Examples
     --------
-    >>> split_formulation_spec("kane:forward=articulated_body")
-    ('kane', {'forward': 'articulated_body'})
+    >>> split_formulation_spec("modified_lagrange:dependent=implicit")
+    ('modified_lagrange', {'dependent': 'implicit'})
     >>> split_formulation_spec("lagrange:baumgarte=(5.0, 5.0)")
     ('lagrange', {'baumgarte': (5.0, 5.0)})
     """
@@ -237,7 +253,7 @@ def split_formulation_spec(spec: str) -> tuple[str, dict[str, Any]]:
         if not eq or not key.isidentifier():
             raise ValueError(
                 f"formulation {spec!r}: options are written NAME:KEY=VALUE "
-                f"(e.g. kane:forward=articulated_body), not {part!r}"
+                f"(e.g. lagrange:baumgarte=(5.0,5.0)), not {part!r}"
             )
         try:
             options[key] = ast.literal_eval(text.strip())
@@ -268,7 +284,7 @@ def get_formulation(
 ) -> Formulation:
     """An instance of the named (or given) formulation.
 
-    A name may carry options, ``"kane:forward=articulated_body"``
+    A name may carry options, ``"modified_lagrange:dependent=implicit"``
     (:func:`split_formulation_spec`); keyword ``options`` are added to
     them.
 
@@ -281,8 +297,8 @@ def get_formulation(
 
     Examples
     --------
-    >>> get_formulation("kane:forward=articulated_body").options["forward"]
-    'articulated_body'
+    >>> get_formulation("modified_lagrange:dependent=implicit").options["dependent"]
+    'implicit'
     """
     if isinstance(name_or_class, Formulation):
         return name_or_class
@@ -905,6 +921,14 @@ class Formulation(abc.ABC):
     redundant_constraints: ClassVar[str | None] = None
     #: True for wrappers of other software (the field's tools, for reference).
     is_peer: ClassVar[bool] = False
+    #: True for algorithms defined on trees only (composite-body sums, the
+    #: articulated-body recursion): they refuse every other system with
+    #: the reason, which is the method's scope, not a failure.
+    needs_tree: ClassVar[bool] = False
+    #: False for formulations the default comparison (``python -m
+    #: compare`` without ``--formulations``) leaves out; the benchmark
+    #: (``python -m compare bench``) runs every registered formulation.
+    in_default_comparison: ClassVar[bool] = True
     #: One line for listings.
     summary: ClassVar[str] = ""
     #: The peer (a wrapper of the field's tool) this method is measured

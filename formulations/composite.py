@@ -1,5 +1,6 @@
 """Kane's mass matrix and forcing by composite bodies (tree-structured
-systems).
+systems): the sums of the ``kane_composite`` formulation
+(:class:`formulations.kane.KaneComposite`).
 
 Summing ``m v_r . v_s + w_r . I w_s`` body by body costs one term per body
 moved by both speeds: O(n^3) terms for a chain of n bodies.  When every
@@ -22,8 +23,16 @@ The structure is detected, not declared: the twist of speed r is read off
 one body it moves and checked on every other (exactly when the difference
 is syntactically zero, else by value at random states); the sets of bodies
 moved by the speeds must be nested or disjoint (a tree).  Anything else
-(closed loops, absolute joint angles, rolling contact) returns ``None`` and
-the body-by-body sum is used.
+(closed loops, absolute joint angles, rolling contact) returns ``None``,
+and :class:`formulations.kane.KaneComposite` (``kane_composite``)
+refuses the system with the reason
+(:class:`~formulations.base.UnsupportedSystemError`); ``kane``, Kane's
+method as the textbook forms it, sums body by body on every system.
+
+Velocity constraints on a tree (a loop closed by constraints on an open
+tree of twists) are applied as in ``kane``: the composite sums give the
+equations of all speeds, which the dependent-speed coefficients then
+reduce.
 """
 
 from __future__ import annotations
@@ -34,18 +43,20 @@ import sympy.physics.mechanics as me
 
 from symbolic.calculus import jacobian
 from symbolic.frames import (
+    VectorCalculus,
     add,
     connected_points,
     cross,
     dot,
     dyadic_matrix,
+    generalized_forces,
     matmul,
     scale,
     sub,
 )
 from symbolic.identities import RandomPoints
 
-__all__ = ["composite_equations"]
+__all__ = ["composite_equations", "composite_body_equations"]
 
 t = me.dynamicsymbols._t
 
@@ -64,8 +75,8 @@ def composite_equations(ms, qdot, speeds, fa, calc, rng=None, min_depth=1):
     nest fewer than ``min_depth`` deep.
 
     The composite sums pay off in long chains (fewer operations after cse
-    than the body-by-body sum from about 5 nested composites on), so
-    Kane's ``"auto"`` asks for a depth of 5.
+    than the body-by-body sum from about 5 nested composites on, on
+    n_link_pendulum and n_link_pendulum_on_cart).
 
     ``f`` holds the inertia forces without speed-rate terms and the loads in
     ``loads_used`` (forces at mass centres, torques on body frames); the
@@ -316,3 +327,19 @@ def _shift(h, m, d):
         sub(sub(scale(2 * dot(h, d), sm.eye(3)), matmul(h, d.T)), matmul(d, h.T)),
         scale(m, _parallel(d)),
     )
+
+
+def composite_body_equations(ms, qdot, speeds, fa, min_depth=1):
+    """Mass matrix and forcing (F_r + F*_r without speed-rate terms) summed
+    over nested composite bodies, the loads the composites do not carry
+    added as generalized active forces; None when the system is not a tree
+    of twists nested ``min_depth`` deep."""
+    calc = VectorCalculus(ms.frame, qdot, speeds, fa)
+    got = composite_equations(ms, qdot, speeds, fa, calc, min_depth=min_depth)
+    if got is None:
+        return None
+    M, f, carried = got
+    others = [ld for ld in ms.loads if ld not in carried]
+    if others:
+        f = f + generalized_forces(others, ms.frame, fa, speeds, qdot)
+    return M, f

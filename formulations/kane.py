@@ -33,7 +33,6 @@ import sympy.physics.mechanics as me
 from symbolic.calculus import jacobian, symmetric_from_lower
 from symbolic.frames import (
     FrameAlgebra,
-    VectorCalculus,
     body_kinematics,
     generalized_forces,
     natural_frame,
@@ -49,17 +48,11 @@ from .base import (
     solve_dependent_speeds,
     speed_form,
 )
-from .composite import composite_equations
+from .composite import composite_body_equations
 
-__all__ = ["Kane", "composite_body_equations"]
+__all__ = ["Kane", "KaneComposite", "generalized_active_forces"]
 
 t = me.dynamicsymbols._t
-_ASSEMBLIES = ("auto", "composite", "direct")
-_FORWARD = ("mass_matrix", "articulated_body")
-# Nesting depth from which the composite sums have fewer operations after
-# cse (on n_link_pendulum and n_link_pendulum_on_cart: the benchmark's
-# operation counts of kane with assembly="direct" and "composite").
-_AUTO_DEPTH = 5
 
 
 def generalized_active_forces(system, qdot, speeds, fa: FrameAlgebra):
@@ -100,81 +93,43 @@ def inertia_forcing(kins, n):
     return f
 
 
-def composite_body_equations(ms, qdot, speeds, fa, min_depth=1):
-    """Mass matrix and forcing (F_r + F*_r without speed-rate terms) summed
-    over nested composite bodies (:mod:`formulations.composite`), the loads
-    the composites do not carry added as generalized active forces; None
-    when the system is not a tree of twists nested ``min_depth`` deep."""
-    calc = VectorCalculus(ms.frame, qdot, speeds, fa)
-    got = composite_equations(ms, qdot, speeds, fa, calc, min_depth=min_depth)
-    if got is None:
-        return None
-    M, f, carried = got
-    others = [ld for ld in ms.loads if ld not in carried]
-    if others:
-        f = f + generalized_forces(others, ms.frame, fa, speeds, qdot)
-    return M, f
-
-
 @register
 class Kane(Formulation):
     """Kane's method from partial velocities (this project's implementation).
 
     Velocities, accelerations and partial velocities are formed as
     components in each body's own frame (:mod:`symbolic.frames`),
-    and the mass matrix directly as sum m v_r.v_s + w_r.I.w_s, so no
-    Jacobian of the inertia forces is taken.
+    and the mass matrix directly as sum m v_r.v_s + w_r.I.w_s, body by
+    body, so no Jacobian of the inertia forces is taken.  This is the
+    method as the textbook forms it, on every system: the same sums
+    whatever the size or structure.  The composite-body sums and the
+    articulated-body recursion, which rearrange Kane's equations for
+    trees, are formulations of their own (``kane_composite``,
+    :class:`KaneComposite`; ``kane_articulated``,
+    :class:`formulations.articulated_body.KaneArticulated`).
 
     Parameters
     ----------
-    assembly : {"auto", "composite", "direct"}
-        How M and the forcing are summed.  ``"direct"``: body by body.
-        ``"composite"``: by nested composite bodies
-        (:mod:`formulations.composite`), O(n^2) terms for a chain instead
-        of O(n^3); only for systems whose speeds each move their bodies as
-        one rigid motion and form a tree (an error otherwise).  ``"auto"``
-        (default): composite for trees at least 5 composites deep, where
-        it has fewer operations, else direct.
-    forward : {"mass_matrix", "articulated_body"}
-        ``"mass_matrix"`` (default): M u' = f as assembled.
-        ``"articulated_body"``: the explicit form (M the identity, the
-        forcing u' itself), Kane's equations solved tip to base by the
-        articulated-body recursion (:mod:`formulations.articulated_body`),
-        O(n) operations; only for unconstrained trees of revolute and
-        prismatic joints declared by :func:`systems.declare_tree` (an
-        error otherwise).  The recursion is published as
-        ``extras["assignments"]`` (an evaluation order of the forcing);
-        the forcing itself is a graph of shared subtrees, exponentially
-        large as a tree, so walk it only with memoised functions (cse,
-        :func:`symbolic.calculus.substitute`), never ``count_ops``,
-        ``subs`` or ``simplify``.  ``assembly`` is then unused.
     count_ops : bool
         See :class:`~formulations.base.Formulation`.
     """
 
     name = "kane"
     peer = "sympy_kane"
-    version = "3"
-
-    def __init__(
-        self,
-        *,
-        assembly: str = "auto",
-        forward: str = "mass_matrix",
-        count_ops: bool = True,
-    ):
-        super().__init__(count_ops=count_ops)
-        self._set_options(assembly=(assembly, _ASSEMBLIES), forward=(forward, _FORWARD))
-
+    version = "4"
     summary = "Kane's method: partial velocities, F_r + F*_r = 0"
     handles_holonomic = True
     handles_nonholonomic = True
     handles_rheonomic = True
     uses_multipliers = False
 
+    def _composite_sums(self, ms, qdot, speeds, fa, stage):
+        """Mass matrix and forcing of all speeds summed otherwise than body
+        by body, or None for the body-by-body sums (Kane's own).  The hook
+        :class:`KaneComposite` fills."""
+        return None
+
     def _derive(self, ms, stage) -> Derivation:
-        if self.forward == "articulated_body":
-            return _articulated_body(ms, stage)
         kin = ms.kinematics
         qdot = dict(kin.qdot)
         u = list(ms.speeds)
@@ -194,26 +149,11 @@ class Kane(Formulation):
                 else sm.zeros(0, p)
             )
         # Mass matrix and forcing of all speeds (F_r + F*_r with the speed
-        # rates set to zero), by one of two sums.
-        composite = None
-        if self.assembly != "direct":
-            with stage("composite_bodies"):
-                composite = composite_body_equations(
-                    ms,
-                    qdot,
-                    u,
-                    fa,
-                    min_depth=_AUTO_DEPTH if self.assembly == "auto" else 1,
-                )
-            if composite is None and self.assembly == "composite":
-                raise UnsupportedSystemError(
-                    f"{ms.name}: composite assembly needs every speed to "
-                    "move its bodies as one rigid motion, in a tree; use "
-                    "assembly='auto' or 'direct'"
-                )
-        # The body-by-body kinematics and F_r give the direct sums; with the
-        # composite sums they only serve the extras (partial velocities,
-        # F_r and F*_r), which are then computed when first read.
+        # rates set to zero): body by body, or by the sums of a subclass.
+        composite = self._composite_sums(ms, qdot, u, fa, stage)
+        # The body-by-body kinematics and F_r give the direct sums; with
+        # other sums they only serve the extras (partial velocities, F_r and
+        # F*_r), which are then computed when first read.
         kins = None
         if composite is None:
             with stage("kinematics"):
@@ -272,18 +212,6 @@ class Kane(Formulation):
 
             extras = LazyExtras(eager, _EXTRAS_KEYS, by_products)
         return speed_form(ms, M, f, extras)
-
-
-def _articulated_body(ms, stage) -> Derivation:
-    """The explicit form u' = forcing by the articulated-body recursion."""
-    from .articulated_body import articulated_body_accelerations
-
-    with stage("articulated_body"):
-        assigned = articulated_body_accelerations(ms)
-    with stage("assembly"):
-        forcing = sm.Matrix(assigned.substituted())
-    n = len(ms.speeds)
-    return speed_form(ms, sm.eye(n), forcing, {"assignments": assigned})
 
 
 _EXTRAS_KEYS = (
@@ -385,3 +313,45 @@ def _constraint_force(ms, cf, kins, qdot, fa):
         elif cf.kind == "torque" and load.frame in frames:
             total += comps.dot(fa.components(d, E))
     return sm.sympify(-total).xreplace(qdot)
+
+
+@register
+class KaneComposite(Kane):
+    """Kane's equations summed by nested composite bodies: O(n^2) terms
+    for a chain where the body-by-body sums of ``kane`` have O(n^3).
+
+    The same equations as ``kane``'s (the generalized inertia and active
+    forces of each speed, F_r + F*_r = 0), rearranged: with every speed
+    moving its outboard bodies as one twist, the bodies moved by two speeds
+    form one composite whose mass, first moment and inertia about a point
+    of the axis give M_rs in O(1) terms (see :mod:`formulations.composite`).
+    Only for trees of twists (joint chains and trees with relative
+    coordinates, with or without velocity constraints on top); any other
+    system (absolute angles, rolling contact, bodies moved by a speed other
+    than as one rigid motion) is refused with the reason.  Partial velocities and the
+    other extras of ``kane`` are computed when first read.
+
+    Parameters
+    ----------
+    count_ops : bool
+        See :class:`~formulations.base.Formulation`.
+    """
+
+    name = "kane_composite"
+    peer = "sympy_kane"
+    version = "1"
+    summary = "Kane's equations by composite-body sums (trees of twists)"
+    needs_tree = True
+    in_default_comparison = False
+
+    def _composite_sums(self, ms, qdot, speeds, fa, stage):
+        with stage("composite_bodies"):
+            got = composite_body_equations(ms, qdot, speeds, fa)
+        if got is None:
+            raise UnsupportedSystemError(
+                f"{self.name}: system {ms.name!r} is not a tree of twists "
+                "(every speed moving the bodies it moves as one rigid "
+                "motion, the sets of bodies moved by the speeds nested or "
+                "disjoint): its composite bodies are not defined; use kane"
+            )
+        return got

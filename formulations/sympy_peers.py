@@ -54,19 +54,20 @@ class SympyKane(Formulation):
                 )
                 km.kanes_equations(list(sysm.bodies), loads)
                 M, f = km.mass_matrix, km.forcing
-                extras = {}
-                if ms.u_aux:
-                    # sympy's own auxiliary equations, Fr + Fr* = 0.
-                    from .auxiliary import _solve
-
-                    extras["constraint_forces"] = _solve(
-                        ms, sm.Matrix(km.auxiliary_eqs)
-                    )
+                aux = sm.Matrix(km.auxiliary_eqs) if ms.u_aux else None
             except Exception as exc:  # sympy's own reason, passed on
                 raise UnsupportedSystemError(
                     f"sympy_kane: sympy's KanesMethod failed on "
                     f"{ms.name!r}: {type(exc).__name__}: {exc}"
                 ) from exc
+        extras = {}
+        if aux is not None:
+            # sympy's own auxiliary equations, Fr + Fr* = 0, solved by this
+            # project's solve: outside the peer's guard, so that an error
+            # of the solve fails as the project's own, not as the peer's.
+            from .auxiliary import _solve
+
+            extras["constraint_forces"] = _solve(ms, aux)
         # KanesMethod orders u as u_ind + u_dep, as the contract does.
         return speed_form(ms, M, f, extras)
 

@@ -4,6 +4,7 @@ and the LU solve's count against its loops run with counters."""
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 import sympy as sm
 
@@ -250,3 +251,51 @@ def test_table_from_a_run():
     text = literature_markdown(frame)
     assert "| 2 | lagrange |" in text and "224" not in text.split("\n")[0]
     assert "67,143" in text
+
+
+def test_table_names_the_recursion_and_leaves_its_inverse_dynamics_out():
+    from bench.literature_table import literature_markdown, literature_rows
+
+    frame = literature_rows(
+        ns=(2,),
+        formulations=("kane_articulated",),
+        stanford=False,
+        progress=lambda row: None,
+    )
+    row = frame.iloc[0]
+    # The explicit form: no solve, and at or below ABA's 189 / 162 at n = 2
+    # (Featherstone 2008, Table 10.1: 224n - 259 / 205n - 248).
+    assert (row["solve_mul"], row["solve_add"]) == (0, 0)
+    assert row["fd_mul"] <= 189 and row["fd_add"] <= 162
+    assert pd.isna(row["id_mul"])
+    line = next(
+        ln for ln in literature_markdown(frame).splitlines() if "kane_articulated" in ln
+    )
+    assert line.startswith("| 2 | kane_articulated |") and "| — |" in line
+
+
+# The Stanford arm's inverse dynamics by Kane's equations evaluated
+# recursively in body frames (bench.robots, part 2): the figures the
+# benchmark's robot table and the theory page publish beside Kane &
+# Levinson's 646 / 394, pinned so that a regression cannot pass.
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "assumptions, expected",
+    [
+        ("general", (359, 293)),
+        ("principal axes", (359, 285)),
+        ("principal axes, mass centres on joint axes", (224, 161)),
+    ],
+)
+def test_stanford_arm_recursive_inverse_dynamics_counts(assumptions, expected):
+    from bench.literature_counts import recursive_inverse_dynamics_counts
+    from bench.robots import ASSUMPTION_SETS, KANE_LEVINSON
+    from systems import get_system
+
+    ms = get_system(
+        "stanford_arm", symbolic_inertia=True, **ASSUMPTION_SETS[assumptions][0]
+    )
+    n = recursive_inverse_dynamics_counts(ms)
+    assert (n.mul, n.add) == expected
+    # Below Kane & Levinson's published figures under every assumption set.
+    assert n.mul <= KANE_LEVINSON[0] and n.add <= KANE_LEVINSON[1]

@@ -6,20 +6,22 @@ import pandas as pd
 import pytest
 
 from bench import suite as bench
-from bench.robots import ASSUMPTION_SETS, ASSUMPTIONS, bench_robots
+from bench.robots import ASSUMPTION_SETS, ASSUMPTIONS, bench_robots, robot_targets
+
+BOTH = ("kane", "kane_articulated")
 
 
 def test_chain_counts_against_aba_and_the_crossing(tmp_path):
     lines = []
     rows = bench_robots(
-        tmp_path, lines.append, ns=[2, 3], formulations=("kane",), parts={"chain"}
+        tmp_path, lines.append, ns=[2, 3], formulations=BOTH, parts={"chain"}
     )["chain"]
-    # kane with its mass matrix and by the articulated-body recursion.
-    assert [(r["n"], r["forward"]) for r in rows] == [
-        (2, "mass_matrix"),
-        (2, "articulated_body"),
-        (3, "mass_matrix"),
-        (3, "articulated_body"),
+    # Kane's method and the articulated-body recursion, each named.
+    assert [(r["n"], r["formulation"]) for r in rows] == [
+        (2, "kane"),
+        (2, "kane_articulated"),
+        (3, "kane"),
+        (3, "kane_articulated"),
     ]
     # Featherstone's ABA, 224n - 259 / 205n - 248, written out here.
     assert [(r["aba_mul"], r["aba_add"]) for r in rows[::2]] == [
@@ -36,13 +38,10 @@ def test_chain_counts_against_aba_and_the_crossing(tmp_path):
     assert rows[3]["fd_mul"] > rows[1]["fd_mul"]
     csv = pd.read_csv(tmp_path / "robots_chain.csv")
     assert list(csv["fd_mul"]) == [r["fd_mul"] for r in rows]
-    assert list(csv["forward"]) == [r["forward"] for r in rows]
+    assert list(csv["formulation"]) == [r["formulation"] for r in rows]
     md = (tmp_path / "robots.md").read_text()
-    for forward, label in [
-        ("mass_matrix", "kane"),
-        ("articulated_body", "kane, forward=articulated_body"),
-    ]:
-        mine = [r for r in rows if r["forward"] == forward]
+    for label in BOTH:
+        mine = [r for r in rows if r["formulation"] == label]
         below = all(
             r["fd_mul"] <= r["aba_mul"] and r["fd_add"] <= r["aba_add"] for r in mine
         )
@@ -52,8 +51,100 @@ def test_chain_counts_against_aba_and_the_crossing(tmp_path):
         ) == below
         if not below:
             assert f"- {label}: above ABA from n = " in md
-    assert any("n=3 kane" in ln for ln in lines)
-    assert any("n=3 kane, forward=articulated_body" in ln for ln in lines)
+    assert any("n=3 kane " in ln for ln in lines)
+    assert any("n=3 kane_articulated" in ln for ln in lines)
+    # The target line names the recursion and is met at n = 2, 3: hand
+    # ratios from the rows against ABA's formula.
+    (target,) = robot_targets({"chain": rows})
+    assert target["target"].endswith("kane_articulated")
+    mine = [r for r in rows if r["formulation"] == "kane_articulated"]
+    worst = max(
+        max(r["fd_mul"] / r["aba_mul"], r["fd_add"] / r["aba_add"]) for r in mine
+    )
+    assert target["value"] == pytest.approx(worst, abs=1e-3)
+    assert target["status"] == ("met" if worst <= 1 else "MISSED")
+
+
+def test_robot_targets_say_met_or_missed():
+    # Rows as the CSV files hold them, numbers chosen by hand.
+    rows = {
+        "chain": [
+            {
+                "n": 2,
+                "formulation": "kane_articulated",
+                "status": "ok",
+                "fd_mul": 120,
+                "fd_add": 81,
+                "aba_mul": 189,
+                "aba_add": 162,
+            },
+            {
+                "n": 3,
+                "formulation": "kane_articulated",
+                "status": "ok",
+                "fd_mul": 420,
+                "fd_add": 279,
+                "aba_mul": 413,
+                "aba_add": 367,
+            },
+        ],
+        "stanford": [
+            {
+                "assumptions": "general",
+                "formulation": "kane_recursive",
+                "status": "ok",
+                "id_mul": 359,
+                "id_add": 293,
+            },
+        ],
+        "rhs": [
+            {
+                "system": "panda",
+                "formulation": "kane_articulated",
+                "ratio": 0.19,
+                "c_us": 0.46,
+                "aba_us": 2.43,
+            },
+            {
+                "system": "panda",
+                "formulation": "kane",
+                "ratio": 0.3,
+                "c_us": 0.7,
+                "aba_us": 2.43,
+            },
+        ],
+        "derive": [
+            {
+                "system": "ur5",
+                "formulation": "kane",
+                "derive_s": 0.3,
+                "sympy_kane_s": 1.5,
+                "ratio": 0.2,
+            },
+            {
+                "system": "ur5",
+                "formulation": "lagrange",
+                "derive_s": 0.6,
+                "sympy_kane_s": 1.5,
+                "ratio": 0.4,
+            },
+        ],
+        "urdf": [{"n": 30, "status": "ok", "cpu_s": 2.0, "wall_s": 2.1}],
+    }
+    got = {r["target"]: r for r in robot_targets(rows)}
+    chain = got["robots: spatial_chain FD / ABA (mul and add), kane_articulated"]
+    # 420 / 413 multiplications: above ABA at n = 3.
+    assert chain["status"] == "MISSED"
+    assert chain["value"] == pytest.approx(420 / 413, abs=1e-3)
+    st = got["robots: stanford_arm ID / Kane & Levinson 646/394, kane_recursive"]
+    assert st["status"] == "met" and st["value"] == pytest.approx(293 / 394, abs=1e-3)
+    assert (
+        got["robots: panda C rhs / Pinocchio aba, kane_articulated"]["status"] == "met"
+    )
+    assert not any("panda C rhs" in k and k.endswith(", kane") for k in got)
+    der = got["robots: ur5 derivation / sympy_kane, slowest own"]
+    assert (der["status"], der["value"], der["note"]) == ("MISSED", 0.4, "lagrange")
+    assert got["robots: from_urdf of a 30-link chain (CPU seconds)"]["status"] == "met"
 
 
 # Derives and lambdifies a 6-joint arm several times: out of the quick loop.
@@ -106,13 +197,13 @@ def test_rhs_rows_include_the_articulated_body_recursion(tmp_path):
     # test extra, .ci/run): their absence fails here rather than passing
     # unseen.
     rows = bench_robots(
-        tmp_path, lambda s: None, formulations=("kane",), parts={"rhs"}, repeats=1
+        tmp_path, lambda s: None, formulations=BOTH, parts={"rhs"}, repeats=1
     )["rhs"]
-    assert [(r["system"], r["forward"]) for r in rows] == [
-        ("panda", "mass_matrix"),
-        ("panda", "articulated_body"),
-        ("ur5", "mass_matrix"),
-        ("ur5", "articulated_body"),
+    assert [(r["system"], r["formulation"]) for r in rows] == [
+        ("panda", "kane"),
+        ("panda", "kane_articulated"),
+        ("ur5", "kane"),
+        ("ur5", "kane_articulated"),
     ]
     for r in rows:
         # The same accelerations as Pinocchio's, and the ratio of the row.
@@ -120,7 +211,7 @@ def test_rhs_rows_include_the_articulated_body_recursion(tmp_path):
         assert r["c_us"] > 0 and r["aba_us"] > 0
         assert abs(r["ratio"] - r["c_us"] / r["aba_us"]) < 1e-2 * r["ratio"]
     text = (tmp_path / "robots.md").read_text()
-    assert "| panda | kane | articulated_body |" in text
+    assert "| panda | kane_articulated |" in text
     # The flags the C was built with are those of a default build, stated.
     from numeric.compiled import default_cflags
 

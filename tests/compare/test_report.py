@@ -469,7 +469,7 @@ def test_legends_of_long_formulation_names_stay_inside_the_figure(
         return save(fig, path)
 
     monkeypatch.setattr(rep, "_save", keep)
-    forms = ["kane", "kane:forward=articulated_body", "lagrange:baumgarte=(5.0,5.0)"]
+    forms = ["kane", "kane_articulated", "lagrange:baumgarte=(5.0,5.0)"]
     frame = pd.DataFrame(
         {
             "status": "ok",

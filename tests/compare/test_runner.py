@@ -273,7 +273,7 @@ def test_loading_beside_the_derivation_does_not_compare_along_every_path(
     import sympy as sm
 
     ms = get_system("spatial_chain", n=3)
-    kane = get_formulation("kane", forward="articulated_body")
+    kane = get_formulation("kane_articulated")
     cache = DerivationCache(tmp_path)
     eom, hit = cache.derive(ms, kane)
     assert not hit
@@ -350,11 +350,11 @@ def test_cache_round_trip_detects_corruption_and_staleness(tmp_path):
 
 
 def test_extras_computed_on_first_read_survive_the_cache(tmp_path):
-    """Kane's composite sums defer the by-products; a result from the cache
+    """kane_composite defers Kane's by-products; a result from the cache
     still yields them on first read, equal to the fresh result's."""
     from formulations.base import LazyExtras
 
-    kane = get_formulation("kane", assembly="composite")
+    kane = get_formulation("kane_composite")
     eom, _ = DerivationCache(tmp_path).derive(get_system("n_link_pendulum", n=2), kane)
     assert isinstance(eom.extras, LazyExtras)
     again, hit = DerivationCache(tmp_path).derive(

@@ -1,5 +1,6 @@
-"""Kane's composite-body assembly: the same equations as the body-by-body
-sum, used exactly where the system is a tree of twists, and cheaper."""
+"""kane_composite, Kane's equations by composite-body sums: the same
+equations as kane's body-by-body sums, derived exactly where the system is
+a tree of twists (refused elsewhere), and cheaper on long chains."""
 
 from __future__ import annotations
 
@@ -35,19 +36,17 @@ TREES = [(n, {}) for n in LIGHT if n not in NOT_TREES]
     ],
 )
 def test_composite_and_direct_sums_agree(name, options):
-    # "composite" forced: "auto" would take the direct sums on short trees
-    # and compare them with themselves.
     ms = get_system(name, **options)
-    comp = get_formulation("kane", assembly="composite", count_ops=False).derive(ms)
-    direct = get_formulation("kane", assembly="direct", count_ops=False).derive(ms)
+    comp = get_formulation("kane_composite", count_ops=False).derive(ms)
+    direct = get_formulation("kane", count_ops=False).derive(ms)
     assert comp.mass_matrix != direct.mass_matrix  # two different sums
     for a, d in zip(_accelerations(comp, ms), _accelerations(direct, ms)):
         np.testing.assert_allclose(a, d, rtol=1e-10, atol=1e-10)
 
 
 def test_a_closed_loop_is_not_a_tree_of_twists():
-    with pytest.raises(UnsupportedSystemError, match="composite"):
-        get_formulation("kane", assembly="composite", count_ops=False).derive(
+    with pytest.raises(UnsupportedSystemError, match="not a tree of twists"):
+        get_formulation("kane_composite", count_ops=False).derive(
             get_system("crank_slider")
         )
 
@@ -64,9 +63,9 @@ def test_absolute_angles_are_not_a_tree_of_twists(name, options):
     # The rate of an absolute angle rotates its own link and only
     # translates the links beyond it: no single rigid motion.
     ms = get_system(name, **options)
-    with pytest.raises(UnsupportedSystemError, match="composite"):
-        get_formulation("kane", assembly="composite", count_ops=False).derive(ms)
-    # "auto" falls back to the body-by-body sum.
+    with pytest.raises(UnsupportedSystemError, match="not a tree of twists"):
+        get_formulation("kane_composite", count_ops=False).derive(ms)
+    # kane sums body by body on every system.
     eom = get_formulation("kane", count_ops=False).derive(ms)
     ref = get_formulation("sympy_kane", count_ops=False).derive(ms)
     for a, b in zip(_accelerations(eom, ms), _accelerations(ref, ms)):
@@ -75,43 +74,36 @@ def test_absolute_angles_are_not_a_tree_of_twists(name, options):
 
 def test_composite_mass_matrix_is_smaller_after_cse():
     ms = get_system("n_link_pendulum", n=6)
-    ops = {}
-    for assembly in ("composite", "direct"):
-        eom = get_formulation("kane", assembly=assembly, count_ops=False).derive(ms)
-        ops[assembly] = count_operations(eom.mass_matrix, eom.forcing)["cse"]
-    assert ops["composite"] < 0.8 * ops["direct"]
-
-
-def test_assembly_option_is_checked():
-    with pytest.raises(ValueError, match="assembly"):
-        get_formulation("kane", assembly="recursive")
-    assert get_formulation("kane", assembly="direct").options["assembly"] == "direct"
+    ops = {
+        name: count_operations(eom.mass_matrix, eom.forcing)["cse"]
+        for name, eom in (
+            (f, get_formulation(f, count_ops=False).derive(ms))
+            for f in ("kane_composite", "kane")
+        )
+    }
+    assert ops["kane_composite"] < 0.8 * ops["kane"]
 
 
 @pytest.mark.parametrize(
-    "name, options, expected",
+    "name, options",
     [
-        ("n_link_pendulum", {"n": 6}, "composite"),
-        ("n_link_pendulum_on_cart", {"n": 4}, "composite"),
-        ("n_link_pendulum", {"n": 3}, "direct"),
-        ("solar_panels", {}, "direct"),
-        ("rolling_disc", {}, "direct"),
+        ("n_link_pendulum", {"n": 6}),
+        ("n_link_pendulum_on_cart", {"n": 4}),
+        ("n_link_pendulum", {"n": 3}),
+        ("solar_panels", {}),
+        ("rolling_disc", {}),
     ],
 )
-def test_auto_takes_the_composite_sums_for_deep_trees_only(name, options, expected):
-    # Short trees are cheaper summed body by body (fewer operations after
-    # cse); "auto" returns exactly one of the two.
+def test_kane_sums_body_by_body_at_every_depth(name, options):
+    # kane is the textbook method whatever the size: its mass matrix is
+    # the body-by-body sum sum_B m v_r.v_s + w_r.I.w_s of the partial
+    # velocities it publishes, never the composite sums.
     ms = get_system(name, **options)
-    auto, chosen, other = (
-        get_formulation("kane", assembly=a, count_ops=False).derive(ms)
-        for a in (
-            "auto",
-            expected,
-            "direct" if expected == "composite" else "composite",
-        )
-    )
-    assert auto.mass_matrix == chosen.mass_matrix
-    assert auto.mass_matrix != other.mass_matrix
+    kane = get_formulation("kane", count_ops=False).derive(ms)
+    comp = get_formulation("kane_composite", count_ops=False).derive(ms)
+    assert kane.mass_matrix != comp.mass_matrix
+    assert "composite_bodies" not in kane.timings
+    assert "composite_bodies" in comp.timings
 
 
 @pytest.mark.parametrize(
@@ -136,10 +128,10 @@ def test_composite_extras_are_lazy_and_equal_the_direct_ones(
 
     monkeypatch.setattr(kane, "generalized_active_forces", counted)
     ms = get_system(name, **options)
-    comp = get_formulation("kane", assembly="composite", count_ops=False).derive(ms)
+    comp = get_formulation("kane_composite", count_ops=False).derive(ms)
     # The composite sums need no F_r: computed only when the extras are read.
     assert calls == []
-    direct = get_formulation("kane", assembly="direct", count_ops=False).derive(ms)
+    direct = get_formulation("kane", count_ops=False).derive(ms)
     assert len(calls) == 1
     lazy = comp.extras
     assert set(lazy) == set(direct.extras)

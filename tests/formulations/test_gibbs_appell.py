@@ -5,7 +5,9 @@
   the speed rates solved from the two Gibbs-Appell equations.
 - The acceleration energy S of the double pendulum and of the two masses
   in the rotating tube, against expressions written out by hand here.
-- Every strategy of forming S against sympy's own KanesMethod.
+- Every variant of forming S or eliminating the dependent rates (the
+  benchmark's :class:`bench.methods.GibbsAppellVariant`) against sympy's
+  own KanesMethod.
 """
 
 from __future__ import annotations
@@ -16,8 +18,9 @@ import sympy as sm
 import sympy.physics.mechanics as me
 from conftest import cached_eom, cached_model, cached_system, derivation_group
 
+from bench.methods import STRATEGIES, GibbsAppellVariant
 from formulations import FORMULATIONS, UnsupportedSystemError, get_formulation
-from formulations.gibbs_appell import ELIMINATIONS, STRATEGIES, GibbsAppell
+from formulations.gibbs_appell import ELIMINATIONS, GibbsAppell
 from symbolic.frames import FrameAlgebra, body_kinematics
 from symbolic.identities import RandomPoints
 from systems import CATALOGUE, system_facts
@@ -72,7 +75,7 @@ def test_body_accelerations_are_sympys_and_split_as_kanes(name, options):
 # ----------------------------------------------------------------------
 def test_wheelbarrow_two_equations_in_the_independent_speed_rates():
     ms = cached_system("wheelbarrow")
-    eom = GibbsAppell(elimination="substitute", count_ops=False).derive(ms)
+    eom = GibbsAppellVariant(elimination="substitute", count_ops=False).derive(ms)
     assert eom.mass_matrix.shape == (2, 2)
     assert eom.unknowns == tuple(u.diff(t) for u in ms.u_ind)
     assert eom.multipliers == ()
@@ -92,7 +95,7 @@ def _vanishes_identically(expr, angles):
 @pytest.mark.parametrize("elimination", ["substitute", "chain"])
 def test_wheelbarrow_satisfies_published_equations_symbolically(elimination):
     ms = cached_system("wheelbarrow")
-    eom = GibbsAppell(elimination=elimination, count_ops=False).derive(ms)
+    eom = GibbsAppellVariant(elimination=elimination, count_ops=False).derive(ms)
     P = _symbols(ms)
     phi, theta, Xc, Yc = ms.coordinates
     v, w = ms.u_ind
@@ -208,7 +211,7 @@ def _double_pendulum_S_by_hand(ms, rates):
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_double_pendulum_acceleration_energy_by_hand(strategy):
     ms = cached_system("double_pendulum")
-    eom = GibbsAppell(strategy=strategy, count_ops=False).derive(ms)
+    eom = GibbsAppellVariant(strategy=strategy, count_ops=False).derive(ms)
     S = eom.extras["acceleration_energy"]
     rates = [u.diff(t) for u in ms.speeds]
     hand = _double_pendulum_S_by_hand(ms, rates)
@@ -235,7 +238,7 @@ def test_rotating_tube_acceleration_energy_by_hand():
     """A particle at distance s along a tube turned by theta(t) has
     a = (s'' - s theta'^2) t1 + (2 s' theta' + s theta'') t2."""
     ms = cached_system("rotating_tube")
-    eom = GibbsAppell(strategy="full", count_ops=False).derive(ms)
+    eom = GibbsAppellVariant(strategy="full", count_ops=False).derive(ms)
     P = _symbols(ms)
     q1, q2 = ms.coordinates
     u1, u2 = ms.speeds
@@ -256,7 +259,7 @@ def test_rolling_disc_natively_in_three_speed_rates():
     in the rates of the body angular-velocity components, and the S
     published contains no dependent speed rate."""
     ms = cached_system("rolling_disc")
-    eom = GibbsAppell(elimination="substitute", count_ops=False).derive(ms)
+    eom = GibbsAppellVariant(elimination="substitute", count_ops=False).derive(ms)
     assert eom.mass_matrix.shape == (3, 3)
     assert eom.unknowns == tuple(u.diff(t) for u in ms.u_ind)
     S = eom.extras["acceleration_energy"]
@@ -268,29 +271,36 @@ def test_rolling_disc_natively_in_three_speed_rates():
 # Every way of forming S against sympy's KanesMethod
 # ----------------------------------------------------------------------
 def _strategy_cases():
+    # Each way of forming S with the method's own elimination, and each
+    # other elimination with the method's own S and the components' S.
     names = ["wheelbarrow", "rolling_disc", "four_bar", "crank_slider", "rotating_tube"]
+    pairs = [(strategy, "append") for strategy in STRATEGIES] + [
+        (strategy, elimination)
+        for elimination in ELIMINATIONS
+        if elimination != "append"
+        for strategy in ("summed", "components")
+    ]
     for name in names:
-        for strategy in STRATEGIES:
-            for elimination in ELIMINATIONS:
-                # Expanding the disc's S takes several seconds.
-                marks = (
-                    [pytest.mark.slow]
-                    if (name == "rolling_disc" and strategy == "expanded")
-                    else []
-                )
-                yield pytest.param(
-                    name,
-                    strategy,
-                    elimination,
-                    marks=marks,
-                    id=f"{name}-{strategy}-{elimination}",
-                )
+        for strategy, elimination in pairs:
+            # Expanding the disc's S takes several seconds.
+            marks = (
+                [pytest.mark.slow]
+                if (name == "rolling_disc" and strategy == "expanded")
+                else []
+            )
+            yield pytest.param(
+                name,
+                strategy,
+                elimination,
+                marks=marks,
+                id=f"{name}-{strategy}-{elimination}",
+            )
 
 
 @pytest.mark.parametrize("name,strategy,elimination", list(_strategy_cases()))
 def test_strategies_agree_with_sympy_kane(name, strategy, elimination):
     ms = cached_system(name)
-    eom = GibbsAppell(
+    eom = GibbsAppellVariant(
         strategy=strategy, elimination=elimination, count_ops=False
     ).derive(ms)
     n_eq = len(ms.speeds) if elimination == "append" else ms.degrees_of_freedom
@@ -311,7 +321,7 @@ def test_strategies_agree_with_sympy_kane(name, strategy, elimination):
 @pytest.mark.parametrize("name", ["wheelbarrow", "four_bar", "double_pendulum"])
 def test_sympy_direction_cosines_agree_with_sympy_kane(name):
     ms = cached_system(name)
-    eom = GibbsAppell(frames="sympy", count_ops=False).derive(ms)
+    eom = GibbsAppellVariant(frames="sympy", count_ops=False).derive(ms)
     ref = cached_model("sympy_kane", name)
     model = eom.numeric()
     for seed in range(5):
@@ -371,10 +381,25 @@ def test_declared_initial_state_agrees_with_sympy_kane(name):
 # ----------------------------------------------------------------------
 # Options
 # ----------------------------------------------------------------------
-def test_registered():
+def test_registered_as_one_algorithm_without_options():
     assert FORMULATIONS["gibbs_appell"] is GibbsAppell
-    form = get_formulation("gibbs_appell", strategy="expanded")
+    assert get_formulation("gibbs_appell").options == {"count_ops": True}
+    for option in ("strategy", "elimination", "frames"):
+        with pytest.raises(ValueError, match="its options: count_ops"):
+            get_formulation("gibbs_appell", **{option: "x"})
+    # The variants are the benchmark's, never registered.
+    assert "gibbs_appell_variant" not in FORMULATIONS
+    form = GibbsAppellVariant(strategy="expanded")
     assert form.options["strategy"] == "expanded"
+
+
+@pytest.mark.parametrize("name", ["double_pendulum", "wheelbarrow"])
+def test_the_default_variant_is_the_registered_method(name):
+    # The same expressions: the variant's defaults are gibbs_appell's.
+    ms = cached_system(name)
+    a = cached_eom("gibbs_appell", name)
+    b = GibbsAppellVariant(count_ops=False).derive(ms)
+    assert a.mass_matrix == b.mass_matrix and a.forcing == b.forcing
 
 
 @pytest.mark.parametrize(
@@ -390,4 +415,4 @@ def test_registered():
 )
 def test_bad_options_name_the_valid_choices(kwargs, exc, words):
     with pytest.raises(exc, match=words):
-        GibbsAppell(**kwargs)
+        GibbsAppellVariant(**kwargs)

@@ -518,9 +518,7 @@ def test_constrained_mass_matrix_is_solved_by_lu():
 
 
 def test_explicit_form_needs_no_solve():
-    eom = get_formulation("kane", forward="articulated_body").derive(
-        get_system("spatial_chain", n=2)
-    )
+    eom = get_formulation("kane_articulated").derive(get_system("spatial_chain", n=2))
     lam, cm = eom.numeric(), eom.numeric(backend="c")
     for t0, x in _states(eom, lam, 1):
         _check_solve(cm, lam, t0, x, "none")

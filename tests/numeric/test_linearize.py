@@ -19,7 +19,12 @@ from numeric.linearize import LinearModel, linearize
 from systems.base import ConstraintError, MechanicalSystem
 
 t = me.dynamicsymbols._t
-FORMULATIONS = formulation_names()
+#: The default comparison's formulations; the tree algorithms
+#: (kane_composite, kane_articulated) are checked against kane on every
+#: catalogue system in tests/test_contract.py, and against Pinocchio and
+#: kane in tests/systems/test_robots_articulated_body.py and
+#: tests/formulations/test_composite.py.
+FORMULATIONS = formulation_names(default_only=True)
 
 
 def _fd_rhs_jacobian(model, x0, h=1e-6):

@@ -17,7 +17,12 @@ from formulations.base import formulation_names
 from numeric.linearize import linearize
 from references import published as bm
 
-FORMULATIONS = formulation_names()
+#: The default comparison's formulations; the tree algorithms
+#: (kane_composite, kane_articulated) are checked against kane on every
+#: catalogue system in tests/test_contract.py, and against Pinocchio and
+#: kane in tests/systems/test_robots_articulated_body.py and
+#: tests/formulations/test_composite.py.
+FORMULATIONS = formulation_names(default_only=True)
 UNIT_DISC = {"m": 1.0, "g": 1.0, "r": 1.0}
 
 

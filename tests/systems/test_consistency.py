@@ -16,8 +16,20 @@ from sympy_ports import (
     rolling_disc_asserted_speed_rates,
 )
 
-from formulations import FORMULATIONS, UnsupportedSystemError, get_formulation
+from formulations import (
+    FORMULATIONS,
+    UnsupportedSystemError,
+    formulation_names,
+    get_formulation,
+)
 from systems import DeclarationError, MechanicalSystem, get_system
+
+#: The default comparison's formulations; the tree algorithms
+#: (kane_composite, kane_articulated) are checked against kane on every
+#: catalogue system in tests/test_contract.py, and against Pinocchio and
+#: kane in tests/systems/test_robots_articulated_body.py and
+#: tests/formulations/test_composite.py.
+COMPARED = formulation_names(default_only=True)
 
 LAGRANGE_FAMILY = ["lagrange", "modified_lagrange", "sympy_lagrange"]
 
@@ -64,9 +76,7 @@ def test_contact_point_disc_matches_sympys_asserted_equations():
     expected = expected_coordinate_accelerations(
         ms, rolling_disc_asserted_speed_rates()
     )
-    names = [
-        n for n, c in FORMULATIONS.items() if not c.needs_velocities_from_positions
-    ]
+    names = [n for n in COMPARED if not FORMULATIONS[n].needs_velocities_from_positions]
     assert {"kane", "gibbs_appell", "sympy_kane"} <= set(names)
     _assert_matches(ms, names, expected)
 
@@ -85,7 +95,7 @@ def test_rolling_disc_with_contact_coordinates_matches_sympy_everywhere():
     def first_three(t0, q, qd):
         return rates(t0, q, qd)[:3]
 
-    for name in FORMULATIONS:
+    for name in COMPARED:
         model = get_formulation(name).derive(ms).numeric()
         for seed in range(3):
             t0, q, qd = ms.random_state(seed)

@@ -9,13 +9,25 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from formulations import FORMULATIONS, UnsupportedSystemError, get_formulation
+from formulations import (
+    FORMULATIONS,
+    UnsupportedSystemError,
+    formulation_names,
+    get_formulation,
+)
 from testing.strategies import (
     kinematic_trees,
     open_chains,
     reanchor_velocity,
     unlocated_velocities,
 )
+
+#: The default comparison's formulations; the tree algorithms
+#: (kane_composite, kane_articulated) are checked against kane on every
+#: catalogue system in tests/test_contract.py, and against Pinocchio and
+#: kane in tests/systems/test_robots_articulated_body.py and
+#: tests/formulations/test_composite.py.
+COMPARED = formulation_names(default_only=True)
 
 READERS = ["kane", "gibbs_appell", "sympy_kane"]
 
@@ -44,7 +56,7 @@ def test_unlocated_velocities_agree_or_are_refused(base, offset, moving):
     a = ms.declaration_analysis
     assert [p for p, _ in a.underived_velocities] == ["G_unlocated"]
     scale = 1.0 + np.max(np.abs(ref))
-    for name in FORMULATIONS:
+    for name in COMPARED:
         try:
             got = _accelerations(ms, name, states)
         except UnsupportedSystemError as exc:

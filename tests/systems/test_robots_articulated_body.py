@@ -1,5 +1,5 @@
-"""Kane's equations solved by the articulated-body recursion (kane's
-``forward="articulated_body"``, :mod:`formulations.articulated_body`):
+"""Kane's equations solved by the articulated-body recursion (the
+``kane_articulated`` formulation, :mod:`formulations.articulated_body`):
 q'' against Pinocchio's ``aba`` and against kane's mass-matrix form, the
 refusals, and the operation counts of its evaluation order.
 """
@@ -24,15 +24,13 @@ from formulations import UnsupportedSystemError, get_formulation
 from formulations.articulated_body import Assignments
 from systems import from_urdf, get_system
 
-ABA = {"forward": "articulated_body"}
-
 
 def _aba_eom(ms, **options):
-    return get_formulation("kane", count_ops=False, **ABA, **options).derive(ms)
+    return get_formulation("kane_articulated", count_ops=False, **options).derive(ms)
 
 
 def _urdf_deviation(ms, n_states=10):
-    return worst_deviation(ms, "kane", n_states, **ABA)
+    return worst_deviation(ms, "kane_articulated", n_states)
 
 
 def _deviation_from_pinocchio(name, options, backend="lambdify"):
@@ -100,7 +98,7 @@ def test_equals_mass_matrix_form_at_random_parameters(n):
 
 def test_explicit_form_and_evaluation_order(tmp_path):
     ms = get_system("spatial_chain", n=3)
-    kane = get_formulation("kane", **ABA)
+    kane = get_formulation("kane_articulated")
     eom = kane.derive(ms)
     assert eom.mass_matrix == sm.eye(3)
     assigned = eom.extras["assignments"]
@@ -136,7 +134,7 @@ def test_explicit_form_and_evaluation_order(tmp_path):
 def test_refuses_what_is_not_a_joint_tree(name, options, reason):
     with pytest.raises(UnsupportedSystemError, match=reason) as info:
         _aba_eom(get_system(name, **options))
-    assert "forward='mass_matrix'" in str(info.value)
+    assert "use kane or kane_composite" in str(info.value)
 
 
 def test_refuses_constraints_added_to_a_tree():
@@ -157,11 +155,14 @@ def test_refuses_loads_added_to_a_tree():
         _aba_eom(ms)
 
 
-def test_option_is_validated():
-    with pytest.raises(ValueError, match="articulated_body"):
-        get_formulation("kane", forward="aba")
-    with pytest.raises(TypeError, match="forward"):
-        get_formulation("kane", forward=1)
+def test_is_a_formulation_of_its_own_left_out_of_the_default_run():
+    from formulations import FORMULATIONS, formulation_names
+
+    cls = FORMULATIONS["kane_articulated"]
+    assert cls.needs_tree and not cls.handles_holonomic
+    assert not cls.handles_nonholonomic and cls.peer == "sympy_kane"
+    assert "kane_articulated" in formulation_names()
+    assert "kane_articulated" not in formulation_names(default_only=True)
 
 
 def test_inverse_dynamics_count_refuses_the_explicit_form():
@@ -183,7 +184,9 @@ def test_assignment_counts_by_hand():
     assert sm.expand(order.substituted()[0] - ((a * b * q + c) ** 2 - q)) == 0
 
 
-@pytest.mark.parametrize("n", [2, 3, 4])
+@pytest.mark.parametrize(
+    "n", [2, 3, 4] + [pytest.param(n, marks=pytest.mark.slow) for n in (5, 6, 7, 8)]
+)
 def test_counts_at_most_featherstone_aba(n):
     # RBDA Table 10.1: ABA 224n - 259 multiplications, 205n - 248
     # additions for n revolute joints with general inertia.
