@@ -639,8 +639,8 @@ def test_header_findings_and_failures_count_every_case_alike(tmp_path):
     )
     assert "theta=0" in findings_
     assert (
-        "refused: modified_lagrange (unsupported: modified_lagrange needs "
-        "holonomic constraints" in findings_
+        "modified_lagrange: unsupported (modified_lagrange needs holonomic "
+        "constraints" in findings_
     )
     # Failures: three tables, each case in its own and nowhere else.
     failed = failures[failures.index("Failed (1)") : failures.index("Peer limit")]
