@@ -7,7 +7,11 @@
 {'ok'}
 """
 
+from .equations import register_notebook_display
 from .runner import Case, ComparisonResult, RunOptions, expand_cases, load, run
+
+# In IPython and Jupyter, equations and systems are shown as HTML.
+register_notebook_display()
 
 __all__ = [
     "run",

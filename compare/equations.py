@@ -992,3 +992,29 @@ def equations_section(
     html_parts.append("</div>")
     md_parts += [equations_markdown(c) for c in cases]
     return "\n".join(html_parts), "\n\n".join(md_parts)
+
+
+def register_notebook_display() -> bool:
+    """Show :class:`~formulations.EquationsOfMotion` and
+    :class:`~systems.MechanicalSystem` in IPython and Jupyter as
+    :func:`eom_html` and :func:`system_html` draw them.
+
+    The two classes live on floors below the harness, which typesets them,
+    so they carry no ``_repr_html_`` of their own: importing
+    :mod:`compare` registers these with a running IPython's HTML
+    formatter.  Returns whether one took them (False outside IPython).
+    """
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    shell = get_ipython()
+    if shell is None:
+        return False
+    from formulations import EquationsOfMotion
+    from systems import MechanicalSystem
+
+    html_formatter = shell.display_formatter.formatters["text/html"]
+    html_formatter.for_type(EquationsOfMotion, eom_html)
+    html_formatter.for_type(MechanicalSystem, system_html)
+    return True

@@ -15,6 +15,22 @@ if TYPE_CHECKING:
     from symbolic.types import State
     from systems import MechanicalSystem
 
+#: The packages whose source the resume key hashes.  A system whose
+#: builder lives elsewhere (a user's own) is resumed only for the same
+#: declaration (:func:`compare.runner.declaration_key`), which its source
+#: cannot vouch for.
+CODE_PACKAGES = ("symbolic", "numeric", "systems", "formulations", "compare")
+
+
+def declared_outside(system: str) -> bool:
+    """Whether the builder of ``system`` lives outside :data:`CODE_PACKAGES`
+    (a user's own system, from a module or file of theirs)."""
+    from systems import CATALOGUE
+
+    module = getattr(CATALOGUE[system], "__module__", None) or ""
+    return module.partition(".")[0] not in CODE_PACKAGES
+
+
 __all__ = ["PREPARED", "Prepared", "prepared", "declaration_for_report"]
 
 #: (system, random states, initial state, fingerprint).
@@ -51,8 +67,6 @@ def declaration_for_report(system: str, options: Mapping[str, Any]) -> Mechanica
         if name == system and dict(opts) == dict(options):
             return got[0]
     from systems import get_system
-
-    from .runner import declared_outside
 
     if declared_outside(system):
         raise LookupError(f"{system} is a user's system; not built for the report")

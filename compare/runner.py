@@ -48,7 +48,7 @@ from numeric.integrate import integrate
 from systems import CATALOGUE, system_facts
 
 from .child import Child, ChildDied, ChildTimeout, wait_any
-from .prepared import PREPARED, Prepared
+from .prepared import CODE_PACKAGES, PREPARED, Prepared, declared_outside
 from .summary import REPORT_COLUMNS
 from .timing import repeat_within, spread
 from .user_systems import BuilderError, build_system, describe_builder
@@ -91,10 +91,6 @@ COMPILE_FROM = 4
 #: only under a time limit no longer than its own; a case whose worker
 #: died ("crashed") is always run again.
 _SETTLED = ("ok", "error", "unsupported", "integration_failed", "oracle_disagrees")
-#: The packages whose source the resume key hashes.  A system whose
-#: builder lives elsewhere (a user's own) is resumed only for the same
-#: declaration (:func:`declaration_key`), which its source cannot vouch for.
-CODE_PACKAGES = ("symbolic", "numeric", "systems", "formulations", "compare")
 
 
 class RunInterrupted(KeyboardInterrupt):
@@ -355,13 +351,6 @@ def selected_systems(systems: Sequence[str] | None = None) -> list[str]:
     if systems == "all" or list(systems) == ["all"]:
         return list(CATALOGUE)
     return list(dict.fromkeys(systems))
-
-
-def declared_outside(system: str) -> bool:
-    """Whether the builder of ``system`` lives outside :data:`CODE_PACKAGES`
-    (a user's own system, from a module or file of theirs)."""
-    module = getattr(CATALOGUE[system], "__module__", None) or ""
-    return module.partition(".")[0] not in CODE_PACKAGES
 
 
 def declaration_key(ms: Any, fingerprint: str | None = None) -> str:

@@ -661,13 +661,6 @@ class EquationsOfMotion(Derivation):
             f"seconds={self.timings.get('total', float('nan')):.3g})"
         )
 
-    def _repr_html_(self) -> str:
-        """Sizes, counts and the equations in MathML (a notebook's display;
-        large systems collapsed to their structure)."""
-        from compare.equations import eom_html
-
-        return eom_html(self)
-
     # Pickling (the derivation cache): read-only mappings travel as dicts;
     # extras not yet computed travel as the recipe to compute them.
     def __getstate__(self) -> dict[str, Any]:

@@ -516,13 +516,6 @@ class MechanicalSystem:
             f"nonholonomic={len(self.nonholonomic_constraints)})"
         )
 
-    def _repr_html_(self) -> str:
-        """Coordinates, speeds, constraints, bodies and loads, the
-        expressions in MathML (a notebook's display)."""
-        from compare.equations import system_html
-
-        return system_html(self)
-
     # ------------------------------------------------------------------
     # Symbolic helpers every formulation uses
     # ------------------------------------------------------------------

@@ -7,6 +7,7 @@ import re
 
 import pandas as pd
 
+from compare.equations import eom_html, register_notebook_display, system_html
 from compare.runner import ComparisonResult
 from formulations import get_formulation
 from systems import get_system
@@ -14,7 +15,7 @@ from systems import get_system
 
 def test_a_system_shows_its_coordinates_speeds_constraints_bodies_and_loads():
     ms = get_system("four_bar", coordinates="redundant")
-    page = ms._repr_html_()
+    page = system_html(ms)
     # q1, q2, q3 typeset as subscripted identifiers, q2 and q3 dependent.
     q = [f"<msub><mi>q</mi><mi>{i}</mi></msub>" for i in (1, 2, 3)]
     coords = re.search(
@@ -39,7 +40,7 @@ def test_equations_of_motion_show_sizes_counts_and_the_equations():
     eom = get_formulation("lagrange").derive(
         get_system("four_bar", coordinates="redundant")
     )
-    page = eom._repr_html_()
+    page = eom_html(eom)
     # Three coordinates and two multipliers: five equations in five unknowns.
     assert (
         'equations, unknowns, multipliers</th><td style="text-align:left">5, 5, 2'
@@ -56,7 +57,7 @@ def test_large_equations_are_collapsed_to_their_structure():
     """Beyond LARGE_OPS operations (five links: over a thousand) the
     equations show their structure, collapsed."""
     eom = get_formulation("kane").derive(get_system("n_link_pendulum", n=5))
-    page = eom._repr_html_()
+    page = eom_html(eom)
     assert page.count("<details><summary>the equations (5 rows") == 1
     assert "<svg" in page  # the sparsity pattern of M
     assert "M is 5×5" in page
@@ -82,3 +83,9 @@ def test_a_run_shows_its_findings_and_overview_table():
     assert "<td>3.3e-16</td>" in table
     assert "<td>peer limitation (error)</td>" in table
     assert "2 ok, 1 peer limitation" in page
+
+
+def test_outside_ipython_nothing_is_registered():
+    # The classes are shown through IPython's formatter, which exists only
+    # in a running shell; a plain interpreter registers nothing.
+    assert register_notebook_display() is False
