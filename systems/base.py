@@ -59,7 +59,19 @@ __all__ = [
 
 t = me.dynamicsymbols._t
 #: The assumptions on a parameter's sign that its value is checked against.
-_SIGN_FACTS = ("positive", "negative", "nonnegative", "nonpositive", "zero", "nonzero")
+#: A symbol's sign assumption -> what its value must satisfy.  A symbol
+#: declared positive (or negative) may be given zero: what sympy assumes of
+#: it while deriving (``Abs(x) = x``, ``sqrt(x**2) = x``) holds at zero as
+#: well, and zero is how a declaration switches a load off (``g`` or an
+#: applied force ``F``); a value of the wrong sign is refused.
+_SIGN_FACTS = {
+    "positive": "nonnegative",
+    "negative": "nonpositive",
+    "nonnegative": "nonnegative",
+    "nonpositive": "nonpositive",
+    "zero": "zero",
+    "nonzero": "nonzero",
+}
 
 
 @dataclass(frozen=True)
@@ -752,7 +764,8 @@ class MechanicalSystem:
 
     def _check_parameters(self) -> None:
         """Each given value is a finite number that its symbol's assumptions
-        allow: ``Symbol("m", positive=True)`` given -1 is refused."""
+        allow (:data:`_SIGN_FACTS`): ``Symbol("m", positive=True)`` given -1
+        is refused, given 0 accepted."""
         for k, v in self.parameters.items():
             if not np.isfinite(v):
                 raise DeclarationError(
@@ -760,10 +773,17 @@ class MechanicalSystem:
                     f"finite number"
                 )
             value = sm.Float(v)
-            for fact in _SIGN_FACTS:
+            facts = _SIGN_FACTS
+            if k.is_positive or k.is_negative:
+                # What positive (negative) implies, nonzero among it, is
+                # not asked of the value: zero is allowed.
+                facts = {
+                    f: a for f, a in facts.items() if f in ("positive", "negative")
+                }
+            for fact, allowed in facts.items():
                 if (
                     getattr(k, f"is_{fact}") is True
-                    and getattr(value, f"is_{fact}") is False
+                    and getattr(value, f"is_{allowed}") is False
                 ):
                     raise DeclarationError(
                         f"system {self.name!r}: parameter {k} is declared "

@@ -33,6 +33,8 @@ import sympy.physics.mechanics as me
 
 from symbolic.types import Expr, Symbol
 
+from .errors import DeclarationError
+
 if TYPE_CHECKING:
     from .base import MechanicalSystem
 
@@ -170,6 +172,18 @@ def _consistent_configuration(ms, t0, q0, rng, spread=0.3, maxiter=50):
             x[nind:] -= np.linalg.lstsq(J, r, rcond=None)[0]
         if np.max(np.abs(np.asarray(f(t0, *x, *p), dtype=float))) < 1e-10:
             return x
+    n_dep, nh = len(q) - nind, len(ms.holonomic_constraints)
+    if nh > n_dep:
+        # Redundant constraints are satisfied wherever the dependent
+        # coordinates solve the rest; these are not: together they fix an
+        # independent coordinate too.
+        raise DeclarationError(
+            f"system {ms.name!r}: {nh} holonomic constraints for {n_dep} "
+            f"dependent coordinates, and no configuration near the initial "
+            f"state with the independent coordinates moved satisfies them: "
+            f"they fix independent coordinates too (declare as many "
+            f"dependent coordinates as independent constraints)"
+        )
     raise ValueError(
         f"system {ms.name!r}: no configuration satisfying the holonomic "
         f"constraints found near the initial state"

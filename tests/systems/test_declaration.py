@@ -305,3 +305,7 @@ def test_physical_symbolic_and_zero_mass_properties_are_accepted():
     ms = MechanicalSystem(**_rod(mp, (Ixx, Iyy, 0), {mp: 2.0, Ixx: 0.5, Iyy: 0.5}))
     assert ms.parameters[mp] == 2.0
     MechanicalSystem(**_rod(0, (0, 0, 0), {}))
+    # Zero for a symbol declared positive: gravity switched off.
+    kwargs, (*_, g, _N, _O, _P, _system) = _slider_on_circle()
+    kwargs["parameters"] = {**kwargs["parameters"], g: 0.0}
+    assert MechanicalSystem(**kwargs).parameters[g] == 0.0
