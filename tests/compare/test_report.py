@@ -787,4 +787,6 @@ def test_refusals_with_one_reason_are_named_together():
         }
     )
     (entry,) = findings(frame).per_system
-    assert entry["refusals"] == [f"lagrange, modified_lagrange (unsupported: {reason})"]
+    # The whole family in the run declines alike: named as the issue words
+    # it, "Lagrange family: unsupported (reason)".
+    assert entry["refusals"] == [f"Lagrange family: unsupported ({reason})"]
