@@ -1079,9 +1079,9 @@ def check_output_dir(out: str | os.PathLike[str]) -> Path:
         When it names a file or cannot be created or written.
     """
     out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise ValueError(f"--out {out} is a file, not a directory")
     try:
+        if out.exists() and not out.is_dir():
+            raise ValueError(f"--out {out} is a file, not a directory")
         out.mkdir(parents=True, exist_ok=True)
         fd, probe = tempfile.mkstemp(dir=out, prefix=".probe")
         os.close(fd)
