@@ -867,12 +867,27 @@ def _build_report(
     if fig_note:
         rep.p(fig_note)
 
+    stated = findings(result.frame, meta)
     costs = cost_table(frame, formulations)
     if costs is not None:
         rep.h(2, "Cost per evaluation")
         rep.raw(*costs)
+        if stated.growth:
+            # The scaling beside the table, with what it assumes.
+            note = (
+                "Growth with n, fitted on this run's sizes of its scalable "
+                "systems: the slope of a least-squares line through log "
+                "value against log n, a power law assumed (the benchmark, "
+                "python -m compare bench, fits n up to 20 and tests the "
+                "power law against an exponential)."
+            )
+            rep.raw(
+                f"<p>{html.escape(note)}</p><ul>"
+                + "".join(f"<li>{html.escape(g)}</li>" for g in stated.growth)
+                + "</ul>",
+                note + "\n\n" + "\n".join(f"- {g}" for g in stated.growth),
+            )
 
-    stated = findings(result.frame, meta)
     rep.h(2, "Findings")
     rep.raw(stated.html(), stated.markdown())
 

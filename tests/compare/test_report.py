@@ -790,3 +790,12 @@ def test_refusals_with_one_reason_are_named_together():
     # The whole family in the run declines alike: named as the issue words
     # it, "Lagrange family: unsupported (reason)".
     assert entry["refusals"] == [f"Lagrange family: unsupported ({reason})"]
+
+
+def test_the_cost_section_states_the_growth_with_n_and_its_assumption(report):
+    section = _section(report.md, "Cost per evaluation")
+    assert "power law assumed" in section
+    # kane's rows of the scalable system: 60, 140, 400 operations at
+    # n = 2, 3, 5; the least-squares slope of log ops on log n.
+    slope = np.polyfit(np.log([2, 3, 5]), np.log([60, 140, 400]), 1)[0]
+    assert f"kane n^{slope:.2g}" in section
