@@ -1048,8 +1048,12 @@ def _save_case(out: Path, row: Row, arrays: Arrays) -> None:
         line = (json.dumps(row, default=str) + "\n").encode()
         fd = os.open(out / "rows.jsonl", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
+            size = os.fstat(fd).st_size
             written = os.write(fd, line)
             if written != len(line):
+                # The part written is cut off again: the file keeps whole
+                # lines, the cases saved before, and nothing of this one.
+                os.ftruncate(fd, size)
                 raise OSError(28, "short write (disk full?)")
             os.fsync(fd)
         finally:

@@ -458,8 +458,18 @@ def test_a_full_disk_stops_the_run_clearly_and_resume_completes_it(tmp_path):
         preexec_fn=file_size_limit(4096),
     )
     assert proc.returncode == 3, proc.stdout + proc.stderr
-    err = one_line_error(proc)
-    assert os.strerror(errno.EFBIG) in err and "resume" in err
+    # The run says what it took from the earlier one, warns that the
+    # compiled cache cannot be written (it compiles uncached), and fails in
+    # one line naming the full disk.
+    lines = proc.stderr.strip().splitlines()
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert lines[0].startswith("resumed 1 of 2 cases"), proc.stderr
+    assert all("CacheWarning" in x or x.startswith("  ") for x in lines[1:-1]), (
+        proc.stderr
+    )
+    err = lines[-1]
+    assert err.startswith("error: cannot save case") and "resume" in err
+    assert os.strerror(errno.EFBIG) in err or "disk full" in err, err
     assert rows_of(out) == kept
     assert not [p for p in out.rglob("*") if ".tmp" in p.name]
     again = cli(tmp_path, *args)

@@ -149,7 +149,7 @@ def test_armature_is_in_every_joints_own_equation():
     assert np.max(np.abs(residual)) < 1e-10
     # The articulated-body recursion has no place for it and says so.
     with pytest.raises(UnsupportedSystemError, match="armature"):
-        get_formulation("kane:forward=articulated_body", count_ops=False).derive(ms)
+        get_formulation("kane_articulated", count_ops=False).derive(ms)
 
 
 # The same two-link arm as URDF (read by yourdfpy, checked by Pinocchio)
