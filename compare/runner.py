@@ -188,17 +188,19 @@ class RunOptions:
         Numeric backend the case integrates with (``eom.numeric(backend=
         ...)``), the same for every formulation of a system variant, so
         that solve times compare formulations, not backends.  ``"c"``
-        compiles each case's equations; ``"auto"`` (the default) is ``"c"``
-        where a compiler is found, else lambdify.  ``"sized"`` is
+        compiles each case's equations; ``"auto"`` is ``"c"`` where a
+        compiler is found, else lambdify.  ``"sized"`` (the default) is
         ``"auto"`` for variants of at least :data:`COMPILE_FROM`
-        coordinates and lambdify below.  Whatever the backend, the
-        right-hand side is timed compiled (``rhs_us``, where a compiler is
-        found and the backend is not ``"lambdify"``) and through lambdify
-        (``rhs_lambdify_us``), so that its time is the equations' cost and
-        not lambdify's call overhead of several microseconds; the compiled
-        model built for the timing is the one the case integrates with,
-        which on a two-coordinate system integrates in about the time the
-        compiler takes.
+        coordinates and lambdify below.  The right-hand side is timed
+        compiled (``rhs_us``, ``rhs_backend`` "c") wherever the case
+        compiles, and through lambdify (``rhs_lambdify_us``) beside it;
+        with ``"auto"`` or ``"c"`` every system is compiled, so that its
+        time is the equations' cost and not lambdify's call overhead of
+        several microseconds.  ``"sized"`` is the default because
+        compiling every case of the catalogue's small systems costs the
+        main job about half a minute of processor time (a cffi build of
+        about 0.3 s each) for times of well under a microsecond that the
+        lambdify time beside them does not rank differently.
     """
 
     t_final: float = 10.0
@@ -218,7 +220,7 @@ class RunOptions:
     time_budget: float = 0.15
     cache_dir: str | None = None
     use_cache: bool = True
-    backend: str = "auto"
+    backend: str = "sized"
 
     def __post_init__(self) -> None:
         for name in ("t_final", "rtol", "atol", "threshold", "timeout", "time_budget"):
@@ -678,7 +680,7 @@ def _run_case_body(case: Case, opts: RunOptions, row: Row, arrays: Arrays) -> No
         # every system: the models the case does not integrate with are
         # generated for the timing (their code generation counted too).
         compiled = model if row["backend"] == "c" else None
-        if compiled is None and opts.backend != "lambdify":
+        if compiled is None and opts.backend in ("auto", "c"):
             other = eom.numeric(backend="auto")
             compiled = other if getattr(other, "backend", "") == "c" else None
         plain = model if row["backend"] != "c" else eom.numeric(backend="lambdify")
