@@ -1,23 +1,11 @@
-"""Operation counts the way the robotics literature counts them.
+"""Operation counts the way the robotics literature counts them, applied to
+derivations.
 
-Convention (Hollerbach 1980, Kane & Levinson 1983, Featherstone 2008
-Table 10.1), per evaluation of the equations for one state:
-
-* **multiplications** include divisions; **additions** include
-  subtractions; a change of sign is free (``-x`` inside a sum is a
-  subtraction, alone it costs nothing);
-* function calls (``sin``, ``cos``, ``sqrt``, ...) are counted apart, by
-  name;
-* common subexpressions are computed once (``sympy.cse``);
-* subexpressions that depend only on parameters (masses, lengths, inertias,
-  the gravity constant, numbers) are computed once per parameter set:
-  every maximal parameter-only part of a sum or product is set apart as
-  one precomputed constant, and the cost of those constants is reported
-  separately (``param_*``), not per evaluation.
-
-``x**k`` for an integer ``k >= 2`` is ``k - 1`` multiplications, ``x**-k``
-one more (the division); ``x**(1/2)`` is a ``sqrt`` call, other powers a
-``pow`` call.
+The convention (multiplications including divisions, additions including
+subtractions, function calls apart, common subexpressions once, parameter-
+only parts once per parameter set) and the counting itself are
+:mod:`symbolic.literature_counts`; this module applies them to a
+derivation's equations and holds the published figures.
 
 Forward dynamics is the mass matrix and forcing, evaluated together as the
 compiled backend does (one cse over both), plus the solve of
