@@ -329,18 +329,15 @@ def dh_system(
             )
         )
         prev = (R_k, fixed_p)
-    return declare_tree(
+    return _declare_arm(
+        "dh",
         name,
         specs,
         params,
-        description=description,
-        options={
-            "family": "dh",
-            "table": name,
-            "symbolic_inertia": symbolic_inertia,
-        }
-        | ({"principal_axes": True} if principal_axes else {})
-        | ({"mass_centres": mass_centres} if on_axis else {}),
+        description,
+        symbolic_inertia,
+        principal_axes,
+        mass_centres,
     )
 
 
@@ -440,18 +437,15 @@ def mdh_system(
                 inertia=tuple(inertia),
             )
         )
-    return declare_tree(
+    return _declare_arm(
+        "mdh",
         name,
         specs,
         params,
-        description=description,
-        options={
-            "family": "mdh",
-            "table": name,
-            "symbolic_inertia": symbolic_inertia,
-        }
-        | ({"principal_axes": True} if principal_axes else {})
-        | ({"mass_centres": mass_centres} if on_axis else {}),
+        description,
+        symbolic_inertia,
+        principal_axes,
+        mass_centres,
     )
 
 
@@ -628,4 +622,32 @@ def spatial_chain(n: int = 6, symbolic_inertia: bool = True) -> MechanicalSystem
             "n": n,
             "symbolic_inertia": symbolic_inertia,
         },
+    )
+
+
+def _declare_arm(
+    family,
+    name,
+    specs,
+    params,
+    description,
+    symbolic_inertia,
+    principal_axes,
+    mass_centres,
+):
+    """The joint tree of a (modified-)DH arm, with the options a run and
+    the report read back: the table's family and name and the inertia
+    assumptions that differ from the default."""
+    return declare_tree(
+        name,
+        specs,
+        params,
+        description=description,
+        options={
+            "family": family,
+            "table": name,
+            "symbolic_inertia": symbolic_inertia,
+        }
+        | ({"principal_axes": True} if principal_axes else {})
+        | ({"mass_centres": mass_centres} if mass_centres == "joint_axes" else {}),
     )
