@@ -15,24 +15,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from helpers import run_args
 
-ARGS = [
-    "run",
-    "--systems",
-    "double_pendulum",
-    "--formulations",
-    "kane",
-    "--t-final",
-    "0.1",
-    "--jobs",
-    "1",
-    "--quiet",
-    "--no-report",
-    "--fresh",
-    "--backend",
-    "lambdify",
-]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def cli(tmp_path, cache, *, umask=None, key=None):
@@ -40,7 +25,17 @@ def cli(tmp_path, cache, *, umask=None, key=None):
     if key is not None:
         env["EOMCOMPARE_KEY"] = str(key)
     return subprocess.run(
-        [sys.executable, "-m", "compare", *ARGS, "--out", str(tmp_path / "run")],
+        [
+            sys.executable,
+            "-m",
+            "compare",
+            *run_args(
+                tmp_path / "run",
+                ["double_pendulum"],
+                t_final=0.1,
+                extra=("--fresh", "--backend", "lambdify"),
+            ),
+        ],
         capture_output=True,
         text=True,
         env=env,

@@ -359,22 +359,9 @@ def test_cases_finished_in_workers_when_the_signal_comes_are_kept(tmp_path):
 # Cache repairs
 # ----------------------------------------------------------------------
 def test_a_cache_repair_is_reported_and_counted(tmp_path):
-    args = [
-        "run",
-        "--systems",
-        "double_pendulum",
-        "--formulations",
-        "kane",
-        "--t-final",
-        "0.1",
-        "--jobs",
-        "1",
-        "--quiet",
-        "--no-report",
-        "--fresh",
-        "--out",
-        tmp_path / "run",
-    ]
+    args = run_args(
+        tmp_path / "run", ["double_pendulum"], t_final=0.1, extra=("--fresh",)
+    )
     cache = tmp_path / "cache"
     first = cli(tmp_path, *args, cache=cache)
     assert first.returncode == 0 and "cache:" not in first.stderr
