@@ -75,21 +75,10 @@ autodoc_typehints = "description"
 # FloatArray is spelled out as numpy's full generic type, and the sympy
 # aliases as a bare Any that says nothing.  Names only resolve in modules
 # whose annotations are strings (``from __future__ import annotations``).
+import symbolic.types  # noqa: E402  (the project is importable from here)
+
 autodoc_type_aliases = {
-    name: f"symbolic.types.{name}"
-    for name in (
-        "Expr",
-        "Symbol",
-        "Matrix",
-        "ReferenceFrame",
-        "Point",
-        "Dyadic",
-        "Vector",
-        "FloatArray",
-        "ArrayLike",
-        "State",
-        "ParameterValues",
-    )
+    name: f"symbolic.types.{name}" for name in symbolic.types.__all__
 }
 # Sphinx prints an alias nested in a generic (``tuple[Symbol, ...]``) by the
 # repr of its placeholder, "TypeAliasForwardRef('symbolic.types.Symbol')";
