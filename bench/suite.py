@@ -38,8 +38,12 @@ measured.
 
 Examples
 --------
->>> from eomcompare.bench import suite as bench
->>> bench.main(["--quick", "--out", "/tmp/bench"])  # doctest: +SKIP
+A quick run (a few minutes: it measures), from the shell or from Python::
+
+    python -m eomcompare bench --quick --out /tmp/bench
+
+    from eomcompare.bench import suite as bench
+    bench.main(["--quick", "--out", "/tmp/bench"])
 """
 
 from __future__ import annotations
@@ -93,8 +97,8 @@ def pinocchio_chain(
 
     Examples
     --------
-    >>> model = pinocchio_chain(3)  # doctest: +SKIP
-    >>> model.nq  # doctest: +SKIP
+    >>> model = pinocchio_chain(3)
+    >>> model.nq
     3
     """
     from eomcompare.references.oracles import TreeJoint, tree_model

@@ -136,7 +136,13 @@ def register_system(
     Examples
     --------
     >>> @register_system("my_pendulum", variants=({"n": 1}, {"n": 2}))
-    ... def my_pendulum(n=1): ...                    # doctest: +SKIP
+    ... def my_pendulum(n=1): ...
+    >>> system_facts("my_pendulum").variants
+    ({'n': 1}, {'n': 2})
+
+    The example leaves the catalogue as it found it:
+
+    >>> del CATALOGUE["my_pendulum"], FACTS["my_pendulum"]
     """
     if not isinstance(name, str) or not name.isidentifier():
         raise ValueError(f"system name must be an identifier, not {name!r}")

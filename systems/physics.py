@@ -51,7 +51,7 @@ def check_mass_properties(owner: str, mass: Any, inertia: Any = None) -> None:
     >>> check_mass_properties("link 'a'", 1.0, np.diag([0.1, 0.1, 0.3]))
     Traceback (most recent call last):
     ...
-    systems.errors.DeclarationError: link 'a': the principal moments of inertia \
+    eomcompare.systems.errors.DeclarationError: link 'a': the principal moments of inertia \
 [0.1, 0.1, 0.3] violate the triangle inequality (0.3 > 0.1 + 0.1): no mass \
 distribution has them
     """
