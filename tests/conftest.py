@@ -49,6 +49,7 @@ def pytest_configure(config):
     verifies."""
     from eomcompare.numeric.trust import CacheRefused, ensure_key
 
+    _collect_the_package_once(config)
     if "EOMCOMPARE_KEY" not in os.environ:
         try:
             ensure_key()
@@ -56,6 +57,42 @@ def pytest_configure(config):
             os.environ["EOMCOMPARE_KEY"] = os.path.join(
                 tempfile.mkdtemp(prefix="eomcompare-key-"), "cache.key"
             )
+
+
+#: Folders of the repository's root that are not collected: the package's
+#: subpackages, which are collected through the links in eomcompare/ under
+#: their eomcompare.* names (pyproject's testpaths), the documentation
+#: (its configuration and tutorials run when the site is built,
+#: tests/docs) and the generated reports.
+NOT_COLLECTED = (
+    "bench",
+    "compare",
+    "formulations",
+    "numeric",
+    "references",
+    "symbolic",
+    "systems",
+    "testing",
+    "docs",
+    "reports",
+)
+
+
+def _collect_the_package_once(config) -> None:
+    """Leave out the root's folders of :data:`NOT_COLLECTED`.
+
+    The top-level folders are the same files as ``eomcompare/<package>``:
+    ``pytest .`` (or ``--doctest-modules`` from the root) would import each
+    module a second time under another name (``compare.runner`` beside
+    ``eomcompare.compare.runner``), with registries of its own.  This
+    conftest is loaded before collection whenever the root or the
+    testpaths are collected, so the paths are added to ``--ignore`` here
+    (a conftest at the root would be imported as ``conftest`` in place of
+    this one, which the tests import).
+    """
+    root = Path(__file__).resolve().parent.parent
+    ignored = list(config.option.ignore or [])
+    config.option.ignore = ignored + [str(root / name) for name in NOT_COLLECTED]
 
 
 # functools.cache keys on the arguments as passed: ``f(name)`` and
@@ -134,7 +171,10 @@ def pytest_collection_modifyitems(config, items):
                 for defs in info.name2fixturedefs.values()
                 for d in defs
             ):
-                item.add_marker(pytest.mark.xdist_group(item.module.__name__))
+                group = item.nodeid.split("::")[0]
+                if isinstance(item, pytest.Function):
+                    group = item.module.__name__
+                item.add_marker(pytest.mark.xdist_group(group))
         _tell_xdist_the_group(config, item)
     # The groups reading one heavy derivation (minutes of CPU each) are
     # scheduled first: xdist hands out work in collection order, and these
@@ -156,6 +196,9 @@ def _mark_measured_slow(items) -> None:
     function does not have, is an error: a renamed test would otherwise
     return to the quick loop unseen.
     """
+    # Test functions only: the docstring examples (DoctestItem) have no
+    # module object, and no entry names one.
+    items = [item for item in items if isinstance(item, pytest.Function)]
     ids = {item.nodeid for item in items}
     modules = {item.nodeid.split("::")[0]: item.module for item in items}
     functions = {item.nodeid.split("[")[0] for item in items}
