@@ -1392,12 +1392,6 @@ def run(
     return result
 
 
-#: The default comparison's committed results: the expected seconds of
-#: cases run into a directory without an earlier run (absent where the
-#: package is installed without its reports; then sizes decide).
-PRIOR_RESULTS = Path(__file__).resolve().parent.parent / "reports" / "latest"
-
-
 def _expected_seconds(path: Path) -> dict[str, float]:
     """Case id -> seconds it took in the run saved at ``path``
     (derivation, code generation and integration; a time-out its time
@@ -1418,19 +1412,18 @@ def _expected_seconds(path: Path) -> dict[str, float]:
 
 
 def _longest_first(
-    todo: list[Case], out: Path | None, prior: Path | None = PRIOR_RESULTS
+    todo: list[Case], out: Path | None, prior: Path | None = None
 ) -> list[Case]:
     """``todo`` with the cases expected to take longest first, so that the
     last case to finish is a short one (two workers are not left waiting
     for one long case at the end).
 
     Expected seconds come from an earlier run's ``results.csv`` in ``out``
-    and, for the cases it lacks, from the one in ``prior`` (by default the
-    committed results of the default comparison, so that a first run into
-    a new directory is ordered too, and so are the cases a run stopped
-    half-way has left to do: they are the ones its own results lack); a
-    case neither holds is ranked by the size ``n`` of a scalable system,
-    then in run order.
+    and, for the cases it lacks, from the one in ``prior`` when given (the
+    directory of another run); a case neither holds is ranked by the size
+    ``n`` of a scalable system, then in run order.  Nothing else is read:
+    the package reads no results of its own at run time (an installed
+    package has none).
     """
     known = _expected_seconds(prior) if prior is not None else {}
     if out is not None:

@@ -150,17 +150,30 @@ def test_first_run_is_ordered_by_a_prior_run(tmp_path):
     ]
 
 
-def test_default_prior_is_the_committed_default_run():
-    # The default comparison's own results order a first run elsewhere:
-    # its slowest case, a peer's derivation at n = 5, starts first.
-    from eomcompare.compare.runner import PRIOR_RESULTS, expand_cases
+def test_a_first_run_reads_no_results_but_its_own(tmp_path, monkeypatch):
+    # A run into a new directory is ordered by the sizes alone: it reads
+    # the results of its own directory and of no other (the repository's
+    # reports/ included, where a checkout has them).
+    from eomcompare.compare import runner
 
-    prior = pd.read_csv(PRIOR_RESULTS / "results.csv")
-    sizes = json.loads((PRIOR_RESULTS / "metadata.json").read_text())["n"]
-    cost = prior[["derive_s", "codegen_s", "integrate_s"]].fillna(0).sum(axis=1)
-    slowest = prior["case"][cost.idxmax()]
-    order = _longest_first(expand_cases(n=sizes), None)
-    assert order[0].id == slowest
+    read = []
+    expected_seconds = runner._expected_seconds
+    monkeypatch.setattr(
+        runner,
+        "_expected_seconds",
+        lambda path: read.append(Path(path)) or expected_seconds(path),
+    )
+    cases = [
+        Case("double_pendulum", (), "kane"),
+        Case("n_link_pendulum", (("n", 2),), "kane"),
+        Case("n_link_pendulum", (("n", 5),), "kane"),
+    ]
+    assert [c.id for c in _longest_first(cases, tmp_path)] == [
+        "n_link_pendulum[n=5]/kane",
+        "n_link_pendulum[n=2]/kane",
+        "double_pendulum/kane",
+    ]
+    assert read == [tmp_path]
 
 
 def test_the_variant_is_prepared_whole_before_its_cases_fork():
