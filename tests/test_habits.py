@@ -1,9 +1,13 @@
-"""The tree keeps the project's habits: ruff's lint rules and format, and
-mypy on the typed public modules (configured in pyproject.toml).  These run
-in the test suite, so the README's test command checks them too."""
+"""The tree keeps the project's habits: ruff's lint rules and format, mypy
+on the typed public modules, the test run's own strictness (docstring
+examples, warnings as errors, strict marks and xfail; all configured in
+pyproject.toml), no generated output in git and nothing read from it, and
+no new module over 800 lines.  These run in the test suite, so the
+README's test command checks them too."""
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 import tomllib
@@ -88,3 +92,175 @@ def test_the_configuration_rejects_untyped_code(tmp_path):
     res = _run("mypy", "--config-file", str(ROOT / "pyproject.toml"), str(bad))
     assert res.returncode == 1
     assert "no-untyped-def" in res.stdout and "type-arg" in res.stdout, res.stdout
+
+
+# --- The test run's own options ---------------------------------------------
+
+
+def _pytest_options() -> dict:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"][
+        "ini_options"
+    ]
+
+
+def test_the_test_command_runs_the_docstring_examples_strictly():
+    # The README's command (no paths: pyproject's testpaths) collects the
+    # docstring examples of the package, through eomcompare/ only.
+    options = _pytest_options()
+    assert options["testpaths"] == ["tests", "eomcompare"]
+    assert {"--doctest-modules", "--strict-markers"} <= set(options["addopts"].split())
+    assert options["xfail_strict"] is True
+    assert options["filterwarnings"][0] == "error"
+
+
+def _pytest_in(tmp_path: Path, *files: str) -> subprocess.CompletedProcess:
+    """pytest with this project's options (pyproject.toml) on files of
+    ``tmp_path``, which no conftest of the project reaches."""
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-c", str(ROOT / "pyproject.toml")]
+        + ["--rootdir", str(tmp_path), "-p", "no:cacheprovider", "-n", "0", "-q"]
+        + ["-rfE", *files],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+
+
+def test_the_options_fail_a_run(tmp_path):
+    # A wrong docstring example, an expected failure that passes and a
+    # warning each fail the run; a misspelt mark stops it at collection.
+    (tmp_path / "mod.py").write_text(
+        'def double(x):\n    """\n    >>> double(2)\n    5\n    """\n    return 2 * x\n'
+    )
+    (tmp_path / "test_x.py").write_text(
+        "import warnings\n\nimport pytest\n\n\n"
+        '@pytest.mark.xfail(reason="expected to fail")\n'
+        "def test_passes():\n    pass\n\n\n"
+        "def test_warns():\n"
+        '    warnings.warn("unexpected", UserWarning)\n\n\n'
+        "def test_fine():\n    pass\n"
+    )
+    res = _pytest_in(tmp_path, "mod.py", "test_x.py")
+    out = res.stdout
+    assert res.returncode == 1, out + res.stderr
+    assert "FAILED mod.py::mod.double" in out
+    assert "FAILED test_x.py::test_passes" in out and "XPASS(strict)" in out
+    assert "FAILED test_x.py::test_warns - UserWarning: unexpected" in out
+    assert "3 failed, 1 passed" in out
+    (tmp_path / "test_mark.py").write_text(
+        "import pytest\n\n\n@pytest.mark.slwo\ndef test_marked():\n    pass\n"
+    )
+    res = _pytest_in(tmp_path, "test_mark.py")
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert "'slwo' not found in `markers` configuration option" in res.stdout
+
+
+# --- Generated output and the package --------------------------------------
+
+
+def _reads_reports(path: Path) -> list[str]:
+    """Statements of ``path`` that name a ``reports`` folder relative to the
+    module's own file: the package reading the repository's generated
+    output at run time."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if not isinstance(node, ast.stmt) or isinstance(
+            node, ast.FunctionDef | ast.ClassDef | ast.Module
+        ):
+            continue
+        names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+        strings = [
+            n.value
+            for n in ast.walk(node)
+            if isinstance(n, ast.Constant) and isinstance(n.value, str)
+        ]
+        if "__file__" in names and any("reports" in s for s in strings):
+            found.append(f"{path.name}:{node.lineno}")
+    return found
+
+
+def test_the_package_reads_no_reports_of_its_own(tmp_path):
+    # reports/ is generated output (partly out of git) and an installed
+    # package has none: no module locates it from its own file.  A run's
+    # directories are named by the user (--out, --baseline).
+    modules = [
+        p
+        for pkg in (ROOT / "eomcompare").iterdir()
+        if pkg.is_dir()
+        for p in pkg.rglob("*.py")
+    ]
+    assert len(modules) > 80
+    assert not [hit for p in modules for hit in _reads_reports(p)]
+    bad = tmp_path / "bad.py"
+    bad.write_text(
+        "from pathlib import Path\n\n"
+        'PRIOR = Path(__file__).resolve().parent.parent / "reports" / "latest"\n'
+    )
+    assert _reads_reports(bad) == ["bad.py:3"]
+
+
+def test_generated_reports_are_not_in_git():
+    # The main job writes the report, its figures and trajectories; the
+    # small data tables stay (the baseline, the benchmark's CSV and
+    # Markdown).
+    tracked = subprocess.run(
+        ["git", "ls-files", "reports"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    assert "reports/baseline/results.csv" in tracked
+    assert "reports/bench/report.md" in tracked
+    generated = [
+        p
+        for p in tracked
+        if p.startswith("reports/latest/") or p.endswith((".html", ".png", ".npz"))
+    ]
+    assert not generated, generated
+
+
+# --- Module length ----------------------------------------------------------
+
+#: Modules over :data:`MAX_LINES` lines today, each to be split; the list can
+#: only shrink: a module split below the limit must leave it, and no other
+#: module may pass it.
+LONG_MODULES = {
+    "compare/runner.py",
+    "numeric/compiled.py",
+    "testing/strategies.py",
+    "compare/report.py",
+    "formulations/base.py",
+    "bench/suite.py",
+    "systems/base.py",
+    "compare/equations.py",
+    "bench/robots.py",
+    "compare/findings.py",
+    "formulations/modified_lagrange.py",
+    "tests/compare/test_report.py",
+}
+MAX_LINES = 800
+
+
+def _long_modules(paths: list[str]) -> set[str]:
+    return {p for p in paths if len((ROOT / p).read_text().splitlines()) > MAX_LINES}
+
+
+def test_no_new_module_is_over_800_lines():
+    listed = subprocess.run(
+        ["git", "ls-files", "*.py"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    # The links in eomcompare/ lead to the same files.
+    paths = [p for p in listed if not p.startswith("eomcompare/")]
+    long = _long_modules(paths)
+    assert not long - LONG_MODULES, (
+        f"over {MAX_LINES} lines: {sorted(long - LONG_MODULES)}"
+    )
+    shorter = LONG_MODULES - long
+    assert not shorter, (
+        f"no longer over {MAX_LINES} lines, remove from LONG_MODULES: {sorted(shorter)}"
+    )
