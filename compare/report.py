@@ -49,7 +49,13 @@ __all__ = ["write_report", "summary_columns", "ReportOutputError"]
 
 #: Names of the figures a report draws in ``figures/``; a report removes
 #: those of an earlier report it did not draw again, and no other file.
-_FIGURE_NAMES = ("cost.png", "trajectories_*.png", "deviation_*.png", "scaling_*.png")
+_FIGURE_NAMES = (
+    "cost.png",
+    "trajectories_*.png",
+    "deviation_*.png",
+    "scaling_*.png",
+    "precision_*.png",
+)
 
 #: Systems whose builder takes ``n`` (scaling figures).
 #: Deviations are drawn no lower than this on log axes (exact zeros).
@@ -1090,6 +1096,13 @@ def _build_report(
         rep.later(scaling_part, cost=1.0 + len(scal))
 
     # --- optional sections --------------------------------------------
+    rep.h(2, "Work-precision: solve cost at equal accuracy")
+    try:
+        from .precision_figures import report_section
+    except ImportError as exc:
+        rep.p(f"Section not available: compare.precision_figures ({exc}).")
+    else:
+        report_section(rep, out, figures=plt is not None)
     rep.h(2, "Benchmarks: published against computed")
     if benchmarks:
         table, note = _benchmark_table(formulations)

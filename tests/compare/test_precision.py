@@ -1,0 +1,269 @@
+"""The work-precision sweep (compare/precision.py, precision_figures.py,
+precision_cli.py): its error measure against the IFToMM pendulum's closed
+form, the CSV schema and resume, what A02's singular position does to a
+curve, costs read off at equal accuracy, the command line's usage errors,
+and the report section."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.special import ellipj, ellipk
+
+from compare.cli import main
+from compare.precision import (
+    COLUMNS,
+    INTEGRATORS,
+    Curve,
+    PrecisionSettings,
+    max_abs_error,
+    reference_solution,
+    run_curve,
+    sweep,
+)
+from compare.precision_figures import (
+    OPENSIM_CPU_S,
+    cost_at_error,
+    iftomm_table,
+    write_iftomm_table,
+)
+
+G, L = 9.81, 1.0
+TOLS = (1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9)
+
+
+def _pendulum_closed_form(t):
+    """IFToMM A01 released from the horizontal: with phi the angle from
+    the downward vertical, sin(phi/2) = k sn(K - w t | m), k = sin(pi/4),
+    m = k^2 = 1/2, w = sqrt(g/L) (Jacobi's elliptic sine); P1 = L (sin
+    phi, -cos phi)."""
+    m = 0.5
+    sn, _, _, _ = ellipj(ellipk(m) - np.sqrt(G / L) * np.asarray(t), m)
+    phi = 2 * np.arcsin(np.sqrt(m) * sn)
+    return np.column_stack([L * np.sin(phi), -L * np.cos(phi)])
+
+
+def test_the_pendulum_reference_and_error_measure_match_the_closed_form(tmp_path):
+    """The reference at 1e-12 is the closed form to 1e-9; the error a
+    curve reports at tolerance 1e-6 is the largest distance of P1 from the
+    closed form over the output steps, measured independently here."""
+    settings = PrecisionSettings(tolerances=TOLS, t_final=5.0, output_steps=100)
+    ref = reference_solution("iftomm_pendulum", (), settings)
+    assert ref["status"] == "ok" and ref["names"] == ["x_P1", "y_P1"]
+    exact = _pendulum_closed_form(ref["t"])
+    assert len(ref["t"]) == 101
+    assert max_abs_error(ref["values"], exact) < 1e-9
+    rows = run_curve(
+        Curve("iftomm_pendulum", (), "lagrange", "RK45", "projection"), settings, ref
+    )
+    assert [r["tolerance"] for r in rows] == sorted(TOLS, reverse=True)
+    row = next(r for r in rows if r["tolerance"] == 1e-6)
+    from conftest import cached_eom
+
+    res = INTEGRATORS["RK45"](
+        cached_eom("lagrange", "iftomm_pendulum").numeric(),
+        5.0,
+        rtol=1e-6,
+        atol=1e-6,
+        t_eval=ref["t"],
+    )
+    theta = res.q[:, 0]
+    by_hand = np.max(np.abs(np.column_stack([np.cos(theta), np.sin(theta)]) - exact))
+    assert row["status"] == "ok" and by_hand > 1e-8
+    assert row["error"] == pytest.approx(by_hand, abs=1e-9)
+    # Energy is conserved by the motion: the drift is the solve's, in J.
+    assert 0 < row["energy_drift"] < 1e-3
+
+
+def test_max_abs_error_is_nan_for_a_solution_that_missed_output_steps():
+    assert max_abs_error(np.zeros((3, 2)), np.ones((3, 2))) == 1.0
+    assert np.isnan(max_abs_error(np.zeros((2, 2)), np.ones((3, 2))))
+
+
+def test_the_sweep_writes_the_csv_schema_and_resumes(tmp_path):
+    settings = PrecisionSettings(tolerances=TOLS, t_final=1.0, output_steps=20)
+    kwargs = dict(
+        integrators=["DOP853", "Radau"],
+        out=tmp_path,
+        jobs=1,
+        progress=False,
+        settings=settings,
+    )
+    frame = sweep(["double_pendulum"], ["kane", "lagrange"], **kwargs)
+    header = (tmp_path / "precision.csv").read_text().splitlines()[0].split(",")
+    assert header[:9] == [
+        "system",
+        "formulation",
+        "integrator",
+        "treatment",
+        "tolerance",
+        "error",
+        "cpu_s",
+        "nfev",
+        "status",
+    ]
+    assert header == list(COLUMNS)
+    assert len(frame) == 2 * 2 * 6
+    assert set(frame["status"]) == {"ok"}
+    assert set(frame["treatment"]) == {"projection"}
+    assert (frame["cpu_s"] > 0).all() and (frame["nfev"] > 0).all()
+    # Tighter tolerances cost more evaluations on every curve.
+    for _, g in frame.groupby(["formulation", "integrator"]):
+        assert g.sort_values("tolerance")["nfev"].is_monotonic_decreasing
+    lines = (tmp_path / "precision.jsonl").read_text().splitlines()
+    again = sweep(["double_pendulum"], ["kane", "lagrange"], **kwargs)
+    assert (tmp_path / "precision.jsonl").read_text().splitlines() == lines
+    pd.testing.assert_frame_equal(again, frame)
+
+
+def test_baumgarte_is_refused_where_it_does_not_apply(tmp_path):
+    settings = PrecisionSettings(tolerances=TOLS, t_final=0.5, output_steps=10)
+    frame = sweep(
+        ["four_bar"],
+        ["kane", "lagrange"],
+        treatments=["baumgarte", "none"],
+        variants={"four_bar": [{"coordinates": "redundant"}]},
+        out=tmp_path,
+        jobs=1,
+        progress=False,
+        settings=settings,
+    )
+    kane = frame[(frame["formulation"] == "kane") & (frame["treatment"] == "baumgarte")]
+    assert set(kane["status"]) == {"refused"}
+    assert kane["message"].str.contains("lagrange's equations only").all()
+    assert kane["error"].isna().all()
+    lag = frame[(frame["formulation"] == "lagrange") & (frame["treatment"] == "baumgarte")]
+    assert set(lag["status"]) == {"ok"}
+    assert set(frame[frame["treatment"] == "none"]["status"]) == {"ok"}
+
+
+@pytest.mark.slow
+def test_a02_curves_stop_at_the_singular_position_or_pass_it(tmp_path):
+    """kane integrates the dependent coordinates: the curve stops at its
+    first tolerance with the singular position and its time named, and
+    reports no error; modified_lagrange passes on the parallelogram
+    branch and reaches the high accuracy level."""
+    settings = PrecisionSettings(tolerances=TOLS, t_final=4.0, output_steps=80)
+    ref = reference_solution("n_four_bar", (("n", 2),), settings)
+    assert ref["status"] == "ok", ref["message"]
+    # modified_lagrange agrees with the parallelogram branch's closed form.
+    assert ref["formulations"] == ["modified_lagrange", "parallelogram branch"]
+    assert ref["agreement"] < 1e-8
+    # kane integrates the dependent coordinates: each solve either stops
+    # at the singular position, naming it and the time, and the curve's
+    # tighter tolerances are not run; or its steps carry it over the
+    # position and it must then still be on the branch (the error measure
+    # would show a change of branch: metres).
+    kane = run_curve(
+        Curve("n_four_bar", (("n", 2),), "kane", "DOP853", "projection"), settings, ref
+    )
+    for i, row in enumerate(kane):
+        if row["status"] == "singular":
+            assert "singular position at t=" in row["message"]
+            assert np.isnan(row["error"])
+            assert {r["status"] for r in kane[i + 1 :]} <= {"skipped"}
+            break
+        assert row["status"] == "ok" and row["error"] < 1e-2
+    mod = run_curve(
+        Curve("n_four_bar", (("n", 2),), "modified_lagrange", "DOP853", "projection"),
+        settings,
+        ref,
+    )
+    assert {r["status"] for r in mod} == {"ok"}
+    assert min(r["error"] for r in mod) < 1e-3
+
+
+def _synthetic():
+    """Two curves on A01 by hand: one reaches 1e-3 at its second tolerance,
+    the other never does."""
+    rows = []
+    for tol, err, cpu in ((1e-4, 5e-3, 0.1), (1e-6, 5e-4, 0.3), (1e-8, 1e-6, 0.9)):
+        rows.append(("iftomm_pendulum", "kane", "DOP853", "projection", tol, err, cpu, 10, "ok", ""))
+    rows.append(("iftomm_pendulum", "lagrange", "RK45", "projection", 1e-4, 2e-2, 0.05, 10, "ok", ""))
+    rows.append(("iftomm_pendulum", "lagrange", "RK45", "projection", 1e-6, np.nan, np.nan, None, "capped", "stopped after 60 s"))
+    cols = ["system", "formulation", "integrator", "treatment", "tolerance", "error", "cpu_s", "nfev", "status", "message"]
+    return pd.DataFrame(rows, columns=cols)
+
+
+def test_costs_are_read_at_an_error_reached_never_at_a_tolerance(tmp_path):
+    costs = cost_at_error(_synthetic(), 1e-3).set_index("formulation")
+    assert costs.loc["kane", "cpu_s"] == 0.3 and costs.loc["kane", "error"] == 5e-4
+    assert np.isnan(costs.loc["lagrange", "cpu_s"])
+    assert costs.loc["lagrange", "best_error"] == 2e-2
+    assert costs.loc["lagrange", "status"].startswith("capped")
+    table = iftomm_table(_synthetic()).set_index("formulation")
+    assert table.loc["kane", "opensim_over_best"] == pytest.approx(OPENSIM_CPU_S["A01"] / 0.3)
+    assert "capped" in table.loc["lagrange", "outcome"]
+    paths = write_iftomm_table(_synthetic(), tmp_path, command="python -m compare precision x")
+    assert "python -m compare precision x" in paths["markdown"].read_text()
+    assert list(pd.read_csv(paths["csv"])["problem"]) == ["A01", "A01"]
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--systems", "no_such_system"], "unknown systems"),
+        (["--integrators", "Euler"], "unknown integrators ['Euler']"),
+        (["--treatments", "penalty"], "unknown treatments ['penalty']"),
+        (["--tolerances", "1e-3", "1e-4"], "at least six"),
+        (["--tolerances", "1e-3", "1e-4", "1e-5", "1e-6", "1e-7", "2"], "(0, 1)"),
+        (["--jobs", "0"], "--jobs must be a positive integer"),
+        (["--solve-cap", "-1"], "solve_cap must be a positive number"),
+        (["--t-final", "nan"], "t_final must be a positive number"),
+        (["--formulations", "newton"], "unknown formulations"),
+    ],
+)
+def test_the_command_refuses_bad_input_before_running(tmp_path, capsys, args, message):
+    status = main(["precision", "--out", str(tmp_path), "--quiet", *args])
+    assert status == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "precision.csv").exists()
+
+
+def test_the_command_refuses_an_out_that_is_a_file(tmp_path, capsys):
+    target = tmp_path / "file"
+    target.write_text("")
+    assert main(["precision", "--out", str(target), "--quiet"]) == 2
+    assert "is a file" in capsys.readouterr().err
+
+
+def test_the_report_draws_the_work_precision_section(tmp_path):
+    from compare.precision_figures import report_section
+    from compare.report import _compute_parts, _Figure, _Report, _Table
+
+    _synthetic().to_csv(tmp_path / "precision.csv", index=False)
+    frame = _synthetic()
+    for c in COLUMNS:
+        if c not in frame:
+            frame[c] = np.nan
+    frame[list(COLUMNS)].to_csv(tmp_path / "precision.csv", index=False)
+    rep = _Report(tmp_path)
+    report_section(rep, tmp_path)
+    _compute_parts(rep, jobs=1)
+    (figure,) = [b for b in rep.blocks if isinstance(b, _Figure)]
+    assert figure.path.name == "precision_iftomm_pendulum.png" and figure.path.exists()
+    (table,) = [b for b in rep.blocks if isinstance(b, _Table)]
+    row = table.frame.iloc[0]
+    assert row["cheapest"].startswith("kane") and row["cpu_s"] == 0.3
+    assert np.isnan(row["lagrange x"])
+
+
+def test_a_report_without_a_sweep_says_so(tmp_path):
+    from compare.precision_figures import report_section
+    from compare.report import _Para, _Report
+
+    rep = _Report(tmp_path)
+    report_section(rep, tmp_path)
+    assert "not available" in rep.blocks[0].text
+    assert isinstance(rep.blocks[0], _Para)
+
+
+def test_the_jsonl_keeps_whole_lines_and_the_settings_digest(tmp_path):
+    settings = PrecisionSettings(tolerances=TOLS, t_final=0.5, output_steps=10)
+    sweep(["double_pendulum"], ["kane"], out=tmp_path, jobs=1, progress=False, settings=settings)
+    rows = [json.loads(x) for x in (tmp_path / "precision.jsonl").read_text().splitlines()]
+    assert {r["settings_digest"] for r in rows} == {settings.digest()}
+    assert {r["curve"] for r in rows} == {"double_pendulum/kane/DOP853/projection"}
