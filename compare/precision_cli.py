@@ -156,6 +156,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="also write the IFToMM table (iftomm.csv, iftomm.md) into DIR",
     )
+    p.add_argument(
+        "--no-run",
+        action="store_true",
+        help="run nothing: write the --table from the precision.csv already "
+        "in --out (a sweep stopped half-way, or run on a cluster)",
+    )
     p.add_argument("--fresh", action="store_true", help="do not resume earlier curves")
     p.add_argument("--no-cache", action="store_true", help="derive again")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -212,6 +218,18 @@ def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
     started = time.perf_counter()
+    if args.no_run:
+        from .precision import read_precision
+
+        if args.table is None:
+            print("error: --no-run writes the --table only; give --table DIR", file=sys.stderr)
+            return 2
+        try:
+            frame = read_precision(args.out / "precision.csv")
+        except (OSError, ValueError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        return _table(frame, args, argv)
     try:
         settings = _check(args)
         executor = _executor(args)
@@ -251,9 +269,14 @@ def main(argv=None) -> int:
         f"in {args.out / 'precision.csv'}, {time.perf_counter() - started:.1f} s"
     )
     if args.table is not None:
-        from .precision_figures import write_iftomm_table
+        return _table(frame, args, argv)
+    return 0
 
-        command = "python -m compare precision " + " ".join(shlex.quote(a) for a in argv)
-        paths = write_iftomm_table(frame, args.table, command=command)
-        print(f"IFToMM table: {paths['csv']} and {paths['markdown']}")
+
+def _table(frame, args, argv) -> int:
+    from .precision_figures import write_iftomm_table
+
+    command = "python -m compare precision " + " ".join(shlex.quote(a) for a in argv)
+    paths = write_iftomm_table(frame, args.table, command=command)
+    print(f"IFToMM table: {paths['csv']} and {paths['markdown']}")
     return 0

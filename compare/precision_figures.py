@@ -196,9 +196,22 @@ def write_iftomm_table(frame: pd.DataFrame, out, *, command: str = "", level=1e-
         shown = table.copy()
         for c in ("cpu_s", "tolerance", "error", "opensim_cpu_s", "opensim_over_best"):
             shown[c] = shown[c].map(lambda v: "—" if not np.isfinite(v) else f"{v:.3g}")
-        lines.append(shown.to_markdown(index=False))
+        lines.append(_markdown(shown))
     _atomic_write(md, ("\n".join(lines) + "\n").encode())
     return {"csv": csv, "markdown": md}
+
+
+def _markdown(frame: pd.DataFrame) -> str:
+    """A pipe table (pandas' to_markdown needs tabulate)."""
+
+    def cell(v):
+        text = "" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v)
+        return text.replace("|", "\\|").replace("\n", " ")
+
+    head = "| " + " | ".join(map(str, frame.columns)) + " |"
+    rule = "|" + "|".join("---" for _ in frame.columns) + "|"
+    body = ["| " + " | ".join(cell(v) for v in row) + " |" for row in frame.itertuples(index=False)]
+    return "\n".join([head, rule, *body])
 
 
 def work_precision_figure(plt, frame: pd.DataFrame, system: str, path, levels=()):

@@ -267,3 +267,39 @@ def test_the_jsonl_keeps_whole_lines_and_the_settings_digest(tmp_path):
     rows = [json.loads(x) for x in (tmp_path / "precision.jsonl").read_text().splitlines()]
     assert {r["settings_digest"] for r in rows} == {settings.digest()}
     assert {r["curve"] for r in rows} == {"double_pendulum/kane/DOP853/projection"}
+
+
+def test_no_run_needs_a_table_and_a_precision_csv(tmp_path, capsys):
+    assert main(["precision", "--out", str(tmp_path), "--no-run"]) == 2
+    assert "--table" in capsys.readouterr().err
+    args = ["precision", "--out", str(tmp_path), "--no-run", "--table", str(tmp_path)]
+    assert main(args) == 2
+    assert "precision.csv" in capsys.readouterr().err
+    frame = _synthetic()
+    for c in COLUMNS:
+        if c not in frame:
+            frame[c] = np.nan
+    frame[list(COLUMNS)].to_csv(tmp_path / "precision.csv", index=False)
+    assert main(args) == 0
+    assert (tmp_path / "iftomm.md").exists()
+
+
+@pytest.mark.slow
+def test_the_andrews_reference_ends_at_the_test_sets_published_angles():
+    """A03's reference (kane and lagrange by Radau at 1e-12) reaches the
+    IVP test set's reference angles at t = 0.03 (Hairer and Wanner), its
+    point F = rr (cos beta, sin beta) included."""
+    from references.published import ANDREWS_REFERENCE
+
+    settings = PrecisionSettings(tolerances=TOLS, output_steps=6)
+    ref = reference_solution("andrews_squeezer", (), settings)
+    assert ref["status"] == "ok" and ref["names"] == ["x_F", "y_F"]
+    assert ref["t"][-1] == pytest.approx(0.03)
+    assert ref["agreement"] < 1e-12
+    from references.published import ANDREWS_ANGLES
+
+    assert ANDREWS_ANGLES[0] == "beta"
+    beta = ANDREWS_REFERENCE[0]
+    np.testing.assert_allclose(
+        ref["values"][-1], [0.007 * np.cos(beta), 0.007 * np.sin(beta)], atol=1e-10
+    )
