@@ -137,6 +137,10 @@ REFERENCE_TOL = 1e-12
 #: (:func:`_n_four_bar_branch`), integrated at the same tolerance.
 REFERENCE_PAIRS: dict[str, tuple[str, str]] = {
     "n_four_bar": ("modified_lagrange", "parallelogram branch"),
+    # kane's and lagrange's equations of one pendulum are the same
+    # arithmetic (their agreement is exactly zero and says nothing): the
+    # second solution is the closed form.
+    "iftomm_pendulum": ("kane", "elliptic closed form"),
 }
 DEFAULT_REFERENCE_PAIR = ("kane", "lagrange")
 #: Reference integrator: DOP853, but the stiff problems need an implicit one.
@@ -209,10 +213,14 @@ class PrecisionSettings:
                 f"output_steps must be a positive integer, not {self.output_steps!r}"
             )
         if not (math.isfinite(self.solve_cap) and self.solve_cap > 0):
-            raise ValueError(f"solve_cap must be a positive number, not {self.solve_cap}")
+            raise ValueError(
+                f"solve_cap must be a positive number, not {self.solve_cap}"
+            )
         choices = ("sized", "lambdify", "c", "auto")
         if self.backend not in choices:
-            raise ValueError(f"backend must be one of {list(choices)}, not {self.backend!r}")
+            raise ValueError(
+                f"backend must be one of {list(choices)}, not {self.backend!r}"
+            )
 
     def digest(self) -> str:
         from .cache import code_digest
@@ -223,11 +231,11 @@ class PrecisionSettings:
         fields.pop("time_budget")
         fields.pop("cache_dir")
         fields.pop("use_cache")
-        fields["code"] = code_digest(
-            ("symbolic", "numeric", "systems", "formulations")
-        )
+        fields["code"] = code_digest(("symbolic", "numeric", "systems", "formulations"))
         fields["reference_tol"] = REFERENCE_TOL
-        return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:12]
+        return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[
+            :12
+        ]
 
 
 @dataclass(frozen=True)
@@ -245,7 +253,11 @@ class Curve:
     def label(self) -> str:
         from .variants import variant_label
 
-        return f"{self.system}[{variant_label(self.options)}]" if self.options else self.system
+        return (
+            f"{self.system}[{variant_label(self.options)}]"
+            if self.options
+            else self.system
+        )
 
     @property
     def id(self) -> str:
@@ -313,7 +325,7 @@ def _catalogue():
     return CATALOGUE
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _build(system: str, options: tuple) -> Any:
     from .user_systems import build_system
 
@@ -438,7 +450,9 @@ def _capped(model, cap: float):
 # ----------------------------------------------------------------------
 # Reference solutions
 # ----------------------------------------------------------------------
-def reference_solution(system: str, options: tuple, settings: PrecisionSettings) -> dict:
+def reference_solution(
+    system: str, options: tuple, settings: PrecisionSettings
+) -> dict:
     """The variant's reference: its measured quantities on the output
     steps, integrated at :data:`REFERENCE_TOL` by two formulations
     (:data:`REFERENCE_PAIRS`), the first's values kept and their largest
@@ -533,9 +547,27 @@ def _n_four_bar_branch(options: dict, t: np.ndarray) -> np.ndarray:
     return np.column_stack([length * np.cos(phi), length * np.sin(phi)])
 
 
+def _pendulum_elliptic(options: dict, t: np.ndarray) -> np.ndarray:
+    """P1 of the IFToMM pendulum released from the horizontal at rest, in
+    closed form: with phi the angle from the downward vertical,
+    ``sin(phi/2) = k sn(K(m) - w t | m)``, ``k = sin(pi/4)``, ``m = k^2 =
+    1/2``, ``w = sqrt(g/L)`` (Jacobi's elliptic sine); P1 = L (sin phi,
+    -cos phi)."""
+    from scipy.special import ellipj, ellipk
+
+    from systems.iftomm import A01_PARAMETERS
+
+    g, length = A01_PARAMETERS["g"], A01_PARAMETERS["L"]
+    m = 0.5
+    sn, _, _, _ = ellipj(ellipk(m) - np.sqrt(g / length) * np.asarray(t), m)
+    phi = 2 * np.arcsin(np.sqrt(m) * sn)
+    return np.column_stack([length * np.sin(phi), -length * np.cos(phi)])
+
+
 #: Closed forms standing as a reference's second solution.
 CLOSED_FORMS: dict[str, Callable[[dict, np.ndarray], np.ndarray]] = {
     "parallelogram branch": _n_four_bar_branch,
+    "elliptic closed form": _pendulum_elliptic,
 }
 
 
@@ -587,7 +619,9 @@ def run_curve(curve: Curve, settings: PrecisionSettings, reference: dict) -> lis
 
     if reference.get("values") is None:
         return rows_with(
-            "no_reference", reference.get("message", "no reference"), settings.tolerances
+            "no_reference",
+            reference.get("message", "no reference"),
+            settings.tolerances,
         )
     if curve.integrator not in INTEGRATORS:
         raise ValueError(
@@ -717,7 +751,9 @@ def expand_curves(
     from .runner import _is_peer, expand_cases
 
     if not formulations:
-        formulations = [f for f in formulation_names(default_only=True) if not _is_peer(f)]
+        formulations = [
+            f for f in formulation_names(default_only=True) if not _is_peer(f)
+        ]
     integrators = list(dict.fromkeys(integrators or ["DOP853"]))
     bad = [i for i in integrators if i not in INTEGRATORS]
     if bad:
@@ -799,7 +835,8 @@ def _append_rows(path: Path, rows: list[dict]) -> None:
             os.close(fd)
     except OSError as exc:
         raise RunOutputError(
-            exc.errno, f"cannot save precision rows in {path.parent}: {exc.strerror or exc}"
+            exc.errno,
+            f"cannot save precision rows in {path.parent}: {exc.strerror or exc}",
         ) from exc
 
 
@@ -851,7 +888,9 @@ def sweep(
 
     settings = settings or PrecisionSettings()
     curves = expand_curves(systems, formulations, integrators, treatments, n, variants)
-    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
+    if jobs is not None and (
+        isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1
+    ):
         raise ValueError(f"jobs must be a positive integer, not {jobs!r}")
     out = check_output_dir(out)
     digest = settings.digest()
@@ -883,7 +922,9 @@ def sweep(
         from tqdm.auto import tqdm
 
         bar = tqdm(
-            total=len(todo) + len(variants_needed) - len(refs), desc="precision", unit="task"
+            total=len(todo) + len(variants_needed) - len(refs),
+            desc="precision",
+            unit="task",
         )
     jobs = jobs if jobs is not None else (os.cpu_count() or 1)
     pool = None

@@ -132,8 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         default=60.0,
         metavar="SECONDS",
-        help="processor seconds one solve may take; the curve stops there "
-        "(default 60)",
+        help="processor seconds one solve may take; the curve stops there (default 60)",
     )
     p.add_argument("--jobs", type=int, default=None, help="worker processes")
     p.add_argument(
@@ -192,7 +191,9 @@ def _check(args) -> PrecisionSettings:
     except ValueError as exc:
         raise UsageError(f"{exc}") from None
     try:
-        expand_curves(args.systems, args.formulations, args.integrators, args.treatments, args.n)
+        expand_curves(
+            args.systems, args.formulations, args.integrators, args.treatments, args.n
+        )
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     from .runner import check_output_dir
@@ -204,11 +205,23 @@ def _check(args) -> PrecisionSettings:
 
 
 def _executor(args):
+    """A dask executor on ``--scheduler``, or None (a usage error when the
+    scheduler cannot be reached within ``--connect-timeout``)."""
     if not args.scheduler:
         return None
-    from .cli import _executor as harness_executor
-
-    return harness_executor(args)
+    try:
+        from dask.distributed import Client
+    except ImportError:
+        raise UsageError(
+            "--scheduler needs dask.distributed: pip install 'eomcompare[cluster]'"
+        ) from None
+    try:
+        client = Client(args.scheduler, timeout=args.connect_timeout)
+    except Exception as exc:
+        raise UsageError(
+            f"cannot reach the dask scheduler at {args.scheduler}: {exc}"
+        ) from None
+    return client.get_executor()
 
 
 def main(argv=None) -> int:
@@ -222,7 +235,10 @@ def main(argv=None) -> int:
         from .precision import read_precision
 
         if args.table is None:
-            print("error: --no-run writes the --table only; give --table DIR", file=sys.stderr)
+            print(
+                "error: --no-run writes the --table only; give --table DIR",
+                file=sys.stderr,
+            )
             return 2
         try:
             frame = read_precision(args.out / "precision.csv")
@@ -255,7 +271,10 @@ def main(argv=None) -> int:
         )
         return 128 + exc.signum
     except ExecutorLost as exc:
-        print(f"error: lost the dask scheduler at {args.scheduler}: {exc}", file=sys.stderr)
+        print(
+            f"error: lost the dask scheduler at {args.scheduler}: {exc}",
+            file=sys.stderr,
+        )
         return 3
     except RunOutputError as exc:
         print(f"error: {exc.strerror}; finished curves are kept", file=sys.stderr)

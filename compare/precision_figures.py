@@ -105,11 +105,15 @@ def cost_table(frame: pd.DataFrame, level: float = REPORT_ERROR_LEVEL) -> pd.Dat
         rec = {"system": system}
         if len(reached):
             best = reached.loc[reached["cpu_s"].idxmin()]
-            rec["cheapest"] = f"{best['formulation']} ({best['integrator']}, {best['treatment']})"
+            rec["cheapest"] = (
+                f"{best['formulation']} ({best['integrator']}, {best['treatment']})"
+            )
             rec["cpu_s"] = best["cpu_s"]
             for f, fg in group.groupby("formulation"):
                 fr = fg[fg["status"] == "reached"]
-                rec[f"{f} x"] = fr["cpu_s"].min() / best["cpu_s"] if len(fr) else float("nan")
+                rec[f"{f} x"] = (
+                    fr["cpu_s"].min() / best["cpu_s"] if len(fr) else float("nan")
+                )
         else:
             rec["cheapest"] = "none reached it"
             rec["cpu_s"] = float("nan")
@@ -124,7 +128,9 @@ def iftomm_table(frame: pd.DataFrame, level: float = 1e-3) -> pd.DataFrame:
     costs = cost_at_error(frame, level)
     costs = costs[costs["system"].map(_base_system).isin(PROBLEMS)]
     rows = []
-    for (system, formulation), group in costs.groupby(["system", "formulation"], sort=True):
+    for (system, formulation), group in costs.groupby(
+        ["system", "formulation"], sort=True
+    ):
         reached = group[group["status"] == "reached"]
         problem = PROBLEMS[_base_system(system)]
         rec = {"problem": problem, "system": system, "formulation": formulation}
@@ -147,7 +153,11 @@ def iftomm_table(frame: pd.DataFrame, level: float = 1e-3) -> pd.DataFrame:
                 "error": float("nan"),
                 "outcome": "; ".join(
                     f"{r.integrator}/{r.treatment}: {r.status}"
-                    + (f" (best error {r.best_error:.3g})" if math.isfinite(r.best_error) else "")
+                    + (
+                        f" (best error {r.best_error:.3g})"
+                        if math.isfinite(r.best_error)
+                        else ""
+                    )
                     for r in group.itertuples()
                 ),
             }
@@ -164,7 +174,9 @@ def iftomm_table(frame: pd.DataFrame, level: float = 1e-3) -> pd.DataFrame:
     return table
 
 
-def write_iftomm_table(frame: pd.DataFrame, out, *, command: str = "", level=1e-3) -> dict:
+def write_iftomm_table(
+    frame: pd.DataFrame, out, *, command: str = "", level=1e-3
+) -> dict:
     """``iftomm.csv`` and ``iftomm.md`` in ``out`` (each written whole)."""
     from .runner import _atomic_write
 
@@ -210,7 +222,10 @@ def _markdown(frame: pd.DataFrame) -> str:
 
     head = "| " + " | ".join(map(str, frame.columns)) + " |"
     rule = "|" + "|".join("---" for _ in frame.columns) + "|"
-    body = ["| " + " | ".join(cell(v) for v in row) + " |" for row in frame.itertuples(index=False)]
+    body = [
+        "| " + " | ".join(cell(v) for v in row) + " |"
+        for row in frame.itertuples(index=False)
+    ]
     return "\n".join([head, rule, *body])
 
 
@@ -249,7 +264,7 @@ def work_precision_figure(plt, frame: pd.DataFrame, system: str, path, levels=()
     return path
 
 
-def report_section(rep, out: Path, *, figures: bool = True, level=REPORT_ERROR_LEVEL):
+def report_section(rep, out: Path, *, plt=None, level=REPORT_ERROR_LEVEL):
     """The report's work-precision section from ``out/precision.csv``
     (written by ``python -m compare precision --out`` into the run's
     directory, or by the default run's quick sweep)."""
@@ -284,11 +299,8 @@ def report_section(rep, out: Path, *, figures: bool = True, level=REPORT_ERROR_L
         caption=f"Solve cost at error {level:g}: cheapest curve and each "
         f"formulation's time as a multiple of it",
     )
-    if not figures:
+    if plt is None:  # figures not drawn (not asked for, or no matplotlib)
         return
-    from .report import _pyplot
-
-    plt = _pyplot()
     fig_dir = Path(out) / "figures"
     fig_dir.mkdir(parents=True, exist_ok=True)
     for system in sorted(frame["system"].unique()):

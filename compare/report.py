@@ -1102,7 +1102,7 @@ def _build_report(
     except ImportError as exc:
         rep.p(f"Section not available: compare.precision_figures ({exc}).")
     else:
-        report_section(rep, out, figures=plt is not None)
+        report_section(rep, out, plt=plt)
     rep.h(2, "Benchmarks: published against computed")
     if benchmarks:
         table, note = _benchmark_table(formulations)

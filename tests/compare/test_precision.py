@@ -135,7 +135,9 @@ def test_baumgarte_is_refused_where_it_does_not_apply(tmp_path):
     assert set(kane["status"]) == {"refused"}
     assert kane["message"].str.contains("lagrange's equations only").all()
     assert kane["error"].isna().all()
-    lag = frame[(frame["formulation"] == "lagrange") & (frame["treatment"] == "baumgarte")]
+    lag = frame[
+        (frame["formulation"] == "lagrange") & (frame["treatment"] == "baumgarte")
+    ]
     assert set(lag["status"]) == {"ok"}
     assert set(frame[frame["treatment"] == "none"]["status"]) == {"ok"}
 
@@ -181,10 +183,60 @@ def _synthetic():
     the other never does."""
     rows = []
     for tol, err, cpu in ((1e-4, 5e-3, 0.1), (1e-6, 5e-4, 0.3), (1e-8, 1e-6, 0.9)):
-        rows.append(("iftomm_pendulum", "kane", "DOP853", "projection", tol, err, cpu, 10, "ok", ""))
-    rows.append(("iftomm_pendulum", "lagrange", "RK45", "projection", 1e-4, 2e-2, 0.05, 10, "ok", ""))
-    rows.append(("iftomm_pendulum", "lagrange", "RK45", "projection", 1e-6, np.nan, np.nan, None, "capped", "stopped after 60 s"))
-    cols = ["system", "formulation", "integrator", "treatment", "tolerance", "error", "cpu_s", "nfev", "status", "message"]
+        rows.append(
+            (
+                "iftomm_pendulum",
+                "kane",
+                "DOP853",
+                "projection",
+                tol,
+                err,
+                cpu,
+                10,
+                "ok",
+                "",
+            )
+        )
+    rows.append(
+        (
+            "iftomm_pendulum",
+            "lagrange",
+            "RK45",
+            "projection",
+            1e-4,
+            2e-2,
+            0.05,
+            10,
+            "ok",
+            "",
+        )
+    )
+    rows.append(
+        (
+            "iftomm_pendulum",
+            "lagrange",
+            "RK45",
+            "projection",
+            1e-6,
+            np.nan,
+            np.nan,
+            None,
+            "capped",
+            "stopped after 60 s",
+        )
+    )
+    cols = [
+        "system",
+        "formulation",
+        "integrator",
+        "treatment",
+        "tolerance",
+        "error",
+        "cpu_s",
+        "nfev",
+        "status",
+        "message",
+    ]
     return pd.DataFrame(rows, columns=cols)
 
 
@@ -195,9 +247,13 @@ def test_costs_are_read_at_an_error_reached_never_at_a_tolerance(tmp_path):
     assert costs.loc["lagrange", "best_error"] == 2e-2
     assert costs.loc["lagrange", "status"].startswith("capped")
     table = iftomm_table(_synthetic()).set_index("formulation")
-    assert table.loc["kane", "opensim_over_best"] == pytest.approx(OPENSIM_CPU_S["A01"] / 0.3)
+    assert table.loc["kane", "opensim_over_best"] == pytest.approx(
+        OPENSIM_CPU_S["A01"] / 0.3
+    )
     assert "capped" in table.loc["lagrange", "outcome"]
-    paths = write_iftomm_table(_synthetic(), tmp_path, command="python -m compare precision x")
+    paths = write_iftomm_table(
+        _synthetic(), tmp_path, command="python -m compare precision x"
+    )
     assert "python -m compare precision x" in paths["markdown"].read_text()
     assert list(pd.read_csv(paths["csv"])["problem"]) == ["A01", "A01"]
 
@@ -232,7 +288,7 @@ def test_the_command_refuses_an_out_that_is_a_file(tmp_path, capsys):
 
 def test_the_report_draws_the_work_precision_section(tmp_path):
     from compare.precision_figures import report_section
-    from compare.report import _compute_parts, _Figure, _Report, _Table
+    from compare.report import _compute_parts, _Figure, _pyplot, _Report, _Table
 
     _synthetic().to_csv(tmp_path / "precision.csv", index=False)
     frame = _synthetic()
@@ -241,7 +297,7 @@ def test_the_report_draws_the_work_precision_section(tmp_path):
             frame[c] = np.nan
     frame[list(COLUMNS)].to_csv(tmp_path / "precision.csv", index=False)
     rep = _Report(tmp_path)
-    report_section(rep, tmp_path)
+    report_section(rep, tmp_path, plt=_pyplot())
     _compute_parts(rep, jobs=1)
     (figure,) = [b for b in rep.blocks if isinstance(b, _Figure)]
     assert figure.path.name == "precision_iftomm_pendulum.png" and figure.path.exists()
@@ -263,8 +319,17 @@ def test_a_report_without_a_sweep_says_so(tmp_path):
 
 def test_the_jsonl_keeps_whole_lines_and_the_settings_digest(tmp_path):
     settings = PrecisionSettings(tolerances=TOLS, t_final=0.5, output_steps=10)
-    sweep(["double_pendulum"], ["kane"], out=tmp_path, jobs=1, progress=False, settings=settings)
-    rows = [json.loads(x) for x in (tmp_path / "precision.jsonl").read_text().splitlines()]
+    sweep(
+        ["double_pendulum"],
+        ["kane"],
+        out=tmp_path,
+        jobs=1,
+        progress=False,
+        settings=settings,
+    )
+    rows = [
+        json.loads(x) for x in (tmp_path / "precision.jsonl").read_text().splitlines()
+    ]
     assert {r["settings_digest"] for r in rows} == {settings.digest()}
     assert {r["curve"] for r in rows} == {"double_pendulum/kane/DOP853/projection"}
 
