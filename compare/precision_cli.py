@@ -161,6 +161,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="run nothing: write the --table from the precision.csv already "
         "in --out (a sweep stopped half-way, or run on a cluster)",
     )
+    p.add_argument(
+        "--from",
+        nargs="+",
+        type=Path,
+        default=None,
+        dest="from_dirs",
+        metavar="DIR",
+        help="with --no-run: the directories whose precision.csv files the "
+        "table reads (default --out), e.g. sweeps of the explicit and the "
+        "stiff problems run apart",
+    )
     p.add_argument("--fresh", action="store_true", help="do not resume earlier curves")
     p.add_argument("--no-cache", action="store_true", help="derive again")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -240,12 +251,25 @@ def main(argv=None) -> int:
                 file=sys.stderr,
             )
             return 2
+        import pandas as pd
+
         try:
-            frame = read_precision(args.out / "precision.csv")
+            frame = pd.concat(
+                [
+                    read_precision(d / "precision.csv")
+                    for d in args.from_dirs or [args.out]
+                ],
+                ignore_index=True,
+            )
         except (OSError, ValueError) as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
         return _table(frame, args, argv)
+    if args.from_dirs:
+        print(
+            "error: --from reads finished sweeps: use it with --no-run", file=sys.stderr
+        )
+        return 2
     try:
         settings = _check(args)
         executor = _executor(args)

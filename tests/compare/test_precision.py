@@ -347,6 +347,19 @@ def test_no_run_needs_a_table_and_a_precision_csv(tmp_path, capsys):
     frame[list(COLUMNS)].to_csv(tmp_path / "precision.csv", index=False)
     assert main(args) == 0
     assert (tmp_path / "iftomm.md").exists()
+    # Two sweeps' files read together: both rows of each.
+    other = tmp_path / "other"
+    other.mkdir()
+    frame[list(COLUMNS)].assign(system="n_four_bar[n=2]").to_csv(
+        other / "precision.csv", index=False
+    )
+    table = tmp_path / "table"
+    both = ["precision", "--no-run", "--from", str(tmp_path), str(other)]
+    assert main([*both, "--table", str(table)]) == 0
+    problems = pd.read_csv(table / "iftomm.csv")["problem"]
+    assert sorted(problems) == ["A01", "A01", "A02", "A02"]
+    assert main(["precision", "--from", str(other), "--out", str(tmp_path)]) == 2
+    assert "use it with --no-run" in capsys.readouterr().err
 
 
 @pytest.mark.slow
