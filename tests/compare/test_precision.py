@@ -381,3 +381,30 @@ def test_the_andrews_reference_ends_at_the_test_sets_published_angles():
     np.testing.assert_allclose(
         ref["values"][-1], [0.007 * np.cos(beta), 0.007 * np.sin(beta)], atol=1e-10
     )
+
+
+@pytest.mark.slow
+def test_the_default_comparison_runs_the_quick_sweep_into_its_report(tmp_path):
+    """--precision quick (the default comparison's default) sweeps the
+    quick systems into the run's directory and the report draws them; a
+    run naming its systems does not sweep unless asked."""
+    from compare.precision import QUICK_SYSTEMS, QUICK_TOLERANCES
+
+    base = ["run", "--systems", "double_pendulum", "--formulations", "kane"]
+    base += ["--t-final", "0.2", "--jobs", "1", "--quiet", "--no-cache"]
+    plain = tmp_path / "plain"
+    assert main([*base, "--out", str(plain)]) == 0
+    assert not (plain / "precision.csv").exists()
+    assert (
+        "Section not available: no precision.csv" in (plain / "report.md").read_text()
+    )
+    out = tmp_path / "quick"
+    assert main([*base, "--out", str(out), "--precision", "quick"]) == 0
+    frame = pd.read_csv(out / "precision.csv")
+    assert {s.split("[")[0] for s in frame["system"]} == set(QUICK_SYSTEMS)
+    assert sorted(frame["tolerance"].unique()) == sorted(QUICK_TOLERANCES)
+    assert set(frame["status"]) == {"ok"}
+    md = (out / "report.md").read_text()
+    assert "read off the curves at an error of 0.001" in md
+    for system in QUICK_SYSTEMS:
+        assert list((out / "figures").glob(f"precision_{system}*.png")), system
