@@ -652,6 +652,10 @@ def sweep(
                     fut.cancel()
                 _write_csv(out, rows)
                 raise RunInterrupted(signals.signum, len({r["curve"] for r in rows}))
+    except RunInterrupted as exc:
+        # A second signal stops the curve running here at once; the
+        # finished curves are on disk all the same: count them.
+        raise RunInterrupted(exc.signum, len({r["curve"] for r in rows})) from None
     finally:
         if bar is not None:
             bar.close()

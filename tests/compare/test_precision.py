@@ -408,3 +408,36 @@ def test_the_default_comparison_runs_the_quick_sweep_into_its_report(tmp_path):
     assert "read off the curves at an error of 0.001" in md
     for system in QUICK_SYSTEMS:
         assert list((out / "figures").glob(f"precision_{system}*.png")), system
+
+
+def test_an_interrupt_keeps_the_finished_curves_and_the_same_call_resumes(
+    tmp_path, monkeypatch
+):
+    """SIGINT while the first curve runs (here, jobs=1): that curve is
+    saved, the second is not run, RunInterrupted counts one curve kept;
+    the same call then runs only the second."""
+    import os
+    import signal
+
+    import compare.precision as precision
+    from compare.runner import RunInterrupted
+
+    settings = PrecisionSettings(tolerances=TOLS, t_final=0.2, output_steps=5)
+    ran = []
+    real = precision.run_curve
+
+    def interrupted(curve, *args):
+        ran.append(curve.formulation)
+        if len(ran) == 1:
+            os.kill(os.getpid(), signal.SIGINT)
+        return real(curve, *args)
+
+    monkeypatch.setattr(precision, "run_curve", interrupted)
+    kwargs = dict(out=tmp_path, jobs=1, progress=False, settings=settings)
+    with pytest.raises(RunInterrupted) as err:
+        sweep(["double_pendulum"], ["kane", "lagrange"], **kwargs)
+    assert err.value.saved == 1 and ran == ["kane"]
+    assert set(pd.read_csv(tmp_path / "precision.csv")["formulation"]) == {"kane"}
+    frame = sweep(["double_pendulum"], ["kane", "lagrange"], **kwargs)
+    assert ran == ["kane", "lagrange"]
+    assert len(frame) == 12 and set(frame["status"]) == {"ok"}
