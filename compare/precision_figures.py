@@ -165,6 +165,7 @@ def iftomm_table(frame: pd.DataFrame, level: float = 1e-3) -> pd.DataFrame:
     table = pd.DataFrame(rows)
     if table.empty:
         return table
+    table = table.sort_values(["problem", "system", "formulation"], ignore_index=True)
     best = table.groupby("system")["cpu_s"].transform("min")
     table["best"] = table["cpu_s"] == best
     table["opensim_cpu_s"] = table["problem"].map(OPENSIM_CPU_S)
