@@ -1,5 +1,5 @@
 """Work--precision sweeps: CPU time against accuracy, per formulation,
-integrator and constraint treatment (``python -m compare precision``).
+integrator and constraint treatment (``python -m eomcompare precision``).
 
 One integration at one tolerance says little when formulations that treat
 constraints differently reach different accuracies at that tolerance.  The
@@ -19,7 +19,7 @@ stop, and their agreement (the same measure between the two) is recorded
 with every row: an error below it cannot be resolved.
 
 Integrators are a name -> callable table (:data:`INTEGRATORS`), each with
-the signature of :func:`numeric.integrate.integrate` less its ``method``;
+the signature of :func:`eomcompare.numeric.integrate.integrate` less its ``method``;
 a DAE solver is one more entry.  The implicit ones (Radau, BDF, LSODA) use
 the Jacobian of finite differences of the compiled right-hand side
 (:data:`JACOBIANS`: scipy's ``num_jac`` for Radau and BDF, LSODA's own
@@ -34,7 +34,7 @@ worker processes or on dask, after the curve running when they run here
 (``jobs=1``; a second signal stops at once).
 
 The problems, integrators and reference solutions are in
-:mod:`compare.precision_problems`.
+:mod:`eomcompare.compare.precision_problems`.
 """
 
 from __future__ import annotations
@@ -240,9 +240,9 @@ def run_curve(curve: Curve, settings: PrecisionSettings, reference: dict) -> lis
     or the treatment does not apply, with the reason); ``skipped``;
     ``no_reference``.
     """
-    from compare.timing import repeat_within
-    from formulations.errors import UnsupportedSystemError
-    from numeric.model import SingularConfigurationError
+    from eomcompare.compare.timing import repeat_within
+    from eomcompare.formulations.errors import UnsupportedSystemError
+    from eomcompare.numeric.model import SingularConfigurationError
 
     t_final, steps, bench = problem_of(curve.system, settings)
     base = {
@@ -401,7 +401,7 @@ def expand_curves(
     """Every curve of a sweep (``ValueError`` naming an unknown name and
     the valid ones).  Defaults: the default run's systems, the project's
     own formulations of the default comparison, DOP853, projection."""
-    from formulations import formulation_names
+    from eomcompare.formulations import formulation_names
 
     from .runner import _is_peer, expand_cases
 

@@ -1,12 +1,12 @@
-"""``python -m compare precision``: the tolerance sweep on the command line.
+"""``python -m eomcompare precision``: the tolerance sweep on the command line.
 
 ::
 
-    python -m compare precision --systems iftomm --integrators DOP853 Radau \\
+    python -m eomcompare precision --systems iftomm --integrators DOP853 Radau \\
         --out reports/precision --table reports/bench
-    python -m compare precision --systems double_pendulum four_bar \\
+    python -m eomcompare precision --systems double_pendulum four_bar \\
         --formulations kane lagrange --tolerances 1e-4 1e-5 1e-6 1e-7 1e-8 1e-9
-    python -m compare precision --systems all --scheduler tcp://host:8786
+    python -m eomcompare precision --systems all --scheduler tcp://host:8786
 
 Exit status as the rest of the harness: 0 done (curves that stop or are
 refused are results, with their reason in each row), 2 a usage error
@@ -52,7 +52,7 @@ class UsageError(ValueError):
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="python -m compare precision",
+        prog="python -m eomcompare precision",
         description="Work-precision sweep: each (system, formulation, "
         "integrator, constraint treatment) integrated at several tolerances, "
         "its error measured as the IFToMM library defines it and its CPU "
@@ -236,7 +236,7 @@ def _executor(args):
 
 
 def main(argv=None) -> int:
-    """Run ``python -m compare precision ARGV``; returns the exit status."""
+    """Run ``python -m eomcompare precision ARGV``; returns the exit status."""
     from .runner import ExecutorLost, RunInterrupted, RunOutputError
 
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -319,7 +319,7 @@ def main(argv=None) -> int:
 def _table(frame, args, argv) -> int:
     from .precision_figures import write_iftomm_table
 
-    command = "python -m compare precision " + " ".join(shlex.quote(a) for a in argv)
+    command = "python -m eomcompare precision " + " ".join(shlex.quote(a) for a in argv)
     paths = write_iftomm_table(frame, args.table, command=command)
     print(f"IFToMM table: {paths['csv']} and {paths['markdown']}")
     return 0

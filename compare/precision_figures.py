@@ -1,5 +1,5 @@
 """Work--precision diagrams, solve cost read off at a stated error, and the
-IFToMM table (``precision.csv`` written by :mod:`compare.precision`).
+IFToMM table (``precision.csv`` written by :mod:`eomcompare.compare.precision`).
 
 Costs are compared **at equal accuracy**, never at equal tolerance: the
 cost of a curve at an error level is the smallest processor time among its
@@ -267,7 +267,7 @@ def work_precision_figure(plt, frame: pd.DataFrame, system: str, path, levels=()
 
 def report_section(rep, out: Path, *, plt=None, level=REPORT_ERROR_LEVEL):
     """The report's work-precision section from ``out/precision.csv``
-    (written by ``python -m compare precision --out`` into the run's
+    (written by ``python -m eomcompare precision --out`` into the run's
     directory, or by the default run's quick sweep)."""
     from .precision import read_precision
 
@@ -275,7 +275,7 @@ def report_section(rep, out: Path, *, plt=None, level=REPORT_ERROR_LEVEL):
     if not path.exists():
         rep.p(
             "Section not available: no precision.csv in this run's directory "
-            "(python -m compare precision --out DIR sweeps the tolerances)."
+            "(python -m eomcompare precision --out DIR sweeps the tolerances)."
         )
         return
     frame = read_precision(path)

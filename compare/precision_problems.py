@@ -1,5 +1,5 @@
 """The problems a work-precision sweep measures, its integrators and its
-reference solutions (:mod:`compare.precision` runs the sweep).
+reference solutions (:mod:`eomcompare.compare.precision` runs the sweep).
 
 A problem is a system variant with its horizon, output steps and measured
 quantities: the IFToMM benchmark facts of the catalogue entry
@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from numeric.integrate import integrate
+from eomcompare.numeric.integrate import integrate
 
 #: Integrator name -> callable ``(model, t_final, *, rtol, atol, t_eval,
 #: stabilization, initial_state, singularity_tol, residuals)``.  A DAE
@@ -99,7 +99,7 @@ def _extra_problems() -> dict:
     F (the OpenSim port, ``help/benchmarks/A03_AndrewsMechanism.rst``,
     compares F's displacement with the library's reference); the horizon
     is the test set's 0.03 s (the OpenSim port ran 0.05 s)."""
-    from systems.catalogue import Benchmark
+    from eomcompare.systems.catalogue import Benchmark
 
     return {
         "andrews_squeezer": (
@@ -121,7 +121,7 @@ def _extra_problems() -> dict:
 
 def problem_of(system: str, settings):
     """``(t_final, output_steps, benchmark or None)`` of a system."""
-    from systems import system_facts
+    from eomcompare.systems import system_facts
 
     bench = system_facts(system).benchmark if system in _catalogue() else None
     if bench is None and system in _extra_problems():
@@ -134,7 +134,7 @@ def problem_of(system: str, settings):
 
 
 def _catalogue():
-    from systems import CATALOGUE
+    from eomcompare.systems import CATALOGUE
 
     return CATALOGUE
 
@@ -219,7 +219,7 @@ def _model(system, options, formulation, settings, treatment="projection"):
 
 @functools.lru_cache(maxsize=64)
 def _model_memo(system, options, formulation, baumgarte, backend, use_cache, cache_dir):
-    from formulations import get_formulation
+    from eomcompare.formulations import get_formulation
 
     from .runner import COMPILE_FROM
 
@@ -270,7 +270,7 @@ def reference_solution(system: str, options: tuple, settings: Any) -> dict:
     (:data:`REFERENCE_PAIRS`), the first's values kept and their largest
     difference recorded as ``agreement``.
 
-    ``settings`` is a :class:`compare.precision.PrecisionSettings`.
+    ``settings`` is a :class:`eomcompare.compare.precision.PrecisionSettings`.
 
     Returns a dict with ``t``, ``values`` (output steps x quantities),
     ``names``, ``formulations``, ``integrator``, ``agreement``,
@@ -343,7 +343,7 @@ def _n_four_bar_branch(options: dict, t: np.ndarray) -> np.ndarray:
     x-velocity 1 m/s), integrated by DOP853 at :data:`REFERENCE_TOL`."""
     from scipy.integrate import solve_ivp
 
-    from systems.iftomm import A02_B0_SPEED, A02_PARAMETERS
+    from eomcompare.systems.iftomm import A02_B0_SPEED, A02_PARAMETERS
 
     n = int(options.get("n", 2))
     g, length = A02_PARAMETERS["g"], A02_PARAMETERS["L"]
@@ -369,7 +369,7 @@ def _pendulum_elliptic(options: dict, t: np.ndarray) -> np.ndarray:
     -cos phi)."""
     from scipy.special import ellipj, ellipk
 
-    from systems.iftomm import A01_PARAMETERS
+    from eomcompare.systems.iftomm import A01_PARAMETERS
 
     g, length = A01_PARAMETERS["g"], A01_PARAMETERS["L"]
     m = 0.5

@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 from scipy.special import ellipj, ellipk
 
-from compare.cli import main
-from compare.precision import (
+from eomcompare.compare.cli import main
+from eomcompare.compare.precision import (
     COLUMNS,
     INTEGRATORS,
     Curve,
@@ -24,7 +24,7 @@ from compare.precision import (
     run_curve,
     sweep,
 )
-from compare.precision_figures import (
+from eomcompare.compare.precision_figures import (
     OPENSIM_CPU_S,
     cost_at_error,
     iftomm_table,
@@ -252,9 +252,9 @@ def test_costs_are_read_at_an_error_reached_never_at_a_tolerance(tmp_path):
     )
     assert "capped" in table.loc["lagrange", "outcome"]
     paths = write_iftomm_table(
-        _synthetic(), tmp_path, command="python -m compare precision x"
+        _synthetic(), tmp_path, command="python -m eomcompare precision x"
     )
-    assert "python -m compare precision x" in paths["markdown"].read_text()
+    assert "python -m eomcompare precision x" in paths["markdown"].read_text()
     assert list(pd.read_csv(paths["csv"])["problem"]) == ["A01", "A01"]
 
 
@@ -287,8 +287,14 @@ def test_the_command_refuses_an_out_that_is_a_file(tmp_path, capsys):
 
 
 def test_the_report_draws_the_work_precision_section(tmp_path):
-    from compare.precision_figures import report_section
-    from compare.report import _compute_parts, _Figure, _pyplot, _Report, _Table
+    from eomcompare.compare.precision_figures import report_section
+    from eomcompare.compare.report import (
+        _compute_parts,
+        _Figure,
+        _pyplot,
+        _Report,
+        _Table,
+    )
 
     _synthetic().to_csv(tmp_path / "precision.csv", index=False)
     frame = _synthetic()
@@ -308,8 +314,8 @@ def test_the_report_draws_the_work_precision_section(tmp_path):
 
 
 def test_a_report_without_a_sweep_says_so(tmp_path):
-    from compare.precision_figures import report_section
-    from compare.report import _Para, _Report
+    from eomcompare.compare.precision_figures import report_section
+    from eomcompare.compare.report import _Para, _Report
 
     rep = _Report(tmp_path)
     report_section(rep, tmp_path)
@@ -367,14 +373,14 @@ def test_the_andrews_reference_ends_at_the_test_sets_published_angles():
     """A03's reference (kane and lagrange by Radau at 1e-12) reaches the
     IVP test set's reference angles at t = 0.03 (Hairer and Wanner), its
     point F = rr (cos beta, sin beta) included."""
-    from references.published import ANDREWS_REFERENCE
+    from eomcompare.references.published import ANDREWS_REFERENCE
 
     settings = PrecisionSettings(tolerances=TOLS, output_steps=6)
     ref = reference_solution("andrews_squeezer", (), settings)
     assert ref["status"] == "ok" and ref["names"] == ["x_F", "y_F"]
     assert ref["t"][-1] == pytest.approx(0.03)
     assert ref["agreement"] < 1e-12
-    from references.published import ANDREWS_ANGLES
+    from eomcompare.references.published import ANDREWS_ANGLES
 
     assert ANDREWS_ANGLES[0] == "beta"
     beta = ANDREWS_REFERENCE[0]
@@ -388,7 +394,7 @@ def test_the_default_comparison_runs_the_quick_sweep_into_its_report(tmp_path):
     """--precision quick (the default comparison's default) sweeps the
     quick systems into the run's directory and the report draws them; a
     run naming its systems does not sweep unless asked."""
-    from compare.precision import QUICK_SYSTEMS, QUICK_TOLERANCES
+    from eomcompare.compare.precision import QUICK_SYSTEMS, QUICK_TOLERANCES
 
     base = ["run", "--systems", "double_pendulum", "--formulations", "kane"]
     base += ["--t-final", "0.2", "--jobs", "1", "--quiet", "--no-cache"]
@@ -419,8 +425,8 @@ def test_an_interrupt_keeps_the_finished_curves_and_the_same_call_resumes(
     import os
     import signal
 
-    import compare.precision as precision
-    from compare.runner import RunInterrupted
+    import eomcompare.compare.precision as precision
+    from eomcompare.compare.runner import RunInterrupted
 
     settings = PrecisionSettings(tolerances=TOLS, t_final=0.2, output_steps=5)
     ran = []
