@@ -906,6 +906,10 @@ class Formulation(abc.ABC):
     #: from the independent velocity constraints when these were reduced by
     #: rank (or set by the user), instead of refusing such a system.
     accepts_velocity_constraint_rows: ClassVar[bool] = False
+    #: True for methods in coordinate rates that take a unit quaternion's
+    #: four coordinates with three speeds
+    #: (:mod:`formulations.redundant_coordinates`).
+    handles_quaternions: ClassVar[bool] = False
     #: How the method treats redundant holonomic constraints (more than
     #: dependent coordinates, Bricard's mechanism), in words; None for a
     #: method with multipliers or coordinate rates that refuses them.
@@ -978,8 +982,10 @@ class Formulation(abc.ABC):
                     f"{self.name}: system {system.name!r} declares no "
                     f"explicit solution for dependent coordinates {missing}"
                 )
-        if self.needs_velocities_from_positions and len(system.speeds) != len(
-            system.coordinates
+        if (
+            self.needs_velocities_from_positions
+            and len(system.speeds) != len(system.coordinates)
+            and not self._takes_quaternions(system)
         ):
             raise UnsupportedSystemError(
                 f"{self.name}: system {system.name!r} has "
@@ -1019,6 +1025,19 @@ class Formulation(abc.ABC):
             raise UnsupportedSystemError(
                 f"{self.name}: system {system.name!r} declares {analysis.reason()}"
             )
+
+    def _takes_quaternions(self, system: MechanicalSystem) -> bool:
+        """True when the extra coordinates are unit quaternions this
+        method treats (:mod:`formulations.redundant_coordinates`)."""
+        if not self.handles_quaternions:
+            return False
+        from .redundant_coordinates import quaternion_treatment
+
+        try:
+            quaternion_treatment(system)
+        except UnsupportedSystemError:
+            return False
+        return True
 
     def derive(self, system: MechanicalSystem | str) -> EquationsOfMotion:
         """Derive the equations of motion of ``system``.
