@@ -13,7 +13,9 @@ sphere.  The treatment here, exact on the motion:
   ``F^T F = |q|^2 / 4 * I``, so on the unit sphere ``w = 4 F^T q'``
   (``w = 2 G(q) q'`` in the usual notation): this left inverse of F is the
   chosen extension of w to every (q, q').  The other speeds are solved from
-  the kinematic equations of the other coordinates.  Then
+  the kinematic equations of the other coordinates
+  (:mod:`systems.quaternions`, the declaration's ``kinematics.u_of_qdot``).
+  Then
   ``T(q, q') = T(q, u(q, q'))`` and the generalized forces are formed in
   the rates as for any system.  ``T`` is degenerate along ``q' ~ q``
   (``F^T q = 0``): its Hessian in q' has rank 3 per quaternion.
@@ -52,7 +54,6 @@ import sympy as sm
 import sympy.physics.mechanics as me
 
 from symbolic.calculus import jacobian
-from symbolic.linsolve import solve_linear
 
 from .errors import UnsupportedSystemError
 
@@ -67,120 +68,52 @@ t = me.dynamicsymbols._t
 
 
 class QuaternionTreatment:
-    """The quaternion groups of a declaration and its speeds written in the
-    coordinate rates (see the module's docstring).
+    """The quaternion blocks of a declaration (:mod:`systems.quaternions`)
+    and the unit-norm constraints this treatment adds.
 
     Attributes
     ----------
     groups : tuple of (coordinates, speeds)
         Each quaternion's four coordinates and its three speeds.
-    u_of_qdot : dict
-        ``{u: expression in (t, q, q')}`` for every speed.
     norm_constraints : tuple
         ``q . q - 1`` per quaternion.
     """
 
-    def __init__(self, groups, u_of_qdot) -> None:
-        self.groups = tuple(groups)
-        self.u_of_qdot = dict(u_of_qdot)
-        self.norm_constraints = tuple(
-            sum(qi**2 for qi in coords) - 1 for coords, _ in self.groups
-        )
-
-
-def _reason(ms, why: str) -> UnsupportedSystemError:
-    return UnsupportedSystemError(
-        f"system {ms.name!r} has {len(ms.speeds)} speeds for "
-        f"{len(ms.coordinates)} coordinates, {why}"
-    )
+    def __init__(self, blocks) -> None:
+        self.groups = tuple((b.coordinates, b.speeds) for b in blocks)
+        self.norm_constraints = tuple(b.norm_constraint for b in blocks)
 
 
 def quaternion_treatment(ms) -> QuaternionTreatment:
     """The quaternion treatment of ``ms``, or ``UnsupportedSystemError``
     saying why it does not apply.  A system with one speed per coordinate
-    gets an empty treatment (its own ``u_of_qdot``)."""
-    cached = getattr(ms, "_quaternion_treatment", None)
-    if cached is not None:
-        return cached
-    kin = ms.kinematics
-    q, u = list(ms.coordinates), list(ms.speeds)
+    gets an empty treatment."""
+    from systems.quaternions import quaternion_blocks
+
+    q, u = ms.coordinates, ms.speeds
     if len(q) == len(u):
-        out = QuaternionTreatment((), kin.u_of_qdot)
-        ms._quaternion_treatment = out
-        return out
-    groups_idx = ms.states.norm_invariants
-    if len(q) - len(u) != len(groups_idx):
-        raise _reason(
-            ms,
-            f"and {len(groups_idx)} unit quaternion(s) whose norm the "
-            f"kinematic equations keep: the excess of coordinates is not "
-            f"that of quaternions",
+        return QuaternionTreatment(())
+    blocks = quaternion_blocks(ms.frame, ms.q_ind, u, ms.kinematics.qdot)
+    if len(q) - len(u) != len(blocks):
+        raise UnsupportedSystemError(
+            f"system {ms.name!r} has {len(u)} speeds for {len(q)} "
+            f"coordinates and {len(blocks)} unit quaternion(s) of four "
+            f"independent coordinates with kinematic equations q' = F(q) w, "
+            f"F^T F = |q|^2/4 (systems.quaternions): the excess of "
+            f"coordinates is not that of such quaternions"
         )
-    qdot = sm.Matrix([kin.qdot[qi.diff(t)] for qi in q])
-    F_all = jacobian(qdot, u)
-    bias = qdot - F_all * sm.Matrix(u)
-    groups, u_map, in_group = [], {}, set()
-    for g in groups_idx:
-        coords = [q[i] for i in g]
-        rows = F_all.extract(list(g), list(range(len(u))))
-        cols = [j for j in range(len(u)) if any(rows[i, j] != 0 for i in range(4))]
-        if len(cols) != 3 or any(sm.expand(bias[i]) != 0 for i in g):
-            raise _reason(
-                ms,
-                f"and the rates of the quaternion "
-                f"{[str(c).replace('(t)', '') for c in coords]} are not "
-                f"three speeds times F(q) (they involve {len(cols)} speeds "
-                f"or a term without speeds)",
-            )
-        F = rows.extract(list(range(4)), cols)
-        FtF = (F.T * F).applyfunc(sm.expand)
-        norm4 = sm.expand(sum(c**2 for c in coords) / 4)
-        if any(
-            sm.expand(FtF[i, j] - (norm4 if i == j else 0)) != 0
-            for i in range(3)
-            for j in range(3)
-        ):
-            raise _reason(
-                ms,
-                f"and the kinematic equations of the quaternion "
-                f"{[str(c).replace('(t)', '') for c in coords]} are not "
-                f"q' = F(q) w with F^T F = |q|^2/4 (body or space rates)",
-            )
-        w = 4 * F.T * sm.Matrix([c.diff(t) for c in coords])
-        for j, e in zip(cols, w):
-            u_map[u[j]] = e
-        groups.append((tuple(coords), tuple(u[j] for j in cols)))
-        in_group |= set(g)
-    # The other speeds from the other coordinates' kinematic equations.
-    rest_rows = [i for i in range(len(q)) if i not in in_group]
-    rest_u = [ui for ui in u if ui not in u_map]
-    if rest_u:
-        rows = sm.Matrix([q[i].diff(t) - qdot[i] for i in rest_rows])
-        rows = rows.xreplace(u_map)
-        A = jacobian(rows, rest_u)
-        b = rows - A * sm.Matrix(rest_u)
-        sol = solve_linear(A, -b.applyfunc(sm.expand))
-        for ui, e in zip(rest_u, sol):
-            u_map[ui] = sm.sympify(e)
-    out = QuaternionTreatment(groups, {ui: u_map[ui] for ui in u})
-    ms._quaternion_treatment = out
-    return out
+    return QuaternionTreatment(blocks)
 
 
 def speeds_in_rates(ms) -> dict:
-    """``{u: expression in (t, q, q')}``: the declaration's own
-    ``kinematics.u_of_qdot`` with one speed per coordinate, the quaternion
-    treatment's otherwise."""
-    if len(ms.speeds) == len(ms.coordinates):
-        return dict(ms.kinematics.u_of_qdot)
-    return dict(quaternion_treatment(ms).u_of_qdot)
+    """``{u: expression in (t, q, q')}``: ``ms.kinematics.u_of_qdot``, which
+    writes a quaternion's speeds as ``4 F^T q'``."""
+    return dict(ms.kinematics.u_of_qdot)
 
 
 def norm_constraints(ms) -> tuple:
     """The unit-norm constraints the treatment adds (empty with one speed
     per coordinate)."""
-    if len(ms.speeds) == len(ms.coordinates):
-        return ()
     return quaternion_treatment(ms).norm_constraints
 
 

@@ -180,7 +180,7 @@ class FreeJoint:
                 )
         if abs(np.linalg.norm(quat) - 1.0) > 1e-12:
             raise DeclarationError(
-                f"FreeJoint {self.name!r}: the quaternion {list(quat)} has "
+                f"FreeJoint {self.name!r}: the quaternion {[float(x) for x in quat]} has "
                 f"norm {np.linalg.norm(quat):.17g}, not 1"
             )
         values = list(quat) + list(position) + list(angular_velocity)
