@@ -579,6 +579,9 @@ class JointSpec:
     inertia: tuple
     damping: object = None
     armature: object = None
+    #: For ``kind="free"`` (a root body's free joint, parent 0): the
+    #: initial ``(qw, qx, qy, qz, x, y, z)`` of the body in the joint frame.
+    initial: tuple | None = None
 
 
 def _rotor(k, spec, qk, uk, N, O):
@@ -609,6 +612,9 @@ def declare_tree(
     n = len(specs)
     q = me.dynamicsymbols(f"q1:{n + 1}")
     u = me.dynamicsymbols(f"u1:{n + 1}")
+    # Each joint's coordinates, speeds and kinematic equations (a free
+    # joint has seven, six and seven: systems.free_joint).
+    coords, speeds, kdes, initial, spread = [], [], [], {}, {}
     g = sm.Symbol("g", positive=True)
     N = me.ReferenceFrame("N")
     O = me.Point("O")
@@ -642,7 +648,21 @@ def declare_tree(
             Jf.set_ang_vel(Bp, 0)
             wJ, zJ = R.T * wp, zp * R
         hP = heights[p_idx] + (zp * p)[0]
-        if spec.kind == "revolute":
+        if spec.kind != "free":
+            coords.append(q[k - 1])
+            speeds.append(u[k - 1])
+            kdes.append(u[k - 1] - q[k - 1].diff())
+            initial |= {q[k - 1]: 0.0, u[k - 1]: 0.0}
+            spread[q[k - 1]] = 1.5 if spec.kind == "revolute" else 0.05
+        if spec.kind == "free":
+            B, Ok, w, zB, hO = _free_root(k, spec, N, Jf, P, zJ, hP)
+            joint = B.free_joint
+            coords += joint.coordinates
+            speeds += joint.speeds
+            kdes += joint.kdes
+            initial |= joint.state(spec.initial[:4], spec.initial[4:])
+            spread |= {c: 0.5 for c in joint.coordinates}
+        elif spec.kind == "revolute":
             unit = [i for i in range(3) if a[i] != 0]
             if len(unit) == 1 and abs(a[unit[0]]) == 1:
                 # About a coordinate axis: the rotation the derivations
@@ -666,7 +686,7 @@ def declare_tree(
         else:
             raise DeclarationError(
                 f"joint {spec.joint!r}: kind must be one of ['revolute', "
-                f"'prismatic'], not {spec.kind!r}"
+                f"'prismatic', 'free'], not {spec.kind!r}"
             )
         w = sm.Matrix(w)
         m, c = spec.mass, sm.Matrix(spec.com)
@@ -694,18 +714,17 @@ def declare_tree(
         zrows.append(zB)
         heights.append(hO)
     system = me.System(N, O)
-    system.add_coordinates(*q)
-    system.add_speeds(*u)
-    system.add_kdes(*[ui - qi.diff() for qi, ui in zip(q, u)])
+    system.add_coordinates(*coords)
+    system.add_speeds(*speeds)
+    system.add_kdes(*kdes)
     system.add_bodies(*rigid)
     system.add_loads(*loads)
-    spread = {qi: (1.5 if s.kind == "revolute" else 0.05) for qi, s in zip(q, specs)}
     damped = any(s.damping is not None for s in specs)
     ms = MechanicalSystem(
         name=name,
         system=system,
         parameters=params,
-        initial_state={qi: 0.0 for qi in q} | {ui: 0.0 for ui in u},
+        initial_state=initial,
         potential_energy=V,
         energy_conserved=not damped,
         description=description,
@@ -713,6 +732,40 @@ def declare_tree(
         options=dict(options or {}),
     )
     # The tree itself, for evaluations that recurse over it
-    # (formulations.kane_recursive).
-    ms.joint_tree = tuple(specs)
+    # (formulations.kane_recursive), which know one-coordinate joints only.
+    if all(s.kind != "free" for s in specs):
+        ms.joint_tree = tuple(specs)
     return ms
+
+
+def _free_root(k, spec, N, Jf, P, zJ, hP):
+    """Body ``k`` on a free joint in the frame ``Jf`` at ``P``, both fixed
+    in the ground: ``(B, origin, w, zB, h)`` as :func:`declare_tree` keeps
+    them (``B.free_joint`` the :class:`systems.free_joint.FreeJoint`)."""
+    from .free_joint import FreeJoint
+
+    if spec.parent != 0:
+        raise DeclarationError(
+            f"joint {spec.joint!r}: a free joint must join a body to the "
+            f"ground (parent 0), not to body {spec.parent}"
+        )
+    if spec.damping is not None or spec.armature is not None:
+        raise DeclarationError(
+            f"joint {spec.joint!r}: damping and armature on a free joint are "
+            f"not modelled"
+        )
+    if spec.initial is None or len(spec.initial) != 7:
+        raise DeclarationError(
+            f"joint {spec.joint!r}: a free joint needs its initial pose "
+            f"(qw, qx, qy, qz, x, y, z)"
+        )
+    prefix = spec.body if spec.body.isidentifier() else f"body{k}"
+    joint = FreeJoint(prefix, Jf, P)
+    # Jf is fixed in the ground N: the origin's velocity in N is the one in Jf.
+    joint.origin.set_vel(N, joint.origin.vel(Jf))
+    B = joint.frame
+    B.free_joint = joint
+    C = sm.Matrix(Jf.dcm(B))
+    w = sm.Matrix(joint.angular_velocity)
+    pos = sm.Matrix(joint.position)
+    return B, joint.origin, w, zJ * C, hP + (zJ * pos)[0]
