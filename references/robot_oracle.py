@@ -159,15 +159,18 @@ def oracle_accelerations(
     if ms.options.get("family") == "mjcf":
         from .mujoco_oracle import (
             mjcf_mujoco_model,
-            mujoco_accelerations,
             mujoco_available,
+            mujoco_coordinate_accelerations,
         )
 
         if not mujoco_available():
             return None
         mj = mjcf_mujoco_model(ms, parameters)
         return "mujoco", np.array(
-            [mujoco_accelerations(ms, q, qd, model=mj) for _, q, qd in states]
+            [
+                mujoco_coordinate_accelerations(ms, t0, q, qd, model=mj)
+                for t0, q, qd in states
+            ]
         )
     if ms.options.get("family") != "urdf":
         return None
