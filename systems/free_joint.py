@@ -44,7 +44,7 @@ import sympy.physics.mechanics as me
 
 from .errors import DeclarationError
 
-__all__ = ["FreeJoint", "quaternion_rates", "quaternion_to_matrix"]
+__all__ = ["FreeJoint", "quaternion_rates", "quaternion_to_matrix", "free_root"]
 
 
 def quaternion_rates(q: Sequence, w: Sequence) -> list:
@@ -193,3 +193,33 @@ class FreeJoint:
     def __repr__(self) -> str:
         return f"FreeJoint({self.name!r})"
 
+
+def free_root(k, spec, N, Jf, P, zJ, hP):
+    """Body ``k`` on a free joint in the frame ``Jf`` at ``P``, both fixed
+    in the ground: ``(B, origin, w, zB, h)`` as ``systems.urdf.declare_tree`` keeps
+    them (``B.free_joint`` the :class:`systems.free_joint.FreeJoint`)."""
+    if spec.parent != 0:
+        raise DeclarationError(
+            f"joint {spec.joint!r}: a free joint must join a body to the "
+            f"ground (parent 0), not to body {spec.parent}"
+        )
+    if spec.damping is not None or spec.armature is not None:
+        raise DeclarationError(
+            f"joint {spec.joint!r}: damping and armature on a free joint are "
+            f"not modelled"
+        )
+    if spec.initial is None or len(spec.initial) != 7:
+        raise DeclarationError(
+            f"joint {spec.joint!r}: a free joint needs its initial pose "
+            f"(qw, qx, qy, qz, x, y, z)"
+        )
+    prefix = spec.body if spec.body.isidentifier() else f"body{k}"
+    joint = FreeJoint(prefix, Jf, P)
+    # Jf is fixed in the ground N: the origin's velocity in N is the one in Jf.
+    joint.origin.set_vel(N, joint.origin.vel(Jf))
+    B = joint.frame
+    B.free_joint = joint
+    C = sm.Matrix(Jf.dcm(B))
+    w = sm.Matrix(joint.angular_velocity)
+    pos = sm.Matrix(joint.position)
+    return B, joint.origin, w, zJ * C, hP + (zJ * pos)[0]

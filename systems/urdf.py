@@ -99,6 +99,7 @@ import sympy as sm
 import sympy.physics.mechanics as me
 
 from .base import DeclarationError, MechanicalSystem
+from .free_joint import free_root
 from .physics import check_mass_properties
 
 __all__ = [
@@ -391,7 +392,13 @@ def _vec(comps, frame):
 
 
 def from_urdf(
-    source, *, name=None, symbolic_inertia=False, snap=1e-9, damping=False
+    source,
+    *,
+    name=None,
+    symbolic_inertia=False,
+    snap=1e-9,
+    damping=False,
+    floating_base=False,
 ) -> MechanicalSystem:
     """The :class:`MechanicalSystem` of a fixed-base robot in a URDF file.
 
@@ -414,6 +421,11 @@ def from_urdf(
     damping : bool, optional
         Add each joint's ``<dynamics damping>`` ``b`` as a load ``-b q'``
         (default False, as Pinocchio's ``aba``).
+    floating_base : bool, optional
+        Make the root link (with the links fixed to it) a free body on a
+        :class:`systems.free_joint.FreeJoint`, as Pinocchio's
+        ``JointModelFreeFlyer`` root (see :mod:`systems.pinocchio_states`);
+        default False: the root link is the ground.
 
     Returns
     -------
@@ -440,6 +452,8 @@ def from_urdf(
         raise TypeError("symbolic_inertia must be True or False")
     if not isinstance(damping, bool):
         raise TypeError("damping must be True or False")
+    if not isinstance(floating_base, bool):
+        raise TypeError("floating_base must be True or False")
     if isinstance(snap, bool) or not isinstance(snap, (int, float)):
         raise TypeError(f"snap must be a number, not {type(snap).__name__}")
     if not 0 <= snap < 0.1:
@@ -448,7 +462,7 @@ def from_urdf(
     _check_numbers(robot, damping)
     bodies, placements, parents = _bodies(robot, snap)
     movers = bodies[1:]
-    if not movers:
+    if not movers and not floating_base:
         raise DeclarationError(
             f"robot {robot.name!r} has no revolute, continuous or prismatic "
             f"joint: nothing moves"
@@ -484,6 +498,16 @@ def from_urdf(
             )
         )
     types = tuple(b.joint.type for b in movers)
+    if floating_base:
+        from .pinocchio_states import floating_specs
+
+        specs = floating_specs(
+            _merged_inertia(bodies[0], snap),
+            bodies[0].links[0][0].name,
+            specs,
+            lambda k, m, c, I: inertial_entries(k, m, c, I, symbolic_inertia, snap, params),
+        )
+        types = ("floating",) + types
     lines = [
         f"Robot {robot.name!r} from URDF: {len(specs)} joints, gravity -z.",
         "coordinate  joint  type  moves link",
@@ -492,7 +516,7 @@ def from_urdf(
         f"q{k}  {s.joint}  {jt}  {s.body}"
         for k, (s, jt) in enumerate(zip(specs, types), 1)
     ]
-    return declare_tree(
+    ms = declare_tree(
         name or robot.name,
         specs,
         params,
@@ -505,8 +529,16 @@ def from_urdf(
             "symbolic_inertia": symbolic_inertia,
             "snap": float(snap),
             "damping": damping,
+            "floating_base": floating_base,
         },
     )
+    from .pinocchio_states import PinocchioStates
+
+    kinds = {"floating": "free", "continuous": "continuous"}
+    states = PinocchioStates(tuple(kinds.get(t, "scalar") for t in types))
+    ms.to_pinocchio = states.to_pinocchio
+    ms.from_pinocchio = states.from_pinocchio
+    return ms
 
 
 def inertial_entries(k, mass, com, inertia, symbolic, snap, params):
@@ -655,7 +687,7 @@ def declare_tree(
             initial |= {q[k - 1]: 0.0, u[k - 1]: 0.0}
             spread[q[k - 1]] = 1.5 if spec.kind == "revolute" else 0.05
         if spec.kind == "free":
-            B, Ok, w, zB, hO = _free_root(k, spec, N, Jf, P, zJ, hP)
+            B, Ok, w, zB, hO = free_root(k, spec, N, Jf, P, zJ, hP)
             joint = B.free_joint
             coords += joint.coordinates
             speeds += joint.speeds
@@ -737,35 +769,3 @@ def declare_tree(
         ms.joint_tree = tuple(specs)
     return ms
 
-
-def _free_root(k, spec, N, Jf, P, zJ, hP):
-    """Body ``k`` on a free joint in the frame ``Jf`` at ``P``, both fixed
-    in the ground: ``(B, origin, w, zB, h)`` as :func:`declare_tree` keeps
-    them (``B.free_joint`` the :class:`systems.free_joint.FreeJoint`)."""
-    from .free_joint import FreeJoint
-
-    if spec.parent != 0:
-        raise DeclarationError(
-            f"joint {spec.joint!r}: a free joint must join a body to the "
-            f"ground (parent 0), not to body {spec.parent}"
-        )
-    if spec.damping is not None or spec.armature is not None:
-        raise DeclarationError(
-            f"joint {spec.joint!r}: damping and armature on a free joint are "
-            f"not modelled"
-        )
-    if spec.initial is None or len(spec.initial) != 7:
-        raise DeclarationError(
-            f"joint {spec.joint!r}: a free joint needs its initial pose "
-            f"(qw, qx, qy, qz, x, y, z)"
-        )
-    prefix = spec.body if spec.body.isidentifier() else f"body{k}"
-    joint = FreeJoint(prefix, Jf, P)
-    # Jf is fixed in the ground N: the origin's velocity in N is the one in Jf.
-    joint.origin.set_vel(N, joint.origin.vel(Jf))
-    B = joint.frame
-    B.free_joint = joint
-    C = sm.Matrix(Jf.dcm(B))
-    w = sm.Matrix(joint.angular_velocity)
-    pos = sm.Matrix(joint.position)
-    return B, joint.origin, w, zJ * C, hP + (zJ * pos)[0]
