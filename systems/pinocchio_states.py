@@ -38,15 +38,13 @@ __all__ = ["PinocchioStates", "floating_specs"]
 ROOT_JOINT = "root_joint"
 
 
-def floating_specs(root_inertial, root_name, specs, inertial_entries):
+def floating_specs(root_inertial, root_name, specs, inertial_entries, spec_class):
     """``specs`` of a fixed-base tree with the ground body made a free body
     (the first spec): the others' bodies and parents shifted by one.
 
     ``root_inertial`` is ``(mass, com, inertia)`` of the root link and the
     links fixed to it, or None; ``inertial_entries(k, m, c, I)`` gives a
-    spec's entries."""
-    from .urdf import JointSpec
-
+    spec's entries; ``spec_class`` is :class:`systems.urdf.JointSpec`."""
     if root_inertial is None or root_inertial[0] <= 0:
         raise DeclarationError(
             f"link {root_name!r} (the floating base) and the links fixed to "
@@ -56,7 +54,7 @@ def floating_specs(root_inertial, root_name, specs, inertial_entries):
     import sympy as sm
 
     m, c, I = inertial_entries(0, *root_inertial)
-    root = JointSpec(
+    root = spec_class(
         joint=ROOT_JOINT,
         body=root_name,
         kind="free",

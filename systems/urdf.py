@@ -506,6 +506,7 @@ def from_urdf(
             bodies[0].links[0][0].name,
             specs,
             lambda k, m, c, I: inertial_entries(k, m, c, I, symbolic_inertia, snap, params),
+            JointSpec,
         )
         types = ("floating",) + types
     lines = [
