@@ -120,3 +120,23 @@ def test_floating_base_errors():
         from_urdf(FLOATING, floating_base="yes")
     with pytest.raises(ValueError, match="q must have 8 entries, not 7"):
         from_urdf(FLOATING, floating_base=True).to_pinocchio(np.zeros(7), np.zeros(7))
+
+
+@pytest.mark.slow
+def test_solo12_matches_pinocchio_free_flyer():
+    """The catalogue's floating quadruped: kane's q'' against Pinocchio's
+    aba (free-flyer root, the same URDF) at five random states."""
+    from systems import get_system, system_facts
+
+    ms = get_system("solo12")
+    assert system_facts("solo12").oracle == "pinocchio"
+    assert (len(ms.coordinates), len(ms.speeds)) == (19, 18)
+    assert ms.options["joints"][0] == "root_joint"
+    model = get_formulation("kane").derive(ms).numeric(backend="lambdify")
+    pm = urdf_pinocchio_model(ms)
+    for seed in range(5):
+        t0, q, qd = ms.random_state(seed=seed)
+        assert np.dot(q[:4], q[:4]) == pytest.approx(1.0, abs=1e-14)
+        expected = urdf_pinocchio_accelerations(ms, q, qd, model=pm)
+        got = model.coordinate_accelerations(t0, q, qd)
+        assert np.max(np.abs(got - expected)) <= 1e-10 * np.max(np.abs(expected))
