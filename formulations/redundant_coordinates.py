@@ -14,7 +14,7 @@ sphere.  The treatment here, exact on the motion:
   (``w = 2 G(q) q'`` in the usual notation): this left inverse of F is the
   chosen extension of w to every (q, q').  The other speeds are solved from
   the kinematic equations of the other coordinates
-  (:mod:`systems.quaternions`, the declaration's ``kinematics.u_of_qdot``).
+  (:mod:`eomcompare.systems.quaternions`, the declaration's ``kinematics.u_of_qdot``).
   Then
   ``T(q, q') = T(q, u(q, q'))`` and the generalized forces are formed in
   the rates as for any system.  ``T`` is degenerate along ``q' ~ q``
@@ -53,7 +53,7 @@ import numpy as np
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from symbolic.calculus import jacobian
+from eomcompare.symbolic.calculus import jacobian
 
 from .errors import UnsupportedSystemError
 
@@ -68,7 +68,7 @@ t = me.dynamicsymbols._t
 
 
 class QuaternionTreatment:
-    """The quaternion blocks of a declaration (:mod:`systems.quaternions`)
+    """The quaternion blocks of a declaration (:mod:`eomcompare.systems.quaternions`)
     and the unit-norm constraints this treatment adds.
 
     Attributes
@@ -88,7 +88,7 @@ def quaternion_treatment(ms) -> QuaternionTreatment:
     """The quaternion treatment of ``ms``, or ``UnsupportedSystemError``
     saying why it does not apply.  A system with one speed per coordinate
     gets an empty treatment."""
-    from systems.quaternions import quaternion_blocks
+    from eomcompare.systems.quaternions import quaternion_blocks
 
     q, u = ms.coordinates, ms.speeds
     if len(q) == len(u):
@@ -121,7 +121,7 @@ def projected_equations(ms, T, Q, stage=None):
     """``(F^T M F, F^T (f - M F' u))`` in (t, q, u): Lagrange's operator of
     ``T`` (in t, q, q') with generalized forces ``Q`` projected on the
     kinematic directions ``q' = F u + b`` (the module's docstring)."""
-    from symbolic.calculus import lagrange_terms, symmetric_from_lower
+    from eomcompare.symbolic.calculus import lagrange_terms, symmetric_from_lower
 
     kin = ms.kinematics
     q, u = list(ms.coordinates), list(ms.speeds)
@@ -142,7 +142,7 @@ def projected_equations(ms, T, Q, stage=None):
     h = qdot_vec.diff(t).xreplace(qdot).xreplace({x: 0 for x in ud})
     M_q = M.xreplace(qdot)
     f_q = f.xreplace(qdot)
-    Mu = symmetric_from_lower((F.T * M_q * F))
+    Mu = symmetric_from_lower(F.T * M_q * F)
     fu = F.T * (f_q - M_q * h)
     return Mu, fu
 
@@ -158,4 +158,3 @@ def check_unit_norm(ms, q: np.ndarray, tol: float = 1e-9) -> None:
                 f"the quaternion {[str(c).replace('(t)', '') for c in coords]} "
                 f"has norm {n:.17g}, not 1"
             )
-

@@ -1,4 +1,4 @@
-"""Floating systems declared with :class:`systems.free_joint.FreeJoint`:
+"""Floating systems declared with :class:`eomcompare.systems.free_joint.FreeJoint`:
 one free rigid body (torque-free or heavy) and a floating two-body system
 (a free root and a second body on a revolute joint).  Builders, not
 catalogue entries: tests and users call them with their options."""
@@ -42,7 +42,13 @@ def free_body(
     return MechanicalSystem(
         name="free_body",
         system=system,
-        parameters={m: mass, g: gravity, I1: inertia[0], I2: inertia[1], I3: inertia[2]},
+        parameters={
+            m: mass,
+            g: gravity,
+            I1: inertia[0],
+            I2: inertia[1],
+            I3: inertia[2],
+        },
         initial_state=root.state(
             quaternion=quaternion,
             angular_velocity=angular_velocity,
@@ -97,11 +103,24 @@ def floating_two_body(gravity: float = 0.0) -> MechanicalSystem:
     system.add_bodies(base, arm)
     system.add_loads(me.Force(G1, -m1 * g * N.z), me.Force(G2, -m2 * g * N.z))
     values = {
-        m1: 3.0, m2: 1.2, l: 0.3, g: gravity, a1: 0.4, a3: 0.1,
-        c[0]: 0.1, c[1]: 0.05, c[2]: -0.02,
-        i1[0]: 0.05, i1[1]: 0.06, i1[2]: 0.08,
-        i1[3]: 0.004, i1[4]: -0.003, i1[5]: 0.002,
-        i2[0]: 0.002, i2[1]: 0.012, i2[2]: 0.012,
+        m1: 3.0,
+        m2: 1.2,
+        l: 0.3,
+        g: gravity,
+        a1: 0.4,
+        a3: 0.1,
+        c[0]: 0.1,
+        c[1]: 0.05,
+        c[2]: -0.02,
+        i1[0]: 0.05,
+        i1[1]: 0.06,
+        i1[2]: 0.08,
+        i1[3]: 0.004,
+        i1[4]: -0.003,
+        i1[5]: 0.002,
+        i2[0]: 0.002,
+        i2[1]: 0.012,
+        i2[2]: 0.012,
     }
     V = g * (m1 * G1.pos_from(O).dot(N.z) + m2 * G2.pos_from(O).dot(N.z))
     state = root.state(

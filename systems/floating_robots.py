@@ -1,5 +1,5 @@
 """Floating-base robots from example-robot-data, imported with
-``from_urdf(..., floating_base=True)`` (see :mod:`systems.pinocchio_states`
+``from_urdf(..., floating_base=True)`` (see :mod:`eomcompare.systems.pinocchio_states`
 for the free joint and Pinocchio's conventions)."""
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ constraint: all seven coordinates are independent, states drawn by
 ``ms.random_state`` are scaled back to the unit sphere
 (``SystemStates.norm_invariants``), and a formulation that needs one speed
 per coordinate adds the unit-norm constraint itself
-(:mod:`formulations.redundant_coordinates`).
+(:mod:`eomcompare.formulations.redundant_coordinates`).
 
 >>> import sympy.physics.mechanics as me
 >>> N = me.ReferenceFrame("N"); O = me.Point("O"); O.set_vel(N, 0)
@@ -119,12 +119,16 @@ class FreeJoint:
         self.name = name
         N, O = parent_frame, parent_point
         self.parent_frame, self.parent_point = N, O
-        self.quaternion = tuple(me.dynamicsymbols(f"{name}_qw {name}_qx {name}_qy {name}_qz"))
+        self.quaternion = tuple(
+            me.dynamicsymbols(f"{name}_qw {name}_qx {name}_qy {name}_qz")
+        )
         self.position = tuple(me.dynamicsymbols(f"{name}_x {name}_y {name}_z"))
         self.angular_velocity = tuple(
             me.dynamicsymbols(f"{name}_wx {name}_wy {name}_wz")
         )
-        self.linear_velocity = tuple(me.dynamicsymbols(f"{name}_vx {name}_vy {name}_vz"))
+        self.linear_velocity = tuple(
+            me.dynamicsymbols(f"{name}_vx {name}_vy {name}_vz")
+        )
         B = me.ReferenceFrame(f"{name}_frame")
         B.orient_quaternion(N, self.quaternion)
         wx, wy, wz = self.angular_velocity
@@ -185,10 +189,7 @@ class FreeJoint:
             )
         values = list(quat) + list(position) + list(angular_velocity)
         values += list(linear_velocity)
-        return {
-            s: float(v)
-            for s, v in zip(self.coordinates + self.speeds, values)
-        }
+        return {s: float(v) for s, v in zip(self.coordinates + self.speeds, values)}
 
     def __repr__(self) -> str:
         return f"FreeJoint({self.name!r})"
@@ -197,7 +198,7 @@ class FreeJoint:
 def free_root(k, spec, N, Jf, P, zJ, hP):
     """Body ``k`` on a free joint in the frame ``Jf`` at ``P``, both fixed
     in the ground: ``(B, origin, w, zB, h)`` as ``systems.urdf.declare_tree`` keeps
-    them (``B.free_joint`` the :class:`systems.free_joint.FreeJoint`)."""
+    them (``B.free_joint`` the :class:`eomcompare.systems.free_joint.FreeJoint`)."""
     if spec.parent != 0:
         raise DeclarationError(
             f"joint {spec.joint!r}: a free joint must join a body to the "

@@ -1,7 +1,7 @@
 """Robots from MJCF (MuJoCo's XML format): a fixed-base tree of hinge and
 slide joints, declared as a :class:`MechanicalSystem`.
 
->>> from systems import from_mjcf
+>>> from eomcompare.systems import from_mjcf
 >>> ms = from_mjcf('''
 ... <mujoco model="arm">
 ...   <worldbody>
@@ -53,7 +53,7 @@ Conventions
   It is declared as a rotor of axial inertia ``J`` turning with ``q`` about
   a ground-fixed axis (a particle of mass ``J`` for a slide), whose kinetic
   energy ``J q'^2 / 2`` every formulation takes in (see
-  :class:`systems.urdf.JointSpec`).  A motor rotor mounted on the parent
+  :class:`eomcompare.systems.urdf.JointSpec`).  A motor rotor mounted on the parent
   body would also couple the parent's rotation; MuJoCo leaves that out,
   and so does this rotor.
 * Not modelled: contacts, joint limits, actuators, tendons, equality
@@ -61,9 +61,9 @@ Conventions
   compensation; joint damping (``dof_damping``) only with
   ``damping=True``.  ``strict=True`` refuses a model that has any of them;
   by default they are left out, as the oracle
-  (:mod:`references.mujoco_oracle`) disables them in MuJoCo.
+  (:mod:`eomcompare.references.mujoco_oracle`) disables them in MuJoCo.
 * A free joint (a body of the world) is the project's free joint
-  (:class:`systems.free_joint.FreeJoint`) in the world frame: seven
+  (:class:`eomcompare.systems.free_joint.FreeJoint`) in the world frame: seven
   coordinates, the body's quaternion ``(w, x, y, z)`` then its position
   (MuJoCo's ``qpos`` holds the position first), six speeds, the angular
   velocity in the body frame then the origin's velocity in the world frame
@@ -73,7 +73,7 @@ Conventions
 * Ball joints are refused (not yet supported).
 
 Rounded numbers (``snap``) and symbolic inertia are as in
-:func:`systems.from_urdf`.
+:func:`eomcompare.systems.from_urdf`.
 """
 
 from __future__ import annotations
@@ -251,7 +251,7 @@ class MujocoStates:
     free joint's seven ``qpos`` entries are its position then its
     quaternion ``(w, x, y, z)``, its six ``qvel`` entries the linear
     velocity (world frame) then the angular velocity (body frame); the
-    project's free joint (:class:`systems.free_joint.FreeJoint`) orders
+    project's free joint (:class:`eomcompare.systems.free_joint.FreeJoint`) orders
     them quaternion first and angular velocity first, in the same frames,
     so the conversion only reorders (``qacc`` is the time derivative of
     ``qvel``, as ``u'`` is of ``u``).
@@ -273,7 +273,12 @@ class MujocoStates:
 
     def _sizes(self):
         if self.layout:
-            return len(self.qpos0), self.n_speeds_mujoco, self.n_coordinates, self.n_speeds
+            return (
+                len(self.qpos0),
+                self.n_speeds_mujoco,
+                self.n_coordinates,
+                self.n_speeds,
+            )
         n = len(self.qpos0)
         return n, n, n, n
 
@@ -343,7 +348,7 @@ def from_mjcf(
     name : str, optional
         The system's name; default: the model's name.
     symbolic_inertia, snap
-        As in :func:`systems.from_urdf`.
+        As in :func:`eomcompare.systems.from_urdf`.
     damping : bool, optional
         Add each joint's ``dof_damping`` ``b`` as ``-b q'`` (default
         False: MuJoCo's damping is left out, as the oracle disables it).

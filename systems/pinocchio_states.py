@@ -6,7 +6,7 @@ Floating base
 -------------
 The root link and the links fixed to it (through ``fixed`` joints, merged
 as for any body) become one free body on a
-:class:`systems.free_joint.FreeJoint` in the ground frame: seven
+:class:`eomcompare.systems.free_joint.FreeJoint` in the ground frame: seven
 coordinates, its quaternion ``(w, x, y, z)`` and the root link's origin,
 six speeds, the body angular velocity and the origin's velocity measured
 in the ground frame; the other joints follow, in Pinocchio's order.  The
@@ -44,7 +44,7 @@ def floating_specs(root_inertial, root_name, specs, inertial_entries, spec_class
 
     ``root_inertial`` is ``(mass, com, inertia)`` of the root link and the
     links fixed to it, or None; ``inertial_entries(k, m, c, I)`` gives a
-    spec's entries; ``spec_class`` is :class:`systems.urdf.JointSpec`."""
+    spec's entries; ``spec_class`` is :class:`eomcompare.systems.urdf.JointSpec`."""
     if root_inertial is None or root_inertial[0] <= 0:
         raise DeclarationError(
             f"link {root_name!r} (the floating base) and the links fixed to "
@@ -83,7 +83,9 @@ class PinocchioStates:
     def _sizes(self):
         nq = sum(7 if k == "free" else 1 for k in self.kinds)
         nu = sum(6 if k == "free" else 1 for k in self.kinds)
-        npq = sum(7 if k == "free" else 2 if k == "continuous" else 1 for k in self.kinds)
+        npq = sum(
+            7 if k == "free" else 2 if k == "continuous" else 1 for k in self.kinds
+        )
         return nq, nu, npq, nu
 
     def to_pinocchio(self, q, u):

@@ -21,8 +21,8 @@ from collections.abc import Mapping, Sequence
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from symbolic.calculus import jacobian
-from symbolic.frames import connected_frames, declared_orientations
+from eomcompare.symbolic.calculus import jacobian
+from eomcompare.symbolic.frames import connected_frames, declared_orientations
 
 __all__ = ["QuaternionBlock", "quaternion_blocks", "speeds_from_quaternion_rates"]
 

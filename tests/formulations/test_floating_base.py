@@ -18,11 +18,11 @@ import pytest
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from formulations import get_formulation
-from numeric.integrate import integrate
-from systems import DeclarationError
-from systems.floating import floating_two_body, free_body
-from systems.free_joint import FreeJoint
+from eomcompare.formulations import get_formulation
+from eomcompare.numeric.integrate import integrate
+from eomcompare.systems import DeclarationError
+from eomcompare.systems.floating import floating_two_body, free_body
+from eomcompare.systems.free_joint import FreeJoint
 
 # The paths the free joint takes: speeds with kinematic equations (kane,
 # gibbs_appell), the unit-norm constraint with a multiplier (lagrange), the
@@ -85,7 +85,9 @@ def test_free_joint_state_refuses_a_quaternion_off_the_sphere():
     N = me.ReferenceFrame("N")
     O = me.Point("O")
     j = FreeJoint("root", N, O)
-    with pytest.raises(DeclarationError, match=r"\[1.0, 0.1, 0.0, 0.0\] has norm 1.00498"):
+    with pytest.raises(
+        DeclarationError, match=r"\[1.0, 0.1, 0.0, 0.0\] has norm 1.00498"
+    ):
         j.state(quaternion=(1.0, 0.1, 0.0, 0.0))
     with pytest.raises(DeclarationError, match="position must be 3 finite"):
         j.state(position=(0.0, float("nan"), 0.0))
@@ -121,9 +123,7 @@ def test_steady_spin_about_a_principal_axis(formulation):
     np.testing.assert_allclose(res.q[:, :4], quat, atol=1e-10)
     np.testing.assert_allclose(res.q[:, 4:], np.outer(times, v), atol=1e-10)
     for tk, qk, qdk in zip(res.t, res.q, res.qd):
-        np.testing.assert_allclose(
-            _speeds(ms, tk, qk, qdk), [0, 0, s, *v], atol=1e-10
-        )
+        np.testing.assert_allclose(_speeds(ms, tk, qk, qdk), [0, 0, s, *v], atol=1e-10)
 
 
 @pytest.mark.parametrize("formulation", QUATERNION_PATHS)
@@ -192,7 +192,10 @@ def test_free_flight_conserves_energy_and_momenta(formulation):
     assert res.success
     measure = _momenta(ms)
     vals = np.array(
-        [measure(qk, _speeds(ms, tk, qk, qdk)) for tk, qk, qdk in zip(res.t, res.q, res.qd)]
+        [
+            measure(qk, _speeds(ms, tk, qk, qdk))
+            for tk, qk, qdk in zip(res.t, res.q, res.qd)
+        ]
     )
     T, p, H = vals[:, 0], vals[:, 1:4], vals[:, 4:7]
     assert np.ptp(T) / T[0] < 1e-9
@@ -250,9 +253,9 @@ def test_lagrange_reports_the_norm_multiplier(heavy_states):
     # The value depends on how w is extended off the sphere; what holds for
     # any extension is the constraint's row, C = 2 q^T on the quaternion.
     C = np.asarray(
-        sm.lambdify(
-            [list(ms.coordinates)], eom.extras["constraint_jacobian"], "numpy"
-        )(states[0][1]),
+        sm.lambdify([list(ms.coordinates)], eom.extras["constraint_jacobian"], "numpy")(
+            states[0][1]
+        ),
         dtype=float,
     )
     np.testing.assert_allclose(C[0, :4], 2 * states[0][1][:4], rtol=1e-14)
@@ -261,7 +264,7 @@ def test_lagrange_reports_the_norm_multiplier(heavy_states):
 
 @pytest.mark.parametrize("formulation", ["kane_articulated"])
 def test_tree_recursion_refuses_the_free_joint_with_a_reason(formulation):
-    from formulations.base import UnsupportedSystemError
+    from eomcompare.formulations.base import UnsupportedSystemError
 
     with pytest.raises(UnsupportedSystemError, match="one-coordinate joints"):
         get_formulation(formulation).derive(_system("floating_two_body"))
@@ -280,7 +283,9 @@ def test_quaternion_norm_drift_over_a_long_run(formulation, capsys):
     times = np.linspace(0.0, 100.0, 201)
     drift = {}
     for stab in (None, "projection"):
-        res = integrate(model, 100.0, t_eval=times, initial_state=start, stabilization=stab)
+        res = integrate(
+            model, 100.0, t_eval=times, initial_state=start, stabilization=stab
+        )
         drift[stab] = float(np.max(np.abs(np.linalg.norm(res.q[:, :4], axis=1) - 1)))
     with capsys.disabled():
         print(
@@ -313,5 +318,7 @@ def test_the_guides_free_joint_example_spins_by_eulers_equations():
         u = ms.speeds_from_rates(t0, q, qd)
         ud = model.speed_derivatives(t0, q, u)
         w = u[:3]
-        np.testing.assert_allclose(ud[:3], -np.cross(w, I * w) / I, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(
+            ud[:3], -np.cross(w, I * w) / I, rtol=1e-12, atol=1e-12
+        )
         np.testing.assert_allclose(ud[3:], 0, atol=1e-12)

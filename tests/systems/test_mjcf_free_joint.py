@@ -10,14 +10,14 @@ import mujoco
 import numpy as np
 import pytest
 
-from formulations import get_formulation
-from references.mujoco_oracle import (
+from eomcompare.formulations import get_formulation
+from eomcompare.references.mujoco_oracle import (
     mjcf_mujoco_model,
     mujoco_accelerations,
     mujoco_coordinate_accelerations,
 )
-from references.robot_oracle import oracle_accelerations
-from systems import DeclarationError, from_mjcf
+from eomcompare.references.robot_oracle import oracle_accelerations
+from eomcompare.systems import DeclarationError, from_mjcf
 
 # kane in the quick loop; the others derive the same system again (about
 # 20 s each on an idle machine), slow.
@@ -58,7 +58,14 @@ def test_free_joint_coordinates_are_the_bodys_world_pose(floating):
     ms = floating
     names = [str(c).replace("(t)", "") for c in ms.coordinates]
     assert names == [
-        "base_qw", "base_qx", "base_qy", "base_qz", "base_x", "base_y", "base_z", "q2"
+        "base_qw",
+        "base_qx",
+        "base_qy",
+        "base_qz",
+        "base_x",
+        "base_y",
+        "base_z",
+        "q2",
     ]
     # The initial state is MuJoCo's qpos0: the body's pos and (normalised) quat.
     model = mujoco.MjModel.from_xml_string(FLOATING)
@@ -119,7 +126,9 @@ def test_oracle_column_reads_mujoco_in_coordinate_accelerations(floating):
     assert name == "mujoco" and qdd.shape == (2, 8)
     for (t0, q, qd), row in zip(states, qdd):
         # |q|^2 = 1 twice differentiated holds for MuJoCo's q'' too.
-        assert np.dot(q[:4], row[:4]) == pytest.approx(-np.dot(qd[:4], qd[:4]), rel=1e-10)
+        assert np.dot(q[:4], row[:4]) == pytest.approx(
+            -np.dot(qd[:4], qd[:4]), rel=1e-10
+        )
         np.testing.assert_allclose(
             row, kane.coordinate_accelerations(t0, q, qd), rtol=1e-9, atol=1e-9
         )
@@ -141,7 +150,9 @@ def test_free_body_alone_falls_at_g(floating):
     w = u[:3]
     np.testing.assert_allclose(ud[:3], -np.cross(w, I * w) / I, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(ud[3:], [0, 0, -9.81], rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(mujoco_accelerations(ms, q, u), ud, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(
+        mujoco_accelerations(ms, q, u), ud, rtol=1e-10, atol=1e-10
+    )
 
 
 @pytest.mark.parametrize(
@@ -184,7 +195,7 @@ def test_conversions_refuse_wrong_sizes(floating):
 def test_gymnasium_ant_matches_mujoco():
     """The catalogue's ant (free torso, eight hinges with armature): kane's
     u' against MuJoCo's qacc at five random states."""
-    from systems import get_system, system_facts
+    from eomcompare.systems import get_system, system_facts
 
     ms = get_system("ant")
     assert system_facts("ant").oracle == "mujoco"

@@ -10,9 +10,12 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from formulations import get_formulation
-from references.robot_oracle import urdf_pinocchio_accelerations, urdf_pinocchio_model
-from systems import DeclarationError, from_urdf
+from eomcompare.formulations import get_formulation
+from eomcompare.references.robot_oracle import (
+    urdf_pinocchio_accelerations,
+    urdf_pinocchio_model,
+)
+from eomcompare.systems import DeclarationError, from_urdf
 
 # kane in the quick loop; the others derive the same system again (about
 # 20 s each on an idle machine), slow.
@@ -49,7 +52,14 @@ def floating():
 def test_floating_root_is_a_free_joint_first(floating):
     ms = floating
     assert [str(c).replace("(t)", "") for c in ms.coordinates] == [
-        "base_qw", "base_qx", "base_qy", "base_qz", "base_x", "base_y", "base_z", "q2"
+        "base_qw",
+        "base_qx",
+        "base_qy",
+        "base_qz",
+        "base_x",
+        "base_y",
+        "base_z",
+        "q2",
     ]
     assert ms.options["joints"] == ("root_joint", "h")
     assert tuple(urdf_pinocchio_model(ms).names) == ("universe", "root_joint", "h")
@@ -111,10 +121,14 @@ def test_fixed_base_conversion_gives_continuous_joints_cos_sin():
 
 def test_floating_base_errors():
     massless = FLOATING.replace(
-        FLOATING[FLOATING.index('<link name="base">') : FLOATING.index('<link name="tip">')],
+        FLOATING[
+            FLOATING.index('<link name="base">') : FLOATING.index('<link name="tip">')
+        ],
         '<link name="base"/>',
     ).replace('<mass value="0.2"/>', '<mass value="0"/>')
-    with pytest.raises(DeclarationError, match="'base' \\(the floating base\\).*no <inertial> mass"):
+    with pytest.raises(
+        DeclarationError, match="'base' \\(the floating base\\).*no <inertial> mass"
+    ):
         from_urdf(massless, floating_base=True)
     with pytest.raises(TypeError, match="floating_base must be True or False"):
         from_urdf(FLOATING, floating_base="yes")
@@ -126,7 +140,7 @@ def test_floating_base_errors():
 def test_solo12_matches_pinocchio_free_flyer():
     """The catalogue's floating quadruped: kane's q'' against Pinocchio's
     aba (free-flyer root, the same URDF) at five random states."""
-    from systems import get_system, system_facts
+    from eomcompare.systems import get_system, system_facts
 
     ms = get_system("solo12")
     assert system_facts("solo12").oracle == "pinocchio"
