@@ -21,7 +21,7 @@ from eomcompare.symbolic.types import Symbol
 if TYPE_CHECKING:
     from eomcompare.systems.base import MechanicalSystem
 
-    from .base import EquationsOfMotion
+    from .result import EquationsOfMotion
 
 __all__ = ["specified_inputs"]
 
