@@ -86,7 +86,11 @@ def _package_version() -> str:
 
 @functools.cache
 def code_digest(
-    packages: tuple = ("eomcompare.symbolic", "eomcompare.systems", "eomcompare.formulations"),
+    packages: tuple = (
+        "eomcompare.symbolic",
+        "eomcompare.systems",
+        "eomcompare.formulations",
+    ),
 ) -> str:
     """Hash of the source of every module in ``packages`` (full import
     names), as found on disk.  A package that cannot be found is an error:

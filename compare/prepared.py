@@ -20,7 +20,8 @@ if TYPE_CHECKING:
 #: declaration (:func:`eomcompare.compare.runner.declaration_key`), which its source
 #: cannot vouch for.
 CODE_PACKAGES = tuple(
-    f"eomcompare.{pkg}" for pkg in ("symbolic", "numeric", "systems", "formulations", "compare")
+    f"eomcompare.{pkg}"
+    for pkg in ("symbolic", "numeric", "systems", "formulations", "compare")
 )
 
 
@@ -30,7 +31,9 @@ def declared_outside(system: str) -> bool:
     from eomcompare.systems import CATALOGUE
 
     module = getattr(CATALOGUE[system], "__module__", None) or ""
-    return not any(module == pkg or module.startswith(f"{pkg}.") for pkg in CODE_PACKAGES)
+    return not any(
+        module == pkg or module.startswith(f"{pkg}.") for pkg in CODE_PACKAGES
+    )
 
 
 __all__ = ["PREPARED", "Prepared", "prepared", "declaration_for_report"]
