@@ -29,6 +29,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from eomcompare.symbolic.text import display_name
+
 from .findings import case_kinds, findings, kind_counts, refusals
 from .summary import oracle_unavailable
 from .tables import (
@@ -182,7 +184,7 @@ def _coordinate_names(rows, count: int) -> list[str]:
         from .prepared import declaration_for_report
 
         names = [
-            str(c).replace("(t)", "")
+            display_name(c)
             for c in declaration_for_report(
                 rows[0].system, variant_options(rows[0].variant)
             ).coordinates

@@ -45,6 +45,7 @@ from eomcompare.formulations import (
     split_formulation_spec,
 )
 from eomcompare.numeric.integrate import integrate
+from eomcompare.symbolic.text import display_name
 from eomcompare.systems import CATALOGUE, system_facts
 
 from .child import Child, ChildDied, ChildTimeout, wait_any
@@ -664,7 +665,7 @@ def _run_case_body(case: Case, opts: RunOptions, row: Row, arrays: Arrays) -> No
     row["n_multipliers"] = eom.n_multipliers
     row["n_coordinates"] = len(ms.coordinates)
     # The report labels its figures with these, without building the system.
-    row["coordinates"] = json.dumps([str(c).replace("(t)", "") for c in ms.coordinates])
+    row["coordinates"] = json.dumps([display_name(c) for c in ms.coordinates])
     row["dof"] = ms.degrees_of_freedom
     start = time.perf_counter()
     backend = opts.backend
