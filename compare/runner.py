@@ -50,7 +50,7 @@ from systems import CATALOGUE, system_facts
 from .child import Child, ChildDied, ChildTimeout, wait_any
 from .prepared import CODE_PACKAGES, PREPARED, Prepared, declared_outside
 from .summary import REPORT_COLUMNS
-from .timing import repeat_within, spread
+from .timing import calibrate, calibrate_clocks, repeat_within, spread
 from .user_systems import BuilderError, build_system, describe_builder
 from .variants import variant_label
 
@@ -72,6 +72,7 @@ __all__ = [
     "run",
     "expand_cases",
     "calibrate",
+    "calibrate_clocks",
     "RunInterrupted",
     "RunOutputError",
     "ExecutorLost",
@@ -724,9 +725,12 @@ def _run_case_body(case: Case, opts: RunOptions, row: Row, arrays: Arrays) -> No
     else:
         lambdified = _time_rhs(plain, t0, x0, opts.rhs_calls, opts.rhs_repeats)
     _record_time(row, "rhs_lambdify_us", lambdified)
-    # Its calibration, measured as it is, right after it.
-    row["calibration_cpu_s"] = calibrate(opts.time_repeats, clock=time.thread_time)
-    calibrations.append(calibrate(repeats=opts.time_repeats))
+    # Its calibration, measured as it is, right after it, on the wall clock
+    # (the derivation's) and the thread's processor time (the right-hand
+    # side's) around the same runs.
+    wall, cpu = calibrate_clocks(opts.time_repeats, (time.perf_counter, time.thread_time))
+    row["calibration_cpu_s"] = cpu
+    calibrations.append(wall)
     row["calibration_s"] = min(calibrations)
     grid = np.linspace(t0, t0 + opts.t_final, opts.n_samples)
 
@@ -806,36 +810,6 @@ def agreement(
         "agreement_horizon": horizon,
         "deviation": rel,
     }
-
-
-def calibrate(
-    repeats: int = 3, clock: Callable[[], float] = time.perf_counter
-) -> float:
-    """Seconds of a fixed sympy + numpy workload, to turn times into ratios
-    (the fastest of ``repeats``), by ``clock``.
-
-    Every case measures it alongside its own timings (``calibration_s`` of
-    its row, in wall time like the derivation; ``calibration_cpu_s`` in the
-    processor time of the thread, ``time.thread_time``, like the
-    right-hand side); a run also measures it at its start and end and
-    keeps the geometric mean.
-
-    The workload is independent of this package, so a slower derivation
-    shows as a larger ratio even on a machine that is itself slower.
-    """
-    import sympy as sm
-
-    x, y, z = sm.symbols("x y z")
-    times = []
-    for _ in range(repeats):
-        start = clock()
-        e = sm.expand((x + sm.sin(y) + z) ** 12)
-        sm.cse(sm.Matrix([e.diff(x), e.diff(y)]))
-        a = np.random.default_rng(0).random((60, 60))
-        for _ in range(200):
-            np.linalg.solve(a + 60 * np.eye(60), a[:, 0])
-        times.append(clock() - start)
-    return float(np.min(times))
 
 
 # ----------------------------------------------------------------------

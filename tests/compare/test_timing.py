@@ -13,6 +13,7 @@ from compare.findings import findings
 from compare.timing import (
     MIN_SAMPLES,
     beyond_noise,
+    calibrate_clocks,
     repeat_within,
     spread,
     tied_with_best,
@@ -111,6 +112,47 @@ def test_repeats_stop_at_the_count_or_the_budget():
     # A failed measurement is not repeated.
     failed = [(float("nan"), 0.0)]
     assert len(repeat_within(measure(0.01, 0.01), failed, 5, 10.0)) == 1
+
+
+def _memo_misses() -> int:
+    from sympy.core.cache import CACHE
+
+    return sum(f.cache_info().misses for f in CACHE)
+
+
+def test_the_calibration_computes_its_workload_whatever_the_memo_holds():
+    # Counted, not timed: a calibration that sympy's memo could answer
+    # measured 0.03 s after an earlier calibration and 0.3 s after a
+    # derivation had evicted it.  Each run must compute its workload
+    # afresh: as many memo misses the second and third time as the
+    # computation has (the first also fills the memo with constants).
+    import sympy as sm
+
+    sm.core.cache.clear_cache()
+    misses = []
+    for _ in range(3):
+        before = _memo_misses()
+        calibrate_clocks(1)
+        misses.append(_memo_misses() - before)
+    assert misses[1] == misses[2]
+    assert misses[1] > misses[0] / 2 > 100
+
+
+def test_the_calibration_reads_every_clock_around_the_same_runs():
+    ticks = {"a": 0.0, "b": 0.0}
+
+    def clock(name, step):
+        def read():
+            ticks[name] += step
+            return ticks[name]
+
+        return read
+
+    # Each clock is read once before and once after each run: the fastest
+    # of two runs is one step of that clock.
+    got = calibrate_clocks(2, (clock("a", 1.0), clock("b", 0.5)))
+    assert got == (1.0, 0.5)
+    assert ticks == {"a": 4.0, "b": 2.0}
 
 
 # ----------------------------------------------------------------------
