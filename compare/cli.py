@@ -122,14 +122,14 @@ def _add_run_options(p: argparse.ArgumentParser):
     )
     p.add_argument(
         "--backend",
-        default="sized",
-        choices=["sized", "lambdify", "c", "auto"],
+        default="auto",
+        choices=["auto", "sized", "lambdify", "c"],
         help="numeric backend the cases integrate with, the same for "
-        "every formulation of a system (default sized: compiled C for "
-        "systems of 4 or more coordinates, lambdify below; auto: compiled "
-        "C everywhere a compiler is found; c always compiles; the "
-        "right-hand side is timed compiled wherever the case compiles, "
-        "and through lambdify beside it)",
+        "every formulation of a system (default auto: compiled C "
+        "everywhere a compiler is found, else lambdify; sized: compiled C "
+        "for systems of 4 or more coordinates, lambdify below; c always "
+        "compiles; the right-hand side is timed compiled wherever the "
+        "case compiles, and through lambdify beside it)",
     )
     p.add_argument(
         "--jobs",

@@ -82,7 +82,10 @@ __all__ = [
 #: ``scipy.integrate.solve_ivp`` methods a run accepts.
 SOLVERS = ("RK45", "RK23", "DOP853", "Radau", "BDF", "LSODA")
 #: Numeric backends a run accepts (``numeric.backends``, and "sized").
-BACKEND_CHOICES = ("sized", "lambdify", "c", "auto")
+BACKEND_CHOICES = ("auto", "sized", "lambdify", "c")
+#: Repeats of the lambdify right-hand side's timing where the compiled one
+#: is the time compared (``rhs_lambdify_us``, shown beside it).
+LAMBDIFY_REPEATS = 5
 #: Under ``backend="sized"``, variants with at least this many coordinates
 #: are integrated compiled, those below through lambdify (their compiled
 #: right-hand side is still built, for its time).
@@ -185,23 +188,22 @@ class RunOptions:
     cache_dir : str or None
         Derivation cache directory (None: the default location).
     use_cache : bool
-    backend : {"sized", "lambdify", "c", "auto"}
+    backend : {"auto", "sized", "lambdify", "c"}
         Numeric backend the case integrates with (``eom.numeric(backend=
         ...)``), the same for every formulation of a system variant, so
-        that solve times compare formulations, not backends.  ``"c"``
-        compiles each case's equations; ``"auto"`` is ``"c"`` where a
-        compiler is found, else lambdify.  ``"sized"`` (the default) is
+        that solve times compare formulations, not backends.  ``"auto"``
+        (the default) compiles each case's equations where a compiler is
+        found, else uses lambdify; ``"c"`` always compiles.  ``"sized"`` is
         ``"auto"`` for variants of at least :data:`COMPILE_FROM`
         coordinates and lambdify below.  The right-hand side is timed
         compiled (``rhs_us``, ``rhs_backend`` "c") wherever the case
-        compiles, and through lambdify (``rhs_lambdify_us``) beside it;
-        with ``"auto"`` or ``"c"`` every system is compiled, so that its
-        time is the equations' cost and not lambdify's call overhead of
-        several microseconds.  ``"sized"`` is the default because
-        compiling every case of the catalogue's small systems costs the
-        main job about half a minute of processor time (a cffi build of
-        about 0.3 s each) for times of well under a microsecond that the
-        lambdify time beside them does not rank differently.
+        compiles, and through lambdify (``rhs_lambdify_us``) beside it, so
+        that with the default every system's time is the equations' cost
+        and not lambdify's call overhead of several microseconds.
+        Compiling the small systems too costs the main job about 0.07 s of
+        processor time per case (a plain C library, no Python headers),
+        less than their solves through lambdify cost more than compiled
+        ones, which is why it is the default rather than ``"sized"``.
     """
 
     t_final: float = 10.0
@@ -221,7 +223,7 @@ class RunOptions:
     time_budget: float = 0.15
     cache_dir: str | None = None
     use_cache: bool = True
-    backend: str = "sized"
+    backend: str = "auto"
 
     def __post_init__(self) -> None:
         for name in ("t_final", "rtol", "atol", "threshold", "timeout", "time_budget"):
@@ -723,7 +725,12 @@ def _run_case_body(case: Case, opts: RunOptions, row: Row, arrays: Arrays) -> No
     if timed is plain:
         lambdified = rhs
     else:
-        lambdified = _time_rhs(plain, t0, x0, opts.rhs_calls, opts.rhs_repeats)
+        # Shown beside the compiled time, never ranked: the fewest repeats
+        # that give a spread (tens of microseconds a call, where the
+        # compiled call takes well under one).
+        lambdified = _time_rhs(
+            plain, t0, x0, opts.rhs_calls, min(opts.rhs_repeats, LAMBDIFY_REPEATS)
+        )
     _record_time(row, "rhs_lambdify_us", lambdified)
     # Its calibration, measured as it is, right after it, on the wall clock
     # (the derivation's) and the thread's processor time (the right-hand
