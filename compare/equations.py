@@ -470,6 +470,22 @@ def _entry_html(name: str, expr) -> str:
     return _math(_mrow(_PRINTER._print(sm.Symbol(name)).toxml(), _EQ, typeset))
 
 
+def _simplified_html(M, z, f) -> str:
+    """The equations simplified for display only, collapsed and marked
+    (:mod:`compare.simplified`); "" where that reads no shorter."""
+    from .simplified import MARK, NOTE, display_form
+
+    simpler = display_form(M, f)
+    if simpler is None:
+        return ""
+    return (
+        f'<details class="simplified"><summary>{MARK}</summary>'
+        f'<p class="note">{html.escape(NOTE)}</p>'
+        + _matrix_equation(simpler[0], z, simpler[1])
+        + "</details>"
+    )
+
+
 def equations_html(case: CaseEquations) -> str:
     """One case's equations as an HTML fragment (MathML and SVG inside)."""
     d = case.data
@@ -481,6 +497,7 @@ def equations_html(case: CaseEquations) -> str:
     ]
     if not is_large(case):
         parts.append(_matrix_equation(M, z, f))
+        parts.append(_simplified_html(M, z, f))
         kdes = d.get("kinematic_equations", ())
         # Speeds of their own (not q') come with the relations to q'.
         own_speeds = not any(isinstance(s, sm.Derivative) for s in d.get("states", ()))
@@ -571,6 +588,19 @@ def equations_markdown(case: CaseEquations) -> str:
     M, f, z = d["mass_matrix"], d["forcing"], d["unknowns"]
     head = f"**{case.formulation}**: {_form_text(case)}"
     if not is_large(case):
+        from .simplified import MARK, NOTE, display_form
+
+        simpler = display_form(M, f)
+        shown = ""
+        if simpler is not None:
+            shown = (
+                f"\n\n*{MARK[0].upper() + MARK[1:]}*: {NOTE}\n\n$$\n"
+                + latex(simpler[0])
+                + latex(sm.Matrix(z))
+                + " = "
+                + latex(simpler[1])
+                + "\n$$"
+            )
         return (
             head
             + "\n\n$$\n"
@@ -579,6 +609,7 @@ def equations_markdown(case: CaseEquations) -> str:
             + " = "
             + latex(sm.Matrix(f))
             + "\n$$"
+            + shown
         )
     n, m = M.shape
     nnz = sum(1 for x in M if x != 0)
