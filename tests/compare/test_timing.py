@@ -275,3 +275,25 @@ def test_the_timing_note_says_how_many_measurements_were_taken():
     assert "derivation 1–5, right-hand side 11" in note
     assert "within 0.15 s of processor time each per case" in note
     assert "compiled (rhs_us; through lambdify in rhs_lambdify_us)" in note
+
+
+def test_the_printed_table_gives_medians_and_says_how_many_measurements():
+    from compare.summary import repetitions_line, summary_table
+
+    frame = _frame(
+        formulation=["kane", "lagrange"],
+        **_timed("derive_s", [[0.1, 0.3, 0.2], [0.5]]),
+        **_timed("rhs_us", [[1.0] * 11, [2.0, 2.2, 2.1, 2.0, 2.4, 2.0] + [2.0] * 5]),
+    )
+    table = summary_table(frame)
+    # Medians by hand: 0.2 of (0.1, 0.3, 0.2), 0.5 of one measurement.
+    assert list(table["derive s (median)"]) == [0.2, 0.5]
+    assert list(table["rhs µs (median)"]) == [1.0, 2.0]
+    assert "derive s" not in table.columns
+    assert repetitions_line(frame) == (
+        "Times are medians; measurements per case: derive s 1-3, rhs µs 11 "
+        "(interquartile ranges in results.csv and the report)."
+    )
+    # A run saved before medians were recorded prints its times as they are.
+    old = frame.drop(columns=[c for c in frame.columns if c.endswith("_median")])
+    assert list(summary_table(old)["derive s"]) == [0.1, 0.5]
