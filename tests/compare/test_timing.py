@@ -297,3 +297,18 @@ def test_the_printed_table_gives_medians_and_says_how_many_measurements():
     # A run saved before medians were recorded prints its times as they are.
     old = frame.drop(columns=[c for c in frame.columns if c.endswith("_median")])
     assert list(summary_table(old)["derive s"]) == [0.1, 0.5]
+
+
+def test_a_compared_time_is_shown_with_its_spread_and_count():
+    from compare.tables import timed_cell
+
+    row = {"rhs_us": 1.1, "rhs_us_median": 1.2, "rhs_us_spread": 0.05, "rhs_us_k": 11}
+    assert timed_cell(row, "rhs_us") == "1.2 (IQR 0.05, k=11)"
+    # Below three measurements the spread is unknown and not printed.
+    few = {"derive_s": 2.0, "derive_s_median": 2.5, "derive_s_k": 2}
+    assert timed_cell({**few, "derive_s_spread": float("nan")}, "derive_s") == (
+        "2.5 (k=2)"
+    )
+    # A row saved before medians were recorded: its one time, said so.
+    assert timed_cell({"integrate_s": 0.25}, "integrate_s") == "0.25 (k unknown)"
+    assert timed_cell({}, "integrate_s") == "—"
