@@ -364,8 +364,7 @@ def is_large(case: CaseEquations) -> bool:
             0
             if case.shape[0] > LARGE_ROWS
             else sum(
-                _ops(e)
-                for e in [*case.data["mass_matrix"], *case.data["forcing"]]
+                _ops(e) for e in [*case.data["mass_matrix"], *case.data["forcing"]]
             )
         )
     return case.shape[0] > LARGE_ROWS or ops > LARGE_OPS

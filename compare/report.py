@@ -514,6 +514,7 @@ def _bars_figure(plt, frame, formulations, styles, path):
     _layout(fig, left=left, right=0.25, top=top, bottom=0.5, wspace=0.25)
     y = np.arange(len(labels))
     h = 0.8 / max(len(forms), 1)
+
     def pivot(col):
         table = ok.pivot_table(
             index="label", columns="formulation", values=col, aggfunc="first"
@@ -531,9 +532,10 @@ def _bars_figure(plt, frame, formulations, styles, path):
         # A time is drawn as the median of its measurements, a line across
         # the bar's end as wide as their interquartile range.
         median = f"{col}_median"
-        timed = median in ok.columns and pd.to_numeric(
-            ok[median], errors="coerce"
-        ).notna().any()
+        timed = (
+            median in ok.columns
+            and pd.to_numeric(ok[median], errors="coerce").notna().any()
+        )
         values = pivot(median if timed else col)
         spreads = pivot(f"{col}_spread") if timed and f"{col}_spread" in ok else {}
         for i, form in enumerate(forms):

@@ -26,7 +26,7 @@ import threading
 import time
 import traceback
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
@@ -735,7 +735,9 @@ def _run_case_body(case: Case, opts: RunOptions, row: Row, arrays: Arrays) -> No
     # Its calibration, measured as it is, right after it, on the wall clock
     # (the derivation's) and the thread's processor time (the right-hand
     # side's) around the same runs.
-    wall, cpu = calibrate_clocks(opts.time_repeats, (time.perf_counter, time.thread_time))
+    wall, cpu = calibrate_clocks(
+        opts.time_repeats, (time.perf_counter, time.thread_time)
+    )
     row["calibration_cpu_s"] = cpu
     calibrations.append(wall)
     row["calibration_s"] = min(calibrations)

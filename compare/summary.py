@@ -86,7 +86,9 @@ def repetitions_line(frame: pd.DataFrame) -> str:
     cases ("derive 1-5, rhs 11, ..."); "" for a run without them."""
     parts = []
     for col in PRINTED_MEDIANS:
-        k = pd.to_numeric(frame.get(f"{col}_k", pd.Series(dtype=float)), errors="coerce")
+        k = pd.to_numeric(
+            frame.get(f"{col}_k", pd.Series(dtype=float)), errors="coerce"
+        )
         k = k.dropna()
         if len(k):
             lo, hi = int(k.min()), int(k.max())
@@ -94,7 +96,8 @@ def repetitions_line(frame: pd.DataFrame) -> str:
     if not parts:
         return ""
     return (
-        "Times are medians; measurements per case: " + ", ".join(parts)
+        "Times are medians; measurements per case: "
+        + ", ".join(parts)
         + " (interquartile ranges in results.csv and the report)."
     )
 

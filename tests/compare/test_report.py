@@ -260,9 +260,7 @@ def test_every_case_appears_with_its_numbers(result, report):
         # Times as compared: the median, the interquartile range and the
         # number of measurements, never the fastest alone.
         for col in ("derive_s", "rhs_us", "integrate_s"):
-            got = re.fullmatch(
-                r"(\S+) \((?:IQR (\S+), )?k=(\d+)\)", cells[col]
-            )
+            got = re.fullmatch(r"(\S+) \((?:IQR (\S+), )?k=(\d+)\)", cells[col])
             assert got, cells[col]
             median, iqr, k = got.groups()
             assert float(median) == pytest.approx(
