@@ -4,7 +4,7 @@ The report typesets each formulation's ``M z = f`` as derived: the form the
 generated code evaluates, the operation counts "as derived" count and the
 trajectories come from.  Beside it, where it reads shorter, the same
 equations after the canonical pass of the operation counts
-(:func:`symbolic.canonical.canonical`, its steps 1-4: Pythagorean
+(:func:`eomcompare.symbolic.canonical.canonical`, its steps 1-4: Pythagorean
 identities, numeric factors, expansion where it cancels, angle sums; no
 ``trigsimp``, whose time a report cannot bound) are shown collapsed and
 marked "simplified for display only": they equal the derived equations
@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import sympy as sm
 
-from symbolic.canonical import canonical
-from symbolic.counting import tree_size
+from eomcompare.symbolic.canonical import canonical
+from eomcompare.symbolic.counting import tree_size
 
 __all__ = ["display_form", "MARK", "NOTE"]
 

@@ -1,4 +1,4 @@
-"""The committed report of the main job (``python -m compare``, in
+"""The committed report of the main job (``python -m eomcompare``, in
 ``reports/latest``), as a reader opens it: at most 3 MB, and readable in a
 1,400 px window of headless Chromium (no console error, no part wider than
 the window).  Regenerating it with a report that breaks either fails here."""
@@ -18,7 +18,7 @@ MAX_BYTES = 3_000_000
 
 
 def _main_job() -> Path:
-    from systems import CATALOGUE, system_facts
+    from eomcompare.systems import CATALOGUE, system_facts
 
     meta = json.loads((LATEST / "metadata.json").read_text())
     default = sorted(s for s in CATALOGUE if not system_facts(s).heavy)

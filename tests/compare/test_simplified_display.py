@@ -11,13 +11,13 @@ import pytest
 import sympy as sm
 from sympy.core.function import AppliedUndef
 
-from compare.equations import (
+from eomcompare.compare.equations import (
     CaseEquations,
     _equations_data,
     equations_html,
     equations_markdown,
 )
-from compare.simplified import MARK, NOTE, display_form
+from eomcompare.compare.simplified import MARK, NOTE, display_form
 
 
 def test_the_display_form_collapses_what_a_hand_simplification_would():
@@ -42,7 +42,7 @@ def test_nothing_to_simplify_shows_nothing():
 
 @pytest.mark.slow
 def test_a_real_case_shows_both_forms_equal_in_value_the_simplified_marked():
-    from formulations import get_formulation
+    from eomcompare.formulations import get_formulation
 
     # kane's equations of the double pendulum shrink under the canonical
     # pass (48 operations after cse as derived, 32 after trigsimp).
@@ -102,8 +102,8 @@ def test_a_real_case_shows_both_forms_equal_in_value_the_simplified_marked():
 
 @pytest.mark.slow
 def test_a_simplified_form_beyond_its_budget_is_left_out(monkeypatch):
-    import compare.equations as equations
-    from formulations import get_formulation
+    import eomcompare.compare.equations as equations
+    from eomcompare.formulations import get_formulation
 
     eom = get_formulation("kane").derive("double_pendulum")
     case = CaseEquations(

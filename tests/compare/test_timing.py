@@ -9,8 +9,8 @@ import math
 import pandas as pd
 import pytest
 
-from compare.findings import findings
-from compare.timing import (
+from eomcompare.compare.findings import findings
+from eomcompare.compare.timing import (
     MIN_SAMPLES,
     beyond_noise,
     calibrate_clocks,
@@ -278,7 +278,7 @@ def test_the_timing_note_says_how_many_measurements_were_taken():
 
 
 def test_the_printed_table_gives_medians_and_says_how_many_measurements():
-    from compare.summary import repetitions_line, summary_table
+    from eomcompare.compare.summary import repetitions_line, summary_table
 
     frame = _frame(
         formulation=["kane", "lagrange"],
@@ -300,7 +300,7 @@ def test_the_printed_table_gives_medians_and_says_how_many_measurements():
 
 
 def test_a_compared_time_is_shown_with_its_spread_and_count():
-    from compare.tables import timed_cell
+    from eomcompare.compare.tables import timed_cell
 
     row = {"rhs_us": 1.1, "rhs_us_median": 1.2, "rhs_us_spread": 0.05, "rhs_us_k": 11}
     assert timed_cell(row, "rhs_us") == "1.2 (IQR 0.05, k=11)"
