@@ -328,14 +328,15 @@ def bench_robots(
         Seconds for one derivation (and its count) in a child process.
     parts : set of str, optional
         Any of ``"chain"``, ``"panda"``, ``"stanford"``, ``"rhs"``,
-        ``"derive"``, ``"urdf"`` (all by default).
+        ``"derive"``, ``"urdf"``, ``"khalil"`` (all by default; the last
+        writes ``khalil.csv``, :mod:`bench.khalil`).
     urdf_ns : iterable of int
         Links of the URDF chains part 5 declares.
     """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     parts = (
-        {"chain", "panda", "stanford", "rhs", "derive", "urdf"}
+        {"chain", "panda", "stanford", "rhs", "derive", "urdf", "khalil"}
         if parts is None
         else parts
     )
@@ -530,6 +531,11 @@ def bench_robots(
                 for r in rows
             ],
         ) + [""]
+    if "khalil" in parts:
+        from .khalil import bench_khalil
+
+        log("robots 6. Khalil's robots against SYMORO (bench.khalil)")
+        result["khalil"] = bench_khalil(out, lambda m: log("  " + m), cap=cap)
     (out / "robots.md").write_text("\n".join(lines) + "\n")
     return result
 
@@ -790,7 +796,9 @@ def robot_targets(result) -> list[dict]:
     - derivation seconds of every own formulation at most 0.25 of
       sympy_kane's on each robot (value: the largest ratio, the
       formulation named; sympy_kane capped counts as met);
-    - from_urdf declares a chain of 30 links in under 5 s of CPU.
+    - from_urdf declares a chain of 30 links in under 5 s of CPU;
+    - Khalil's robots at most 0.9 x SYMORO's counts
+      (:func:`bench.khalil.khalil_targets`).
 
     ``result`` maps part names to their rows (what :func:`bench_robots`
     returns, or its CSV files read back); a part not present gives no row,
@@ -895,6 +903,10 @@ def robot_targets(result) -> list[dict]:
                 "" if worst is None else worst[1],
             )
         )
+    if result.get("khalil"):
+        from .khalil import khalil_targets
+
+        out += khalil_targets(result["khalil"])
     for r in result.get("urdf") or []:
         if int(r["n"]) == 30:
             out.append(
