@@ -120,20 +120,34 @@ def _system(robot, assumptions):
 
 
 def _customised_case(robot, assumptions, parameters):
-    """Counts of the customised Newton-Euler inverse dynamics."""
+    """Counts of the customised Newton-Euler inverse dynamics, of the
+    forward dynamics by it (``tau - h`` and M's upper triangle in one
+    evaluation order, then the symmetric solve LDL^T) and of M alone."""
     import sympy as sm
 
-    from formulations.newton_euler import customised_inverse_dynamics
-    from symbolic.literature_counts import assignments_counts
+    from formulations.newton_euler import (
+        customised_forward_dynamics,
+        customised_inverse_dynamics,
+        link_inertia,
+    )
+    from symbolic.literature_counts import assignments_counts, ldl_solve_counts
     from systems import get_system
 
     ms = get_system(robot, **ROBOTS[robot])
     zdd = sm.symbols(f"_zdd0:{len(ms.coordinates)}")
-    prog, symbols = customised_inverse_dynamics(
-        ms, zdd, assumptions=assumptions, parameters=parameters, program=True
-    )
-    c = assignments_counts(prog, set(symbols) | set(ms.parameters))
-    return {"inverse": (c.mul, c.add, c.param_mul, c.param_add)}
+    link = link_inertia(ms, assumptions, parameters)
+    prog, _ = customised_inverse_dynamics(ms, zdd, inertia=link[0], program=True)
+    params = set(link[1]) | set(ms.parameters)
+    c = assignments_counts(prog, params)
+    out = {"inverse": (c.mul, c.add, c.param_mul, c.param_add)}
+    prog, _, n = customised_forward_dynamics(ms, link=link)
+    c = assignments_counts(prog, params)
+    m, a = ldl_solve_counts(n)
+    out["forward"] = (c.mul + m, c.add + a, c.param_mul, c.param_add)
+    prog, _, n = customised_forward_dynamics(ms, link=link, mass_matrix_only=True)
+    c = assignments_counts(prog, params)
+    out["mass_matrix"] = (c.mul, c.add, c.param_mul, c.param_add)
+    return out
 
 
 def _formulation_case(robot, assumptions, formulation):
@@ -210,22 +224,24 @@ def bench_khalil(out, log=print, *, cap=300.0, formulations=True) -> list[dict]:
                 got = _capped(
                     _customised_case, robot, assumptions, parameters, cap=cap
                 )
-                rows.append(
-                    _row(
-                        robot,
-                        assumptions,
-                        parameters,
-                        "inverse",
-                        "customised_ne",
-                        None if got is None else got["inverse"],
+                for model in ("inverse", "forward", "mass_matrix"):
+                    rows.append(
+                        _row(
+                            robot,
+                            assumptions,
+                            parameters,
+                            model,
+                            "customised_ne",
+                            None if got is None else got[model],
+                        )
                     )
-                )
-                log(
-                    f"  {robot} {assumptions} {parameters} inverse customised_ne: "
-                    f"{rows[-1]['mul']}/{rows[-1]['add']} against SYMORO "
-                    f"{rows[-1]['symoro_mul']}/{rows[-1]['symoro_add']} "
-                    f"({time.perf_counter() - t0:.0f} s)"
-                )
+                    log(
+                        f"  {robot} {assumptions} {parameters} {model} "
+                        f"customised_ne: {rows[-1]['mul']}/{rows[-1]['add']} "
+                        f"against SYMORO {rows[-1]['symoro_mul']}/"
+                        f"{rows[-1]['symoro_add']} "
+                        f"({time.perf_counter() - t0:.0f} s)"
+                    )
             if not formulations:
                 continue
             names = dict.fromkeys(

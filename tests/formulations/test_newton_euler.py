@@ -17,6 +17,7 @@ import sympy.physics.mechanics as me
 from formulations import get_formulation
 from formulations.newton_euler import (
     base_inertia,
+    customised_forward_dynamics,
     customised_inverse_dynamics,
     standard_inertia,
 )
@@ -133,6 +134,27 @@ def test_standard_parameter_model_is_kanes_tau():
         assert np.allclose(f(q, v, a), g(q, v, a), rtol=1e-10, atol=1e-10)
 
 
+def test_forward_dynamics_program_is_kanes_mass_matrix_and_forcing():
+    # tau - h at tau = 0 is Kane's forcing f (M q'' = f + tau), and the
+    # entries on and above the diagonal are Kane's M.
+    ms = get_system("stanford_arm", geometry="khalil")
+    prog, symbols, n = customised_forward_dynamics(ms)
+    values = standard_parameter_values(ms)
+    tau = sm.symbols(f"_tau0:{n}")
+    out = sm.Matrix(prog.substituted()).xreplace(
+        {s: values[s] for s in symbols} | dict.fromkeys(tau, 0)
+    )
+    eom = get_formulation("kane", count_ops=False).derive(ms)
+    M = eom.mass_matrix
+    upper = [M[i, j] for i in range(n) for j in range(i, n)]
+    want = sm.Matrix([*eom.forcing, *upper])
+    f, g = _function(ms, out), _function(ms, want)
+    for q, v, a in _states(6, count=4, seed=12):
+        assert np.allclose(f(q, v, a), g(q, v, a), rtol=1e-10, atol=1e-10)
+    prog_m, _, _ = customised_forward_dynamics(ms, mass_matrix_only=True)
+    assert len(prog_m.outputs) == n * (n + 1) // 2
+
+
 def _base_against_standard(ms, assumptions):
     """tau in the base parameters, each replaced by its grouping of the
     standard ones, equals tau in the standard parameters for random
@@ -205,6 +227,32 @@ PINNED = {
     ("rx90", "general", "standard"): (283, 261),
     ("rx90", "general", "base"): (249, 228),
 }
+
+
+#: Forward dynamics (tau - h and M's upper triangle as one evaluation
+#: order) and M alone, of the Stanford arm's two sets with a target.
+PINNED_FORWARD = {
+    ("stanford_arm", "general", "standard"): ((660, 533), (401, 293)),
+    ("stanford_arm", "simplified", "base"): ((284, 164), (157, 79)),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("key", list(PINNED_FORWARD))
+def test_pinned_forward_counts(key):
+    name, assumptions, parameters = key
+    ms = get_system(name, **OPTIONS[name])
+    got = []
+    for only in (False, True):
+        prog, symbols, _ = customised_forward_dynamics(
+            ms,
+            assumptions=assumptions,
+            parameters=parameters,
+            mass_matrix_only=only,
+        )
+        c = assignments_counts(prog, set(symbols) | set(ms.parameters))
+        got.append((c.mul, c.add))
+    assert tuple(got) == PINNED_FORWARD[key]
 
 
 @pytest.mark.slow
