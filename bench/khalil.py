@@ -121,15 +121,13 @@ def _system(robot, assumptions):
 
 def _customised_case(robot, assumptions, parameters):
     """Counts of the customised Newton-Euler inverse dynamics, of the
-    forward dynamics by it (``tau - h`` and M's upper triangle in one
-    evaluation order, then the symmetric solve LDL^T) and of M alone."""
+    forward dynamics (``tau - h`` by it and M's upper triangle by
+    composite links in one evaluation order, then the symmetric solve
+    LDL^T) and of M alone."""
     import sympy as sm
 
-    from formulations.newton_euler import (
-        customised_forward_dynamics,
-        customised_inverse_dynamics,
-        link_inertia,
-    )
+    from formulations.newton_euler import customised_inverse_dynamics, link_inertia
+    from formulations.newton_euler_composite import customised_forward_dynamics
     from symbolic.literature_counts import assignments_counts, ldl_solve_counts
     from systems import get_system
 

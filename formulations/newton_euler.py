@@ -54,7 +54,6 @@ __all__ = [
     "ASSUMPTIONS",
     "PARAMETER_SETS",
     "customised_inverse_dynamics",
-    "customised_forward_dynamics",
     "standard_inertia",
     "base_inertia",
     "link_inertia",
@@ -320,8 +319,6 @@ def customised_inverse_dynamics(
     parameters="standard",
     inertia=None,
     program=False,
-    speeds=None,
-    gravity=True,
 ):
     """Joint forces ``tau`` of a joint tree by the customised recursive
     Newton-Euler algorithm (see the module), in the standard or base
@@ -350,12 +347,11 @@ def customised_inverse_dynamics(
         False: ``tau`` as expressions.  True: as an evaluation order
         (:class:`formulations.articulated_body.Assignments`: every
         intermediate vector component named once, only those ``tau``
-        needs kept), what the operation counts are taken of.
-    speeds : sequence, optional
-        The joint rates to use in place of ``ms.speeds`` (zeros: the
-        mass matrix's columns, :func:`customised_forward_dynamics`).
-    gravity : bool
-        False leaves gravity out.
+        needs kept), what the operation counts are taken of.  A
+        ``_Program`` already under way (another evaluation order, as
+        :func:`formulations.newton_euler_composite.customised_forward_dynamics`
+        builds): ``tau``'s intermediates named in it, ``tau`` returned in
+        its symbols.
 
     Returns
     -------
@@ -393,10 +389,6 @@ def customised_inverse_dynamics(
             )
     n = len(specs)
     q, u = list(ms.coordinates), list(ms.speeds)
-    if speeds is not None:
-        if len(speeds) != len(u):
-            raise ValueError(f"speeds must have {len(u)} entries, not {len(speeds)}")
-        u = [sm.sympify(x) for x in speeds]
     if accelerations is None:
         accelerations = [x.diff(me.dynamicsymbols._t) for x in u]
     accelerations = list(accelerations)
@@ -425,7 +417,7 @@ def customised_inverse_dynamics(
         let = program
     else:
         let = _Program(set(symbols) | set(ms.parameters)) if program else _same
-    g = next(s for s in ms.parameters if s.name == "g") if gravity else sm.S.Zero
+    g = next(s for s in ms.parameters if s.name == "g")
     zero = [sm.S.Zero] * 3
     # Index 0: the base, accelerating upwards at g (gravity).
     w, wd, vd, U = [zero], [zero], [[0, 0, g]], [sm.zeros(3, 3)]
@@ -516,62 +508,3 @@ def customised_inverse_dynamics(
     if program:
         return let.pruned(tau), tuple(symbols)
     return sm.Matrix(tau), tuple(symbols)
-
-
-def customised_forward_dynamics(
-    ms,
-    *,
-    assumptions="general",
-    parameters="standard",
-    mass_matrix_only=False,
-    link=None,
-):
-    """The forward dynamics' expressions as one evaluation order, the
-    direct model by the inverse one: ``h``, the customised inverse
-    dynamics at ``q'' = 0`` (velocity and gravity terms), and column j of
-    ``M``, the inverse dynamics at zero rates, without gravity and at
-    ``q'' = e_j`` (its entries on and above the diagonal), in one
-    evaluation order so that what they share is computed once;
-    ``q'' = M^-1 (tau - h)`` is then a symmetric solve
-    (:func:`symbolic.literature_counts.ldl_solve_counts`).
-
-    Returns
-    -------
-    (Assignments, symbols, n)
-        Outputs: the n entries of ``tau - h`` (``tau`` the symbols
-        ``_tau0``, ...), then ``M[i, j]`` for ``i <= j`` row by row (only
-        these with ``mass_matrix_only``); the inertial parameter symbols;
-        n.  ``link``, when given, is :func:`link_inertia`'s result for
-        these options, computed once by the caller.
-
-    Raises
-    ------
-    UnsupportedSystemError, ValueError
-        As :func:`customised_inverse_dynamics`.
-    """
-    if parameters not in PARAMETER_SETS:
-        raise ValueError(
-            f"parameters must be one of {list(PARAMETER_SETS)}, not {parameters!r}"
-        )
-    if joint_tree(ms) is None:
-        raise UnsupportedSystemError(
-            f"{ms.name}: customised Newton-Euler needs a joint tree"
-        )
-    n = len(ms.coordinates)
-    inertia, symbols = link or link_inertia(ms, assumptions, parameters)
-    let = _Program(set(symbols) | set(ms.parameters))
-    zero = [sm.S.Zero] * n
-    outputs = []
-    if not mass_matrix_only:
-        h, _ = customised_inverse_dynamics(ms, zero, inertia=inertia, program=let)
-        tau = sm.symbols(f"_tau0:{n}")
-        outputs = [t - x for t, x in zip(tau, h)]
-    columns = []
-    for j in range(n):
-        e = [sm.S.One if i == j else sm.S.Zero for i in range(n)]
-        col, _ = customised_inverse_dynamics(
-            ms, e, inertia=inertia, program=let, speeds=zero, gravity=False
-        )
-        columns.append(col)
-    outputs += [columns[j][i] for i in range(n) for j in range(i, n)]
-    return let.pruned(outputs), tuple(symbols), n
