@@ -31,6 +31,9 @@ import sys
 import time
 from pathlib import Path
 
+from .rows import capped as _capped
+from .rows import target_row as _target_row
+
 __all__ = [
     "ROBOTS",
     "SYMORO",
@@ -210,8 +213,6 @@ def bench_khalil(out, log=print, *, cap=300.0, formulations=True) -> list[dict]:
     ``out`` and return the rows (columns :data:`COLUMNS`).  Each case runs
     in a child process capped at ``cap`` seconds; ``formulations`` False
     counts ``customised_ne`` alone."""
-    from .robots import _capped
-
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     rows = []
@@ -219,9 +220,7 @@ def bench_khalil(out, log=print, *, cap=300.0, formulations=True) -> list[dict]:
         for assumptions in SYSTEM_OPTIONS:
             for parameters in ("standard", "base"):
                 t0 = time.perf_counter()
-                got = _capped(
-                    _customised_case, robot, assumptions, parameters, cap=cap
-                )
+                got = _capped(_customised_case, robot, assumptions, parameters, cap=cap)
                 for model in ("inverse", "forward", "mass_matrix"):
                     rows.append(
                         _row(
@@ -311,8 +310,6 @@ def khalil_targets(rows) -> list[dict]:
     (``target, value, limit, status, note``): the value is the best
     formulation's larger ratio to the limits (met at most 1), the note its
     counts against the limits."""
-    from .robots import _target_row
-
     out = []
     for key, (lm, la) in TARGETS.items():
         robot, assumptions, parameters, model = key
@@ -410,8 +407,7 @@ def customisation_rows(robot="stanford_arm", formulations=("kane", "kane_composi
     zero = [
         s
         for s in ms.parameters
-        if s.name.startswith(("cx", "cy"))
-        or s.name.endswith(("_xy", "_yz", "_zx"))
+        if s.name.startswith(("cx", "cy")) or s.name.endswith(("_xy", "_yz", "_zx"))
     ]
     zdd = sm.symbols(f"_zdd0:{len(ms.coordinates)}")
     taus = {}

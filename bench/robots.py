@@ -42,7 +42,8 @@ from pathlib import Path
 
 import numpy as np
 
-from compare.child import ChildTimeout, call_in_child
+from .rows import capped as _capped
+from .rows import target_row as _target_row
 
 __all__ = [
     "bench_robots",
@@ -282,15 +283,6 @@ def _baseline_columns(got, label) -> dict:
         "baseline_c_us": round(us, 3),
         "baseline_ratio": round(us / got["aba_us"], 3),
     }
-
-
-def _capped(fn, *args, cap):
-    """``fn(*args)`` in a child process killed after ``cap`` seconds (the
-    suite's one time limit, :mod:`compare.child`); None past the cap."""
-    try:
-        return call_in_child(fn, *args, timeout=cap)
-    except ChildTimeout:
-        return None
 
 
 def _write_csv(path: Path, rows):
@@ -762,22 +754,6 @@ def _panda_markdown(rows, cap):
 def _given(x) -> bool:
     """A measured cell: not None, empty or NaN (a CSV read back)."""
     return x is not None and x != "" and not (isinstance(x, float) and x != x)
-
-
-def _target_row(name, value, limit, note):
-    """A row of the benchmark's target table (as ``bench.suite`` writes
-    them); ``value`` None: not measured."""
-    if value is None:
-        status = "not measured"
-    else:
-        status = "met" if value <= limit else "MISSED"
-    return {
-        "target": name,
-        "value": float("nan") if value is None else value,
-        "limit": limit,
-        "status": status,
-        "note": note,
-    }
 
 
 def robot_targets(result) -> list[dict]:

@@ -171,8 +171,12 @@ class _Program:
         e = sm.sympify(x)
         if (
             e.is_Atom
-            or (e.is_Mul and len(e.args) == 2 and e.args[0] is sm.S.NegativeOne
-                and e.args[1].is_Atom)
+            or (
+                e.is_Mul
+                and len(e.args) == 2
+                and e.args[0] is sm.S.NegativeOne
+                and e.args[1].is_Atom
+            )
             or e.free_symbols <= self.parameters
         ):
             return e
@@ -194,9 +198,7 @@ class _Program:
             if s in need:
                 continue
             need.add(s)
-            stack += [
-                x for x in self.definitions[index[s]].free_symbols if x in index
-            ]
+            stack += [x for x in self.definitions[index[s]].free_symbols if x in index]
         keep = [i for i in range(len(self.symbols)) if self.symbols[i] in need]
         return Assignments(
             tuple(self.symbols[i] for i in keep),
@@ -258,18 +260,17 @@ def _products(w):
 
 
 def _is_signed_permutation(A):
-    return all(
-        sorted(abs(A[i, j]) for j in range(3)) == [0, 0, 1] for i in range(3)
-    ) and not A.free_symbols
+    return (
+        all(sorted(abs(A[i, j]) for j in range(3)) == [0, 0, 1] for i in range(3))
+        and not A.free_symbols
+    )
 
 
 def _permuted_products(A, pr, w):
     """The products of ``A w`` from those of ``w`` when ``A`` is a signed
     permutation (each row one entry +-1); otherwise recomputed."""
     rows = [[(j, A[i, j]) for j in range(3) if A[i, j] != 0] for i in range(3)]
-    if pr is None or any(
-        len(r) != 1 or abs(r[0][1]) != 1 for r in rows
-    ):
+    if pr is None or any(len(r) != 1 or abs(r[0][1]) != 1 for r in rows):
         return _products(_mv(A, w))
     out = {}
     for a in range(3):
@@ -429,7 +430,9 @@ def customised_inverse_dynamics(
         a = [sm.Integer(x) for x in s.axis]
         off = list(s.offset)
         if s.kind == "prismatic":
-            off = _add(off, [x * q[k - 1] for x in sm.Matrix(s.rotation) * sm.Matrix(a)])
+            off = _add(
+                off, [x * q[k - 1] for x in sm.Matrix(s.rotation) * sm.Matrix(a)]
+            )
         # Origin acceleration of link k seen in the parent: vd_p + U_p P_k.
         vp = _add(vd[p], _mv(U[p], off)) if any(_nz(x) for x in off) else vd[p]
         wr = let(_mv(Ak, w[p]))
@@ -476,9 +479,7 @@ def customised_inverse_dynamics(
         mc, J = list(mc), sm.Matrix(J)
         f[k] = let(_mv(U[k], mc))
         mass[k] = m
-        nn[k] = _add(
-            _moment(J, w[k], wd[k], pr[k], U[k]), _cross(mc, vd[k])
-        )
+        nn[k] = _add(_moment(J, w[k], wd[k], pr[k], U[k]), _cross(mc, vd[k]))
         nn[k] = let(nn[k])
     # Backward pass.  A revolute link whose origin is its parent's moves
     # its parent's origin's acceleration: its mass term rotated back is

@@ -50,8 +50,13 @@ def _offset(spec, q):
 
 def _rotate_inertia(A, J, let):
     """``A^T J A`` of a symmetric J, each entry once."""
-    B = [[_dot([J[i, m] for m in range(3)], [A[m, j] for m in range(3)])
-          for j in range(3)] for i in range(3)]
+    B = [
+        [
+            _dot([J[i, m] for m in range(3)], [A[m, j] for m in range(3)])
+            for j in range(3)
+        ]
+        for i in range(3)
+    ]
     B = [let(row) for row in B]
     out = sm.zeros(3, 3)
     for i in range(3):
@@ -117,7 +122,9 @@ def composite_mass_matrix(ms, inertia, let):
             f = let(_mtv(A[k], let(f)))
             nn = let(_add(_mtv(A[k], let(nn)), _cross(P[k], f)))
             k = p
-    return [out.get((i, j), sm.S.Zero) for i in range(1, n + 1) for j in range(i, n + 1)]
+    return [
+        out.get((i, j), sm.S.Zero) for i in range(1, n + 1) for j in range(i, n + 1)
+    ]
 
 
 def customised_forward_dynamics(

@@ -70,9 +70,7 @@ def _flat(exprs):
 def _exact_units(e):
     """Floats equal to 0, 1 or -1 made exact (repeated until stable)."""
     rule = {
-        f: sm.Integer(int(f))
-        for f in e.atoms(sm.Float)
-        if float(f) in (0.0, 1.0, -1.0)
+        f: sm.Integer(int(f)) for f in e.atoms(sm.Float) if float(f) in (0.0, 1.0, -1.0)
     }
     return e.xreplace(rule) if rule else e
 

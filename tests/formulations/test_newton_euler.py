@@ -74,7 +74,9 @@ def _pinocchio(ms, table):
         p = np.array([d, 0, 0]) + R @ np.array([0, 0, r])
         jm = pin.JointModelPZ() if sigma else pin.JointModelRZ()
         jid = model.addJoint(j - 1, jm, pin.SE3(R, p), f"joint{j}")
-        xx, yy, zz, xy, yz, zx = (float(sm.sympify(x).xreplace(values)) for x in spec.inertia)
+        xx, yy, zz, xy, yz, zx = (
+            float(sm.sympify(x).xreplace(values)) for x in spec.inertia
+        )
         c = np.array([float(sm.sympify(x).xreplace(values)) for x in spec.com])
         m = float(sm.sympify(spec.mass).xreplace(values))
         I = np.array([[xx, xy, zx], [xy, yy, yz], [zx, yz, zz]])

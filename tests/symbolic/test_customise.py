@@ -22,7 +22,10 @@ def test_each_pass_on_a_hand_counted_case():
     # (2); 2 + 1 additions; sin twice and cos once as written.
     assert (got["cse"]["mul"], got["cse"]["add"], got["cse"]["calls"]) == (8, 3, 3)
     # z = 0 removes z*x**2: 2 mul and its addition.
-    assert (got["zero products"]["saved_mul"], got["zero products"]["saved_add"]) == (2, 1)
+    assert (got["zero products"]["saved_mul"], got["zero products"]["saved_add"]) == (
+        2,
+        1,
+    )
     # o = 1 removes one multiplication.
     assert got["unit factors"]["saved_mul"] == 1
     assert got["unit factors"]["mul"] == 5
