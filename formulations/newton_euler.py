@@ -32,7 +32,15 @@ cheap on a real robot's geometry:
 * ``w x (J w)`` is written in the six products ``w_a w_b`` (shared with
   ``U``) and the differences of parameters ``ZZ - YY`` ..., which are
   constants: ``(w x J w)_x = XZ wx wy - XY wx wz + (ZZ - YY) wy wz
-  + YZ (wy^2 - wz^2)`` and its cyclic permutations;
+  + YZ (wy^2 - wz^2)`` and its cyclic permutations, and ``J wd`` joins
+  it through U's entries (``XZ (wd_z + wx wy) = XZ U_yx``);
+* a prismatic link's ``U`` and products are its parent's, permuted; a
+  revolute link's ``U_zz = -(wx^2 + wy^2)`` is its parent's entry seen in
+  the joint frame (a turn about z keeps ``wx^2 + wy^2``);
+* a revolute link's mass is a point mass of its parent (its origin is
+  fixed there): carried into the parent's constants ``M``, ``MS``, ``J``
+  wherever that adds no nonzero parameter, and a link sharing its
+  parent's origin then needs no force of its own beyond ``U MS``;
 * zero components (the first link's velocity, an assumption set's zero
   products of inertia and first moments, base parameters that vanish)
   propagate as exact zeros, and parameter-only products (``M_j g``,
@@ -312,6 +320,33 @@ def _moment(J, w, wd, pr, U):
     return out
 
 
+def _fold_masses(specs, inertia, P):
+    """Each revolute link's mass carried into its parent, from the tips
+    inwards, where that adds no nonzero parameter the parent lacks.  The
+    link's origin is fixed in the parent (at ``P``), so its mass term
+    ``M (vd_p + U_p P)`` is that of a point mass of the parent: the
+    parent's ``M += M_k``, ``MS += M_k P``, ``J += M_k (|P|^2 1 - P P^T)``,
+    all constants (Khalil & Dombre's grouping of the masses)."""
+    out = [(m, list(mc), sm.Matrix(J)) for m, mc, J in inertia]
+    for k in range(len(specs), 0, -1):
+        s = specs[k - 1]
+        p = s.parent
+        m, mc, J = out[k - 1]
+        if s.kind != "revolute" or not p or not _nz(m):
+            continue
+        Pk = sm.Matrix(P[k])
+        dJ = m * ((Pk.T * Pk)[0] * sm.eye(3) - Pk * Pk.T)
+        dMS = [m * x for x in Pk]
+        mp, mcp, Jp = out[p - 1]
+        if any(_nz(d) and not _nz(x) for d, x in zip(dMS, mcp)) or any(
+            _nz(dJ[i, j]) and not _nz(Jp[i, j]) for i in range(3) for j in range(3)
+        ):
+            continue
+        out[p - 1] = (mp + m, _add(mcp, dMS), Jp + dJ)
+        out[k - 1] = (sm.S.Zero, mc, J)
+    return out
+
+
 def customised_inverse_dynamics(
     ms,
     accelerations=None,
@@ -470,6 +505,7 @@ def customised_inverse_dynamics(
             U.append(let(Uk))
         A.append(Ak)
         P.append(off)
+    inertia = _fold_masses(specs, inertia, P)
     # Link forces without the mass term, moments about the link origins.
     f = [None] * (n + 1)
     nn = [None] * (n + 1)
