@@ -235,7 +235,7 @@ PINNED = {
 #: one evaluation order, the LDL^T solve not included) and M alone, of the
 #: Stanford arm's two sets with a target.
 PINNED_FORWARD = {
-    ("stanford_arm", "general", "standard"): ((383, 346), (124, 106)),
+    ("stanford_arm", "general", "standard"): ((381, 344), (124, 106)),
     ("stanford_arm", "simplified", "base"): ((209, 133), (81, 48)),
 }
 
