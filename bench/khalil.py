@@ -8,18 +8,18 @@ files and counted with this project's convention).
 Counted per evaluation after cse, multiplications (divisions and squares
 included) / additions (subtractions included), unary minus free, sin/cos
 apart, parameter-only subexpressions once per parameter set and apart, only
-what the outputs need (:mod:`symbolic.literature_counts`).  Parametrisation:
+what the outputs need (:mod:`eomcompare.symbolic.literature_counts`).  Parametrisation:
 ``customised_ne`` takes SYMORO's standard parameters (inertia about the
-link origin, first moments, mass: :mod:`formulations.regressor`) or the base
+link origin, first moments, mass: :mod:`eomcompare.formulations.regressor`) or the base
 parameters; the other formulations take the declaration's mass, mass
 centre and central inertia (the standard parameters are parameter-only
 functions of them, counted apart), and only the standard set.
 
 Regenerate the CSV and its Markdown table (a few minutes)::
 
-    python -m bench.khalil --out reports/bench/robots
+    python -m eomcompare.bench.khalil --out reports/bench/robots
 
-``python -m compare bench`` runs it as part of the robot section, and its
+``python -m eomcompare bench`` runs it as part of the robot section, and its
 targets (at most 0.9 x SYMORO's count, :data:`TARGETS`) join targets.txt.
 """
 
@@ -115,7 +115,7 @@ COLUMNS = (
 
 
 def _system(robot, assumptions):
-    from systems import get_system
+    from eomcompare.systems import get_system
 
     return get_system(
         robot, symbolic_inertia=True, **ROBOTS[robot], **SYSTEM_OPTIONS[assumptions]
@@ -129,10 +129,18 @@ def _customised_case(robot, assumptions, parameters):
     LDL^T) and of M alone."""
     import sympy as sm
 
-    from formulations.newton_euler import customised_inverse_dynamics, link_inertia
-    from formulations.newton_euler_composite import customised_forward_dynamics
-    from symbolic.literature_counts import assignments_counts, ldl_solve_counts
-    from systems import get_system
+    from eomcompare.formulations.newton_euler import (
+        customised_inverse_dynamics,
+        link_inertia,
+    )
+    from eomcompare.formulations.newton_euler_composite import (
+        customised_forward_dynamics,
+    )
+    from eomcompare.symbolic.literature_counts import (
+        assignments_counts,
+        ldl_solve_counts,
+    )
+    from eomcompare.systems import get_system
 
     ms = get_system(robot, **ROBOTS[robot])
     zdd = sm.symbols(f"_zdd0:{len(ms.coordinates)}")
@@ -158,13 +166,13 @@ def _formulation_case(robot, assumptions, formulation):
     lower triangle)."""
     import sympy as sm
 
-    from bench.literature_counts import (
+    from eomcompare.bench.literature_counts import (
         forward_dynamics_counts,
         inverse_dynamics_counts,
         recursive_inverse_dynamics_counts,
     )
-    from formulations import get_formulation
-    from symbolic.literature_counts import count_ops_literature
+    from eomcompare.formulations import get_formulation
+    from eomcompare.symbolic.literature_counts import count_ops_literature
 
     ms = _system(robot, assumptions)
     out = {}
@@ -343,7 +351,7 @@ def khalil_markdown(rows, passes=()) -> str:
         "squares are multiplications, unary minus free, sin/cos apart, "
         "parameter-only work once per parameter set and apart). SYMORO's "
         "figures: OpenSYMORO on the same robots, counted the same way. "
-        "Regenerate with `python -m bench.khalil --out reports/bench/robots`.",
+        "Regenerate with `python -m eomcompare.bench.khalil --out reports/bench/robots`.",
         "",
         "| robot | assumptions | parameters | model | formulation | mul | add "
         "| SYMORO mul | SYMORO add |",
@@ -390,7 +398,7 @@ def khalil_markdown(rows, passes=()) -> str:
 
 
 def customisation_rows(robot="stanford_arm", formulations=("kane", "kane_composite")):
-    """The customisation passes (:mod:`symbolic.customise`) applied alike
+    """The customisation passes (:mod:`eomcompare.symbolic.customise`) applied alike
     to ``tau`` of each formulation (``M q'' - f``) and of the customised
     Newton-Euler recursion (declared inertia, as expressions) on the
     robot's Khalil geometry with general symbolic inertia; the zero
@@ -399,9 +407,9 @@ def customisation_rows(robot="stanford_arm", formulations=("kane", "kane_composi
     pass's row."""
     import sympy as sm
 
-    from formulations import get_formulation
-    from formulations.newton_euler import customised_inverse_dynamics
-    from symbolic.customise import customisation_passes
+    from eomcompare.formulations import get_formulation
+    from eomcompare.formulations.newton_euler import customised_inverse_dynamics
+    from eomcompare.symbolic.customise import customisation_passes
 
     ms = _system(robot, "general")
     zero = [
@@ -427,7 +435,7 @@ def customisation_rows(robot="stanford_arm", formulations=("kane", "kane_composi
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(
-        prog="python -m bench.khalil",
+        prog="python -m eomcompare.bench.khalil",
         description="Operation counts of Khalil's robots against SYMORO's; "
         "writes khalil.csv and khalil.md",
     )

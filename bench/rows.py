@@ -1,17 +1,17 @@
-"""Helpers the robot parts of the benchmark share (:mod:`bench.robots`,
-:mod:`bench.khalil`): a case run in a child process under the time cap,
+"""Helpers the robot parts of the benchmark share (:mod:`eomcompare.bench.robots`,
+:mod:`eomcompare.bench.khalil`): a case run in a child process under the time cap,
 and a row of the target table."""
 
 from __future__ import annotations
 
-from compare.child import ChildTimeout, call_in_child
+from eomcompare.compare.child import ChildTimeout, call_in_child
 
 __all__ = ["capped", "target_row"]
 
 
 def capped(fn, *args, cap):
     """``fn(*args)`` in a child process killed after ``cap`` seconds (the
-    suite's one time limit, :mod:`compare.child`); None past the cap."""
+    suite's one time limit, :mod:`eomcompare.compare.child`); None past the cap."""
     try:
         return call_in_child(fn, *args, timeout=cap)
     except ChildTimeout:

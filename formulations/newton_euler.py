@@ -6,7 +6,7 @@ the base inertial parameters.
 Every vector is kept in components of its own link frame and the link's
 inertia is taken in the standard parameters (inertia tensor ``J`` about the
 link origin, first moment ``MS = m c``, mass ``M``; see
-:mod:`formulations.regressor`).  The recursion, for link j with parent
+:mod:`eomcompare.formulations.regressor`).  The recursion, for link j with parent
 i = j - 1 and joint axis a (a coordinate axis of the joint frame)::
 
     w_j   = A w_i + qd_j a                          (revolute; A w_i prismatic)
@@ -68,7 +68,7 @@ __all__ = [
 ]
 
 #: Inertia assumption sets of SYMORO's counts: name -> the standard
-#: parameters (of :data:`formulations.regressor.STANDARD_NAMES`) that are
+#: parameters (of :data:`eomcompare.formulations.regressor.STANDARD_NAMES`) that are
 #: zero in every link.  "simplified": principal axes parallel to the link
 #: frame and mass centre on the joint axis (XY = XZ = YZ = MX = MY = 0).
 ASSUMPTIONS = {
@@ -88,7 +88,7 @@ def _check_assumptions(assumptions):
 
 def standard_inertia(ms, assumptions="general"):
     """``(inertia, parameters)``: per link ``(M, MS, J)`` in the standard
-    parameter symbols of :func:`formulations.regressor.standard_parameters`
+    parameter symbols of :func:`eomcompare.formulations.regressor.standard_parameters`
     (those the assumption set makes zero replaced by 0), and the symbols
     kept."""
     from .regressor import STANDARD_NAMES, _body_parameters, standard_parameters
@@ -115,7 +115,7 @@ def base_inertia(ms, assumptions="general"):
     parameter whose expression vanishes left out).
 
     ``tau`` from these is ``tau`` of the standard parameters for every
-    value of them (the regrouping of :func:`formulations.regressor.base_parameters`).
+    value of them (the regrouping of :func:`eomcompare.formulations.regressor.base_parameters`).
     """
     from .regressor import STANDARD_NAMES, _body_parameters, base_parameters
 
@@ -194,7 +194,7 @@ class _Program:
         return s
 
     def pruned(self, outputs):
-        """The :class:`~formulations.articulated_body.Assignments` of the
+        """The :class:`~eomcompare.formulations.articulated_body.Assignments` of the
         definitions ``outputs`` need, in order."""
         from .articulated_body import Assignments
 
@@ -363,7 +363,7 @@ def customised_inverse_dynamics(
     Parameters
     ----------
     ms : MechanicalSystem
-        Declared by :func:`systems.declare_tree` (the modified-DH arms,
+        Declared by :func:`eomcompare.systems.declare_tree` (the modified-DH arms,
         URDF robots, ``spatial_chain``), joint axes along coordinate axes
         of the joint frames, without damping or armature.
     accelerations : sequence, optional
@@ -376,16 +376,16 @@ def customised_inverse_dynamics(
         ``"standard"`` (10 symbols per link, :func:`standard_inertia`),
         ``"base"`` (the base parameters, :func:`base_inertia`) or
         ``"declared"`` (the declaration's own mass, mass centre and
-        inertia, as :func:`formulations.kane_recursive.origin_inertia`).
+        inertia, as :func:`eomcompare.formulations.kane_recursive.origin_inertia`).
     inertia : sequence of (M, MS, J), optional
         Per link, in place of the three above.
     program : bool
         False: ``tau`` as expressions.  True: as an evaluation order
-        (:class:`formulations.articulated_body.Assignments`: every
+        (:class:`eomcompare.formulations.articulated_body.Assignments`: every
         intermediate vector component named once, only those ``tau``
         needs kept), what the operation counts are taken of.  A
         ``_Program`` already under way (another evaluation order, as
-        :func:`formulations.newton_euler_composite.customised_forward_dynamics`
+        :func:`eomcompare.formulations.newton_euler_composite.customised_forward_dynamics`
         builds): ``tau``'s intermediates named in it, ``tau`` returned in
         its symbols.
 

@@ -1,5 +1,5 @@
 """The mass matrix of a joint tree by composite links, customised as
-:mod:`formulations.newton_euler` is (SYMORO's inertia matrix; Khalil &
+:mod:`eomcompare.formulations.newton_euler` is (SYMORO's inertia matrix; Khalil &
 Dombre ch. 9): in the standard or base inertial parameters, each link's
 frame, only the nonzero entries of the modified-DH rotations.
 
@@ -137,10 +137,10 @@ def customised_forward_dynamics(
 ):
     """The forward dynamics' expressions as one evaluation order: ``tau -
     h``, ``h`` the customised inverse dynamics at ``q'' = 0``
-    (:func:`formulations.newton_euler.customised_inverse_dynamics`), and M
+    (:func:`eomcompare.formulations.newton_euler.customised_inverse_dynamics`), and M
     by composite links (:func:`composite_mass_matrix`); ``q'' = M^-1 (tau -
     h)`` is then a symmetric solve
-    (:func:`symbolic.literature_counts.ldl_solve_counts`).
+    (:func:`eomcompare.symbolic.literature_counts.ldl_solve_counts`).
 
     Returns
     -------
@@ -149,13 +149,13 @@ def customised_forward_dynamics(
         ``_tau0``, ...), then ``M[i, j]`` for ``i <= j`` row by row (only
         these with ``mass_matrix_only``); the inertial parameter symbols;
         n.  ``link``, when given, is
-        :func:`formulations.newton_euler.link_inertia`'s result for these
+        :func:`eomcompare.formulations.newton_euler.link_inertia`'s result for these
         options, computed once by the caller.
 
     Raises
     ------
     UnsupportedSystemError, ValueError
-        As :func:`formulations.newton_euler.customised_inverse_dynamics`.
+        As :func:`eomcompare.formulations.newton_euler.customised_inverse_dynamics`.
     """
     if parameters not in PARAMETER_SETS:
         raise ValueError(

@@ -9,7 +9,7 @@ passes in order to a list of expressions (equations of motion of any
 formulation, ``tau`` of any inverse dynamics):
 
 1. ``cse``: the expressions as derived, common subexpressions once (the
-   counting convention's starting point, :mod:`symbolic.literature_counts`);
+   counting convention's starting point, :mod:`eomcompare.symbolic.literature_counts`);
 2. ``zero products``: parameters that are zero (an assumption set: products
    of inertia, first moments off the joint axis) set to zero, so that the
    products with them vanish;
@@ -22,7 +22,7 @@ formulation, ``tau`` of any inverse dynamics):
    joints that use it (before this pass each occurrence is a call).
 
 Multiplications and additions follow the literature's convention
-(:func:`symbolic.literature_counts.count_ops_literature`); sin/cos calls
+(:func:`eomcompare.symbolic.literature_counts.count_ops_literature`); sin/cos calls
 are apart and change only in pass 5.
 """
 

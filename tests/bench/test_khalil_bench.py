@@ -1,11 +1,17 @@
-"""The Khalil part of the robots bench (:mod:`bench.khalil`): targets met
+"""The Khalil part of the robots bench (:mod:`eomcompare.bench.khalil`): targets met
 or missed from rows, its table and the customisation rows on one robot."""
 
 from __future__ import annotations
 
 import pytest
 
-from bench.khalil import COLUMNS, SYMORO, TARGETS, khalil_markdown, khalil_targets
+from eomcompare.bench.khalil import (
+    COLUMNS,
+    SYMORO,
+    TARGETS,
+    khalil_markdown,
+    khalil_targets,
+)
 
 
 def _row(robot, assumptions, parameters, model, formulation, mul, add):

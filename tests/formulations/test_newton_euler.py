@@ -1,5 +1,5 @@
 """The customised Newton-Euler inverse dynamics
-(:mod:`formulations.newton_euler`) on Khalil's robots: against Pinocchio's
+(:mod:`eomcompare.formulations.newton_euler`) on Khalil's robots: against Pinocchio's
 ``rnea`` on a model built here from the modified-DH tables, against Kane's
 equations (``M q'' - f``), in the base parameters against the standard
 ones, the base-parameter count against the regressor's numerical rank,
@@ -14,21 +14,21 @@ import pytest
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from formulations import get_formulation
-from formulations.newton_euler import (
+from eomcompare.formulations import get_formulation
+from eomcompare.formulations.newton_euler import (
     base_inertia,
     customised_inverse_dynamics,
     standard_inertia,
 )
-from formulations.newton_euler_composite import customised_forward_dynamics
-from formulations.regressor import (
+from eomcompare.formulations.newton_euler_composite import customised_forward_dynamics
+from eomcompare.formulations.regressor import (
     _standard_regressor,
     numerical_rank,
     standard_parameter_values,
     standard_parameters,
 )
-from symbolic.literature_counts import assignments_counts
-from systems import get_system
+from eomcompare.symbolic.literature_counts import assignments_counts
+from eomcompare.systems import get_system
 
 T = me.dynamicsymbols._t
 H = np.pi / 2
@@ -212,7 +212,7 @@ def test_bad_input_is_refused():
         customised_inverse_dynamics(ms, ZDD[:5])
     with pytest.raises(ValueError, match="inertia must have 6"):
         customised_inverse_dynamics(ms, ZDD, inertia=[])
-    from formulations import UnsupportedSystemError
+    from eomcompare.formulations import UnsupportedSystemError
 
     with pytest.raises(UnsupportedSystemError, match="joint tree"):
         customised_inverse_dynamics(get_system("double_pendulum"))

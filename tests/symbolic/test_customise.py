@@ -1,4 +1,4 @@
-"""The customisation passes (:mod:`symbolic.customise`) on a case counted
+"""The customisation passes (:mod:`eomcompare.symbolic.customise`) on a case counted
 by hand."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import sympy as sm
 
-from symbolic.customise import PASSES, customisation_passes, trig_occurrences
+from eomcompare.symbolic.customise import PASSES, customisation_passes, trig_occurrences
 
 a, b, c, z, o, x, q = sm.symbols("a b c z o x q")
 
