@@ -81,6 +81,7 @@ __all__ = [
     "DAEResult",
     "NoMultiplierFormError",
     "DAE_TREATMENT",
+    "DAE_METHOD",
     "dae_available",
 ]
 
@@ -88,6 +89,9 @@ t = me.dynamicsymbols._t
 
 #: The name results give the DAE form integrated here.
 DAE_TREATMENT = "ida-ggl"
+
+#: The integrator's name where a method is chosen (``compare run --method``).
+DAE_METHOD = "IDA"
 
 #: Absolute tolerance given to the index-2 variables (lambda, mu): so large
 #: that they take no part in IDA's error test (see the module docstring).
