@@ -761,7 +761,7 @@ def _run_case_body(case: Case, opts: RunOptions, row: Row, arrays: Arrays) -> No
     def solve() -> tuple[Any, float, float]:
         start, cpu = time.perf_counter(), time.thread_time()
         if opts.method == DAE_METHOD:
-            res = integrate_dae(
+            dae = integrate_dae(
                 model,
                 t0 + opts.t_final,
                 rtol=opts.rtol,
@@ -769,7 +769,7 @@ def _run_case_body(case: Case, opts: RunOptions, row: Row, arrays: Arrays) -> No
                 t_eval=grid,
                 initial_state=initial,
             )
-            return res, time.perf_counter() - start, time.thread_time() - cpu
+            return dae, time.perf_counter() - start, time.thread_time() - cpu
         res = integrate(
             model,
             t0 + opts.t_final,

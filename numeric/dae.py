@@ -324,7 +324,9 @@ def integrate_dae(
         ) from None
     if m:
         B0 = np.asarray(f["B"](t0, q0, p), dtype=float).reshape(m, n)
-        if not np.allclose(M0[n:, :n], B0, rtol=1e-8, atol=1e-10 * max(1, abs(B0).max())):
+        if not np.allclose(
+            M0[n:, :n], B0, rtol=1e-8, atol=1e-10 * max(1, abs(B0).max())
+        ):
             raise NoMultiplierFormError(
                 f"{eom.formulation}: the constraint rows of its equations of "
                 f"{ms.name!r} are not the declared velocity constraint rows "
@@ -386,9 +388,7 @@ def integrate_dae(
                 J = np.asarray(phi_q(tt, q, p), dtype=float).reshape(n_hol, n)
                 r1 = r1 + J[hol_idx].T @ mu
             res[:n] = r1
-            res[n : 2 * n] = (
-                M[:n, :n] @ yp[n : 2 * n] + M[:n, cols] @ lam - fv[:n]
-            )
+            res[n : 2 * n] = M[:n, :n] @ yp[n : 2 * n] + M[:n, cols] @ lam - fv[:n]
             if k:
                 B = np.asarray(Bf(tt, q, p), dtype=float).reshape(m, n)
                 c = np.asarray(cf(tt, q, p), dtype=float).ravel()
@@ -444,11 +444,7 @@ def integrate_dae(
     row_sets = [tuple(rows)]
     cpu = time.thread_time()
     while True:
-        outs = (
-            np.array([t_final])
-            if t_eval is None
-            else t_eval[t_eval > t_now]
-        )
+        outs = np.array([t_final]) if t_eval is None else t_eval[t_eval > t_now]
         if t_eval is None:
             tspan = np.array([t_now, t_final])
         elif len(outs) == 1:
