@@ -1,5 +1,5 @@
 """The multiplier form integrated as a differential-algebraic system by
-SUNDIALS' IDA: the stabilised index-2 form of Gear, Gupta and Leimkuhler.
+SUNDIALS' IDA: the stabilised index-2 form of Gear, Leimkuhler and Gupta.
 
 :func:`numeric.integrate.integrate` integrates every formulation as an
 ODE: the constraints enter at acceleration level only, and projection or
@@ -8,7 +8,7 @@ Equations with multipliers (``lagrange``, ``sympy_lagrange``: unknowns
 ``(q'', lambda)``, the first n rows ``M q'' - C^T lambda = f``) can instead
 be integrated as a DAE, with the constraints themselves among the
 equations.  The form used here, named ``"ida-ggl"`` in results, is the GGL
-(Gear-Gupta-Leimkuhler, 1985) stabilised index-2 form in the unknowns
+(Gear, Leimkuhler and Gupta, 1985) stabilised index-2 form in the unknowns
 ``y = (q, v, lambda, mu)``::
 
     q' - v + Phi_q^T mu   = 0        (n rows)
@@ -33,13 +33,20 @@ out of IDA's error test (a vast absolute tolerance, the effect of IDA's
 
 Redundant constraints (Bricard's mechanism, IFToMM A04): the rows of
 ``Phi_q`` are dependent, so are ``lambda`` and ``mu``, and the Newton
-matrix is singular.  The dependent holonomic rows are dropped at the
-initial state (a QR factorization of ``Phi_q^T`` with column pivoting keeps
-as many rows as the declaration's rank); the accelerations do not depend
-on which rows are kept, the multipliers of the dropped rows are zero
-(so not the minimum-norm ones ``model.multipliers`` gives).  A singular
-position (IFToMM A02's horizontal N-four-bar), where the rank drops
-along the motion, stops IDA's Newton iteration: the result says so.
+matrix is singular.  As many holonomic rows as the declaration's rank are
+kept, chosen at the initial state by a QR factorization of ``Phi_q^T``
+with column pivoting; where the kept rows lose rank while the whole set
+does not (an IDA root function compares their reciprocal condition
+numbers, :data:`RESELECT`: Bricard's, about 1.2 s into its motion), IDA
+stops and restarts with rows chosen again there.  The accelerations do not
+depend on which rows are kept; the multipliers of the rows left out are
+zero (so not the minimum-norm ones ``model.multipliers`` gives).  At a
+singular position (IFToMM A02's horizontal N-four-bar, 0.714 s into its
+motion), where the rank of the whole set drops, IDA's Newton iteration
+fails at tight tolerances (1e-10), and the result says so
+(``success=False``, the time, the configuration and the condition
+number); at looser ones (1e-6, 1e-8) IDA stepped across it onto the
+parallelogram branch in our runs, which is luck, not design.
 
 The binding is ``scikit-sundae`` (``pip install -e '.[dae]'``, module
 ``sksundae``): it is maintained, its wheels on the package index bundle
@@ -96,6 +103,11 @@ DAE_METHOD = "IDA"
 #: Absolute tolerance given to the index-2 variables (lambda, mu): so large
 #: that they take no part in IDA's error test (see the module docstring).
 _ALGEBRAIC_ATOL = 1e12
+
+#: A failure where the velocity constraint rows' reciprocal condition
+#: number (at their rank) is below this is reported as a singular position
+#: (``integrate``'s default ``singularity_tol``).
+SINGULAR_RCOND = 1e-3
 
 #: With redundant constraints, the kept holonomic rows are chosen again
 #: where their reciprocal condition number falls below this fraction of
@@ -196,6 +208,25 @@ def _select_rows(f, ms, t0, q0, p, n_rows):
     _, _, piv = scipy.linalg.qr(J.T, pivoting=True, mode="economic")
     keep = sorted(int(i) for i in piv[: n_hol - redundant])
     return keep + list(range(n_hol, n_rows))
+
+
+def _near_singular(Bf, tt, q, p, m, n, rank):
+    """A clause naming a singular position at ``q`` (the velocity
+    constraint rows below their rank), or nothing."""
+    if not m:
+        return ""
+    B = np.asarray(Bf(tt, q, p), dtype=float).reshape(m, n)
+    sv = np.linalg.svd(B, compute_uv=False)
+    if not np.all(np.isfinite(sv)) or sv[0] == 0:
+        return ""
+    rcond = sv[rank - 1] / sv[0]
+    if rcond >= SINGULAR_RCOND:
+        return ""
+    return (
+        f" (near a singular position: reciprocal condition number of the "
+        f"velocity constraint rows {rcond:.3g}, below {SINGULAR_RCOND:g}; the "
+        f"degrees of freedom jump there and the Newton iteration fails)"
+    )
 
 
 def integrate_dae(
@@ -474,7 +505,7 @@ def integrate_dae(
             success = False
             message = (
                 f"IDA stopped at t={T[-1]:.6g}, {_describe(ms, Y[-1, :n])}: "
-                f"{sol.message}"
+                f"{sol.message}{_near_singular(Bf, T[-1], Y[-1, :n], p, m, n, k)}"
             )
             break
         if not event or T[-1] >= t_final:

@@ -177,6 +177,21 @@ def test_bricard_redundant_rows_chosen_again_along_the_motion():
     assert res.multipliers.shape == (21, 5)
 
 
+def test_singular_position_is_named():
+    """IFToMM A02 (two four-bars) is horizontal 0.714 s in (the ODE path
+    stops there too: tests/numeric/test_integrate.py): the Newton
+    iteration fails at tight tolerances, and the result names the time
+    and the singular position instead of raising."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        eom = cached_eom("lagrange", "n_four_bar")
+    res = integrate_dae(eom, 1.0, rtol=1e-10, atol=1e-10)
+    assert not res.success
+    assert abs(res.t[-1] - 0.714) < 1e-3
+    assert "singular position" in res.message and "t=0.714" in res.message
+    assert res.max_holonomic_residual < 1e-8
+
+
 # ----------------------------------------------------------------------
 # Clear errors
 # ----------------------------------------------------------------------
