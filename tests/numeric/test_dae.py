@@ -247,3 +247,27 @@ def test_a_case_without_multipliers_is_refused_by_the_harness():
     out = run_case(Case("four_bar", (), "kane"), opts)
     assert out["row"]["status"] == "unsupported"
     assert "multiplier form" in out["row"]["error"]
+
+
+@pytest.mark.slow  # a subprocess importing the harness
+def test_the_command_line_refuses_a_reference_without_multipliers(tmp_path):
+    import os
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    env = dict(os.environ, PYTHONPATH=str(root), EOMCOMPARE_CACHE=str(tmp_path / "c"))
+    out = tmp_path / "run"
+    res = subprocess.run(
+        [sys.executable, "-m", "compare", "run", "--systems", "double_pendulum"]
+        + ["--method", DAE_METHOD, "--quiet", "--out", str(out)],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert "--reference lagrange" in res.stderr
+    assert "Traceback" not in res.stderr
+    assert not (out / "rows.jsonl").exists()
