@@ -144,6 +144,24 @@ def test_unconstrained_equations_are_an_implicit_ode():
     assert np.abs(res.q - ref.q).max() < 1e-7
 
 
+def test_sympy_peer_and_compiled_backend_give_the_same_trajectory():
+    """The DAE path reads only the numeric contract: sympy's
+    LagrangesMethod (the peer with multipliers) and the compiled model of
+    lagrange's equations integrate to lagrange's lambdified trajectory."""
+    grid = np.linspace(0.0, 2.0, 11)
+    kw = dict(rtol=1e-10, atol=1e-10, t_eval=grid)
+    base = integrate_dae(cached_eom("lagrange", "four_bar"), 2.0, **kw)
+    peer = integrate_dae(cached_eom("sympy_lagrange", "four_bar"), 2.0, **kw)
+    assert peer.success and peer.formulation == "sympy_lagrange"
+    assert np.abs(peer.q - base.q).max() < 1e-8
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # no compiler: lambdify
+        model = cached_eom("lagrange", "four_bar").numeric(backend="auto")
+    compiled = integrate_dae(model, 2.0, **kw)
+    assert np.abs(compiled.q - base.q).max() < 1e-8
+    np.testing.assert_allclose(compiled.multipliers, base.multipliers, rtol=1e-6)
+
+
 def test_cost_is_counted():
     eom = cached_eom("lagrange", "four_bar")
     model = eom.numeric()
