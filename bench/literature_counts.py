@@ -4,17 +4,17 @@ derivations.
 The convention (multiplications including divisions, additions including
 subtractions, function calls apart, common subexpressions once, parameter-
 only parts once per parameter set) and the counting itself are
-:mod:`symbolic.literature_counts`; this module applies them to a
+:mod:`eomcompare.symbolic.literature_counts`; this module applies them to a
 derivation's equations and holds the published figures.
 
 Forward dynamics is the mass matrix and forcing, evaluated together as the
 compiled backend does (one cse over both), plus the solve of
-:mod:`numeric.compiled`, counted from its loops: for a mass matrix
+:mod:`eomcompare.numeric.compiled`, counted from its loops: for a mass matrix
 symmetric as written its lower triangle and LDL^T
 (:func:`ldl_solve_counts`), else the whole matrix and LU with partial
 pivoting (:func:`lu_solve_counts`); dense, as a generic solver.  The
 backend also takes shared numbers and factors out of sums
-(:func:`numeric.compiled.factor_numbers`, :func:`~numeric.compiled.factor_common`);
+(:func:`eomcompare.numeric.compiled.factor_numbers`, :func:`~eomcompare.numeric.compiled.factor_common`);
 the convention here is cse alone, so the backend evaluates at most the
 operations counted.  Equations in explicit form
 with an evaluation order (``kane_articulated``'s) are
@@ -32,14 +32,14 @@ from fractions import Fraction
 
 import sympy as sm
 
-from symbolic.literature_counts import (
+from eomcompare.symbolic.literature_counts import (
     OpCount,
     assignments_counts,
     count_ops_literature,
     ldl_solve_counts,
     lu_solve_counts,
 )
-from symbolic.literature_counts import (
+from eomcompare.symbolic.literature_counts import (
     forward_dynamics_counts_of as _forward_dynamics_counts_of,
 )
 
@@ -86,12 +86,12 @@ def forward_dynamics_counts(eom) -> dict:
 def forward_dynamics_counts_of(
     mass_matrix, forcing, parameters, *, assigned=None, symmetric=None
 ) -> dict:
-    """:func:`symbolic.literature_counts.forward_dynamics_counts_of`, with
+    """:func:`eomcompare.symbolic.literature_counts.forward_dynamics_counts_of`, with
     the solve decided, when ``symmetric`` is not given, from the mass
     matrix given, as the compiled backend decides from the matrix it
     compiles."""
     if assigned is None and symmetric is None:
-        from numeric.compiled import is_structurally_symmetric
+        from eomcompare.numeric.compiled import is_structurally_symmetric
 
         symmetric = is_structurally_symmetric(sm.Matrix(mass_matrix))
     return _forward_dynamics_counts_of(
@@ -124,9 +124,9 @@ def inverse_dynamics_counts(eom) -> OpCount:
 def recursive_inverse_dynamics_counts(ms) -> OpCount:
     """Counts of ``tau = M u' - f`` of a joint tree evaluated by Kane's
     equations recursively in body frames
-    (:func:`formulations.kane_recursive.inverse_dynamics`), without forming
+    (:func:`eomcompare.formulations.kane_recursive.inverse_dynamics`), without forming
     ``M``; one cse over all of ``tau``."""
-    from formulations.kane_recursive import inverse_dynamics
+    from eomcompare.formulations.kane_recursive import inverse_dynamics
 
     zdd = sm.symbols(f"_zdd0:{len(ms.speeds)}")
     return count_ops_literature([inverse_dynamics(ms, zdd)], set(ms.parameters))

@@ -1,7 +1,7 @@
 """A table of operation counts by the literature's convention beside the
-published figures (:mod:`bench.literature_counts`).
+published figures (:mod:`eomcompare.bench.literature_counts`).
 
-``python -m bench.literature_table --n 1 2 3 4 --formulations kane lagrange
+``python -m eomcompare.bench.literature_table --n 1 2 3 4 --formulations kane lagrange
 --out reports/literature`` (any registered formulations, each row named
 by the algorithm that produced it: ``kane``, ``kane_composite``,
 ``kane_articulated``, ...; the explicit form of ``kane_articulated`` has
@@ -19,8 +19,8 @@ import time
 
 import pandas as pd
 
-from formulations import get_formulation
-from systems import get_system
+from eomcompare.formulations import get_formulation
+from eomcompare.systems import get_system
 
 from .literature_counts import (
     PUBLISHED,
@@ -152,7 +152,7 @@ def literature_markdown(frame: pd.DataFrame) -> str:
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m bench.literature_table")
+    parser = argparse.ArgumentParser(prog="python -m eomcompare.bench.literature_table")
     parser.add_argument("--n", type=int, nargs="+", default=[1, 2, 3, 4])
     parser.add_argument("--formulations", nargs="+", default=["kane", "lagrange"])
     parser.add_argument("--no-stanford", action="store_true")

@@ -5,7 +5,7 @@ energy beside Kane's method (the variants themselves,
 as printed), and of Kolev's modified Lagrange equations beside the
 approaches the paper improves on.
 
-``python -m bench.methods gibbs_appell [--max-n N] [--systems ...]`` prints
+``python -m eomcompare.bench.methods gibbs_appell [--max-n N] [--systems ...]`` prints
 the first table; :func:`kolev_cost_table` returns the second (the report's
 Kolev section reads it).
 """
@@ -18,10 +18,14 @@ from collections.abc import Sequence
 import numpy as np
 import sympy as sm
 
-from formulations import UnsupportedSystemError, get_formulation
-from formulations.gibbs_appell import ELIMINATIONS, GibbsAppell, acceleration_energy
-from symbolic.calculus import jacobian
-from systems import CATALOGUE, get_system
+from eomcompare.formulations import UnsupportedSystemError, get_formulation
+from eomcompare.formulations.gibbs_appell import (
+    ELIMINATIONS,
+    GibbsAppell,
+    acceleration_energy,
+)
+from eomcompare.symbolic.calculus import jacobian
+from eomcompare.systems import CATALOGUE, get_system
 
 __all__ = [
     "GibbsAppellVariant",
@@ -104,10 +108,10 @@ class GibbsAppellVariant(GibbsAppell):
         after differentiation; the dependent speeds stay in the state
         either way.
     frames : {"merged", "sympy"}
-        Vector components through :class:`~symbolic.frames.FrameAlgebra`
+        Vector components through :class:`~eomcompare.symbolic.frames.FrameAlgebra`
         (the registered method) or sympy's own direction cosine matrices.
     count_ops : bool
-        As for every :class:`~formulations.base.Formulation`.
+        As for every :class:`~eomcompare.formulations.base.Formulation`.
 
     Examples
     --------
@@ -247,7 +251,7 @@ def gibbs_appell_main(argv=None):
     import argparse
 
     parser = argparse.ArgumentParser(
-        prog="python -m bench.methods gibbs_appell",
+        prog="python -m eomcompare.bench.methods gibbs_appell",
         description="Derivation cost of the ways of forming S, beside Kane's.",
     )
     parser.add_argument(
@@ -395,11 +399,11 @@ def kolev_cost_table(systems: Sequence[str] = _COST_SYSTEMS, *, cache=None):
 
 
 def main(argv=None):
-    """``python -m bench.methods gibbs_appell ...``."""
+    """``python -m eomcompare.bench.methods gibbs_appell ...``."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] != "gibbs_appell":
         print(
-            "usage: python -m bench.methods gibbs_appell [--max-n N] "
+            "usage: python -m eomcompare.bench.methods gibbs_appell [--max-n N] "
             "[--systems NAME ...]",
             file=sys.stderr,
         )

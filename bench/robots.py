@@ -1,4 +1,4 @@
-"""The robot section of the benchmark (``python -m compare bench``, part
+"""The robot section of the benchmark (``python -m eomcompare bench``, part
 ``robots``): the spatial arms of the catalogue against the literature and
 against Pinocchio, every number of one run.
 
@@ -6,7 +6,7 @@ against Pinocchio, every number of one run.
    geometry): multiplications and additions per evaluation after cse,
    M and f plus the compiled backend's solve (LDL^T for a mass matrix
    symmetric as written, else LU)
-   (:func:`bench.literature_counts.forward_dynamics_counts`), against
+   (:func:`eomcompare.bench.literature_counts.forward_dynamics_counts`), against
    Featherstone's ABA formula 224n - 259 / 205n - 248 (RBDA 2008, Table
    10.1), and the n where each formulation crosses it: ``kane`` (the
    body-by-body sums), ``kane_composite`` (composite-body sums),
@@ -24,7 +24,7 @@ against Pinocchio, every number of one run.
    compared), each formulation;
 4. derivation seconds of each own formulation on each robot against
    ``sympy_kane``'s;
-5. the seconds :func:`systems.from_urdf` takes to declare a chain of n
+5. the seconds :func:`eomcompare.systems.from_urdf` takes to declare a chain of n
    links (:func:`urdf_chain`), which grows with n, not with 2**n.
 
 Each derivation and count runs in a child process under a time cap, so
@@ -42,7 +42,7 @@ from pathlib import Path
 
 import numpy as np
 
-from compare.child import ChildTimeout, call_in_child
+from eomcompare.compare.child import ChildTimeout, call_in_child
 
 __all__ = [
     "bench_robots",
@@ -132,8 +132,8 @@ def _aba(n):
 def _chain_case(n, formulation, system="spatial_chain"):
     """Forward-dynamics counts of ``system`` (``spatial_chain(n)``, or a
     catalogue robot with n None)."""
-    from formulations import get_formulation
-    from systems import get_system
+    from eomcompare.formulations import get_formulation
+    from eomcompare.systems import get_system
 
     from .literature_counts import forward_dynamics_counts
 
@@ -158,8 +158,8 @@ def _stanford_case(formulation, assumptions="general"):
     :data:`ASSUMPTION_SETS`: ``tau = M q'' - f`` of a formulation's
     equations, or (``"kane_recursive"``) Kane's equations evaluated
     recursively in body frames, without M."""
-    from formulations import get_formulation
-    from systems import get_system
+    from eomcompare.formulations import get_formulation
+    from eomcompare.systems import get_system
 
     from .literature_counts import (
         inverse_dynamics_counts,
@@ -184,8 +184,8 @@ def _stanford_case(formulation, assumptions="general"):
 
 
 def _derive_seconds(system, formulation):
-    from formulations import get_formulation
-    from systems import get_system
+    from eomcompare.formulations import get_formulation
+    from eomcompare.systems import get_system
 
     ms = get_system(system)
     return get_formulation(formulation, count_ops=False).derive(ms).timings["total"]
@@ -211,7 +211,7 @@ def urdf_chain(n: int) -> str:
 
 def _urdf_seconds(n):
     """(CPU, wall) seconds of ``from_urdf`` on :func:`urdf_chain` ``(n)``."""
-    from systems import from_urdf
+    from eomcompare.systems import from_urdf
 
     text = urdf_chain(n)
     cpu, wall = time.process_time(), time.perf_counter()
@@ -228,10 +228,13 @@ def _rhs_case(system, formulations, repeats):
     weighs on all of them alike, and each is the median of its repeats."""
     import pinocchio as pin
 
-    from formulations import get_formulation
-    from numeric.compiled import DEFAULT_CFLAGS, default_cflags
-    from references.robot_oracle import pinocchio_configuration, urdf_pinocchio_model
-    from systems import get_system
+    from eomcompare.formulations import get_formulation
+    from eomcompare.numeric.compiled import DEFAULT_CFLAGS, default_cflags
+    from eomcompare.references.robot_oracle import (
+        pinocchio_configuration,
+        urdf_pinocchio_model,
+    )
+    from eomcompare.systems import get_system
 
     from .timing import per_call
 
@@ -286,7 +289,7 @@ def _baseline_columns(got, label) -> dict:
 
 def _capped(fn, *args, cap):
     """``fn(*args)`` in a child process killed after ``cap`` seconds (the
-    suite's one time limit, :mod:`compare.child`); None past the cap."""
+    suite's one time limit, :mod:`eomcompare.compare.child`); None past the cap."""
     try:
         return call_in_child(fn, *args, timeout=cap)
     except ChildTimeout:

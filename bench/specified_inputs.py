@@ -8,7 +8,7 @@ Substituting the prescribed laws used to dominate (``Matrix.subs().doit()``
 over the whole acceleration expression); the ratio printed should stay
 within about 2.
 
-Run: ``python -m bench.specified_inputs [formulation]``.
+Run: ``python -m eomcompare.bench.specified_inputs [formulation]``.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ import time
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from formulations import get_formulation
-from systems import MechanicalSystem
+from eomcompare.formulations import get_formulation
+from eomcompare.systems import MechanicalSystem
 
 __all__ = ["free_body", "numeric_seconds", "main"]
 

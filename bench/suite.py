@@ -1,4 +1,4 @@
-"""The performance benchmark: ``python -m compare bench``.
+"""The performance benchmark: ``python -m eomcompare bench``.
 
 Measures in one run, as medians of repeats, and writes CSV files, a table of
 targets and log-log figures into ``--out`` (default ``reports/bench/``):
@@ -17,7 +17,7 @@ targets and log-log figures into ``--out`` (default ``reports/bench/``):
 3. the ``solve_ivp`` time of 10 s of ``n_link_pendulum_on_cart(5)`` with
    each formulation's right-hand side against a Pinocchio ``aba``
    right-hand side, same solver and tolerances;
-4. the spatial robots (:mod:`bench.robots`, in ``--out``/robots):
+4. the spatial robots (:mod:`eomcompare.bench.robots`, in ``--out``/robots):
    operation counts of ``spatial_chain(n)`` against ABA and of the
    Stanford arm against Kane & Levinson, compiled right-hand sides of
    ``panda`` and ``ur5`` against Pinocchio, derivation seconds against
@@ -29,7 +29,7 @@ targets and log-log figures into ``--out`` (default ``reports/bench/``):
 Ratios are formed from numbers of the same run and compared with the
 performance targets, each naming the algorithm that meets it (the
 operation-count target: ``kane_composite``; the robot targets:
-:func:`bench.robots.robot_targets`); a missed target is printed as
+:func:`eomcompare.bench.robots.robot_targets`); a missed target is printed as
 missed.
 
 Needs the ``bench`` extra (``pip install eomcompare[bench]``: Pinocchio and
@@ -38,7 +38,7 @@ measured.
 
 Examples
 --------
->>> from bench import suite as bench
+>>> from eomcompare.bench import suite as bench
 >>> bench.main(["--quick", "--out", "/tmp/bench"])  # doctest: +SKIP
 """
 
@@ -57,7 +57,7 @@ from pathlib import Path
 
 import numpy as np
 
-from compare.child import Child, wait_any
+from eomcompare.compare.child import Child, wait_any
 
 from .robots import robot_targets
 from .timing import per_call
@@ -97,7 +97,7 @@ def pinocchio_chain(
     >>> model.nq  # doctest: +SKIP
     3
     """
-    from references.oracles import TreeJoint, tree_model
+    from eomcompare.references.oracles import TreeJoint, tree_model
 
     rod = (m, [l / 2, 0.0, 0.0], np.diag([0.0, m * l * l / 12, m * l * l / 12]))
     joints = []
@@ -191,9 +191,9 @@ def _child(spec: dict) -> None:
     """
     import sympy
 
-    from formulations import count_operations, get_formulation
-    from symbolic.counting import count_ops
-    from systems import get_system
+    from eomcompare.formulations import count_operations, get_formulation
+    from eomcompare.symbolic.counting import count_ops
+    from eomcompare.systems import get_system
 
     path = spec["out"]
 
@@ -316,8 +316,8 @@ def _refusal(system, formulation):
     """Why ``formulation`` does not derive the scaling ``system`` at all
     (its declared scope: ``kane_articulated`` takes joint trees declared
     by ``declare_tree`` only), or None."""
-    from formulations import UnsupportedSystemError, get_formulation
-    from systems import get_system
+    from eomcompare.formulations import UnsupportedSystemError, get_formulation
+    from eomcompare.systems import get_system
 
     try:
         get_formulation(formulation).check_supported(
@@ -377,8 +377,8 @@ def bench_derivations(
 # 2. Right-hand side per call
 # ----------------------------------------------------------------------
 def bench_rhs(ns, repeats, batch, log, formulation="kane") -> list[dict]:
-    from formulations import get_formulation
-    from systems import get_system
+    from eomcompare.formulations import get_formulation
+    from eomcompare.systems import get_system
 
     pin, why = _pinocchio()
     rows = []
@@ -442,8 +442,8 @@ def bench_rhs(ns, repeats, batch, log, formulation="kane") -> list[dict]:
 def bench_solve(formulations, repeats, log, n=5, t_end=10.0) -> list[dict]:
     from scipy.integrate import solve_ivp
 
-    from formulations import UnsupportedSystemError, get_formulation
-    from systems import get_system
+    from eomcompare.formulations import UnsupportedSystemError, get_formulation
+    from eomcompare.systems import get_system
 
     system = get_system("n_link_pendulum_on_cart", n=n, angles="relative")
     t0 = 0.0
@@ -546,7 +546,7 @@ def _deriv_time(drows, system, form, n):
 def evaluate_targets(drows, rrows, srows, cap, n_ref=10) -> list[dict]:
     out = []
     sysname = "n_link_pendulum"
-    from formulations import FORMULATIONS, peer_of
+    from eomcompare.formulations import FORMULATIONS, peer_of
 
     pairs = [(f, peer_of(f)) for f in FORMULATIONS if peer_of(f)]
     for ours, peer in pairs:
@@ -607,7 +607,7 @@ def evaluate_targets(drows, rrows, srows, cap, n_ref=10) -> list[dict]:
             _target(out, name, a["ops_cse"] / b["ops_cse"], limit, note=note)
     n_max = max((r["n"] for r in drows), default=0)
     forms = sorted({r["formulation"] for r in drows})
-    from formulations import FORMULATIONS
+    from eomcompare.formulations import FORMULATIONS
 
     for system in [x for x in PENDULUMS if any(r["system"] == x for r in drows)]:
         for form in forms:
@@ -802,7 +802,7 @@ def _write_report(out: Path, run: dict, trows, drows, rrows, srows) -> Path:
     table, for a reader (the CSV files hold the same numbers)."""
     import pandas as pd
 
-    from compare.report import _md_table
+    from eomcompare.compare.report import _md_table
 
     def cell(r):
         if r.get("status") != "ok":
@@ -987,10 +987,10 @@ def main(argv=None) -> int:
     int
         0; missed targets are reported, not turned into a failure.
     """
-    from formulations import formulation_names
+    from eomcompare.formulations import formulation_names
 
     ap = argparse.ArgumentParser(
-        prog="python -m compare bench",
+        prog="python -m eomcompare bench",
         description="Derivation scaling and numeric cost against Pinocchio.",
     )
     ap.add_argument(
@@ -1084,7 +1084,7 @@ def main(argv=None) -> int:
     else:
         ns_derive, ns_rhs, repeats, batch = list(range(1, 21)), [2, 5, 10, 20], 3, 1000
     start = time.perf_counter()
-    from compare.runner import _git_commit, _versions
+    from eomcompare.compare.runner import _git_commit, _versions
 
     run = {
         "argv": list(sys.argv[1:] if argv is None else argv),
@@ -1161,7 +1161,7 @@ def _write_targets(out: Path, trows, log):
 
 def _conclude(out: Path, run: dict, drows, rrows, srows, time_cap, log, robots=None):
     """Targets (CSV and text), figures and report.md of a run's rows; the
-    robot section's targets (:func:`bench.robots.robot_targets`) appended
+    robot section's targets (:func:`eomcompare.bench.robots.robot_targets`) appended
     from ``robots``, its rows by part."""
     ns = sorted({r["n"] for r in drows}) or [10]
     trows = evaluate_targets(

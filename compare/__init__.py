@@ -1,6 +1,6 @@
 """The comparison harness: every system with every formulation.
 
->>> from compare import run
+>>> from eomcompare.compare import run
 >>> result = run(["double_pendulum"], ["kane", "sympy_kane"], t_final=0.2,
 ...              jobs=1, progress=False, use_cache=False)
 >>> set(result.frame["status"])
@@ -28,7 +28,7 @@ def __getattr__(name):
     # The benchmark module pulls in linearization and the bicycle; load it
     # only when asked for.
     if name == "bicycle_eigenvalues":
-        from references.published import bicycle_eigenvalues
+        from eomcompare.references.published import bicycle_eigenvalues
 
         return bicycle_eigenvalues
     raise AttributeError(f"module 'compare' has no attribute {name!r}")

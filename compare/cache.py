@@ -4,7 +4,7 @@ The key hashes the system declaration (:meth:`MechanicalSystem.fingerprint`),
 the formulation's name, version and options, and the versions of sympy and
 of this package, so a changed declaration or derivation never reads an old
 entry.  Each file stores its own key and a signature of key and payload
-(:mod:`numeric.trust`: an HMAC with a per-user secret kept outside the
+(:mod:`eomcompare.numeric.trust`: an HMAC with a per-user secret kept outside the
 cache), checked before anything is unpickled: a corrupted, mismatched or
 planted entry is detected, reported and rebuilt, never loaded.  A cache
 directory another user could write is not used at all.
@@ -24,8 +24,8 @@ from pathlib import Path
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from formulations.base import EquationsOfMotion, Formulation
-from numeric.trust import (
+from eomcompare.formulations.base import EquationsOfMotion, Formulation
+from eomcompare.numeric.trust import (
     CacheRefused,
     check_private,
     ensure_key,
@@ -34,8 +34,8 @@ from numeric.trust import (
     temporary_cache,
     verify,
 )
-from symbolic.frames import connected_frames, connected_points
-from systems import MechanicalSystem
+from eomcompare.symbolic.frames import connected_frames, connected_points
+from eomcompare.systems import MechanicalSystem
 
 __all__ = [
     "DerivationCache",
@@ -50,7 +50,7 @@ _MAGIC = b"EOMCACHE3\n"
 
 def default_cache_dir() -> Path:
     """``numeric.cache_dir("derivations")``: beside the compiled modules."""
-    from numeric import cache_dir
+    from eomcompare.numeric import cache_dir
 
     return cache_dir("derivations")
 
@@ -63,7 +63,7 @@ def use_private_cache_if_refused() -> str | None:
     at exit, for this process and the workers it starts.  So a cache that
     is a file, cannot be created, or is another user's or writable by
     others costs the run its cache, said once, and fails no case."""
-    from numeric import cache_dir
+    from eomcompare.numeric import cache_dir
 
     try:
         ensure_key()
@@ -173,7 +173,7 @@ class _Unpickler(pickle.Unpickler):
 class DerivationCache:
     """Derived equations on disk.
 
-    The :class:`~formulations.base.EquationsOfMotion` is stored whole, as
+    The :class:`~eomcompare.formulations.base.EquationsOfMotion` is stored whole, as
     :meth:`Formulation.derive` built it (extras included; those a
     formulation computes on first read are computed by it again on first
     read).  The declaration itself is not stored: a stored result refers to

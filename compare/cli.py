@@ -1,6 +1,6 @@
-"""Command line: ``python -m compare [run|report|regress|baseline|list|bench] ...``.
+"""Command line: ``python -m eomcompare [run|report|regress|baseline|list|bench] ...``.
 
-With no subcommand, ``python -m compare`` runs the default comparison
+With no subcommand, ``python -m eomcompare`` runs the default comparison
 (every catalogue system with every registered formulation) into
 ``reports/latest/`` and writes its report there.
 
@@ -25,12 +25,12 @@ import signal
 import sys
 from pathlib import Path
 
-from formulations import FORMULATIONS, REFERENCE, formulation_names
-from systems import CATALOGUE, system_facts
+from eomcompare.formulations import FORMULATIONS, REFERENCE, formulation_names
+from eomcompare.systems import CATALOGUE, system_facts
 
 DEFAULT_OUT = Path("reports") / "latest"
 BASELINE_OUT = Path("reports") / "baseline"
-#: Exit status of ``python -m compare`` and its meaning.
+#: Exit status of ``python -m eomcompare`` and its meaning.
 EXIT_CODES = {
     0: "success (peer limitations may be listed)",
     1: "a case of this project's formulations failed, or regress found a regression",
@@ -272,7 +272,7 @@ def cmd_run(args) -> int:
     args.systems = resolve_systems(args.systems)
     variants = None
     if args.system_option:
-        from systems import CATALOGUE, system_facts
+        from eomcompare.systems import CATALOGUE, system_facts
 
         variants = parse_system_options(
             args.system_option, {s: list(system_facts(s).variants) for s in CATALOGUE}
@@ -379,7 +379,7 @@ def cmd_list(args) -> int:
 
 def cmd_bench(args, rest) -> int:
     try:
-        from bench import suite as bench
+        from eomcompare.bench import suite as bench
     except ImportError as exc:
         sys.exit(f"the benchmark is not available: {exc}")
     return bench.main(rest) or 0
@@ -387,7 +387,7 @@ def cmd_bench(args, rest) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m compare",
+        prog="python -m eomcompare",
         description="Derive equations of motion with every formulation, compare "
         "them on the catalogue, write reports and gate regressions.",
     )

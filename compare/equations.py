@@ -11,7 +11,7 @@ sizes, the sparsity pattern of the mass matrix as a small inline SVG, the
 first entries, and the rest and the cse'd form in collapsed ``<details>``.
 
 :func:`published_html` and :func:`published_markdown` put the equations
-printed in a seed document (:mod:`systems.seed_equations`) beside the derived
+printed in a seed document (:mod:`eomcompare.systems.seed_equations`) beside the derived
 ones, with the misprints marked and explained and the residual of each
 published equation under every formulation's accelerations from the run.
 """
@@ -30,8 +30,8 @@ import sympy.physics.mechanics as me
 from sympy.core.function import AppliedUndef
 from sympy.printing.mathml import MathMLPresentationPrinter
 
-from numeric.trust import CacheRefused, sign, verify
-from symbolic.counting import tree_size
+from eomcompare.numeric.trust import CacheRefused, sign, verify
+from eomcompare.symbolic.counting import tree_size
 
 from .variants import variant_options
 
@@ -158,7 +158,7 @@ def _constraint_rows(eom) -> int:
     return k if k < n else 0
 
 
-#: What a signature of packed equations is made for (:mod:`numeric.trust`).
+#: What a signature of packed equations is made for (:mod:`eomcompare.numeric.trust`).
 _SIGNED_AS = "compare.equations"
 _SIGNATURE_BYTES = 64  # an HMAC-SHA256 in hex
 
@@ -173,7 +173,7 @@ def pack_equations(eom) -> np.ndarray:
 
     Holds the mass matrix, forcing, unknowns, multipliers, states and
     kinematic equations, and how many rows are constraint rows, pickled
-    after a signature (:func:`numeric.trust.sign`, the key that signs the
+    after a signature (:func:`eomcompare.numeric.trust.sign`, the key that signs the
     caches): the output directory may be shared, and an unpickler runs
     what a pickle names.  Read back with :func:`unpack_equations`.
     """
@@ -631,7 +631,7 @@ def _inline(exprs) -> str:
 
 
 def eom_html(eom) -> str:
-    """An :class:`~formulations.EquationsOfMotion` as a notebook shows it
+    """An :class:`~eomcompare.formulations.EquationsOfMotion` as a notebook shows it
     (``_repr_html_``): its sizes and counts, then ``M z = f`` in MathML as
     the report typesets it; large systems show their structure and first
     entries, and the whole is collapsed in a ``<details>``."""
@@ -669,7 +669,7 @@ def eom_html(eom) -> str:
 
 
 def system_html(ms) -> str:
-    """A :class:`~systems.MechanicalSystem` as a notebook shows it
+    """A :class:`~eomcompare.systems.MechanicalSystem` as a notebook shows it
     (``_repr_html_``): coordinates, speeds, constraints, bodies and loads,
     the expressions in MathML."""
 
@@ -743,8 +743,8 @@ def published_checks(
     run (q'' at ``ms.random_state(seed)``, seeds ``0 .. n_states - 1``, the
     runner's sampling).
     """
-    from systems import get_system
-    from systems.seed_equations import published_equations, residual_function
+    from eomcompare.systems import get_system
+    from eomcompare.systems.seed_equations import published_equations, residual_function
 
     from .prepared import prepared
 
@@ -968,7 +968,7 @@ def equations_section(
     qdd = {r.formulation: trajectories.get(r.case, {}).get("qdd") for r in rows}
     qdd = {f: a for f, a in qdd.items() if a is not None}
     checks = []
-    from systems.seed_equations import PUBLISHED_SYSTEMS
+    from eomcompare.systems.seed_equations import PUBLISHED_SYSTEMS
 
     # An equation that cannot be evaluated is shown with its residual as
     # "cannot be evaluated" (published_checks); any exception is a bug.
@@ -995,13 +995,13 @@ def equations_section(
 
 
 def register_notebook_display() -> bool:
-    """Show :class:`~formulations.EquationsOfMotion` and
-    :class:`~systems.MechanicalSystem` in IPython and Jupyter as
+    """Show :class:`~eomcompare.formulations.EquationsOfMotion` and
+    :class:`~eomcompare.systems.MechanicalSystem` in IPython and Jupyter as
     :func:`eom_html` and :func:`system_html` draw them.
 
     The two classes live on floors below the harness, which typesets them,
     so they carry no ``_repr_html_`` of their own: importing
-    :mod:`compare` registers these with a running IPython's HTML
+    :mod:`eomcompare.compare` registers these with a running IPython's HTML
     formatter.  Returns whether one took them (False outside IPython).
     """
     try:
@@ -1011,8 +1011,8 @@ def register_notebook_display() -> bool:
     shell = get_ipython()
     if shell is None:
         return False
-    from formulations import EquationsOfMotion
-    from systems import MechanicalSystem
+    from eomcompare.formulations import EquationsOfMotion
+    from eomcompare.systems import MechanicalSystem
 
     html_formatter = shell.display_formatter.formatters["text/html"]
     html_formatter.for_type(EquationsOfMotion, eom_html)

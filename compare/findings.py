@@ -19,7 +19,7 @@ coordinate is *unconstrained*, the same linkage in redundant coordinates has
 *holonomic constraints*.
 
 Times are compared by their medians, and one is named fastest only where
-its lead is beyond the noise (:func:`compare.timing.beyond_noise`: larger
+its lead is beyond the noise (:func:`eomcompare.compare.timing.beyond_noise`: larger
 than the larger interquartile range of the two); otherwise the finding is
 a tie.  Where every formulation makes the same number of right-hand-side
 evaluations, the solves differ by the right-hand side's cost times that
@@ -104,7 +104,7 @@ def _family_of(name: str) -> str | None:
     """The family a formulation belongs to for refusals: the methods that
     differentiate a kinetic energy (``needs_velocities_from_positions``)
     are the Lagrange family."""
-    from formulations import FORMULATIONS
+    from eomcompare.formulations import FORMULATIONS
 
     cls = FORMULATIONS.get(str(name).split(":")[0])
     if cls is not None and cls.needs_velocities_from_positions:
@@ -217,9 +217,9 @@ _MISPRINT_WORDS = ("misprint", "print ", "prints ", "printed as", "as printed")
 def misprints(systems) -> list[str]:
     """The misprints found in the equations published for ``systems``
     (catalogue names), one sentence per system, from
-    :mod:`systems.seed_equations`: the printed equations that do not hold
+    :mod:`eomcompare.systems.seed_equations`: the printed equations that do not hold
     and the notes that report a misprint elsewhere in the document."""
-    from systems.seed_equations import PUBLISHED_SYSTEMS, published_equations
+    from eomcompare.systems.seed_equations import PUBLISHED_SYSTEMS, published_equations
 
     out = []
     for system in dict.fromkeys(systems):

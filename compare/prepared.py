@@ -1,6 +1,6 @@
 """The system variants a run prepares once in its own process.
 
-:func:`compare.runner.prepare_variant` fills :data:`PREPARED`; the forked
+:func:`eomcompare.compare.runner.prepare_variant` fills :data:`PREPARED`; the forked
 cases of a variant inherit it, and the report reads the run's declarations
 and states from it (:func:`prepared`) rather than building them again.
 This module imports nothing of the harness, so both can read it.
@@ -12,12 +12,12 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 if TYPE_CHECKING:
-    from symbolic.types import State
-    from systems import MechanicalSystem
+    from eomcompare.symbolic.types import State
+    from eomcompare.systems import MechanicalSystem
 
 #: The packages whose source the resume key hashes.  A system whose
 #: builder lives elsewhere (a user's own) is resumed only for the same
-#: declaration (:func:`compare.runner.declaration_key`), which its source
+#: declaration (:func:`eomcompare.compare.runner.declaration_key`), which its source
 #: cannot vouch for.
 CODE_PACKAGES = ("symbolic", "numeric", "systems", "formulations", "compare")
 
@@ -25,7 +25,7 @@ CODE_PACKAGES = ("symbolic", "numeric", "systems", "formulations", "compare")
 def declared_outside(system: str) -> bool:
     """Whether the builder of ``system`` lives outside :data:`CODE_PACKAGES`
     (a user's own system, from a module or file of theirs)."""
-    from systems import CATALOGUE
+    from eomcompare.systems import CATALOGUE
 
     module = getattr(CATALOGUE[system], "__module__", None) or ""
     return module.partition(".")[0] not in CODE_PACKAGES
@@ -66,7 +66,7 @@ def declaration_for_report(system: str, options: Mapping[str, Any]) -> Mechanica
     for (name, opts, _, _), got in PREPARED.items():
         if name == system and dict(opts) == dict(options):
             return got[0]
-    from systems import get_system
+    from eomcompare.systems import get_system
 
     if declared_outside(system):
         raise LookupError(f"{system} is a user's system; not built for the report")

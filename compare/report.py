@@ -645,7 +645,7 @@ def _benchmark_table(formulations=None):
     does not derive the benchmarks with formulations the run left out.
     """
     try:
-        mod = importlib.import_module("references.published")
+        mod = importlib.import_module("eomcompare.references.published")
     except ImportError as exc:
         return None, f"not available: references.published cannot be imported ({exc})."
     candidates = [
@@ -692,7 +692,7 @@ def _benchmark_table(formulations=None):
 
 def _kolev_table(cache_dir=None, use_cache=False):
     try:
-        mod = importlib.import_module("bench.methods")
+        mod = importlib.import_module("eomcompare.bench.methods")
     except ImportError as exc:
         return None, f"not available: bench.methods ({exc})."
     fn = getattr(mod, "kolev_cost_table", None)
@@ -830,7 +830,7 @@ def _build_report(
     fig_dir.mkdir(parents=True, exist_ok=True)
     meta = dict(getattr(result, "metadata", {}) or {})
     options = dict(meta.get("options", {}) or {})
-    from formulations import REFERENCE
+    from eomcompare.formulations import REFERENCE
 
     reference = options.get("reference", REFERENCE)
     threshold = options.get("threshold")
@@ -878,7 +878,7 @@ def _build_report(
                 "Growth with n, fitted on this run's sizes of its scalable "
                 "systems: the slope of a least-squares line through log "
                 "value against log n, a power law assumed (the benchmark, "
-                "python -m compare bench, fits n up to 20 and tests the "
+                "python -m eomcompare bench, fits n up to 20 and tests the "
                 "power law against an exponential)."
             )
             rep.raw(
@@ -1052,7 +1052,7 @@ def _build_report(
     if stages is not None:
         rep.p("Derivation seconds by stage (as timed by each formulation).")
         rep.table(stages)
-    from systems import CATALOGUE, system_facts
+    from eomcompare.systems import CATALOGUE, system_facts
 
     scal = [
         s for s in CATALOGUE if system_facts(s).scalable and s in set(frame["system"])
@@ -1219,7 +1219,7 @@ def write_report(
     Parameters
     ----------
     result : compare.runner.ComparisonResult
-        A run, fresh or read back with :func:`compare.runner.load`.
+        A run, fresh or read back with :func:`eomcompare.compare.runner.load`.
     out : str or Path
         Directory of the report (usually the run's own directory).
     benchmarks : bool
@@ -1251,8 +1251,8 @@ def write_report(
 
     Examples
     --------
-    >>> from compare import run
-    >>> from compare.report import write_report
+    >>> from eomcompare.compare import run
+    >>> from eomcompare.compare.report import write_report
     >>> res = run(["double_pendulum"], ["kane", "sympy_kane"], t_final=0.5,
     ...           jobs=1, progress=False, use_cache=False)   # doctest: +SKIP
     >>> paths = write_report(res, "reports/example")           # doctest: +SKIP

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 import numpy as np
 import pandas as pd
 
-from formulations import (
+from eomcompare.formulations import (
     FORMULATIONS,
     REFERENCE,
     SingularConfigurationError,
@@ -44,9 +44,14 @@ from formulations import (
     get_formulation,
     split_formulation_spec,
 )
-from numeric.dae import DAE_METHOD, DAE_TREATMENT, dae_available, integrate_dae
-from numeric.integrate import integrate
-from systems import CATALOGUE, system_facts
+from eomcompare.numeric.dae import (
+    DAE_METHOD,
+    DAE_TREATMENT,
+    dae_available,
+    integrate_dae,
+)
+from eomcompare.numeric.integrate import integrate
+from eomcompare.systems import CATALOGUE, system_facts
 
 from .child import Child, ChildDied, ChildTimeout, wait_any
 from .prepared import CODE_PACKAGES, PREPARED, Prepared, declared_outside
@@ -56,8 +61,8 @@ from .user_systems import BuilderError, build_system, describe_builder
 from .variants import variant_label
 
 if TYPE_CHECKING:
-    from numeric.model import NumericModel
-    from symbolic.types import ArrayLike, FloatArray
+    from eomcompare.numeric.model import NumericModel
+    from eomcompare.symbolic.types import ArrayLike, FloatArray
 
 #: One case's row of the results table (JSON-serializable values).
 Row: TypeAlias = dict[str, Any]
@@ -80,7 +85,7 @@ __all__ = [
 ]
 
 #: ``scipy.integrate.solve_ivp`` methods a run accepts, and ``"IDA"``:
-#: SUNDIALS' IDA on the multiplier form (:mod:`numeric.dae`), for the
+#: SUNDIALS' IDA on the multiplier form (:mod:`eomcompare.numeric.dae`), for the
 #: formulations with multipliers; the others are refused (``unsupported``).
 SOLVERS = ("RK45", "RK23", "DOP853", "Radau", "BDF", "LSODA", DAE_METHOD)
 #: Numeric backends a run accepts (``numeric.backends``, and "sized").
@@ -155,7 +160,7 @@ class RunOptions:
         Simulated horizon in seconds.
     method, rtol, atol : solver settings for ``scipy.integrate.solve_ivp``,
         or ``method="IDA"``: the multiplier form as a DAE
-        (:func:`numeric.dae.integrate_dae`, ``stabilization`` unused), for
+        (:func:`eomcompare.numeric.dae.integrate_dae`, ``stabilization`` unused), for
         formulations with multipliers, the reference among them.
     n_samples : int
         Points of the common time grid.
@@ -405,7 +410,7 @@ def user_declarations(cases: Sequence[Case], opts: RunOptions) -> dict[str, str]
     ------
     ValueError
         Naming the builder that raised, timed out, exited or returned no
-        :class:`~systems.MechanicalSystem` (nothing is computed then).
+        :class:`~eomcompare.systems.MechanicalSystem` (nothing is computed then).
     RunInterrupted
         On SIGINT or SIGTERM.
     """
@@ -533,7 +538,7 @@ def run_case(case: Case, opts: RunOptions) -> Outcome:
 
 
 def _outcome(case: Case, opts: RunOptions, child: Child) -> Outcome:
-    """The result of a finished :class:`~compare.child.Child` as a case."""
+    """The result of a finished :class:`~eomcompare.compare.child.Child` as a case."""
     try:
         result: Outcome = child.result()
         return result
@@ -597,7 +602,7 @@ def _import_what_cases_use(opts: RunOptions) -> None:
     import sympy.printing.mathml  # noqa: F401
 
     import references.robot_oracle  # noqa: F401
-    from numeric import backends  # noqa: F401
+    from eomcompare.numeric import backends  # noqa: F401
 
     from . import cache, equations, findings  # noqa: F401
 
@@ -719,7 +724,7 @@ def _run_case_body(case: Case, opts: RunOptions, row: Row, arrays: Arrays) -> No
     # (Pinocchio for robots read from URDF).  Beyond ORACLE_TOLERANCE the
     # case fails: formulations that agree with each other and not with the
     # oracle were given another robot than the file describes.
-    from references.robot_oracle import (
+    from eomcompare.references.robot_oracle import (
         ORACLE_TOLERANCE,
         OracleUnavailable,
         oracle_accelerations,
@@ -1228,7 +1233,7 @@ def run(
 
     Examples
     --------
-    >>> from compare import run
+    >>> from eomcompare.compare import run
     >>> res = run(["double_pendulum"], ["kane", "sympy_kane"], t_final=0.5,
     ...           jobs=1, progress=False, use_cache=False)
     >>> sorted(res.frame["formulation"])

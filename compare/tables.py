@@ -137,7 +137,7 @@ def _html_table(frame: pd.DataFrame, caption: str, digits: int = 3) -> str:
 
 def status_cell(status, peer_limitation=False) -> str:
     """A case's status as the report's tables show it, in the vocabulary of
-    :func:`compare.findings.case_kind`: the status of a failed case
+    :func:`eomcompare.compare.findings.case_kind`: the status of a failed case
     (``error``, ``timeout``), "peer limitation (error)" for a peer's
     limitation, "refused" for a formulation that declines the system.
 

@@ -1,10 +1,10 @@
 """Systems from outside the catalogue, and builder options, for the CLI.
 
-``python -m compare run --systems mypackage.mymodule:builder`` (or
+``python -m eomcompare run --systems mypackage.mymodule:builder`` (or
 ``path/to/file.py:builder``) imports the builder, registers it in
-:data:`systems.CATALOGUE` under its own name and runs it like a catalogue
+:data:`eomcompare.systems.CATALOGUE` under its own name and runs it like a catalogue
 system; a module or file named without ``:builder`` contributes the systems
-it registers with :func:`systems.register_system`.  ``--system-option
+it registers with :func:`eomcompare.systems.register_system`.  ``--system-option
 NAME:KEY=VALUE`` passes builder options (values read as Python literals,
 otherwise as strings); several options of one system make one variant.
 Worker processes are forked from the registering process, so they see the
@@ -13,7 +13,7 @@ registration; a dask cluster's workers need the module importable.
 A user's module is the user's input: one that cannot be imported (a syntax
 error, an exception or ``sys.exit`` at import) is a one-line error naming
 its file and line, and a builder that does not return a
-:class:`~systems.MechanicalSystem` (or calls ``sys.exit``) is an error
+:class:`~eomcompare.systems.MechanicalSystem` (or calls ``sys.exit``) is an error
 naming the builder (:func:`build_system`).
 """
 
@@ -27,7 +27,7 @@ import os
 import traceback
 from pathlib import Path
 
-from systems import CATALOGUE, MechanicalSystem, get_system, register_system
+from eomcompare.systems import CATALOGUE, MechanicalSystem, get_system, register_system
 
 __all__ = [
     "resolve_systems",
@@ -105,7 +105,7 @@ def describe_builder(name: str) -> str:
 
 def build_system(name: str, options=None) -> MechanicalSystem:
     """The system ``name`` built with builder ``options``
-    (:func:`systems.get_system`), checked to be a declaration.
+    (:func:`eomcompare.systems.get_system`), checked to be a declaration.
 
     Raises
     ------

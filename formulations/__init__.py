@@ -1,12 +1,14 @@
 """Formulation backends behind one contract.
 
->>> from formulations import FORMULATIONS, get_formulation
+>>> from eomcompare.formulations import FORMULATIONS, get_formulation
 >>> "kane" in FORMULATIONS
 True
 """
 
-from numeric.model import NumericModel, SingularConfigurationError
-from systems.catalogue import import_package_modules as _import_package_modules
+from eomcompare.numeric.model import NumericModel, SingularConfigurationError
+from eomcompare.systems.catalogue import (
+    import_package_modules as _import_package_modules,
+)
 
 from .base import (
     FORMULATIONS,

@@ -3,10 +3,10 @@ forward dynamics in O(n) operations, without forming the mass matrix (the
 ``kane_articulated`` formulation, :class:`KaneArticulated`).
 
 For a tree of one-degree-of-freedom joints (the systems of
-:func:`systems.declare_tree`: URDF robots, the Denavit-Hartenberg arms,
+:func:`eomcompare.systems.declare_tree`: URDF robots, the Denavit-Hartenberg arms,
 ``spatial_chain``) with the joint rates as generalized speeds, Kane's
 equation of speed r sums, over the bodies outboard of joint r, the joint's
-twist dotted with their resultants (see :mod:`formulations.kane_recursive`).
+twist dotted with their resultants (see :mod:`eomcompare.formulations.kane_recursive`).
 Eliminating the speed rates tip to base, one joint at a time, gives the
 articulated-body algorithm of Featherstone, *Rigid Body Dynamics
 Algorithms* (2008), ch. 7 (Table 7.1): each body's subtree is replaced by
@@ -28,10 +28,10 @@ although they are small as graphs.  Each recursion quantity is therefore
 named by a plain symbol, and the recursion is returned as an ordered list
 of ``(symbol, definition)`` assignments (:class:`Assignments`), each
 definition in the state, the parameters and earlier symbols.  Operation
-counts (:mod:`bench.literature_counts`) and the compiled backend consume
+counts (:mod:`eomcompare.bench.literature_counts`) and the compiled backend consume
 the assignments; the forcing itself, for every other consumer, is the same
 graph with the symbols substituted (shared subtrees kept shared), which
-only memoised walks (``cse``, :func:`symbolic.calculus.substitute`) may
+only memoised walks (``cse``, :func:`eomcompare.symbolic.calculus.substitute`) may
 traverse.
 """
 
@@ -42,8 +42,8 @@ from dataclasses import dataclass
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from symbolic.calculus import substitute
-from symbolic.counting import count_ops
+from eomcompare.symbolic.calculus import substitute
+from eomcompare.symbolic.counting import count_ops
 
 from .base import Derivation, Formulation, UnsupportedSystemError, register, speed_form
 
@@ -374,7 +374,7 @@ def articulated_body_accelerations(ms) -> Assignments:
     ------
     UnsupportedSystemError
         When ``ms`` is not an unconstrained tree of revolute and prismatic
-        joints declared by :func:`systems.declare_tree`.
+        joints declared by :func:`eomcompare.systems.declare_tree`.
     """
     specs = check_joint_tree(ms)
     q, u = list(ms.coordinates), list(ms.speeds)
@@ -581,7 +581,7 @@ class KaneArticulated(Formulation):
     mass matrix the identity), O(n) operations.
 
     Only for unconstrained trees of revolute and prismatic joints declared
-    by :func:`systems.declare_tree` (URDF robots, the Denavit-Hartenberg
+    by :func:`eomcompare.systems.declare_tree` (URDF robots, the Denavit-Hartenberg
     arms, ``spatial_chain``) with no loads but the tree's own (gravity at
     the mass centres, joint damping), no prescribed motions and no
     auxiliary speeds; every other system is refused with the reason
@@ -591,13 +591,13 @@ class KaneArticulated(Formulation):
     order of the forcing, which the operation counts and the compiled
     backend take); the forcing itself is a graph of shared subtrees,
     exponentially large as a tree, so walk it only with memoised functions
-    (cse, :func:`symbolic.calculus.substitute`), never ``count_ops``,
+    (cse, :func:`eomcompare.symbolic.calculus.substitute`), never ``count_ops``,
     ``subs`` or ``simplify``.
 
     Parameters
     ----------
     count_ops : bool
-        See :class:`~formulations.base.Formulation`.
+        See :class:`~eomcompare.formulations.base.Formulation`.
     """
 
     name = "kane_articulated"

@@ -1,6 +1,6 @@
 """Constraint forces asked for by auxiliary speeds (``System.u_aux``).
 
-An auxiliary speed ``ua`` is zero in every motion (:mod:`systems.auxiliary`).
+An auxiliary speed ``ua`` is zero in every motion (:mod:`eomcompare.systems.auxiliary`).
 It may move points and bodies (``P.set_vel(N, ua*A.x)``) and relax velocity
 constraints, through which the dependent speeds depend on it:
 ``u_dep = C u_ind + C_aux ua + c``.  The constraint force that keeps it zero
@@ -22,7 +22,7 @@ Three routes, one per kind of formulation:
 * ``gibbs_appell_forces``: the same equations from the acceleration energy
   ``S``, differentiated with respect to the auxiliary speed rates
   (``dS/dua' + C_aux^T dS/du_dep'``), as the Gibbs–Appell equations read.
-  A :class:`~systems.ConstraintForce` request is made an auxiliary speed
+  A :class:`~eomcompare.systems.ConstraintForce` request is made an auxiliary speed
   there (its virtual motion added to the velocities it moves), so both
   kinds of request take this one route.
 * ``multiplier_forces``: with Lagrange multipliers ``lambda`` in the
@@ -48,7 +48,7 @@ from __future__ import annotations
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from systems.base import solve_linear
+from eomcompare.systems.base import solve_linear
 
 from .errors import UnsupportedSystemError
 
@@ -193,7 +193,7 @@ def kane_forces(ms) -> dict:
 
 class _Motions:
     """Auxiliary motions beside the declared velocities: each
-    :class:`~systems.ConstraintForce` as an auxiliary speed of its own.
+    :class:`~eomcompare.systems.ConstraintForce` as an auxiliary speed of its own.
 
     A ``ConstraintForce`` names the virtual motion its auxiliary speed
     gives the bodies on one side of the joint (a translation along its
@@ -236,7 +236,7 @@ class _Motions:
 
 def gibbs_appell_forces(ms) -> dict:
     """Constraint forces of the auxiliary speeds, and of the
-    :class:`~systems.ConstraintForce` requests (each an auxiliary speed of
+    :class:`~eomcompare.systems.ConstraintForce` requests (each an auxiliary speed of
     its own, :class:`_Motions`), from the acceleration energy, in
     (t, q, u, u')."""
     N = ms.frame
@@ -310,7 +310,7 @@ def multiplier_forces(ms, multipliers) -> dict:
 
 
 def eliminate_reactions(ms, formulation: str, parts):
-    """``parts`` (a :class:`~formulations.base.Derivation`) with the
+    """``parts`` (a :class:`~eomcompare.formulations.base.Derivation`) with the
     reactions that enter the equations of motion (``ms.reactions_in_motion``)
     replaced by the constraint forces the formulation recovered for them.
 

@@ -8,7 +8,7 @@ How to write a new formulation
    ``needs_velocities_from_positions``) and ``version``
    (bump it whenever the equations it produces change: caches key on it).
 2. Implement ``_derive(self, system, stage)``: read the
-   :class:`~systems.MechanicalSystem` and return a :class:`Derivation`.
+   :class:`~eomcompare.systems.MechanicalSystem` and return a :class:`Derivation`.
    Wrap each stage of the work in ``with stage("name"):`` so it is timed.
    Do not count operations or time the whole: :meth:`Formulation.derive`
    does that, identically for every formulation.
@@ -17,7 +17,7 @@ How to write a new formulation
 4. Refuse what the method cannot do with :class:`UnsupportedSystemError`
    and a reason; never return a wrong answer.
 
-The numeric contract (:mod:`numeric.model`) is generated from the
+The numeric contract (:mod:`eomcompare.numeric.model`) is generated from the
 returned expressions in the same way for every formulation.
 """
 
@@ -38,15 +38,15 @@ import numpy as np
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from symbolic.counting import count_ops
-from symbolic.linsolve import ADJUGATE_MAX, solve_linear
-from symbolic.types import Expr, Matrix, ParameterValues, Symbol
-from systems import MechanicalSystem, get_system
+from eomcompare.symbolic.counting import count_ops
+from eomcompare.symbolic.linsolve import ADJUGATE_MAX, solve_linear
+from eomcompare.symbolic.types import Expr, Matrix, ParameterValues, Symbol
+from eomcompare.systems import MechanicalSystem, get_system
 
 from .errors import UnsupportedSystemError
 
 if TYPE_CHECKING:
-    from numeric.model import NumericModel
+    from eomcompare.numeric.model import NumericModel
 
 __all__ = [
     "Formulation",
@@ -342,7 +342,7 @@ def count_operations(*exprs: Expr | Matrix, raw: int | None = None) -> dict[str,
 
     ``raw``, when the caller has counted already, is taken as given.  It
     is ``sympy.count_ops``'s number, computed once per distinct
-    subexpression (:func:`symbolic.counting.count_ops`): the expressions
+    subexpression (:func:`eomcompare.symbolic.counting.count_ops`): the expressions
     share subtrees, and a walk of every path takes minutes on a spatial
     chain of six bodies.
 
@@ -392,7 +392,7 @@ def canonical_counts(
     trig_cap: float | None = TRIGSIMP_CAP,
     as_derived: int | None = None,
 ) -> dict[str, Any]:
-    """Counts of the canonical form (:func:`symbolic.canonical.canonical`)
+    """Counts of the canonical form (:func:`eomcompare.symbolic.canonical.canonical`)
     of a mass matrix and forcing, the same pass for every formulation.
 
     ``as_derived``, the cse count of the expressions as derived (``cse``),
@@ -404,7 +404,7 @@ def canonical_counts(
 
     ``canonical`` is the cse count (``sympy.count_ops`` units, as ``cse``)
     of the canonical M and f; ``per_evaluation`` the literature's count
-    (:func:`symbolic.literature_counts.forward_dynamics_counts_of`:
+    (:func:`eomcompare.symbolic.literature_counts.forward_dynamics_counts_of`:
     multiplications and additions, parameter-only parts once per parameter
     set) of the canonical M and f with the solve of the unknowns as the
     compiled backend does it, LDL^T or LU as it decides from the matrix as
@@ -424,8 +424,8 @@ def canonical_counts(
     """
     import dataclasses
 
-    from symbolic.canonical import canonical
-    from symbolic.literature_counts import forward_dynamics_counts_of
+    from eomcompare.symbolic.canonical import canonical
+    from eomcompare.symbolic.literature_counts import forward_dynamics_counts_of
 
     start = time.perf_counter()
     M = sm.Matrix(mass_matrix)
@@ -445,7 +445,7 @@ def canonical_counts(
     if assigned is None:
         Mc = sm.Matrix(n, n, out[: n * n])
         fc = sm.Matrix(out[n * n :])
-        from numeric.compiled import is_structurally_symmetric
+        from eomcompare.numeric.compiled import is_structurally_symmetric
 
         per = forward_dynamics_counts_of(
             Mc, fc, parameters, symmetric=is_structurally_symmetric(M)
@@ -480,7 +480,7 @@ def _speed_count_reason(system: MechanicalSystem) -> str:
     quaternion's four coordinates with three rates, coordinates that the
     kinematic equations move with other coordinates' speeds, or speeds
     tied by velocity constraints."""
-    from symbolic.frames import connected_frames, declared_orientations
+    from eomcompare.symbolic.frames import connected_frames, declared_orientations
 
     n_q, n_u = len(system.coordinates), len(system.speeds)
     if n_u > n_q:
@@ -537,7 +537,7 @@ class Derivation:
     extras : anything else the method yields (partial velocities,
         constraint forces, ...), documented by the formulation.  One key
         is read here: ``"assignments"``, an evaluation order of an
-        explicit forcing (:class:`formulations.articulated_body.Assignments`),
+        explicit forcing (:class:`eomcompare.formulations.articulated_body.Assignments`),
         which the operation counts and the compiled backend take instead
         of the forcing's tree.
     """
@@ -589,7 +589,7 @@ class EquationsOfMotion(Derivation):
 
     Examples
     --------
-    >>> from formulations import get_formulation
+    >>> from eomcompare.formulations import get_formulation
     >>> eom = get_formulation("kane").derive("double_pendulum")
     >>> eom.mass_matrix.shape
     (2, 2)
@@ -632,7 +632,7 @@ class EquationsOfMotion(Derivation):
 
         Examples
         --------
-        >>> from formulations import get_formulation
+        >>> from eomcompare.formulations import get_formulation
         >>> get_formulation("kane").derive("double_pendulum").unknowns_kind
         "u'"
         >>> get_formulation("lagrange").derive("four_bar").unknowns_kind
@@ -689,7 +689,7 @@ class EquationsOfMotion(Derivation):
     def multiplier_indices(self) -> list[int]:
         """Positions of the Lagrange multipliers among ``unknowns``, in the
         order of the declaration's constraint rows (see
-        :mod:`formulations.multipliers` for the sign convention).
+        :mod:`eomcompare.formulations.multipliers` for the sign convention).
 
         Raises
         ------
@@ -743,7 +743,7 @@ class EquationsOfMotion(Derivation):
         """These equations derived again with the inputs among ``inputs``
         that are functions of time (``specified``) made constants valued at
         time ``t0`` and ``parameters``
-        (:func:`formulations.inputs.specified_inputs`)."""
+        (:func:`eomcompare.formulations.inputs.specified_inputs`)."""
         from .inputs import specified_inputs
 
         def derive(system: MechanicalSystem) -> EquationsOfMotion:
@@ -759,14 +759,14 @@ class EquationsOfMotion(Derivation):
         backend: str = "lambdify",
         **options: Any,
     ) -> NumericModel:
-        """The numeric contract: a :class:`~numeric.model.NumericModel`.
+        """The numeric contract: a :class:`~eomcompare.numeric.model.NumericModel`.
 
         Code is generated once per equations object (parameters are runtime
         arguments), so different parameter values cost nothing extra.
         ``backend="c"`` compiles it to C, ``"auto"`` does so when a compiler
-        is available (see :func:`numeric.backends.numeric_model`).
+        is available (see :func:`eomcompare.numeric.backends.numeric_model`).
         """
-        from numeric.backends import numeric_model
+        from eomcompare.numeric.backends import numeric_model
 
         return numeric_model(self, parameters, backend=backend, **options)
 
@@ -900,7 +900,7 @@ class Formulation(abc.ABC):
     needs_dependent_solutions: ClassVar[bool] = False
     #: True for methods that differentiate a kinetic energy with respect to
     #: the coordinate rates, and so need every velocity to be the time
-    #: derivative of a position (see :mod:`systems.consistency`).
+    #: derivative of a position (see :mod:`eomcompare.systems.consistency`).
     needs_velocities_from_positions: ClassVar[bool] = False
     #: True for methods with multipliers that form their constraint rows
     #: from the independent velocity constraints when these were reduced by
@@ -910,7 +910,7 @@ class Formulation(abc.ABC):
     #: dependent coordinates, Bricard's mechanism), in words; None for a
     #: method with multipliers or coordinate rates that refuses them.
     #: Methods that solve for dependent speeds use the independent rows
-    #: (:mod:`systems.redundancy`) like any other reduced set.
+    #: (:mod:`eomcompare.systems.redundancy`) like any other reduced set.
     redundant_constraints: ClassVar[str | None] = None
     #: True for wrappers of other software (the field's tools, for reference).
     is_peer: ClassVar[bool] = False
@@ -920,7 +920,7 @@ class Formulation(abc.ABC):
     needs_tree: ClassVar[bool] = False
     #: False for formulations the default comparison (``python -m
     #: compare`` without ``--formulations``) leaves out; the benchmark
-    #: (``python -m compare bench``) runs every registered formulation.
+    #: (``python -m eomcompare bench``) runs every registered formulation.
     in_default_comparison: ClassVar[bool] = True
     #: One line for listings.
     summary: ClassVar[str] = ""
@@ -1187,8 +1187,8 @@ def rate_form(
 def constraint_samples(ms: MechanicalSystem, A_dep: Matrix) -> list[np.ndarray]:
     """``A_dep`` (in t and q) evaluated at the declared initial state and
     three random consistent states: the samples that guide the pivots of
-    :func:`symbolic.linsolve.solve_linear` for a block larger than
-    :data:`~symbolic.linsolve.ADJUGATE_MAX` (empty for smaller ones, which
+    :func:`eomcompare.symbolic.linsolve.solve_linear` for a block larger than
+    :data:`~eomcompare.symbolic.linsolve.ADJUGATE_MAX` (empty for smaller ones, which
     go through their determinant).  Without them the first symbolically
     nonzero pivot is taken, and it may vanish all along the motion (rods of
     Bricard's mechanism at its initial position).
@@ -1212,7 +1212,7 @@ def solve_dependent_speeds(
     """``A_dep^-1 rhs``: the dependent speeds (or their coefficients) from
     the velocity constraints ``A_dep u_dep = rhs``.
 
-    Through :func:`symbolic.linsolve.solve_linear`, which has no spurious
+    Through :func:`eomcompare.symbolic.linsolve.solve_linear`, which has no spurious
     symbolic pivot (sin(theta) at a wheelbarrow heading of zero).
 
     Raises

@@ -1,6 +1,6 @@
 """Kane's mass matrix and forcing by composite bodies (tree-structured
 systems): the sums of the ``kane_composite`` formulation
-(:class:`formulations.kane.KaneComposite`).
+(:class:`eomcompare.formulations.kane.KaneComposite`).
 
 Summing ``m v_r . v_s + w_r . I w_s`` body by body costs one term per body
 moved by both speeds: O(n^3) terms for a chain of n bodies.  When every
@@ -24,9 +24,9 @@ one body it moves and checked on every other (exactly when the difference
 is syntactically zero, else by value at random states); the sets of bodies
 moved by the speeds must be nested or disjoint (a tree).  Anything else
 (closed loops, absolute joint angles, rolling contact) returns ``None``,
-and :class:`formulations.kane.KaneComposite` (``kane_composite``)
+and :class:`eomcompare.formulations.kane.KaneComposite` (``kane_composite``)
 refuses the system with the reason
-(:class:`~formulations.base.UnsupportedSystemError`); ``kane``, Kane's
+(:class:`~eomcompare.formulations.base.UnsupportedSystemError`); ``kane``, Kane's
 method as the textbook forms it, sums body by body on every system.
 
 Velocity constraints on a tree (a loop closed by constraints on an open
@@ -41,8 +41,8 @@ import numpy as np
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from symbolic.calculus import jacobian
-from symbolic.frames import (
+from eomcompare.symbolic.calculus import jacobian
+from eomcompare.symbolic.frames import (
     VectorCalculus,
     add,
     connected_points,
@@ -54,7 +54,7 @@ from symbolic.frames import (
     scale,
     sub,
 )
-from symbolic.identities import RandomPoints
+from eomcompare.symbolic.identities import RandomPoints
 
 __all__ = ["composite_equations", "composite_body_equations"]
 

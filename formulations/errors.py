@@ -1,7 +1,7 @@
 """The exception a formulation raises for a system it cannot handle.
 
-Its own module, below :mod:`formulations.base` and the method modules, so
-that the helpers every formulation shares (:mod:`formulations.auxiliary`)
+Its own module, below :mod:`eomcompare.formulations.base` and the method modules, so
+that the helpers every formulation shares (:mod:`eomcompare.formulations.auxiliary`)
 can raise it without importing the base class back.
 """
 

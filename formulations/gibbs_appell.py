@@ -41,16 +41,16 @@ Choices, and why
   raw ops appended against 449 substituted.
 * **How S is formed.**  The method as printed: S = sum_B S_B built from
   the kinematic expressions (each body's in components of a frame moving
-  with it, :func:`~symbolic.frames.body_kinematics`), summed over the
+  with it, :func:`~eomcompare.symbolic.frames.body_kinematics`), summed over the
   bodies and differentiated with respect to the speed rates, each shared
-  subtree differentiated once (:func:`symbolic.calculus.derivative`).
+  subtree differentiated once (:func:`eomcompare.symbolic.calculus.derivative`).
 
 Other ways of forming S (in placeholder components, per body, expanded,
 through sympy's direction cosines) and of eliminating the dependent rates
 (substituted before forming S, or after differentiating) compute the same
 equations at other costs.  They are experiments, not the method, and live
-in the benchmark: :class:`bench.methods.GibbsAppellVariant`, measured by
-``python -m bench.methods gibbs_appell``.  This class leaves the two hooks
+in the benchmark: :class:`eomcompare.bench.methods.GibbsAppellVariant`, measured by
+``python -m eomcompare.bench.methods gibbs_appell``.  This class leaves the two hooks
 they use, :meth:`GibbsAppell._energy`, :meth:`GibbsAppell._gradient` and
 :meth:`GibbsAppell._frames`, and the attribute ``_elimination``.
 
@@ -60,7 +60,7 @@ speed rates), ``generalized_active_forces`` (the F~ column),
 the dependent rates are unknowns; a bench variant that eliminates them
 publishes {u_dep': C u_ind' + d}), ``constraint_forces`` (of the auxiliary
 speeds and of the ``ConstraintForce`` requests, one route for both:
-:func:`formulations.auxiliary.gibbs_appell_forces`).
+:func:`eomcompare.formulations.auxiliary.gibbs_appell_forces`).
 """
 
 from __future__ import annotations
@@ -70,14 +70,14 @@ import dataclasses
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from symbolic.calculus import (
+from eomcompare.symbolic.calculus import (
     derivative,
     jacobian,
     linear_split,
     substitute,
     symmetric_from_lower,
 )
-from symbolic.frames import (
+from eomcompare.symbolic.frames import (
     FrameAlgebra,
     add,
     body_kinematics,
@@ -113,7 +113,7 @@ ELIMINATIONS = ("append", "substitute", "chain")
 def _energy_entries(ms, qdot, speeds, frames):
     """Per body ``{"body", "a", "w", "alpha", "inertia"}``: whole
     accelerations (speed-rate terms included) in components of a frame
-    moving with the body (:func:`~symbolic.frames.body_kinematics`)."""
+    moving with the body (:func:`~eomcompare.symbolic.frames.body_kinematics`)."""
     kins = body_kinematics(
         ms.bodies, ms.frame, qdot, speeds, frames, speed_rates=True, partials=False
     )
@@ -137,7 +137,7 @@ def acceleration_energy(entry, *, drop_free_terms=True, zero=None):
     entry : dict
         ``{"body", "a", "w", "alpha", "inertia"}``, 3x1 component matrices
         in one frame, the whole accelerations of
-        :func:`~symbolic.frames.body_kinematics` (``w``, ``alpha``,
+        :func:`~eomcompare.symbolic.frames.body_kinematics` (``w``, ``alpha``,
         ``inertia`` are None for a particle).
     drop_free_terms : bool
         Leave out the u'-free part of ``1/2 m a.a`` and of
@@ -202,11 +202,11 @@ class GibbsAppell(Formulation):
     Parameters
     ----------
     count_ops : bool
-        As for every :class:`~formulations.base.Formulation`.
+        As for every :class:`~eomcompare.formulations.base.Formulation`.
 
     Examples
     --------
-    >>> from formulations import get_formulation
+    >>> from eomcompare.formulations import get_formulation
     >>> eom = get_formulation("gibbs_appell").derive("double_pendulum")
     >>> eom.mass_matrix.shape
     (2, 2)
@@ -243,7 +243,7 @@ class GibbsAppell(Formulation):
     def _gradient(self, entries, parts, zs):
         """dS/dz for the stand-ins ``zs`` of the speed rates, a column:
         the sum of ``parts`` differentiated, each shared subtree once
-        (:func:`symbolic.calculus.derivative`, sympy's very expression)."""
+        (:func:`eomcompare.symbolic.calculus.derivative`, sympy's very expression)."""
         return sm.Matrix(
             [
                 sm.Add(*[derivative(S, zr, memo) for S in parts])

@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from symbolic.types import Symbol
+from eomcompare.symbolic.types import Symbol
 
 if TYPE_CHECKING:
-    from systems.base import MechanicalSystem
+    from eomcompare.systems.base import MechanicalSystem
 
     from .base import EquationsOfMotion
 
@@ -90,7 +90,7 @@ def specified_inputs(
                 f"through its time derivative: it is a prescribed motion, "
                 f"not an input"
             )
-    from systems import MechanicalSystem
+    from eomcompare.systems import MechanicalSystem
 
     params = dict(ms.parameters)
     values = dict(zip(ms.parameters, ms.parameter_vector(parameters)))

@@ -11,7 +11,7 @@ and the generalized inertia forces
 The dependent speed rates stay unknowns and the velocity constraints,
 differentiated once, close the system, so the unknowns are all u'.
 
-Constraint forces (:class:`systems.ConstraintForce`) are recovered with
+Constraint forces (:class:`eomcompare.systems.ConstraintForce`) are recovered with
 auxiliary, non-contributing speeds: the equation of the auxiliary speed,
 evaluated at zero auxiliary speed, is solved for the force.  They appear in
 ``eom.extras["constraint_forces"]`` as expressions in (t, q, u, u') and
@@ -30,8 +30,8 @@ from __future__ import annotations
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from symbolic.calculus import jacobian, symmetric_from_lower
-from symbolic.frames import (
+from eomcompare.symbolic.calculus import jacobian, symmetric_from_lower
+from eomcompare.symbolic.frames import (
     FrameAlgebra,
     body_kinematics,
     generalized_forces,
@@ -98,7 +98,7 @@ class Kane(Formulation):
     """Kane's method from partial velocities (this project's implementation).
 
     Velocities, accelerations and partial velocities are formed as
-    components in each body's own frame (:mod:`symbolic.frames`),
+    components in each body's own frame (:mod:`eomcompare.symbolic.frames`),
     and the mass matrix directly as sum m v_r.v_s + w_r.I.w_s, body by
     body, so no Jacobian of the inertia forces is taken.  This is the
     method as the textbook forms it, on every system: the same sums
@@ -106,12 +106,12 @@ class Kane(Formulation):
     articulated-body recursion, which rearrange Kane's equations for
     trees, are formulations of their own (``kane_composite``,
     :class:`KaneComposite`; ``kane_articulated``,
-    :class:`formulations.articulated_body.KaneArticulated`).
+    :class:`eomcompare.formulations.articulated_body.KaneArticulated`).
 
     Parameters
     ----------
     count_ops : bool
-        See :class:`~formulations.base.Formulation`.
+        See :class:`~eomcompare.formulations.base.Formulation`.
     """
 
     name = "kane"
@@ -324,7 +324,7 @@ class KaneComposite(Kane):
     forces of each speed, F_r + F*_r = 0), rearranged: with every speed
     moving its outboard bodies as one twist, the bodies moved by two speeds
     form one composite whose mass, first moment and inertia about a point
-    of the axis give M_rs in O(1) terms (see :mod:`formulations.composite`).
+    of the axis give M_rs in O(1) terms (see :mod:`eomcompare.formulations.composite`).
     Only for trees of twists (joint chains and trees with relative
     coordinates, with or without velocity constraints on top); any other
     system (absolute angles, rolling contact, bodies moved by a speed other
@@ -334,7 +334,7 @@ class KaneComposite(Kane):
     Parameters
     ----------
     count_ops : bool
-        See :class:`~formulations.base.Formulation`.
+        See :class:`~eomcompare.formulations.base.Formulation`.
     """
 
     name = "kane_composite"

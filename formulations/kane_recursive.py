@@ -2,7 +2,7 @@
 inverse dynamics without the mass matrix.
 
 For a tree of one-degree-of-freedom joints (the systems of
-:func:`systems.declare_tree`: URDF robots, the Denavit-Hartenberg arms,
+:func:`eomcompare.systems.declare_tree`: URDF robots, the Denavit-Hartenberg arms,
 ``spatial_chain``) with the joint rates as generalized speeds, Kane's
 equation of speed r, ``F_r + F*_r = 0``, sums the partial velocity of every
 body outboard of joint r dotted with that body's resultant.  Since the
@@ -23,11 +23,11 @@ centres), joint damping as ``c u``, joint armature (MuJoCo's) as
 ``J u'``.
 
 Parameter-only quantities are formed as such, so that a count by the
-literature's convention (:mod:`bench.literature_counts`) sets them apart:
+literature's convention (:mod:`eomcompare.bench.literature_counts`) sets them apart:
 each body's first moment ``m c`` and its inertia about the joint origin,
 ``I_O = I_G + m (|c|^2 1 - c c^T)``.
 
-The equations are the same as :class:`formulations.kane.Kane`'s, arranged
+The equations are the same as :class:`eomcompare.formulations.kane.Kane`'s, arranged
 for evaluation; ``tests/systems/test_robots_kane_recursive.py`` checks them
 against ``M u' - f`` of every own formulation and against Pinocchio's
 ``rnea``.
@@ -49,8 +49,8 @@ __all__ = [
 
 
 def joint_tree(ms):
-    """The :class:`systems.urdf.JointSpec` tuple that declared ``ms``
-    (see :func:`systems.declare_tree`), or None for any other system."""
+    """The :class:`eomcompare.systems.urdf.JointSpec` tuple that declared ``ms``
+    (see :func:`eomcompare.systems.declare_tree`), or None for any other system."""
     return getattr(ms, "joint_tree", None)
 
 
@@ -95,7 +95,7 @@ def _cross_or_zero(a, b):
 
 
 def origin_inertia(spec):
-    """``(m, m c, I_O)`` of a :class:`~systems.urdf.JointSpec`'s body in its
+    """``(m, m c, I_O)`` of a :class:`~eomcompare.systems.urdf.JointSpec`'s body in its
     frame: mass, first moment about the body origin and the inertia tensor
     about the origin, ``I_O = I_G + m (|c|^2 1 - c c^T)`` (the parameters in
     which the dynamics is linear)."""
@@ -113,7 +113,7 @@ def recursive_kinematics(ms, accelerations=None):
     and origin ``arm`` in the parent, as a tuple ``(w, al, aO, E, arm)``.
 
     Computed once, it serves several backward passes with different
-    inertia (:func:`formulations.regressor.inverse_dynamics_regressor`:
+    inertia (:func:`eomcompare.formulations.regressor.inverse_dynamics_regressor`:
     one per standard parameter).  Arguments and errors as
     :func:`inverse_dynamics`'s.
     """
@@ -190,7 +190,7 @@ def inverse_dynamics(ms, accelerations=None, *, inertia=None, kinematics=None):
     Parameters
     ----------
     ms : MechanicalSystem
-        A system declared by :func:`systems.declare_tree` (URDF robots, the
+        A system declared by :func:`eomcompare.systems.declare_tree` (URDF robots, the
         Denavit-Hartenberg arms, ``spatial_chain``).
     accelerations : sequence of symbols or expressions, optional
         The speed rates ``u'`` (q'' for these systems), one per speed;
@@ -199,7 +199,7 @@ def inverse_dynamics(ms, accelerations=None, *, inertia=None, kinematics=None):
         Per body, its mass, first moment (3-vector) and inertia tensor
         about its origin (3 x 3), in its frame, in place of the
         declaration's (:func:`origin_inertia` of each spec by default):
-        :func:`formulations.regressor.inverse_dynamics_regressor` passes
+        :func:`eomcompare.formulations.regressor.inverse_dynamics_regressor` passes
         symbols here, in which ``tau`` is linear.
     kinematics : tuple, optional
         :func:`recursive_kinematics` of ``ms`` for these accelerations,

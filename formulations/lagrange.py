@@ -45,7 +45,7 @@ Choices
 
 Constraint forces
 -----------------
-A declared :class:`systems.ConstraintForce` is recovered from the
+A declared :class:`eomcompare.systems.ConstraintForce` is recovered from the
 multipliers when some coordinate q_k moves exactly the force's auxiliary
 motion: the partial velocity of every body in ``cf.bodies`` (and of
 ``cf.points``) with respect to q_k' equals the auxiliary velocity
@@ -72,13 +72,13 @@ import numpy as np
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from symbolic.calculus import (
+from eomcompare.symbolic.calculus import (
     jacobian,
     lagrange_terms,
     symmetric_from_lower,
 )
-from symbolic.frames import FrameAlgebra, generalized_forces, kinetic_energy
-from symbolic.identities import RandomPoints
+from eomcompare.symbolic.frames import FrameAlgebra, generalized_forces, kinetic_energy
+from eomcompare.symbolic.identities import RandomPoints
 
 from .auxiliary import constraint_rows, multiplier_forces
 from .base import Derivation, Formulation, rate_form, register
@@ -126,11 +126,11 @@ class Lagrange(Formulation):
         Gains ``(alpha, beta)`` of Baumgarte's stabilization added to the
         acceleration-level constraint rows; ``None`` (default) for none.
     count_ops : bool
-        See :class:`~formulations.base.Formulation`.
+        See :class:`~eomcompare.formulations.base.Formulation`.
 
     Examples
     --------
-    >>> from formulations import get_formulation
+    >>> from eomcompare.formulations import get_formulation
     >>> eom = get_formulation("lagrange").derive("double_pendulum")
     >>> eom.n_equations, eom.n_multipliers
     (2, 0)

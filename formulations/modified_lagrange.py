@@ -117,7 +117,7 @@ Variants (option ``variant``)
     needs explicit solutions of every holonomic constraint and refuses a
     system without them (:class:`UnsupportedSystemError`).
 
-:func:`bench.methods.kolev_cost_table` measures both variants against
+:func:`eomcompare.bench.methods.kolev_cost_table` measures both variants against
 Lagrange's equations with multipliers (the ``"lagrange"`` formulation) on
 the paper's kind of systems.
 
@@ -172,7 +172,7 @@ import numpy as np
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from symbolic.calculus import (
+from eomcompare.symbolic.calculus import (
     directional_derivative,
     jacobian,
     lagrange_terms,
@@ -181,10 +181,10 @@ from symbolic.calculus import (
     symmetric_from_lower,
     time_derivative,
 )
-from symbolic.frames import FrameAlgebra, scale
-from symbolic.frames import generalized_forces as _generalized_forces
-from symbolic.frames import kinetic_energy as _kinetic_energy
-from symbolic.linsolve import ADJUGATE_MAX, solve_linear
+from eomcompare.symbolic.frames import FrameAlgebra, scale
+from eomcompare.symbolic.frames import generalized_forces as _generalized_forces
+from eomcompare.symbolic.frames import kinetic_energy as _kinetic_energy
+from eomcompare.symbolic.linsolve import ADJUGATE_MAX, solve_linear
 
 from .base import (
     Derivation,
@@ -330,7 +330,7 @@ def _lagrange_split(T, coordinates, Q):
     time derivative taken along q only (q' held, q'' = 0): the equations
     of :func:`lagrange_operators` split by :func:`linear_split`, without
     forming the q'' terms.  dT/dq' and dT/dq come from one backward pass
-    over T (:func:`~symbolic.calculus.lagrange_terms`), so the
+    over T (:func:`~eomcompare.symbolic.calculus.lagrange_terms`), so the
     expressions equal, but are not term for term, those of
     :func:`lagrange_operators`."""
     _, M, dTdq, dp = lagrange_terms(T, coordinates, [_d(q) for q in coordinates])
@@ -353,7 +353,7 @@ def kinetic_energy_in_rates(ms, rates: Mapping | None = None):
 
     Examples
     --------
-    >>> from systems import get_system
+    >>> from eomcompare.systems import get_system
     >>> T = kinetic_energy_in_rates(get_system("double_pendulum"))
     >>> sorted(str(s) for s in T.free_symbols)
     ['l', 'm', 't']
@@ -376,7 +376,7 @@ def generalized_forces_in_rates(
 
     Examples
     --------
-    >>> from systems import get_system
+    >>> from eomcompare.systems import get_system
     >>> ms = get_system("double_pendulum")
     >>> generalized_forces_in_rates(ms, ms.coordinates).shape
     (2, 1)
@@ -454,11 +454,11 @@ class ModifiedLagrange(Formulation):
         the differentiated constraints; ``"auto"`` eliminates when at most
         three rates are dependent and keeps them otherwise.
     count_ops : bool
-        See :class:`~formulations.base.Formulation`.
+        See :class:`~eomcompare.formulations.base.Formulation`.
 
     Examples
     --------
-    >>> from formulations import get_formulation
+    >>> from eomcompare.formulations import get_formulation
     >>> eom = get_formulation("modified_lagrange").derive("double_pendulum")
     >>> eom.n_equations, eom.n_multipliers
     (2, 0)

@@ -7,7 +7,7 @@ of the declaration's constraints: the holonomic constraints (their time
 derivatives ``Phi_q q' + Phi_t = 0``), then the nonholonomic ones, each row
 ``C_i(t, q) q' + c_i = 0`` exactly as declared (no rescaling, no sign
 change).  When redundant velocity constraints were dropped
-(:mod:`systems.redundancy`), there is one multiplier per row kept, in the
+(:mod:`eomcompare.systems.redundancy`), there is one multiplier per row kept, in the
 order of ``ms.velocity_constraints``.  With ``C`` the Jacobian of those rows with respect to the
 coordinate rates, the equations of motion read
 
@@ -27,7 +27,7 @@ equations ``LM.eom`` as ``M q'' - f - lam_coeffs^T lambda_sympy = 0``, i.e.
 equal ``lagrange``'s.
 
 Formulations without multipliers (Kane's, Gibbs–Appell's, the modified
-Lagrange equations) raise :class:`~formulations.base.UnsupportedSystemError`.
+Lagrange equations) raise :class:`~eomcompare.formulations.base.UnsupportedSystemError`.
 """
 
 from __future__ import annotations

@@ -9,12 +9,12 @@ and Control of Robots*, ch. 9), ten per body k, in this order::
     MXk, MYk, MZk                  first moment m c about the origin
     Mk                             mass
 
-all in the body's frame (for :func:`systems.robots.mdh_system` Khalil's
+all in the body's frame (for :func:`eomcompare.systems.robots.mdh_system` Khalil's
 link frame j; for a URDF robot the child link's frame, as Pinocchio's
 ``computeJointTorqueRegressor``, whose ten per joint are the same numbers
 ordered ``M, MX, MY, MZ, XX, XY, YY, XZ, YZ, ZZ``).  The dynamics is
 linear in them: column c of ``Y`` is the backward pass of the recursion of
-:func:`formulations.kane_recursive.inverse_dynamics` with parameter c one
+:func:`eomcompare.formulations.kane_recursive.inverse_dynamics` with parameter c one
 and the others zero.
 
 Base parameters (Gautier & Khalil, "Direct calculation of minimum set of
@@ -111,7 +111,7 @@ def _body_parameters(values):
 def standard_parameter_values(ms) -> dict:
     """``{standard symbol: expression}``: the declaration's mass, mass
     centre and central inertia turned into the standard parameters
-    (:func:`formulations.kane_recursive.origin_inertia`), e.g. ``MX1 = m1
+    (:func:`eomcompare.formulations.kane_recursive.origin_inertia`), e.g. ``MX1 = m1
     cx1`` and ``XX1 = I1_xx + m1 (cy1^2 + cz1^2)``."""
     out = {}
     p = iter(standard_parameters(ms))
@@ -161,7 +161,7 @@ def inverse_dynamics_regressor(ms, base=False):
     Parameters
     ----------
     ms : MechanicalSystem
-        Declared by :func:`systems.declare_tree` (URDF robots, the DH and
+        Declared by :func:`eomcompare.systems.declare_tree` (URDF robots, the DH and
         modified-DH arms, ``spatial_chain``), without joint damping.
     base : bool
         False: ``parameters`` are the 10 n standard symbols

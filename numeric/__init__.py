@@ -1,16 +1,16 @@
 """The numeric runtime: numbers from the symbolic contract.
 
-- :mod:`numeric.model` turns an ``EquationsOfMotion`` into a numeric model
+- :mod:`eomcompare.numeric.model` turns an ``EquationsOfMotion`` into a numeric model
   (mass matrix and forcing, right-hand side, coordinate accelerations);
-  it is the lambdify backend, and :mod:`numeric.compiled` the C one;
-- :mod:`numeric.backends` registers them in ``BACKENDS`` (``eom.numeric(
+  it is the lambdify backend, and :mod:`eomcompare.numeric.compiled` the C one;
+- :mod:`eomcompare.numeric.backends` registers them in ``BACKENDS`` (``eom.numeric(
   backend="c")``);
-- :mod:`numeric.states` is the numeric half of a declaration: constraint
+- :mod:`eomcompare.numeric.states` is the numeric half of a declaration: constraint
   residuals, Newton on the holonomic constraints, consistent and random
   states, energy;
-- :mod:`numeric.integrate` integrates with constraint projection;
-- :mod:`numeric.linearize` linearizes about an operating point;
-- :mod:`numeric.trust` keeps the on-disk caches (the derivation cache's
+- :mod:`eomcompare.numeric.integrate` integrates with constraint projection;
+- :mod:`eomcompare.numeric.linearize` linearizes about an operating point;
+- :mod:`eomcompare.numeric.trust` keeps the on-disk caches (the derivation cache's
   and the C backend's) private and signed, so that they load nothing
   another user wrote.
 

@@ -2,9 +2,9 @@
 
 As scipy's ``solve_ivp`` names its methods, a backend is a name mapped to a
 model class taking ``(eom, parameters, **options)``, a subclass of
-:class:`numeric.model.NumericModel` implementing its evaluations: ``"lambdify"``
-(:class:`numeric.model.LambdifyModel`, numpy code from sympy's lambdify,
-needs no compiler) and ``"c"`` (:class:`numeric.compiled.CompiledModel`, C
+:class:`eomcompare.numeric.model.NumericModel` implementing its evaluations: ``"lambdify"``
+(:class:`eomcompare.numeric.model.LambdifyModel`, numpy code from sympy's lambdify,
+needs no compiler) and ``"c"`` (:class:`eomcompare.numeric.compiled.CompiledModel`, C
 compiled with the system compiler).  ``"auto"`` is ``"c"`` when it can be
 built, else a warning and ``"lambdify"``.  A new backend is one more entry
 in :data:`BACKENDS`.
@@ -54,7 +54,7 @@ def numeric_model(
 
     Examples
     --------
-    >>> from formulations import get_formulation
+    >>> from eomcompare.formulations import get_formulation
     >>> eom = get_formulation("kane").derive("double_pendulum")
     >>> type(numeric_model(eom)).__name__
     'LambdifyModel'

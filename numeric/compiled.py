@@ -20,7 +20,7 @@ Both are cached on disk under a hash of their source, in
 ``$EOMCOMPARE_CACHE/compiled`` (default ``~/.cache/eomcompare/compiled``); a
 second process or a second derivation of the same equations loads them
 without compiling.  A library is loaded only with this user's signature
-(:mod:`numeric.trust`): a damaged or planted one is rebuilt, never opened,
+(:mod:`eomcompare.numeric.trust`): a damaged or planted one is rebuilt, never opened,
 and a cache directory another user could write is not used (the libraries
 are then built in a private temporary directory).
 
@@ -30,7 +30,7 @@ stays the default and needs no compiler.
 
 Examples
 --------
->>> from formulations import get_formulation
+>>> from eomcompare.formulations import get_formulation
 >>> eom = get_formulation("kane").derive("double_pendulum")
 >>> model = eom.numeric(backend="auto")
 >>> t0, q, qd = eom.system.random_state(seed=0)
@@ -65,7 +65,7 @@ import sympy as sm
 from sympy.core.parameters import distribute
 from sympy.printing.c import C99CodePrinter
 
-from symbolic.calculus import substitute
+from eomcompare.symbolic.calculus import substitute
 
 from .model import NumericModel, plain_parts
 from .trust import (
@@ -250,7 +250,7 @@ def compiled_cache_dir(directory=None) -> Path:
     ``numeric.cache_dir("compiled")``."""
     if directory is not None:
         return Path(directory)
-    from numeric import cache_dir
+    from eomcompare.numeric import cache_dir
 
     return cache_dir("compiled")
 
@@ -263,7 +263,7 @@ _PRIVATE: dict[Path, Path] = {}
 
 
 def _usable_cache_dir(directory: Path) -> Path:
-    """``directory``, created private (:func:`numeric.trust.private_dir`),
+    """``directory``, created private (:func:`eomcompare.numeric.trust.private_dir`),
     or, when it cannot be created or trusted (or the signing key cannot
     be), a private temporary directory for this process, with a warning
     naming why (once)."""
@@ -724,7 +724,7 @@ def c_source(eom) -> tuple[str, dict]:
 
     Examples
     --------
-    >>> from formulations import get_formulation
+    >>> from eomcompare.formulations import get_formulation
     >>> src, info = c_source(get_formulation("kane").derive("double_pendulum"))
     >>> info["nx"], "eom_lu_solve" in src
     (4, True)
@@ -1280,7 +1280,7 @@ _PATHS = {0: "none", 1: "ldlt", 2: "lu"}
 
 class CompiledModel(NumericModel):
     """The ``"c"`` backend: the numeric contract of
-    :class:`~numeric.model.NumericModel` evaluated in compiled C.
+    :class:`~eomcompare.numeric.model.NumericModel` evaluated in compiled C.
 
     Parameters
     ----------
@@ -1314,7 +1314,7 @@ class CompiledModel(NumericModel):
 
     Examples
     --------
-    >>> from formulations import get_formulation
+    >>> from eomcompare.formulations import get_formulation
     >>> eom = get_formulation("kane").derive("double_pendulum")
     >>> model = eom.numeric(backend="c")  # doctest: +SKIP
     >>> model.rhs(0.0, [0.1, 0.2, 0.0, 0.0]).shape  # doctest: +SKIP

@@ -1,7 +1,7 @@
 """The multiplier form integrated as a differential-algebraic system by
 SUNDIALS' IDA: the stabilised index-2 form of Gear, Leimkuhler and Gupta.
 
-:func:`numeric.integrate.integrate` integrates every formulation as an
+:func:`eomcompare.numeric.integrate.integrate` integrates every formulation as an
 ODE: the constraints enter at acceleration level only, and projection or
 Baumgarte's terms hold the drift of the position and velocity residuals.
 Equations with multipliers (``lagrange``, ``sympy_lagrange``: unknowns
@@ -72,7 +72,7 @@ from typing import Any
 import numpy as np
 import sympy.physics.mechanics as me
 
-from symbolic.types import ArrayLike
+from eomcompare.symbolic.types import ArrayLike
 
 from .integrate import (
     IntegrationResult,
@@ -142,7 +142,7 @@ def dae_available() -> bool:
 
 @dataclass(frozen=True, eq=False, repr=False)
 class DAEResult(IntegrationResult):
-    """An :class:`~numeric.integrate.IntegrationResult` of the DAE path.
+    """An :class:`~eomcompare.numeric.integrate.IntegrationResult` of the DAE path.
 
     ``stabilization`` is :data:`DAE_TREATMENT` (``"ida-ggl"``), ``qd`` the
     velocity ``v`` of the GGL form and ``n_projections`` 0.
@@ -259,7 +259,7 @@ def integrate_dae(
     t_eval : array_like, optional
         Output times; default: IDA's own steps.
     initial_state : (t0, q, qd), optional
-        As in :func:`~numeric.integrate.integrate`; must satisfy the
+        As in :func:`~eomcompare.numeric.integrate.integrate`; must satisfy the
         constraints within ``consistency_tol``.
     parameters : mapping, optional
         Parameter overrides.
@@ -272,7 +272,7 @@ def integrate_dae(
     Returns
     -------
     DAEResult
-        What :func:`~numeric.integrate.integrate` returns, with the
+        What :func:`~eomcompare.numeric.integrate.integrate` returns, with the
         multipliers, IDA's counts and the processor time.  A failure of
         IDA (its Newton iteration stalls at a singular position, too many
         steps) is ``success=False`` with IDA's message and the trajectory
@@ -293,7 +293,7 @@ def integrate_dae(
 
     Examples
     --------
-    >>> from formulations import get_formulation
+    >>> from eomcompare.formulations import get_formulation
     >>> eom = get_formulation("lagrange").derive("four_bar")
     >>> res = integrate_dae(eom, 1.0, rtol=1e-8, atol=1e-8)
     >>> res.success, res.stabilization, bool(res.max_holonomic_residual < 1e-8)

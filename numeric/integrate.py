@@ -46,8 +46,8 @@ import sympy as sm
 import sympy.physics.mechanics as me
 from scipy.integrate import solve_ivp
 
-from symbolic.plain import plain_replacements, to_plain
-from symbolic.types import ArrayLike
+from eomcompare.symbolic.plain import plain_replacements, to_plain
+from eomcompare.symbolic.types import ArrayLike
 
 from .model import NumericModel, SingularConfigurationError, is_equations_of_motion
 from .states import ConstraintError
@@ -210,7 +210,7 @@ def project_state(system, t0, q, qd, parameters=None, *, tol=1e-12, maxiter=20):
 
     Examples
     --------
-    >>> from systems import get_system
+    >>> from eomcompare.systems import get_system
     >>> ms = get_system("four_bar")
     >>> t0, q, qd = ms.random_state(seed=0)
     >>> q2, qd2 = project_state(ms, t0, q + 1e-6, qd)
@@ -385,8 +385,8 @@ def integrate(
 
     Examples
     --------
-    >>> from formulations import get_formulation
-    >>> from numeric.integrate import integrate
+    >>> from eomcompare.formulations import get_formulation
+    >>> from eomcompare.numeric.integrate import integrate
     >>> eom = get_formulation("lagrange").derive("four_bar")
     >>> res = integrate(eom, 1.0)
     >>> res.success, bool(res.max_holonomic_residual < 1e-8)

@@ -42,15 +42,15 @@ import sympy as sm
 import sympy.physics.mechanics as me
 from numpy.typing import ArrayLike, NDArray
 
-from symbolic.plain import plain_replacements, to_plain
-from symbolic.types import FloatArray, Symbol
+from eomcompare.symbolic.plain import plain_replacements, to_plain
+from eomcompare.symbolic.types import FloatArray, Symbol
 
 from .model import is_equations_of_motion
 from .states import ConstraintError
 
 if TYPE_CHECKING:
-    from formulations.base import EquationsOfMotion
-    from systems.base import MechanicalSystem
+    from eomcompare.formulations.base import EquationsOfMotion
+    from eomcompare.systems.base import MechanicalSystem
 
     from .model import NumericModel
 
@@ -154,8 +154,8 @@ class LinearModel:
 
         Examples
         --------
-        >>> from formulations import get_formulation
-        >>> from numeric.linearize import linearize
+        >>> from eomcompare.formulations import get_formulation
+        >>> from eomcompare.numeric.linearize import linearize
         >>> eom = get_formulation("kane").derive("n_link_pendulum")
         >>> import numpy as np
         >>> q = np.array([-np.pi / 2, 0.0, 0.0])   # hanging straight down
@@ -238,7 +238,7 @@ def linearize(
         Constants of the declaration treated as inputs (e.g. applied
         torques), or functions of time given in ``specified``
         (``F = dynamicsymbols('F')``, as sympy's linearizer takes its r
-        vector; :mod:`formulations.inputs`); ``B`` gets one column per
+        vector; :mod:`eomcompare.formulations.inputs`); ``B`` gets one column per
         input, at the value given in ``parameters`` (or the default, or the
         specified function's value at the operating point's time).
     parameters : mapping, optional
@@ -266,8 +266,8 @@ def linearize(
     Examples
     --------
     >>> import numpy as np
-    >>> from formulations import get_formulation
-    >>> from numeric.linearize import linearize
+    >>> from eomcompare.formulations import get_formulation
+    >>> from eomcompare.numeric.linearize import linearize
     >>> eom = get_formulation("kane").derive("double_pendulum")
     >>> lin = linearize(eom, (0.0, np.zeros(2), np.zeros(2)))
     >>> lin.states

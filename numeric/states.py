@@ -1,6 +1,6 @@
 """The numeric half of a declaration: numbers that satisfy its constraints.
 
-A :class:`~systems.MechanicalSystem` is a symbolic declaration; this module
+A :class:`~eomcompare.systems.MechanicalSystem` is a symbolic declaration; this module
 evaluates it: constraint residuals, Newton's method on the holonomic
 constraints, dependent speeds from the velocity constraints, random
 consistent states, kinetic and potential energy.  The declaration exposes
@@ -21,11 +21,11 @@ import numpy as np
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from symbolic.plain import plain_replacements, to_plain
-from symbolic.types import ArrayLike, FloatArray, ParameterValues, State
+from eomcompare.symbolic.plain import plain_replacements, to_plain
+from eomcompare.symbolic.types import ArrayLike, FloatArray, ParameterValues, State
 
 if TYPE_CHECKING:
-    from systems.base import MechanicalSystem
+    from eomcompare.systems.base import MechanicalSystem
 
 __all__ = ["SystemStates", "ConstraintError"]
 
@@ -131,7 +131,7 @@ class SystemStates:
         A candidate is the four coordinates of one orientation step; it is
         kept when q . q' vanishes at random (q, u), so the motion stays on
         the sphere of the initial norm and so must every state drawn."""
-        from symbolic.frames import connected_frames, declared_orientations
+        from eomcompare.symbolic.frames import connected_frames, declared_orientations
 
         ms = self.system
         q = list(ms.coordinates)

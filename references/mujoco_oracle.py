@@ -7,7 +7,7 @@ sharing nothing with the declaration or the formulations but the compiled
 model.
 
 What is switched off, so that ``qacc`` is the acceleration of the
-equations of motion :func:`systems.from_mjcf` declares: every constraint
+equations of motion :func:`eomcompare.systems.from_mjcf` declares: every constraint
 (contacts, joint limits, equality constraints, friction loss:
 ``mjDSBL_CONSTRAINT`` and the flags of each), actuation, joint and tendon
 springs (``jnt_stiffness``, ``tendon_stiffness`` zeroed) and dampers
@@ -18,14 +18,14 @@ perturbation is set.  Kept: the model's gravity (its magnitude is the
 declaration's ``g``) and joint armature.
 
 States are converted by the system's own ``ms.to_mujoco`` and
-``ms.from_mujoco`` (:class:`systems.mjcf.MujocoStates`).
+``ms.from_mujoco`` (:class:`eomcompare.systems.mjcf.MujocoStates`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from systems import MechanicalSystem
+from eomcompare.systems import MechanicalSystem
 
 __all__ = [
     "mujoco_available",
@@ -77,7 +77,7 @@ def mjcf_mujoco_model(ms, parameters=None):
     """
     import mujoco
 
-    from systems.mjcf import compile_mjcf
+    from eomcompare.systems.mjcf import compile_mjcf
 
     ms = _mjcf_system(ms)
     if ms.options.get("symbolic_inertia") and parameters:
@@ -113,7 +113,7 @@ def mujoco_accelerations(ms, q, u, parameters=None, model=None):
 
     Examples
     --------
-    >>> from systems import from_mjcf
+    >>> from eomcompare.systems import from_mjcf
     >>> ms = from_mjcf('<mujoco><worldbody><body><joint axis="1 0 0"/>'
     ...                '<inertial pos="0 1 0" mass="2" diaginertia="0 0 0"/>'
     ...                '</body></worldbody></mujoco>')  # doctest: +SKIP

@@ -6,7 +6,7 @@ written independently of sympy and of every formulation here.
 
 Frame and sign mapping
 ----------------------
-For the trees of :func:`testing.strategies.build_tree` (structure
+For the trees of :func:`eomcompare.testing.strategies.build_tree` (structure
 ``("tree", dimension, joints, springs, dampers, gravity, reactions)``):
 
 ==========================  ================================================
@@ -47,7 +47,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from systems import MechanicalSystem
+from eomcompare.systems import MechanicalSystem
 
 __all__ = [
     "pinocchio_model",
@@ -165,7 +165,7 @@ def pinocchio_model(system, parameters=None):
     Parameters
     ----------
     system : MechanicalSystem
-        A tree drawn by :func:`testing.strategies.kinematic_trees`.
+        A tree drawn by :func:`eomcompare.testing.strategies.kinematic_trees`.
     parameters : mapping, optional
         Parameter values overriding the system's own.
 
@@ -184,7 +184,7 @@ def pinocchio_model(system, parameters=None):
 
     Examples
     --------
-    >>> from testing.strategies import build_tree
+    >>> from eomcompare.testing.strategies import build_tree
     >>> structure = (2, ((-1, "R", 2), (0, "P", 0)), False, False, True, ())
     >>> values = {"gx": 0.0, "gy": -9.81}
     >>> for k in (1, 2):
@@ -239,7 +239,7 @@ def pinocchio_accelerations(system, q, qd, parameters=None):
 
     Examples
     --------
-    >>> from testing.strategies import build_tree
+    >>> from eomcompare.testing.strategies import build_tree
     >>> structure = (2, ((-1, "R", 2),), False, False, True, ())
     >>> values = {"m1": 2.0, "rx1": 0.0, "ry1": 0.0, "cx1": 0.5, "cy1": 0.0,
     ...           "I1_xx": 0.0, "I1_yy": 0.5, "I1_zz": 0.5, "I1_xy": 0.0,

@@ -12,14 +12,14 @@ Three benchmarks whose numbers nobody here chose:
 
 Every number is computed through the numeric contract, so each formulation
 is held to the same published value by the same route
-(:func:`numeric.linearize.linearize` for the linear ones,
-:func:`numeric.integrate.integrate` for the trajectory).
+(:func:`eomcompare.numeric.linearize.linearize` for the linear ones,
+:func:`eomcompare.numeric.integrate.integrate` for the trajectory).
 :func:`published_vs_computed` lays the published numbers beside each
 formulation's and their differences, for the comparison report.
 
 Examples
 --------
->>> from references.published import bicycle_eigenvalues
+>>> from eomcompare.references.published import bicycle_eigenvalues
 >>> ev = bicycle_eigenvalues("kane", 5.0)      # doctest: +SKIP
 >>> bool(ev.real.max() < 0)   # self-stable at 5 m/s  # doctest: +SKIP
 True
@@ -36,9 +36,13 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import brentq
 
-from formulations.base import EquationsOfMotion, formulation_names, get_formulation
-from numeric.linearize import LinearModel, linearize
-from systems import get_system
+from eomcompare.formulations.base import (
+    EquationsOfMotion,
+    formulation_names,
+    get_formulation,
+)
+from eomcompare.numeric.linearize import LinearModel, linearize
+from eomcompare.systems import get_system
 
 __all__ = [
     "BICYCLE_MATRICES",
@@ -127,7 +131,7 @@ def _cached(formulation: str, system: str, use_cache: bool):
     ms = get_system(system)
     form = get_formulation(formulation)
     if use_cache:
-        from compare.cache import DerivationCache
+        from eomcompare.compare.cache import DerivationCache
 
         eom, _ = DerivationCache().derive(ms, form)
         return eom
@@ -135,7 +139,7 @@ def _cached(formulation: str, system: str, use_cache: bool):
 
 
 def _derive_and_store(formulation: str, system: str) -> None:
-    from compare.cache import DerivationCache
+    from eomcompare.compare.cache import DerivationCache
 
     DerivationCache().derive(get_system(system), get_formulation(formulation))
 
@@ -145,7 +149,7 @@ def _derive_within(formulation: str, system: str, seconds: float) -> None:
     ``seconds`` (the child is terminated)."""
     import multiprocessing as mp
 
-    from compare.cache import DerivationCache
+    from eomcompare.compare.cache import DerivationCache
 
     if (
         DerivationCache().load(get_system(system), get_formulation(formulation))
@@ -443,10 +447,10 @@ def andrews_angles(
     """The seven angles at ``t_final`` and the integration result.
 
     Integrated from the test set's consistent initial state with
-    :func:`numeric.integrate.integrate` (stiff ``method``, constraint
+    :func:`eomcompare.numeric.integrate.integrate` (stiff ``method``, constraint
     projection).  Returns ``(angles, result)``.
     """
-    from numeric.integrate import integrate
+    from eomcompare.numeric.integrate import integrate
 
     eom = benchmark_equations(formulation, "andrews_squeezer", use_cache)
     res = integrate(eom, t_final, method=method, rtol=rtol, atol=atol, t_eval=[t_final])

@@ -6,7 +6,7 @@ Pinocchio reads the same URDF text the declaration was built from
 computes the forward dynamics by the articulated-body algorithm (``aba``):
 nothing of the declaration or of the formulations is shared but the file.
 
-Mapping: the coordinates of :func:`systems.from_urdf` are Pinocchio's
+Mapping: the coordinates of :func:`eomcompare.systems.from_urdf` are Pinocchio's
 joints in its own order (checked by joint name here); a continuous joint,
 which Pinocchio represents by ``(cos q, sin q)``, is given that pair; the
 speeds are Pinocchio's ``v``.  Gravity is Pinocchio's default ``-9.81 z``,
@@ -27,8 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from symbolic.types import ArrayLike, FloatArray
-from systems import MechanicalSystem
+from eomcompare.symbolic.types import ArrayLike, FloatArray
+from eomcompare.systems import MechanicalSystem
 
 __all__ = [
     "ORACLE_TOLERANCE",
@@ -145,7 +145,7 @@ def oracle_accelerations(
         ``("pinocchio", array of shape (len(states), n))`` for a system
         imported from URDF (Pinocchio reading the same file), ``("mujoco",
         ...)`` for one imported from MJCF (MuJoCo's ``qacc``,
-        :mod:`references.mujoco_oracle`); None for any other system, and
+        :mod:`eomcompare.references.mujoco_oracle`); None for any other system, and
         when the library is not installed (``pip install
         'eomcompare[robots]'``, ``'eomcompare[mujoco]'``).
 

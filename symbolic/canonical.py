@@ -58,7 +58,7 @@ from dataclasses import dataclass
 import sympy as sm
 from sympy.core.function import AppliedUndef
 
-from symbolic.counting import count_ops, tree_size
+from eomcompare.symbolic.counting import count_ops, tree_size
 
 __all__ = [
     "CanonicalForm",

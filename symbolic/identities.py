@@ -6,7 +6,7 @@ need not be syntactically equal.  An identity between analytic functions
 that holds at random points holds everywhere but on a set of measure zero,
 so a few values decide it far more cheaply than ``simplify`` (which may
 also fail to decide).  Used by the composite-body detection
-(:mod:`formulations.composite`) and by Lagrange's constraint-force recovery.
+(:mod:`eomcompare.formulations.composite`) and by Lagrange's constraint-force recovery.
 """
 
 from __future__ import annotations

@@ -20,9 +20,9 @@ one more (the division); ``x**(1/2)`` is a ``sqrt`` call, other powers a
 ``pow`` call.  The solves are counted from the loops of the compiled
 backend's LDL^T and LU (:func:`ldl_solve_counts`, :func:`lu_solve_counts`).
 
-The counting itself, for any expressions; :mod:`bench.literature_counts`
+The counting itself, for any expressions; :mod:`eomcompare.bench.literature_counts`
 applies it to derivations and holds the published figures, and
-:func:`formulations.base.canonical_counts` to the canonical form.
+:func:`eomcompare.formulations.base.canonical_counts` to the canonical form.
 """
 
 from __future__ import annotations
@@ -229,7 +229,7 @@ def count_ops_literature(exprs, parameters=(), *, hoist=True) -> OpCount:
 
 def lu_solve_counts(n: int) -> tuple[int, int]:
     """(multiplications, additions) of ``eom_lu_solve`` in
-    :mod:`numeric.compiled` for a dense n x n system: factorization
+    :mod:`eomcompare.numeric.compiled` for a dense n x n system: factorization
     with one reciprocal per pivot, elimination, back substitution with one
     division per row; ``n^3/3 + n^2 + 2n/3`` and ``n^3/3 + n^2/2 - 5n/6``.
     """
@@ -242,7 +242,7 @@ def lu_solve_counts(n: int) -> tuple[int, int]:
 
 def ldl_solve_counts(n: int) -> tuple[int, int]:
     """(multiplications, additions) of ``eom_ldl_solve`` in
-    :mod:`numeric.compiled`, the solve of a mass matrix symmetric as
+    :mod:`eomcompare.numeric.compiled`, the solve of a mass matrix symmetric as
     written: LDL^T with one reciprocal per pivot (and ``v_k = L_jk d_k``
     formed once per row), then the unit lower and upper triangular
     solves with the diagonal scaling folded into the second:
@@ -262,7 +262,7 @@ def ldl_solve_counts(n: int) -> tuple[int, int]:
 
 
 def assignments_counts(assigned, parameters) -> OpCount:
-    """Counts of an evaluation order (:class:`formulations.articulated_body.Assignments`):
+    """Counts of an evaluation order (:class:`eomcompare.formulations.articulated_body.Assignments`):
     its definitions and outputs as one set of expressions, each assigned
     symbol an input, those whose definitions depend on parameters alone
     (through earlier such symbols) counted apart as parameters."""
@@ -278,7 +278,7 @@ def forward_dynamics_counts_of(
 ) -> dict:
     """Counts of the forward dynamics of given expressions per evaluation:
     a mass matrix and forcing (or an evaluation order ``assigned``), such as
-    a derivation's own or their canonical form (:mod:`symbolic.canonical`):
+    a derivation's own or their canonical form (:mod:`eomcompare.symbolic.canonical`):
     ``"mf"`` (mass matrix and forcing together), ``"solve"`` (LDL^T when
     ``symmetric``, the lower triangle counted, else LU), ``"total"``, as
     :class:`OpCount`.  An evaluation order has no solve."""

@@ -8,7 +8,7 @@ typed precisely with numpy's own annotations.
 
 Examples
 --------
->>> from symbolic.types import FloatArray
+>>> from eomcompare.symbolic.types import FloatArray
 >>> import numpy as np
 >>> x: FloatArray = np.zeros(3)
 """

@@ -3,7 +3,7 @@
 Every system is declared once, in the vocabulary of
 ``sympy.physics.mechanics``, and read by every formulation.
 
->>> from systems import CATALOGUE, get_system
+>>> from eomcompare.systems import CATALOGUE, get_system
 >>> ms = get_system("n_link_pendulum", n=2)
 >>> ms.coordinates
 (q1(t), q2(t))

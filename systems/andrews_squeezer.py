@@ -109,7 +109,7 @@ def andrews_squeezer() -> MechanicalSystem:
 
     Examples
     --------
-    >>> from systems import get_system
+    >>> from eomcompare.systems import get_system
     >>> ms = get_system("andrews_squeezer")
     >>> len(ms.coordinates), len(ms.holonomic_constraints)
     (7, 6)

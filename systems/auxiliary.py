@@ -21,14 +21,14 @@ them and their rates by 0).  The forces that keep them zero are either
   moves, they cannot enter the equations of motion; where they also act
   where a generalized speed moves (a friction force proportional to the
   normal force, ``-mu*N*x``), they enter them, and each formulation
-  replaces them by their solution (:func:`formulations.auxiliary.
+  replaces them by their solution (:func:`eomcompare.formulations.auxiliary.
   eliminate_reactions`); or
 * not written at all: then each result is the generalized constraint force
   of its auxiliary speed (what the constraint contributes to the auxiliary
   speed's equation).
 
 The equations themselves are formed by each formulation
-(:mod:`formulations.auxiliary`).
+(:mod:`eomcompare.formulations.auxiliary`).
 """
 
 from __future__ import annotations

@@ -23,16 +23,16 @@ import sympy as sm
 import sympy.physics.mechanics as me
 from sympy.core.function import AppliedUndef
 
-from numeric.states import ConstraintError, SystemStates
-from symbolic.calculus import dynamic_symbols, jacobian, subexpressions
-from symbolic.frames import (
+from eomcompare.numeric.states import ConstraintError, SystemStates
+from eomcompare.symbolic.calculus import dynamic_symbols, jacobian, subexpressions
+from eomcompare.symbolic.frames import (
     FrameAlgebra,
     declared_orientations,
     dyadic_matrix,
     kinetic_energy,
 )
-from symbolic.linsolve import solve_linear
-from symbolic.types import (
+from eomcompare.symbolic.linsolve import solve_linear
+from eomcompare.symbolic.types import (
     ArrayLike,
     Expr,
     FloatArray,
@@ -262,7 +262,7 @@ class MechanicalSystem:
         rates, an initial state that violates a constraint; a velocity or
         angular velocity that contradicts its position or orientation, an
         explicit dependent solution that violates the holonomic constraints
-        (see :mod:`systems.consistency`).
+        (see :mod:`eomcompare.systems.consistency`).
 
     Attributes
     ----------
@@ -273,7 +273,7 @@ class MechanicalSystem:
     u_aux : tuple
         Auxiliary speeds (``System.add_auxiliary_speeds``): zero in every
         motion, each a request for the constraint force that keeps it zero
-        (``model.constraint_forces``; :mod:`systems.auxiliary`).
+        (``model.constraint_forces``; :mod:`eomcompare.systems.auxiliary`).
     reaction_unknowns : tuple
         Constants without value, or functions of time neither coordinates,
         speeds nor specified, in the loads that are those forces.
@@ -293,7 +293,7 @@ class MechanicalSystem:
 
     Examples
     --------
-    >>> from systems import get_system
+    >>> from eomcompare.systems import get_system
     >>> ms = get_system("double_pendulum")
     >>> t0, q, qd = ms.random_state(seed=1)
     >>> len(q) == len(ms.coordinates)
@@ -538,7 +538,7 @@ class MechanicalSystem:
         Each derivative's law is differentiated once and each shared
         subexpression rebuilt once (``Matrix.subs(...).doit()`` walks the
         tree of an acceleration expression whole, many times over)."""
-        from symbolic.calculus import dynamic_symbols, substitute
+        from eomcompare.symbolic.calculus import dynamic_symbols, substitute
 
         aux = getattr(self, "_aux_zero", None)
         if aux:
@@ -610,7 +610,7 @@ class MechanicalSystem:
     @cached_property
     def _velocity_rows(self) -> tuple[list[int], list[str]]:
         """Indices and labels of the independent rows of the declared
-        velocity constraints (:mod:`systems.redundancy`)."""
+        velocity constraints (:mod:`eomcompare.systems.redundancy`)."""
         from .redundancy import independent_rows
 
         rows = list(self.system.velocity_constraints)
@@ -638,7 +638,7 @@ class MechanicalSystem:
     def velocity_constraints(self) -> tuple[Expr, ...]:
         """The independent velocity constraint rows (``= 0``): the
         declaration's (``System.velocity_constraints``), redundant ones
-        dropped with a :class:`~systems.redundancy.RedundantConstraintWarning`
+        dropped with a :class:`~eomcompare.systems.redundancy.RedundantConstraintWarning`
         and listed in ``dropped_velocity_constraints``."""
         rows = list(self.system.velocity_constraints)
         return tuple(rows[i] for i in self._velocity_rows[0])
@@ -654,7 +654,7 @@ class MechanicalSystem:
     def redundant_holonomic_constraints(self) -> tuple[int, ...]:
         """Indices of the holonomic constraints that are combinations of
         the others on the constraint manifold (their velocity rows were
-        dropped, :mod:`systems.redundancy`): empty unless the declaration
+        dropped, :mod:`eomcompare.systems.redundancy`): empty unless the declaration
         has more holonomic constraints than dependent coordinates, as
         Bricard's mechanism.  The coordinates still satisfy every one."""
         nh = len(self.holonomic_constraints)
@@ -793,7 +793,7 @@ class MechanicalSystem:
     def _check_mass_properties(self) -> None:
         """Each body's mass and central inertia, where the parameter values
         make them numbers, are those of a real body
-        (:func:`systems.physics.check_mass_properties`).  The check reads
+        (:func:`eomcompare.systems.physics.check_mass_properties`).  The check reads
         the default values: a catalogue system with symbolic masses and
         inertias is checked at the values it ships with."""
         values = {k: sm.Float(v) for k, v in self.parameters.items()}
@@ -950,7 +950,7 @@ class MechanicalSystem:
     def states(self) -> SystemStates:
         """Numbers from this declaration: constraint residuals, Newton on
         the holonomic constraints, consistent and random states, energy
-        (a :class:`numeric.states.SystemStates`)."""
+        (a :class:`eomcompare.numeric.states.SystemStates`)."""
         return SystemStates(self)
 
     def parameter_vector(self, parameters: ParameterValues | None = None) -> FloatArray:
@@ -1018,7 +1018,7 @@ class MechanicalSystem:
         maxiter: int = 50,
     ) -> FloatArray:
         """Newton's method on the holonomic constraints for q_dep (see
-        :meth:`numeric.states.SystemStates.solve_dependent_coordinates`)."""
+        :meth:`eomcompare.numeric.states.SystemStates.solve_dependent_coordinates`)."""
         return self.states.solve_dependent_coordinates(
             t0, q_ind, guess, parameters, tol=tol, maxiter=maxiter
         )
@@ -1115,7 +1115,7 @@ class MechanicalSystem:
         self, seed: int | None = None, parameters: ParameterValues | None = None
     ) -> State:
         """A random state consistent with every constraint (see
-        :meth:`numeric.states.SystemStates.random_state`).
+        :meth:`eomcompare.numeric.states.SystemStates.random_state`).
 
         Returns
         -------

@@ -46,7 +46,7 @@ class Benchmark:
         The simulated time the specification asks for (s).
     reference : tuple of str
         The reference quantities: names of the system's ``observables``
-        (:class:`~systems.base.MechanicalSystem`) the error is measured on.
+        (:class:`~eomcompare.systems.base.MechanicalSystem`) the error is measured on.
     error_measure : str
         How the problem measures a solution's error, in words.
     accuracy : tuple of float

@@ -12,7 +12,7 @@ states that satisfy every constraint:
 * an angular velocity that differs from the rate of the frame's declared
   orientation (through the kinematic differential equations) is a
   contradiction between two declarations of the same motion:
-  :class:`~systems.DeclarationError` naming the frame;
+  :class:`~eomcompare.systems.DeclarationError` naming the frame;
 * a mass centre's velocity that is not the time derivative of its position
   from the system's fixed point -- it cannot be derived (no position chain
   to the fixed point, as for a disc declared from its contact point up with
@@ -30,7 +30,7 @@ states that satisfy every constraint:
 
 The states compared at satisfy every constraint and the invariants the
 kinematic equations imply (a quaternion's unit norm, see
-:meth:`numeric.states.SystemStates.random_state`).
+:meth:`eomcompare.numeric.states.SystemStates.random_state`).
 """
 
 from __future__ import annotations
@@ -41,9 +41,9 @@ import numpy as np
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from numeric.model import _lambdify
-from symbolic.calculus import subexpressions, substitute
-from symbolic.frames import dyadic_matrix
+from eomcompare.numeric.model import _lambdify
+from eomcompare.symbolic.calculus import subexpressions, substitute
+from eomcompare.symbolic.frames import dyadic_matrix
 
 __all__ = ["DeclarationAnalysis", "analyse_declaration"]
 
@@ -129,7 +129,7 @@ def _skew_vector(W):
 def _states(ms, n):
     """Up to n states satisfying every constraint (the initial one if no
     random state can be had)."""
-    from numeric.states import ConstraintError
+    from eomcompare.numeric.states import ConstraintError
 
     out = []
     for seed in range(n):

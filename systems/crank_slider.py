@@ -64,7 +64,7 @@ def crank_slider(coordinates: str = "redundant") -> MechanicalSystem:
 
     Examples
     --------
-    >>> from systems import get_system
+    >>> from eomcompare.systems import get_system
     >>> ms = get_system("crank_slider", coordinates="minimal")
     >>> ms.degrees_of_freedom, len(ms.coordinates)
     (1, 1)

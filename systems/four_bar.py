@@ -7,7 +7,7 @@ from __future__ import annotations
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from symbolic.types import Expr
+from eomcompare.symbolic.types import Expr
 
 from .base import MechanicalSystem
 from .catalogue import register_system
@@ -111,7 +111,7 @@ def four_bar(coordinates: str = "redundant") -> MechanicalSystem:
 
     Examples
     --------
-    >>> from systems import get_system
+    >>> from eomcompare.systems import get_system
     >>> ms = get_system("four_bar")
     >>> ms.degrees_of_freedom, len(ms.holonomic_constraints)
     (1, 2)

@@ -1,7 +1,7 @@
 """Four problems of the IFToMM library of computational benchmark problems
 for multibody dynamics: A01 simple pendulum, A02 N-four-bar mechanism, A04
 Bricard's mechanism and A05 stiff flyball governor (A03, Andrews' squeezer,
-is :mod:`systems.andrews_squeezer`).
+is :mod:`eomcompare.systems.andrews_squeezer`).
 
 Sources: González, Dopico, Lugrís, Cuadrado, "A benchmarking system for MBS
 simulation software: problem standardization and performance measurement",
@@ -13,7 +13,7 @@ the values, ``src/A0*/createModel.cpp`` for the geometry and initial
 positions, ``src/A04*/simulate.cpp`` for the point A04 reports).  Every
 value the sources leave open is stated where it is chosen.
 
-Each entry is registered with its :class:`~systems.catalogue.Benchmark`
+Each entry is registered with its :class:`~eomcompare.systems.catalogue.Benchmark`
 facts (simulated time, reference quantities, error measure, accuracy
 levels) and declares the reference quantities as ``observables`` of the
 system, expressions in the coordinates.
@@ -343,7 +343,7 @@ def bricard() -> MechanicalSystem:
     rod 3's frame) and the last joint's axis along x (two equations): five
     holonomic constraints for four dependent coordinates.  Their Jacobian has rank four on the motion, so the
     velocity rows are reduced by rank at random consistent states
-    (:mod:`systems.redundancy`); the formulations with multipliers keep
+    (:mod:`eomcompare.systems.redundancy`); the formulations with multipliers keep
     all five and solve in the least-squares sense (minimum-norm
     multipliers).
 

@@ -68,7 +68,7 @@ def kolev_manipulator() -> MechanicalSystem:
 
     Examples
     --------
-    >>> from systems import get_system
+    >>> from eomcompare.systems import get_system
     >>> ms = get_system("kolev_manipulator")
     >>> [str(q) for q in ms.coordinates]
     ['qG(t)', 'q2(t)', 'q3(t)', 'q1(t)']

@@ -1,7 +1,7 @@
 """Robots from MJCF (MuJoCo's XML format): a fixed-base tree of hinge and
 slide joints, declared as a :class:`MechanicalSystem`.
 
->>> from systems import from_mjcf
+>>> from eomcompare.systems import from_mjcf
 >>> ms = from_mjcf('''
 ... <mujoco model="arm">
 ...   <worldbody>
@@ -53,7 +53,7 @@ Conventions
   It is declared as a rotor of axial inertia ``J`` turning with ``q`` about
   a ground-fixed axis (a particle of mass ``J`` for a slide), whose kinetic
   energy ``J q'^2 / 2`` every formulation takes in (see
-  :class:`systems.urdf.JointSpec`).  A motor rotor mounted on the parent
+  :class:`eomcompare.systems.urdf.JointSpec`).  A motor rotor mounted on the parent
   body would also couple the parent's rotation; MuJoCo leaves that out,
   and so does this rotor.
 * Not modelled: contacts, joint limits, actuators, tendons, equality
@@ -61,11 +61,11 @@ Conventions
   compensation; joint damping (``dof_damping``) only with
   ``damping=True``.  ``strict=True`` refuses a model that has any of them;
   by default they are left out, as the oracle
-  (:mod:`references.mujoco_oracle`) disables them in MuJoCo.
+  (:mod:`eomcompare.references.mujoco_oracle`) disables them in MuJoCo.
 * Ball and free joints are refused (not yet supported).
 
 Rounded numbers (``snap``) and symbolic inertia are as in
-:func:`systems.from_urdf`.
+:func:`eomcompare.systems.from_urdf`.
 """
 
 from __future__ import annotations
@@ -284,7 +284,7 @@ def from_mjcf(
     name : str, optional
         The system's name; default: the model's name.
     symbolic_inertia, snap
-        As in :func:`systems.from_urdf`.
+        As in :func:`eomcompare.systems.from_urdf`.
     damping : bool, optional
         Add each joint's ``dof_damping`` ``b`` as ``-b q'`` (default
         False: MuJoCo's damping is left out, as the oracle disables it).

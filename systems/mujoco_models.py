@@ -1,5 +1,5 @@
 """Catalogue entries from MJCF models that packages on the index install,
-read by :func:`systems.from_mjcf` and checked against MuJoCo
+read by :func:`eomcompare.systems.from_mjcf` and checked against MuJoCo
 (``pip install 'eomcompare[mujoco]'``).
 
 They are registered ``heavy`` as the robots are: they need an optional
@@ -48,7 +48,7 @@ def inverted_double_pendulum(damping: bool = False) -> MechanicalSystem:
     (``inverted_double_pendulum.xml``): a cart on a slide carrying two
     hinged poles, inertias computed by MuJoCo from the capsule geoms, the
     model's gravity (tilted by 1e-5 m/s^2 along x).  Its rail limit and
-    motor are left out (see :func:`systems.from_mjcf`); ``damping=True``
+    motor are left out (see :func:`eomcompare.systems.from_mjcf`); ``damping=True``
     keeps the joints' damping 0.05."""
     return from_mjcf(
         gymnasium_asset("inverted_double_pendulum.xml"),

@@ -2,7 +2,7 @@
 
 One check for every way a body is declared: :class:`MechanicalSystem`
 applies it to each body whose mass and inertia are numbers (given or by
-their parameter values), :func:`systems.from_urdf` to each link as the
+their parameter values), :func:`eomcompare.systems.from_urdf` to each link as the
 file states it, and an importer of another format calls it the same way.
 A negative mass or an inertia no mass distribution has (a negative
 principal moment, or one larger than the sum of the other two) gives

@@ -31,7 +31,7 @@ import numpy as np
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from symbolic.types import Expr, Symbol
+from eomcompare.symbolic.types import Expr, Symbol
 
 from .errors import DeclarationError
 

@@ -1,7 +1,7 @@
 """Spatial serial robots: the arms the literature compares formulations on.
 
 * ``ur5``, ``panda``: the URDF files of the ``example-robot-data`` package
-  (``pip install 'eomcompare[robots]'``), read by :func:`systems.from_urdf`
+  (``pip install 'eomcompare[robots]'``), read by :func:`eomcompare.systems.from_urdf`
   (the Panda with its two finger joints: 9 coordinates, as Pinocchio reads
   the file).
 * ``stanford_arm``, ``puma560``: declared here from their published
@@ -111,7 +111,7 @@ def robot_data_path(relative: str) -> str:
 @register_system("ur5", heavy=True, oracle="pinocchio")
 def ur5(symbolic_inertia: bool = False) -> MechanicalSystem:
     """Universal Robots UR5, six revolute joints, from example-robot-data's
-    ``ur_description/urdf/ur5_robot.urdf`` (see :func:`systems.from_urdf`
+    ``ur_description/urdf/ur5_robot.urdf`` (see :func:`eomcompare.systems.from_urdf`
     for the conventions)."""
     return from_urdf(
         robot_data_path("ur_description/urdf/ur5_robot.urdf"),

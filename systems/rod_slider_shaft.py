@@ -62,7 +62,7 @@ def rod_slider_shaft() -> MechanicalSystem:
 
     Examples
     --------
-    >>> from systems import get_system
+    >>> from eomcompare.systems import get_system
     >>> ms = get_system("rod_slider_shaft")
     >>> [cf.name for cf in ms.constraint_forces]
     ['R1', 'M2', 'R3', 'R2']
@@ -77,7 +77,7 @@ def declare_rod_slider_shaft(
 ) -> MechanicalSystem:
     """The declaration of :func:`rod_slider_shaft`, or with
     ``reaction_coordinates`` that of
-    :func:`systems.rod_slider_shaft_extended.rod_slider_shaft_extended`
+    :func:`eomcompare.systems.rod_slider_shaft_extended.rod_slider_shaft_extended`
     (the joints' forbidden motions as coordinates held at zero); one
     declaration, so the two cannot drift apart."""
     q1, q2 = me.dynamicsymbols("q1 q2")

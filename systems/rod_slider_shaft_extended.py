@@ -31,7 +31,7 @@ def rod_slider_shaft_extended() -> MechanicalSystem:
       r3 and r2 (``R3``, ``R2`` = R3(R->P), R2(R->P), (2-157), (2-175)).
 
     Holonomic constraints ``z3 = a4 = z5 = z9 = 0``; speeds are the
-    coordinate rates.  The declared :class:`~systems.ConstraintForce`
+    coordinate rates.  The declared :class:`~eomcompare.systems.ConstraintForce`
     objects name those reactions; a multiplier formulation recovers each
     one as the generalized constraint force of its coordinate, and Kane's
     method recovers them with auxiliary speeds as usual.  Parameters,
@@ -40,7 +40,7 @@ def rod_slider_shaft_extended() -> MechanicalSystem:
 
     Examples
     --------
-    >>> from systems.rod_slider_shaft_extended import rod_slider_shaft_extended
+    >>> from eomcompare.systems.rod_slider_shaft_extended import rod_slider_shaft_extended
     >>> ms = rod_slider_shaft_extended()
     >>> ms.degrees_of_freedom, len(ms.holonomic_constraints)
     (2, 4)

@@ -44,7 +44,7 @@ def rolling_disc() -> MechanicalSystem:
 
     Examples
     --------
-    >>> from systems import get_system
+    >>> from eomcompare.systems import get_system
     >>> ms = get_system("rolling_disc")
     >>> len(ms.coordinates), ms.degrees_of_freedom
     (5, 3)

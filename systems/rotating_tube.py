@@ -44,7 +44,7 @@ def rotating_tube() -> MechanicalSystem:
 
     Examples
     --------
-    >>> from systems import get_system
+    >>> from eomcompare.systems import get_system
     >>> ms = get_system("rotating_tube")
     >>> ms.is_rheonomic, ms.degrees_of_freedom
     (True, 2)

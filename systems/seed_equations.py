@@ -13,7 +13,7 @@ that ``lhs - rhs`` can be evaluated at any state with the accelerations a
 formulation computed.  Symbols a document leaves open (the solar panels'
 spring torques) come with ``substitutions`` to the declaration's laws.
 
->>> from systems.seed_equations import published_equations
+>>> from eomcompare.systems.seed_equations import published_equations
 >>> [e.number for e in published_equations("rotating_tube")]
 ['(2-38)', '(2-39)']
 """

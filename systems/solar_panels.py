@@ -53,7 +53,7 @@ def solar_panels(damped: bool = False) -> MechanicalSystem:
 
     Examples
     --------
-    >>> from systems import get_system
+    >>> from eomcompare.systems import get_system
     >>> ms = get_system("solar_panels")
     >>> ms.degrees_of_freedom, ms.energy_conserved
     (2, True)

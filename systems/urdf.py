@@ -1,7 +1,7 @@
 """Robots from URDF files: a kinematic tree of revolute, continuous,
 prismatic and fixed joints, declared as a :class:`MechanicalSystem`.
 
->>> from systems import from_urdf
+>>> from eomcompare.systems import from_urdf
 >>> ms = from_urdf('''
 ... <robot name="arm">
 ...   <link name="base"/>
@@ -74,7 +74,7 @@ which reads the rounded numbers literally, by about ``1e-11`` relative
 catalogue checks, against ``2e-15`` without snapping; in exchange the
 forward dynamics of ``ur5`` by ``lagrange`` takes 2241 multiplications and
 1509 additions per evaluation instead of 2672 and 1912 (literature
-convention, :mod:`bench.literature_counts`).  ``snap=0`` keeps every
+convention, :mod:`eomcompare.bench.literature_counts`).  ``snap=0`` keeps every
 number as written.
 
 Inertial data
@@ -183,7 +183,7 @@ def _finite(what, values):
 def _check_numbers(robot, damping):
     """Every number the import reads is finite, and each link's mass and
     inertia are those of a real body
-    (:func:`systems.physics.check_mass_properties`), named by its link or
+    (:func:`eomcompare.systems.physics.check_mass_properties`), named by its link or
     joint: a NaN would otherwise surface as a sympy error far from the
     file, a negative mass as equations that mean nothing."""
     for link in robot.links:

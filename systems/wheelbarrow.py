@@ -53,7 +53,7 @@ def wheelbarrow() -> MechanicalSystem:
 
     Examples
     --------
-    >>> from systems import get_system
+    >>> from eomcompare.systems import get_system
     >>> ms = get_system("wheelbarrow")
     >>> len(ms.coordinates), len(ms.speeds), ms.degrees_of_freedom
     (4, 4, 2)

@@ -83,7 +83,7 @@ def whipple_bicycle() -> MechanicalSystem:
 
     Examples
     --------
-    >>> from systems import get_system
+    >>> from eomcompare.systems import get_system
     >>> ms = get_system("whipple_bicycle")
     >>> len(ms.coordinates), ms.degrees_of_freedom
     (8, 3)

@@ -1,7 +1,7 @@
 """Test tooling for users' own dynamics code (needs the ``test`` extra).
 
-:mod:`testing.strategies` holds hypothesis strategies that draw random
+:mod:`eomcompare.testing.strategies` holds hypothesis strategies that draw random
 mechanical systems (open chains and trees, closed linkages, nonholonomic
 sleighs and discs, driven systems) as
-:class:`~systems.MechanicalSystem` declarations.
+:class:`~eomcompare.systems.MechanicalSystem` declarations.
 """

@@ -1,6 +1,6 @@
 """Hypothesis strategies of random mechanical systems, for property checks.
 
-Every strategy draws a :class:`systems.MechanicalSystem`: a small symbolic
+Every strategy draws a :class:`eomcompare.systems.MechanicalSystem`: a small symbolic
 structure (which joints, which axes, which loads) and random parameter
 VALUES in its ``parameters`` mapping.  Formulations can then be checked
 against each other, and against independent references, on systems nobody
@@ -33,7 +33,7 @@ Strategies
 :func:`closed_loops`
     Planar n-bar linkages (n = 4, 5, ...), assembled consistently; four-bars
     optionally with the explicit solutions of
-    :func:`systems.four_bar.four_bar_closed_form`.
+    :func:`eomcompare.systems.four_bar.four_bar_closed_form`.
 :func:`nonholonomic_systems`
     The Chaplygin sleigh / knife-edge family and the rolling disc.
 :func:`rheonomic_systems`
@@ -57,7 +57,7 @@ Strategies
 Examples
 --------
 >>> from hypothesis import given, settings
->>> from testing.strategies import open_chains
+>>> from eomcompare.testing.strategies import open_chains
 >>> @settings(max_examples=2, deadline=None, database=None)
 ... @given(open_chains(dimension=2, max_bodies=2))
 ... def check(ms):
@@ -85,7 +85,7 @@ except ImportError:  # pragma: no cover - depends on the installation
         "pip install 'eomcompare[test]'"
     ) from None
 
-from symbolic.types import (
+from eomcompare.symbolic.types import (
     Dyadic,
     Expr,
     FloatArray,
@@ -94,9 +94,9 @@ from symbolic.types import (
     State,
     Symbol,
 )
-from systems import MechanicalSystem, get_system
-from systems.base import ConstraintError, ConstraintForce
-from systems.four_bar import four_bar_closed_form
+from eomcompare.systems import MechanicalSystem, get_system
+from eomcompare.systems.base import ConstraintError, ConstraintForce
+from eomcompare.systems.four_bar import four_bar_closed_form
 
 _T = TypeVar("_T")
 #: The symbolic part of a random family's declaration (a sympy
@@ -435,7 +435,7 @@ def build_tree(
 
     Notes
     -----
-    Frames and signs (the conventions :mod:`references.oracles` maps to
+    Frames and signs (the conventions :mod:`eomcompare.references.oracles` maps to
     Pinocchio): body i has frame ``B{i}`` and origin ``O{i}``.  Its joint
     sits at ``J{i} = O_parent + r_i`` with ``r_i = (rx{i}, ry{i}, rz{i})`` in
     the parent's frame (the ground's ``N`` and ``O`` for parent -1) and the
@@ -577,7 +577,7 @@ def kinematic_trees(
         Declare the reaction of one revolute joint (force of the parent on
         the subtree along the parent's x and y) as two constraint
         coordinates held by holonomic constraints, with
-        :class:`~systems.ConstraintForce` objects: multipliers and Kane's
+        :class:`~eomcompare.systems.ConstraintForce` objects: multipliers and Kane's
         auxiliary speeds both recover it.  Where no revolute joint is
         drawn, the first joint is made revolute.
 
@@ -592,7 +592,7 @@ def kinematic_trees(
 
     Examples
     --------
-    >>> from testing.strategies import kinematic_trees
+    >>> from eomcompare.testing.strategies import kinematic_trees
     >>> strategy = kinematic_trees(dimension=3, max_bodies=2)
     """
     if dimension not in (2, 3) or isinstance(dimension, bool):
@@ -642,7 +642,7 @@ def open_chains(
 
     Examples
     --------
-    >>> from testing.strategies import open_chains
+    >>> from eomcompare.testing.strategies import open_chains
     >>> strategy = open_chains(dimension=2, joint_types=["revolute"])
     """
     return kinematic_trees(
@@ -850,12 +850,12 @@ def closed_loops(
     explicit_four_bar : bool
         Let some four-bars be Grashof crank-rockers in the catalogue's
         geometry that carry the explicit solutions of
-        :func:`systems.four_bar.four_bar_closed_form` as
+        :func:`eomcompare.systems.four_bar.four_bar_closed_form` as
         ``dependent_solutions``.
 
     Examples
     --------
-    >>> from testing.strategies import closed_loops
+    >>> from eomcompare.testing.strategies import closed_loops
     >>> strategy = closed_loops(min_bars=4, max_bars=4)
     """
     lo = _check_int("min_bars", min_bars, 4, 7)
@@ -920,7 +920,7 @@ def build_sleigh(
 
     Examples
     --------
-    >>> from testing.strategies import build_sleigh
+    >>> from eomcompare.testing.strategies import build_sleigh
     >>> values = dict(m=1.0, a=0.0, b=0.0, beta=0.0, gx=0.0, gy=0.0, k=0.0,
     ...               s0=0.0, c=0.0, I1_xx=0.1, I1_yy=0.1, I1_zz=0.2,
     ...               I1_xy=0.0, I1_yz=0.0, I1_zx=0.0)
@@ -1045,7 +1045,7 @@ def nonholonomic_systems(
 
     Examples
     --------
-    >>> from testing.strategies import nonholonomic_systems
+    >>> from eomcompare.testing.strategies import nonholonomic_systems
     >>> strategy = nonholonomic_systems(kinds=["sleigh"])
     """
     kinds = _check_choices("kinds", kinds, NONHOLONOMIC_KINDS)
@@ -1186,7 +1186,7 @@ def rheonomic_systems(
 
     Examples
     --------
-    >>> from testing.strategies import rheonomic_systems
+    >>> from eomcompare.testing.strategies import rheonomic_systems
     >>> strategy = rheonomic_systems(drives=["rotation"])
     """
     lo = _check_int("min_bodies", min_bodies, 1, 4)
@@ -1204,7 +1204,7 @@ def mechanical_systems(*, max_bodies: int = 3) -> st.SearchStrategy[MechanicalSy
 
     Examples
     --------
-    >>> from testing.strategies import mechanical_systems
+    >>> from eomcompare.testing.strategies import mechanical_systems
     >>> strategy = mechanical_systems(max_bodies=2)
     """
     hi = _check_int("max_bodies", max_bodies, 1, 6)
@@ -1222,7 +1222,7 @@ def consistent_states(
 ) -> st.SearchStrategy[State]:
     """States ``(t, q, q')`` of ``system`` satisfying every constraint.
 
-    Drawn by :meth:`systems.MechanicalSystem.random_state` from a random
+    Drawn by :meth:`eomcompare.systems.MechanicalSystem.random_state` from a random
     seed (so a failing example names a reproducible state); seeds for which
     no consistent state is found are rejected.
 
@@ -1234,8 +1234,8 @@ def consistent_states(
 
     Examples
     --------
-    >>> from systems import get_system
-    >>> from testing.strategies import consistent_states
+    >>> from eomcompare.systems import get_system
+    >>> from eomcompare.testing.strategies import consistent_states
     >>> strategy = consistent_states(get_system("four_bar"))
     """
     if not isinstance(system, MechanicalSystem):
@@ -1366,7 +1366,7 @@ def unlocated_velocities(
 
     Examples
     --------
-    >>> from testing.strategies import unlocated_velocities
+    >>> from eomcompare.testing.strategies import unlocated_velocities
     >>> strategy = unlocated_velocities()
     """
     if systems is None:

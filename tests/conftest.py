@@ -12,8 +12,8 @@ import pytest
 from hypothesis import HealthCheck, settings
 from quick_loop import MEASURED_SLOW
 
-from formulations import get_formulation
-from systems import get_system
+from eomcompare.formulations import get_formulation
+from eomcompare.systems import get_system
 
 # Hypothesis profiles.  "ci", the default (the README's test command and
 # CI alike), draws few but deterministic examples per property, so the
@@ -47,7 +47,7 @@ def pytest_configure(config):
     session.  Set here, in the controller, the xdist workers and the
     subprocesses the tests start inherit it, so that a cache they share
     verifies."""
-    from numeric.trust import CacheRefused, ensure_key
+    from eomcompare.numeric.trust import CacheRefused, ensure_key
 
     if "EOMCOMPARE_KEY" not in os.environ:
         try:

@@ -7,7 +7,7 @@ import math
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from systems import MechanicalSystem
+from eomcompare.systems import MechanicalSystem
 
 
 def planar_particle(constraint, *, speeds=("u_x", "u_y"), body="bob"):
@@ -93,7 +93,7 @@ def power_balance(ms):
 
 
 def run_args(out, systems, formulations=("kane",), *, t_final, jobs=1, extra=()):
-    """Arguments of ``python -m compare run`` for a small run of ``systems``
+    """Arguments of ``python -m eomcompare run`` for a small run of ``systems``
     with ``formulations``: quiet, no report, rows in ``out``."""
     return [
         "run",
@@ -187,11 +187,11 @@ EXPECTED_REFUSALS = {
 def expected_refusal(formulation, ms, options, exc) -> bool:
     """Whether ``exc``, raised by ``formulation`` deriving the catalogue
     system ``ms`` built with ``options`` (a tuple of pairs), is one of the
-    listed refusals: an :class:`~formulations.UnsupportedSystemError`
+    listed refusals: an :class:`~eomcompare.formulations.UnsupportedSystemError`
     with the listed phrase, or kane_articulated's refusal of a system
     that is not a joint tree of ``declare_tree`` (the declaration's own
     fact, ``ms.joint_tree``)."""
-    from formulations import UnsupportedSystemError
+    from eomcompare.formulations import UnsupportedSystemError
 
     if not isinstance(exc, UnsupportedSystemError) or not str(exc):
         return False

@@ -2,7 +2,7 @@
 
 The declarations are copied from PyDy's ``examples/Kane1985`` scripts
 (frames, points, ``v2pt_theory`` / ``v1pt_theory``, kinematic equations,
-loads) and wrapped in a :class:`~systems.MechanicalSystem` with values for
+loads) and wrapped in a :class:`~eomcompare.systems.MechanicalSystem` with values for
 the constants.  The results the scripts assert (the book's) are kept beside
 each builder as expressions.
 """
@@ -13,7 +13,7 @@ import sympy as sm
 import sympy.physics.mechanics as me
 from sympy import cos, sin
 
-from systems import MechanicalSystem
+from eomcompare.systems import MechanicalSystem
 
 t = me.dynamicsymbols._t
 

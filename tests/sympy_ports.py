@@ -2,7 +2,7 @@
 
 Each builder writes the declaration a sympy user would write (frames,
 points, ``v2pt_theory``, kinematic equations as in sympy's tests) and wraps
-it in a :class:`~systems.MechanicalSystem` with values for the constants.
+it in a :class:`~eomcompare.systems.MechanicalSystem` with values for the constants.
 The results sympy's tests assert are kept beside each builder as
 expressions, so tests can check every formulation against them.
 """
@@ -13,7 +13,7 @@ import numpy as np
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from systems import MechanicalSystem
+from eomcompare.systems import MechanicalSystem
 
 t = me.dynamicsymbols._t
 

@@ -12,8 +12,8 @@ import pytest
 from conftest import cached_eom, cached_model, cached_system, derivation_group
 from helpers import expected_refusal
 
-from formulations import FORMULATIONS, UnsupportedSystemError
-from systems import CATALOGUE, system_facts
+from eomcompare.formulations import FORMULATIONS, UnsupportedSystemError
+from eomcompare.systems import CATALOGUE, system_facts
 
 N_STATES = 20
 #: Variants of catalogue systems checked besides their defaults.

@@ -171,7 +171,7 @@ def test_a_formulation_and_a_system_are_one_file_each(tmp_path):
         textwrap.dedent("""
         import sympy as sm
         import sympy.physics.mechanics as me
-        from systems import MechanicalSystem, register_system
+        from eomcompare.systems import MechanicalSystem, register_system
 
         @register_system("toy_spring", variants=({"k": 1.0}, {"k": 4.0}))
         def toy_spring(k=1.0):
@@ -199,7 +199,7 @@ def test_a_formulation_and_a_system_are_one_file_each(tmp_path):
         textwrap.dedent('''
         import sympy as sm
         import sympy.physics.mechanics as me
-        from formulations import Formulation, register, speed_form
+        from eomcompare.formulations import Formulation, register, speed_form
 
         @register
         class Newton(Formulation):
@@ -227,7 +227,7 @@ def test_a_formulation_and_a_system_are_one_file_each(tmp_path):
         import sys
         sys.path[:0] = [{str(tmp_path)!r}, {str(ROOT)!r}]
         import toy_system, toy_formulation
-        import compare
+        from eomcompare import compare
         res = compare.run(["toy_spring"], ["kane", "toy_newton"], t_final=1.0,
                           jobs=1, progress=False, use_cache=False)
         df = res.frame
@@ -250,7 +250,7 @@ def test_a_formulation_and_a_system_are_one_file_each(tmp_path):
 def test_register_refuses_an_unset_ability():
     import pytest
 
-    from formulations import Formulation, register
+    from eomcompare.formulations import Formulation, register
 
     class Vague(Formulation):
         name = "vague"

@@ -1,7 +1,7 @@
 """Properties every registered formulation must have on random systems.
 
-Systems come from :mod:`testing.strategies`; the formulations are read from
-:data:`formulations.FORMULATIONS`, so a new backend takes part without
+Systems come from :mod:`eomcompare.testing.strategies`; the formulations are read from
+:data:`eomcompare.formulations.FORMULATIONS`, so a new backend takes part without
 editing this file.  References:
 
 * q'' of every formulation equals that of ``"kane"`` (1e-8 relative);
@@ -36,14 +36,14 @@ from conftest import cached_eom
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from formulations import (
+from eomcompare.formulations import (
     FORMULATIONS,
     UnsupportedSystemError,
     formulation_names,
     get_formulation,
 )
-from references.oracles import pinocchio_accelerations
-from testing import strategies as S
+from eomcompare.references.oracles import pinocchio_accelerations
+from eomcompare.testing import strategies as S
 
 #: The default comparison's formulations; the tree algorithms
 #: (kane_composite, kane_articulated) are checked against kane on every
@@ -102,7 +102,7 @@ class _Failed:
 def model(ms, formulation):
     """The numeric model of ``formulation`` with ``ms``'s parameter values,
     or None where a peer declines the system by its declared scope (the
-    ability flags :meth:`~formulations.Formulation.check_supported` reads,
+    ability flags :meth:`~eomcompare.formulations.Formulation.check_supported` reads,
     e.g. sympy_lagrange's kinetic energy in coordinate rates); a failure of
     sympy itself, or any other refusal, fails the test."""
     eom = derived(ms, formulation)

@@ -15,7 +15,7 @@ vertical plane.  Coordinates: the spring length ``r`` and the angle
 # %%
 # The declaration
 # ---------------
-# A builder function returns a :class:`~systems.MechanicalSystem`: the
+# A builder function returns a :class:`~eomcompare.systems.MechanicalSystem`: the
 # sympy ``System`` (frames, points, bodies, loads, coordinates, speeds,
 # kinematic differential equations) plus default parameter values and an
 # initial state.  ``@register_system`` puts it in the catalogue, so every
@@ -24,7 +24,7 @@ import numpy as np
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from systems import MechanicalSystem, get_system, register_system
+from eomcompare.systems import MechanicalSystem, get_system, register_system
 
 
 @register_system("elastic_pendulum")
@@ -74,7 +74,7 @@ print(ms)
 #
 #    \ddot r = r\dot\theta^2 + g\cos\theta - \frac{k}{m}(r - L), \qquad
 #    \ddot\theta = -\frac{2\dot r\dot\theta + g\sin\theta}{r}.
-from formulations import get_formulation
+from eomcompare.formulations import get_formulation
 
 model = get_formulation("kane").derive(ms).numeric()
 m_, k_, L_, g_ = 1.0, 40.0, 1.0, 9.81
@@ -92,11 +92,11 @@ print("kane agrees with Newton's equations at 5 random states")
 # %%
 # Compare every formulation
 # -------------------------
-# :func:`compare.run` derives the system with each formulation, generates
+# :func:`eomcompare.compare.run` derives the system with each formulation, generates
 # numeric code the same way for all of them, compares q'' at random
 # consistent states with the reference (``kane``), integrates each from
 # the initial state and records one row per formulation.
-import compare
+from eomcompare import compare
 
 formulations = [
     "kane",

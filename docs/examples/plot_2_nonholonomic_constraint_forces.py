@@ -7,7 +7,7 @@ contact point ``P`` cannot move sideways, a nonholonomic constraint.  The
 sleigh's mass centre ``G`` lies a distance ``a`` ahead of the blade; a
 torque ``T0`` turns it and a drag ``-c u1`` along the blade slows it.
 
-We declare the blade's lateral force as a :class:`~systems.ConstraintForce`
+We declare the blade's lateral force as a :class:`~eomcompare.systems.ConstraintForce`
 and recover it two ways — Kane's method with an auxiliary speed, and the
 multiplier of Lagrange's equations — and hold both against Newton's and
 Euler's laws written by hand.
@@ -23,7 +23,7 @@ import numpy as np
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from systems import ConstraintForce, MechanicalSystem
+from eomcompare.systems import ConstraintForce, MechanicalSystem
 
 x, y, th = me.dynamicsymbols("x y theta")
 u1, u2, u3 = me.dynamicsymbols("u1 u2 u3")
@@ -72,7 +72,7 @@ assert ms.degrees_of_freedom == 2
 # auxiliary speed the constraint forbids) and solves that speed's equation
 # for the force.  ``eom.extras["constraint_forces"]`` holds it symbolically;
 # the numeric model evaluates it at any consistent state.
-from formulations import get_formulation
+from eomcompare.formulations import get_formulation
 
 kane = get_formulation("kane").derive(ms)
 print("R =", kane.extras["constraint_forces"]["R"])
@@ -129,12 +129,12 @@ for row in rows:
 # %%
 # The force along a trajectory
 # ----------------------------
-# :func:`numeric.integrate.integrate` integrates any formulation's
+# :func:`eomcompare.numeric.integrate.integrate` integrates any formulation's
 # equations with the constraints projected; the force is then evaluated
 # along the way.
 import matplotlib.pyplot as plt
 
-from numeric.integrate import integrate
+from eomcompare.numeric.integrate import integrate
 
 res = integrate(kane, 6.0, t_eval=np.linspace(0.0, 6.0, 301))
 assert res.success and res.max_velocity_residual < 1e-8
@@ -163,8 +163,8 @@ fig.tight_layout()
 # Andrews' squeezing mechanism declares its six dependent angles through
 # loop-closure constraints only, so that form is refused before any work
 # is done (the default, implicit form derives it).
-from formulations import UnsupportedSystemError
-from systems import get_system
+from eomcompare.formulations import UnsupportedSystemError
+from eomcompare.systems import get_system
 
 squeezer = get_system("andrews_squeezer")
 try:

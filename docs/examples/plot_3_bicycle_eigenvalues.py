@@ -3,7 +3,7 @@ Linearize and get eigenvalues: the Whipple bicycle
 ==================================================
 
 Every formulation's equations can be linearized about an operating point
-through the numeric contract (:func:`numeric.linearize.linearize`),
+through the numeric contract (:func:`eomcompare.numeric.linearize.linearize`),
 in the *minimal* state :math:`(\\mathbf q_{\\mathrm{ind}},
 \\mathbf u_{\\mathrm{ind}})`.  The benchmark here is the Whipple bicycle of
 Meijaard, Papadopoulos, Ruina and Schwab (2007): upright, straight running
@@ -18,15 +18,15 @@ tens of seconds and is done once.
 # %%
 # Eigenvalues at one speed
 # ------------------------
-# :func:`references.published.bicycle_eigenvalues` takes a formulation's name
+# :func:`eomcompare.references.published.bicycle_eigenvalues` takes a formulation's name
 # (it then derives the bicycle itself) or equations already derived; it
 # builds the consistent upright state at speed ``v``, linearizes, and
 # returns the lean/steer block's eigenvalues sorted by real part.
 import numpy as np
 
-from formulations import get_formulation
-from references.published import bicycle_eigenvalues
-from systems import get_system
+from eomcompare.formulations import get_formulation
+from eomcompare.references.published import bicycle_eigenvalues
+from eomcompare.systems import get_system
 
 ms = get_system("whipple_bicycle")
 eom = get_formulation("kane").derive(ms)
@@ -53,7 +53,7 @@ print("largest difference from the published values:", np.max(np.abs(ev - publis
 # What the helper does, step by step, with the public API: derive, build a
 # consistent operating point, linearize, take the eigenvalues of the
 # lean/steer block (roll ``q4``, steer ``q6`` and their rates).
-from numeric.linearize import linearize
+from eomcompare.numeric.linearize import linearize
 
 rear_radius = ms.parameter_vector()[[str(s) for s in ms.parameters].index("rR")]
 q = ms.solve_dependent_coordinates(0.0, np.zeros(7), np.zeros(1))

@@ -4,7 +4,7 @@ Gate your derivation in CI with ``regress``
 
 A derivation that silently changes — more operations after a refactoring,
 a formulation that stops agreeing, a derivation twice as slow — should fail
-continuous integration, not surface months later.  ``python -m compare
+continuous integration, not surface months later.  ``python -m eomcompare
 regress`` reruns the cases of a stored baseline and exits non-zero when
 
 * an operation count (raw or after cse) changed at all,
@@ -28,7 +28,7 @@ The workflow: store a baseline once, commit it, and run ``regress`` in CI.
 import tempfile
 from pathlib import Path
 
-import compare
+from eomcompare import compare
 
 work = Path(tempfile.mkdtemp())
 baseline = compare.run(
@@ -48,7 +48,7 @@ print(sorted(p.name for p in (work / "baseline").iterdir()))
 # In CI
 # -----
 # The command a CI script runs (here through the CLI's ``main``, which is
-# what ``python -m compare`` calls); it reruns the baseline's cases with
+# what ``python -m eomcompare`` calls); it reruns the baseline's cases with
 # the baseline's options and prints every finding.
 #
 # Times are compared as ratios to a calibration workload measured in the
@@ -59,8 +59,8 @@ print(sorted(p.name for p in (work / "baseline").iterdir()))
 #
 # .. code-block:: bash
 #
-#    python -m compare regress --baseline reports/baseline --quiet --ignore-times
-from compare.cli import main
+#    python -m eomcompare regress --baseline reports/baseline --quiet --ignore-times
+from eomcompare.compare.cli import main
 
 status = main(
     [
@@ -108,10 +108,10 @@ print("exit status:", status)
 assert status == 1
 
 # %%
-# From Python, :func:`compare.regress.compare_runs` returns the findings
+# From Python, :func:`eomcompare.compare.regress.compare_runs` returns the findings
 # themselves, e.g. for a custom report.
-from compare.regress import compare_runs
-from compare.runner import load
+from eomcompare.compare.regress import compare_runs
+from eomcompare.compare.runner import load
 
 findings = compare_runs(load(work / "baseline"), load(work / "new"), ignore_times=True)
 for finding in findings:

@@ -2,8 +2,8 @@
 Check your own dynamics code with the hypothesis strategies
 ===========================================================
 
-:mod:`testing.strategies` holds `hypothesis <https://hypothesis.works>`_
-strategies that draw random :class:`~systems.MechanicalSystem` objects —
+:mod:`eomcompare.testing.strategies` holds `hypothesis <https://hypothesis.works>`_
+strategies that draw random :class:`~eomcompare.systems.MechanicalSystem` objects —
 open chains and trees of rigid bodies, closed linkages, nonholonomic
 sleighs and discs, driven (rheonomic) chains — and consistent states of
 them.  They let you test *your own* dynamics code against this project's
@@ -74,8 +74,8 @@ def my_accelerations(ms, forget_dT_dq=False):
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from formulations import get_formulation
-from testing.strategies import consistent_states, open_chains
+from eomcompare.formulations import get_formulation
+from eomcompare.testing.strategies import consistent_states, open_chains
 
 
 def agrees_with_kane(ms, state, **options):

@@ -2,10 +2,10 @@
 Run a comparison on a dask cluster
 ==================================
 
-:func:`compare.run` runs its cases on any
+:func:`eomcompare.compare.run` runs its cases on any
 :class:`concurrent.futures.Executor`.  A dask ``Client`` provides one with
 ``client.get_executor()``, so a comparison spreads over a cluster without
-any other change; from the command line, ``python -m compare run
+any other change; from the command line, ``python -m eomcompare run
 --scheduler tcp://host:8786`` does the same (``pip install -e
 '.[cluster]'``).
 
@@ -35,7 +35,7 @@ print(client)
 # there.
 from dask.distributed import get_task_stream
 
-import compare
+from eomcompare import compare
 
 with get_task_stream(client) as stream:
     result = compare.run(

@@ -21,8 +21,8 @@ that the printed sign does not give (3.10).
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from formulations import get_formulation
-from systems import get_system
+from eomcompare.formulations import get_formulation
+from eomcompare.systems import get_system
 
 ms = get_system("kolev_manipulator")
 eom = get_formulation("modified_lagrange", dependent="explicit").derive(ms)
@@ -135,7 +135,7 @@ assert corrected and not printed
 # %%
 # What it costs, against the alternatives
 # ---------------------------------------
-# :func:`~bench.methods.kolev_cost_table` measures, at
+# :func:`~eomcompare.bench.methods.kolev_cost_table` measures, at
 # every build, the modified equations (explicit and implicit), Lagrange's
 # equations in minimal coordinates with :math:`f_1` substituted into
 # :math:`T` (the approach the paper improves on) and Lagrange's equations
@@ -144,7 +144,7 @@ assert corrected and not printed
 # squared); the operation counts of the final equations, below, are a
 # different measure, and on this small linear model the variants are
 # close.
-from bench.methods import kolev_cost_table
+from eomcompare.bench.methods import kolev_cost_table
 
 table = kolev_cost_table(["kolev_manipulator"])
 print(

@@ -3,9 +3,9 @@ A robot from URDF
 =================
 
 Robots are described in URDF files: links with their inertial data, joints
-with their axes and origins.  :func:`systems.from_urdf` reads such a file
+with their axes and origins.  :func:`eomcompare.systems.from_urdf` reads such a file
 (a path, or the text itself) and declares the robot as a
-:class:`~systems.MechanicalSystem`, so every formulation derives it like
+:class:`~eomcompare.systems.MechanicalSystem`, so every formulation derives it like
 any other system.  Pinocchio, the rigid-body library of the robotics
 field, reads the same file; its articulated-body algorithm (``aba``) is an
 independent check of the derived accelerations.
@@ -25,7 +25,7 @@ same way, only its derivation takes longer.
 # is ``g = 9.81`` m/s² along ``-z``, as in Pinocchio.
 import numpy as np
 
-from systems import from_urdf
+from eomcompare.systems import from_urdf
 
 URDF = """
 <robot name="three_axis_arm">
@@ -83,7 +83,7 @@ assert ms.degrees_of_freedom == 3 and len(ms.bodies) == 3
 # ----------------------------------
 # Kane's method, Lagrange's equations and Gibbs–Appell's, each from the
 # same declaration.
-from formulations import get_formulation
+from eomcompare.formulations import get_formulation
 
 names = ["kane", "lagrange", "gibbs_appell"]
 eoms = {name: get_formulation(name).derive(ms) for name in names}
@@ -96,7 +96,7 @@ for eom in eoms.values():
 # Pinocchio builds its model from the same URDF text.  At random states
 # (angles, a slide position and rates drawn by ``ms.random_state``) every
 # formulation's q'' must equal ``pinocchio.aba`` with zero joint torques.
-# (:func:`references.robot_oracle.urdf_pinocchio_accelerations` does the
+# (:func:`eomcompare.references.robot_oracle.urdf_pinocchio_accelerations` does the
 # same for any robot read from URDF, continuous joints included.)
 import pinocchio as pin
 
@@ -126,13 +126,13 @@ for name, dev in worst.items():
 # (divisions included) and additions (subtractions included) per
 # evaluation, after common subexpressions are taken out, with the parts
 # that depend on parameters only computed once per parameter set
-# (:mod:`bench.literature_counts`).  Forward dynamics is the mass matrix
+# (:mod:`eomcompare.bench.literature_counts`).  Forward dynamics is the mass matrix
 # and forcing together, plus the solve that gives q'': each formulation
 # writes this arm's mass matrix symmetric, so the compiled backend
 # evaluates its lower triangle and solves by LDL^T.
 import pandas as pd
 
-from bench.literature_counts import featherstone, forward_dynamics_counts
+from eomcompare.bench.literature_counts import featherstone, forward_dynamics_counts
 
 counts = {name: forward_dynamics_counts(eom) for name, eom in eoms.items()}
 table = pd.DataFrame(
@@ -172,7 +172,7 @@ assert all((c["solve"].mul, c["solve"].add) == (22, 10) for c in counts.values()
 # once).  What the comparison shows is what deriving the equations of one
 # robot saves over the general recursion; for the methods compared with
 # general symbolic inertias, see the benchmark's robots section
-# (:mod:`bench.robots`).  For so short a chain the closed-form equations are
+# (:mod:`eomcompare.bench.robots`).  For so short a chain the closed-form equations are
 # cheaper, as Kane and Levinson found for small arms.
 aba_mul, aba_add = featherstone(3)["ABA"]
 print(f"ABA for 3 joints: {aba_mul} multiplications, {aba_add} additions")
@@ -184,14 +184,14 @@ assert all(c["total"].mul < aba_mul for c in counts.values())
 # --------------
 # Released from rest with the arm raised and the slide half out, the arm
 # falls under gravity.  The trajectory of each formulation is integrated
-# with :func:`numeric.integrate.integrate`; all coincide, and the q'' along
+# with :func:`eomcompare.numeric.integrate.integrate`; all coincide, and the q'' along
 # the way still matches ``aba``.  Joint limits are not modelled: the
 # URDF's ``<limit>`` elements are read (Pinocchio keeps them as bounds) but
 # no formulation adds a stop, so the slide moves freely past its 0.3 m
 # travel, as it would in ``aba``; the run prints how far it went.
 import matplotlib.pyplot as plt
 
-from numeric.integrate import integrate
+from eomcompare.numeric.integrate import integrate
 
 start = (0.0, np.array([0.0, -0.6, 0.15]), np.array([0.8, 0.0, 0.0]))
 grid = np.linspace(0.0, 1.0, 101)

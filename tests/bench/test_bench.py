@@ -1,6 +1,6 @@
 """The benchmark's machinery: growth fits, capped child derivations and the
 target table (the measurements themselves are not tests: they are run by
-``python -m compare bench`` and read as ratios)."""
+``python -m eomcompare bench`` and read as ratios)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bench import suite as bench
+from eomcompare.bench import suite as bench
 
 
 def test_fit_growth_tells_a_power_law_from_an_exponential():
@@ -151,7 +151,7 @@ def test_rebuilding_without_csv_files_fails_clearly(tmp_path, capsys):
 
 @given(st.sets(st.integers(1, 200), max_size=40))
 def test_log_ticks_are_spread_and_keep_the_ends(values):
-    from bench.suite import _log_ticks
+    from eomcompare.bench.suite import _log_ticks
 
     ns = sorted(values)
     ticks = _log_ticks(ns)
@@ -174,8 +174,8 @@ def test_the_pinocchio_chains_are_the_catalogue_systems(name, n, cart):
     import numpy as np
     import pinocchio as pin  # a test dependency
 
-    from formulations import get_formulation
-    from systems import get_system
+    from eomcompare.formulations import get_formulation
+    from eomcompare.systems import get_system
 
     ms = get_system(name, n=n)
     model = get_formulation("kane").derive(ms).numeric()

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 import sympy as sm
 
-from bench.literature_counts import (
+from eomcompare.bench.literature_counts import (
     PUBLISHED,
     count_ops_literature,
     featherstone,
@@ -173,7 +173,7 @@ def test_ldl_solve_counts_match_the_loops(n):
 def test_compiled_backend_has_the_counted_ldl_solver():
     import inspect
 
-    import numeric.compiled as compiled
+    import eomcompare.numeric.compiled as compiled
 
     src = inspect.getsource(compiled)
     for line in (
@@ -193,7 +193,7 @@ def test_compiled_backend_has_the_counted_solver():
     # The counted loops are the backend's: guard against a silent change.
     import inspect
 
-    import numeric.compiled as compiled
+    import eomcompare.numeric.compiled as compiled
 
     src = inspect.getsource(compiled)
     for line in (
@@ -231,7 +231,7 @@ def test_published_figures_are_self_consistent():
 
 
 def test_table_from_a_run():
-    from bench.literature_table import literature_markdown, literature_rows
+    from eomcompare.bench.literature_table import literature_markdown, literature_rows
 
     frame = literature_rows(
         ns=(1, 2), formulations=("lagrange",), stanford=False, progress=lambda row: None
@@ -254,7 +254,7 @@ def test_table_from_a_run():
 
 
 def test_table_names_the_recursion_and_leaves_its_inverse_dynamics_out():
-    from bench.literature_table import literature_markdown, literature_rows
+    from eomcompare.bench.literature_table import literature_markdown, literature_rows
 
     frame = literature_rows(
         ns=(2,),
@@ -288,9 +288,9 @@ def test_table_names_the_recursion_and_leaves_its_inverse_dynamics_out():
     ],
 )
 def test_stanford_arm_recursive_inverse_dynamics_counts(assumptions, expected):
-    from bench.literature_counts import recursive_inverse_dynamics_counts
-    from bench.robots import ASSUMPTION_SETS, KANE_LEVINSON
-    from systems import get_system
+    from eomcompare.bench.literature_counts import recursive_inverse_dynamics_counts
+    from eomcompare.bench.robots import ASSUMPTION_SETS, KANE_LEVINSON
+    from eomcompare.systems import get_system
 
     ms = get_system(
         "stanford_arm", symbolic_inertia=True, **ASSUMPTION_SETS[assumptions][0]

@@ -5,8 +5,13 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from bench import suite as bench
-from bench.robots import ASSUMPTION_SETS, ASSUMPTIONS, bench_robots, robot_targets
+from eomcompare.bench import suite as bench
+from eomcompare.bench.robots import (
+    ASSUMPTION_SETS,
+    ASSUMPTIONS,
+    bench_robots,
+    robot_targets,
+)
 
 BOTH = ("kane", "kane_articulated")
 
@@ -213,7 +218,7 @@ def test_rhs_rows_include_the_articulated_body_recursion(tmp_path):
     text = (tmp_path / "robots.md").read_text()
     assert "| panda | kane_articulated |" in text
     # The flags the C was built with are those of a default build, stated.
-    from numeric.compiled import default_cflags
+    from eomcompare.numeric.compiled import default_cflags
 
     flags = " ".join(default_cflags())
     assert {r["cflags"] for r in rows} == {flags}

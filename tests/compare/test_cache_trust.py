@@ -28,7 +28,7 @@ def cli(tmp_path, cache, *, umask=None, key=None):
         [
             sys.executable,
             "-m",
-            "compare",
+            "eomcompare",
             *run_args(
                 tmp_path / "run",
                 ["double_pendulum"],
@@ -141,9 +141,9 @@ def test_a_cache_that_is_a_file_costs_the_cache_not_the_cases(tmp_path):
 def test_an_entry_of_another_user_is_not_loaded(tmp_path, monkeypatch):
     """Files this process does not own (seen as another user's by changing
     the uid the check compares with) are neither loaded nor trusted."""
-    from compare.cache import DerivationCache
-    from formulations import get_formulation
-    from systems import get_system
+    from eomcompare.compare.cache import DerivationCache
+    from eomcompare.formulations import get_formulation
+    from eomcompare.systems import get_system
 
     kane = get_formulation("kane")
     _, hit = DerivationCache(tmp_path).derive(get_system("double_pendulum"), kane)
@@ -159,9 +159,9 @@ def test_an_entry_of_another_user_is_not_loaded(tmp_path, monkeypatch):
 
 _FULL_DISK = """
 import resource, signal, sys
-from compare.cache import DerivationCache
-from formulations import get_formulation
-from systems import get_system
+from eomcompare.compare.cache import DerivationCache
+from eomcompare.formulations import get_formulation
+from eomcompare.systems import get_system
 
 system, kane = get_system("double_pendulum"), get_formulation("kane")
 cache = DerivationCache(sys.argv[1])

@@ -1,7 +1,7 @@
 """The command line as a user drives it: resume, exit codes, signals to the
 main process, bad options, cache repairs and faults during a run.
 
-Every test runs ``python -m compare`` in a subprocess on the smallest
+Every test runs ``python -m eomcompare`` in a subprocess on the smallest
 catalogue systems with short horizons.
 """
 
@@ -54,7 +54,7 @@ def _env(cache=None):
 
 def cli(tmp_path, *args, timeout=300, cache=None):
     return subprocess.run(
-        [sys.executable, "-m", "compare", *map(str, args)],
+        [sys.executable, "-m", "eomcompare", *map(str, args)],
         cwd=ROOT,
         env=_env(cache),
         capture_output=True,
@@ -65,7 +65,7 @@ def cli(tmp_path, *args, timeout=300, cache=None):
 
 def popen(tmp_path, *args):
     return subprocess.Popen(
-        [sys.executable, "-m", "compare", *map(str, args)],
+        [sys.executable, "-m", "eomcompare", *map(str, args)],
         cwd=ROOT,
         env=_env(),
         stdout=subprocess.PIPE,
@@ -436,7 +436,7 @@ def test_a_full_disk_stops_the_run_clearly_and_resume_completes_it(tmp_path):
     # write beyond 4 kB fail as a full disk does.
     args = run_args(out, ["double_pendulum", "rotating_tube"], t_final=0.3)
     proc = subprocess.run(
-        [sys.executable, "-m", "compare", *map(str, args)],
+        [sys.executable, "-m", "eomcompare", *map(str, args)],
         cwd=ROOT,
         env=_env(),
         capture_output=True,

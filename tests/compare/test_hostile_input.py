@@ -36,7 +36,7 @@ def env_for(tmp_path) -> dict:
 
 def cli(tmp_path, *args, **kw):
     return subprocess.run(
-        [sys.executable, "-m", "compare", *map(str, args)],
+        [sys.executable, "-m", "eomcompare", *map(str, args)],
         cwd=ROOT,
         env=env_for(tmp_path),
         capture_output=True,
@@ -114,7 +114,7 @@ def test_the_c_cases_run_uncached_when_the_compiled_cache_cannot_be_written(
     env = dict(env_for(tmp_path), EOMCOMPARE_CACHE=str(root))
     args = run_args(out, ["double_pendulum"], t_final=0.1, extra=["--backend", "c"])
     proc = subprocess.run(
-        [sys.executable, "-m", "compare", *args, "--no-cache"],
+        [sys.executable, "-m", "eomcompare", *args, "--no-cache"],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -164,7 +164,7 @@ def test_a_baseline_of_a_scalable_system_with_an_option_regresses_clean(tmp_path
 # ----------------------------------------------------------------------
 def start(tmp_path, *args) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "compare", *map(str, args)],
+        [sys.executable, "-m", "eomcompare", *map(str, args)],
         cwd=ROOT,
         env=env_for(tmp_path),
         stdout=subprocess.PIPE,
@@ -242,8 +242,8 @@ def run_arm(
 
 @pytest.mark.slow  # two runs and the gate
 def test_an_unavailable_oracle_is_shown_and_judged_by_the_gate(tmp_path):
-    from compare.report import write_report
-    from compare.runner import load
+    from eomcompare.compare.report import write_report
+    from eomcompare.compare.runner import load
 
     proc, good = run_arm(tmp_path, "good", "continuous")
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -369,7 +369,7 @@ def external_entity(tmp_path, root: str) -> str:
 
 
 def test_an_xml_bomb_and_an_external_entity_in_a_urdf_are_refused(tmp_path):
-    from systems import DeclarationError, from_urdf
+    from eomcompare.systems import DeclarationError, from_urdf
 
     bomb = billion_laughs("robot") + '<robot name="&lol9;"><link name="base"/>'
     bomb += LINK.format(geometry="") + "</robot>"
@@ -386,7 +386,7 @@ def test_an_xml_bomb_and_an_external_entity_in_a_urdf_are_refused(tmp_path):
 
 
 def test_mjcf_read_through_mujoco_expands_no_entity(tmp_path):
-    from systems import from_mjcf
+    from eomcompare.systems import from_mjcf
 
     body = (
         '<worldbody><body name="rod"><joint name="j" type="hinge" axis="1 0 0"/>'
@@ -439,8 +439,8 @@ def test_the_meshes_a_urdf_names_are_never_opened(tmp_path):
 # Markup in a user's options, concurrent runs, a name the catalogue has
 # ----------------------------------------------------------------------
 def test_markup_in_a_builder_option_is_escaped_in_the_report(tmp_path):
-    from compare.report import write_report
-    from compare.runner import load
+    from eomcompare.compare.report import write_report
+    from eomcompare.compare.runner import load
 
     path = tmp_path / "mine.py"
     path.write_text(
@@ -511,7 +511,7 @@ def test_the_c_cases_run_uncached_when_the_compiler_finds_the_cache_full(tmp_pat
     out = tmp_path / "out"
     args = run_args(out, ["double_pendulum"], t_final=0.1, extra=["--backend", "c"])
     proc = subprocess.run(
-        [sys.executable, "-m", "compare", *args, "--no-cache"],
+        [sys.executable, "-m", "eomcompare", *args, "--no-cache"],
         cwd=ROOT,
         env=dict(env_for(tmp_path), CC=str(compiler)),
         capture_output=True,

@@ -7,10 +7,14 @@ import re
 
 import pandas as pd
 
-from compare.equations import eom_html, register_notebook_display, system_html
-from compare.runner import ComparisonResult
-from formulations import get_formulation
-from systems import get_system
+from eomcompare.compare.equations import (
+    eom_html,
+    register_notebook_display,
+    system_html,
+)
+from eomcompare.compare.runner import ComparisonResult
+from eomcompare.formulations import get_formulation
+from eomcompare.systems import get_system
 
 
 def test_a_system_shows_its_coordinates_speeds_constraints_bodies_and_loads():

@@ -16,11 +16,11 @@ import pinocchio as pin
 import pytest
 from helpers import run_args
 
-from compare import run
-from compare.report import write_report
-from compare.tables import _fmt
-from references.robot_oracle import oracle_accelerations
-from systems import get_system
+from eomcompare.compare import run
+from eomcompare.compare.report import write_report
+from eomcompare.compare.tables import _fmt
+from eomcompare.references.robot_oracle import oracle_accelerations
+from eomcompare.systems import get_system
 
 
 @pytest.fixture(scope="module")
@@ -114,8 +114,8 @@ import dataclasses
 
 import sympy as sm
 
-from systems import from_urdf
-from systems.urdf import declare_tree
+from eomcompare.systems import from_urdf
+from eomcompare.systems.urdf import declare_tree
 
 MASS = {mass}
 ARM = {arm!r}
@@ -138,7 +138,7 @@ def cli(tmp_path, *args):
         os.environ, PYTHONPATH=str(ROOT), EOMCOMPARE_CACHE=str(tmp_path / "cache")
     )
     return subprocess.run(
-        [sys.executable, "-m", "compare", *map(str, args)],
+        [sys.executable, "-m", "eomcompare", *map(str, args)],
         cwd=ROOT,
         env=env,
         capture_output=True,

@@ -1,4 +1,4 @@
-"""What ``python -m compare`` tells its user while and after it runs: a
+"""What ``python -m eomcompare`` tells its user while and after it runs: a
 progress bar naming the running cases and how many remain, and a last
 line with the wall time and where the report is."""
 
@@ -15,7 +15,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
-# A whole `python -m compare` run with its report: out of the quick loop.
+# A whole `python -m eomcompare` run with its report: out of the quick loop.
 @pytest.mark.slow
 def test_bar_names_running_cases_and_last_line_says_where_the_report_is(tmp_path):
     out = tmp_path / "run"
@@ -26,7 +26,7 @@ def test_bar_names_running_cases_and_last_line_says_where_the_report_is(tmp_path
         [
             sys.executable,
             "-m",
-            "compare",
+            "eomcompare",
             "--systems",
             "double_pendulum",
             "--formulations",

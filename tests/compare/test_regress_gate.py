@@ -16,14 +16,14 @@ from helpers import run_args
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# Each check is one or more `python -m compare` processes beside a fresh
+# Each check is one or more `python -m eomcompare` processes beside a fresh
 # base run: out of the quick loop (-m "not slow"); CI runs them.
 pytestmark = pytest.mark.slow
 
 
 def cli(env, *args, timeout=900):
     return subprocess.run(
-        [sys.executable, "-m", "compare", *map(str, args)],
+        [sys.executable, "-m", "eomcompare", *map(str, args)],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -247,7 +247,7 @@ def test_a_real_slowdown_is_a_time_regression(tmp_path, env, base, calibration):
 
 def test_the_committed_baseline_regresses_clean(tmp_path):
     """reports/baseline is the code's: same operation counts, agreement
-    (times ignored).  Regenerate it with ``python -m compare baseline``."""
+    (times ignored).  Regenerate it with ``python -m eomcompare baseline``."""
     # The session's derivation cache (keyed by the code) serves the counts.
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     res = cli(

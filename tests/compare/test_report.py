@@ -21,10 +21,10 @@ import pandas as pd
 import pytest
 from helpers import file_size_limit
 
-from compare import load, run
-from compare.cli import main as cli_main
-from compare.report import write_report
-from compare.summary import REPORT_COLUMNS
+from eomcompare.compare import load, run
+from eomcompare.compare.cli import main as cli_main
+from eomcompare.compare.report import write_report
+from eomcompare.compare.summary import REPORT_COLUMNS
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 SYSTEMS = ["double_pendulum", "rotating_tube"]
@@ -169,7 +169,7 @@ def test_no_figure_is_wider_than_the_page(report):
     (CSS pixels at the figures' resolution)."""
     from PIL import Image
 
-    from compare.report import PAGE_PX
+    from eomcompare.compare.report import PAGE_PX
 
     assert f"max-width:{PAGE_PX}px" in report.page
     for path in (report.out / "figures").glob("*.png"):
@@ -183,7 +183,7 @@ def test_a_cost_chart_of_many_systems_grows_down_the_page(tmp_path):
     variant."""
     from PIL import Image
 
-    from compare import report as rep
+    from eomcompare.compare import report as rep
 
     plt = rep._pyplot()
     forms = ["kane", "gibbs_appell", "lagrange", "modified_lagrange", "sympy_kane", "sympy_lagrange"]  # fmt: skip
@@ -216,14 +216,14 @@ def test_the_equations_of_a_large_system_are_typeset_within_a_budget():
     """Each collapsed part of a large system's equations (further entries,
     the cse'd form) holds at most MATHML_BUDGET characters of MathML and
     counts what it leaves out."""
-    from compare.equations import (
+    from eomcompare.compare.equations import (
         MATHML_BUDGET,
         CaseEquations,
         _equations_data,
         equations_html,
     )
-    from formulations import get_formulation
-    from systems import get_system
+    from eomcompare.formulations import get_formulation
+    from eomcompare.systems import get_system
 
     eom = get_formulation("kane").derive(get_system("n_link_pendulum", n=5))
     case = CaseEquations(
@@ -308,9 +308,11 @@ def test_scaling_not_drawn_for_one_size(tmp_path):
 
 
 def test_optional_sections_missing(result, tmp_path, monkeypatch):
-    import bench.methods as ml
+    import eomcompare.bench.methods as ml
 
-    monkeypatch.setitem(sys.modules, "references.published", None)  # import fails
+    monkeypatch.setitem(
+        sys.modules, "eomcompare.references.published", None
+    )  # import fails
     monkeypatch.delattr(ml, "kolev_cost_table")
     _, md, _ = _write(result, tmp_path, kolev=True, benchmarks=True, figures=False)
     assert "not available" in _section(md, "Benchmarks: published against computed")
@@ -318,10 +320,10 @@ def test_optional_sections_missing(result, tmp_path, monkeypatch):
 
 
 def test_optional_sections_present(result, tmp_path, monkeypatch):
-    import bench.methods as ml
+    import eomcompare.bench.methods as ml
 
     # Meijaard et al. (2007), M[0, 0] and a weave eigenvalue at v = 4 m/s.
-    bench = types.ModuleType("references.published")
+    bench = types.ModuleType("eomcompare.references.published")
     bench.published_vs_computed = lambda formulations=None: pd.DataFrame(
         {
             "quantity": ["M[0,0]", "weave re, v=4"],
@@ -329,7 +331,7 @@ def test_optional_sections_present(result, tmp_path, monkeypatch):
             "computed": [80.81722, 0.41325331521125],
         }
     )
-    monkeypatch.setitem(sys.modules, "references.published", bench)
+    monkeypatch.setitem(sys.modules, "eomcompare.references.published", bench)
     monkeypatch.setattr(
         ml,
         "kolev_cost_table",
@@ -354,20 +356,20 @@ def test_benchmark_function_that_raises_fails_the_report(result, tmp_path, monke
     """Only a missing module or table is "not available"; an exception in
     the table is a bug, and a report that hid it as an absence would be
     wrong without saying so."""
-    bench = types.ModuleType("references.published")
+    bench = types.ModuleType("eomcompare.references.published")
 
     def published_vs_computed(formulations=None):
         raise RuntimeError(f"bicycle not declared for {formulations}")
 
     bench.published_vs_computed = published_vs_computed
-    monkeypatch.setitem(sys.modules, "references.published", bench)
+    monkeypatch.setitem(sys.modules, "eomcompare.references.published", bench)
     # The run's formulations were passed on.
     with pytest.raises(RuntimeError, match=r"for \['kane', 'sympy_kane'\]"):
         _write(result, tmp_path, benchmarks=True, figures=False)
 
 
 def test_a_kolev_table_that_raises_fails_the_report(result, tmp_path, monkeypatch):
-    import bench.methods as ml
+    import eomcompare.bench.methods as ml
 
     def broken():
         raise KeyError("q1")
@@ -428,7 +430,7 @@ def test_rejects_a_non_result(tmp_path):
 
 
 def test_cost_chart_marks_compiled_systems_when_backends_are_mixed():
-    from compare.report import _backend_labels
+    from eomcompare.compare.report import _backend_labels
 
     frame = pd.DataFrame(
         {
@@ -448,7 +450,7 @@ def test_legends_of_long_formulation_names_stay_inside_the_figure(
 ):
     # A formulation named with its options has a long legend entry; the
     # figure makes room for it instead of cutting it off at the edge.
-    from compare import report as rep
+    from eomcompare.compare import report as rep
 
     plt = rep._pyplot()  # pyplot with the report's fonts
 
@@ -538,7 +540,7 @@ def test_a_report_that_cannot_be_written_keeps_the_one_before(result, tmp_path):
     page = (probe / "report.html").stat().st_size
     assert max(others) < page
     res = subprocess.run(
-        [sys.executable, "-m", "compare", "report", "--out", str(out)],
+        [sys.executable, "-m", "eomcompare", "report", "--out", str(out)],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -668,7 +670,7 @@ def test_header_findings_and_failures_count_every_case_alike(tmp_path):
 def test_a_class_winner_is_named_only_where_it_wins():
     """The lowest mean ratio of a class that wins none of its systems is no
     winner; the class rule is stated; ratios carry three digits."""
-    from compare.findings import CLASS_RULE, findings
+    from eomcompare.compare.findings import CLASS_RULE, findings
 
     rows = [
         # c is second on both systems, a and b each win one by far.
@@ -703,8 +705,8 @@ def test_classes_follow_the_declaration_not_the_topology():
     """One rule for every system: a four-bar in its one minimal coordinate
     is unconstrained, in redundant coordinates it has holonomic
     constraints, as has Kolev's manipulator in centroid coordinates."""
-    from compare.findings import system_classes
-    from systems import get_system
+    from eomcompare.compare.findings import system_classes
+    from eomcompare.systems import get_system
 
     assert system_classes(get_system("four_bar", coordinates="minimal")) == [
         "unconstrained"
@@ -717,7 +719,7 @@ def test_classes_follow_the_declaration_not_the_topology():
 
 
 def test_findings_list_the_misprints_of_the_published_equations():
-    from compare.findings import findings
+    from eomcompare.compare.findings import findings
 
     systems_ = ["four_bar", "wheelbarrow", "rod_slider_shaft", "kolev_manipulator"]
     frame = pd.DataFrame(
@@ -744,7 +746,7 @@ def test_the_cost_table_reads_per_evaluation_counts_when_the_run_has_them():
     """Systems × formulations, the fewest operations of a system in bold;
     ``ops_per_evaluation`` (M, f and the solve) where the run has it, else
     ``ops_cse`` with its multiplications and additions, labelled."""
-    from compare.tables import cost_table
+    from eomcompare.compare.tables import cost_table
 
     kinds = '{"MUL": 30, "DIV": 2, "ADD": 10, "SUB": 5, "SIN": 3}'
     frame = pd.DataFrame(
@@ -775,7 +777,7 @@ def test_the_cost_table_reads_per_evaluation_counts_when_the_run_has_them():
 def test_refusals_with_one_reason_are_named_together():
     """The Lagrange family refusing a system for one reason reads as one
     refusal of several formulations, not as repeated sentences."""
-    from compare.findings import findings
+    from eomcompare.compare.findings import findings
 
     reason = "Dmc: the contact point's coordinates have no speed of their own"
     frame = pd.DataFrame(

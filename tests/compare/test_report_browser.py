@@ -28,8 +28,8 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
-    from compare import run
-    from compare.report import write_report
+    from eomcompare.compare import run
+    from eomcompare.compare.report import write_report
 
     out = tmp_path_factory.mktemp("browser_report")
     # A small system, a closed loop with published equations (a misprint

@@ -19,12 +19,12 @@ import pytest
 import sympy as sm
 from helpers import run_args
 
-from compare import run
-from compare.cache import DerivationCache, cache_key
-from compare.runner import agreement, expand_cases
-from formulations import FORMULATIONS, Formulation, get_formulation
-from symbolic.frames import connected_frames
-from systems import CATALOGUE, get_system
+from eomcompare.compare import run
+from eomcompare.compare.cache import DerivationCache, cache_key
+from eomcompare.compare.runner import agreement, expand_cases
+from eomcompare.formulations import FORMULATIONS, Formulation, get_formulation
+from eomcompare.symbolic.frames import connected_frames
+from eomcompare.systems import CATALOGUE, get_system
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -200,7 +200,7 @@ def test_rows_of_other_code_are_not_resumed(tmp_path, monkeypatch):
 
 
 def test_code_digest_follows_every_module_of_the_packages(tmp_path, monkeypatch):
-    from compare.cache import code_digest
+    from eomcompare.compare.cache import code_digest
 
     pkg = tmp_path / "pkg_for_digest"
     (pkg / "sub").mkdir(parents=True)
@@ -214,14 +214,14 @@ def test_code_digest_follows_every_module_of_the_packages(tmp_path, monkeypatch)
     code_digest.cache_clear()
 
 
-# Several `python -m compare` processes: out of the quick loop (-m "not slow").
+# Several `python -m eomcompare` processes: out of the quick loop (-m "not slow").
 @pytest.mark.slow
 def test_interrupted_cli_run_keeps_rows_and_resumes(tmp_path):
     env = dict(os.environ, EOMCOMPARE_CACHE=str(tmp_path / "cache"))
     cmd = [
         sys.executable,
         "-m",
-        "compare",
+        "eomcompare",
         *run_args(
             tmp_path / "run",
             ["double_pendulum", "n_link_pendulum"],
@@ -352,7 +352,7 @@ def test_cache_round_trip_detects_corruption_and_staleness(tmp_path):
 def test_extras_computed_on_first_read_survive_the_cache(tmp_path):
     """kane_composite defers Kane's by-products; a result from the cache
     still yields them on first read, equal to the fresh result's."""
-    from formulations.base import LazyExtras
+    from eomcompare.formulations.base import LazyExtras
 
     kane = get_formulation("kane_composite")
     eom, _ = DerivationCache(tmp_path).derive(get_system("n_link_pendulum", n=2), kane)
@@ -393,7 +393,7 @@ def test_dask_local_cluster_executor():
 
 def _cli(*args, **kw):
     return subprocess.run(
-        [sys.executable, "-m", "compare", *args],
+        [sys.executable, "-m", "eomcompare", *args],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -402,7 +402,7 @@ def _cli(*args, **kw):
     )
 
 
-# Several `python -m compare` processes: out of the quick loop (-m "not slow").
+# Several `python -m eomcompare` processes: out of the quick loop (-m "not slow").
 @pytest.mark.slow
 def test_cli_list_help_and_bad_names():
     out = _cli("list")
@@ -418,7 +418,7 @@ def test_cli_list_help_and_bad_names():
 def test_systems_help_names_what_the_default_runs():
     """The --systems help lists the systems a run without --systems
     compares (read from the cases it expands) and the ones 'all' adds."""
-    from compare.cli import _systems_help
+    from eomcompare.compare.cli import _systems_help
 
     text = " ".join(_systems_help().split())
     default_part, _, all_part = text.partition("'all' adds")
@@ -430,7 +430,7 @@ def test_systems_help_names_what_the_default_runs():
     assert "ur5" in added and "whipple_bicycle" in added
 
 
-# Several `python -m compare` processes: out of the quick loop (-m "not slow").
+# Several `python -m eomcompare` processes: out of the quick loop (-m "not slow").
 @pytest.mark.slow
 def test_regress_passes_on_same_derivations_and_fails_on_changed_counts(tmp_path):
     base = tmp_path / "base"
@@ -482,7 +482,7 @@ def test_a_singular_case_is_an_error_row_without_numpy_warnings(tmp_path):
     # row says so, and numpy's divide/invalid warnings do not repeat it.
     import warnings
 
-    from compare.runner import RunOptions, run_case
+    from eomcompare.compare.runner import RunOptions, run_case
 
     (case,) = expand_cases(["wheelbarrow"], ["sympy_kane"])
     with warnings.catch_warnings(record=True) as caught:

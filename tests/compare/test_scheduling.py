@@ -15,8 +15,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from compare.runner import COMPILE_FROM, Case, RunOptions, _longest_first, run_case
-from numeric.compiled import CompiledBackendError, find_compiler
+from eomcompare.compare.runner import (
+    COMPILE_FROM,
+    Case,
+    RunOptions,
+    _longest_first,
+    run_case,
+)
+from eomcompare.numeric.compiled import CompiledBackendError, find_compiler
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -147,7 +153,7 @@ def test_first_run_is_ordered_by_a_prior_run(tmp_path):
 def test_default_prior_is_the_committed_default_run():
     # The default comparison's own results order a first run elsewhere:
     # its slowest case, a peer's derivation at n = 5, starts first.
-    from compare.runner import PRIOR_RESULTS, expand_cases
+    from eomcompare.compare.runner import PRIOR_RESULTS, expand_cases
 
     prior = pd.read_csv(PRIOR_RESULTS / "results.csv")
     sizes = json.loads((PRIOR_RESULTS / "metadata.json").read_text())["n"]
@@ -162,8 +168,8 @@ def test_the_variant_is_prepared_whole_before_its_cases_fork():
     states and, for a system conserving energy, the energy function the
     cases evaluate along their trajectories (inherited by each fork instead
     of lambdified again)."""
-    from compare.prepared import PREPARED
-    from compare.runner import prepare_variant
+    from eomcompare.compare.prepared import PREPARED
+    from eomcompare.compare.runner import prepare_variant
 
     opts = RunOptions(n_states=2, use_cache=False)
     case = Case("double_pendulum", (), "kane")
@@ -188,11 +194,11 @@ def test_published_checks_read_the_prepared_variant(monkeypatch):
     """The report evaluates the published equations at the run's own
     states, from the declaration the run prepared: nothing is built or
     solved again, and the equations hold with the run's accelerations."""
-    import systems
-    from compare.equations import published_checks
-    from compare.prepared import PREPARED
-    from compare.runner import prepare_variant
-    from formulations import get_formulation
+    from eomcompare import systems
+    from eomcompare.compare.equations import published_checks
+    from eomcompare.compare.prepared import PREPARED
+    from eomcompare.compare.runner import prepare_variant
+    from eomcompare.formulations import get_formulation
 
     opts = RunOptions(n_states=3, use_cache=False)
     PREPARED.clear()
@@ -294,7 +300,7 @@ def test_a_scheduler_lost_mid_run_is_one_line_and_its_cases_are_not_run(tmp_path
         ]
         env = dict(os.environ, PYTHONPATH=str(ROOT))
         proc = subprocess.Popen(
-            [sys.executable, "-m", "compare", *args, "--scheduler", address],
+            [sys.executable, "-m", "eomcompare", *args, "--scheduler", address],
             cwd=ROOT,
             env=env,
             stdout=subprocess.PIPE,
@@ -325,7 +331,7 @@ def test_a_scheduler_lost_mid_run_is_one_line_and_its_cases_are_not_run(tmp_path
     assert "crashed" not in stdout + err
     # Without the cluster, the same command runs the cases not run.
     again = subprocess.run(
-        [sys.executable, "-m", "compare", *args],
+        [sys.executable, "-m", "eomcompare", *args],
         cwd=ROOT,
         env=env,
         capture_output=True,

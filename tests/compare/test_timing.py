@@ -9,8 +9,8 @@ import math
 import pandas as pd
 import pytest
 
-from compare.findings import findings
-from compare.timing import (
+from eomcompare.compare.findings import findings
+from eomcompare.compare.timing import (
     MIN_SAMPLES,
     beyond_noise,
     repeat_within,

@@ -16,8 +16,8 @@ import pandas as pd
 import pytest
 from helpers import run_args
 
-from compare.user_systems import parse_system_options, resolve_systems
-from systems import CATALOGUE
+from eomcompare.compare.user_systems import parse_system_options, resolve_systems
+from eomcompare.systems import CATALOGUE
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -40,7 +40,7 @@ def test_readme_example_runs_from_the_cli(tmp_path):
         [
             sys.executable,
             "-m",
-            "compare",
+            "eomcompare",
             "run",
             "--systems",
             f"{path}:pendulum",
@@ -114,10 +114,10 @@ def test_system_options_become_variants():
 # exit or return nothing, modules that do not import, options unused.
 # ----------------------------------------------------------------------
 def _cli(tmp_path, *args, timeout=300):
-    """``python -m compare`` in a subprocess, with a derivation cache of
+    """``python -m eomcompare`` in a subprocess, with a derivation cache of
     the test's own."""
     return subprocess.run(
-        [sys.executable, "-m", "compare", *map(str, args)],
+        [sys.executable, "-m", "eomcompare", *map(str, args)],
         cwd=ROOT,
         env=dict(
             os.environ, PYTHONPATH=str(ROOT), EOMCOMPARE_CACHE=str(tmp_path / "cache")
@@ -303,7 +303,7 @@ def test_one_ctrl_c_stops_a_builder_that_hangs(tmp_path):
         [
             sys.executable,
             "-m",
-            "compare",
+            "eomcompare",
             *run_args(tmp_path / "run", [f"{path}:slow"], t_final=0.2),
         ],
         cwd=ROOT,
@@ -390,9 +390,9 @@ def test_a_system_the_lagrange_family_refuses_reads_so_in_the_report(tmp_path):
 
     import sympy_ports
 
-    from compare import run
-    from compare.report import write_report
-    from compare.user_systems import resolve_systems
+    from eomcompare.compare import run
+    from eomcompare.compare.report import write_report
+    from eomcompare.compare.user_systems import resolve_systems
 
     path = tmp_path / "disc.py"
     path.write_text(

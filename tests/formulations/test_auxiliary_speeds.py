@@ -16,10 +16,10 @@ import pytest
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from formulations import get_formulation
-from formulations.base import UnsupportedSystemError
-from systems import MechanicalSystem
-from systems.redundancy import RedundantConstraintWarning
+from eomcompare.formulations import get_formulation
+from eomcompare.formulations.base import UnsupportedSystemError
+from eomcompare.systems import MechanicalSystem
+from eomcompare.systems.redundancy import RedundantConstraintWarning
 
 t = me.dynamicsymbols._t
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 import sympy as sm
 
-from formulations import get_formulation
-from formulations.base import canonical_counts
+from eomcompare.formulations import get_formulation
+from eomcompare.formulations.base import canonical_counts
 
 #: (system, formulation, its peer): sympy's own KanesMethod and
 #: LagrangesMethod derive the same equations in the same unknowns.

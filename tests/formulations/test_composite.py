@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from formulations import UnsupportedSystemError, get_formulation
-from formulations.base import count_operations
-from systems import CATALOGUE, get_system, system_facts
+from eomcompare.formulations import UnsupportedSystemError, get_formulation
+from eomcompare.formulations.base import count_operations
+from eomcompare.systems import CATALOGUE, get_system, system_facts
 
 LIGHT = sorted(s for s in CATALOGUE if not system_facts(s).heavy)
 
@@ -116,8 +116,8 @@ def test_kane_sums_body_by_body_at_every_depth(name, options):
 def test_composite_extras_are_lazy_and_equal_the_direct_ones(
     name, options, monkeypatch
 ):
-    import formulations.kane as kane
-    from symbolic.identities import RandomPoints
+    import eomcompare.formulations.kane as kane
+    from eomcompare.symbolic.identities import RandomPoints
 
     calls = []
     original = kane.generalized_active_forces

@@ -6,7 +6,7 @@
 - The acceleration energy S of the double pendulum and of the two masses
   in the rotating tube, against expressions written out by hand here.
 - Every variant of forming S or eliminating the dependent rates (the
-  benchmark's :class:`bench.methods.GibbsAppellVariant`) against sympy's
+  benchmark's :class:`eomcompare.bench.methods.GibbsAppellVariant`) against sympy's
   own KanesMethod.
 """
 
@@ -18,12 +18,16 @@ import sympy as sm
 import sympy.physics.mechanics as me
 from conftest import cached_eom, cached_model, cached_system, derivation_group
 
-from bench.methods import STRATEGIES, GibbsAppellVariant
-from formulations import FORMULATIONS, UnsupportedSystemError, get_formulation
-from formulations.gibbs_appell import ELIMINATIONS, GibbsAppell
-from symbolic.frames import FrameAlgebra, body_kinematics
-from symbolic.identities import RandomPoints
-from systems import CATALOGUE, system_facts
+from eomcompare.bench.methods import STRATEGIES, GibbsAppellVariant
+from eomcompare.formulations import (
+    FORMULATIONS,
+    UnsupportedSystemError,
+    get_formulation,
+)
+from eomcompare.formulations.gibbs_appell import ELIMINATIONS, GibbsAppell
+from eomcompare.symbolic.frames import FrameAlgebra, body_kinematics
+from eomcompare.symbolic.identities import RandomPoints
+from eomcompare.systems import CATALOGUE, system_facts
 
 t = me.dynamicsymbols._t
 

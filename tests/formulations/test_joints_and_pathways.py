@@ -10,8 +10,8 @@ import pytest
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from formulations import formulation_names, get_formulation
-from systems import MechanicalSystem
+from eomcompare.formulations import formulation_names, get_formulation
+from eomcompare.systems import MechanicalSystem
 
 t = me.dynamicsymbols._t
 

@@ -18,10 +18,10 @@ import sympy.physics.mechanics as me
 from conftest import cached_eom, cached_system
 from helpers import cartesian_pendulum
 
-from formulations import get_formulation
-from numeric.model import SingularConfigurationError
-from systems import MechanicalSystem
-from systems.rod_slider_shaft_extended import rod_slider_shaft_extended
+from eomcompare.formulations import get_formulation
+from eomcompare.numeric.model import SingularConfigurationError
+from eomcompare.systems import MechanicalSystem
+from eomcompare.systems.rod_slider_shaft_extended import rod_slider_shaft_extended
 
 N_STATES = 20
 

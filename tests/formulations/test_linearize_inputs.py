@@ -8,8 +8,8 @@ import pytest
 import sympy.physics.mechanics as me
 from sympy_ports import joints_cart_pendulum
 
-from formulations import get_formulation
-from numeric.linearize import linearize
+from eomcompare.formulations import get_formulation
+from eomcompare.numeric.linearize import linearize
 
 t = me.dynamicsymbols._t
 
@@ -97,7 +97,7 @@ def test_input_with_parameters_at_time_zero(cart, name):
     (A, B) at F = F0, and a parameter override reaches the input too."""
     import sympy as sm
 
-    from systems import MechanicalSystem
+    from eomcompare.systems import MechanicalSystem
 
     ms0, km, values, (F, qc, qp, uc, up) = cart
     F0, w = sm.symbols("F0 w")

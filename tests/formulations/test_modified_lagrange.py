@@ -35,14 +35,14 @@ import sympy.physics.mechanics as me
 from conftest import cached_system
 from helpers import cartesian_pendulum, planar_particle
 
-from bench.methods import kolev_cost_table
-from formulations import UnsupportedSystemError, get_formulation
-from formulations.modified_lagrange import (
+from eomcompare.bench.methods import kolev_cost_table
+from eomcompare.formulations import UnsupportedSystemError, get_formulation
+from eomcompare.formulations.modified_lagrange import (
     generalized_forces_in_rates,
     kinetic_energy_in_rates,
     modified_lagrange_equations,
 )
-from systems import MechanicalSystem
+from eomcompare.systems import MechanicalSystem
 
 t = me.dynamicsymbols._t
 
@@ -443,8 +443,8 @@ def test_cost_table_on_the_manipulator():
 def test_cost_table_through_a_derivation_cache(tmp_path, monkeypatch):
     """Through a cache the table holds the same numbers, and a second table
     derives nothing: every row is read back."""
-    from compare.cache import DerivationCache
-    from formulations.base import Formulation
+    from eomcompare.compare.cache import DerivationCache
+    from eomcompare.formulations.base import Formulation
 
     fresh = kolev_cost_table(["kolev_manipulator"])
     cache = DerivationCache(tmp_path)
@@ -485,7 +485,11 @@ def test_nothing_to_eliminate_gives_the_split_transcription(name):
     backward pass: the same functions as the transcription split
     afterwards (compared by value at random states and parameters: the
     expressions are not the same term for term)."""
-    from symbolic.calculus import linear_split, substitute, symmetric_from_lower
+    from eomcompare.symbolic.calculus import (
+        linear_split,
+        substitute,
+        symmetric_from_lower,
+    )
 
     ms = cached_system(name, ())
     assert not ms.q_dep and not ms.is_rheonomic

@@ -10,9 +10,9 @@ import pytest
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from formulations import get_formulation
-from formulations.base import UnsupportedSystemError
-from systems import MechanicalSystem, get_system
+from eomcompare.formulations import get_formulation
+from eomcompare.formulations.base import UnsupportedSystemError
+from eomcompare.systems import MechanicalSystem, get_system
 
 t = me.dynamicsymbols._t
 

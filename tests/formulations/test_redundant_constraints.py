@@ -13,11 +13,11 @@ import pytest
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from formulations import get_formulation
-from formulations.base import UnsupportedSystemError
-from numeric.linearize import linearize
-from systems import MechanicalSystem
-from systems.redundancy import RedundantConstraintWarning
+from eomcompare.formulations import get_formulation
+from eomcompare.formulations.base import UnsupportedSystemError
+from eomcompare.numeric.linearize import linearize
+from eomcompare.systems import MechanicalSystem
+from eomcompare.systems.redundancy import RedundantConstraintWarning
 
 t = me.dynamicsymbols._t
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from formulations import get_formulation, split_formulation_spec
+from eomcompare.formulations import get_formulation, split_formulation_spec
 
 
 def test_options_in_the_name_are_read_as_literals_where_they_are():
@@ -69,8 +69,8 @@ def test_default_comparison_leaves_out_the_tree_algorithms():
     # The default run keeps to the six formulations it compared before the
     # split (its time budget); the tree algorithms run when named, and the
     # help says so.
-    from compare.cli import _formulations_help
-    from compare.runner import expand_cases
+    from eomcompare.compare.cli import _formulations_help
+    from eomcompare.compare.runner import expand_cases
 
     cases = expand_cases(systems=["double_pendulum"])
     assert sorted({c.formulation for c in cases}) == [

@@ -1,4 +1,4 @@
-"""The identification model (:mod:`formulations.regressor`): the
+"""The identification model (:mod:`eomcompare.formulations.regressor`): the
 regressor against the formulations' joint forces and Pinocchio's
 ``computeJointTorqueRegressor``, and the base parameters against the
 regressor's numerical rank (Gautier's QR method) and against Khalil's
@@ -13,15 +13,22 @@ import pytest
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from formulations import base_parameters, get_formulation, inverse_dynamics_regressor
-from formulations.kane_recursive import inverse_dynamics
-from formulations.regressor import (
+from eomcompare.formulations import (
+    base_parameters,
+    get_formulation,
+    inverse_dynamics_regressor,
+)
+from eomcompare.formulations.kane_recursive import inverse_dynamics
+from eomcompare.formulations.regressor import (
     numerical_rank,
     standard_parameter_values,
     standard_parameters,
 )
-from references.robot_oracle import pinocchio_configuration, urdf_pinocchio_model
-from systems import get_system
+from eomcompare.references.robot_oracle import (
+    pinocchio_configuration,
+    urdf_pinocchio_model,
+)
+from eomcompare.systems import get_system
 
 T = me.dynamicsymbols._t
 OWN = ("kane", "lagrange", "modified_lagrange", "gibbs_appell")

@@ -13,9 +13,9 @@ import pytest
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from formulations import get_formulation
-from formulations.base import UnsupportedSystemError
-from systems import MechanicalSystem
+from eomcompare.formulations import get_formulation
+from eomcompare.formulations.base import UnsupportedSystemError
+from eomcompare.systems import MechanicalSystem
 
 t = me.dynamicsymbols._t
 SPEED_FORMS = ["kane", "gibbs_appell", "sympy_kane"]

@@ -23,17 +23,21 @@ import sympy as sm
 from conftest import cached_eom, cached_system, derivation_group
 from scipy.integrate import solve_ivp
 
-from formulations import FORMULATIONS, get_formulation
-from numeric import compiled
-from numeric.compiled import (
+from eomcompare.formulations import FORMULATIONS, get_formulation
+from eomcompare.numeric import compiled
+from eomcompare.numeric.compiled import (
     CompiledModel,
     CompilerNotFoundError,
     c_source,
     factor_numbers,
 )
-from numeric.model import LambdifyModel, NumericModel, SingularConfigurationError
-from symbolic.calculus import symmetric_from_lower
-from systems import CATALOGUE, get_system, system_facts
+from eomcompare.numeric.model import (
+    LambdifyModel,
+    NumericModel,
+    SingularConfigurationError,
+)
+from eomcompare.symbolic.calculus import symmetric_from_lower
+from eomcompare.systems import CATALOGUE, get_system, system_facts
 
 RTOL = 1e-12
 # A second formulation with other unknowns (multipliers) and other states.
@@ -318,7 +322,7 @@ def test_backend_names_are_checked():
 def test_evaluations_are_counted_once_whatever_the_backend(monkeypatch):
     """The contract's methods live in NumericModel: a backend supplies the
     evaluations only, and rhs counts each call once (a batch of k: k)."""
-    from numeric import backends
+    from eomcompare.numeric import backends
 
     eom = cached_eom("kane", "double_pendulum")
     lam = eom.numeric()
@@ -527,7 +531,7 @@ def test_explicit_form_needs_no_solve():
 def test_factor_numbers_shares_a_multiplication_and_keeps_the_value():
     from sympy.core.parameters import distribute
 
-    from bench.literature_counts import count_ops_literature
+    from eomcompare.bench.literature_counts import count_ops_literature
 
     a, b, c, q = sm.symbols("a b c q")
     e = 0.25 * a * sm.sin(q) - 0.25 * b + 0.25 * c**2 + 3 * a - 3 * q + 7 * c + 1
@@ -596,7 +600,7 @@ def test_parameters_set_later_are_used():
 # ----------------------------------------------------------------------
 _RHS_SCRIPT = """
 import sys
-from formulations import get_formulation
+from eomcompare.formulations import get_formulation
 eom = get_formulation("kane").derive("double_pendulum")
 model = eom.numeric(backend="c", cache_dir=sys.argv[1])
 t0, q, qd = eom.system.random_state(seed=0)

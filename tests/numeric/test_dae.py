@@ -19,15 +19,15 @@ from conftest import cached_eom, cached_system
 from helpers import cartesian_pendulum
 from scipy.integrate import solve_ivp
 
-from formulations import get_formulation
-from numeric.dae import (
+from eomcompare.formulations import get_formulation
+from eomcompare.numeric.dae import (
     DAE_METHOD,
     DAE_TREATMENT,
     NoMultiplierFormError,
     integrate_dae,
 )
-from numeric.integrate import integrate
-from systems import ConstraintError
+from eomcompare.numeric.integrate import integrate
+from eomcompare.systems import ConstraintError
 
 pytest.importorskip("sksundae", reason="the dae extra (scikit-sundae) is needed")
 
@@ -250,7 +250,7 @@ def test_bad_arguments():
 
 
 def test_run_options_refuse_a_reference_without_multipliers():
-    from compare.runner import SOLVERS, RunOptions
+    from eomcompare.compare.runner import SOLVERS, RunOptions
 
     assert DAE_METHOD in SOLVERS
     with pytest.raises(ValueError, match="--reference lagrange"):
@@ -259,7 +259,7 @@ def test_run_options_refuse_a_reference_without_multipliers():
 
 
 def test_a_case_without_multipliers_is_refused_by_the_harness():
-    from compare.runner import Case, RunOptions, run_case
+    from eomcompare.compare.runner import Case, RunOptions, run_case
 
     opts = RunOptions(method=DAE_METHOD, reference="lagrange", use_cache=False)
     out = run_case(Case("four_bar", (), "kane"), opts)
@@ -277,7 +277,7 @@ def test_the_command_line_refuses_a_reference_without_multipliers(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(root), EOMCOMPARE_CACHE=str(tmp_path / "c"))
     out = tmp_path / "run"
     res = subprocess.run(
-        [sys.executable, "-m", "compare", "run", "--systems", "double_pendulum"]
+        [sys.executable, "-m", "eomcompare", "run", "--systems", "double_pendulum"]
         + ["--method", DAE_METHOD, "--quiet", "--out", str(out)],
         cwd=root,
         env=env,

@@ -13,13 +13,13 @@ from conftest import cached_eom, cached_system
 from helpers import cartesian_pendulum
 from scipy.integrate import solve_ivp
 
-from formulations import (
+from eomcompare.formulations import (
     formulation_names,
     get_formulation,
 )
-from numeric.integrate import IntegrationResult, integrate, project_state
-from numeric.model import SingularConfigurationError
-from systems import CATALOGUE, ConstraintError, system_facts
+from eomcompare.numeric.integrate import IntegrationResult, integrate, project_state
+from eomcompare.numeric.model import SingularConfigurationError
+from eomcompare.systems import CATALOGUE, ConstraintError, system_facts
 
 #: The default comparison's formulations; the tree algorithms
 #: (kane_composite, kane_articulated) are checked against kane on every

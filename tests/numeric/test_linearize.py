@@ -14,9 +14,9 @@ import sympy as sm
 import sympy.physics.mechanics as me
 from conftest import cached_eom, cached_system
 
-from formulations.base import formulation_names
-from numeric.linearize import LinearModel, linearize
-from systems.base import ConstraintError, MechanicalSystem
+from eomcompare.formulations.base import formulation_names
+from eomcompare.numeric.linearize import LinearModel, linearize
+from eomcompare.systems.base import ConstraintError, MechanicalSystem
 
 t = me.dynamicsymbols._t
 #: The default comparison's formulations; the tree algorithms
@@ -195,7 +195,7 @@ def _spring_mass():
 
 
 def test_inputs_give_B():
-    from formulations import get_formulation
+    from eomcompare.formulations import get_formulation
 
     eom = get_formulation("kane").derive(_spring_mass())
     lin = linearize(

@@ -13,9 +13,9 @@ import pandas as pd
 import pytest
 from conftest import cached_eom, cached_system
 
-from formulations.base import formulation_names
-from numeric.linearize import linearize
-from references import published as bm
+from eomcompare.formulations.base import formulation_names
+from eomcompare.numeric.linearize import linearize
+from eomcompare.references import published as bm
 
 #: The default comparison's formulations; the tree algorithms
 #: (kane_composite, kane_articulated) are checked against kane on every

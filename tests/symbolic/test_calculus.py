@@ -12,7 +12,7 @@ import sympy.physics.mechanics as me
 from hypothesis import given
 from hypothesis import strategies as st
 
-from symbolic.calculus import (
+from eomcompare.symbolic.calculus import (
     derivative,
     directional_derivative,
     dynamic_symbols,
@@ -23,7 +23,7 @@ from symbolic.calculus import (
     substitute,
     time_derivative,
 )
-from symbolic.frames import FrameAlgebra, kinetic_energy
+from eomcompare.symbolic.frames import FrameAlgebra, kinetic_energy
 
 t = me.dynamicsymbols._t
 x, y, z = sm.symbols("x y z")
@@ -222,7 +222,7 @@ def test_gradient_and_piecewise_fallback():
 def test_kinetic_energy_components_equal_sympys():
     """T from components in the bodies' own frames (merged rotations) is
     sympy's ``kinetic_energy`` of the same bodies."""
-    from systems import get_system
+    from eomcompare.systems import get_system
 
     for name, options in (
         ("n_link_pendulum", {"n": 4}),
@@ -357,7 +357,7 @@ def test_exact_time_derivative_keeps_numbers_out_of_sums():
 
 
 def test_products_without_zeros_are_sympys():
-    from symbolic.frames import cross, dot, matmul
+    from eomcompare.symbolic.frames import cross, dot, matmul
 
     A = sm.Matrix([[sm.cos(q1), 0, x], [0, 1, 0], [y * q2, 0, sm.sin(q1)]])
     B = sm.Matrix([[x + y, 0], [0, q2], [2, sm.cos(q2) - x]])
@@ -373,8 +373,8 @@ def test_products_without_zeros_are_sympys():
 def test_entrywise_arithmetic_is_sympys(entries, s):
     # The same entries as sympy's matrix arithmetic, zero entries (exact
     # and Float) and cancelling sums included.
-    from symbolic.dense import matrix
-    from symbolic.frames import add, scale, sub
+    from eomcompare.symbolic.dense import matrix
+    from eomcompare.symbolic.frames import add, scale, sub
 
     entries = entries[:4] + [sm.S.Zero, sm.Float(0.0)]
     A = sm.Matrix(3, 2, entries)
@@ -392,7 +392,7 @@ def test_entrywise_arithmetic_is_sympys(entries, s):
 def test_matrix_keeps_sympys_number_domains():
     # All-integer or all-rational matrices live in sympy's exact number
     # domains; expressions in its raw domain: the same representation.
-    from symbolic.dense import entries, matrix
+    from eomcompare.symbolic.dense import entries, matrix
 
     for flat in ([1, 2, 0, 3], [sm.Rational(1, 2), 0, 1, 2], [x, 0, sm.Float(0.0), 1]):
         flat = [sm.sympify(e) for e in flat]
@@ -409,7 +409,7 @@ def test_linear_split_is_jacobian_and_xreplace(c):
     # Expressions linear in a and b, the variables nested in sums and
     # products: coefficients equal sympy's jacobian, and the rest is the
     # very expression xreplace gives.
-    from symbolic.calculus import linear_split
+    from eomcompare.symbolic.calculus import linear_split
 
     a, b = sm.Symbol("a"), q2.diff(t, 2)
     exprs = [
@@ -429,8 +429,8 @@ def test_linear_split_is_jacobian_and_xreplace(c):
 
 
 def test_body_kinematics_without_partials_has_the_same_accelerations():
-    from symbolic.frames import body_kinematics
-    from systems import get_system
+    from eomcompare.symbolic.frames import body_kinematics
+    from eomcompare.systems import get_system
 
     ms = get_system("double_pendulum")
     qdot, u = dict(ms.kinematics.qdot), list(ms.speeds)

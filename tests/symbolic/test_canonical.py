@@ -8,8 +8,8 @@ import pytest
 import sympy as sm
 from sympy.core.function import AppliedUndef
 
-from symbolic.canonical import canonical, collapse_pythagorean
-from symbolic.counting import count_ops
+from eomcompare.symbolic.canonical import canonical, collapse_pythagorean
+from eomcompare.symbolic.counting import count_ops
 
 x, y, z, m1, m2, a, b = sm.symbols("x y z m1 m2 a b")
 s, c = sm.sin(x), sm.cos(x)
@@ -61,8 +61,8 @@ def test_what_is_not_an_identity_is_kept(kept):
 
 def test_values_unchanged_on_a_derivation():
     # The pass changes no value: double_pendulum's equations by kane.
-    from formulations import get_formulation
-    from systems import get_system
+    from eomcompare.formulations import get_formulation
+    from eomcompare.systems import get_system
 
     ms = get_system("double_pendulum")
     eom = get_formulation("kane", count_ops=False).derive(ms)

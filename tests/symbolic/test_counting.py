@@ -10,8 +10,8 @@ import sympy.physics.mechanics as me
 from hypothesis import given
 from hypothesis import strategies as st
 
-from formulations import get_formulation
-from symbolic.counting import count_ops, tree_size
+from eomcompare.formulations import get_formulation
+from eomcompare.symbolic.counting import count_ops, tree_size
 
 t = me.dynamicsymbols._t
 x, y, z = sm.symbols("x y z")

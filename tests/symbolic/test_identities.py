@@ -6,7 +6,7 @@ import numpy as np
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from symbolic.identities import RandomPoints
+from eomcompare.symbolic.identities import RandomPoints
 
 t = me.dynamicsymbols._t
 q, u = me.dynamicsymbols("q u")

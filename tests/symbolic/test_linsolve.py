@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import sympy as sm
 
-from symbolic.linsolve import _guided_elimination, solve_linear
+from eomcompare.symbolic.linsolve import _guided_elimination, solve_linear
 
 
 def _is_zero(e):

@@ -11,9 +11,9 @@ import pytest
 import sympy as sm
 from conftest import cached_eom, cached_system
 
-from formulations.base import formulation_names
-from numeric.integrate import integrate
-from systems.andrews_squeezer import ANDREWS_INITIAL_ANGLES
+from eomcompare.formulations.base import formulation_names
+from eomcompare.numeric.integrate import integrate
+from eomcompare.systems.andrews_squeezer import ANDREWS_INITIAL_ANGLES
 
 #: modified_lagrange needs minutes on this system: it runs as slow.
 FAST = [f for f in formulation_names(default_only=True) if f != "modified_lagrange"]
@@ -154,7 +154,7 @@ def test_accelerations_equal_the_test_set_equations_slow(formulation):
 #: The test set's reference angles at t = 0.03 (see
 #: references.published.ANDREWS_REFERENCE for their provenance).
 def _reference():
-    from references.published import ANDREWS_REFERENCE
+    from eomcompare.references.published import ANDREWS_REFERENCE
 
     return np.array(ANDREWS_REFERENCE)
 

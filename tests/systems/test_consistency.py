@@ -16,13 +16,13 @@ from sympy_ports import (
     rolling_disc_asserted_speed_rates,
 )
 
-from formulations import (
+from eomcompare.formulations import (
     FORMULATIONS,
     UnsupportedSystemError,
     formulation_names,
     get_formulation,
 )
-from systems import DeclarationError, MechanicalSystem, get_system
+from eomcompare.systems import DeclarationError, MechanicalSystem, get_system
 
 #: The default comparison's formulations; the tree algorithms
 #: (kane_composite, kane_articulated) are checked against kane on every
@@ -106,8 +106,8 @@ def test_rolling_disc_with_contact_coordinates_matches_sympy_everywhere():
 
 
 def test_harness_shows_the_refusal_as_unsupported(tmp_path):
-    from compare import run
-    from systems import CATALOGUE, register_system
+    from eomcompare.compare import run
+    from eomcompare.systems import CATALOGUE, register_system
 
     register_system("contact_point_disc")(contact_point_disc)
     try:
@@ -130,7 +130,7 @@ def test_harness_shows_the_refusal_as_unsupported(tmp_path):
     assert rows.loc["gibbs_appell", "status"] == "ok"
     assert res.failures.empty
     # The report lists the refusal with its reason, apart from failures.
-    from compare.report import write_report
+    from eomcompare.compare.report import write_report
 
     write_report(res, tmp_path / "report", benchmarks=False, kolev=False)
     text = (tmp_path / "report" / "report.md").read_text()

@@ -9,13 +9,13 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from formulations import (
+from eomcompare.formulations import (
     FORMULATIONS,
     UnsupportedSystemError,
     formulation_names,
     get_formulation,
 )
-from testing.strategies import (
+from eomcompare.testing.strategies import (
     kinematic_trees,
     open_chains,
     reanchor_velocity,

@@ -9,8 +9,8 @@ import pytest
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from formulations import get_formulation
-from systems import get_system
+from eomcompare.formulations import get_formulation
+from eomcompare.systems import get_system
 
 N_STATES = 20
 OPTIONS = ["redundant", "minimal"]

@@ -9,7 +9,7 @@ import sympy as sm
 import sympy.physics.mechanics as me
 from helpers import planar_particle
 
-from systems import (
+from eomcompare.systems import (
     CATALOGUE,
     ConstraintError,
     DeclarationError,

@@ -9,7 +9,7 @@ import sympy as sm
 import sympy.physics.mechanics as me
 from pydy_ports import kane_levinson_ex_11_7, kane_levinson_ex_11_7_asserted
 
-from formulations import (
+from eomcompare.formulations import (
     UnsupportedSystemError,
     formulation_names,
     get_formulation,
@@ -141,7 +141,7 @@ def test_sympys_implicit_kinematics_body():
 
     from sympy_ports import implicit_kinematics_body
 
-    from systems.redundancy import RedundantConstraintWarning
+    from eomcompare.systems.redundancy import RedundantConstraintWarning
 
     with warnings.catch_warnings():
         warnings.simplefilter("error", RedundantConstraintWarning)
@@ -206,7 +206,7 @@ def _pendulum_rod_force(route):
     """A particle on a massless rod about O, the rod's pull on it along
     A.x asked for as a ``ConstraintForce`` or by an auxiliary speed that
     lets the particle leave the rod (``System.add_auxiliary_speeds``)."""
-    from systems import ConstraintForce, MechanicalSystem
+    from eomcompare.systems import ConstraintForce, MechanicalSystem
 
     q, u, ua = me.dynamicsymbols("q u ua")
     m, L, g = sm.symbols("m L g")
@@ -309,7 +309,7 @@ def test_coordinates_without_a_speed_are_named_so_not_quaternions():
     the spin rate (5 coordinates, 3 speeds, as the rattleback declares its
     contact point): the Lagrange family refuses naming the two coordinates
     without a speed of their own, and no quaternion."""
-    from systems import MechanicalSystem
+    from eomcompare.systems import MechanicalSystem
 
     q1, q2, q3, x, y = me.dynamicsymbols("q1 q2 q3 x y")
     u1, u2, u3 = me.dynamicsymbols("u1:4")

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import sympy as sm
 
-from formulations import get_formulation
-from systems import get_system
+from eomcompare.formulations import get_formulation
+from eomcompare.systems import get_system
 
 N_STATES = 20
 

@@ -22,10 +22,10 @@ import sympy.physics.mechanics as me
 from conftest import cached_eom, cached_system
 from helpers import power_balance
 
-from formulations import get_formulation
-from numeric.model import SingularConfigurationError
-from systems import ConstraintError, get_system
-from systems.four_bar import four_bar_closed_form
+from eomcompare.formulations import get_formulation
+from eomcompare.numeric.model import SingularConfigurationError
+from eomcompare.systems import ConstraintError, get_system
+from eomcompare.systems.four_bar import four_bar_closed_form
 
 t = me.dynamicsymbols._t
 N_STATES = 25

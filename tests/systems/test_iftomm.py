@@ -16,10 +16,10 @@ from conftest import cached_eom, cached_system
 from scipy.integrate import solve_ivp
 from scipy.special import ellipk
 
-from formulations import get_formulation
-from numeric.integrate import _projection_functions, integrate
-from numeric.model import SingularConfigurationError
-from systems import system_facts
+from eomcompare.formulations import get_formulation
+from eomcompare.numeric.integrate import _projection_functions, integrate
+from eomcompare.numeric.model import SingularConfigurationError
+from eomcompare.systems import system_facts
 
 t = me.dynamicsymbols._t
 OWN = ("kane", "lagrange", "modified_lagrange", "gibbs_appell")
@@ -413,7 +413,7 @@ def test_bricard_energy_is_conserved_over_the_specified_time(formulation):
 
 
 def test_register_system_refuses_a_benchmark_that_is_not_one():
-    from systems import register_system
+    from eomcompare.systems import register_system
 
     with pytest.raises(TypeError, match="benchmark must be a Benchmark"):
         register_system("not_registered", benchmark={"problem": "A01"})

@@ -15,9 +15,9 @@ import pinocchio as pin
 import pytest
 import sympy as sm
 
-from formulations import inverse_dynamics_regressor
-from formulations.kane_recursive import inverse_dynamics
-from systems import get_system
+from eomcompare.formulations import inverse_dynamics_regressor
+from eomcompare.formulations.kane_recursive import inverse_dynamics
+from eomcompare.systems import get_system
 
 H = np.pi / 2
 RL2, D3, RL4 = 0.154, 0.45, 0.45

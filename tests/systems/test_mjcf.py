@@ -12,11 +12,20 @@ import pytest
 import sympy as sm
 from helpers import worst_relative_deviation
 
-from formulations import UnsupportedSystemError, get_formulation
-from formulations.kane_recursive import inverse_dynamics
-from references.mujoco_oracle import mjcf_mujoco_model, mujoco_accelerations
-from references.robot_oracle import oracle_accelerations, urdf_pinocchio_accelerations
-from systems import DeclarationError, from_mjcf, from_urdf, get_system, system_facts
+from eomcompare.formulations import UnsupportedSystemError, get_formulation
+from eomcompare.formulations.kane_recursive import inverse_dynamics
+from eomcompare.references.mujoco_oracle import mjcf_mujoco_model, mujoco_accelerations
+from eomcompare.references.robot_oracle import (
+    oracle_accelerations,
+    urdf_pinocchio_accelerations,
+)
+from eomcompare.systems import (
+    DeclarationError,
+    from_mjcf,
+    from_urdf,
+    get_system,
+    system_facts,
+)
 
 OWN = ("kane", "lagrange", "modified_lagrange", "gibbs_appell")
 

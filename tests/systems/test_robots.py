@@ -3,7 +3,7 @@
 ur5 and panda: Pinocchio reads the same URDF file.  puma560, stanford_arm
 and spatial_chain: the Pinocchio model is built here, joint by joint, from
 the same published tables with Pinocchio's own SE3 and inertia algebra,
-so that the DH conventions of :mod:`systems.robots` are checked too.
+so that the DH conventions of :mod:`eomcompare.systems.robots` are checked too.
 
 Every own formulation must give Pinocchio's q'' at 20 random states to
 1e-9 relative.  The larger cases are ``slow`` (they still run in CI);
@@ -21,10 +21,18 @@ import sympy as sm
 from helpers import worst_relative_deviation
 from sympy.core.function import AppliedUndef
 
-from formulations import get_formulation
-from references.robot_oracle import urdf_pinocchio_accelerations, urdf_pinocchio_model
-from systems import get_system
-from systems.robots import PUMA560, STANFORD_ARM, robot_data_path, spatial_chain_values
+from eomcompare.formulations import get_formulation
+from eomcompare.references.robot_oracle import (
+    urdf_pinocchio_accelerations,
+    urdf_pinocchio_model,
+)
+from eomcompare.systems import get_system
+from eomcompare.systems.robots import (
+    PUMA560,
+    STANFORD_ARM,
+    robot_data_path,
+    spatial_chain_values,
+)
 
 OWN = ("kane", "lagrange", "modified_lagrange", "gibbs_appell")
 N_STATES = 20

@@ -1,5 +1,5 @@
 """Kane's equations solved by the articulated-body recursion (the
-``kane_articulated`` formulation, :mod:`formulations.articulated_body`):
+``kane_articulated`` formulation, :mod:`eomcompare.formulations.articulated_body`):
 q'' against Pinocchio's ``aba`` and against kane's mass-matrix form, the
 refusals, and the operation counts of its evaluation order.
 """
@@ -13,16 +13,16 @@ from helpers import worst_relative_deviation
 from test_robots import N_STATES, _system_and_oracle
 from test_urdf import PRISMATIC, REVOLUTE, TREE, worst_deviation
 
-from bench.literature_counts import (
+from eomcompare.bench.literature_counts import (
     assignments_counts,
     featherstone,
     forward_dynamics_counts,
     inverse_dynamics_counts,
 )
-from compare.cache import DerivationCache
-from formulations import UnsupportedSystemError, get_formulation
-from formulations.articulated_body import Assignments
-from systems import from_urdf, get_system
+from eomcompare.compare.cache import DerivationCache
+from eomcompare.formulations import UnsupportedSystemError, get_formulation
+from eomcompare.formulations.articulated_body import Assignments
+from eomcompare.systems import from_urdf, get_system
 
 
 def _aba_eom(ms, **options):
@@ -156,7 +156,7 @@ def test_refuses_loads_added_to_a_tree():
 
 
 def test_is_a_formulation_of_its_own_left_out_of_the_default_run():
-    from formulations import FORMULATIONS, formulation_names
+    from eomcompare.formulations import FORMULATIONS, formulation_names
 
     cls = FORMULATIONS["kane_articulated"]
     assert cls.needs_tree and not cls.handles_holonomic

@@ -1,5 +1,5 @@
 """Kane's equations evaluated recursively in body frames
-(:mod:`formulations.kane_recursive`) and the Stanford arm's modelling
+(:mod:`eomcompare.formulations.kane_recursive`) and the Stanford arm's modelling
 options, against ``M u' - f`` of the formulations and Pinocchio's ``rnea``.
 """
 
@@ -11,10 +11,10 @@ import pytest
 import sympy as sm
 from test_robots import pinocchio_dh, pinocchio_spatial_chain
 
-from formulations import UnsupportedSystemError, get_formulation
-from formulations.kane_recursive import inverse_dynamics
-from systems import get_system
-from systems.robots import PUMA560, STANFORD_ARM
+from eomcompare.formulations import UnsupportedSystemError, get_formulation
+from eomcompare.formulations.kane_recursive import inverse_dynamics
+from eomcompare.systems import get_system
+from eomcompare.systems.robots import PUMA560, STANFORD_ARM
 
 ZDD = sm.symbols("zdd0:6")
 

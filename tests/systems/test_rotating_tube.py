@@ -13,8 +13,8 @@ import numpy as np
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from formulations import get_formulation
-from systems import get_system
+from eomcompare.formulations import get_formulation
+from eomcompare.systems import get_system
 
 N_STATES = 20
 t = me.dynamicsymbols._t

@@ -15,7 +15,7 @@ from sympy_ports import (
     joints_double_pendulum,
 )
 
-from formulations import formulation_names, get_formulation
+from eomcompare.formulations import formulation_names, get_formulation
 
 t = me.dynamicsymbols._t
 
@@ -88,8 +88,8 @@ def test_an_auxiliary_speed_alone_gives_its_generalized_constraint_force():
     auxiliary speed across it (N.y) and gravity -m g N.y: the rail's normal
     force, m g, is the generalized force that keeps the auxiliary speed zero
     (no reaction written in the loads, so it is named by the speed)."""
-    from formulations import get_formulation
-    from systems import MechanicalSystem
+    from eomcompare.formulations import get_formulation
+    from eomcompare.systems import MechanicalSystem
 
     q, u, ua = me.dynamicsymbols("q u ua")
     m, g = sm.symbols("m g")

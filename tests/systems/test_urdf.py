@@ -12,12 +12,15 @@ import pytest
 import sympy as sm
 from helpers import worst_relative_deviation
 
-from bench.robots import urdf_chain
-from formulations import get_formulation
-from references.robot_oracle import urdf_pinocchio_accelerations, urdf_pinocchio_model
-from symbolic.calculus import subexpressions
-from symbolic.counting import tree_size
-from systems import DeclarationError, from_urdf
+from eomcompare.bench.robots import urdf_chain
+from eomcompare.formulations import get_formulation
+from eomcompare.references.robot_oracle import (
+    urdf_pinocchio_accelerations,
+    urdf_pinocchio_model,
+)
+from eomcompare.symbolic.calculus import subexpressions
+from eomcompare.symbolic.counting import tree_size
+from eomcompare.systems import DeclarationError, from_urdf
 
 OWN = ("kane", "lagrange", "modified_lagrange", "gibbs_appell")
 
@@ -272,7 +275,7 @@ def test_a_30_link_chain_is_declared_walking_each_subexpression_once():
     assert paths > 10**8
     assert len(nodes) == len(set(nodes)) < 10**4
     assert {str(c) for c in ms.constants()} == {"g"}
-    # About 5 s of CPU time (python -m compare bench, robots part 5); the
+    # About 5 s of CPU time (python -m eomcompare bench, robots part 5); the
     # walk of the trees took 17 s at 20 links, twice as long with each link.
     assert seconds < 60, seconds
 

@@ -1,4 +1,4 @@
-"""The snapping rule and the damping option of :func:`systems.from_urdf` on
+"""The snapping rule and the damping option of :func:`eomcompare.systems.from_urdf` on
 a one-joint file: the quick instances of ``test_urdf.py``'s
 ``test_rounded_angles_snap_to_exact_rotations`` (a full robot read twice)
 and ``test_damping_option_against_pinocchio`` (two chains, two
@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 import sympy as sm
 
-from formulations import get_formulation
-from systems import from_urdf
+from eomcompare.formulations import get_formulation
+from eomcompare.systems import from_urdf
 
 # A quarter turn about y written as URDF files write it, rounded to 11
 # decimals; cos(1.57079632679) = 4.9e-12, which the rounding left where

@@ -18,8 +18,8 @@ import pytest
 import sympy as sm
 from conftest import cached_eom, cached_system, derivation_group
 
-from numeric.integrate import integrate
-from references import published as bm
+from eomcompare.numeric.integrate import integrate
+from eomcompare.references import published as bm
 
 # Each formulation's tests here run on the worker that checks the same
 # derivation against kane (tests/test_contract.py): derived once.
@@ -100,7 +100,7 @@ def test_linearized_matrices_are_the_published_ones(formulation):
         assert np.allclose(mats[name], published, rtol=0, atol=1e-8), name
     # The lean/steer block decouples from the rest of the minimal state.
     op = bm.upright_bicycle_state(3.0)
-    from numeric.linearize import linearize
+    from eomcompare.numeric.linearize import linearize
 
     full = linearize(eom, op)
     assert full.coupling(["q4", "q6", "u4", "u6"]) < 1e-8
@@ -192,7 +192,7 @@ def test_bicycle_eigenvalues_contract():
 
 
 def test_bicycle_eigenvalues_is_reachable_from_the_package():
-    import compare
+    from eomcompare import compare
 
     assert compare.bicycle_eigenvalues is bm.bicycle_eigenvalues
     with pytest.raises(AttributeError):

@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from formulations import get_formulation
-from systems import MechanicalSystem, get_system
-from systems.four_bar import four_bar_closed_form
-from testing import strategies as S
+from eomcompare.formulations import get_formulation
+from eomcompare.systems import MechanicalSystem, get_system
+from eomcompare.systems.four_bar import four_bar_closed_form
+from eomcompare.testing import strategies as S
 
 #: Building a system lambdifies its constraints (a few tenths of a second),
 #: so the strategy checks use few examples.
