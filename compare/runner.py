@@ -601,7 +601,7 @@ def _import_what_cases_use(opts: RunOptions) -> None:
     import sympy.printing.c
     import sympy.printing.mathml  # noqa: F401
 
-    import references.robot_oracle  # noqa: F401
+    import eomcompare.references.robot_oracle  # noqa: F401
     from eomcompare.numeric import backends  # noqa: F401
 
     from . import cache, equations, findings  # noqa: F401
