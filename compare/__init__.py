@@ -31,4 +31,4 @@ def __getattr__(name):
         from eomcompare.references.published import bicycle_eigenvalues
 
         return bicycle_eigenvalues
-    raise AttributeError(f"module 'compare' has no attribute {name!r}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

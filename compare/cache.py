@@ -85,8 +85,16 @@ def _package_version() -> str:
 
 
 @functools.cache
-def code_digest(packages: tuple = ("symbolic", "systems", "formulations")) -> str:
-    """Hash of the source of every module in ``packages``, as found on disk.
+def code_digest(
+    packages: tuple = (
+        "eomcompare.symbolic",
+        "eomcompare.systems",
+        "eomcompare.formulations",
+    ),
+) -> str:
+    """Hash of the source of every module in ``packages`` (full import
+    names), as found on disk.  A package that cannot be found is an error:
+    an empty digest would let every version of the code share one key.
 
     The derivation cache keys on the ``symbolic``, ``systems`` and
     ``formulations`` packages, a comparison run's resume on those and
@@ -100,7 +108,9 @@ def code_digest(packages: tuple = ("symbolic", "systems", "formulations")) -> st
     h = hashlib.sha256()
     for pkg in packages:
         spec = importlib.util.find_spec(pkg)
-        for root in (spec.submodule_search_locations or []) if spec else []:
+        if spec is None or not spec.submodule_search_locations:
+            raise ModuleNotFoundError(f"code_digest: no package {pkg!r}")
+        for root in spec.submodule_search_locations:
             for path in sorted(Path(root).rglob("*.py")):
                 h.update(str(path.relative_to(root)).encode())
                 h.update(path.read_bytes())

@@ -19,7 +19,10 @@ if TYPE_CHECKING:
 #: builder lives elsewhere (a user's own) is resumed only for the same
 #: declaration (:func:`eomcompare.compare.runner.declaration_key`), which its source
 #: cannot vouch for.
-CODE_PACKAGES = ("symbolic", "numeric", "systems", "formulations", "compare")
+CODE_PACKAGES = tuple(
+    f"eomcompare.{pkg}"
+    for pkg in ("symbolic", "numeric", "systems", "formulations", "compare")
+)
 
 
 def declared_outside(system: str) -> bool:
@@ -28,7 +31,9 @@ def declared_outside(system: str) -> bool:
     from eomcompare.systems import CATALOGUE
 
     module = getattr(CATALOGUE[system], "__module__", None) or ""
-    return module.partition(".")[0] not in CODE_PACKAGES
+    return not any(
+        module == pkg or module.startswith(f"{pkg}.") for pkg in CODE_PACKAGES
+    )
 
 
 __all__ = ["PREPARED", "Prepared", "prepared", "declaration_for_report"]

@@ -75,13 +75,13 @@ autodoc_typehints = "description"
 # FloatArray is spelled out as numpy's full generic type, and the sympy
 # aliases as a bare Any that says nothing.  Names only resolve in modules
 # whose annotations are strings (``from __future__ import annotations``).
-import symbolic.types  # noqa: E402  (the project is importable from here)
+import eomcompare.symbolic.types as alias_types  # noqa: E402
 
 autodoc_type_aliases = {
-    name: f"symbolic.types.{name}" for name in symbolic.types.__all__
+    name: f"eomcompare.symbolic.types.{name}" for name in alias_types.__all__
 }
 # Sphinx prints an alias nested in a generic (``tuple[Symbol, ...]``) by the
-# repr of its placeholder, "TypeAliasForwardRef('symbolic.types.Symbol')";
+# repr of its placeholder, "TypeAliasForwardRef('eomcompare.symbolic.types.Symbol')";
 # the alias's name is what a reader needs.
 from sphinx.util.inspect import TypeAliasForwardRef  # noqa: E402
 

@@ -54,13 +54,13 @@ def test_the_checks_can_fail(tmp_path):
 # The public surface the documentation's API reference presents: these
 # modules are type-checked with every strict option.
 PUBLIC_MODULES = [
-    "systems/base.py",  # MechanicalSystem
-    "systems/catalogue.py",  # the system registry
-    "formulations/base.py",  # Formulation, EquationsOfMotion, the registry
-    "numeric/model.py",  # the numeric contract
-    "numeric/linearize.py",
-    "compare/runner.py",  # compare.run
-    "testing/strategies.py",
+    "eomcompare/systems/base.py",  # MechanicalSystem
+    "eomcompare/systems/catalogue.py",  # the system registry
+    "eomcompare/formulations/base.py",  # Formulation, EquationsOfMotion, the registry
+    "eomcompare/numeric/model.py",  # the numeric contract
+    "eomcompare/numeric/linearize.py",
+    "eomcompare/compare/runner.py",  # compare.run
+    "eomcompare/testing/strategies.py",
 ]
 
 

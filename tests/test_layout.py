@@ -20,6 +20,8 @@ PACKAGES = (
     "testing",
     "compare",
 )
+#: The one import name; the packages above are its subpackages.
+PREFIX = "eomcompare"
 #: Lower layers first; a package may import only from layers before it.
 #: The applications on top share a layer: the command line (compare.cli)
 #: dispatches to the benchmark, the report shows the published references,
@@ -95,6 +97,7 @@ def _import_graph():
                     for a in node.names
                 ]
             for target in targets:
+                target = target.removeprefix(f"{PREFIX}.")
                 while target and target not in mods:
                     target = target.rpartition(".")[0]
                 if target and target != mod:
@@ -137,8 +140,8 @@ def test_graph_sees_the_imports():
     # A type-checking import is not an edge; the same import outside is.
     tree = ast.parse(
         "from typing import TYPE_CHECKING\n"
-        "if TYPE_CHECKING:\n    from systems.base import MechanicalSystem\n"
-        "from systems.base import MechanicalSystem\n"
+        "if TYPE_CHECKING:\n    from eomcompare.systems.base import MechanicalSystem\n"
+        "from eomcompare.systems.base import MechanicalSystem\n"
     )
     skipped = _type_checking_only(tree)
     imports = sorted(
@@ -146,6 +149,41 @@ def test_graph_sees_the_imports():
         key=lambda n: n.lineno,
     )
     assert [id(n) in skipped for n in imports] == [False, True, False]
+
+
+def _old_name_imports(paths):
+    """Imports that name a subpackage without the ``eomcompare.`` prefix:
+    such a module would be loaded twice under two names (in a checkout the
+    folder is importable by its own name too)."""
+    found = []
+    for path in paths:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                names = [node.module or ""]
+            else:
+                continue
+            found += [f"{path.name}: {n}" for n in names if n.split(".")[0] in PACKAGES]
+    return found
+
+
+def test_every_import_uses_the_one_name(tmp_path):
+    listed = subprocess.run(
+        ["git", "ls-files", "*.py"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    # The links in eomcompare/ lead to the same files.
+    paths = [ROOT / p for p in listed if not p.startswith("eomcompare/")]
+    assert len(paths) > 150
+    assert not _old_name_imports(paths)
+    # The check sees an old-style import, absolute or dotted.
+    bad = tmp_path / "bad.py"
+    bad.write_text("import numeric.model\nfrom systems import get_system\n")
+    assert _old_name_imports([bad]) == ["bad.py: numeric.model", "bad.py: systems"]
 
 
 def test_no_import_cycle_between_modules():

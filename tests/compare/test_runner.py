@@ -190,12 +190,12 @@ def test_resume_skips_finished_cases(tmp_path):
 
 def test_rows_of_other_code_are_not_resumed(tmp_path, monkeypatch):
     # A run after a code change must not report rows the old code computed.
-    import compare.cache
+    import eomcompare.compare.cache as cache_module
 
     kw = dict(t_final=0.2, jobs=1, progress=False, out=tmp_path, use_cache=False)
     run(["double_pendulum"], ["kane"], **kw)
     assert run(["double_pendulum"], ["kane"], **kw).metadata["resumed_cases"] == 1
-    monkeypatch.setattr(compare.cache, "code_digest", lambda packages=(): "edited")
+    monkeypatch.setattr(cache_module, "code_digest", lambda packages=(): "edited")
     assert run(["double_pendulum"], ["kane"], **kw).metadata["resumed_cases"] == 0
 
 
@@ -490,3 +490,18 @@ def test_a_singular_case_is_an_error_row_without_numpy_warnings(tmp_path):
         row = run_case(case, RunOptions(t_final=0.2, cache_dir=tmp_path))["row"]
     assert row["status"] == "error" and "not finite" in row["error"]
     assert not [w for w in caught if issubclass(w.category, RuntimeWarning)]
+
+
+def test_code_digest_reads_the_project_packages_by_their_import_names():
+    # The default packages are found under the one import name: a digest of
+    # nothing would key every version of the code alike.
+    from eomcompare.compare.cache import code_digest
+    from eomcompare.compare.prepared import CODE_PACKAGES, declared_outside
+
+    with pytest.raises(ModuleNotFoundError):
+        code_digest(("no_such_package_for_digest",))
+    code_digest.cache_clear()
+    assert code_digest(CODE_PACKAGES) != code_digest(CODE_PACKAGES[:1])
+    code_digest.cache_clear()
+    # A catalogue system is the project's own; a user's is not.
+    assert not declared_outside("double_pendulum")

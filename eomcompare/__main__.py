@@ -1,9 +1,11 @@
+"""``python -m eomcompare``: the command line (:mod:`eomcompare.compare.cli`)."""
+
 import sys
 import time
 
 # The wall time the command reports counts from here, imports included.
 _STARTED = time.perf_counter()
 
-from .cli import main  # noqa: E402
+from eomcompare.compare.cli import main  # noqa: E402
 
 sys.exit(main(started=_STARTED))

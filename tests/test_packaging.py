@@ -1,0 +1,128 @@
+"""The installed project is one import name: a wheel built from this tree,
+installed (not editable) into a fresh virtual environment, adds
+``eomcompare`` and its dist-info to site-packages and nothing else, and
+imports without the repository on the path."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import sysconfig
+import venv
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SUBPACKAGES = (
+    "symbolic",
+    "numeric",
+    "systems",
+    "formulations",
+    "references",
+    "bench",
+    "testing",
+    "compare",
+)
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory):
+    out = tmp_path_factory.mktemp("wheel")
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "-q",
+            "--no-deps",
+            "-w",
+            str(out),
+            str(ROOT),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    (found,) = out.glob("eomcompare-*.whl")
+    return found
+
+
+def test_the_wheel_holds_one_top_level_name(wheel):
+    with zipfile.ZipFile(wheel) as zf:
+        names = zf.namelist()
+    tops = {n.split("/")[0] for n in names}
+    assert tops == {"eomcompare", wheel.name.split("-py3")[0] + ".dist-info"}
+    # The subpackages are there as files (the links of the checkout are
+    # followed), with their modules.
+    for pkg in SUBPACKAGES:
+        assert f"eomcompare/{pkg}/__init__.py" in names
+    assert "eomcompare/formulations/kane.py" in names
+    assert "eomcompare/__main__.py" in names
+
+
+@pytest.mark.slow
+def test_installed_into_a_fresh_environment(wheel, tmp_path):
+    env_dir = tmp_path / "fresh"
+    venv.EnvBuilder(with_pip=False).create(env_dir)
+    python = env_dir / "bin" / "python"
+    purelib = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    before = set(Path(purelib).iterdir())
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(python),
+            "install",
+            "-q",
+            "--no-deps",
+            "--no-index",
+            str(wheel),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    gained = {p.name for p in set(Path(purelib).iterdir()) - before}
+    assert gained == {"eomcompare", wheel.name.split("-py3")[0] + ".dist-info"}
+    assert (env_dir / "bin" / "eomcompare").exists()
+    assert not any((Path(purelib) / "eomcompare").rglob("*.pth"))
+    # The dependencies come from the test environment's site-packages (a
+    # plain path entry: its .pth files, among them this checkout's editable
+    # finder, are not read); the project itself from the fresh install.
+    deps = sysconfig.get_path("purelib")
+    script = (
+        "import eomcompare.formulations as f, eomcompare.systems as s\n"
+        "print(f.__file__)\n"
+        "print(s.get_system('double_pendulum').name)\n"
+        "import importlib.util\n"
+        f"print([n for n in {SUBPACKAGES!r} if importlib.util.find_spec(n)])\n"
+    )
+    res = subprocess.run(
+        [str(python), "-c", script],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={"PYTHONPATH": deps, "PATH": "/usr/bin:/bin", "MPLBACKEND": "Agg"},
+    )
+    assert res.returncode == 0, res.stderr
+    where, name, old_names = res.stdout.splitlines()
+    assert where.startswith(purelib)
+    assert name == "double_pendulum"
+    assert old_names == "[]"
+    listed = subprocess.run(
+        [str(env_dir / "bin" / "eomcompare"), "list"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={"PYTHONPATH": deps, "PATH": "/usr/bin:/bin"},
+    )
+    assert listed.returncode == 0, listed.stderr
+    assert "modified_lagrange" in listed.stdout
