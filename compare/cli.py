@@ -111,7 +111,12 @@ def _add_run_options(p: argparse.ArgumentParser):
         "--t-final", type=float, default=10.0, help="simulated seconds (default 10)"
     )
     p.add_argument(
-        "--method", default="DOP853", help="solve_ivp method (default DOP853)"
+        "--method",
+        default="DOP853",
+        help="solve_ivp method (default DOP853), or IDA: SUNDIALS' IDA on "
+        "the multiplier form (stabilised index-2, ida-ggl; pip install -e "
+        "'.[dae]'), for formulations with multipliers (--reference lagrange; "
+        "the others are refused)",
     )
     p.add_argument("--rtol", type=float, default=1e-10)
     p.add_argument("--atol", type=float, default=1e-10)

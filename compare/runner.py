@@ -44,6 +44,12 @@ from eomcompare.formulations import (
     get_formulation,
     split_formulation_spec,
 )
+from eomcompare.numeric.dae import (
+    DAE_METHOD,
+    DAE_TREATMENT,
+    dae_available,
+    integrate_dae,
+)
 from eomcompare.numeric.integrate import integrate
 from eomcompare.systems import CATALOGUE, system_facts
 
@@ -79,8 +85,10 @@ __all__ = [
     "SOLVERS",
 ]
 
-#: ``scipy.integrate.solve_ivp`` methods a run accepts.
-SOLVERS = ("RK45", "RK23", "DOP853", "Radau", "BDF", "LSODA")
+#: ``scipy.integrate.solve_ivp`` methods a run accepts, and ``"IDA"``:
+#: SUNDIALS' IDA on the multiplier form (:mod:`eomcompare.numeric.dae`), for the
+#: formulations with multipliers; the others are refused (``unsupported``).
+SOLVERS = ("RK45", "RK23", "DOP853", "Radau", "BDF", "LSODA", DAE_METHOD)
 #: Numeric backends a run accepts (``numeric.backends``, and "sized").
 BACKEND_CHOICES = ("auto", "sized", "lambdify", "c")
 #: Repeats of the lambdify right-hand side's timing where the compiled one
@@ -154,7 +162,10 @@ class RunOptions:
     ----------
     t_final : float
         Simulated horizon in seconds.
-    method, rtol, atol : solver settings for ``scipy.integrate.solve_ivp``.
+    method, rtol, atol : solver settings for ``scipy.integrate.solve_ivp``,
+        or ``method="IDA"``: the multiplier form as a DAE
+        (:func:`eomcompare.numeric.dae.integrate_dae`, ``stabilization`` unused), for
+        formulations with multipliers, the reference among them.
     n_samples : int
         Points of the common time grid.
     n_states : int
@@ -251,6 +262,11 @@ class RunOptions:
             raise ValueError(
                 f"method must be one of {list(SOLVERS)}, not {self.method!r}"
             )
+        if self.method == DAE_METHOD and not dae_available():
+            raise ValueError(
+                f"method {DAE_METHOD!r} needs SUNDIALS' IDA through "
+                f"scikit-sundae: pip install -e '.[dae]'"
+            )
         try:
             get_formulation(self.reference)
         except (ValueError, TypeError) as exc:
@@ -258,6 +274,15 @@ class RunOptions:
                 f"reference must be one of {sorted(FORMULATIONS)} (options "
                 f"as NAME:KEY=VALUE), not {self.reference!r}: {exc}"
             ) from None
+        if self.method == DAE_METHOD:
+            ref = get_formulation(self.reference)
+            if not ref.uses_multipliers:
+                raise ValueError(
+                    f"method {DAE_METHOD!r} integrates only formulations with "
+                    f"multipliers, so the reference must have them too: "
+                    f"reference {self.reference!r} eliminates the "
+                    f"constraints (--reference lagrange)"
+                )
         if self.backend not in BACKEND_CHOICES:
             raise ValueError(
                 f"backend must be one of {list(BACKEND_CHOICES)}, not {self.backend!r}"
@@ -611,6 +636,14 @@ def _run_case_body(case: Case, opts: RunOptions, row: Row, arrays: Arrays) -> No
     ms, states, initial, fingerprint = prepare_variant(case, opts)
     row["declaration"] = declaration_key(ms, fingerprint)
     form = get_formulation(case.formulation)
+    if opts.method == DAE_METHOD and not form.uses_multipliers:
+        raise UnsupportedSystemError(
+            f"{case.formulation}: method {DAE_METHOD!r} integrates the "
+            f"multiplier form ({DAE_TREATMENT}: the constraints among the "
+            f"equations), and {case.formulation} eliminates the constraints "
+            f"instead; formulations with multipliers: "
+            f"{sorted(n for n, c in FORMULATIONS.items() if c.uses_multipliers)}"
+        )
     # The calibration workload is measured in the same process, before and
     # after the timed work, so a load that comes and goes during the case
     # is seen by both; the fastest measurement is kept.  As many times as
@@ -745,6 +778,16 @@ def _run_case_body(case: Case, opts: RunOptions, row: Row, arrays: Arrays) -> No
 
     def solve() -> tuple[Any, float, float]:
         start, cpu = time.perf_counter(), time.thread_time()
+        if opts.method == DAE_METHOD:
+            dae = integrate_dae(
+                model,
+                t0 + opts.t_final,
+                rtol=opts.rtol,
+                atol=opts.atol,
+                t_eval=grid,
+                initial_state=initial,
+            )
+            return dae, time.perf_counter() - start, time.thread_time() - cpu
         res = integrate(
             model,
             t0 + opts.t_final,
