@@ -122,8 +122,18 @@ def build_system(name: str, options=None) -> MechanicalSystem:
             f"{describe_builder(name)} called sys.exit({exc.code!r})"
         ) from None
     if not isinstance(ms, MechanicalSystem):
+        kind = type(ms)
+        if kind.__name__ == MechanicalSystem.__name__:
+            # The class of another copy of the package: the builder imported
+            # it under a name other than eomcompare's (an old top-level
+            # ``systems``, or a second checkout on the path).
+            raise BuilderError(
+                f"{describe_builder(name)} returned a MechanicalSystem of module "
+                f"{kind.__module__!r}, not {MechanicalSystem.__module__!r}: import it "
+                f"as `from eomcompare.systems import ...`"
+            )
         raise BuilderError(
-            f"{describe_builder(name)} returned {type(ms).__name__}: "
+            f"{describe_builder(name)} returned {kind.__name__}: "
             f"a builder must return a MechanicalSystem"
         )
     return ms
