@@ -49,6 +49,7 @@ import sympy.physics.mechanics as me
 from scipy.integrate import solve_ivp
 
 from eomcompare.symbolic.plain import plain_replacements, to_plain
+from eomcompare.symbolic.text import display_name
 from eomcompare.symbolic.types import ArrayLike
 
 from .model import NumericModel, SingularConfigurationError, is_equations_of_motion
@@ -174,7 +175,7 @@ def _projection_functions(ms):
 
 
 def _describe(ms, q):
-    names = [str(c).replace("(t)", "") for c in ms.coordinates]
+    names = [display_name(c) for c in ms.coordinates]
     return ", ".join(f"{n}={v:.6g}" for n, v in zip(names, q))
 
 
