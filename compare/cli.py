@@ -111,7 +111,12 @@ def _add_run_options(p: argparse.ArgumentParser):
         "--t-final", type=float, default=10.0, help="simulated seconds (default 10)"
     )
     p.add_argument(
-        "--method", default="DOP853", help="solve_ivp method (default DOP853)"
+        "--method",
+        default="DOP853",
+        help="solve_ivp method (default DOP853), or IDA: SUNDIALS' IDA on "
+        "the multiplier form (stabilised index-2, ida-ggl; pip install -e "
+        "'.[dae]'), for formulations with multipliers (--reference lagrange; "
+        "the others are refused)",
     )
     p.add_argument("--rtol", type=float, default=1e-10)
     p.add_argument("--atol", type=float, default=1e-10)
@@ -122,14 +127,14 @@ def _add_run_options(p: argparse.ArgumentParser):
     )
     p.add_argument(
         "--backend",
-        default="sized",
-        choices=["sized", "lambdify", "c", "auto"],
+        default="auto",
+        choices=["auto", "sized", "lambdify", "c"],
         help="numeric backend the cases integrate with, the same for "
-        "every formulation of a system (default sized: compiled C for "
-        "systems of 4 or more coordinates, lambdify below; auto: compiled "
-        "C everywhere a compiler is found; c always compiles; the "
-        "right-hand side is timed compiled wherever the case compiles, "
-        "and through lambdify beside it)",
+        "every formulation of a system (default auto: compiled C "
+        "everywhere a compiler is found, else lambdify; sized: compiled C "
+        "for systems of 4 or more coordinates, lambdify below; c always "
+        "compiles; the right-hand side is timed compiled wherever the "
+        "case compiles, and through lambdify beside it)",
     )
     p.add_argument(
         "--jobs",

@@ -8,7 +8,9 @@ position- and velocity-level residuals drift.  :func:`integrate` offers two
 remedies:
 
 ``stabilization="projection"`` (default, works for every formulation)
-    The time span is split into segments of at most ``projection_interval``
+    Unit quaternions (coordinates whose norm the kinematic equations keep,
+    ``SystemStates.norm_invariants``) are normalised at each projection,
+    their rates made tangent to the unit sphere.  The time span is split into segments of at most ``projection_interval``
     seconds; output times inside a segment are read from the integrator's
     dense output, so they neither cut its steps nor restart it (splitting
     at every one of 200 output times tripled the evaluations of a four-bar
@@ -47,6 +49,7 @@ import sympy.physics.mechanics as me
 from scipy.integrate import solve_ivp
 
 from eomcompare.symbolic.plain import plain_replacements, to_plain
+from eomcompare.symbolic.text import display_name
 from eomcompare.symbolic.types import ArrayLike
 
 from .model import NumericModel, SingularConfigurationError, is_equations_of_motion
@@ -172,7 +175,7 @@ def _projection_functions(ms):
 
 
 def _describe(ms, q):
-    names = [str(c).replace("(t)", "") for c in ms.coordinates]
+    names = [display_name(c) for c in ms.coordinates]
     return ", ".join(f"{n}={v:.6g}" for n, v in zip(names, q))
 
 
@@ -250,6 +253,12 @@ def project_state(system, t0, q, qd, parameters=None, *, tol=1e-12, maxiter=20):
         B = np.asarray(f["B"](t0, q, p), dtype=float).reshape(-1, n)
         c = np.asarray(f["c"](t0, q, p), dtype=float).ravel()
         qd -= solve(B, B @ qd + c)
+    for g in system.states.norm_invariants:
+        # A unit quaternion (the norm its kinematic equations keep): back
+        # onto the unit sphere, its rates onto the sphere's tangent plane.
+        idx = list(g)
+        q[idx] /= np.linalg.norm(q[idx])
+        qd[idx] -= (q[idx] @ qd[idx]) * q[idx]
     return q, qd
 
 
@@ -460,8 +469,10 @@ def integrate(
             )
         return dx
 
-    project = stabilization == "projection" and (
-        ms.holonomic_constraints or ms.nonholonomic_constraints
+    project = stabilization == "projection" and bool(
+        ms.holonomic_constraints
+        or ms.nonholonomic_constraints
+        or ms.states.norm_invariants
     )
     if t_eval is not None:
         t_eval = np.asarray(t_eval, dtype=float).ravel()

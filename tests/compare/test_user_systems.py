@@ -239,6 +239,11 @@ def test_an_edited_urdf_named_by_a_builder_option_is_derived_again(tmp_path):
         ),
         ("return {'q': 1}", r"builder quit\(\).*returned dict: a builder must return"),
         ("return None", r"builder quit\(\).*returned NoneType: a builder must return"),
+        (
+            # A class of the same name from another copy of the package.
+            "class MechanicalSystem: pass\n    return MechanicalSystem()",
+            r"returned a MechanicalSystem of module '\w*quit'.*from eomcompare\.systems import",
+        ),
         ("raise RuntimeError('no')", r"builder quit\(\).*RuntimeError: no"),
     ],
 )
