@@ -174,3 +174,33 @@ PUBLISHED = {
         "symbolically customized to one arm",
     ),
 }
+_SYMORO_NOTE = (
+    "customised Newton-Euler (Khalil & Kleinfinger; SYMORO), OpenSYMORO run "
+    "on Khalil's modified-DH robot and counted with this project's "
+    "convention; this project's counts beside it in "
+    "reports/bench/robots/khalil.md (python -m eomcompare.bench.khalil)"
+)
+for _robot, _sets in (
+    (
+        "Stanford arm (Khalil)",
+        (
+            ("general inertia", 324, 279),
+            ("general inertia, base parameters", 262, 211),
+            ("principal axes, mass centres on joint axes", 209, 149),
+            ("principal axes, mass centres on joint axes, base parameters", 143, 96),
+        ),
+    ),
+    (
+        "RX-90",
+        (
+            ("general inertia", 331, 282),
+            ("general inertia, base parameters", 287, 226),
+        ),
+    ),
+):
+    for _label, _mul, _add in _sets:
+        PUBLISHED[f"customised Newton-Euler, SYMORO, {_robot}, {_label}"] = (
+            _mul,
+            _add,
+            _SYMORO_NOTE,
+        )

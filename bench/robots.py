@@ -42,7 +42,8 @@ from pathlib import Path
 
 import numpy as np
 
-from eomcompare.compare.child import ChildTimeout, call_in_child
+from .rows import capped as _capped
+from .rows import target_row as _target_row
 
 __all__ = [
     "bench_robots",
@@ -287,15 +288,6 @@ def _baseline_columns(got, label) -> dict:
     }
 
 
-def _capped(fn, *args, cap):
-    """``fn(*args)`` in a child process killed after ``cap`` seconds (the
-    suite's one time limit, :mod:`eomcompare.compare.child`); None past the cap."""
-    try:
-        return call_in_child(fn, *args, timeout=cap)
-    except ChildTimeout:
-        return None
-
-
 def _write_csv(path: Path, rows):
     keys = list(dict.fromkeys(k for r in rows for k in r))
     with open(path, "w", newline="") as fh:
@@ -331,14 +323,15 @@ def bench_robots(
         Seconds for one derivation (and its count) in a child process.
     parts : set of str, optional
         Any of ``"chain"``, ``"panda"``, ``"stanford"``, ``"rhs"``,
-        ``"derive"``, ``"urdf"`` (all by default).
+        ``"derive"``, ``"urdf"``, ``"khalil"`` (all by default; the last
+        writes ``khalil.csv``, :mod:`eomcompare.bench.khalil`).
     urdf_ns : iterable of int
         Links of the URDF chains part 5 declares.
     """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     parts = (
-        {"chain", "panda", "stanford", "rhs", "derive", "urdf"}
+        {"chain", "panda", "stanford", "rhs", "derive", "urdf", "khalil"}
         if parts is None
         else parts
     )
@@ -533,6 +526,11 @@ def bench_robots(
                 for r in rows
             ],
         ) + [""]
+    if "khalil" in parts:
+        from .khalil import bench_khalil
+
+        log("robots 6. Khalil's robots against SYMORO (bench.khalil)")
+        result["khalil"] = bench_khalil(out, lambda m: log("  " + m), cap=cap)
     (out / "robots.md").write_text("\n".join(lines) + "\n")
     return result
 
@@ -761,22 +759,6 @@ def _given(x) -> bool:
     return x is not None and x != "" and not (isinstance(x, float) and x != x)
 
 
-def _target_row(name, value, limit, note):
-    """A row of the benchmark's target table (as ``bench.suite`` writes
-    them); ``value`` None: not measured."""
-    if value is None:
-        status = "not measured"
-    else:
-        status = "met" if value <= limit else "MISSED"
-    return {
-        "target": name,
-        "value": float("nan") if value is None else value,
-        "limit": limit,
-        "status": status,
-        "note": note,
-    }
-
-
 def robot_targets(result) -> list[dict]:
     """The robot section's targets as rows of the benchmark's target table
     (``target, value, limit, status, note``), each naming the algorithm
@@ -793,7 +775,9 @@ def robot_targets(result) -> list[dict]:
     - derivation seconds of every own formulation at most 0.25 of
       sympy_kane's on each robot (value: the largest ratio, the
       formulation named; sympy_kane capped counts as met);
-    - from_urdf declares a chain of 30 links in under 5 s of CPU.
+    - from_urdf declares a chain of 30 links in under 5 s of CPU;
+    - Khalil's robots at most 0.9 x SYMORO's counts
+      (:func:`eomcompare.bench.khalil.khalil_targets`).
 
     ``result`` maps part names to their rows (what :func:`bench_robots`
     returns, or its CSV files read back); a part not present gives no row,
@@ -898,6 +882,10 @@ def robot_targets(result) -> list[dict]:
                 "" if worst is None else worst[1],
             )
         )
+    if result.get("khalil"):
+        from .khalil import khalil_targets
+
+        out += khalil_targets(result["khalil"])
     for r in result.get("urdf") or []:
         if int(r["n"]) == 30:
             out.append(

@@ -1193,6 +1193,7 @@ def _rebuild(out: Path, time_cap: float) -> int:
         part: _read_csv_rows(out / "robots" / f"robots_{part}.csv")
         for part in ("chain", "stanford", "rhs", "derive", "urdf")
     }
+    robots["khalil"] = _read_csv_rows(out / "robots" / "khalil.csv")
     path = _conclude(
         out, run, drows, rrows, srows, run.get("time_cap", time_cap), print, robots
     )

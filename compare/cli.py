@@ -111,7 +111,12 @@ def _add_run_options(p: argparse.ArgumentParser):
         "--t-final", type=float, default=10.0, help="simulated seconds (default 10)"
     )
     p.add_argument(
-        "--method", default="DOP853", help="solve_ivp method (default DOP853)"
+        "--method",
+        default="DOP853",
+        help="solve_ivp method (default DOP853), or IDA: SUNDIALS' IDA on "
+        "the multiplier form (stabilised index-2, ida-ggl; pip install -e "
+        "'.[dae]'), for formulations with multipliers (--reference lagrange; "
+        "the others are refused)",
     )
     p.add_argument("--rtol", type=float, default=1e-10)
     p.add_argument("--atol", type=float, default=1e-10)
@@ -122,14 +127,14 @@ def _add_run_options(p: argparse.ArgumentParser):
     )
     p.add_argument(
         "--backend",
-        default="sized",
-        choices=["sized", "lambdify", "c", "auto"],
+        default="auto",
+        choices=["auto", "sized", "lambdify", "c"],
         help="numeric backend the cases integrate with, the same for "
-        "every formulation of a system (default sized: compiled C for "
-        "systems of 4 or more coordinates, lambdify below; auto: compiled "
-        "C everywhere a compiler is found; c always compiles; the "
-        "right-hand side is timed compiled wherever the case compiles, "
-        "and through lambdify beside it)",
+        "every formulation of a system (default auto: compiled C "
+        "everywhere a compiler is found, else lambdify; sized: compiled C "
+        "for systems of 4 or more coordinates, lambdify below; c always "
+        "compiles; the right-hand side is timed compiled wherever the "
+        "case compiles, and through lambdify beside it)",
     )
     p.add_argument(
         "--jobs",
@@ -186,6 +191,15 @@ def _add_run_options(p: argparse.ArgumentParser):
         "with every formulation: long on an empty cache)",
     )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument(
+        "--precision",
+        choices=["quick", "none"],
+        default=None,
+        help="work-precision sweep for the report: quick (a few systems, "
+        "DOP853, six tolerances, seconds; the default of the default "
+        "comparison) or none (the default when --systems or --formulations "
+        "is given); python -m eomcompare precision runs a full one",
+    )
 
 
 def _executor(args):
@@ -287,6 +301,13 @@ def cmd_run(args) -> int:
         **_run_kwargs(args),
     )
     print_summary(result)
+    precision = getattr(args, "precision", None) or (
+        "none" if args.systems or args.formulations else "quick"
+    )
+    if precision == "quick" and not args.no_report:
+        from .precision import quick_sweep
+
+        quick_sweep(args.out, jobs=args.jobs, progress=not args.quiet)
     cases_done = time.perf_counter()
     if args.no_report:
         where = f"results in {args.out / 'results.csv'}"
@@ -490,6 +511,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true")
     sub.add_parser("list", help="list systems and formulations")
     sub.add_parser(
+        "precision",
+        help="work-precision sweep: error against CPU time over tolerances, "
+        "per formulation, integrator and constraint treatment (see --help)",
+        add_help=False,
+    )
+    sub.add_parser(
         "bench",
         help="benchmarks: derivation scaling and numeric "
         "speed against the peers (see --help)",
@@ -506,6 +533,10 @@ def main(argv=None, *, started: float | None = None) -> int:
     parser = build_parser()
     if argv and argv[0] == "bench":
         return cmd_bench(None, argv[1:])
+    if argv and argv[0] == "precision":
+        from .precision_cli import main as precision_main
+
+        return precision_main(argv[1:])
     if not argv or argv[0].startswith("-") and argv[0] not in ("-h", "--help"):
         argv = ["run"] + argv
     args = parser.parse_args(argv)

@@ -109,6 +109,9 @@ MAX_CSE_LINES = 60
 #: out is counted, and every entry stays in the run's arrays.  Keeps the
 #: report of the main job to a few megabytes.
 MATHML_BUDGET = 8_000
+#: Characters of MathML of a form simplified for display beyond which it is
+#: not shown (the report of the main job stays within 3 MB).
+SIMPLIFIED_BUDGET = 4_000
 #: Where the equations left out of the page are.
 _WHERE_ALL = (
     "all of them are in the run's trajectories/&lt;case&gt;.npz "
@@ -360,7 +363,9 @@ def is_large(case: CaseEquations) -> bool:
         ops = (
             0
             if case.shape[0] > LARGE_ROWS
-            else _ops(list(case.data["mass_matrix"]) + list(case.data["forcing"]))
+            else sum(
+                _ops(e) for e in [*case.data["mass_matrix"], *case.data["forcing"]]
+            )
         )
     return case.shape[0] > LARGE_ROWS or ops > LARGE_OPS
 
@@ -470,8 +475,39 @@ def _entry_html(name: str, expr) -> str:
     return _math(_mrow(_PRINTER._print(sm.Symbol(name)).toxml(), _EQ, typeset))
 
 
-def equations_html(case: CaseEquations) -> str:
-    """One case's equations as an HTML fragment (MathML and SVG inside)."""
+def _simplified_html(case: CaseEquations, seen: dict | None = None) -> str:
+    """The equations simplified for display only, collapsed and marked
+    (:mod:`eomcompare.compare.simplified`); "" where that reads no shorter.  ``seen``
+    (simplified form -> the case that showed it) shows a form another
+    formulation of the system simplified to already as a link to it."""
+    from .simplified import MARK, NOTE, display_form
+
+    d = case.data
+    M, f, z = d["mass_matrix"], d["forcing"], d["unknowns"]
+    simpler = display_form(M, f)
+    if simpler is None:
+        return ""
+    head = f'<details class="simplified"><summary>{MARK}</summary>'
+    key = (tuple(z), tuple(simpler[0]), tuple(simpler[1]))
+    first = None if seen is None else seen.setdefault(key, case)
+    if first is not None and first is not case:
+        return (
+            head + f'<p class="note">The same as <a href="#eq-{_slug(first.label)}-'
+            f'{_slug(first.formulation)}">{html.escape(first.formulation)}</a>'
+            "'s simplified form, entry by entry.</p></details>"
+        )
+    typeset = _matrix_equation(simpler[0], z, simpler[1])
+    if len(typeset) > SIMPLIFIED_BUDGET:
+        if seen is not None:
+            del seen[key]
+        return ""
+    return head + f'<p class="note">{html.escape(NOTE)}</p>' + typeset + "</details>"
+
+
+def equations_html(case: CaseEquations, simplified_seen: dict | None = None) -> str:
+    """One case's equations as an HTML fragment (MathML and SVG inside);
+    ``simplified_seen`` is shared by the cases of one system, so that a
+    form simplified for display is typeset once (:func:`_simplified_html`)."""
     d = case.data
     M, f, z = d["mass_matrix"], d["forcing"], d["unknowns"]
     parts = [
@@ -481,6 +517,7 @@ def equations_html(case: CaseEquations) -> str:
     ]
     if not is_large(case):
         parts.append(_matrix_equation(M, z, f))
+        parts.append(_simplified_html(case, simplified_seen))
         kdes = d.get("kinematic_equations", ())
         # Speeds of their own (not q') come with the relations to q'.
         own_speeds = not any(isinstance(s, sm.Derivative) for s in d.get("states", ()))
@@ -571,6 +608,19 @@ def equations_markdown(case: CaseEquations) -> str:
     M, f, z = d["mass_matrix"], d["forcing"], d["unknowns"]
     head = f"**{case.formulation}**: {_form_text(case)}"
     if not is_large(case):
+        from .simplified import MARK, NOTE, display_form
+
+        simpler = display_form(M, f)
+        shown = ""
+        if simpler is not None:
+            shown = (
+                f"\n\n*{MARK[0].upper() + MARK[1:]}*: {NOTE}\n\n$$\n"
+                + latex(simpler[0])
+                + latex(sm.Matrix(z))
+                + " = "
+                + latex(simpler[1])
+                + "\n$$"
+            )
         return (
             head
             + "\n\n$$\n"
@@ -579,6 +629,7 @@ def equations_markdown(case: CaseEquations) -> str:
             + " = "
             + latex(sm.Matrix(f))
             + "\n$$"
+            + shown
         )
     n, m = M.shape
     nnz = sum(1 for x in M if x != 0)
@@ -982,11 +1033,14 @@ def equations_section(
         md_parts.append("*As published:*\n\n" + published_markdown(checks))
     html_parts.append('<div class="eq-grid">')
     shown: list[CaseEquations] = [beside] if beside is not None else []
+    simplified: dict = {}
     for c in cases:
         if c is beside:
             continue  # shown beside the published ones above
         same = next((o for o in shown if same_equations(o, c)), None)
-        html_parts.append(equations_html(c) if same is None else _same_html(c, same))
+        html_parts.append(
+            equations_html(c, simplified) if same is None else _same_html(c, same)
+        )
         if same is None:
             shown.append(c)
     html_parts.append("</div>")

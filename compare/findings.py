@@ -661,6 +661,10 @@ def _growth_sentences(ok) -> list[str]:
     out = []
     ok = ok.assign(n=[_n_of(v) for v in ok["variant"]])
     ok = ok[ok["n"].notna()]
+    if "derive_s_median" in ok.columns:
+        # Fitted to the medians of the measurements, where the run has them.
+        median = pd.to_numeric(ok["derive_s_median"], errors="coerce")
+        ok = ok.assign(derive_s=median.fillna(ok["derive_s"]))
     for system, g in ok.groupby("system", sort=False):
         if g["n"].nunique() < 2:
             continue

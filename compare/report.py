@@ -29,10 +29,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from eomcompare.symbolic.text import display_name
+
 from .findings import case_kinds, findings, kind_counts, refusals
 from .summary import oracle_unavailable
 from .tables import (
     SUMMARY_COLUMNS,
+    TIMED_COLUMNS,
     _fmt,
     _html_table,
     _md_table,
@@ -42,6 +45,8 @@ from .tables import (
     count_problems,
     overview_table,
     status_cells,
+    timed_cells,
+    timed_heading,
 )
 from .variants import variant_options
 
@@ -49,7 +54,13 @@ __all__ = ["write_report", "summary_columns", "ReportOutputError"]
 
 #: Names of the figures a report draws in ``figures/``; a report removes
 #: those of an earlier report it did not draw again, and no other file.
-_FIGURE_NAMES = ("cost.png", "trajectories_*.png", "deviation_*.png", "scaling_*.png")
+_FIGURE_NAMES = (
+    "cost.png",
+    "trajectories_*.png",
+    "deviation_*.png",
+    "scaling_*.png",
+    "precision_*.png",
+)
 
 #: Systems whose builder takes ``n`` (scaling figures).
 #: Deviations are drawn no lower than this on log axes (exact zeros).
@@ -182,7 +193,7 @@ def _coordinate_names(rows, count: int) -> list[str]:
         from .prepared import declaration_for_report
 
         names = [
-            str(c).replace("(t)", "")
+            display_name(c)
             for c in declaration_for_report(
                 rows[0].system, variant_options(rows[0].variant)
             ).coordinates
@@ -511,26 +522,44 @@ def _bars_figure(plt, frame, formulations, styles, path):
     _layout(fig, left=left, right=0.25, top=top, bottom=0.5, wspace=0.25)
     y = np.arange(len(labels))
     h = 0.8 / max(len(forms), 1)
-    for ax, (col, title) in zip(axes[0], metrics):
+
+    def pivot(col):
         table = ok.pivot_table(
             index="label", columns="formulation", values=col, aggfunc="first"
         ).reindex(index=labels)
-        for i, form in enumerate(forms):
-            vals = (
+        return {
+            form: (
                 table[form].to_numpy(dtype=float)
                 if form in table
                 else np.full(len(labels), np.nan)
             )
-            vals = np.where(vals > 0, vals, np.nan)
+            for form in forms
+        }
+
+    for ax, (col, title) in zip(axes[0], metrics):
+        # A time is drawn as the median of its measurements, a line across
+        # the bar's end as wide as their interquartile range.
+        median = f"{col}_median"
+        timed = (
+            median in ok.columns
+            and pd.to_numeric(ok[median], errors="coerce").notna().any()
+        )
+        values = pivot(median if timed else col)
+        spreads = pivot(f"{col}_spread") if timed and f"{col}_spread" in ok else {}
+        for i, form in enumerate(forms):
+            vals = np.where(values[form] > 0, values[form], np.nan)
+            iqr = spreads.get(form)
             ax.barh(
                 y - 0.4 + h * (i + 0.5),
                 vals,
                 h,
+                xerr=None if iqr is None else np.nan_to_num(iqr) / 2,
+                error_kw={"elinewidth": 0.6, "capsize": 0},
                 label=form,
                 color=styles[form]["color"],
             )
-        _log_axis(ax, ok[col], axis="x")
-        ax.set_title(title, fontsize=9)
+        _log_axis(ax, ok[median if timed else col], axis="x")
+        ax.set_title(title + (" (median, IQR)" if timed else ""), fontsize=9)
         ax.grid(axis="y", visible=False)
         ax.tick_params(axis="x", labelsize=7)
     axes[0, 0].set_yticks(y)
@@ -563,12 +592,19 @@ def _scaling_figure(plt, frame, system, formulations, styles, path):
     f = f[f["n"].notna()]
     if f["n"].nunique() < 2:
         return None
+    derive = "derivation s"
+    if "derive_s_median" in f.columns:
+        # The median of the measurements, where the run has them.
+        median = pd.to_numeric(f["derive_s_median"], errors="coerce")
+        if median.notna().any():
+            f["derive_s"] = median.fillna(f["derive_s"])
+            derive = "derivation s (median)"
     metrics = [
         (c, t)
         for c, t in (
             ("ops_cse", "operations after cse"),
             ("ops_raw", "operations, raw"),
-            ("derive_s", "derivation s"),
+            ("derive_s", derive),
         )
         if (f[c] > 0).any()
     ]
@@ -965,7 +1001,13 @@ def _build_report(
             if label != system:
                 rep.h(4, label)
             table = sub[list(SUMMARY_COLUMNS)].assign(status=status_cells(sub))
-            table = table.rename(columns=SUMMARY_COLUMNS)
+            # Times as compared: median, interquartile range, repetitions.
+            headings = dict(SUMMARY_COLUMNS)
+            for col in TIMED_COLUMNS:
+                if col in table.columns:
+                    table[col] = timed_cells(sub, col)
+                    headings[col] = timed_heading(headings[col])
+            table = table.rename(columns=headings)
             if (
                 "oracle_qdd_max_rel_dev" in sub.columns
                 and sub["oracle_qdd_max_rel_dev"].notna().any()
@@ -1041,7 +1083,9 @@ def _build_report(
                     "Operation counts (raw and after "
                     "common-subexpression elimination), derivation "
                     "seconds and right-hand-side microseconds per "
-                    "formulation; where the run has both backends, a "
+                    "formulation, each time the median of its "
+                    "measurements with a line as wide as their "
+                    "interquartile range; where the run has both backends, a "
                     "system marked (C) had its right-hand sides compiled."
                     + _backend_note(frame),
                 )
@@ -1090,6 +1134,13 @@ def _build_report(
         rep.later(scaling_part, cost=1.0 + len(scal))
 
     # --- optional sections --------------------------------------------
+    rep.h(2, "Work-precision: solve cost at equal accuracy")
+    try:
+        from .precision_figures import report_section
+    except ImportError as exc:
+        rep.p(f"Section not available: compare.precision_figures ({exc}).")
+    else:
+        report_section(rep, out, plt=plt)
     rep.h(2, "Benchmarks: published against computed")
     if benchmarks:
         table, note = _benchmark_table(formulations)

@@ -26,7 +26,7 @@ import threading
 import time
 import traceback
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
@@ -44,13 +44,20 @@ from eomcompare.formulations import (
     get_formulation,
     split_formulation_spec,
 )
+from eomcompare.numeric.dae import (
+    DAE_METHOD,
+    DAE_TREATMENT,
+    dae_available,
+    integrate_dae,
+)
 from eomcompare.numeric.integrate import integrate
+from eomcompare.symbolic.text import display_name
 from eomcompare.systems import CATALOGUE, system_facts
 
 from .child import Child, ChildDied, ChildTimeout, wait_any
 from .prepared import CODE_PACKAGES, PREPARED, Prepared, declared_outside
 from .summary import REPORT_COLUMNS
-from .timing import repeat_within, spread
+from .timing import calibrate, calibrate_clocks, repeat_within, spread
 from .user_systems import BuilderError, build_system, describe_builder
 from .variants import variant_label
 
@@ -72,16 +79,22 @@ __all__ = [
     "run",
     "expand_cases",
     "calibrate",
+    "calibrate_clocks",
     "RunInterrupted",
     "RunOutputError",
     "ExecutorLost",
     "SOLVERS",
 ]
 
-#: ``scipy.integrate.solve_ivp`` methods a run accepts.
-SOLVERS = ("RK45", "RK23", "DOP853", "Radau", "BDF", "LSODA")
+#: ``scipy.integrate.solve_ivp`` methods a run accepts, and ``"IDA"``:
+#: SUNDIALS' IDA on the multiplier form (:mod:`eomcompare.numeric.dae`), for the
+#: formulations with multipliers; the others are refused (``unsupported``).
+SOLVERS = ("RK45", "RK23", "DOP853", "Radau", "BDF", "LSODA", DAE_METHOD)
 #: Numeric backends a run accepts (``numeric.backends``, and "sized").
-BACKEND_CHOICES = ("sized", "lambdify", "c", "auto")
+BACKEND_CHOICES = ("auto", "sized", "lambdify", "c")
+#: Repeats of the lambdify right-hand side's timing where the compiled one
+#: is the time compared (``rhs_lambdify_us``, shown beside it).
+LAMBDIFY_REPEATS = 5
 #: Under ``backend="sized"``, variants with at least this many coordinates
 #: are integrated compiled, those below through lambdify (their compiled
 #: right-hand side is still built, for its time).
@@ -150,7 +163,10 @@ class RunOptions:
     ----------
     t_final : float
         Simulated horizon in seconds.
-    method, rtol, atol : solver settings for ``scipy.integrate.solve_ivp``.
+    method, rtol, atol : solver settings for ``scipy.integrate.solve_ivp``,
+        or ``method="IDA"``: the multiplier form as a DAE
+        (:func:`eomcompare.numeric.dae.integrate_dae`, ``stabilization`` unused), for
+        formulations with multipliers, the reference among them.
     n_samples : int
         Points of the common time grid.
     n_states : int
@@ -184,23 +200,22 @@ class RunOptions:
     cache_dir : str or None
         Derivation cache directory (None: the default location).
     use_cache : bool
-    backend : {"sized", "lambdify", "c", "auto"}
+    backend : {"auto", "sized", "lambdify", "c"}
         Numeric backend the case integrates with (``eom.numeric(backend=
         ...)``), the same for every formulation of a system variant, so
-        that solve times compare formulations, not backends.  ``"c"``
-        compiles each case's equations; ``"auto"`` is ``"c"`` where a
-        compiler is found, else lambdify.  ``"sized"`` (the default) is
+        that solve times compare formulations, not backends.  ``"auto"``
+        (the default) compiles each case's equations where a compiler is
+        found, else uses lambdify; ``"c"`` always compiles.  ``"sized"`` is
         ``"auto"`` for variants of at least :data:`COMPILE_FROM`
         coordinates and lambdify below.  The right-hand side is timed
         compiled (``rhs_us``, ``rhs_backend`` "c") wherever the case
-        compiles, and through lambdify (``rhs_lambdify_us``) beside it;
-        with ``"auto"`` or ``"c"`` every system is compiled, so that its
-        time is the equations' cost and not lambdify's call overhead of
-        several microseconds.  ``"sized"`` is the default because
-        compiling every case of the catalogue's small systems costs the
-        main job about half a minute of processor time (a cffi build of
-        about 0.3 s each) for times of well under a microsecond that the
-        lambdify time beside them does not rank differently.
+        compiles, and through lambdify (``rhs_lambdify_us``) beside it, so
+        that with the default every system's time is the equations' cost
+        and not lambdify's call overhead of several microseconds.
+        Compiling the small systems too costs the main job about 0.07 s of
+        processor time per case (a plain C library, no Python headers),
+        less than their solves through lambdify cost more than compiled
+        ones, which is why it is the default rather than ``"sized"``.
     """
 
     t_final: float = 10.0
@@ -220,7 +235,7 @@ class RunOptions:
     time_budget: float = 0.15
     cache_dir: str | None = None
     use_cache: bool = True
-    backend: str = "sized"
+    backend: str = "auto"
 
     def __post_init__(self) -> None:
         for name in ("t_final", "rtol", "atol", "threshold", "timeout", "time_budget"):
@@ -248,6 +263,11 @@ class RunOptions:
             raise ValueError(
                 f"method must be one of {list(SOLVERS)}, not {self.method!r}"
             )
+        if self.method == DAE_METHOD and not dae_available():
+            raise ValueError(
+                f"method {DAE_METHOD!r} needs SUNDIALS' IDA through "
+                f"scikit-sundae: pip install -e '.[dae]'"
+            )
         try:
             get_formulation(self.reference)
         except (ValueError, TypeError) as exc:
@@ -255,6 +275,15 @@ class RunOptions:
                 f"reference must be one of {sorted(FORMULATIONS)} (options "
                 f"as NAME:KEY=VALUE), not {self.reference!r}: {exc}"
             ) from None
+        if self.method == DAE_METHOD:
+            ref = get_formulation(self.reference)
+            if not ref.uses_multipliers:
+                raise ValueError(
+                    f"method {DAE_METHOD!r} integrates only formulations with "
+                    f"multipliers, so the reference must have them too: "
+                    f"reference {self.reference!r} eliminates the "
+                    f"constraints (--reference lagrange)"
+                )
         if self.backend not in BACKEND_CHOICES:
             raise ValueError(
                 f"backend must be one of {list(BACKEND_CHOICES)}, not {self.backend!r}"
@@ -608,6 +637,14 @@ def _run_case_body(case: Case, opts: RunOptions, row: Row, arrays: Arrays) -> No
     ms, states, initial, fingerprint = prepare_variant(case, opts)
     row["declaration"] = declaration_key(ms, fingerprint)
     form = get_formulation(case.formulation)
+    if opts.method == DAE_METHOD and not form.uses_multipliers:
+        raise UnsupportedSystemError(
+            f"{case.formulation}: method {DAE_METHOD!r} integrates the "
+            f"multiplier form ({DAE_TREATMENT}: the constraints among the "
+            f"equations), and {case.formulation} eliminates the constraints "
+            f"instead; formulations with multipliers: "
+            f"{sorted(n for n, c in FORMULATIONS.items() if c.uses_multipliers)}"
+        )
     # The calibration workload is measured in the same process, before and
     # after the timed work, so a load that comes and goes during the case
     # is seen by both; the fastest measurement is kept.  As many times as
@@ -664,7 +701,7 @@ def _run_case_body(case: Case, opts: RunOptions, row: Row, arrays: Arrays) -> No
     row["n_multipliers"] = eom.n_multipliers
     row["n_coordinates"] = len(ms.coordinates)
     # The report labels its figures with these, without building the system.
-    row["coordinates"] = json.dumps([str(c).replace("(t)", "") for c in ms.coordinates])
+    row["coordinates"] = json.dumps([display_name(c) for c in ms.coordinates])
     row["dof"] = ms.degrees_of_freedom
     start = time.perf_counter()
     backend = opts.backend
@@ -722,16 +759,36 @@ def _run_case_body(case: Case, opts: RunOptions, row: Row, arrays: Arrays) -> No
     if timed is plain:
         lambdified = rhs
     else:
-        lambdified = _time_rhs(plain, t0, x0, opts.rhs_calls, opts.rhs_repeats)
+        # Shown beside the compiled time, never ranked: the fewest repeats
+        # that give a spread (tens of microseconds a call, where the
+        # compiled call takes well under one).
+        lambdified = _time_rhs(
+            plain, t0, x0, opts.rhs_calls, min(opts.rhs_repeats, LAMBDIFY_REPEATS)
+        )
     _record_time(row, "rhs_lambdify_us", lambdified)
-    # Its calibration, measured as it is, right after it.
-    row["calibration_cpu_s"] = calibrate(opts.time_repeats, clock=time.thread_time)
-    calibrations.append(calibrate(repeats=opts.time_repeats))
+    # Its calibration, measured as it is, right after it, on the wall clock
+    # (the derivation's) and the thread's processor time (the right-hand
+    # side's) around the same runs.
+    wall, cpu = calibrate_clocks(
+        opts.time_repeats, (time.perf_counter, time.thread_time)
+    )
+    row["calibration_cpu_s"] = cpu
+    calibrations.append(wall)
     row["calibration_s"] = min(calibrations)
     grid = np.linspace(t0, t0 + opts.t_final, opts.n_samples)
 
     def solve() -> tuple[Any, float, float]:
         start, cpu = time.perf_counter(), time.thread_time()
+        if opts.method == DAE_METHOD:
+            dae = integrate_dae(
+                model,
+                t0 + opts.t_final,
+                rtol=opts.rtol,
+                atol=opts.atol,
+                t_eval=grid,
+                initial_state=initial,
+            )
+            return dae, time.perf_counter() - start, time.thread_time() - cpu
         res = integrate(
             model,
             t0 + opts.t_final,
@@ -806,36 +863,6 @@ def agreement(
         "agreement_horizon": horizon,
         "deviation": rel,
     }
-
-
-def calibrate(
-    repeats: int = 3, clock: Callable[[], float] = time.perf_counter
-) -> float:
-    """Seconds of a fixed sympy + numpy workload, to turn times into ratios
-    (the fastest of ``repeats``), by ``clock``.
-
-    Every case measures it alongside its own timings (``calibration_s`` of
-    its row, in wall time like the derivation; ``calibration_cpu_s`` in the
-    processor time of the thread, ``time.thread_time``, like the
-    right-hand side); a run also measures it at its start and end and
-    keeps the geometric mean.
-
-    The workload is independent of this package, so a slower derivation
-    shows as a larger ratio even on a machine that is itself slower.
-    """
-    import sympy as sm
-
-    x, y, z = sm.symbols("x y z")
-    times = []
-    for _ in range(repeats):
-        start = clock()
-        e = sm.expand((x + sm.sin(y) + z) ** 12)
-        sm.cse(sm.Matrix([e.diff(x), e.diff(y)]))
-        a = np.random.default_rng(0).random((60, 60))
-        for _ in range(200):
-            np.linalg.solve(a + 60 * np.eye(60), a[:, 0])
-        times.append(clock() - start)
-    return float(np.min(times))
 
 
 # ----------------------------------------------------------------------

@@ -61,9 +61,45 @@ def oracle_unavailable(frame: pd.DataFrame) -> dict[str, str]:
     }
 
 
+#: Time columns printed as the median of their measurements.
+PRINTED_MEDIANS = ("derive_s", "rhs_us", "rhs_lambdify_us", "integrate_s")
+
+
 def summary_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """The printed table: times are the medians of their measurements where
+    the run has them (headed "median"), the fastest otherwise."""
     cols = [c for c in PRINTED_COLUMNS if c in frame.columns]
-    return frame[cols].rename(columns=HEADINGS)
+    table = frame[cols].copy()
+    headings = dict(HEADINGS)
+    for col in PRINTED_MEDIANS:
+        median = f"{col}_median"
+        if col in table.columns and median in frame.columns:
+            values = pd.to_numeric(frame[median], errors="coerce")
+            if values.notna().any():
+                table[col] = values
+                headings[col] = f"{HEADINGS[col]} (median)"
+    return table.rename(columns=headings)
+
+
+def repetitions_line(frame: pd.DataFrame) -> str:
+    """How many measurements each printed median is, as ranges over the
+    cases ("derive 1-5, rhs 11, ..."); "" for a run without them."""
+    parts = []
+    for col in PRINTED_MEDIANS:
+        k = pd.to_numeric(
+            frame.get(f"{col}_k", pd.Series(dtype=float)), errors="coerce"
+        )
+        k = k.dropna()
+        if len(k):
+            lo, hi = int(k.min()), int(k.max())
+            parts.append(f"{HEADINGS[col]} {lo}" + (f"-{hi}" if hi != lo else ""))
+    if not parts:
+        return ""
+    return (
+        "Times are medians; measurements per case: "
+        + ", ".join(parts)
+        + " (interquartile ranges in results.csv and the report)."
+    )
 
 
 def print_summary(result) -> None:
@@ -79,6 +115,9 @@ def print_summary(result) -> None:
         "{:.3g}".format,
     ):
         print(table.to_string(index=False))
+    line = repetitions_line(result.frame)
+    if line:
+        print(line)
     from .findings import case_kinds, kind_counts
 
     frame = result.frame

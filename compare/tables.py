@@ -87,6 +87,45 @@ def _fmt(x, column: str = "", digits: int | None = 3) -> str:
     return str(x)
 
 
+#: Time columns every table shows as median, spread and count (the runner
+#: writes ``X_median``, ``X_spread`` and ``X_k`` beside each).
+TIMED_COLUMNS = ("derive_s", "rhs_us", "rhs_lambdify_us", "integrate_s")
+
+
+def timed_cell(row, column: str) -> str:
+    """A time as a table shows it where times are compared: the median of
+    its measurements, their interquartile range and how many there were,
+    ``"0.0123 (IQR 0.0004, k=5)"``; ``"0.0123 (k=1)"`` when the spread is
+    unknown (fewer than three measurements), the fastest measurement of a
+    row saved before medians were recorded as ``"0.0123 (k unknown)"``, and — when
+    there is no time.
+
+    >>> timed_cell({"rhs_us": 1.1, "rhs_us_median": 1.2,
+    ...             "rhs_us_spread": 0.05, "rhs_us_k": 11}, "rhs_us")
+    '1.2 (IQR 0.05, k=11)'
+    """
+    get = row.get if hasattr(row, "get") else (lambda k, d=None: d)
+    median = get(f"{column}_median")
+    if _is_missing(median):
+        value = get(column)
+        return "—" if _is_missing(value) else f"{_fmt(float(value))} (k unknown)"
+    k = get(f"{column}_k")
+    k = int(float(k)) if not _is_missing(k) else 1
+    iqr = get(f"{column}_spread")
+    spread = "" if _is_missing(iqr) else f"IQR {_fmt(float(iqr), digits=2)}, "
+    return f"{_fmt(float(median))} ({spread}k={k})"
+
+
+def timed_cells(frame: pd.DataFrame, column: str) -> list[str]:
+    """:func:`timed_cell` of every row of ``frame``."""
+    return [timed_cell(r, column) for _, r in frame.iterrows()]
+
+
+def timed_heading(heading: str) -> str:
+    """The heading of a column of :func:`timed_cell` s."""
+    return f"{heading}: median (IQR, k)"
+
+
 def _text_frame(frame: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
     return pd.DataFrame(
         {str(c): [_fmt(v, c, digits) for v in frame[c]] for c in frame.columns},

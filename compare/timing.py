@@ -6,7 +6,9 @@ median and interquartile range, and :func:`beyond_noise` is the rule by
 which one median is faster than another: only when the difference is
 larger than the larger of the two spreads.  A difference within it is a
 tie, and so is one between times whose spread is unknown (fewer than
-:data:`MIN_SAMPLES` measurements on both sides).
+:data:`MIN_SAMPLES` measurements on both sides).  :func:`calibrate` is the
+fixed workload times are divided by where runs on different machines or
+under different loads are compared (the regression gate).
 
 >>> s = spread([1.0, 1.1, 1.2, 1.3, 1.4])
 >>> round(s.median, 6), round(s.iqr, 6), s.k
@@ -20,7 +22,8 @@ False
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,11 +35,19 @@ __all__ = [
     "beyond_noise",
     "tied_with_best",
     "repeat_within",
+    "calibrate",
+    "calibrate_clocks",
+    "CALIBRATION_POWER",
 ]
 
 #: Fewest measurements whose interquartile range is taken as their spread;
 #: with fewer the spread is unknown (``nan``).
 MIN_SAMPLES = 3
+
+#: Power of the polynomial of the calibration workload (:func:`calibrate`):
+#: computed afresh every time, a few hundredths of a second, so that the two
+#: calibrations of every case stay a small part of a run.
+CALIBRATION_POWER = 5
 
 
 @dataclass(frozen=True)
@@ -112,3 +123,55 @@ def repeat_within(
             break
         samples.append(measure())
     return [v for v, _ in samples]
+
+
+def calibrate(
+    repeats: int = 3, clock: Callable[[], float] = time.perf_counter
+) -> float:
+    """Seconds of a fixed sympy + numpy workload, to turn times into ratios
+    (the fastest of ``repeats``), by ``clock``.
+
+    Every case measures it alongside its own timings (``calibration_s`` of
+    its row, in wall time like the derivation; ``calibration_cpu_s`` in the
+    processor time of the thread, ``time.thread_time``, like the
+    right-hand side); a run also measures it at its start and end and
+    keeps the geometric mean.
+
+    The workload is independent of this package, so a slower derivation
+    shows as a larger ratio even on a machine that is itself slower; see
+    :func:`calibrate_clocks` for what it computes.
+    """
+    return calibrate_clocks(repeats, (clock,))[0]
+
+
+def calibrate_clocks(
+    repeats: int = 3, clocks: Sequence[Callable[[], float]] = (time.perf_counter,)
+) -> tuple[float, ...]:
+    """:func:`calibrate` read on several ``clocks`` around the same runs of
+    the workload (the fastest of ``repeats`` on each clock), so that a case
+    measures its wall-time and processor-time calibrations at once.
+
+    The workload expands, differentiates and cse-reduces a polynomial in
+    symbols made afresh for every run (``sympy.Dummy``), then solves a
+    small linear system 200 times.  Fresh symbols keep the measurement
+    independent of what sympy's memo holds: with the same symbols every
+    time, it measured a memo hit (about 0.03 s) in a process where an
+    earlier run of it was still memoised and the whole computation (about
+    0.3 s) where a derivation or a cache load had evicted or cleared it, a
+    factor of ten decided by what ran before, not by the machine.
+    """
+    import sympy as sm
+
+    times: list[list[float]] = [[] for _ in clocks]
+    for _ in range(repeats):
+        starts = [clock() for clock in clocks]
+        x, y, z = sm.Dummy("x"), sm.Dummy("y"), sm.Dummy("z")
+        e = sm.expand((x + sm.sin(y) + z) ** CALIBRATION_POWER)
+        sm.cse(sm.Matrix([e.diff(x), e.diff(y)]))
+        a = np.random.default_rng(0).random((60, 60))
+        for _ in range(200):
+            np.linalg.solve(a + 60 * np.eye(60), a[:, 0])
+        ends = [clock() for clock in clocks]
+        for got, start, end in zip(times, starts, ends):
+            got.append(end - start)
+    return tuple(float(np.min(t)) for t in times)

@@ -19,7 +19,6 @@ naming the builder (:func:`build_system`).
 
 from __future__ import annotations
 
-import ast
 import importlib
 import importlib.util
 import inspect
@@ -27,6 +26,7 @@ import os
 import traceback
 from pathlib import Path
 
+from eomcompare.symbolic.text import key_value
 from eomcompare.systems import CATALOGUE, MechanicalSystem, get_system, register_system
 
 __all__ = [
@@ -122,8 +122,18 @@ def build_system(name: str, options=None) -> MechanicalSystem:
             f"{describe_builder(name)} called sys.exit({exc.code!r})"
         ) from None
     if not isinstance(ms, MechanicalSystem):
+        kind = type(ms)
+        if kind.__name__ == MechanicalSystem.__name__:
+            # The class of another copy of the package: the builder imported
+            # it under a name other than eomcompare's (an old top-level
+            # ``systems``, or a second checkout on the path).
+            raise BuilderError(
+                f"{describe_builder(name)} returned a MechanicalSystem of module "
+                f"{kind.__module__!r}, not {MechanicalSystem.__module__!r}: import it "
+                f"as `from eomcompare.systems import ...`"
+            )
         raise BuilderError(
-            f"{describe_builder(name)} returned {type(ms).__name__}: "
+            f"{describe_builder(name)} returned {kind.__name__}: "
             f"a builder must return a MechanicalSystem"
         )
     return ms
@@ -182,13 +192,6 @@ def resolve_systems(specs):
     return names
 
 
-def _literal(text: str):
-    try:
-        return ast.literal_eval(text)
-    except (ValueError, SyntaxError):
-        return text
-
-
 def parse_system_options(items, defaults=None):
     """``["four_bar:coordinates=redundant", ...]`` as runner variants.
 
@@ -204,9 +207,12 @@ def parse_system_options(items, defaults=None):
     variants = {k: list(v) for k, v in (defaults or {}).items()}
     chosen: dict[str, dict] = {}
     for item in items or ():
-        name, sep, rest = item.partition(":")
-        key, eq, value = rest.partition("=")
-        if not (sep and eq and name and key):
+        name, _, rest = item.partition(":")
+        try:
+            key, value = key_value(rest)  # no ":" leaves rest empty: refused
+        except ValueError:
+            name = ""
+        if not name:
             raise ValueError(f"--system-option takes NAME:KEY=VALUE, not {item!r}")
         if name not in CATALOGUE:
             raise ValueError(
@@ -218,7 +224,7 @@ def parse_system_options(items, defaults=None):
             raise ValueError(
                 f"system {name!r} takes no option {key!r}; valid options: {valid}"
             )
-        chosen.setdefault(name, {})[key] = _literal(value)
+        chosen.setdefault(name, {})[key] = value
     for name, opts in chosen.items():
         variants[name] = [opts]
     return variants

@@ -8,7 +8,7 @@
 
 from __future__ import annotations
 
-import ast
+from eomcompare.symbolic.text import key_value
 
 __all__ = ["variant_label", "variant_options"]
 
@@ -20,16 +20,22 @@ def variant_label(options) -> str:
 
 def variant_options(variant) -> dict:
     """A variant label back to builder keyword arguments (values read as
-    Python literals where they are, as strings otherwise).  Anything but a
+    Python literals where they are, as strings otherwise, by
+    :func:`eomcompare.symbolic.text.key_value`).  A comma not followed by
+    ``key=`` belongs to the value before it (a tuple's).  Anything but a
     string (the empty variant read back from a CSV file is NaN) is no
-    options."""
-    opts = {}
+    options.
+
+    >>> variant_options("size=(2, 3),n=4")
+    {'size': (2, 3), 'n': 4}
+    """
     if not isinstance(variant, str):
-        return opts
-    for part in filter(None, variant.split(",")):
-        key, _, value = part.partition("=")
-        try:
-            opts[key] = ast.literal_eval(value)
-        except (ValueError, SyntaxError):
-            opts[key] = value
-    return opts
+        return {}
+    items: list[str] = []
+    for part in variant.split(","):
+        key, eq, _ = part.partition("=")
+        if items and not (eq and key.strip().isidentifier()):
+            items[-1] += "," + part
+        else:
+            items.append(part)
+    return dict(key_value(item) for item in items if item)

@@ -48,6 +48,7 @@ from __future__ import annotations
 import sympy as sm
 import sympy.physics.mechanics as me
 
+from eomcompare.symbolic.text import display_name
 from eomcompare.systems.base import solve_linear
 
 from .errors import UnsupportedSystemError
@@ -72,10 +73,6 @@ def constraint_rows(ms):
     if ms.velocity_constraints_as_declared:
         return ms.holonomic_constraints, ms.nonholonomic_constraints
     return (), ms.velocity_constraints
-
-
-def _name(x) -> str:
-    return str(x).replace("(t)", "")
 
 
 def _sub(vec, rep):
@@ -160,7 +157,7 @@ def _solve(ms, E):
     E = sm.Matrix(E)
     R = list(ms.reaction_unknowns)
     if not R:
-        return {_name(ua): -E[i] for i, ua in enumerate(ms.u_aux)}
+        return {display_name(ua): -E[i] for i, ua in enumerate(ms.u_aux)}
     J = E.jacobian(R)
     if any(sm.sympify(j).has(*R) for j in J):
         raise UnsupportedSystemError(
@@ -175,7 +172,7 @@ def _solve(ms, E):
             f"{ms.name}: the auxiliary equations cannot be solved for the "
             f"reactions {R} (they do not determine them)"
         ) from None
-    return {_name(r): sol[i] for i, r in enumerate(R)}
+    return {display_name(r): sol[i] for i, r in enumerate(R)}
 
 
 def kane_forces(ms) -> dict:
@@ -328,7 +325,7 @@ def eliminate_reactions(ms, formulation: str, parts):
         return parts
     extras = parts.extras
     forces = extras.get("constraint_forces") or {}
-    lacking = [_name(r) for r in R if _name(r) not in forces]
+    lacking = [display_name(r) for r in R if display_name(r) not in forces]
     why = None
     if lacking:
         why = extras.get("constraint_forces_unsupported") or (
@@ -338,12 +335,12 @@ def eliminate_reactions(ms, formulation: str, parts):
         why = "its forcing is an evaluation order, not an expression"
     if why:
         raise UnsupportedSystemError(
-            f"{formulation}: the reactions {[_name(r) for r in R]} of system "
+            f"{formulation}: the reactions {[display_name(r) for r in R]} of system "
             f"{ms.name!r} act where the generalized speeds move, so they "
             f"enter the equations of motion and must be solved with them; "
             f"{why}"
         )
-    sol = {r: sm.sympify(forces[_name(r)]) for r in R}
+    sol = {r: sm.sympify(forces[display_name(r)]) for r in R}
     z = list(parts.unknowns)
     M = sm.Matrix(parts.mass_matrix)
     f = sm.Matrix(parts.forcing).xreplace(sol)

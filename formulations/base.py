@@ -19,20 +19,26 @@ How to write a new formulation
 
 The numeric contract (:mod:`eomcompare.numeric.model`) is generated from the
 returned expressions in the same way for every formulation.
+
+This module holds the base class, the two functions that take its
+classes (:func:`register`, :func:`get_formulation`) and what every
+derivation shares (operation counts, the dependent speeds).  The registry
+by name and the options a name carries are in
+:mod:`eomcompare.formulations.registry`; what a derivation returns
+(:class:`Derivation`, :class:`EquationsOfMotion`, :func:`speed_form`,
+:func:`rate_form`) in :mod:`eomcompare.formulations.result`.  Every name
+is importable from here and from :mod:`eomcompare.formulations`.
 """
 
 from __future__ import annotations
 
 import abc
 import inspect
-import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from collections.abc import Mapping as _MappingABC
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass, field, fields
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 import sympy as sm
@@ -40,13 +46,22 @@ import sympy.physics.mechanics as me
 
 from eomcompare.symbolic.counting import count_ops
 from eomcompare.symbolic.linsolve import ADJUGATE_MAX, solve_linear
-from eomcompare.symbolic.types import Expr, Matrix, ParameterValues, Symbol
+from eomcompare.symbolic.text import display_name
+from eomcompare.symbolic.types import Expr, Matrix, Symbol
 from eomcompare.systems import MechanicalSystem, get_system
 
 from .errors import UnsupportedSystemError
-
-if TYPE_CHECKING:
-    from eomcompare.numeric.model import NumericModel
+from .registry import (
+    ABILITIES,
+    FORMULATIONS,
+    REFERENCE,
+    check_options,
+    formulation_from_spec,
+    formulation_names,
+    peer_of,
+    split_formulation_spec,
+)
+from .result import Derivation, EquationsOfMotion, LazyExtras, rate_form, speed_form
 
 __all__ = [
     "Formulation",
@@ -78,26 +93,6 @@ t = me.dynamicsymbols._t
 Stage = Callable[[str], AbstractContextManager[None]]
 
 _F = TypeVar("_F", bound="type[Formulation]")
-
-
-#: Registry: formulation name -> class.  Every listing reads this.
-FORMULATIONS: dict[str, type[Formulation]] = {}
-
-#: The formulation every other one is compared with (harness, CLI, report,
-#: tests).
-REFERENCE = "kane"
-
-#: The ability flags every formulation declares (class attributes, bool).
-ABILITIES = (
-    "handles_holonomic",
-    "handles_nonholonomic",
-    "handles_rheonomic",
-    "uses_multipliers",
-    "needs_dependent_solutions",
-    "is_peer",
-    "needs_tree",
-    "in_default_comparison",
-)
 
 
 def register(cls: _F) -> _F:
@@ -144,141 +139,6 @@ def register(cls: _F) -> _F:
     return cls
 
 
-def peer_of(name: str) -> str | None:
-    """The peer (the field's tool) a formulation is measured against, if
-    that peer is registered."""
-    peer = FORMULATIONS[name].peer
-    return peer if peer in FORMULATIONS else None
-
-
-def check_options(owner: str, **choices: tuple[Any, Any]) -> None:
-    """Validate option values against their valid choices: the one way
-    every formulation checks its options.
-
-    ``choices`` maps an option name to ``(value, valid)``, where ``valid``
-    is a tuple of allowed values or a type (or tuple of types).
-
-    Raises
-    ------
-    TypeError
-        For a value of the wrong type (for allowed values: of a type none of
-        them has), naming the choices.
-    ValueError
-        For a value not among the choices, naming them.
-
-    Examples
-    --------
-    >>> check_options("modified_lagrange", dependent=("auto", ("auto", "implicit")))
-    >>> check_options("modified_lagrange", dependent=("x", ("auto", "implicit")))
-    Traceback (most recent call last):
-    ...
-    ValueError: modified_lagrange: `dependent` must be one of ['auto', 'implicit'], not 'x'
-    >>> check_options("modified_lagrange", dependent=(1, ("auto", "implicit")))
-    Traceback (most recent call last):
-    ...
-    TypeError: modified_lagrange: `dependent` must be a str, one of ['auto', 'implicit'], not int
-    """
-    for opt, (value, valid) in choices.items():
-        if isinstance(valid, type) or (
-            isinstance(valid, tuple)
-            and valid
-            and all(isinstance(v, type) for v in valid)
-        ):
-            if not isinstance(value, valid):
-                names = (
-                    [valid.__name__]
-                    if isinstance(valid, type)
-                    else [v.__name__ for v in valid]
-                )
-                raise TypeError(
-                    f"{owner}: `{opt}` must be of type "
-                    f"{' or '.join(names)}, not "
-                    f"{type(value).__name__}"
-                )
-        elif not any(type(value) is type(v) for v in valid):
-            kinds = " or ".join(sorted({type(v).__name__ for v in valid}))
-            raise TypeError(
-                f"{owner}: `{opt}` must be a {kinds}, one of "
-                f"{list(valid)}, not {type(value).__name__}"
-            )
-        elif value not in valid:
-            raise ValueError(
-                f"{owner}: `{opt}` must be one of {list(valid)}, not {value!r}"
-            )
-
-
-def formulation_names(
-    include_peers: bool = True, *, default_only: bool = False
-) -> list[str]:
-    """Registered names, in registration order; without the peers when
-    ``include_peers`` is false, and only those the default comparison runs
-    (``in_default_comparison``) when ``default_only`` is true.
-
-    >>> "kane_composite" in formulation_names(default_only=True)
-    False
-    """
-    return [
-        n
-        for n, c in FORMULATIONS.items()
-        if (include_peers or not c.is_peer)
-        and (c.in_default_comparison or not default_only)
-    ]
-
-
-def split_formulation_spec(spec: str) -> tuple[str, dict[str, Any]]:
-    """A formulation's name and options as the command line writes them:
-    ``"name"`` or ``"name:key=value[:key=value...]"``, each value read as
-    a Python literal where it is one (``5``, ``(5.0, 5.0)``, ``True``),
-    else as a string.
-
-    Raises
-    ------
-    ValueError
-        For an option that is not ``key=value``.
-
-    Examples
-    --------
-    >>> split_formulation_spec("modified_lagrange:dependent=implicit")
-    ('modified_lagrange', {'dependent': 'implicit'})
-    >>> split_formulation_spec("lagrange:baumgarte=(5.0, 5.0)")
-    ('lagrange', {'baumgarte': (5.0, 5.0)})
-    """
-    import ast
-
-    name, *parts = str(spec).split(":")
-    options: dict[str, Any] = {}
-    for part in parts:
-        key, eq, text = part.partition("=")
-        key = key.strip()
-        if not eq or not key.isidentifier():
-            raise ValueError(
-                f"formulation {spec!r}: options are written NAME:KEY=VALUE "
-                f"(e.g. lagrange:baumgarte=(5.0,5.0)), not {part!r}"
-            )
-        try:
-            options[key] = ast.literal_eval(text.strip())
-        except (ValueError, SyntaxError):
-            options[key] = text.strip()
-    return name.strip(), options
-
-
-def _check_option_names(cls: type[Formulation], options: Mapping[str, Any]) -> None:
-    params = inspect.signature(cls.__init__).parameters.values()
-    if any(p.kind is p.VAR_KEYWORD for p in params):
-        return
-    known = [
-        p.name
-        for p in params
-        if p.name != "self" and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)
-    ]
-    unknown = sorted(set(options) - set(known))
-    if unknown:
-        raise ValueError(
-            f"{cls.name} has no option {', '.join(map(repr, unknown))}; "
-            f"its options: {', '.join(known) or 'none'}"
-        )
-
-
 def get_formulation(
     name_or_class: str | Formulation | type[Formulation], **options: Any
 ) -> Formulation:
@@ -304,27 +164,7 @@ def get_formulation(
         return name_or_class
     if isinstance(name_or_class, type) and issubclass(name_or_class, Formulation):
         return name_or_class(**options)
-    name, named = (
-        split_formulation_spec(name_or_class)
-        if isinstance(name_or_class, str)
-        else (name_or_class, {})
-    )
-    try:
-        cls = FORMULATIONS[name]
-    except (KeyError, TypeError):
-        raise ValueError(
-            f"`formulation` must be one of {sorted(FORMULATIONS)} or a "
-            f"Formulation subclass, not {name_or_class!r}"
-        ) from None
-    both = sorted(set(named) & set(options))
-    if both:
-        raise ValueError(
-            f"formulation {name_or_class!r}: option(s) {both} given both in "
-            f"the name and as keywords"
-        )
-    options = named | options
-    _check_option_names(cls, options)
-    return cls(**options)
+    return formulation_from_spec(name_or_class, **options)
 
 
 def _flat(exprs: Sequence[Expr | Matrix]) -> list[Expr]:
@@ -499,7 +339,7 @@ def _speed_count_reason(system: MechanicalSystem) -> str:
             if len(four) == 4 and four not in quaternions:
                 quaternions.append(four)
     parts = [
-        f"the quaternion {[str(x).replace('(t)', '') for x in four]} has four "
+        f"the quaternion {[display_name(x) for x in four]} has four "
         f"coordinates and three rates, so the kinetic energy is degenerate in "
         f"its coordinate rates"
         for four in quaternions
@@ -516,351 +356,6 @@ def _speed_count_reason(system: MechanicalSystem) -> str:
             "such a constraint as nonholonomic, with a speed per coordinate"
         )
     return "; ".join(parts)
-
-
-@dataclass(frozen=True, eq=False)
-class Derivation:
-    """What a formulation's ``_derive`` hook returns.
-
-    All expressions may contain ``t``, the declaration's functions of time
-    and constant symbols.
-
-    states : x, the formulation's own state vector.
-    unknowns : z, what the mass matrix multiplies.
-    mass_matrix, forcing : ``mass_matrix * z = forcing``, square.
-    state_rates : x' in terms of (t, x, z).
-    accelerations : q'' of ALL coordinates (``system.coordinates`` order)
-        in terms of (t, x, z).
-    state_map : x in terms of (t, q, q') (all coordinates and their rates).
-    coordinate_map : (q, q') stacked, in terms of (t, x).
-    multipliers : the unknowns that are Lagrange multipliers.
-    extras : anything else the method yields (partial velocities,
-        constraint forces, ...), documented by the formulation.  One key
-        is read here: ``"assignments"``, an evaluation order of an
-        explicit forcing (:class:`eomcompare.formulations.articulated_body.Assignments`),
-        which the operation counts and the compiled backend take instead
-        of the forcing's tree.
-    """
-
-    states: tuple[Symbol, ...]
-    unknowns: tuple[Symbol, ...]
-    mass_matrix: Matrix
-    forcing: Matrix
-    state_rates: Matrix
-    accelerations: Matrix
-    state_map: Matrix
-    coordinate_map: Matrix
-    multipliers: tuple[Symbol, ...] = ()
-    extras: Mapping[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True, eq=False, kw_only=True)
-class EquationsOfMotion(Derivation):
-    """Immutable result of a derivation, ``mass_matrix * unknowns = forcing``:
-    the :class:`Derivation` a formulation returned, with what
-    :meth:`Formulation.derive` adds.  Built only by
-    :meth:`Formulation.derive` (the derivation cache stores and returns it
-    whole).
-
-    Attributes
-    ----------
-    states, unknowns, mass_matrix, forcing, state_rates, accelerations,
-    state_map, coordinate_map, multipliers, extras :
-        See :class:`Derivation` (immutable here: matrices are
-        ``ImmutableMatrix``, ``extras`` a read-only mapping).
-    system : MechanicalSystem
-    formulation : str
-        Registry name of the formulation that produced it.
-    kinematic_equations : tuple
-        The declaration's kinematic differential equations (``= 0``).
-    op_counts : mapping
-        ``count_ops`` of mass matrix and forcing as returned (``raw``), of
-        the cse-reduced form (``cse``) and its breakdown by kind; of the
-        canonical form after cse (``canonical``, with ``trigsimp``
-        ``applied`` or ``capped``) and, per evaluation in the literature's
-        multiplications and additions, of the canonical form with the
-        solve (``per_evaluation``): see :func:`canonical_counts`.
-    timings : mapping
-        Seconds per stage, ``total`` for the whole derivation, and
-        ``count_ops`` for the counting itself (not part of ``total``; the
-        canonical counts' own time is ``op_counts["canonical_s"]``).
-    options : mapping
-        The formulation's options that produced it.
-
-    Examples
-    --------
-    >>> from eomcompare.formulations import get_formulation
-    >>> eom = get_formulation("kane").derive("double_pendulum")
-    >>> eom.mass_matrix.shape
-    (2, 2)
-    >>> model = eom.numeric()
-    >>> t0, q, qd = eom.system.random_state(seed=0)
-    >>> model.coordinate_accelerations(t0, q, qd).shape
-    (2,)
-    """
-
-    system: MechanicalSystem
-    formulation: str
-    kinematic_equations: tuple[Expr, ...]
-    op_counts: Mapping[str, Any]
-    timings: Mapping[str, float]
-    options: Mapping[str, Any]
-
-    @property
-    def n_equations(self) -> int:
-        return int(self.mass_matrix.shape[0])
-
-    @property
-    def n_unknowns(self) -> int:
-        return len(self.unknowns)
-
-    @property
-    def n_multipliers(self) -> int:
-        return len(self.multipliers)
-
-    @property
-    def unknowns_kind(self) -> str:
-        """What the mass matrix multiplies, as :attr:`unknowns` holds it:
-        ``"u'"`` (speed rates: kane, gibbs_appell, sympy_kane), ``"q''"``
-        (coordinate accelerations: lagrange without constraints,
-        modified_lagrange, whose are the independent coordinates') or
-        ``"q'' and multipliers"`` (lagrange, sympy_lagrange with
-        constraints).  The mass matrices of two kinds differ even for one
-        system (with u = T(q) q', Lagrange's is T^T times Kane's times T);
-        ``model.speed_derivatives`` and ``model.coordinate_accelerations``
-        give u' and q'' whatever the kind.
-
-        Examples
-        --------
-        >>> from eomcompare.formulations import get_formulation
-        >>> get_formulation("kane").derive("double_pendulum").unknowns_kind
-        "u'"
-        >>> get_formulation("lagrange").derive("four_bar").unknowns_kind
-        "q'' and multipliers"
-        """
-        multipliers = set(self.multipliers)
-        rest = [z for z in self.unknowns if z not in multipliers]
-        rates = {u.diff(t) for u in self.system.speeds}
-        accelerations = {q.diff(t, 2) for q in self.system.coordinates}
-        if all(z in rates for z in rest):
-            kind = "u'"
-        elif all(z in accelerations for z in rest):
-            kind = "q''"
-        else:
-            kind = "u' and q''"
-        return kind + (" and multipliers" if multipliers else "")
-
-    def __repr__(self) -> str:
-        return (
-            f"EquationsOfMotion(system={self.system.name!r}, "
-            f"formulation={self.formulation!r}, "
-            f"equations={self.n_equations}, unknowns={self.n_unknowns}, "
-            f"multipliers={self.n_multipliers}, "
-            f"ops_raw={self.op_counts.get('raw')}, "
-            f"ops_cse={self.op_counts.get('cse')}, "
-            f"seconds={self.timings.get('total', float('nan')):.3g})"
-        )
-
-    # Pickling (the derivation cache): read-only mappings travel as dicts;
-    # extras not yet computed travel as the recipe to compute them.
-    def __getstate__(self) -> dict[str, Any]:
-        state = {f.name: getattr(self, f.name) for f in fields(self)}
-        for k in ("op_counts", "timings", "options"):
-            state[k] = dict(state[k])
-        extras = self.extras
-        if isinstance(extras, LazyExtras):
-            state["extras"] = extras.portable(
-                _Rederive(self.formulation, dict(self.options), self.system)
-            )
-        else:
-            state["extras"] = dict(extras)
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        for k in ("op_counts", "timings", "options"):
-            state[k] = MappingProxyType(state[k])
-        if not isinstance(state["extras"], LazyExtras):
-            state["extras"] = MappingProxyType(state["extras"])
-        for k, v in state.items():
-            object.__setattr__(self, k, v)
-
-    # What the numeric layer asks of the equations beyond M and f.  It
-    # imports nothing from this package, so these live on the result.
-    def multiplier_indices(self) -> list[int]:
-        """Positions of the Lagrange multipliers among ``unknowns``, in the
-        order of the declaration's constraint rows (see
-        :mod:`eomcompare.formulations.multipliers` for the sign convention).
-
-        Raises
-        ------
-        UnsupportedSystemError
-            For a formulation without multipliers.
-        """
-        cls = FORMULATIONS.get(self.formulation)
-        if cls is None or not cls.uses_multipliers:
-            with_them = sorted(n for n, c in FORMULATIONS.items() if c.uses_multipliers)
-            raise UnsupportedSystemError(
-                f"{self.formulation} has no Lagrange multipliers (it "
-                f"eliminates the constraints); formulations with multipliers: "
-                f"{with_them}"
-            )
-        index = {z: i for i, z in enumerate(self.unknowns)}
-        return [index[m] for m in self.multipliers]
-
-    def constraint_forces_refusal(self) -> UnsupportedSystemError:
-        """The error of a model asked for constraint forces these equations
-        do not recover, saying why."""
-        ms = self.system
-
-        def name(x: object) -> str:
-            return str(x).replace("(t)", "")
-
-        why = self.extras.get("constraint_forces_unsupported")
-        asked = [name(u) for u in ms.u_aux] + [cf.name for cf in ms.constraint_forces]
-        if not asked:
-            return UnsupportedSystemError(
-                f"{self.formulation}: system {ms.name!r} asks for no "
-                f"constraint forces (declare auxiliary speeds with "
-                f"System.add_auxiliary_speeds, or constraint_forces)"
-            )
-        if not why and "unrecovered_constraint_forces" in self.extras:
-            why = (
-                "no coordinate moves exactly the auxiliary motion of "
-                f"{list(self.extras['unrecovered_constraint_forces'])}"
-            )
-        return UnsupportedSystemError(
-            f"{self.formulation} recovers no constraint forces of "
-            f"{ms.name!r} (asked for {asked}): "
-            f"{why or 'the method has neither auxiliary speeds nor multipliers'}"
-        )
-
-    def with_constant_inputs(
-        self,
-        inputs: Sequence[str | Symbol] | None,
-        t0: float,
-        parameters: ParameterValues | None = None,
-    ) -> tuple[EquationsOfMotion, list[Any]]:
-        """These equations derived again with the inputs among ``inputs``
-        that are functions of time (``specified``) made constants valued at
-        time ``t0`` and ``parameters``
-        (:func:`eomcompare.formulations.inputs.specified_inputs`)."""
-        from .inputs import specified_inputs
-
-        def derive(system: MechanicalSystem) -> EquationsOfMotion:
-            return get_formulation(self.formulation, **dict(self.options)).derive(
-                system
-            )
-
-        return specified_inputs(self, inputs, t0, derive, parameters)
-
-    def numeric(
-        self,
-        parameters: ParameterValues | None = None,
-        backend: str = "lambdify",
-        **options: Any,
-    ) -> NumericModel:
-        """The numeric contract: a :class:`~eomcompare.numeric.model.NumericModel`.
-
-        Code is generated once per equations object (parameters are runtime
-        arguments), so different parameter values cost nothing extra.
-        ``backend="c"`` compiles it to C, ``"auto"`` does so when a compiler
-        is available (see :func:`eomcompare.numeric.backends.numeric_model`).
-        """
-        from eomcompare.numeric.backends import numeric_model
-
-        return numeric_model(self, parameters, backend=backend, **options)
-
-
-class _Rederive:
-    """The extras a formulation computes on first read, for equations
-    restored from a pickle: derived again (without counting), on first
-    read, by the same formulation and options."""
-
-    def __init__(
-        self, formulation: str, options: dict[str, Any], system: MechanicalSystem
-    ) -> None:
-        self.formulation, self.options, self.system = formulation, options, system
-
-    def __call__(self) -> Mapping[str, Any]:
-        options = dict(self.options, count_ops=False)
-        return get_formulation(self.formulation, **options).derive(self.system).extras
-
-
-class LazyExtras(_MappingABC[str, Any]):
-    """Extras of which some are computed on first access.
-
-    A formulation whose equations do not need some by-products (Kane's
-    partial velocities when the composite-body sums give the equations)
-    returns them this way, so a derivation only pays for them when a user
-    reads them.  ``eager`` holds the values known already; ``compute()``
-    returns a dict of the keys ``lazy_keys``, called at most once.
-    """
-
-    def __init__(
-        self,
-        eager: Mapping[str, Any],
-        lazy_keys: Sequence[str],
-        compute: Callable[[], Mapping[str, Any]] | None,
-    ) -> None:
-        self._eager = dict(eager)
-        self._lazy_keys = tuple(k for k in lazy_keys if k not in self._eager)
-        self._compute = compute
-        self._computed: dict[str, Any] | None = None
-        self._lock = threading.Lock()
-
-    def __getitem__(self, key: str) -> Any:
-        if key in self._eager:
-            return self._eager[key]
-        if key not in self._lazy_keys:
-            raise KeyError(key)
-        with self._lock:
-            if self._computed is None:
-                # Set until the first computation, which clears it.
-                assert self._compute is not None
-                self._computed = dict(self._compute())
-                self._compute = None
-        return self._computed[key]
-
-    def __iter__(self) -> Iterator[str]:
-        yield from self._eager
-        yield from self._lazy_keys
-
-    def __len__(self) -> int:
-        return len(self._eager) + len(self._lazy_keys)
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._eager or key in self._lazy_keys
-
-    def portable(self, recompute: Callable[[], Mapping[str, Any]]) -> LazyExtras:
-        """The same extras in a picklable form: those computed already as
-        values, the others from ``recompute()`` (a picklable callable
-        returning a mapping that holds them) on first read."""
-        with self._lock:
-            if self._computed is not None:
-                return LazyExtras(self._eager | self._computed, (), None)
-        return LazyExtras(
-            self._eager, self._lazy_keys, _Pick(recompute, self._lazy_keys)
-        )
-
-    def __reduce__(
-        self,
-    ) -> tuple[type[LazyExtras], tuple[dict[str, Any], tuple[str, ...], Any]]:
-        # Picklable when ``compute`` is (see :meth:`portable`); the lock is
-        # made afresh.
-        eager = self._eager | (self._computed or {})
-        lazy = () if self._computed is not None else self._lazy_keys
-        return (LazyExtras, (eager, lazy, self._compute if lazy else None))
-
-
-class _Pick:
-    def __init__(
-        self, source: Callable[[], Mapping[str, Any]], keys: Sequence[str]
-    ) -> None:
-        self.source, self.keys = source, tuple(keys)
-
-    def __call__(self) -> dict[str, Any]:
-        values = self.source()
-        return {k: values[k] for k in self.keys}
 
 
 class _StageTimer:
@@ -906,6 +401,10 @@ class Formulation(abc.ABC):
     #: from the independent velocity constraints when these were reduced by
     #: rank (or set by the user), instead of refusing such a system.
     accepts_velocity_constraint_rows: ClassVar[bool] = False
+    #: True for methods in coordinate rates that take a unit quaternion's
+    #: four coordinates with three speeds
+    #: (:mod:`eomcompare.formulations.redundant_coordinates`).
+    handles_quaternions: ClassVar[bool] = False
     #: How the method treats redundant holonomic constraints (more than
     #: dependent coordinates, Bricard's mechanism), in words; None for a
     #: method with multipliers or coordinate rates that refuses them.
@@ -978,8 +477,10 @@ class Formulation(abc.ABC):
                     f"{self.name}: system {system.name!r} declares no "
                     f"explicit solution for dependent coordinates {missing}"
                 )
-        if self.needs_velocities_from_positions and len(system.speeds) != len(
-            system.coordinates
+        if (
+            self.needs_velocities_from_positions
+            and len(system.speeds) != len(system.coordinates)
+            and not self._takes_quaternions(system)
         ):
             raise UnsupportedSystemError(
                 f"{self.name}: system {system.name!r} has "
@@ -1019,6 +520,19 @@ class Formulation(abc.ABC):
             raise UnsupportedSystemError(
                 f"{self.name}: system {system.name!r} declares {analysis.reason()}"
             )
+
+    def _takes_quaternions(self, system: MechanicalSystem) -> bool:
+        """True when the extra coordinates are unit quaternions this
+        method treats (:mod:`eomcompare.formulations.redundant_coordinates`)."""
+        if not self.handles_quaternions:
+            return False
+        from .redundant_coordinates import quaternion_treatment
+
+        try:
+            quaternion_treatment(system)
+        except UnsupportedSystemError:
+            return False
+        return True
 
     def derive(self, system: MechanicalSystem | str) -> EquationsOfMotion:
         """Derive the equations of motion of ``system``.
@@ -1123,65 +637,6 @@ class Formulation(abc.ABC):
     def _derive(self, system: MechanicalSystem, stage: Stage) -> Derivation:
         """Read ``system`` and return a :class:`Derivation`; wrap each stage
         of the work in ``with stage("name"):``."""
-
-
-# ----------------------------------------------------------------------
-# Shared assembly for the two common state choices
-# ----------------------------------------------------------------------
-def speed_form(
-    system: MechanicalSystem,
-    mass_matrix: Matrix,
-    forcing: Matrix,
-    extras: Mapping[str, Any] | None = None,
-) -> Derivation:
-    """Derivation parts for a method whose unknowns are all speed rates u'.
-
-    States are (q, u); q' follows from the kinematic differential equations.
-    """
-    kin = system.kinematics
-    q, u = system.coordinates, system.speeds
-    ud = tuple(ui.diff(t) for ui in u)
-    qdot = sm.Matrix([kin.qdot[qi.diff(t)] for qi in q])
-    qdd = qdot.diff(t).xreplace(dict(kin.qdot))
-    state_map = sm.Matrix(list(q) + [kin.u_of_qdot[ui] for ui in u])
-    coordinate_map = sm.Matrix(list(q)).col_join(qdot)
-    return Derivation(
-        states=tuple(q) + tuple(u),
-        unknowns=ud,
-        mass_matrix=mass_matrix,
-        forcing=forcing,
-        state_rates=qdot.col_join(sm.Matrix(ud)),
-        accelerations=qdd,
-        state_map=state_map,
-        coordinate_map=coordinate_map,
-        extras=extras or {},
-    )
-
-
-def rate_form(
-    system: MechanicalSystem,
-    mass_matrix: Matrix,
-    forcing: Matrix,
-    multipliers: Sequence[Symbol] = (),
-    extras: Mapping[str, Any] | None = None,
-) -> Derivation:
-    """Derivation parts for a method in coordinate rates: states (q, q'),
-    unknowns (q'', multipliers)."""
-    q = system.coordinates
-    qd = tuple(qi.diff(t) for qi in q)
-    qdd = tuple(qi.diff(t, 2) for qi in q)
-    return Derivation(
-        states=tuple(q) + qd,
-        unknowns=qdd + tuple(multipliers),
-        mass_matrix=mass_matrix,
-        forcing=forcing,
-        state_rates=sm.Matrix(list(qd) + list(qdd)),
-        accelerations=sm.Matrix(qdd),
-        state_map=sm.Matrix(list(q) + list(qd)),
-        coordinate_map=sm.Matrix(list(q) + list(qd)),
-        multipliers=tuple(multipliers),
-        extras=extras or {},
-    )
 
 
 def constraint_samples(ms: MechanicalSystem, A_dep: Matrix) -> list[np.ndarray]:

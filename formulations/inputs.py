@@ -16,20 +16,17 @@ from typing import TYPE_CHECKING, Any
 import sympy as sm
 import sympy.physics.mechanics as me
 
+from eomcompare.symbolic.text import display_name
 from eomcompare.symbolic.types import Symbol
 
 if TYPE_CHECKING:
     from eomcompare.systems.base import MechanicalSystem
 
-    from .base import EquationsOfMotion
+    from .result import EquationsOfMotion
 
 __all__ = ["specified_inputs"]
 
 t = me.dynamicsymbols._t
-
-
-def _name(x) -> str:
-    return str(x).replace("(t)", "")
 
 
 def specified_inputs(
@@ -72,21 +69,21 @@ def specified_inputs(
         prescribed motion, not an input).
     """
     ms = eom.system
-    by_name = {_name(k): k for k in ms.specified}
+    by_name = {display_name(k): k for k in ms.specified}
     found = {}
     for r in inputs or ():
         if r in ms.parameters or str(r) in {str(p) for p in ms.parameters}:
             continue
-        key = r if r in ms.specified else by_name.get(_name(r))
+        key = r if r in ms.specified else by_name.get(display_name(r))
         if key is not None:
-            found[key] = sm.Symbol(_name(key))
+            found[key] = sm.Symbol(display_name(key))
     if not found:
         return eom, list(inputs or ())
     for f in found:
         d = f.diff(t)
         if any(sm.sympify(x).has(d) for x in list(eom.mass_matrix) + list(eom.forcing)):
             raise ValueError(
-                f"input {_name(f)} enters the equations of {ms.name!r} "
+                f"input {display_name(f)} enters the equations of {ms.name!r} "
                 f"through its time derivative: it is a prescribed motion, "
                 f"not an input"
             )
@@ -114,4 +111,6 @@ def specified_inputs(
         options=dict(ms.options),
     )
     eom_in = derive(ms_in)
-    return eom_in, [found.get(r, found.get(by_name.get(_name(r)), r)) for r in inputs]
+    return eom_in, [
+        found.get(r, found.get(by_name.get(display_name(r)), r)) for r in inputs
+    ]

@@ -82,6 +82,7 @@ from eomcompare.symbolic.identities import RandomPoints
 
 from .auxiliary import constraint_rows, multiplier_forces
 from .base import Derivation, Formulation, rate_form, register
+from .redundant_coordinates import norm_constraints, speeds_in_rates
 
 __all__ = ["Lagrange"]
 
@@ -152,6 +153,7 @@ class Lagrange(Formulation):
     uses_multipliers = True
     needs_velocities_from_positions = True
     accepts_velocity_constraint_rows = True
+    handles_quaternions = True
     redundant_constraints = (
         "keeps every declared constraint row and solves the singular "
         "augmented system in the least-squares sense: unique accelerations, "
@@ -168,8 +170,12 @@ class Lagrange(Formulation):
 
     def _derive(self, ms, stage) -> Derivation:
         N = ms.frame
-        kin = ms.kinematics
-        u_map = dict(kin.u_of_qdot)
+        # The speeds in (t, q, q'): the kinematic equations solved for them,
+        # or, for a unit quaternion's four coordinates with three speeds,
+        # w = 4 F^T q' and the unit-norm constraint added below
+        # (formulations.redundant_coordinates).
+        u_map = speeds_in_rates(ms)
+        norms = norm_constraints(ms)
         q = list(ms.coordinates)
         qd = [qi.diff(t) for qi in q]
         n = len(q)
@@ -226,6 +232,7 @@ class Lagrange(Formulation):
                 vel_rows = ms.nonholonomic_constraints
             else:
                 hol_rows, vel_rows = constraint_rows(ms)
+            hol_rows = tuple(hol_rows) + tuple(norms)
             hol = sm.Matrix([plain(c) for c in hol_rows])
             nonhol = sm.Matrix([plain(c) for c in vel_rows])
             nh, nn = len(hol), len(nonhol)
@@ -277,6 +284,11 @@ class Lagrange(Formulation):
             "n_dynamic_equations": n,
             "baumgarte": self.baumgarte,
         }
+        if norms:
+            # The multipliers of the unit-norm rows: the last holonomic rows.
+            first = len(hol_rows) - len(norms)
+            extras["norm_constraints"] = tuple(norms)
+            extras["norm_multipliers"] = tuple(lam[first : first + len(norms)])
         if redundant:
             extras["redundant_constraint_rows"] = redundant
         if forces:

@@ -191,7 +191,9 @@ from .base import (
     Formulation,
     UnsupportedSystemError,
     register,
+    speed_form,
 )
+from .redundant_coordinates import projected_equations, speeds_in_rates
 
 __all__ = [
     "ModifiedLagrange",
@@ -358,7 +360,7 @@ def kinetic_energy_in_rates(ms, rates: Mapping | None = None):
     >>> sorted(str(s) for s in T.free_symbols)
     ['l', 'm', 't']
     """
-    u_map = dict(ms.kinematics.u_of_qdot)
+    u_map = speeds_in_rates(ms)
     T = _kinetic_energy(ms.bodies, ms.frame, FrameAlgebra(), [u_map, rates or {}])
     return _rates(T, rates)
 
@@ -381,7 +383,7 @@ def generalized_forces_in_rates(
     >>> generalized_forces_in_rates(ms, ms.coordinates).shape
     (2, 1)
     """
-    u_map = dict(ms.kinematics.u_of_qdot)
+    u_map = speeds_in_rates(ms)
     # ``rates`` acts on the measure numbers before the differentiation and
     # on the whole result (direction cosines of eliminated coordinates).
     Q = _generalized_forces(
@@ -478,6 +480,7 @@ class ModifiedLagrange(Formulation):
     uses_multipliers = False
     needs_dependent_solutions = False
     needs_velocities_from_positions = True
+    handles_quaternions = True
     redundant_constraints = (
         "removes the dependent rows: the holonomic constraints whose "
         "velocity rows are independent at random consistent states"
@@ -506,6 +509,15 @@ class ModifiedLagrange(Formulation):
 
     def check_supported(self, system) -> None:
         super().check_supported(system)
+        if len(system.speeds) != len(system.coordinates) and (
+            system.holonomic_constraints or system.nonholonomic_constraints
+        ):
+            raise UnsupportedSystemError(
+                f"{self.name}: system {system.name!r} has unit quaternions "
+                f"and constraints; the projection on q' = F(q) u that "
+                f"replaces the elimination for quaternions is implemented "
+                f"for systems without constraints only"
+            )
         if not system.q_dep:
             return
         sols, why = _explicit_solutions(system)
@@ -525,6 +537,16 @@ class ModifiedLagrange(Formulation):
     # ------------------------------------------------------------------
     def _derive(self, ms, stage) -> Derivation:
         coords = list(ms.coordinates)
+        if len(ms.speeds) != len(coords):
+            # Unit quaternions: (2.20) projected on the kinematic directions
+            # q' = F u instead of dq = G dq_ind (redundant_coordinates).
+            with stage("energy_and_forces"):
+                T = kinetic_energy_in_rates(ms)
+                Q = generalized_forces_in_rates(ms, coords)
+            with stage("lagrange_operator"):
+                M, f = projected_equations(ms, T, Q)
+            extras = {"variant": "projected on q' = F(q) u", "kinetic_energy": T}
+            return speed_form(ms, M, f, extras)
         sols, _ = _explicit_solutions(ms)
         explicit = bool(ms.q_dep) and sols is not None and self.dependent != "implicit"
         elim = {q: sols[q] for q in ms.q_dep} if explicit else {}

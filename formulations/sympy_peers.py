@@ -19,6 +19,7 @@ from .base import (
     register,
     speed_form,
 )
+from .redundant_coordinates import norm_constraints, speeds_in_rates
 
 __all__ = ["SympyKane", "SympyLagrange"]
 
@@ -91,11 +92,14 @@ class SympyLagrange(Formulation):
     uses_multipliers = True
     is_peer = True
     needs_velocities_from_positions = True
+    handles_quaternions = True
 
     def _derive(self, ms, stage) -> Derivation:
         N = ms.frame
-        kin = ms.kinematics
-        u_map = dict(kin.u_of_qdot)
+        # Unit quaternions: w = 4 F^T q' and the unit-norm constraint
+        # given to LagrangesMethod (formulations.redundant_coordinates).
+        u_map = speeds_in_rates(ms)
+        hol = list(ms.holonomic_constraints) + list(norm_constraints(ms))
 
         def sub(vec):
             return vec.applyfunc(lambda e: e.xreplace(u_map)) if vec != 0 else vec
@@ -128,7 +132,7 @@ class SympyLagrange(Formulation):
                     list(ms.coordinates),
                     forcelist=forcelist or None,
                     frame=N,
-                    hol_coneqs=list(ms.holonomic_constraints) or None,
+                    hol_coneqs=hol or None,
                     nonhol_coneqs=nonhol or None,
                 )
                 lm.form_lagranges_equations()

@@ -43,6 +43,7 @@ import sympy.physics.mechanics as me
 from numpy.typing import ArrayLike, NDArray
 
 from eomcompare.symbolic.plain import plain_replacements, to_plain
+from eomcompare.symbolic.text import display_name
 from eomcompare.symbolic.types import FloatArray, Symbol
 
 from .model import is_equations_of_motion
@@ -63,10 +64,6 @@ _SpeedRate = Callable[..., Any]
 _SPEED_RATE_CACHE: weakref.WeakKeyDictionary[MechanicalSystem, _SpeedRate] = (
     weakref.WeakKeyDictionary()
 )
-
-
-def _name(x: object) -> str:
-    return str(x).replace("(t)", "")
 
 
 @dataclass(frozen=True, eq=False)
@@ -110,7 +107,7 @@ class LinearModel:
     def _indices(self, states: Sequence[str | Symbol]) -> list[int]:
         idx = []
         for s in states:
-            s = _name(s)
+            s = display_name(s)
             if s not in self.states:
                 raise ValueError(
                     f"unknown state {s!r}; valid states: {list(self.states)}"
@@ -295,7 +292,7 @@ def linearize(
     if q0.shape != (n,) or qd0.shape != (n,):
         raise ValueError(
             f"operating point of {ms.name!r} needs {n} coordinates "
-            f"{[_name(c) for c in ms.coordinates]} and {n} rates, got "
+            f"{[display_name(c) for c in ms.coordinates]} and {n} rates, got "
             f"{q0.size} and {qd0.size}"
         )
     # Inputs given as functions of time (specified) become constants.
@@ -310,7 +307,7 @@ def linearize(
             raise ValueError(
                 f"unknown input {r!r} for system {ms.name!r}; inputs are "
                 f"parameters or specified functions of time, valid: "
-                f"{sorted(by_name) + sorted(_name(k) for k in ms.specified)}"
+                f"{sorted(by_name) + sorted(display_name(k) for k in ms.specified)}"
             )
         input_syms.append(key)
     p_base = ms.parameter_vector(params)
@@ -362,7 +359,7 @@ def linearize(
 
         _, col = _richardson_jacobian(along, np.zeros(1), [h])
         B[:, k] = col[:, 0]
-    states = tuple(_name(c) for c in ms.q_ind) + tuple(_name(s) for s in ms.u_ind)
+    states = tuple(display_name(x) for x in (*ms.q_ind, *ms.u_ind))
     return LinearModel(
         A=A,
         B=B,

@@ -19,6 +19,7 @@ import sympy.physics.mechanics as me
 from numpy.typing import ArrayLike
 
 from eomcompare.symbolic.plain import TIME, plain_replacements, to_plain
+from eomcompare.symbolic.text import display_name
 from eomcompare.symbolic.types import FloatArray, Symbol
 
 if TYPE_CHECKING:
@@ -362,7 +363,7 @@ class NumericModel:
 
     def _describe(self, t0: float, x: ArrayLike) -> str:
         q, _ = self.coordinates_from(x, t0)
-        names = [str(c).replace("(t)", "") for c in self.system.coordinates]
+        names = [display_name(c) for c in self.system.coordinates]
         return ", ".join(f"{n}={v:.6g}" for n, v in zip(names, q))
 
     # -- the contract ---------------------------------------------------

@@ -31,6 +31,7 @@ __all__ = [
     "mujoco_available",
     "mjcf_mujoco_model",
     "mujoco_accelerations",
+    "mujoco_coordinate_accelerations",
 ]
 
 
@@ -109,7 +110,8 @@ def mjcf_mujoco_model(ms, parameters=None):
 
 def mujoco_accelerations(ms, q, u, parameters=None, model=None):
     """u' (= q'' for hinge and slide joints) by MuJoCo's ``mj_forward`` at
-    the project's state ``(q, u)``.
+    the project's state ``(q, u)`` (for a free joint, u' of its body rates
+    and world-frame velocity, see :class:`eomcompare.systems.mjcf.MujocoStates`).
 
     Examples
     --------
@@ -130,3 +132,41 @@ def mujoco_accelerations(ms, q, u, parameters=None, model=None):
     data.qvel[:] = qvel
     mujoco.mj_forward(model, data)
     return ms.from_mujoco(data.qpos, data.qvel, data.qacc)[2]
+
+
+def _qdd_function(ms):
+    """``(t, q, u, u') -> q''`` from the kinematic equations ``q' = f(t, q,
+    u)`` differentiated once (the quaternion's ``F u' + F' u``)."""
+    import sympy as sm
+    import sympy.physics.mechanics as me
+
+    cached = getattr(ms, "_qdd_from_speed_rates", None)
+    if cached is not None:
+        return cached
+    t = me.dynamicsymbols._t
+    kin = ms.kinematics
+    q, u = list(ms.coordinates), list(ms.speeds)
+    qdot = sm.Matrix([kin.qdot[qi.diff(t)] for qi in q])
+    qdd = qdot.diff(t).xreplace(dict(kin.qdot))
+    Q, U, UD = (
+        sm.symbols(f"{p}0:{len(x)}") for p, x in (("q", q), ("u", u), ("ud", u))
+    )
+    plain = {ui.diff(t): s for ui, s in zip(u, UD)}
+    plain |= dict(zip(u, U)) | dict(zip(q, Q))
+    T = sm.Symbol("t")
+    expr = ms.substitute_specified(qdd).xreplace(dict(ms.parameters))
+    f = sm.lambdify([T, Q, U, UD], list(expr.xreplace(plain).xreplace({t: T})))
+    ms._qdd_from_speed_rates = f
+    return f
+
+
+def mujoco_coordinate_accelerations(ms, t0, q, qd, parameters=None, model=None):
+    """q'' of every coordinate by MuJoCo at ``(t, q, q')``: its ``qacc`` is
+    ``u'``, which the kinematic equations turn into ``q''`` where the
+    speeds are not the coordinate rates (a free joint's quaternion)."""
+    ms = _mjcf_system(ms)
+    if len(ms.speeds) == len(ms.coordinates):
+        return mujoco_accelerations(ms, q, qd, parameters, model)
+    u = ms.speeds_from_rates(t0, q, qd)
+    ud = mujoco_accelerations(ms, q, u, parameters, model)
+    return np.asarray(_qdd_function(ms)(t0, q, u, ud), dtype=float)

@@ -80,7 +80,10 @@ def urdf_pinocchio_model(ms, parameters=None):
 
     ms = _urdf_system(ms)
     try:
-        model = pin.buildModelFromXML(ms.options["urdf"])
+        if ms.options.get("floating_base"):
+            model = pin.buildModelFromXML(ms.options["urdf"], pin.JointModelFreeFlyer())
+        else:
+            model = pin.buildModelFromXML(ms.options["urdf"])
     except ValueError as exc:
         raise OracleUnavailable(f"Pinocchio cannot read the URDF: {exc}") from None
     names = tuple(model.names[1:])
@@ -112,12 +115,25 @@ def pinocchio_configuration(model, q) -> np.ndarray:
 
 
 def urdf_pinocchio_accelerations(ms, q, qd, parameters=None, model=None):
-    """q'' by Pinocchio's ``aba`` at angles ``q`` and rates ``qd``."""
+    """q'' by Pinocchio's ``aba`` at angles ``q`` and rates ``qd`` (for a
+    floating base through ``ms.to_pinocchio`` / ``ms.from_pinocchio``)."""
     import pinocchio as pin
 
     ms = _urdf_system(ms)
     model = model if model is not None else urdf_pinocchio_model(ms, parameters)
     data = model.createData()
+    if ms.options.get("floating_base"):
+        # Pinocchio's (q, v) of the state, its a back to u', and q'' from
+        # the kinematic equations (the quaternion's F u' + F' u).
+        from .mujoco_oracle import _qdd_function
+
+        if ms.options.get("damping"):
+            raise ValueError("damping is not compared on a floating base")
+        u = ms.speeds_from_rates(0.0, q, qd)
+        q_pin, v = ms.to_pinocchio(q, u)
+        a = pin.aba(model, data, q_pin, v, np.zeros(model.nv))
+        ud = ms.from_pinocchio(q_pin, v, np.asarray(a))[2]
+        return np.asarray(_qdd_function(ms)(0.0, q, u, ud), dtype=float)
     qd = np.asarray(qd, dtype=float)
     tau = np.zeros(model.nv)
     if ms.options.get("damping"):
@@ -159,15 +175,18 @@ def oracle_accelerations(
     if ms.options.get("family") == "mjcf":
         from .mujoco_oracle import (
             mjcf_mujoco_model,
-            mujoco_accelerations,
             mujoco_available,
+            mujoco_coordinate_accelerations,
         )
 
         if not mujoco_available():
             return None
         mj = mjcf_mujoco_model(ms, parameters)
         return "mujoco", np.array(
-            [mujoco_accelerations(ms, q, qd, model=mj) for _, q, qd in states]
+            [
+                mujoco_coordinate_accelerations(ms, t0, q, qd, model=mj)
+                for t0, q, qd in states
+            ]
         )
     if ms.options.get("family") != "urdf":
         return None

@@ -13,5 +13,7 @@ Nothing here knows about formulations, catalogue systems or numbers:
   pivots;
 - :mod:`eomcompare.symbolic.dense` builds and reads sympy matrices of expressions
   without the checks of their constructor;
-- :mod:`eomcompare.symbolic.plain` replaces functions of time by plain symbols.
+- :mod:`eomcompare.symbolic.plain` replaces functions of time by plain symbols;
+- :mod:`eomcompare.symbolic.text` writes a function of time's name for a
+  reader and reads ``key=value`` options.
 """

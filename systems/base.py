@@ -569,9 +569,20 @@ class MechanicalSystem:
         Kqd, rest = _linear_coefficients(kdes, qd)
         qdot_sol = solve_linear(Kqd, -rest)
         qdot = {qdi: sm.sympify(e) for qdi, e in zip(qd, qdot_sol)}
+        quaternion_speeds = None
+        if len(u) < len(kdes):
+            # Unit quaternions: w = 4 F^T q', defined on the whole sphere.
+            from .quaternions import quaternion_blocks, speeds_from_quaternion_rates
+
+            blocks = quaternion_blocks(self.frame, self.q_ind, u, qdot)
+            quaternion_speeds = speeds_from_quaternion_rates(
+                blocks, q, u, qdot, solve_linear
+            )
         if len(u) == len(kdes):
             Ku, rest_u = _linear_coefficients(kdes, u)
             u_sol = solve_linear(Ku, -rest_u)
+        elif quaternion_speeds is not None:
+            u_sol = [quaternion_speeds[ui] for ui in u]
         else:
             # Speeds not one per coordinate: as many independent rows of the
             # kinematic equations, then of the velocity constraints, as

@@ -62,7 +62,15 @@ Conventions
   ``damping=True``.  ``strict=True`` refuses a model that has any of them;
   by default they are left out, as the oracle
   (:mod:`eomcompare.references.mujoco_oracle`) disables them in MuJoCo.
-* Ball and free joints are refused (not yet supported).
+* A free joint (a body of the world) is the project's free joint
+  (:class:`eomcompare.systems.free_joint.FreeJoint`) in the world frame: seven
+  coordinates, the body's quaternion ``(w, x, y, z)`` then its position
+  (MuJoCo's ``qpos`` holds the position first), six speeds, the angular
+  velocity in the body frame then the origin's velocity in the world frame
+  (MuJoCo's ``qvel`` holds the linear velocity first).  Its coordinates are
+  the absolute pose, so its initial state is MuJoCo's ``qpos0`` (the
+  body's ``pos`` and ``quat``).  Armature on a free joint is refused.
+* Ball joints are refused (not yet supported).
 
 Rounded numbers (``snap``) and symbolic inertia are as in
 :func:`eomcompare.systems.from_urdf`.
@@ -239,29 +247,85 @@ class MujocoStates:
 
     For hinge and slide joints MuJoCo's ``qpos`` and ``qvel`` hold one
     entry per joint in the order of the coordinates: ``qpos = q + qpos0``
-    (``qpos0`` the joints' ``ref``), ``qvel = u`` and ``qacc = u'``.
+    (``qpos0`` the joints' ``ref``), ``qvel = u`` and ``qacc = u'``.  A
+    free joint's seven ``qpos`` entries are its position then its
+    quaternion ``(w, x, y, z)``, its six ``qvel`` entries the linear
+    velocity (world frame) then the angular velocity (body frame); the
+    project's free joint (:class:`eomcompare.systems.free_joint.FreeJoint`) orders
+    them quaternion first and angular velocity first, in the same frames,
+    so the conversion only reorders (``qacc`` is the time derivative of
+    ``qvel``, as ``u'`` is of ``u``).
+
+    ``layout`` holds, per MuJoCo joint, ``(type, qpos address, qvel
+    address, first coordinate, first speed)``; empty for a model of hinge
+    and slide joints only (one entry per joint, in order).
     """
 
     qpos0: tuple
+    layout: tuple = ()
+    n_coordinates: int = 0
+    n_speeds: int = 0
+
+    def _joints(self):
+        if self.layout:
+            return self.layout
+        return tuple(("hinge", i, i, i, i) for i in range(len(self.qpos0)))
+
+    def _sizes(self):
+        if self.layout:
+            return (
+                len(self.qpos0),
+                self.n_speeds_mujoco,
+                self.n_coordinates,
+                self.n_speeds,
+            )
+        n = len(self.qpos0)
+        return n, n, n, n
+
+    @property
+    def n_speeds_mujoco(self):
+        return sum(6 if j[0] == "free" else 1 for j in self._joints())
 
     def to_mujoco(self, q, u):
         """``(qpos, qvel)`` of the state ``(q, u)``."""
-        q, u = self._check(q, "q"), self._check(u, "u")
-        return q + np.asarray(self.qpos0), u.copy()
+        nq, nv, nc, ns = self._sizes()
+        q, u = _entries(q, "q", nc), _entries(u, "u", ns)
+        qpos, qvel = np.array(self.qpos0, dtype=float), np.zeros(nv)
+        for kind, qa, da, iq, iu in self._joints():
+            if kind == "free":
+                qpos[qa : qa + 3] = q[iq + 4 : iq + 7]
+                qpos[qa + 3 : qa + 7] = q[iq : iq + 4]
+                qvel[da : da + 3] = u[iu + 3 : iu + 6]
+                qvel[da + 3 : da + 6] = u[iu : iu + 3]
+            else:
+                qpos[qa] += q[iq]
+                qvel[da] = u[iu]
+        return qpos, qvel
 
     def from_mujoco(self, qpos, qvel, qacc):
         """``(q, u, u')`` of MuJoCo's ``(qpos, qvel, qacc)``."""
-        qpos = self._check(qpos, "qpos")
-        qvel, qacc = self._check(qvel, "qvel"), self._check(qacc, "qacc")
-        return qpos - np.asarray(self.qpos0), qvel.copy(), qacc.copy()
+        nq, nv, nc, ns = self._sizes()
+        qpos = _entries(qpos, "qpos", nq)
+        qvel, qacc = _entries(qvel, "qvel", nv), _entries(qacc, "qacc", nv)
+        q, u, ud = np.zeros(nc), np.zeros(ns), np.zeros(ns)
+        for kind, qa, da, iq, iu in self._joints():
+            if kind == "free":
+                q[iq : iq + 4] = qpos[qa + 3 : qa + 7]
+                q[iq + 4 : iq + 7] = qpos[qa : qa + 3]
+                for out, x in ((u, qvel), (ud, qacc)):
+                    out[iu : iu + 3] = x[da + 3 : da + 6]
+                    out[iu + 3 : iu + 6] = x[da : da + 3]
+            else:
+                q[iq] = qpos[qa] - self.qpos0[qa]
+                u[iu], ud[iu] = qvel[da], qacc[da]
+        return q, u, ud
 
-    def _check(self, x, what):
-        x = np.asarray(x, dtype=float).ravel()
-        if x.shape != (len(self.qpos0),):
-            raise ValueError(
-                f"{what} must have {len(self.qpos0)} entries, not {x.size}"
-            )
-        return x
+
+def _entries(x, what, n):
+    x = np.asarray(x, dtype=float).ravel()
+    if x.shape != (n,):
+        raise ValueError(f"{what} must have {n} entries, not {x.size}")
+    return x
 
 
 def from_mjcf(
@@ -307,7 +371,7 @@ def from_mjcf(
     Raises
     ------
     DeclarationError
-        For a model MuJoCo does not compile, a ball or free joint (naming
+        For a model MuJoCo does not compile, a ball joint (naming
         it), a model with no hinge or slide joint, and with ``strict`` a
         model with any of the features above (naming them).
     FileNotFoundError
@@ -334,13 +398,12 @@ def from_mjcf(
     # MuJoCo's enums compare equal to plain ints only, not to numpy's.
     jtypes = [int(x) for x in model.jnt_type]
     for j, jtype in enumerate(jtypes):
-        if jtype in (int(jt.mjJNT_BALL), int(jt.mjJNT_FREE)):
-            kind = "ball" if jtype == int(jt.mjJNT_BALL) else "free"
+        if jtype == int(jt.mjJNT_BALL):
             body = _name(mujoco, model, obj.mjOBJ_BODY, model.jnt_bodyid[j], "body")
             raise DeclarationError(
                 f"joint {_name(mujoco, model, obj.mjOBJ_JOINT, j, 'joint')!r} "
-                f"(body {body!r}) is a {kind} joint; ball/free joints: not "
-                f"yet supported; valid joint types: ['hinge', 'slide']"
+                f"(body {body!r}) is a ball joint; ball joints: not yet "
+                f"supported; valid joint types: ['hinge', 'slide', 'free']"
             )
     if model.njnt == 0:
         raise DeclarationError(
@@ -375,6 +438,40 @@ def from_mjcf(
             joint = _name(mujoco, model, obj.mjOBJ_JOINT, j, "joint")
             dof = int(model.jnt_dofadr[j])
             anchor = _snap_matrix(model.jnt_pos[j], snap)
+            if jtypes[j] == int(jt.mjJNT_FREE):
+                # The body's pose in the world is the joint's coordinates:
+                # the joint frame is the world's, the body frame the free
+                # joint's own (MuJoCo's free joint has no anchor or axis).
+                extra = [
+                    f"{what} {float(np.max(np.abs(x[dof : dof + 6]))):g}"
+                    for what, x in (
+                        ("armature", model.dof_armature),
+                        ("damping", model.dof_damping if damping else [0] * 6),
+                    )
+                    if np.any(x[dof : dof + 6])
+                ]
+                if extra:
+                    raise DeclarationError(
+                        f"free joint {joint!r} (body {body!r}) has "
+                        f"{' and '.join(extra)}: not modelled on a free joint"
+                    )
+                adr = int(model.jnt_qposadr[j])
+                pose = [float(x) for x in model.qpos0[adr : adr + 7]]
+                pending.append(
+                    dict(
+                        joint=joint,
+                        body=body,
+                        kind="free",
+                        parent=carrier,
+                        rotation=attach[0][1][0],
+                        offset=attach[0][1][1],
+                        axis=sm.ImmutableMatrix([0, 0, 1]),
+                        initial=tuple(pose[3:] + pose[:3]),
+                        mujoco_type="free",
+                    )
+                )
+                carrier, T = len(pending), identity
+                continue
             if jtypes[j] == int(jt.mjJNT_HINGE):
                 Tj = _compose(T, (identity[0], anchor))
                 T = (identity[0], sm.ImmutableMatrix(-anchor))
@@ -446,7 +543,25 @@ def from_mjcf(
             "damping": damping,
         },
     )
-    states = MujocoStates(tuple(float(x) for x in model.qpos0))
+    layout, iq, iu = [], 0, 0
+    for j, jtype in enumerate(jtypes):
+        free = jtype == int(jt.mjJNT_FREE)
+        layout.append(
+            (
+                "free" if free else "scalar",
+                int(model.jnt_qposadr[j]),
+                int(model.jnt_dofadr[j]),
+                iq,
+                iu,
+            )
+        )
+        iq, iu = iq + (7 if free else 1), iu + (6 if free else 1)
+    states = MujocoStates(
+        tuple(float(x) for x in model.qpos0),
+        tuple(layout) if "free" in types else (),
+        iq,
+        iu,
+    )
     ms.to_mujoco = states.to_mujoco
     ms.from_mujoco = states.from_mujoco
     return ms

@@ -16,7 +16,7 @@ from .base import MechanicalSystem
 from .catalogue import register_system
 from .mjcf import from_mjcf
 
-__all__ = ["gymnasium_asset", "inverted_double_pendulum"]
+__all__ = ["gymnasium_asset", "inverted_double_pendulum", "ant"]
 
 
 def gymnasium_asset(name: str) -> str:
@@ -55,3 +55,15 @@ def inverted_double_pendulum(damping: bool = False) -> MechanicalSystem:
         name="inverted_double_pendulum",
         damping=damping,
     )
+
+
+@register_system("ant", heavy=True, oracle="mujoco")
+def ant() -> MechanicalSystem:
+    """Gymnasium's ``Ant`` model (``ant.xml``): a torso on a free joint
+    (quaternion w, x, y, z and position: 7 coordinates, 6 speeds) and four
+    legs of two hinges each, joint armature 1 kept, inertias computed by
+    MuJoCo from the capsule geoms.  Its contacts with the floor, joint
+    limits, motors and joint damping are left out (see
+    :func:`eomcompare.systems.from_mjcf`): a floating tree in free fall under the
+    model's gravity."""
+    return from_mjcf(gymnasium_asset("ant.xml"), name="ant")

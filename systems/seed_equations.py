@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 import sympy as sm
 import sympy.physics.mechanics as me
 
+from eomcompare.symbolic.text import display_name
+
 __all__ = [
     "PublishedEquation",
     "published_equations",
@@ -91,7 +93,7 @@ class PublishedEquation:
 def _names(ms):
     """Parameters and coordinates of a declaration by name."""
     p = {str(s): s for s in ms.parameters}
-    q = {str(c).replace("(t)", ""): c for c in ms.coordinates}
+    q = {display_name(c): c for c in ms.coordinates}
     return p, q
 
 

@@ -99,6 +99,7 @@ import sympy as sm
 import sympy.physics.mechanics as me
 
 from .base import DeclarationError, MechanicalSystem
+from .free_joint import free_root
 from .physics import check_mass_properties
 
 __all__ = [
@@ -391,7 +392,13 @@ def _vec(comps, frame):
 
 
 def from_urdf(
-    source, *, name=None, symbolic_inertia=False, snap=1e-9, damping=False
+    source,
+    *,
+    name=None,
+    symbolic_inertia=False,
+    snap=1e-9,
+    damping=False,
+    floating_base=False,
 ) -> MechanicalSystem:
     """The :class:`MechanicalSystem` of a fixed-base robot in a URDF file.
 
@@ -414,6 +421,11 @@ def from_urdf(
     damping : bool, optional
         Add each joint's ``<dynamics damping>`` ``b`` as a load ``-b q'``
         (default False, as Pinocchio's ``aba``).
+    floating_base : bool, optional
+        Make the root link (with the links fixed to it) a free body on a
+        :class:`eomcompare.systems.free_joint.FreeJoint`, as Pinocchio's
+        ``JointModelFreeFlyer`` root (see :mod:`eomcompare.systems.pinocchio_states`);
+        default False: the root link is the ground.
 
     Returns
     -------
@@ -440,6 +452,8 @@ def from_urdf(
         raise TypeError("symbolic_inertia must be True or False")
     if not isinstance(damping, bool):
         raise TypeError("damping must be True or False")
+    if not isinstance(floating_base, bool):
+        raise TypeError("floating_base must be True or False")
     if isinstance(snap, bool) or not isinstance(snap, (int, float)):
         raise TypeError(f"snap must be a number, not {type(snap).__name__}")
     if not 0 <= snap < 0.1:
@@ -448,7 +462,7 @@ def from_urdf(
     _check_numbers(robot, damping)
     bodies, placements, parents = _bodies(robot, snap)
     movers = bodies[1:]
-    if not movers:
+    if not movers and not floating_base:
         raise DeclarationError(
             f"robot {robot.name!r} has no revolute, continuous or prismatic "
             f"joint: nothing moves"
@@ -484,6 +498,19 @@ def from_urdf(
             )
         )
     types = tuple(b.joint.type for b in movers)
+    if floating_base:
+        from .pinocchio_states import floating_specs
+
+        specs = floating_specs(
+            _merged_inertia(bodies[0], snap),
+            bodies[0].links[0][0].name,
+            specs,
+            lambda k, m, c, I: inertial_entries(
+                k, m, c, I, symbolic_inertia, snap, params
+            ),
+            JointSpec,
+        )
+        types = ("floating",) + types
     lines = [
         f"Robot {robot.name!r} from URDF: {len(specs)} joints, gravity -z.",
         "coordinate  joint  type  moves link",
@@ -492,7 +519,7 @@ def from_urdf(
         f"q{k}  {s.joint}  {jt}  {s.body}"
         for k, (s, jt) in enumerate(zip(specs, types), 1)
     ]
-    return declare_tree(
+    ms = declare_tree(
         name or robot.name,
         specs,
         params,
@@ -505,8 +532,16 @@ def from_urdf(
             "symbolic_inertia": symbolic_inertia,
             "snap": float(snap),
             "damping": damping,
+            "floating_base": floating_base,
         },
     )
+    from .pinocchio_states import PinocchioStates
+
+    kinds = {"floating": "free", "continuous": "continuous"}
+    states = PinocchioStates(tuple(kinds.get(t, "scalar") for t in types))
+    ms.to_pinocchio = states.to_pinocchio
+    ms.from_pinocchio = states.from_pinocchio
+    return ms
 
 
 def inertial_entries(k, mass, com, inertia, symbolic, snap, params):
@@ -579,6 +614,9 @@ class JointSpec:
     inertia: tuple
     damping: object = None
     armature: object = None
+    #: For ``kind="free"`` (a root body's free joint, parent 0): the
+    #: initial ``(qw, qx, qy, qz, x, y, z)`` of the body in the joint frame.
+    initial: tuple | None = None
 
 
 def _rotor(k, spec, qk, uk, N, O):
@@ -609,6 +647,9 @@ def declare_tree(
     n = len(specs)
     q = me.dynamicsymbols(f"q1:{n + 1}")
     u = me.dynamicsymbols(f"u1:{n + 1}")
+    # Each joint's coordinates, speeds and kinematic equations (a free
+    # joint has seven, six and seven: systems.free_joint).
+    coords, speeds, kdes, initial, spread = [], [], [], {}, {}
     g = sm.Symbol("g", positive=True)
     N = me.ReferenceFrame("N")
     O = me.Point("O")
@@ -642,7 +683,21 @@ def declare_tree(
             Jf.set_ang_vel(Bp, 0)
             wJ, zJ = R.T * wp, zp * R
         hP = heights[p_idx] + (zp * p)[0]
-        if spec.kind == "revolute":
+        if spec.kind != "free":
+            coords.append(q[k - 1])
+            speeds.append(u[k - 1])
+            kdes.append(u[k - 1] - q[k - 1].diff())
+            initial |= {q[k - 1]: 0.0, u[k - 1]: 0.0}
+            spread[q[k - 1]] = 1.5 if spec.kind == "revolute" else 0.05
+        if spec.kind == "free":
+            B, Ok, w, zB, hO = free_root(k, spec, N, Jf, P, zJ, hP)
+            joint = B.free_joint
+            coords += joint.coordinates
+            speeds += joint.speeds
+            kdes += joint.kdes
+            initial |= joint.state(spec.initial[:4], spec.initial[4:])
+            spread |= {c: 0.5 for c in joint.coordinates}
+        elif spec.kind == "revolute":
             unit = [i for i in range(3) if a[i] != 0]
             if len(unit) == 1 and abs(a[unit[0]]) == 1:
                 # About a coordinate axis: the rotation the derivations
@@ -666,7 +721,7 @@ def declare_tree(
         else:
             raise DeclarationError(
                 f"joint {spec.joint!r}: kind must be one of ['revolute', "
-                f"'prismatic'], not {spec.kind!r}"
+                f"'prismatic', 'free'], not {spec.kind!r}"
             )
         w = sm.Matrix(w)
         m, c = spec.mass, sm.Matrix(spec.com)
@@ -694,18 +749,17 @@ def declare_tree(
         zrows.append(zB)
         heights.append(hO)
     system = me.System(N, O)
-    system.add_coordinates(*q)
-    system.add_speeds(*u)
-    system.add_kdes(*[ui - qi.diff() for qi, ui in zip(q, u)])
+    system.add_coordinates(*coords)
+    system.add_speeds(*speeds)
+    system.add_kdes(*kdes)
     system.add_bodies(*rigid)
     system.add_loads(*loads)
-    spread = {qi: (1.5 if s.kind == "revolute" else 0.05) for qi, s in zip(q, specs)}
     damped = any(s.damping is not None for s in specs)
     ms = MechanicalSystem(
         name=name,
         system=system,
         parameters=params,
-        initial_state={qi: 0.0 for qi in q} | {ui: 0.0 for ui in u},
+        initial_state=initial,
         potential_energy=V,
         energy_conserved=not damped,
         description=description,
@@ -713,6 +767,7 @@ def declare_tree(
         options=dict(options or {}),
     )
     # The tree itself, for evaluations that recurse over it
-    # (formulations.kane_recursive).
-    ms.joint_tree = tuple(specs)
+    # (formulations.kane_recursive), which know one-coordinate joints only.
+    if all(s.kind != "free" for s in specs):
+        ms.joint_tree = tuple(specs)
     return ms

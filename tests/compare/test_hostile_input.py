@@ -232,7 +232,7 @@ def run_arm(
     module = tmp_path / name / "robot.py"
     module.parent.mkdir()
     module.write_text(
-        "from systems import from_urdf\n\n\ndef arm():\n"
+        "from eomcompare.systems import from_urdf\n\n\ndef arm():\n"
         f"    return from_urdf({arm_urdf(joint)!r}, name='arm')\n"
     )
     out = tmp_path / name / "out"
@@ -419,7 +419,7 @@ def test_the_meshes_a_urdf_names_are_never_opened(tmp_path):
         + "</robot>"
     )
     code = (
-        "from systems import from_urdf\n"
+        "from eomcompare.systems import from_urdf\n"
         f"ms = from_urdf({str(urdf)!r})\n"
         "print(len(ms.coordinates))\n"
     )
@@ -444,7 +444,7 @@ def test_markup_in_a_builder_option_is_escaped_in_the_report(tmp_path):
 
     path = tmp_path / "mine.py"
     path.write_text(
-        "from systems import get_system\n\n\ndef mine(tag=''):\n"
+        "from eomcompare.systems import get_system\n\n\ndef mine(tag=''):\n"
         "    return get_system('n_link_pendulum', n=1)\n"
     )
     out = tmp_path / "out"
@@ -481,7 +481,7 @@ def test_two_runs_into_one_output_directory_corrupt_nothing(tmp_path):
 def test_a_users_system_named_as_a_catalogue_system_is_refused(tmp_path):
     path = tmp_path / "mine.py"
     path.write_text(
-        "from systems import get_system\n\n\ndef double_pendulum():\n"
+        "from eomcompare.systems import get_system\n\n\ndef double_pendulum():\n"
         "    return get_system('n_link_pendulum', n=1)\n"
     )
     out = tmp_path / "out"

@@ -257,7 +257,21 @@ def test_every_case_appears_with_its_numbers(result, report):
         assert cells["ops_raw"] == str(int(row.ops_raw))
         assert cells["ops_cse"] == str(int(row.ops_cse))
         assert cells["n_equations"] == str(int(row.n_equations))
-        assert float(cells["derive_s"]) == pytest.approx(row.derive_s, rel=5e-3)
+        # Times as compared: the median, the interquartile range and the
+        # number of measurements, never the fastest alone.
+        for col in ("derive_s", "rhs_us", "integrate_s"):
+            got = re.fullmatch(r"(\S+) \((?:IQR (\S+), )?k=(\d+)\)", cells[col])
+            assert got, cells[col]
+            median, iqr, k = got.groups()
+            assert float(median) == pytest.approx(
+                getattr(row, f"{col}_median"), rel=5e-3
+            )
+            assert int(k) == getattr(row, f"{col}_k") >= 1
+            assert (iqr is None) == (getattr(row, f"{col}_k") < 3)
+            if iqr is not None:
+                assert float(iqr) == pytest.approx(
+                    getattr(row, f"{col}_spread"), rel=5e-2, abs=1e-12
+                )
         assert float(cells["agreement_horizon"]) == pytest.approx(
             row.agreement_horizon, rel=5e-3
         )

@@ -13,6 +13,7 @@ from eomcompare.compare.findings import findings
 from eomcompare.compare.timing import (
     MIN_SAMPLES,
     beyond_noise,
+    calibrate_clocks,
     repeat_within,
     spread,
     tied_with_best,
@@ -111,6 +112,47 @@ def test_repeats_stop_at_the_count_or_the_budget():
     # A failed measurement is not repeated.
     failed = [(float("nan"), 0.0)]
     assert len(repeat_within(measure(0.01, 0.01), failed, 5, 10.0)) == 1
+
+
+def _memo_misses() -> int:
+    from sympy.core.cache import CACHE
+
+    return sum(f.cache_info().misses for f in CACHE)
+
+
+def test_the_calibration_computes_its_workload_whatever_the_memo_holds():
+    # Counted, not timed: a calibration that sympy's memo could answer
+    # measured 0.03 s after an earlier calibration and 0.3 s after a
+    # derivation had evicted it.  Each run must compute its workload
+    # afresh: as many memo misses the second and third time as the
+    # computation has (the first also fills the memo with constants).
+    import sympy as sm
+
+    sm.core.cache.clear_cache()
+    misses = []
+    for _ in range(3):
+        before = _memo_misses()
+        calibrate_clocks(1)
+        misses.append(_memo_misses() - before)
+    assert misses[1] == misses[2]
+    assert misses[1] > misses[0] / 2 > 100
+
+
+def test_the_calibration_reads_every_clock_around_the_same_runs():
+    ticks = {"a": 0.0, "b": 0.0}
+
+    def clock(name, step):
+        def read():
+            ticks[name] += step
+            return ticks[name]
+
+        return read
+
+    # Each clock is read once before and once after each run: the fastest
+    # of two runs is one step of that clock.
+    got = calibrate_clocks(2, (clock("a", 1.0), clock("b", 0.5)))
+    assert got == (1.0, 0.5)
+    assert ticks == {"a": 4.0, "b": 2.0}
 
 
 # ----------------------------------------------------------------------
@@ -233,3 +275,40 @@ def test_the_timing_note_says_how_many_measurements_were_taken():
     assert "derivation 1–5, right-hand side 11" in note
     assert "within 0.15 s of processor time each per case" in note
     assert "compiled (rhs_us; through lambdify in rhs_lambdify_us)" in note
+
+
+def test_the_printed_table_gives_medians_and_says_how_many_measurements():
+    from eomcompare.compare.summary import repetitions_line, summary_table
+
+    frame = _frame(
+        formulation=["kane", "lagrange"],
+        **_timed("derive_s", [[0.1, 0.3, 0.2], [0.5]]),
+        **_timed("rhs_us", [[1.0] * 11, [2.0, 2.2, 2.1, 2.0, 2.4, 2.0] + [2.0] * 5]),
+    )
+    table = summary_table(frame)
+    # Medians by hand: 0.2 of (0.1, 0.3, 0.2), 0.5 of one measurement.
+    assert list(table["derive s (median)"]) == [0.2, 0.5]
+    assert list(table["rhs µs (median)"]) == [1.0, 2.0]
+    assert "derive s" not in table.columns
+    assert repetitions_line(frame) == (
+        "Times are medians; measurements per case: derive s 1-3, rhs µs 11 "
+        "(interquartile ranges in results.csv and the report)."
+    )
+    # A run saved before medians were recorded prints its times as they are.
+    old = frame.drop(columns=[c for c in frame.columns if c.endswith("_median")])
+    assert list(summary_table(old)["derive s"]) == [0.1, 0.5]
+
+
+def test_a_compared_time_is_shown_with_its_spread_and_count():
+    from eomcompare.compare.tables import timed_cell
+
+    row = {"rhs_us": 1.1, "rhs_us_median": 1.2, "rhs_us_spread": 0.05, "rhs_us_k": 11}
+    assert timed_cell(row, "rhs_us") == "1.2 (IQR 0.05, k=11)"
+    # Below three measurements the spread is unknown and not printed.
+    few = {"derive_s": 2.0, "derive_s_median": 2.5, "derive_s_k": 2}
+    assert timed_cell({**few, "derive_s_spread": float("nan")}, "derive_s") == (
+        "2.5 (k=2)"
+    )
+    # A row saved before medians were recorded: its one time, said so.
+    assert timed_cell({"integrate_s": 0.25}, "integrate_s") == "0.25 (k unknown)"
+    assert timed_cell({}, "integrate_s") == "—"

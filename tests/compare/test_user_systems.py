@@ -206,7 +206,7 @@ def test_an_edited_urdf_named_by_a_builder_option_is_derived_again(tmp_path):
     urdf = tmp_path / "arm.urdf"
     urdf.write_text(URDF.format(mass=1.0))
     (tmp_path / "arm.py").write_text(
-        "from systems import from_urdf\n\n\n"
+        "from eomcompare.systems import from_urdf\n\n\n"
         "def arm(path='none.urdf'):\n"
         "    return from_urdf(path)\n"
     )
@@ -239,6 +239,11 @@ def test_an_edited_urdf_named_by_a_builder_option_is_derived_again(tmp_path):
         ),
         ("return {'q': 1}", r"builder quit\(\).*returned dict: a builder must return"),
         ("return None", r"builder quit\(\).*returned NoneType: a builder must return"),
+        (
+            # A class of the same name from another copy of the package.
+            "class MechanicalSystem: pass\n    return MechanicalSystem()",
+            r"returned a MechanicalSystem of module '\w*quit'.*from eomcompare\.systems import",
+        ),
         ("raise RuntimeError('no')", r"builder quit\(\).*RuntimeError: no"),
     ],
 )
@@ -397,7 +402,7 @@ def test_a_system_the_lagrange_family_refuses_reads_so_in_the_report(tmp_path):
     path = tmp_path / "disc.py"
     path.write_text(
         "import sympy as sm\nimport sympy.physics.mechanics as me\n"
-        "from systems import MechanicalSystem\n\n"
+        "from eomcompare.systems import MechanicalSystem\n\n"
         + inspect.getsource(sympy_ports.contact_point_disc)
     )
     family = ["lagrange", "modified_lagrange", "sympy_lagrange"]

@@ -1,0 +1,315 @@
+"""Work--precision diagrams, solve cost read off at a stated error, and the
+IFToMM table (``precision.csv`` written by :mod:`eomcompare.compare.precision`).
+
+Costs are compared **at equal accuracy**, never at equal tolerance: the
+cost of a curve at an error level is the smallest processor time among its
+solves whose measured error is at or below that level (a point of the
+curve, not an interpolation: no curve is credited with an error it did not
+reach).  A curve that never reaches the level has no cost there, and the
+tables say how close it came.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+__all__ = [
+    "OPENSIM_CPU_S",
+    "OPENSIM_MACHINE",
+    "cost_at_error",
+    "cost_table",
+    "iftomm_table",
+    "write_iftomm_table",
+    "work_precision_figure",
+    "report_section",
+    "REPORT_ERROR_LEVEL",
+]
+
+#: CPU seconds of the OpenSim 3.2 port of the IFToMM problems
+#: (RehabEngGroup/MBSbenchmarksInOpenSim), as shared/benchmarks.md
+#: transcribes them; A05 has no published time there.
+OPENSIM_CPU_S = {"A01": 0.637, "A02": 0.455, "A03": 0.384, "A04": 0.258}
+OPENSIM_MACHINE = "Intel i5-4570 at 3.2 GHz"
+#: The error level the report reads the curves at (absolute, in the
+#: measured quantities' units): the IFToMM high accuracy level.
+REPORT_ERROR_LEVEL = 1e-3
+#: The problem each system variant transcribes, for the IFToMM table.
+PROBLEMS = {
+    "iftomm_pendulum": "A01",
+    "n_four_bar": "A02",
+    "andrews_squeezer": "A03",
+    "bricard": "A04",
+    "flyball_governor": "A05",
+}
+CURVE = ["system", "formulation", "integrator", "treatment"]
+
+
+def _base_system(label: str) -> str:
+    return str(label).split("[", 1)[0]
+
+
+def cost_at_error(frame: pd.DataFrame, level: float) -> pd.DataFrame:
+    """Per curve: the cheapest solve whose error is at or below ``level``
+    (``cpu_s``, its ``tolerance``, ``error``, ``nfev``) or, where none is,
+    NaN with the best error the curve reached (``best_error``) and why it
+    stopped (``status`` of its last row)."""
+    if not (isinstance(level, (int, float)) and level > 0):
+        raise ValueError(f"level must be a positive number, not {level!r}")
+    out = []
+    for key, rows in frame.groupby(CURVE, sort=True):
+        ok = rows[(rows["status"] == "ok") & rows["error"].notna()]
+        reached = ok[ok["error"] <= level]
+        best_error = float(ok["error"].min()) if len(ok) else float("nan")
+        rec = dict(zip(CURVE, key))
+        if len(reached):
+            r = reached.loc[reached["cpu_s"].idxmin()]
+            rec |= {
+                "cpu_s": float(r["cpu_s"]),
+                "tolerance": float(r["tolerance"]),
+                "error": float(r["error"]),
+                "nfev": r["nfev"],
+                "best_error": best_error,
+                "status": "reached",
+            }
+        else:
+            stopped = rows[rows["status"] != "skipped"].iloc[-1]
+            why = stopped["status"]
+            msg = stopped.get("message")
+            if why == "ok":
+                why = "not reached"
+            elif isinstance(msg, str) and msg:
+                why = f"{why}: {msg}"
+            rec |= {
+                "cpu_s": float("nan"),
+                "tolerance": float("nan"),
+                "error": float("nan"),
+                "nfev": None,
+                "best_error": best_error,
+                "status": why,
+            }
+        out.append(rec)
+    return pd.DataFrame(out)
+
+
+def cost_table(frame: pd.DataFrame, level: float = REPORT_ERROR_LEVEL) -> pd.DataFrame:
+    """Per system: the cheapest curve at ``level`` and each formulation's
+    best cost there, as ratios to the cheapest (measured in one run)."""
+    costs = cost_at_error(frame, level)
+    rows = []
+    for system, group in costs.groupby("system", sort=True):
+        reached = group[group["status"] == "reached"]
+        rec = {"system": system}
+        if len(reached):
+            best = reached.loc[reached["cpu_s"].idxmin()]
+            rec["cheapest"] = (
+                f"{best['formulation']} ({best['integrator']}, {best['treatment']})"
+            )
+            rec["cpu_s"] = best["cpu_s"]
+            for f, fg in group.groupby("formulation"):
+                fr = fg[fg["status"] == "reached"]
+                rec[f"{f} x"] = (
+                    fr["cpu_s"].min() / best["cpu_s"] if len(fr) else float("nan")
+                )
+        else:
+            rec["cheapest"] = "none reached it"
+            rec["cpu_s"] = float("nan")
+        rows.append(rec)
+    return pd.DataFrame(rows)
+
+
+def iftomm_table(frame: pd.DataFrame, level: float = 1e-3) -> pd.DataFrame:
+    """The IFToMM problems in ``frame``: per problem and formulation, the
+    cheapest solve reaching ``level`` (the high accuracy level), or what
+    stopped it; the best formulation's time beside OpenSim 3.2's."""
+    costs = cost_at_error(frame, level)
+    costs = costs[costs["system"].map(_base_system).isin(PROBLEMS)]
+    rows = []
+    for (system, formulation), group in costs.groupby(
+        ["system", "formulation"], sort=True
+    ):
+        reached = group[group["status"] == "reached"]
+        problem = PROBLEMS[_base_system(system)]
+        rec = {"problem": problem, "system": system, "formulation": formulation}
+        if len(reached):
+            r = reached.loc[reached["cpu_s"].idxmin()]
+            rec |= {
+                "cpu_s": r["cpu_s"],
+                "integrator": r["integrator"],
+                "treatment": r["treatment"],
+                "tolerance": r["tolerance"],
+                "error": r["error"],
+                "outcome": "reached",
+            }
+        else:
+            rec |= {
+                "cpu_s": float("nan"),
+                "integrator": "",
+                "treatment": "",
+                "tolerance": float("nan"),
+                "error": float("nan"),
+                "outcome": "; ".join(
+                    f"{r.integrator}/{r.treatment}: {r.status}"
+                    + (
+                        f" (best error {r.best_error:.3g})"
+                        if math.isfinite(r.best_error)
+                        else ""
+                    )
+                    for r in group.itertuples()
+                ),
+            }
+        rows.append(rec)
+    table = pd.DataFrame(rows)
+    if table.empty:
+        return table
+    table = table.sort_values(["problem", "system", "formulation"], ignore_index=True)
+    best = table.groupby("system")["cpu_s"].transform("min")
+    table["best"] = table["cpu_s"] == best
+    table["opensim_cpu_s"] = table["problem"].map(OPENSIM_CPU_S)
+    table["opensim_over_best"] = np.where(
+        table["best"], table["opensim_cpu_s"] / table["cpu_s"], np.nan
+    )
+    return table
+
+
+def write_iftomm_table(
+    frame: pd.DataFrame, out, *, command: str = "", level=1e-3
+) -> dict:
+    """``iftomm.csv`` and ``iftomm.md`` in ``out`` (each written whole)."""
+    from .runner import _atomic_write
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    table = iftomm_table(frame, level)
+    csv = out / "iftomm.csv"
+    md = out / "iftomm.md"
+    _atomic_write(csv, table.to_csv(index=False).encode())
+    lines = [
+        "# IFToMM benchmark problems: CPU time at the high accuracy level",
+        "",
+        f"Generated by `{command}`." if command else "",
+        "",
+        f"Each formulation's cheapest solve whose error (the problem's error "
+        f"measure: largest absolute error of its reference quantities over "
+        f"its output steps, against a reference at tolerance 1e-12) is at or "
+        f"below {level:g}, over the integrators and constraint treatments "
+        f"swept; CPU seconds of this process (processor time, the fastest of "
+        f"up to three solves), on a shared 2-core machine.  OpenSim 3.2's "
+        f"published times ({OPENSIM_MACHINE}) beside the best formulation; "
+        f"`opensim_over_best` > 1 means faster than OpenSim.  A row without "
+        f"a time says what stopped each curve.",
+        "",
+    ]
+    if table.empty:
+        lines.append("No IFToMM problem in this sweep.")
+    else:
+        shown = table.copy()
+        for c in ("cpu_s", "tolerance", "error", "opensim_cpu_s", "opensim_over_best"):
+            shown[c] = shown[c].map(lambda v: "—" if not np.isfinite(v) else f"{v:.3g}")
+        lines.append(_markdown(shown))
+    _atomic_write(md, ("\n".join(lines) + "\n").encode())
+    return {"csv": csv, "markdown": md}
+
+
+def _markdown(frame: pd.DataFrame) -> str:
+    """A pipe table (pandas' to_markdown needs tabulate)."""
+
+    def cell(v):
+        text = "" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v)
+        return text.replace("|", "\\|").replace("\n", " ")
+
+    head = "| " + " | ".join(map(str, frame.columns)) + " |"
+    rule = "|" + "|".join("---" for _ in frame.columns) + "|"
+    body = [
+        "| " + " | ".join(cell(v) for v in row) + " |"
+        for row in frame.itertuples(index=False)
+    ]
+    return "\n".join([head, rule, *body])
+
+
+def work_precision_figure(plt, frame: pd.DataFrame, system: str, path, levels=()):
+    """Error against CPU time, log-log, one curve per formulation,
+    integrator and treatment; the accuracy ``levels`` as dashed lines."""
+    rows = frame[(frame["system"] == system) & (frame["status"] == "ok")]
+    rows = rows[rows["error"].notna() & (rows["cpu_s"] > 0)]
+    if rows.empty:
+        return None
+    fig, ax = plt.subplots(figsize=(7.5, 4.5))
+    formulations = sorted(rows["formulation"].unique())
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    markers = "os^vDP*X"
+    integrators = sorted(rows["integrator"].unique())
+    for (f, i, t), g in rows.groupby(["formulation", "integrator", "treatment"]):
+        g = g.sort_values("tolerance", ascending=False)
+        ax.loglog(
+            g["cpu_s"],
+            np.maximum(g["error"], 1e-17),
+            marker=markers[integrators.index(i) % len(markers)],
+            color=colours[formulations.index(f) % len(colours)],
+            linestyle="-" if t == "projection" else "--",
+            label=f"{f}, {i}" + ("" if t == "projection" else f", {t}"),
+            markersize=4,
+        )
+    for lv in levels:
+        ax.axhline(lv, color="grey", linestyle=":", linewidth=0.8)
+    ax.set_xlabel("CPU time of the solve (s, fastest of up to 3)")
+    ax.set_ylabel("error (max abs over output steps)")
+    ax.set_title(f"work-precision: {system}")
+    ax.legend(fontsize=7, loc="best")
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return path
+
+
+def report_section(rep, out: Path, *, plt=None, level=REPORT_ERROR_LEVEL):
+    """The report's work-precision section from ``out/precision.csv``
+    (written by ``python -m eomcompare precision --out`` into the run's
+    directory, or by the default run's quick sweep)."""
+    from .precision import read_precision
+
+    path = Path(out) / "precision.csv"
+    if not path.exists():
+        rep.p(
+            "Section not available: no precision.csv in this run's directory "
+            "(python -m eomcompare precision --out DIR sweeps the tolerances)."
+        )
+        return
+    frame = read_precision(path)
+    t_final = sorted(set(frame["t_final"].dropna()))
+    steps = sorted(set(frame["output_steps"].dropna().astype(int)))
+    rep.p(
+        f"Error against CPU time over {frame['tolerance'].nunique()} tolerances "
+        f"(rtol = atol), one curve per formulation and integrator (dashed: "
+        f"another constraint treatment than projection).  Error: the largest "
+        f"absolute error of the problem's reference quantities (every "
+        f"coordinate where the system has no benchmark facts) over "
+        f"{', '.join(map(str, steps))} output steps of {', '.join(f'{t:g}' for t in t_final)} s, "
+        f"against a reference integrated at 1e-12 by two formulations "
+        f"(their agreement is the `reference_agreement` column of "
+        f"precision.csv).  CPU time: processor seconds of the solve alone, "
+        f"the fastest of up to three.  Costs below are read off the curves "
+        f"at an error of {level:g}, never at equal tolerance: the cheapest "
+        f"solve whose error is at or below it."
+    )
+    rep.table(
+        cost_table(frame, level),
+        caption=f"Solve cost at error {level:g}: cheapest curve and each "
+        f"formulation's time as a multiple of it",
+    )
+    if plt is None:  # figures not drawn (not asked for, or no matplotlib)
+        return
+    fig_dir = Path(out) / "figures"
+    fig_dir.mkdir(parents=True, exist_ok=True)
+    for system in sorted(frame["system"].unique()):
+        slug = "".join(c if c.isalnum() or c in "-_" else "_" for c in system)
+        target = fig_dir / f"precision_{slug}.png"
+        rep.later_figure(
+            lambda s=system, p=target: work_precision_figure(
+                plt, frame, s, p, levels=(1e-1, 1e-3)
+            ),
+            f"Work-precision diagram of {system} (dotted: the IFToMM levels 1e-1, 1e-3).",
+        )

@@ -1,0 +1,547 @@
+"""Customised recursive Newton-Euler inverse dynamics of a joint tree, in
+the style of Khalil & Kleinfinger (SYMORO; Khalil & Dombre, *Modeling,
+Identification and Control of Robots*, ch. 9), and the dynamics written in
+the base inertial parameters.
+
+Every vector is kept in components of its own link frame and the link's
+inertia is taken in the standard parameters (inertia tensor ``J`` about the
+link origin, first moment ``MS = m c``, mass ``M``; see
+:mod:`eomcompare.formulations.regressor`).  The recursion, for link j with parent
+i = j - 1 and joint axis a (a coordinate axis of the joint frame)::
+
+    w_j   = A w_i + qd_j a                          (revolute; A w_i prismatic)
+    wd_j  = A wd_i + qdd_j a + (A w_i) x qd_j a     (revolute; A wd_i prismatic)
+    U_j   = skew(wd_j) + skew(w_j)^2                (9 entries)
+    vd_j  = A (vd_i + U_i P_j)                      (+ qdd_j a + 2 w_j x qd_j a,
+                                                     prismatic)
+    F_j   = M_j vd_j + U_j MS_j
+    N_j   = J_j wd_j + w_j x (J_j w_j) + MS_j x vd_j
+    f_i  += A^T f_j ;   n_i += A^T n_j + P_j x (A^T f_j)
+    tau_j = a . n_j  (revolute) or a . f_j (prismatic)
+
+with ``A`` the parent-to-link rotation and ``P_j`` the link origin in the
+parent.  The customisation (Khalil & Kleinfinger 1987) is what makes it
+cheap on a real robot's geometry:
+
+* the rotations of the modified-DH transforms are products of a turn about
+  a coordinate axis and a rotation whose entries are 0 and +-1: only the
+  nonzero entries are multiplied, a +-1 entry costs nothing;
+* ``U_i P_j`` uses only the nonzero components of the (usually one-entry)
+  offset, and the matrix ``U_i`` is shared by the link's force and its
+  children's origin accelerations;
+* ``w x (J w)`` is written in the six products ``w_a w_b`` (shared with
+  ``U``) and the differences of parameters ``ZZ - YY`` ..., which are
+  constants: ``(w x J w)_x = XZ wx wy - XY wx wz + (ZZ - YY) wy wz
+  + YZ (wy^2 - wz^2)`` and its cyclic permutations, and ``J wd`` joins
+  it through U's entries (``XZ (wd_z + wx wy) = XZ U_yx``);
+* a prismatic link's ``U`` and products are its parent's, permuted; a
+  revolute link's ``U_zz = -(wx^2 + wy^2)`` is its parent's entry seen in
+  the joint frame (a turn about z keeps ``wx^2 + wy^2``);
+* a revolute link's mass is a point mass of its parent (its origin is
+  fixed there): carried into the parent's constants ``M``, ``MS``, ``J``
+  wherever that adds no nonzero parameter, and a link sharing its
+  parent's origin then needs no force of its own beyond ``U MS``;
+* zero components (the first link's velocity, an assumption set's zero
+  products of inertia and first moments, base parameters that vanish)
+  propagate as exact zeros, and parameter-only products (``M_j g``,
+  ``ZZ - YY``) are constants, counted once per parameter set.
+
+``tests/formulations/test_newton_euler.py`` checks it against Pinocchio's
+``rnea`` and against ``M q'' - f`` of the formulations.
+"""
+
+from __future__ import annotations
+
+import sympy as sm
+import sympy.physics.mechanics as me
+
+from .base import UnsupportedSystemError
+from .kane_recursive import joint_tree, origin_inertia
+
+__all__ = [
+    "ASSUMPTIONS",
+    "PARAMETER_SETS",
+    "customised_inverse_dynamics",
+    "standard_inertia",
+    "base_inertia",
+    "link_inertia",
+]
+
+#: Inertia assumption sets of SYMORO's counts: name -> the standard
+#: parameters (of :data:`eomcompare.formulations.regressor.STANDARD_NAMES`) that are
+#: zero in every link.  "simplified": principal axes parallel to the link
+#: frame and mass centre on the joint axis (XY = XZ = YZ = MX = MY = 0).
+ASSUMPTIONS = {
+    "general": (),
+    "simplified": ("XY", "XZ", "YZ", "MX", "MY"),
+}
+#: The parametrisations a derivation can take.
+PARAMETER_SETS = ("standard", "base")
+
+
+def _check_assumptions(assumptions):
+    if assumptions not in ASSUMPTIONS:
+        raise ValueError(
+            f"assumptions must be one of {list(ASSUMPTIONS)}, not {assumptions!r}"
+        )
+
+
+def standard_inertia(ms, assumptions="general"):
+    """``(inertia, parameters)``: per link ``(M, MS, J)`` in the standard
+    parameter symbols of :func:`eomcompare.formulations.regressor.standard_parameters`
+    (those the assumption set makes zero replaced by 0), and the symbols
+    kept."""
+    from .regressor import STANDARD_NAMES, _body_parameters, standard_parameters
+
+    _check_assumptions(assumptions)
+    zero = {STANDARD_NAMES.index(x) for x in ASSUMPTIONS[assumptions]}
+    p = standard_parameters(ms)
+    inertia, kept = [], []
+    for k in range(len(p) // 10):
+        v = [0 if i in zero else s for i, s in enumerate(p[10 * k : 10 * k + 10])]
+        kept += [s for s in v if s != 0]
+        J, mc, m = _body_parameters(v)
+        inertia.append((m, mc, J))
+    return inertia, tuple(kept)
+
+
+def base_inertia(ms, assumptions="general"):
+    """``(inertia, grouping)``: per link ``(M, MS, J)`` written in the base
+    inertial parameters -- each base parameter's symbol (SYMORO's name,
+    ``XXR2``, ``MX3``) in the place of the standard parameter it is
+    grouped into, every other standard parameter zero -- and ``{base
+    symbol: expression in the standard parameters}`` (under the assumption
+    set: its zero parameters set to zero in the expressions, and a base
+    parameter whose expression vanishes left out).
+
+    ``tau`` from these is ``tau`` of the standard parameters for every
+    value of them (the regrouping of :func:`eomcompare.formulations.regressor.base_parameters`).
+    """
+    from .regressor import STANDARD_NAMES, _body_parameters, base_parameters
+
+    _check_assumptions(assumptions)
+    standard, _, grouping = base_parameters(ms)
+    zero = {
+        s: 0
+        for k, s in enumerate(standard)
+        if STANDARD_NAMES[k % 10] in ASSUMPTIONS[assumptions]
+    }
+    index = {s.name: k for k, s in enumerate(standard)}
+    values = [sm.S.Zero] * len(standard)
+    kept = {}
+    for name, expr in grouping.items():
+        expr = sm.expand(expr.xreplace(zero))
+        if expr == 0:
+            continue
+        plain = name.name.replace("R", "", 1) if name.name not in index else name.name
+        values[index[plain]] = name
+        kept[name] = expr
+    inertia = []
+    for k in range(len(standard) // 10):
+        J, mc, m = _body_parameters(values[10 * k : 10 * k + 10])
+        inertia.append((m, mc, J))
+    return inertia, kept
+
+
+def link_inertia(ms, assumptions="general", parameters="standard"):
+    """``(inertia, parameter symbols)`` of :func:`standard_inertia` or
+    :func:`base_inertia`: what :func:`customised_inverse_dynamics` takes."""
+    if parameters == "standard":
+        return standard_inertia(ms, assumptions)
+    if parameters == "base":
+        inertia, grouping = base_inertia(ms, assumptions)
+        return inertia, tuple(grouping)
+    raise ValueError(
+        f"parameters must be one of {list(PARAMETER_SETS)}, not {parameters!r}"
+    )
+
+
+def _same(x):
+    return x
+
+
+class _Program:
+    """Names every intermediate expression (entries of lists, matrices,
+    dicts) by a new symbol, except atoms, signed atoms and parameter-only
+    expressions (constants, left to the count's per-parameter-set part)."""
+
+    def __init__(self, parameters):
+        self.parameters = set(parameters)
+        self.symbols, self.definitions = [], []
+
+    def __call__(self, x):
+        if isinstance(x, list):
+            return [self(e) for e in x]
+        if isinstance(x, dict):
+            return {k: self(e) for k, e in x.items()}
+        if isinstance(x, sm.MatrixBase):
+            return x.applyfunc(self)
+        e = sm.sympify(x)
+        if (
+            e.is_Atom
+            or (
+                e.is_Mul
+                and len(e.args) == 2
+                and e.args[0] is sm.S.NegativeOne
+                and e.args[1].is_Atom
+            )
+            or e.free_symbols <= self.parameters
+        ):
+            return e
+        s = sm.Symbol(f"_ne{len(self.symbols)}")
+        self.symbols.append(s)
+        self.definitions.append(e)
+        return s
+
+    def pruned(self, outputs):
+        """The :class:`~eomcompare.formulations.articulated_body.Assignments` of the
+        definitions ``outputs`` need, in order."""
+        from .articulated_body import Assignments
+
+        index = {s: i for i, s in enumerate(self.symbols)}
+        need = set()
+        stack = [s for e in outputs for s in sm.sympify(e).free_symbols if s in index]
+        while stack:
+            s = stack.pop()
+            if s in need:
+                continue
+            need.add(s)
+            stack += [x for x in self.definitions[index[s]].free_symbols if x in index]
+        keep = [i for i in range(len(self.symbols)) if self.symbols[i] in need]
+        return Assignments(
+            tuple(self.symbols[i] for i in keep),
+            tuple(self.definitions[i] for i in keep),
+            tuple(outputs),
+        )
+
+
+def _nz(x):
+    return x != 0
+
+
+def _dot(row, v):
+    return sm.Add(*[a * b for a, b in zip(row, v) if _nz(a) and _nz(b)])
+
+
+def _mv(A, v):
+    return [_dot([A[i, j] for j in range(3)], v) for i in range(3)]
+
+
+def _mtv(A, v):
+    return [_dot([A[j, i] for j in range(3)], v) for i in range(3)]
+
+
+def _cross(a, b):
+    def p(x, y):
+        return x * y if _nz(x) and _nz(y) else sm.S.Zero
+
+    return [
+        p(a[1], b[2]) - p(a[2], b[1]),
+        p(a[2], b[0]) - p(a[0], b[2]),
+        p(a[0], b[1]) - p(a[1], b[0]),
+    ]
+
+
+def _add(*vs):
+    return [sm.Add(*xs) for xs in zip(*vs)]
+
+
+def _rotation(spec, q):
+    """Parent-to-link rotation (3 x 3) of a joint: the joint frame's
+    constant rotation (entries 0, +-1 for modified DH) and, for a revolute
+    joint, the turn about its axis."""
+    R = sm.Matrix(spec.rotation)
+    if spec.kind != "revolute":
+        return R.T
+    a = list(spec.axis)
+    i = [abs(x) for x in a].index(1)
+    c, s = sm.cos(q), sm.sin(q) * a[i]
+    j, k = (i + 1) % 3, (i + 2) % 3
+    T = sm.eye(3)
+    T[j, j], T[j, k], T[k, j], T[k, k] = c, -s, s, c
+    return (R * T).T
+
+
+def _products(w):
+    """The six products ``w_a w_b`` (a <= b) of an angular velocity."""
+    return {(a, b): w[a] * w[b] for a in range(3) for b in range(a, 3)}
+
+
+def _is_signed_permutation(A):
+    return (
+        all(sorted(abs(A[i, j]) for j in range(3)) == [0, 0, 1] for i in range(3))
+        and not A.free_symbols
+    )
+
+
+def _permuted_products(A, pr, w):
+    """The products of ``A w`` from those of ``w`` when ``A`` is a signed
+    permutation (each row one entry +-1); otherwise recomputed."""
+    rows = [[(j, A[i, j]) for j in range(3) if A[i, j] != 0] for i in range(3)]
+    if pr is None or any(len(r) != 1 or abs(r[0][1]) != 1 for r in rows):
+        return _products(_mv(A, w))
+    out = {}
+    for a in range(3):
+        for b in range(a, 3):
+            (i, si), (j, sj) = rows[a][0], rows[b][0]
+            out[a, b] = si * sj * pr[min(i, j), max(i, j)]
+    return out
+
+
+def _u_matrix(w, wd, pr):
+    """``skew(wd) + skew(w)^2`` from the products ``pr`` of w."""
+    U = sm.zeros(3, 3)
+    for a in range(3):
+        b, c = (a + 1) % 3, (a + 2) % 3
+        U[a, a] = -(pr[b, b] + pr[c, c])
+        U[a, b] = pr[min(a, b), max(a, b)] - wd[c]
+        U[b, a] = pr[min(a, b), max(a, b)] + wd[c]
+    return U
+
+
+def _moment(J, w, wd, pr, U):
+    """``J wd + w x (J w)`` with the products of w and the entries of U:
+    component a (b, c the next two, cyclically) is ``J_aa wd_a - J_ab
+    U_ca + J_ac U_ba + (J_cc - J_bb) w_b w_c + J_bc (w_b^2 - w_c^2)``, since
+    ``U_ba = wd_c + w_a w_b`` and ``U_ca = w_a w_c - wd_b``."""
+    out = []
+    for a in range(3):
+        b, c = (a + 1) % 3, (a + 2) % 3
+        terms = [
+            J[a, a] * wd[a] if _nz(J[a, a]) and _nz(wd[a]) else 0,
+            -J[a, b] * U[c, a] if _nz(J[a, b]) else 0,
+            J[a, c] * U[b, a] if _nz(J[a, c]) else 0,
+        ]
+        if _nz(J[c, c] - J[b, b]):
+            terms.append((J[c, c] - J[b, b]) * pr[min(b, c), max(b, c)])
+        if _nz(J[b, c]):
+            terms.append(J[b, c] * (pr[b, b] - pr[c, c]))
+        out.append(sm.Add(*[t for t in terms if t != 0]))
+    return out
+
+
+def _fold_masses(specs, inertia, P):
+    """Each revolute link's mass carried into its parent, from the tips
+    inwards, where that adds no nonzero parameter the parent lacks.  The
+    link's origin is fixed in the parent (at ``P``), so its mass term
+    ``M (vd_p + U_p P)`` is that of a point mass of the parent: the
+    parent's ``M += M_k``, ``MS += M_k P``, ``J += M_k (|P|^2 1 - P P^T)``,
+    all constants (Khalil & Dombre's grouping of the masses)."""
+    out = [(m, list(mc), sm.Matrix(J)) for m, mc, J in inertia]
+    for k in range(len(specs), 0, -1):
+        s = specs[k - 1]
+        p = s.parent
+        m, mc, J = out[k - 1]
+        if s.kind != "revolute" or not p or not _nz(m):
+            continue
+        Pk = sm.Matrix(P[k])
+        dJ = m * ((Pk.T * Pk)[0] * sm.eye(3) - Pk * Pk.T)
+        dMS = [m * x for x in Pk]
+        mp, mcp, Jp = out[p - 1]
+        if any(_nz(d) and not _nz(x) for d, x in zip(dMS, mcp)) or any(
+            _nz(dJ[i, j]) and not _nz(Jp[i, j]) for i in range(3) for j in range(3)
+        ):
+            continue
+        out[p - 1] = (mp + m, _add(mcp, dMS), Jp + dJ)
+        out[k - 1] = (sm.S.Zero, mc, J)
+    return out
+
+
+def customised_inverse_dynamics(
+    ms,
+    accelerations=None,
+    *,
+    assumptions="general",
+    parameters="standard",
+    inertia=None,
+    program=False,
+):
+    """Joint forces ``tau`` of a joint tree by the customised recursive
+    Newton-Euler algorithm (see the module), in the standard or base
+    inertial parameters.
+
+    Parameters
+    ----------
+    ms : MechanicalSystem
+        Declared by :func:`eomcompare.systems.declare_tree` (the modified-DH arms,
+        URDF robots, ``spatial_chain``), joint axes along coordinate axes
+        of the joint frames, without damping or armature.
+    accelerations : sequence, optional
+        q'' (the speeds' rates), one per joint; the speeds differentiated
+        by default.
+    assumptions : str
+        ``"general"`` or ``"simplified"`` (:data:`ASSUMPTIONS`): which
+        standard parameters are zero.
+    parameters : str
+        ``"standard"`` (10 symbols per link, :func:`standard_inertia`),
+        ``"base"`` (the base parameters, :func:`base_inertia`) or
+        ``"declared"`` (the declaration's own mass, mass centre and
+        inertia, as :func:`eomcompare.formulations.kane_recursive.origin_inertia`).
+    inertia : sequence of (M, MS, J), optional
+        Per link, in place of the three above.
+    program : bool
+        False: ``tau`` as expressions.  True: as an evaluation order
+        (:class:`eomcompare.formulations.articulated_body.Assignments`: every
+        intermediate vector component named once, only those ``tau``
+        needs kept), what the operation counts are taken of.  A
+        ``_Program`` already under way (another evaluation order, as
+        :func:`eomcompare.formulations.newton_euler_composite.customised_forward_dynamics`
+        builds): ``tau``'s intermediates named in it, ``tau`` returned in
+        its symbols.
+
+    Returns
+    -------
+    (tau, symbols)
+        ``tau`` an n x 1 Matrix in q, q', q'' (the speeds) -- or its
+        evaluation order with ``program`` --, and the inertial parameter
+        symbols it is written in.
+
+    Raises
+    ------
+    UnsupportedSystemError
+        When ``ms`` is not a joint tree or a joint axis is not a coordinate
+        axis of its frame.
+    ValueError
+        For an unknown option, a damped joint or joint armature, or not one
+        acceleration per joint.
+    """
+    specs = joint_tree(ms)
+    if specs is None:
+        raise UnsupportedSystemError(
+            f"{ms.name}: customised Newton-Euler needs a joint tree "
+            "(systems.declare_tree: from_urdf, dh_system, mdh_system, "
+            "spatial_chain)"
+        )
+    for s in specs:
+        if sorted(abs(x) for x in s.axis) != [0, 0, 1]:
+            raise UnsupportedSystemError(
+                f"{ms.name}: joint {s.joint!r} is not about (along) a "
+                "coordinate axis of its frame"
+            )
+        if s.damping is not None or s.armature is not None:
+            raise ValueError(
+                f"{ms.name}: joint {s.joint!r} has damping or armature; the "
+                "customised Newton-Euler model is of rigid links only"
+            )
+    n = len(specs)
+    q, u = list(ms.coordinates), list(ms.speeds)
+    if accelerations is None:
+        accelerations = [x.diff(me.dynamicsymbols._t) for x in u]
+    accelerations = list(accelerations)
+    if len(accelerations) != n:
+        raise ValueError(
+            f"accelerations must have {n} entries (one per joint), not "
+            f"{len(accelerations)}"
+        )
+    if inertia is None:
+        if parameters == "declared":
+            _check_assumptions(assumptions)
+            inertia = [
+                (m, list(mc), sm.Matrix(J))
+                for m, mc, J in (origin_inertia(s) for s in specs)
+            ]
+            symbols = ()
+        else:
+            inertia, symbols = link_inertia(ms, assumptions, parameters)
+    else:
+        if len(inertia) != n:
+            raise ValueError(
+                f"inertia must have {n} entries (one per link), not {len(inertia)}"
+            )
+        symbols = ()
+    if isinstance(program, _Program):
+        let = program
+    else:
+        let = _Program(set(symbols) | set(ms.parameters)) if program else _same
+    g = next(s for s in ms.parameters if s.name == "g")
+    zero = [sm.S.Zero] * 3
+    # Index 0: the base, accelerating upwards at g (gravity).
+    w, wd, vd, U = [zero], [zero], [[0, 0, g]], [sm.zeros(3, 3)]
+    pr = [None]
+    A, P = [None], [None]
+    for k, s in enumerate(specs, start=1):
+        p = s.parent
+        Ak = _rotation(s, q[k - 1])
+        a = [sm.Integer(x) for x in s.axis]
+        off = list(s.offset)
+        if s.kind == "prismatic":
+            off = _add(
+                off, [x * q[k - 1] for x in sm.Matrix(s.rotation) * sm.Matrix(a)]
+            )
+        # Origin acceleration of link k seen in the parent: vd_p + U_p P_k.
+        vp = _add(vd[p], _mv(U[p], off)) if any(_nz(x) for x in off) else vd[p]
+        wr = let(_mv(Ak, w[p]))
+        wdr = let(_mv(Ak, wd[p]))
+        vk = let(_mv(Ak, let(vp)))
+        if s.kind == "revolute":
+            qa = [x * u[k - 1] for x in a]
+            wk = _add(wr, qa)
+            wdk = _add(wdr, [x * accelerations[k - 1] for x in a], _cross(wr, qa))
+        else:
+            wk, wdk = wr, wdr
+            qa = [x * u[k - 1] for x in a]
+            vk = _add(
+                vk,
+                [x * accelerations[k - 1] for x in a],
+                [2 * x for x in _cross(wk, qa)],
+            )
+        w.append(let(wk))
+        wd.append(let(wdk))
+        vd.append(let(vk))
+        if s.kind == "prismatic" and not Ak.free_symbols:
+            # A constant rotation of signed permutations (modified DH):
+            # the link's U and products are its parent's, permuted.
+            pr.append(_permuted_products(Ak, pr[p], w[p]))
+            U.append(sm.Matrix(Ak * U[p] * Ak.T))
+        else:
+            pr.append(let(_products(w[-1])))
+            Uk = _u_matrix(w[-1], wd[-1], pr[-1])
+            R = sm.Matrix(s.rotation)
+            if s.kind == "revolute" and _is_signed_permutation(R):
+                # A turn about axis i keeps w_j^2 + w_k^2: U_ii is the
+                # parent's, seen in the joint frame (a free permutation).
+                i = [abs(x) for x in s.axis].index(1)
+                Uk[i, i] = (R.T * U[p] * R)[i, i]
+            U.append(let(Uk))
+        A.append(Ak)
+        P.append(off)
+    inertia = _fold_masses(specs, inertia, P)
+    # Link forces without the mass term, moments about the link origins.
+    f = [None] * (n + 1)
+    nn = [None] * (n + 1)
+    mass = [None] * (n + 1)
+    for k in range(1, n + 1):
+        m, mc, J = inertia[k - 1]
+        mc, J = list(mc), sm.Matrix(J)
+        f[k] = let(_mv(U[k], mc))
+        mass[k] = m
+        nn[k] = _add(_moment(J, w[k], wd[k], pr[k], U[k]), _cross(mc, vd[k]))
+        nn[k] = let(nn[k])
+    # Backward pass.  A revolute link whose origin is its parent's moves
+    # its parent's origin's acceleration: its mass term rotated back is
+    # M_k vd_p, so its mass joins the parent's (SYMORO's wrist).
+    tau = [sm.S.Zero] * n
+    for k in range(n, 0, -1):
+        s = specs[k - 1]
+        a = [sm.Integer(x) for x in s.axis]
+        p = s.parent
+        shared = s.kind == "revolute" and not any(_nz(x) for x in P[k])
+        if s.kind == "revolute":
+            tau[k - 1] = _dot(a, nn[k])
+        if p and shared:
+            mass[p] = mass[p] + mass[k]
+            f[p] = let(_add(f[p], let(_mtv(A[k], let(f[k])))))
+            nn[p] = let(_add(nn[p], let(_mtv(A[k], let(nn[k])))))
+            continue
+        fk = _add(f[k], [mass[k] * x for x in vd[k]]) if _nz(mass[k]) else f[k]
+        if s.kind == "prismatic":
+            tau[k - 1] = _dot(a, fk)
+        if p:
+            fp = let(_mtv(A[k], let(fk)))
+            f[p] = let(_add(f[p], fp))
+            nn[p] = let(_add(nn[p], let(_mtv(A[k], let(nn[k]))), _cross(P[k], fp)))
+    if isinstance(program, _Program):
+        return sm.Matrix(tau), tuple(symbols)
+    if program:
+        return let.pruned(tau), tuple(symbols)
+    return sm.Matrix(tau), tuple(symbols)

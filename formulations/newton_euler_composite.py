@@ -1,0 +1,178 @@
+"""The mass matrix of a joint tree by composite links, customised as
+:mod:`eomcompare.formulations.newton_euler` is (SYMORO's inertia matrix; Khalil &
+Dombre ch. 9): in the standard or base inertial parameters, each link's
+frame, only the nonzero entries of the modified-DH rotations.
+
+From the tips inwards, the composite link k (k and everything outboard of
+it) has, about the origin of frame k and in its components, the inertia
+``Jc``, first moment ``MSc`` and mass ``Mc``; a child c carried into its
+parent p (``A`` the p-to-c rotation, ``P`` c's origin in p)::
+
+    Jc_p  += A^T Jc_c A + Mc_c (|P|^2 1 - P P^T)
+             + 2 (P . s) 1 - P s^T - s P^T,      s = A^T MSc_c
+    MSc_p += s + Mc_c P ;   Mc_p += Mc_c
+
+Column j of M is the wrench the composite link j needs for a unit q''_j
+at rest, ``(f, n) = (z x MSc, Jc z)`` (revolute) or ``(Mc z, MSc x z)``
+(prismatic), carried inwards as in the inverse recursion; entry ``M[i, j]``
+is its axis component at joint i.
+"""
+
+from __future__ import annotations
+
+import sympy as sm
+
+from .base import UnsupportedSystemError
+from .kane_recursive import joint_tree
+from .newton_euler import (
+    PARAMETER_SETS,
+    _add,
+    _cross,
+    _dot,
+    _mtv,
+    _nz,
+    _Program,
+    _rotation,
+    customised_inverse_dynamics,
+    link_inertia,
+)
+
+__all__ = ["composite_mass_matrix", "customised_forward_dynamics"]
+
+
+def _offset(spec, q):
+    off = list(spec.offset)
+    if spec.kind == "prismatic":
+        a = sm.Matrix(spec.rotation) * sm.Matrix(spec.axis)
+        off = _add(off, [x * q for x in a])
+    return off
+
+
+def _rotate_inertia(A, J, let):
+    """``A^T J A`` of a symmetric J, each entry once."""
+    B = [
+        [
+            _dot([J[i, m] for m in range(3)], [A[m, j] for m in range(3)])
+            for j in range(3)
+        ]
+        for i in range(3)
+    ]
+    B = [let(row) for row in B]
+    out = sm.zeros(3, 3)
+    for i in range(3):
+        for j in range(i, 3):
+            out[i, j] = out[j, i] = let(
+                _dot([A[m, i] for m in range(3)], [B[m][j] for m in range(3)])
+            )
+    return out
+
+
+def composite_mass_matrix(ms, inertia, let):
+    """The entries ``M[i, j]``, ``i <= j``, row by row (see the module),
+    each intermediate named by ``let``."""
+    specs = joint_tree(ms)
+    n = len(specs)
+    q = list(ms.coordinates)
+    A = [None] + [_rotation(s, q[k]) for k, s in enumerate(specs)]
+    P = [None] + [_offset(s, q[k]) for k, s in enumerate(specs)]
+    Jc = [None] + [sm.Matrix(J) for _, _, J in inertia]
+    MSc = [None] + [list(mc) for _, mc, _ in inertia]
+    Mc = [None] + [m for m, _, _ in inertia]
+    for k in range(n, 0, -1):
+        p = specs[k - 1].parent
+        Jc[k] = sm.Matrix(let(Jc[k]))
+        MSc[k] = let(MSc[k])
+        if not p:
+            continue
+        s = let(_mtv(A[k], MSc[k]))
+        Pk, m = P[k], Mc[k]
+        J = _rotate_inertia(A[k], Jc[k], let)
+        Ps = _dot(Pk, s)
+        PP = _dot(Pk, Pk)
+        for i in range(3):
+            for j in range(i, 3):
+                e = J[i, j] - (Pk[i] * s[j] if _nz(Pk[i]) and _nz(s[j]) else 0)
+                e -= Pk[j] * s[i] if _nz(Pk[j]) and _nz(s[i]) else 0
+                if _nz(m):
+                    e -= m * Pk[i] * Pk[j]
+                if i == j:
+                    e += 2 * Ps + (m * PP if _nz(m) else 0)
+                Jc[p][i, j] = Jc[p][i, j] + e
+                Jc[p][j, i] = Jc[p][i, j]
+        MSc[p] = _add(MSc[p], s, [m * x for x in Pk] if _nz(m) else [0, 0, 0])
+        Mc[p] = Mc[p] + m
+    out = {}
+    for j in range(1, n + 1):
+        s = specs[j - 1]
+        a = [sm.Integer(x) for x in s.axis]
+        if s.kind == "revolute":
+            f = _cross(a, MSc[j])
+            nn = list(Jc[j] * sm.Matrix(a))
+        else:
+            f = [Mc[j] * x for x in a]
+            nn = _cross(MSc[j], a)
+        k = j
+        while k:
+            sk = specs[k - 1]
+            ak = [sm.Integer(x) for x in sk.axis]
+            out[k, j] = _dot(ak, nn if sk.kind == "revolute" else f)
+            p = sk.parent
+            if not p:
+                break
+            f = let(_mtv(A[k], let(f)))
+            nn = let(_add(_mtv(A[k], let(nn)), _cross(P[k], f)))
+            k = p
+    return [
+        out.get((i, j), sm.S.Zero) for i in range(1, n + 1) for j in range(i, n + 1)
+    ]
+
+
+def customised_forward_dynamics(
+    ms,
+    *,
+    assumptions="general",
+    parameters="standard",
+    mass_matrix_only=False,
+    link=None,
+):
+    """The forward dynamics' expressions as one evaluation order: ``tau -
+    h``, ``h`` the customised inverse dynamics at ``q'' = 0``
+    (:func:`eomcompare.formulations.newton_euler.customised_inverse_dynamics`), and M
+    by composite links (:func:`composite_mass_matrix`); ``q'' = M^-1 (tau -
+    h)`` is then a symmetric solve
+    (:func:`eomcompare.symbolic.literature_counts.ldl_solve_counts`).
+
+    Returns
+    -------
+    (Assignments, symbols, n)
+        Outputs: the n entries of ``tau - h`` (``tau`` the symbols
+        ``_tau0``, ...), then ``M[i, j]`` for ``i <= j`` row by row (only
+        these with ``mass_matrix_only``); the inertial parameter symbols;
+        n.  ``link``, when given, is
+        :func:`eomcompare.formulations.newton_euler.link_inertia`'s result for these
+        options, computed once by the caller.
+
+    Raises
+    ------
+    UnsupportedSystemError, ValueError
+        As :func:`eomcompare.formulations.newton_euler.customised_inverse_dynamics`.
+    """
+    if parameters not in PARAMETER_SETS:
+        raise ValueError(
+            f"parameters must be one of {list(PARAMETER_SETS)}, not {parameters!r}"
+        )
+    if joint_tree(ms) is None:
+        raise UnsupportedSystemError(
+            f"{ms.name}: customised Newton-Euler needs a joint tree"
+        )
+    n = len(ms.coordinates)
+    inertia, symbols = link or link_inertia(ms, assumptions, parameters)
+    let = _Program(set(symbols) | set(ms.parameters))
+    outputs = []
+    if not mass_matrix_only:
+        zero = [sm.S.Zero] * n
+        h, _ = customised_inverse_dynamics(ms, zero, inertia=inertia, program=let)
+        tau = sm.symbols(f"_tau0:{n}")
+        outputs = [t - x for t, x in zip(tau, h)]
+    outputs += composite_mass_matrix(ms, inertia, let)
+    return let.pruned(outputs), tuple(symbols), n

@@ -1,0 +1,64 @@
+"""The Khalil part of the robots bench (:mod:`eomcompare.bench.khalil`): targets met
+or missed from rows, its table and the customisation rows on one robot."""
+
+from __future__ import annotations
+
+import pytest
+
+from eomcompare.bench.khalil import (
+    COLUMNS,
+    SYMORO,
+    TARGETS,
+    khalil_markdown,
+    khalil_targets,
+)
+
+
+def _row(robot, assumptions, parameters, model, formulation, mul, add):
+    return dict.fromkeys(COLUMNS, "") | {
+        "robot": robot,
+        "assumptions": assumptions,
+        "parameters": parameters,
+        "model": model,
+        "formulation": formulation,
+        "mul": mul,
+        "add": add,
+        "status": "ok",
+    }
+
+
+def test_targets_are_nine_tenths_of_symoro_rounded_to_the_nearest():
+    for (robot, assumptions, parameters, model), limits in TARGETS.items():
+        mul, add = SYMORO[robot, assumptions, parameters][model]
+        assert limits == (round(0.9 * mul), round(0.9 * add))
+
+
+def test_the_best_formulation_decides_and_both_counts_must_be_met():
+    rows = [
+        # Multiplications met, additions not: missed.
+        _row("stanford_arm", "general", "standard", "inverse", "a", 200, 252),
+        # Both met: 292/251 -> the larger ratio 250/251.
+        _row("stanford_arm", "general", "standard", "inverse", "b", 290, 250),
+        # Another model does not count for this target.
+        _row("stanford_arm", "general", "standard", "forward", "c", 1, 1),
+    ]
+    got = {t["target"]: t for t in khalil_targets(rows)}
+    name = (
+        "robots: khalil stanford_arm inverse, general, standard parameters, "
+        "<= 0.9 x SYMORO"
+    )
+    t = got[name]
+    assert t["status"] == "met" and t["value"] == pytest.approx(round(250 / 251, 3))
+    assert "b 290/250" in t["note"]
+    rows.pop(1)
+    t = {t["target"]: t for t in khalil_targets(rows)}[name]
+    assert t["status"] == "MISSED" and t["value"] == pytest.approx(round(252 / 251, 3))
+    # Nothing measured for the other targets.
+    assert sum(t["status"] == "not measured" for t in khalil_targets(rows)) == 6
+
+
+def test_markdown_lists_every_row_and_target():
+    rows = [_row("rx90", "general", "base", "inverse", "customised_ne", 250, 230)]
+    text = khalil_markdown(rows)
+    assert "| rx90 | general | base | inverse | customised_ne | 250 | 230 |" in text
+    assert text.count("<= 0.9 x SYMORO") == len(TARGETS)

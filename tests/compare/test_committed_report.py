@@ -1,0 +1,61 @@
+"""The committed report of the main job (``python -m eomcompare``, in
+``reports/latest``), as a reader opens it: at most 3 MB, and readable in a
+1,400 px window of headless Chromium (no console error, no part wider than
+the window).  Regenerating it with a report that breaks either fails here."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from browser import Browser, need_browser
+
+ROOT = Path(__file__).resolve().parents[2]
+LATEST = ROOT / "reports" / "latest"
+#: The largest report of the main job a reader is asked to open.
+MAX_BYTES = 3_000_000
+
+
+def _main_job() -> Path:
+    from eomcompare.systems import CATALOGUE, system_facts
+
+    meta = json.loads((LATEST / "metadata.json").read_text())
+    default = sorted(s for s in CATALOGUE if not system_facts(s).heavy)
+    # The main job: every catalogue system but the heavy ones.
+    assert meta["systems"] == default, meta["systems"]
+    return LATEST / "report.html"
+
+
+def test_the_main_jobs_report_is_at_most_3_mb():
+    size = _main_job().stat().st_size
+    assert size <= MAX_BYTES, f"{size:,} bytes"
+
+
+@pytest.mark.slow
+def test_the_main_jobs_report_reads_in_a_1400_px_window():
+    page = _main_job()
+    need_browser()
+    with Browser(width=1400, height=2000) as browser:
+        browser.get(page)
+        browser.wait_for("return document.readyState === 'complete'", timeout=120)
+        assert browser.console_errors() == []
+        boxes = browser.execute(
+            """
+            return {
+              window: document.documentElement.clientWidth,
+              page: document.documentElement.scrollWidth,
+              figures: Array.from(document.querySelectorAll('figure img'))
+                .map(i => i.getBoundingClientRect().right),
+              columns: Array.from(document.querySelectorAll('.side-by-side > div'))
+                .map(d => {const r = d.getBoundingClientRect();
+                           return {left: r.left, right: r.right};})
+            };"""
+        )
+    window = boxes["window"]
+    assert window <= 1400
+    assert boxes["page"] <= window, boxes["page"]
+    assert boxes["figures"] and max(boxes["figures"]) <= window
+    assert boxes["columns"], "no published equations beside the derived"
+    for c in boxes["columns"]:
+        assert 0 <= c["left"] < c["right"] <= window, (c, window)

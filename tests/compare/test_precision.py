@@ -1,0 +1,449 @@
+"""The work-precision sweep (compare/precision.py, precision_figures.py,
+precision_cli.py): its error measure against the IFToMM pendulum's closed
+form, the CSV schema and resume, what A02's singular position does to a
+curve, costs read off at equal accuracy, the command line's usage errors,
+and the report section."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.special import ellipj, ellipk
+
+from eomcompare.compare.cli import main
+from eomcompare.compare.precision import (
+    COLUMNS,
+    INTEGRATORS,
+    Curve,
+    PrecisionSettings,
+    max_abs_error,
+    reference_solution,
+    run_curve,
+    sweep,
+)
+from eomcompare.compare.precision_figures import (
+    OPENSIM_CPU_S,
+    cost_at_error,
+    iftomm_table,
+    write_iftomm_table,
+)
+
+G, L = 9.81, 1.0
+TOLS = (1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9)
+
+
+def _pendulum_closed_form(t):
+    """IFToMM A01 released from the horizontal: with phi the angle from
+    the downward vertical, sin(phi/2) = k sn(K - w t | m), k = sin(pi/4),
+    m = k^2 = 1/2, w = sqrt(g/L) (Jacobi's elliptic sine); P1 = L (sin
+    phi, -cos phi)."""
+    m = 0.5
+    sn, _, _, _ = ellipj(ellipk(m) - np.sqrt(G / L) * np.asarray(t), m)
+    phi = 2 * np.arcsin(np.sqrt(m) * sn)
+    return np.column_stack([L * np.sin(phi), -L * np.cos(phi)])
+
+
+def test_the_pendulum_reference_and_error_measure_match_the_closed_form(tmp_path):
+    """The reference at 1e-12 is the closed form to 1e-9; the error a
+    curve reports at tolerance 1e-6 is the largest distance of P1 from the
+    closed form over the output steps, measured independently here."""
+    settings = PrecisionSettings(tolerances=TOLS, t_final=5.0, output_steps=100)
+    ref = reference_solution("iftomm_pendulum", (), settings)
+    assert ref["status"] == "ok" and ref["names"] == ["x_P1", "y_P1"]
+    exact = _pendulum_closed_form(ref["t"])
+    assert len(ref["t"]) == 101
+    assert max_abs_error(ref["values"], exact) < 1e-9
+    rows = run_curve(
+        Curve("iftomm_pendulum", (), "lagrange", "RK45", "projection"), settings, ref
+    )
+    assert [r["tolerance"] for r in rows] == sorted(TOLS, reverse=True)
+    row = next(r for r in rows if r["tolerance"] == 1e-6)
+    from conftest import cached_eom
+
+    res = INTEGRATORS["RK45"](
+        cached_eom("lagrange", "iftomm_pendulum").numeric(),
+        5.0,
+        rtol=1e-6,
+        atol=1e-6,
+        t_eval=ref["t"],
+    )
+    theta = res.q[:, 0]
+    by_hand = np.max(np.abs(np.column_stack([np.cos(theta), np.sin(theta)]) - exact))
+    assert row["status"] == "ok" and by_hand > 1e-8
+    assert row["error"] == pytest.approx(by_hand, abs=1e-9)
+    # Energy is conserved by the motion: the drift is the solve's, in J.
+    assert 0 < row["energy_drift"] < 1e-3
+
+
+def test_max_abs_error_is_nan_for_a_solution_that_missed_output_steps():
+    assert max_abs_error(np.zeros((3, 2)), np.ones((3, 2))) == 1.0
+    assert np.isnan(max_abs_error(np.zeros((2, 2)), np.ones((3, 2))))
+
+
+def test_the_sweep_writes_the_csv_schema_and_resumes(tmp_path):
+    settings = PrecisionSettings(tolerances=TOLS, t_final=1.0, output_steps=20)
+    kwargs = dict(
+        integrators=["DOP853", "Radau"],
+        out=tmp_path,
+        jobs=1,
+        progress=False,
+        settings=settings,
+    )
+    frame = sweep(["double_pendulum"], ["kane", "lagrange"], **kwargs)
+    header = (tmp_path / "precision.csv").read_text().splitlines()[0].split(",")
+    assert header[:9] == [
+        "system",
+        "formulation",
+        "integrator",
+        "treatment",
+        "tolerance",
+        "error",
+        "cpu_s",
+        "nfev",
+        "status",
+    ]
+    assert header == list(COLUMNS)
+    assert len(frame) == 2 * 2 * 6
+    assert set(frame["status"]) == {"ok"}
+    assert set(frame["treatment"]) == {"projection"}
+    assert (frame["cpu_s"] > 0).all() and (frame["nfev"] > 0).all()
+    # Tighter tolerances cost more evaluations on every curve.
+    for _, g in frame.groupby(["formulation", "integrator"]):
+        assert g.sort_values("tolerance")["nfev"].is_monotonic_decreasing
+    lines = (tmp_path / "precision.jsonl").read_text().splitlines()
+    again = sweep(["double_pendulum"], ["kane", "lagrange"], **kwargs)
+    assert (tmp_path / "precision.jsonl").read_text().splitlines() == lines
+    pd.testing.assert_frame_equal(again, frame)
+
+
+def test_baumgarte_is_refused_where_it_does_not_apply(tmp_path):
+    settings = PrecisionSettings(tolerances=TOLS, t_final=0.5, output_steps=10)
+    frame = sweep(
+        ["four_bar"],
+        ["kane", "lagrange"],
+        treatments=["baumgarte", "none"],
+        variants={"four_bar": [{"coordinates": "redundant"}]},
+        out=tmp_path,
+        jobs=1,
+        progress=False,
+        settings=settings,
+    )
+    kane = frame[(frame["formulation"] == "kane") & (frame["treatment"] == "baumgarte")]
+    assert set(kane["status"]) == {"refused"}
+    assert kane["message"].str.contains("lagrange's equations only").all()
+    assert kane["error"].isna().all()
+    lag = frame[
+        (frame["formulation"] == "lagrange") & (frame["treatment"] == "baumgarte")
+    ]
+    assert set(lag["status"]) == {"ok"}
+    assert set(frame[frame["treatment"] == "none"]["status"]) == {"ok"}
+
+
+@pytest.mark.slow
+def test_a02_curves_stop_at_the_singular_position_or_pass_it(tmp_path):
+    """kane integrates the dependent coordinates: the curve stops at its
+    first tolerance with the singular position and its time named, and
+    reports no error; modified_lagrange passes on the parallelogram
+    branch and reaches the high accuracy level."""
+    settings = PrecisionSettings(tolerances=TOLS, t_final=4.0, output_steps=80)
+    ref = reference_solution("n_four_bar", (("n", 2),), settings)
+    assert ref["status"] == "ok", ref["message"]
+    # modified_lagrange agrees with the parallelogram branch's closed form.
+    assert ref["formulations"] == ["modified_lagrange", "parallelogram branch"]
+    assert ref["agreement"] < 1e-8
+    # kane integrates the dependent coordinates: each solve either stops
+    # at the singular position, naming it and the time, and the curve's
+    # tighter tolerances are not run; or its steps carry it over the
+    # position and it must then still be on the branch (the error measure
+    # would show a change of branch: metres).
+    kane = run_curve(
+        Curve("n_four_bar", (("n", 2),), "kane", "DOP853", "projection"), settings, ref
+    )
+    for i, row in enumerate(kane):
+        if row["status"] == "singular":
+            assert "singular position at t=" in row["message"]
+            assert np.isnan(row["error"])
+            assert {r["status"] for r in kane[i + 1 :]} <= {"skipped"}
+            break
+        assert row["status"] == "ok" and row["error"] < 1e-2
+    mod = run_curve(
+        Curve("n_four_bar", (("n", 2),), "modified_lagrange", "DOP853", "projection"),
+        settings,
+        ref,
+    )
+    assert {r["status"] for r in mod} == {"ok"}
+    assert min(r["error"] for r in mod) < 1e-3
+
+
+def _synthetic():
+    """Two curves on A01 by hand: one reaches 1e-3 at its second tolerance,
+    the other never does."""
+    rows = []
+    for tol, err, cpu in ((1e-4, 5e-3, 0.1), (1e-6, 5e-4, 0.3), (1e-8, 1e-6, 0.9)):
+        rows.append(
+            (
+                "iftomm_pendulum",
+                "kane",
+                "DOP853",
+                "projection",
+                tol,
+                err,
+                cpu,
+                10,
+                "ok",
+                "",
+            )
+        )
+    rows.append(
+        (
+            "iftomm_pendulum",
+            "lagrange",
+            "RK45",
+            "projection",
+            1e-4,
+            2e-2,
+            0.05,
+            10,
+            "ok",
+            "",
+        )
+    )
+    rows.append(
+        (
+            "iftomm_pendulum",
+            "lagrange",
+            "RK45",
+            "projection",
+            1e-6,
+            np.nan,
+            np.nan,
+            None,
+            "capped",
+            "stopped after 60 s",
+        )
+    )
+    cols = [
+        "system",
+        "formulation",
+        "integrator",
+        "treatment",
+        "tolerance",
+        "error",
+        "cpu_s",
+        "nfev",
+        "status",
+        "message",
+    ]
+    return pd.DataFrame(rows, columns=cols)
+
+
+def test_costs_are_read_at_an_error_reached_never_at_a_tolerance(tmp_path):
+    costs = cost_at_error(_synthetic(), 1e-3).set_index("formulation")
+    assert costs.loc["kane", "cpu_s"] == 0.3 and costs.loc["kane", "error"] == 5e-4
+    assert np.isnan(costs.loc["lagrange", "cpu_s"])
+    assert costs.loc["lagrange", "best_error"] == 2e-2
+    assert costs.loc["lagrange", "status"].startswith("capped")
+    table = iftomm_table(_synthetic()).set_index("formulation")
+    assert table.loc["kane", "opensim_over_best"] == pytest.approx(
+        OPENSIM_CPU_S["A01"] / 0.3
+    )
+    assert "capped" in table.loc["lagrange", "outcome"]
+    paths = write_iftomm_table(
+        _synthetic(), tmp_path, command="python -m eomcompare precision x"
+    )
+    assert "python -m eomcompare precision x" in paths["markdown"].read_text()
+    assert list(pd.read_csv(paths["csv"])["problem"]) == ["A01", "A01"]
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--systems", "no_such_system"], "unknown systems"),
+        (["--integrators", "Euler"], "unknown integrators ['Euler']"),
+        (["--treatments", "penalty"], "unknown treatments ['penalty']"),
+        (["--tolerances", "1e-3", "1e-4"], "at least six"),
+        (["--tolerances", "1e-3", "1e-4", "1e-5", "1e-6", "1e-7", "2"], "(0, 1)"),
+        (["--jobs", "0"], "--jobs must be a positive integer"),
+        (["--solve-cap", "-1"], "solve_cap must be a positive number"),
+        (["--t-final", "nan"], "t_final must be a positive number"),
+        (["--formulations", "newton"], "unknown formulations"),
+    ],
+)
+def test_the_command_refuses_bad_input_before_running(tmp_path, capsys, args, message):
+    status = main(["precision", "--out", str(tmp_path), "--quiet", *args])
+    assert status == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "precision.csv").exists()
+
+
+def test_the_command_refuses_an_out_that_is_a_file(tmp_path, capsys):
+    target = tmp_path / "file"
+    target.write_text("")
+    assert main(["precision", "--out", str(target), "--quiet"]) == 2
+    assert "is a file" in capsys.readouterr().err
+
+
+def test_the_report_draws_the_work_precision_section(tmp_path):
+    from eomcompare.compare.precision_figures import report_section
+    from eomcompare.compare.report import (
+        _compute_parts,
+        _Figure,
+        _pyplot,
+        _Report,
+        _Table,
+    )
+
+    _synthetic().to_csv(tmp_path / "precision.csv", index=False)
+    frame = _synthetic()
+    for c in COLUMNS:
+        if c not in frame:
+            frame[c] = np.nan
+    frame[list(COLUMNS)].to_csv(tmp_path / "precision.csv", index=False)
+    rep = _Report(tmp_path)
+    report_section(rep, tmp_path, plt=_pyplot())
+    _compute_parts(rep, jobs=1)
+    (figure,) = [b for b in rep.blocks if isinstance(b, _Figure)]
+    assert figure.path.name == "precision_iftomm_pendulum.png" and figure.path.exists()
+    (table,) = [b for b in rep.blocks if isinstance(b, _Table)]
+    row = table.frame.iloc[0]
+    assert row["cheapest"].startswith("kane") and row["cpu_s"] == 0.3
+    assert np.isnan(row["lagrange x"])
+
+
+def test_a_report_without_a_sweep_says_so(tmp_path):
+    from eomcompare.compare.precision_figures import report_section
+    from eomcompare.compare.report import _Para, _Report
+
+    rep = _Report(tmp_path)
+    report_section(rep, tmp_path)
+    assert "not available" in rep.blocks[0].text
+    assert isinstance(rep.blocks[0], _Para)
+
+
+def test_the_jsonl_keeps_whole_lines_and_the_settings_digest(tmp_path):
+    settings = PrecisionSettings(tolerances=TOLS, t_final=0.5, output_steps=10)
+    sweep(
+        ["double_pendulum"],
+        ["kane"],
+        out=tmp_path,
+        jobs=1,
+        progress=False,
+        settings=settings,
+    )
+    rows = [
+        json.loads(x) for x in (tmp_path / "precision.jsonl").read_text().splitlines()
+    ]
+    assert {r["settings_digest"] for r in rows} == {settings.digest()}
+    assert {r["curve"] for r in rows} == {"double_pendulum/kane/DOP853/projection"}
+
+
+def test_no_run_needs_a_table_and_a_precision_csv(tmp_path, capsys):
+    assert main(["precision", "--out", str(tmp_path), "--no-run"]) == 2
+    assert "--table" in capsys.readouterr().err
+    args = ["precision", "--out", str(tmp_path), "--no-run", "--table", str(tmp_path)]
+    assert main(args) == 2
+    assert "precision.csv" in capsys.readouterr().err
+    frame = _synthetic()
+    for c in COLUMNS:
+        if c not in frame:
+            frame[c] = np.nan
+    frame[list(COLUMNS)].to_csv(tmp_path / "precision.csv", index=False)
+    assert main(args) == 0
+    assert (tmp_path / "iftomm.md").exists()
+    # Two sweeps' files read together: both rows of each.
+    other = tmp_path / "other"
+    other.mkdir()
+    frame[list(COLUMNS)].assign(system="n_four_bar[n=2]").to_csv(
+        other / "precision.csv", index=False
+    )
+    table = tmp_path / "table"
+    both = ["precision", "--no-run", "--from", str(tmp_path), str(other)]
+    assert main([*both, "--table", str(table)]) == 0
+    problems = pd.read_csv(table / "iftomm.csv")["problem"]
+    assert sorted(problems) == ["A01", "A01", "A02", "A02"]
+    assert main(["precision", "--from", str(other), "--out", str(tmp_path)]) == 2
+    assert "use it with --no-run" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_the_andrews_reference_ends_at_the_test_sets_published_angles():
+    """A03's reference (kane and lagrange by Radau at 1e-12) reaches the
+    IVP test set's reference angles at t = 0.03 (Hairer and Wanner), its
+    point F = rr (cos beta, sin beta) included."""
+    from eomcompare.references.published import ANDREWS_REFERENCE
+
+    settings = PrecisionSettings(tolerances=TOLS, output_steps=6)
+    ref = reference_solution("andrews_squeezer", (), settings)
+    assert ref["status"] == "ok" and ref["names"] == ["x_F", "y_F"]
+    assert ref["t"][-1] == pytest.approx(0.03)
+    assert ref["agreement"] < 1e-12
+    from eomcompare.references.published import ANDREWS_ANGLES
+
+    assert ANDREWS_ANGLES[0] == "beta"
+    beta = ANDREWS_REFERENCE[0]
+    np.testing.assert_allclose(
+        ref["values"][-1], [0.007 * np.cos(beta), 0.007 * np.sin(beta)], atol=1e-10
+    )
+
+
+@pytest.mark.slow
+def test_the_default_comparison_runs_the_quick_sweep_into_its_report(tmp_path):
+    """--precision quick (the default comparison's default) sweeps the
+    quick systems into the run's directory and the report draws them; a
+    run naming its systems does not sweep unless asked."""
+    from eomcompare.compare.precision import QUICK_SYSTEMS, QUICK_TOLERANCES
+
+    base = ["run", "--systems", "double_pendulum", "--formulations", "kane"]
+    base += ["--t-final", "0.2", "--jobs", "1", "--quiet", "--no-cache"]
+    plain = tmp_path / "plain"
+    assert main([*base, "--out", str(plain)]) == 0
+    assert not (plain / "precision.csv").exists()
+    assert (
+        "Section not available: no precision.csv" in (plain / "report.md").read_text()
+    )
+    out = tmp_path / "quick"
+    assert main([*base, "--out", str(out), "--precision", "quick"]) == 0
+    frame = pd.read_csv(out / "precision.csv")
+    assert {s.split("[")[0] for s in frame["system"]} == set(QUICK_SYSTEMS)
+    assert sorted(frame["tolerance"].unique()) == sorted(QUICK_TOLERANCES)
+    assert set(frame["status"]) == {"ok"}
+    md = (out / "report.md").read_text()
+    assert "read off the curves at an error of 0.001" in md
+    for system in QUICK_SYSTEMS:
+        assert list((out / "figures").glob(f"precision_{system}*.png")), system
+
+
+def test_an_interrupt_keeps_the_finished_curves_and_the_same_call_resumes(
+    tmp_path, monkeypatch
+):
+    """SIGINT while the first curve runs (here, jobs=1): that curve is
+    saved, the second is not run, RunInterrupted counts one curve kept;
+    the same call then runs only the second."""
+    import os
+    import signal
+
+    import eomcompare.compare.precision as precision
+    from eomcompare.compare.runner import RunInterrupted
+
+    settings = PrecisionSettings(tolerances=TOLS, t_final=0.2, output_steps=5)
+    ran = []
+    real = precision.run_curve
+
+    def interrupted(curve, *args):
+        ran.append(curve.formulation)
+        if len(ran) == 1:
+            os.kill(os.getpid(), signal.SIGINT)
+        return real(curve, *args)
+
+    monkeypatch.setattr(precision, "run_curve", interrupted)
+    kwargs = dict(out=tmp_path, jobs=1, progress=False, settings=settings)
+    with pytest.raises(RunInterrupted) as err:
+        sweep(["double_pendulum"], ["kane", "lagrange"], **kwargs)
+    assert err.value.saved == 1 and ran == ["kane"]
+    assert set(pd.read_csv(tmp_path / "precision.csv")["formulation"]) == {"kane"}
+    frame = sweep(["double_pendulum"], ["kane", "lagrange"], **kwargs)
+    assert ran == ["kane", "lagrange"]
+    assert len(frame) == 12 and set(frame["status"]) == {"ok"}

@@ -1,0 +1,276 @@
+"""The customised Newton-Euler inverse dynamics
+(:mod:`eomcompare.formulations.newton_euler`) on Khalil's robots: against Pinocchio's
+``rnea`` on a model built here from the modified-DH tables, against Kane's
+equations (``M q'' - f``), in the base parameters against the standard
+ones, the base-parameter count against the regressor's numerical rank,
+and the operation counts it reaches, pinned.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pinocchio as pin
+import pytest
+import sympy as sm
+import sympy.physics.mechanics as me
+
+from eomcompare.formulations import get_formulation
+from eomcompare.formulations.newton_euler import (
+    base_inertia,
+    customised_inverse_dynamics,
+    standard_inertia,
+)
+from eomcompare.formulations.newton_euler_composite import customised_forward_dynamics
+from eomcompare.formulations.regressor import (
+    _standard_regressor,
+    numerical_rank,
+    standard_parameter_values,
+    standard_parameters,
+)
+from eomcompare.symbolic.literature_counts import assignments_counts
+from eomcompare.systems import get_system
+
+T = me.dynamicsymbols._t
+H = np.pi / 2
+RL2, D3, RL4 = 0.154, 0.45, 0.45
+#: (sigma, alpha, d, r offset) per joint, typed in from Khalil & Dombre's
+#: tables (../shared/anchors.md); theta offsets are all zero.
+TABLES = {
+    "stanford_arm": [
+        (0, 0, 0, 0),
+        (0, -H, 0, RL2),
+        (1, H, 0, 0),
+        (0, 0, 0, 0),
+        (0, -H, 0, 0),
+        (0, H, 0, 0),
+    ],
+    "rx90": [
+        (0, 0, 0, 0),
+        (0, H, 0, 0),
+        (0, 0, D3, 0),
+        (0, -H, 0, RL4),
+        (0, H, 0, 0),
+        (0, -H, 0, 0),
+    ],
+}
+OPTIONS = {"stanford_arm": {"geometry": "khalil"}, "rx90": {}}
+ZDD = sm.symbols("zdd0:6")
+
+
+def _rx(a):
+    c, s = np.cos(a), np.sin(a)
+    return np.array([[1, 0, 0], [0, c, -s], [0, s, c]])
+
+
+def _pinocchio(ms, table):
+    """Pinocchio's model of the table: joint j placed at Rx(alpha_j),
+    (d_j, 0, 0) + Rx(alpha_j) (0, 0, r_j) in frame j-1 (Khalil's frame j
+    at zero joint value), about (along) its z; inertia from the
+    declaration's values."""
+    values = dict(ms.parameters)
+    model = pin.Model()
+    for j, (spec, (sigma, alpha, d, r)) in enumerate(zip(ms.joint_tree, table), 1):
+        R = _rx(alpha)
+        p = np.array([d, 0, 0]) + R @ np.array([0, 0, r])
+        jm = pin.JointModelPZ() if sigma else pin.JointModelRZ()
+        jid = model.addJoint(j - 1, jm, pin.SE3(R, p), f"joint{j}")
+        xx, yy, zz, xy, yz, zx = (
+            float(sm.sympify(x).xreplace(values)) for x in spec.inertia
+        )
+        c = np.array([float(sm.sympify(x).xreplace(values)) for x in spec.com])
+        m = float(sm.sympify(spec.mass).xreplace(values))
+        I = np.array([[xx, xy, zx], [xy, yy, yz], [zx, yz, zz]])
+        model.appendBodyToJoint(jid, pin.Inertia(m, c, I), pin.SE3.Identity())
+    model.gravity = pin.Motion(np.array([0, 0, -float(values[_g(ms)])]), np.zeros(3))
+    return model
+
+
+def _g(ms):
+    return next(s for s in ms.parameters if s.name == "g")
+
+
+def _function(ms, tau, extra=()):
+    """tau as a numeric function of (q, q', q'', extra values)."""
+    q, u = list(ms.coordinates), list(ms.speeds)
+    rule = {v.diff(T): w for v, w in zip(q, u)}
+    e = sm.Matrix(tau).xreplace(rule)
+    f = sm.lambdify([*q, *u, *ZDD, *ms.parameters, *extra], e, cse=True)
+    p = [float(v) for v in ms.parameters.values()]
+    return lambda q, v, a, x=(): np.asarray(f(*q, *v, *a, *p, *x), float).ravel()
+
+
+def _states(n, count=5, seed=4):
+    rng = np.random.default_rng(seed)
+    return [tuple(rng.uniform(-1.5, 1.5, n) for _ in range(3)) for _ in range(count)]
+
+
+@pytest.mark.parametrize("name", ["stanford_arm", "rx90"])
+@pytest.mark.parametrize("program", [False, True])
+def test_customised_inverse_dynamics_equals_pinocchio_rnea(name, program):
+    ms = get_system(name, **OPTIONS[name])
+    tau, _ = customised_inverse_dynamics(
+        ms, ZDD, parameters="declared", program=program
+    )
+    if program:
+        (tau,) = [sm.Matrix(tau.substituted())]
+    f = _function(ms, tau)
+    model = _pinocchio(ms, TABLES[name])
+    data = model.createData()
+    for q, v, a in _states(6):
+        want = pin.rnea(model, data, q, v, a)
+        assert np.allclose(f(q, v, a), want, rtol=1e-10, atol=1e-10)
+
+
+def test_standard_parameter_model_is_kanes_tau():
+    # The standard parameters given the declaration's values: tau equals
+    # M q'' - f of Kane's method (derived independently, with the
+    # declaration's mass, mass centre and central inertia).
+    ms = get_system("stanford_arm", geometry="khalil")
+    tau, symbols = customised_inverse_dynamics(ms, ZDD)
+    values = standard_parameter_values(ms)
+    tau = tau.xreplace({s: values[s] for s in symbols})
+    eom = get_formulation("kane", count_ops=False).derive(ms)
+    kane = eom.mass_matrix * sm.Matrix(ZDD) - eom.forcing
+    f, g = _function(ms, tau), _function(ms, kane)
+    for q, v, a in _states(6, seed=8):
+        assert np.allclose(f(q, v, a), g(q, v, a), rtol=1e-10, atol=1e-10)
+
+
+def test_forward_dynamics_program_is_kanes_mass_matrix_and_forcing():
+    # tau - h at tau = 0 is Kane's forcing f (M q'' = f + tau), and the
+    # entries on and above the diagonal are Kane's M.
+    ms = get_system("stanford_arm", geometry="khalil")
+    prog, symbols, n = customised_forward_dynamics(ms)
+    values = standard_parameter_values(ms)
+    tau = sm.symbols(f"_tau0:{n}")
+    out = sm.Matrix(prog.substituted()).xreplace(
+        {s: values[s] for s in symbols} | dict.fromkeys(tau, 0)
+    )
+    eom = get_formulation("kane", count_ops=False).derive(ms)
+    M = eom.mass_matrix
+    upper = [M[i, j] for i in range(n) for j in range(i, n)]
+    want = sm.Matrix([*eom.forcing, *upper])
+    f, g = _function(ms, out), _function(ms, want)
+    for q, v, a in _states(6, count=4, seed=12):
+        assert np.allclose(f(q, v, a), g(q, v, a), rtol=1e-10, atol=1e-10)
+    prog_m, _, _ = customised_forward_dynamics(ms, mass_matrix_only=True)
+    assert len(prog_m.outputs) == n * (n + 1) // 2
+
+
+def _base_against_standard(ms, assumptions):
+    """tau in the base parameters, each replaced by its grouping of the
+    standard ones, equals tau in the standard parameters for random
+    values of them (consistent or not: an identity)."""
+    std, standard = customised_inverse_dynamics(ms, ZDD, assumptions=assumptions)
+    base, symbols = customised_inverse_dynamics(
+        ms, ZDD, assumptions=assumptions, parameters="base"
+    )
+    _, grouping = base_inertia(ms, assumptions)
+    base = base.xreplace({s: grouping[s] for s in symbols})
+    fs, fb = _function(ms, std, standard), _function(ms, base, standard)
+    rng = np.random.default_rng(5)
+    for q, v, a in _states(6, count=4, seed=6):
+        x = rng.uniform(-1, 1, len(standard))
+        assert np.allclose(fb(q, v, a, x), fs(q, v, a, x), atol=1e-10)
+    return symbols
+
+
+# About 15 s each (the base parameters of a six-joint robot).
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["stanford_arm", "rx90"])
+@pytest.mark.parametrize("assumptions", ["general", "simplified"])
+def test_base_parameter_model_equals_standard_and_counts_the_rank(name, assumptions):
+    ms = get_system(name, **OPTIONS[name])
+    symbols = _base_against_standard(ms, assumptions)
+    # The count is the rank of the regressor's columns of the standard
+    # parameters the assumption set keeps, stacked over random states.
+    Y, params = _standard_regressor(ms)
+    _, kept = standard_inertia(ms, assumptions)
+    columns = [k for k, s in enumerate(params) if s in set(kept)]
+    assert len(symbols) == numerical_rank(ms, Y[:, columns], seed=3)
+    if assumptions == "general":
+        assert len(symbols) == numerical_rank(ms, Y, seed=4)
+
+
+def test_standard_inertia_of_the_assumption_sets():
+    ms = get_system("rx90")
+    _, general = standard_inertia(ms)
+    _, simplified = standard_inertia(ms, "simplified")
+    assert general == standard_parameters(ms)
+    names = {s.name for s in simplified}
+    assert len(simplified) == 30 and {"XX1", "ZZ6", "MZ3", "M4"} <= names
+    assert not names & {"XY1", "XZ2", "YZ3", "MX4", "MY5"}
+
+
+def test_bad_input_is_refused():
+    ms = get_system("rx90")
+    with pytest.raises(ValueError, match="assumptions must be one of"):
+        customised_inverse_dynamics(ms, ZDD, assumptions="principal")
+    with pytest.raises(ValueError, match="parameters must be one of"):
+        customised_inverse_dynamics(ms, ZDD, parameters="minimal")
+    with pytest.raises(ValueError, match="accelerations must have 6"):
+        customised_inverse_dynamics(ms, ZDD[:5])
+    with pytest.raises(ValueError, match="inertia must have 6"):
+        customised_inverse_dynamics(ms, ZDD, inertia=[])
+    from eomcompare.formulations import UnsupportedSystemError
+
+    with pytest.raises(UnsupportedSystemError, match="joint tree"):
+        customised_inverse_dynamics(get_system("double_pendulum"))
+
+
+#: The counts reached (multiplications, additions per evaluation after cse,
+#: the program of customised_inverse_dynamics), pinned so that a change
+#: shows; SYMORO's and the targets are in bench.khalil.
+PINNED = {
+    ("stanford_arm", "general", "standard"): (267, 246),
+    ("stanford_arm", "general", "base"): (229, 208),
+    ("stanford_arm", "simplified", "standard"): (170, 124),
+    ("stanford_arm", "simplified", "base"): (136, 92),
+    ("rx90", "general", "standard"): (277, 255),
+    ("rx90", "general", "base"): (249, 228),
+}
+
+
+#: Forward dynamics (tau - h and M's upper triangle by composite links as
+#: one evaluation order, the LDL^T solve not included) and M alone, of the
+#: Stanford arm's two sets with a target.
+PINNED_FORWARD = {
+    ("stanford_arm", "general", "standard"): ((381, 344), (124, 106)),
+    ("stanford_arm", "simplified", "base"): ((209, 133), (81, 48)),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("key", list(PINNED_FORWARD))
+def test_pinned_forward_counts(key):
+    name, assumptions, parameters = key
+    ms = get_system(name, **OPTIONS[name])
+    got = []
+    for only in (False, True):
+        prog, symbols, _ = customised_forward_dynamics(
+            ms,
+            assumptions=assumptions,
+            parameters=parameters,
+            mass_matrix_only=only,
+        )
+        c = assignments_counts(prog, set(symbols) | set(ms.parameters))
+        got.append((c.mul, c.add))
+    assert tuple(got) == PINNED_FORWARD[key]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("key", list(PINNED))
+def test_pinned_counts(key):
+    name, assumptions, parameters = key
+    ms = get_system(name, **OPTIONS[name])
+    prog, symbols = customised_inverse_dynamics(
+        ms, ZDD, assumptions=assumptions, parameters=parameters, program=True
+    )
+    c = assignments_counts(prog, set(symbols) | set(ms.parameters))
+    assert (c.mul, c.add) == PINNED[key]
+    # Twice: the count does not depend on the run (set order, caches).
+    prog, _ = customised_inverse_dynamics(
+        ms, ZDD, assumptions=assumptions, parameters=parameters, program=True
+    )
+    again = assignments_counts(prog, set(symbols) | set(ms.parameters))
+    assert (again.mul, again.add) == PINNED[key]
