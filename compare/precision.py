@@ -189,7 +189,7 @@ class PrecisionSettings:
             )
 
     def digest(self) -> str:
-        from .cache import code_digest
+        from eomcompare.formulations.cache import code_digest
 
         fields = dataclasses.asdict(self)
         fields.pop("tolerances")  # rows are per tolerance

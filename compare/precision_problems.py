@@ -253,7 +253,7 @@ def _model_memo(system, options, formulation, baumgarte, backend, use_cache, cac
     else:
         form = get_formulation(formulation)
     if use_cache:
-        from .cache import DerivationCache
+        from eomcompare.formulations.cache import DerivationCache
 
         eom, _ = DerivationCache(cache_dir).derive(ms, form)
     else:

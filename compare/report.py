@@ -737,7 +737,7 @@ def _kolev_table(cache_dir=None, use_cache=False):
     # A refusal of a variant is a row of the table (its ``error``); an
     # exception is a bug and fails the report.
     if use_cache:
-        from .cache import DerivationCache
+        from eomcompare.formulations.cache import DerivationCache
 
         table = fn(cache=DerivationCache(cache_dir))
     else:
