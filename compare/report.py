@@ -242,7 +242,7 @@ _DPI = 110
 _MAX_WIDTH_IN = PAGE_PX / _DPI
 #: Colours of a figure's palette: line charts need few, and an indexed PNG
 #: is about a quarter of a true-colour one (the report embeds every figure).
-_PALETTE = 128
+_PALETTE = 64
 
 #: Margins of every figure in inches: (left, right, top, bottom).  The
 #: legend sits in the right margin.  Fixed margins let a figure be drawn
@@ -1140,7 +1140,7 @@ def _build_report(
     except ImportError as exc:
         rep.p(f"Section not available: compare.precision_figures ({exc}).")
     else:
-        report_section(rep, out, plt=plt)
+        report_section(rep, out, plt=plt, save=_save)
     rep.h(2, "Benchmarks: published against computed")
     if benchmarks:
         table, note = _benchmark_table(formulations)
