@@ -347,7 +347,7 @@ def kolev_cost_table(systems: Sequence[str] = _COST_SYSTEMS, *, cache=None):
     systems : sequence of str
         Catalogue names; by default the paper's kind of system:
         ``("four_bar", "crank_slider", "kolev_manipulator")``.
-    cache : compare.cache.DerivationCache, optional
+    cache : eomcompare.formulations.cache.DerivationCache, optional
         Derive through it: equations already derived (by a comparison run,
         say) are read back with the seconds their derivation took, and the
         others are stored.  Default: derive every row now.

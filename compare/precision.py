@@ -54,7 +54,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from eomcompare.numeric.dae import NoMultiplierFormError
+
 from .precision_problems import (
+    DAE_INTEGRATOR,
+    DAE_TREATMENT,
     INTEGRATORS,
     JACOBIANS,
     REFERENCE_PAIRS,
@@ -185,7 +189,7 @@ class PrecisionSettings:
             )
 
     def digest(self) -> str:
-        from .cache import code_digest
+        from eomcompare.formulations.cache import code_digest
 
         fields = dataclasses.asdict(self)
         fields.pop("tolerances")  # rows are per tolerance
@@ -283,6 +287,23 @@ def run_curve(curve: Curve, settings: PrecisionSettings, reference: dict) -> lis
             f"unknown integrator {curve.integrator!r}; valid: {sorted(INTEGRATORS)}"
         )
     stabilization = TREATMENTS[curve.treatment]
+    if (curve.integrator == DAE_INTEGRATOR) != (curve.treatment == DAE_TREATMENT):
+        return rows_with(
+            "refused",
+            f"{DAE_INTEGRATOR} integrates the multiplier form in its own "
+            f"stabilised index-2 form (treatment {DAE_TREATMENT!r}), and only "
+            f"{DAE_INTEGRATOR} takes that treatment",
+            settings.tolerances,
+        )
+    if curve.integrator == DAE_INTEGRATOR:
+        from eomcompare.numeric.dae import dae_available
+
+        if not dae_available():
+            return rows_with(
+                "refused",
+                "IDA needs scikit-sundae (pip install 'eomcompare[dae]')",
+                settings.tolerances,
+            )
     if curve.treatment == "baumgarte" and curve.formulation != "lagrange":
         return rows_with(
             "refused",
@@ -329,6 +350,11 @@ def run_curve(curve: Curve, settings: PrecisionSettings, reference: dict) -> lis
                 res, took = solve()
         except SingularConfigurationError as exc:
             rows += rows_with("singular", str(exc), [tol])
+        except NoMultiplierFormError as exc:
+            # Not a failure of the solve: the formulation has no multiplier
+            # form for the DAE integrator (kane, modified_lagrange, ...).
+            rows += rows_with("refused", str(exc), settings.tolerances[i:])
+            break
         except SolveCapped as exc:
             rows += rows_with("capped", str(exc), [tol])
         except Exception as exc:

@@ -230,9 +230,13 @@ def _markdown(frame: pd.DataFrame) -> str:
     return "\n".join([head, rule, *body])
 
 
-def work_precision_figure(plt, frame: pd.DataFrame, system: str, path, levels=()):
+def work_precision_figure(
+    plt, frame: pd.DataFrame, system: str, path, levels=(), save=None
+):
     """Error against CPU time, log-log, one curve per formulation,
-    integrator and treatment; the accuracy ``levels`` as dashed lines."""
+    integrator and treatment; the accuracy ``levels`` as dashed lines.
+    ``save(fig, path)`` writes the figure (the report's writer, at the
+    report's resolution and palette); by default matplotlib's PNG."""
     rows = frame[(frame["system"] == system) & (frame["status"] == "ok")]
     rows = rows[rows["error"].notna() & (rows["cpu_s"] > 0)]
     if rows.empty:
@@ -260,12 +264,14 @@ def work_precision_figure(plt, frame: pd.DataFrame, system: str, path, levels=()
     ax.set_title(f"work-precision: {system}")
     ax.legend(fontsize=7, loc="best")
     fig.tight_layout()
+    if save is not None:
+        return save(fig, Path(path))
     fig.savefig(path, dpi=90)
     plt.close(fig)
     return path
 
 
-def report_section(rep, out: Path, *, plt=None, level=REPORT_ERROR_LEVEL):
+def report_section(rep, out: Path, *, plt=None, level=REPORT_ERROR_LEVEL, save=None):
     """The report's work-precision section from ``out/precision.csv``
     (written by ``python -m eomcompare precision --out`` into the run's
     directory, or by the default run's quick sweep)."""
@@ -309,7 +315,7 @@ def report_section(rep, out: Path, *, plt=None, level=REPORT_ERROR_LEVEL):
         target = fig_dir / f"precision_{slug}.png"
         rep.later_figure(
             lambda s=system, p=target: work_precision_figure(
-                plt, frame, s, p, levels=(1e-1, 1e-3)
+                plt, frame, s, p, levels=(1e-1, 1e-3), save=save
             ),
             f"Work-precision diagram of {system} (dotted: the IFToMM levels 1e-1, 1e-3).",
         )

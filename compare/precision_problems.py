@@ -29,6 +29,24 @@ INTEGRATORS: dict[str, Callable[..., Any]] = {
     for name in ("DOP853", "RK45", "Radau", "BDF", "LSODA")
 }
 
+
+def _ida(model, t_final, *, rtol, atol, t_eval=None, initial_state=None, **_ode_only):
+    """SUNDIALS' IDA on the multiplier form (:func:`eomcompare.numeric.dae.
+    integrate_dae`, its stabilised index-2 form): the ODE integrators'
+    arguments it has no use for (``stabilization``, ``residuals``,
+    ``singularity_tol``) are ignored, the form being IDA's own treatment."""
+    from eomcompare.numeric.dae import integrate_dae
+
+    return integrate_dae(
+        model, t_final, rtol=rtol, atol=atol, t_eval=t_eval, initial_state=initial_state
+    )
+
+
+#: The DAE solver: integrates the multiplier form (``lagrange``,
+#: ``sympy_lagrange``) with its own constraint treatment, ``ida-ggl``.
+DAE_INTEGRATOR = "IDA"
+INTEGRATORS[DAE_INTEGRATOR] = _ida
+
 #: How each integrator gets its Jacobian.
 JACOBIANS: dict[str, str] = {
     "DOP853": "none (explicit)",
@@ -36,6 +54,7 @@ JACOBIANS: dict[str, str] = {
     "Radau": "finite differences of the compiled right-hand side (scipy num_jac)",
     "BDF": "finite differences of the compiled right-hand side (scipy num_jac)",
     "LSODA": "LSODA's internal finite differences of the compiled right-hand side",
+    "IDA": "IDA's internal finite differences of the DAE residual",
 }
 
 #: Constraint treatment name -> ``integrate``'s ``stabilization``.
@@ -43,7 +62,12 @@ TREATMENTS: dict[str, str | None] = {
     "projection": "projection",
     "baumgarte": "baumgarte",
     "none": None,
+    # The multiplier form as a stabilised index-2 DAE: IDA's own treatment
+    # (position and velocity constraints solved at every step).
+    "ida-ggl": None,
 }
+#: The treatment only the DAE integrator takes, and the only one it takes.
+DAE_TREATMENT = "ida-ggl"
 #: Baumgarte gains (alpha, beta) of the ``baumgarte`` treatment, written
 #: into ``lagrange``'s equations (the only formulation that takes them).
 BAUMGARTE_GAINS = (5.0, 5.0)
@@ -229,7 +253,7 @@ def _model_memo(system, options, formulation, baumgarte, backend, use_cache, cac
     else:
         form = get_formulation(formulation)
     if use_cache:
-        from .cache import DerivationCache
+        from eomcompare.formulations.cache import DerivationCache
 
         eom, _ = DerivationCache(cache_dir).derive(ms, form)
     else:

@@ -242,7 +242,7 @@ _DPI = 110
 _MAX_WIDTH_IN = PAGE_PX / _DPI
 #: Colours of a figure's palette: line charts need few, and an indexed PNG
 #: is about a quarter of a true-colour one (the report embeds every figure).
-_PALETTE = 128
+_PALETTE = 64
 
 #: Margins of every figure in inches: (left, right, top, bottom).  The
 #: legend sits in the right margin.  Fixed margins let a figure be drawn
@@ -737,7 +737,7 @@ def _kolev_table(cache_dir=None, use_cache=False):
     # A refusal of a variant is a row of the table (its ``error``); an
     # exception is a bug and fails the report.
     if use_cache:
-        from .cache import DerivationCache
+        from eomcompare.formulations.cache import DerivationCache
 
         table = fn(cache=DerivationCache(cache_dir))
     else:
@@ -1140,7 +1140,7 @@ def _build_report(
     except ImportError as exc:
         rep.p(f"Section not available: compare.precision_figures ({exc}).")
     else:
-        report_section(rep, out, plt=plt)
+        report_section(rep, out, plt=plt, save=_save)
     rep.h(2, "Benchmarks: published against computed")
     if benchmarks:
         table, note = _benchmark_table(formulations)

@@ -297,7 +297,7 @@ class RunOptions:
         import scipy
         import sympy
 
-        from .cache import code_digest
+        from eomcompare.formulations.cache import code_digest
 
         d = dataclasses.asdict(self)
         # The time limit decides only whether a case finishes (time-out rows
@@ -606,9 +606,10 @@ def _import_what_cases_use(opts: RunOptions) -> None:
     import sympy.printing.mathml  # noqa: F401
 
     import eomcompare.references.robot_oracle  # noqa: F401
+    from eomcompare.formulations import cache  # noqa: F401
     from eomcompare.numeric import backends  # noqa: F401
 
-    from . import cache, equations, findings  # noqa: F401
+    from . import equations, findings  # noqa: F401
 
     if opts.backend != "lambdify":
         try:
@@ -632,7 +633,7 @@ def _prepare_quietly(case: Case, opts: RunOptions) -> None:
 
 
 def _run_case_body(case: Case, opts: RunOptions, row: Row, arrays: Arrays) -> None:
-    from .cache import DerivationCache
+    from eomcompare.formulations.cache import DerivationCache
 
     ms, states, initial, fingerprint = prepare_variant(case, opts)
     row["declaration"] = declaration_key(ms, fingerprint)

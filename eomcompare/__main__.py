@@ -1,4 +1,4 @@
-"""``python -m eomcompare``: the command line (:mod:`eomcompare.compare.cli`)."""
+"""``python -m eomcompare``: the command line (:mod:`eomcompare.cli`)."""
 
 import sys
 import time
@@ -6,6 +6,6 @@ import time
 # The wall time the command reports counts from here, imports included.
 _STARTED = time.perf_counter()
 
-from eomcompare.compare.cli import main  # noqa: E402
+from eomcompare.cli import main  # noqa: E402
 
 sys.exit(main(started=_STARTED))

@@ -42,6 +42,7 @@ from dataclasses import dataclass
 import sympy as sm
 import sympy.physics.mechanics as me
 
+from eomcompare.symbolic import lists3 as v3
 from eomcompare.symbolic.calculus import substitute
 from eomcompare.symbolic.counting import count_ops
 
@@ -122,44 +123,6 @@ class _Tape:
         return [[self.let(x) for x in row] for row in B]
 
 
-# ----------------------------------------------------------------------
-# 3-vector and 3x3 algebra on lists, without products by zero
-# ----------------------------------------------------------------------
-def _nz(x):
-    return x != 0
-
-
-def _dot(a, b):
-    return sm.Add(*[x * y for x, y in zip(a, b) if _nz(x) and _nz(y)])
-
-
-def _mv(A, v):
-    return [_dot(A[i], v) for i in range(3)]
-
-
-def _mtv(A, v):
-    return [_dot([A[k][i] for k in range(3)], v) for i in range(3)]
-
-
-def _cross(a, b):
-    def p(x, y):
-        return x * y if _nz(x) and _nz(y) else sm.S.Zero
-
-    return [
-        p(a[1], b[2]) - p(a[2], b[1]),
-        p(a[2], b[0]) - p(a[0], b[2]),
-        p(a[0], b[1]) - p(a[1], b[0]),
-    ]
-
-
-def _add(*vs):
-    return [sm.Add(*xs) for xs in zip(*vs)]
-
-
-def _scale(c, v):
-    return [c * x if _nz(x) else sm.S.Zero for x in v]
-
-
 def _is_zero(v):
     return all(x == 0 for x in v)
 
@@ -196,7 +159,7 @@ class _Rotation:
     def vec(self, v):
         """Q v."""
         if self.plane is None:
-            return _mv(self.Q, v)
+            return v3.mv(self.Q, v)
         i, j, c, s = self.plane
         out = list(v)
         out[i] = _p(c, v[i]) - _p(s, v[j])
@@ -206,7 +169,7 @@ class _Rotation:
     def tvec(self, v):
         """Q^T v."""
         if self.plane is None:
-            return _mtv(self.Q, v)
+            return v3.mtv(self.Q, v)
         i, j, c, s = self.plane
         out = list(v)
         out[i] = _p(c, v[i]) + _p(s, v[j])
@@ -217,10 +180,10 @@ class _Rotation:
         """Q B Q^T of a 3x3 block (list of lists)."""
         if self.plane is None:
             QB = [
-                [_dot(self.Q[r], [B[m][col] for m in range(3)]) for col in range(3)]
+                [v3.dot(self.Q[r], [B[m][col] for m in range(3)]) for col in range(3)]
                 for r in range(3)
             ]
-            return [[_dot(QB[r], self.Q[col]) for col in range(3)] for r in range(3)]
+            return [[v3.dot(QB[r], self.Q[col]) for col in range(3)] for r in range(3)]
         i, j, c, s = self.plane
         k = 3 - i - j
         out = [row[:] for row in B]
@@ -246,7 +209,7 @@ class _Rotation:
 
 
 def _p(a, b):
-    return a * b if _nz(a) and _nz(b) else sm.S.Zero
+    return a * b if v3.nz(a) and v3.nz(b) else sm.S.Zero
 
 
 def _plane(Q):
@@ -272,13 +235,13 @@ def _shift_inertia(Ib, H, M, r):
     matrix); M' = M."""
     rx = [[0, -r[2], r[1]], [r[2], 0, -r[0]], [-r[1], r[0], 0]]
     rxM = [
-        [_dot(rx[a], [M[m][b] for m in range(3)]) for b in range(3)] for a in range(3)
+        [v3.dot(rx[a], [M[m][b] for m in range(3)]) for b in range(3)] for a in range(3)
     ]
     H2 = [[H[a][b] + rxM[a][b] for b in range(3)] for a in range(3)]
     Hrx = [
-        [_dot(H[a], [rx[m][b] for m in range(3)]) for b in range(3)] for a in range(3)
+        [v3.dot(H[a], [rx[m][b] for m in range(3)]) for b in range(3)] for a in range(3)
     ]
-    rxH2t = [[_dot(rx[a], H2[b]) for b in range(3)] for a in range(3)]
+    rxH2t = [[v3.dot(rx[a], H2[b]) for b in range(3)] for a in range(3)]
     Ib2 = [[Ib[a][b] - Hrx[a][b] + rxH2t[a][b] for b in range(3)] for a in range(3)]
     return Ib2, H2, M
 
@@ -400,28 +363,28 @@ def articulated_body_accelerations(ms) -> Assignments:
             r = off
         else:
             Rq = None
-            r = _add(off, _scale(q[k - 1], _mv(_listmat(R), a)))
+            r = v3.add(off, v3.scale(q[k - 1], v3.mv(_listmat(R), a)))
         # The parent's motion at O_k, in body components.
         wp, vp = w[p], v[p]
-        vO = _add(vp, _cross(wp, r))
+        vO = v3.add(vp, v3.cross(wp, r))
         wJ, vJ = Rc.tvec(wp), Rc.tvec(vO)
         if Rq is not None:
             wJ, vJ = Rq.tvec(wJ), Rq.tvec(vJ)
         wJ, vJ = tape.vec(wJ), tape.vec(vJ)
-        Su = _scale(u[k - 1], a)
+        Su = v3.scale(u[k - 1], a)
         if s.kind == "revolute":
-            wk, vk = tape.vec(_add(wJ, Su)), vJ
-            ck_w, ck_v = tape.vec(_cross(wJ, Su)), tape.vec(_cross(vJ, Su))
+            wk, vk = tape.vec(v3.add(wJ, Su)), vJ
+            ck_w, ck_v = tape.vec(v3.cross(wJ, Su)), tape.vec(v3.cross(vJ, Su))
         else:
-            wk, vk = wJ, tape.vec(_add(vJ, Su))
-            ck_w, ck_v = zero, tape.vec(_cross(wJ, Su))
+            wk, vk = wJ, tape.vec(v3.add(vJ, Su))
+            ck_w, ck_v = zero, tape.vec(v3.cross(wJ, Su))
         # Rigid-body inertia about O_k and the bias force v x* I v:
         # (w x I_O w + mc x (w x v), m (w x v) + w x (w x mc)).
         m, c = s.mass, list(s.com)
         xx, yy, zz, xy, yz, zx = s.inertia
         IG = [[xx, xy, zx], [xy, yy, yz], [zx, yz, zz]]
-        mc = tape.vec(_scale(m, c))
-        cc = _dot(c, c)
+        mc = tape.vec(v3.scale(m, c))
+        cc = v3.dot(c, c)
         IO = tape.sym(
             [
                 [IG[i][j] + m * ((cc if i == j else 0) - c[i] * c[j]) for j in range(3)]
@@ -430,9 +393,9 @@ def articulated_body_accelerations(ms) -> Assignments:
         )
         Hk = [[0, -mc[2], mc[1]], [mc[2], 0, -mc[0]], [-mc[1], mc[0], 0]]
         Mk = [[m if i == j else 0 for j in range(3)] for i in range(3)]
-        wv = tape.vec(_cross(wk, vk))
-        pn = tape.vec(_add(_cross(wk, tape.vec(_mv(IO, wk))), _cross(mc, wv)))
-        pf = tape.vec(_add(_scale(m, wv), _cross(wk, tape.vec(_cross(wk, mc)))))
+        wv = tape.vec(v3.cross(wk, vk))
+        pn = tape.vec(v3.add(v3.cross(wk, tape.vec(v3.mv(IO, wk))), v3.cross(mc, wv)))
+        pf = tape.vec(v3.add(v3.scale(m, wv), v3.cross(wk, tape.vec(v3.cross(wk, mc)))))
         w.append(wk)
         v.append(vk)
         cw.append(ck_w)
@@ -453,14 +416,14 @@ def articulated_body_accelerations(ms) -> Assignments:
         a = axis[k]
         if kind[k] == "revolute":
             # S = (a, 0): U = (Ib a, H^T a), D = a.Ib a, u = tau - a.n.
-            Uk = tape.vec(_mv(Ib, a)) + tape.vec(_mtv(H, a))
-            D = _dot(a, Uk[:3])
-            s_p = _dot(a, pn)
+            Uk = tape.vec(v3.mv(Ib, a)) + tape.vec(v3.mtv(H, a))
+            D = v3.dot(a, Uk[:3])
+            s_p = v3.dot(a, pn)
         else:
             # S = (0, a): U = (H a, M a), D = a.M a, u = tau - a.f.
-            Uk = tape.vec(_mv(H, a)) + tape.vec(_mv(M, a))
-            D = _dot(a, Uk[3:])
-            s_p = _dot(a, pf)
+            Uk = tape.vec(v3.mv(H, a)) + tape.vec(v3.mv(M, a))
+            D = v3.dot(a, Uk[3:])
+            s_p = v3.dot(a, pf)
         tau = -s.damping * u[k - 1] if s.damping is not None else sm.S.Zero
         U[k] = Uk
         invD[k] = tape.let(1 / tape.let(D))
@@ -469,7 +432,7 @@ def articulated_body_accelerations(ms) -> Assignments:
         if not p:
             continue
         # Ia = IA - U U^T / D; pa = pA + Ia c + U u / D.
-        W = tape.vec(_scale(invD[k], Uk))
+        W = tape.vec(v3.scale(invD[k], Uk))
         Ia6 = [[None] * 6 for _ in range(6)]
         full = [[None] * 6 for _ in range(6)]
         for i in range(3):
@@ -496,7 +459,7 @@ def articulated_body_accelerations(ms) -> Assignments:
                 pa.append(ax[1] * tau)
             else:
                 pA_i = pn[i] if i < 3 else pf[i - 3]
-                pa.append(tape.let(pA_i + _dot(Ia6[i], ck) + _p(W[i], uu[k])))
+                pa.append(tape.let(pA_i + v3.dot(Ia6[i], ck) + _p(W[i], uu[k])))
         Ib = [[Ia6[i][j] for j in range(3)] for i in range(3)]
         H = [[Ia6[i][j + 3] for j in range(3)] for i in range(3)]
         M = [[Ia6[i + 3][j + 3] for j in range(3)] for i in range(3)]
@@ -518,17 +481,17 @@ def articulated_body_accelerations(ms) -> Assignments:
             for i in single:
                 Ib, H = _shift_along(Ib, H, M, i, r[i], tape)
                 rr = [r[m] if m == i else sm.S.Zero for m in range(3)]
-                n_ = tape.vec(_add(n_, _cross(rr, f_)))
+                n_ = tape.vec(v3.add(n_, v3.cross(rr, f_)))
         elif single:
             Ib, H, M = _shift_inertia(Ib, H, M, r)
-            n_ = _add(n_, _cross(r, f_))
+            n_ = v3.add(n_, v3.cross(r, f_))
         Ibp, Hp, Mp = IA[p]
         IA[p] = [
             tape.sym([[Ibp[i][j] + Ib[i][j] for j in range(3)] for i in range(3)]),
             tape.mat([[Hp[i][j] + H[i][j] for j in range(3)] for i in range(3)]),
             tape.sym([[Mp[i][j] + M[i][j] for j in range(3)] for i in range(3)]),
         ]
-        pA[p] = [tape.vec(_add(pA[p][0], n_)), tape.vec(_add(pA[p][1], f_))]
+        pA[p] = [tape.vec(v3.add(pA[p][0], n_)), tape.vec(v3.add(pA[p][1], f_))]
     # Pass 3, base to tip: accelerations; the base accelerates upwards at
     # g (gravity).
     acc_w, acc_v = [zero], [[sm.S.Zero, sm.S.Zero, g]]
@@ -537,18 +500,18 @@ def articulated_body_accelerations(ms) -> Assignments:
         p = s.parent
         ap_w, ap_v = acc_w[p], acc_v[p]
         r = arm[k]
-        aw, av = ap_w, _add(ap_v, _cross(ap_w, r))
+        aw, av = ap_w, v3.add(ap_v, v3.cross(ap_w, r))
         aw, av = rot_c[k].tvec(aw), rot_c[k].tvec(av)
         if rot_q[k] is not None:
             aw, av = rot_q[k].tvec(aw), rot_q[k].tvec(av)
-        aw = tape.vec(_add(aw, cw[k]))
-        av = tape.vec(_add(av, cv[k]))
-        qdd[k - 1] = tape.let(invD[k] * (uu[k] - _dot(U[k], aw + av)))
-        Sq = _scale(qdd[k - 1], axis[k])
+        aw = tape.vec(v3.add(aw, cw[k]))
+        av = tape.vec(v3.add(av, cv[k]))
+        qdd[k - 1] = tape.let(invD[k] * (uu[k] - v3.dot(U[k], aw + av)))
+        Sq = v3.scale(qdd[k - 1], axis[k])
         if kind[k] == "revolute":
-            aw = tape.vec(_add(aw, Sq))
+            aw = tape.vec(v3.add(aw, Sq))
         else:
-            av = tape.vec(_add(av, Sq))
+            av = tape.vec(v3.add(av, Sq))
         acc_w.append(aw)
         acc_v.append(av)
     return _pruned(tape.symbols, tape.definitions, qdd)

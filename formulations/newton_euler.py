@@ -55,6 +55,8 @@ from __future__ import annotations
 import sympy as sm
 import sympy.physics.mechanics as me
 
+from eomcompare.symbolic import lists3 as v3
+
 from .base import UnsupportedSystemError
 from .kane_recursive import joint_tree, origin_inertia
 
@@ -215,37 +217,6 @@ class _Program:
         )
 
 
-def _nz(x):
-    return x != 0
-
-
-def _dot(row, v):
-    return sm.Add(*[a * b for a, b in zip(row, v) if _nz(a) and _nz(b)])
-
-
-def _mv(A, v):
-    return [_dot([A[i, j] for j in range(3)], v) for i in range(3)]
-
-
-def _mtv(A, v):
-    return [_dot([A[j, i] for j in range(3)], v) for i in range(3)]
-
-
-def _cross(a, b):
-    def p(x, y):
-        return x * y if _nz(x) and _nz(y) else sm.S.Zero
-
-    return [
-        p(a[1], b[2]) - p(a[2], b[1]),
-        p(a[2], b[0]) - p(a[0], b[2]),
-        p(a[0], b[1]) - p(a[1], b[0]),
-    ]
-
-
-def _add(*vs):
-    return [sm.Add(*xs) for xs in zip(*vs)]
-
-
 def _rotation(spec, q):
     """Parent-to-link rotation (3 x 3) of a joint: the joint frame's
     constant rotation (entries 0, +-1 for modified DH) and, for a revolute
@@ -279,7 +250,7 @@ def _permuted_products(A, pr, w):
     permutation (each row one entry +-1); otherwise recomputed."""
     rows = [[(j, A[i, j]) for j in range(3) if A[i, j] != 0] for i in range(3)]
     if pr is None or any(len(r) != 1 or abs(r[0][1]) != 1 for r in rows):
-        return _products(_mv(A, w))
+        return _products(v3.mv(A, w))
     out = {}
     for a in range(3):
         for b in range(a, 3):
@@ -308,13 +279,13 @@ def _moment(J, w, wd, pr, U):
     for a in range(3):
         b, c = (a + 1) % 3, (a + 2) % 3
         terms = [
-            J[a, a] * wd[a] if _nz(J[a, a]) and _nz(wd[a]) else 0,
-            -J[a, b] * U[c, a] if _nz(J[a, b]) else 0,
-            J[a, c] * U[b, a] if _nz(J[a, c]) else 0,
+            J[a, a] * wd[a] if v3.nz(J[a, a]) and v3.nz(wd[a]) else 0,
+            -J[a, b] * U[c, a] if v3.nz(J[a, b]) else 0,
+            J[a, c] * U[b, a] if v3.nz(J[a, c]) else 0,
         ]
-        if _nz(J[c, c] - J[b, b]):
+        if v3.nz(J[c, c] - J[b, b]):
             terms.append((J[c, c] - J[b, b]) * pr[min(b, c), max(b, c)])
-        if _nz(J[b, c]):
+        if v3.nz(J[b, c]):
             terms.append(J[b, c] * (pr[b, b] - pr[c, c]))
         out.append(sm.Add(*[t for t in terms if t != 0]))
     return out
@@ -332,17 +303,17 @@ def _fold_masses(specs, inertia, P):
         s = specs[k - 1]
         p = s.parent
         m, mc, J = out[k - 1]
-        if s.kind != "revolute" or not p or not _nz(m):
+        if s.kind != "revolute" or not p or not v3.nz(m):
             continue
         Pk = sm.Matrix(P[k])
         dJ = m * ((Pk.T * Pk)[0] * sm.eye(3) - Pk * Pk.T)
         dMS = [m * x for x in Pk]
         mp, mcp, Jp = out[p - 1]
-        if any(_nz(d) and not _nz(x) for d, x in zip(dMS, mcp)) or any(
-            _nz(dJ[i, j]) and not _nz(Jp[i, j]) for i in range(3) for j in range(3)
+        if any(v3.nz(d) and not v3.nz(x) for d, x in zip(dMS, mcp)) or any(
+            v3.nz(dJ[i, j]) and not v3.nz(Jp[i, j]) for i in range(3) for j in range(3)
         ):
             continue
-        out[p - 1] = (mp + m, _add(mcp, dMS), Jp + dJ)
+        out[p - 1] = (mp + m, v3.add(mcp, dMS), Jp + dJ)
         out[k - 1] = (sm.S.Zero, mc, J)
     return out
 
@@ -465,25 +436,25 @@ def customised_inverse_dynamics(
         a = [sm.Integer(x) for x in s.axis]
         off = list(s.offset)
         if s.kind == "prismatic":
-            off = _add(
+            off = v3.add(
                 off, [x * q[k - 1] for x in sm.Matrix(s.rotation) * sm.Matrix(a)]
             )
         # Origin acceleration of link k seen in the parent: vd_p + U_p P_k.
-        vp = _add(vd[p], _mv(U[p], off)) if any(_nz(x) for x in off) else vd[p]
-        wr = let(_mv(Ak, w[p]))
-        wdr = let(_mv(Ak, wd[p]))
-        vk = let(_mv(Ak, let(vp)))
+        vp = v3.add(vd[p], v3.mv(U[p], off)) if any(v3.nz(x) for x in off) else vd[p]
+        wr = let(v3.mv(Ak, w[p]))
+        wdr = let(v3.mv(Ak, wd[p]))
+        vk = let(v3.mv(Ak, let(vp)))
         if s.kind == "revolute":
             qa = [x * u[k - 1] for x in a]
-            wk = _add(wr, qa)
-            wdk = _add(wdr, [x * accelerations[k - 1] for x in a], _cross(wr, qa))
+            wk = v3.add(wr, qa)
+            wdk = v3.add(wdr, [x * accelerations[k - 1] for x in a], v3.cross(wr, qa))
         else:
             wk, wdk = wr, wdr
             qa = [x * u[k - 1] for x in a]
-            vk = _add(
+            vk = v3.add(
                 vk,
                 [x * accelerations[k - 1] for x in a],
-                [2 * x for x in _cross(wk, qa)],
+                [2 * x for x in v3.cross(wk, qa)],
             )
         w.append(let(wk))
         wd.append(let(wdk))
@@ -513,9 +484,9 @@ def customised_inverse_dynamics(
     for k in range(1, n + 1):
         m, mc, J = inertia[k - 1]
         mc, J = list(mc), sm.Matrix(J)
-        f[k] = let(_mv(U[k], mc))
+        f[k] = let(v3.mv(U[k], mc))
         mass[k] = m
-        nn[k] = _add(_moment(J, w[k], wd[k], pr[k], U[k]), _cross(mc, vd[k]))
+        nn[k] = v3.add(_moment(J, w[k], wd[k], pr[k], U[k]), v3.cross(mc, vd[k]))
         nn[k] = let(nn[k])
     # Backward pass.  A revolute link whose origin is its parent's moves
     # its parent's origin's acceleration: its mass term rotated back is
@@ -525,21 +496,23 @@ def customised_inverse_dynamics(
         s = specs[k - 1]
         a = [sm.Integer(x) for x in s.axis]
         p = s.parent
-        shared = s.kind == "revolute" and not any(_nz(x) for x in P[k])
+        shared = s.kind == "revolute" and not any(v3.nz(x) for x in P[k])
         if s.kind == "revolute":
-            tau[k - 1] = _dot(a, nn[k])
+            tau[k - 1] = v3.dot(a, nn[k])
         if p and shared:
             mass[p] = mass[p] + mass[k]
-            f[p] = let(_add(f[p], let(_mtv(A[k], let(f[k])))))
-            nn[p] = let(_add(nn[p], let(_mtv(A[k], let(nn[k])))))
+            f[p] = let(v3.add(f[p], let(v3.mtv(A[k], let(f[k])))))
+            nn[p] = let(v3.add(nn[p], let(v3.mtv(A[k], let(nn[k])))))
             continue
-        fk = _add(f[k], [mass[k] * x for x in vd[k]]) if _nz(mass[k]) else f[k]
+        fk = v3.add(f[k], [mass[k] * x for x in vd[k]]) if v3.nz(mass[k]) else f[k]
         if s.kind == "prismatic":
-            tau[k - 1] = _dot(a, fk)
+            tau[k - 1] = v3.dot(a, fk)
         if p:
-            fp = let(_mtv(A[k], let(fk)))
-            f[p] = let(_add(f[p], fp))
-            nn[p] = let(_add(nn[p], let(_mtv(A[k], let(nn[k]))), _cross(P[k], fp)))
+            fp = let(v3.mtv(A[k], let(fk)))
+            f[p] = let(v3.add(f[p], fp))
+            nn[p] = let(
+                v3.add(nn[p], let(v3.mtv(A[k], let(nn[k]))), v3.cross(P[k], fp))
+            )
     if isinstance(program, _Program):
         return sm.Matrix(tau), tuple(symbols)
     if program:

@@ -22,15 +22,12 @@ from __future__ import annotations
 
 import sympy as sm
 
+from eomcompare.symbolic import lists3 as v3
+
 from .base import UnsupportedSystemError
 from .kane_recursive import joint_tree
 from .newton_euler import (
     PARAMETER_SETS,
-    _add,
-    _cross,
-    _dot,
-    _mtv,
-    _nz,
     _Program,
     _rotation,
     customised_inverse_dynamics,
@@ -44,7 +41,7 @@ def _offset(spec, q):
     off = list(spec.offset)
     if spec.kind == "prismatic":
         a = sm.Matrix(spec.rotation) * sm.Matrix(spec.axis)
-        off = _add(off, [x * q for x in a])
+        off = v3.add(off, [x * q for x in a])
     return off
 
 
@@ -52,7 +49,7 @@ def _rotate_inertia(A, J, let):
     """``A^T J A`` of a symmetric J, each entry once."""
     B = [
         [
-            _dot([J[i, m] for m in range(3)], [A[m, j] for m in range(3)])
+            v3.dot([J[i, m] for m in range(3)], [A[m, j] for m in range(3)])
             for j in range(3)
         ]
         for i in range(3)
@@ -62,7 +59,7 @@ def _rotate_inertia(A, J, let):
     for i in range(3):
         for j in range(i, 3):
             out[i, j] = out[j, i] = let(
-                _dot([A[m, i] for m in range(3)], [B[m][j] for m in range(3)])
+                v3.dot([A[m, i] for m in range(3)], [B[m][j] for m in range(3)])
             )
     return out
 
@@ -84,43 +81,43 @@ def composite_mass_matrix(ms, inertia, let):
         MSc[k] = let(MSc[k])
         if not p:
             continue
-        s = let(_mtv(A[k], MSc[k]))
+        s = let(v3.mtv(A[k], MSc[k]))
         Pk, m = P[k], Mc[k]
         J = _rotate_inertia(A[k], Jc[k], let)
-        Ps = _dot(Pk, s)
-        PP = _dot(Pk, Pk)
+        Ps = v3.dot(Pk, s)
+        PP = v3.dot(Pk, Pk)
         for i in range(3):
             for j in range(i, 3):
-                e = J[i, j] - (Pk[i] * s[j] if _nz(Pk[i]) and _nz(s[j]) else 0)
-                e -= Pk[j] * s[i] if _nz(Pk[j]) and _nz(s[i]) else 0
-                if _nz(m):
+                e = J[i, j] - (Pk[i] * s[j] if v3.nz(Pk[i]) and v3.nz(s[j]) else 0)
+                e -= Pk[j] * s[i] if v3.nz(Pk[j]) and v3.nz(s[i]) else 0
+                if v3.nz(m):
                     e -= m * Pk[i] * Pk[j]
                 if i == j:
-                    e += 2 * Ps + (m * PP if _nz(m) else 0)
+                    e += 2 * Ps + (m * PP if v3.nz(m) else 0)
                 Jc[p][i, j] = Jc[p][i, j] + e
                 Jc[p][j, i] = Jc[p][i, j]
-        MSc[p] = _add(MSc[p], s, [m * x for x in Pk] if _nz(m) else [0, 0, 0])
+        MSc[p] = v3.add(MSc[p], s, [m * x for x in Pk] if v3.nz(m) else [0, 0, 0])
         Mc[p] = Mc[p] + m
     out = {}
     for j in range(1, n + 1):
         s = specs[j - 1]
         a = [sm.Integer(x) for x in s.axis]
         if s.kind == "revolute":
-            f = _cross(a, MSc[j])
+            f = v3.cross(a, MSc[j])
             nn = list(Jc[j] * sm.Matrix(a))
         else:
             f = [Mc[j] * x for x in a]
-            nn = _cross(MSc[j], a)
+            nn = v3.cross(MSc[j], a)
         k = j
         while k:
             sk = specs[k - 1]
             ak = [sm.Integer(x) for x in sk.axis]
-            out[k, j] = _dot(ak, nn if sk.kind == "revolute" else f)
+            out[k, j] = v3.dot(ak, nn if sk.kind == "revolute" else f)
             p = sk.parent
             if not p:
                 break
-            f = let(_mtv(A[k], let(f)))
-            nn = let(_add(_mtv(A[k], let(nn)), _cross(P[k], f)))
+            f = let(v3.mtv(A[k], let(f)))
+            nn = let(v3.add(v3.mtv(A[k], let(nn)), v3.cross(P[k], f)))
             k = p
     return [
         out.get((i, j), sm.S.Zero) for i in range(1, n + 1) for j in range(i, n + 1)

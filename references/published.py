@@ -136,7 +136,7 @@ def _cached(formulation: str, system: str, use_cache: bool):
     ms = get_system(system)
     form = get_formulation(formulation)
     if use_cache:
-        from eomcompare.compare.cache import DerivationCache
+        from eomcompare.formulations.cache import DerivationCache
 
         eom, _ = DerivationCache().derive(ms, form)
         return eom
@@ -144,7 +144,7 @@ def _cached(formulation: str, system: str, use_cache: bool):
 
 
 def _derive_and_store(formulation: str, system: str) -> None:
-    from eomcompare.compare.cache import DerivationCache
+    from eomcompare.formulations.cache import DerivationCache
 
     DerivationCache().derive(get_system(system), get_formulation(formulation))
 
@@ -154,7 +154,7 @@ def _derive_within(formulation: str, system: str, seconds: float) -> None:
     ``seconds`` (the child is terminated)."""
     import multiprocessing as mp
 
-    from eomcompare.compare.cache import DerivationCache
+    from eomcompare.formulations.cache import DerivationCache
 
     if (
         DerivationCache().load(get_system(system), get_formulation(formulation))

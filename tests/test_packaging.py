@@ -126,3 +126,18 @@ def test_installed_into_a_fresh_environment(wheel, tmp_path):
     )
     assert listed.returncode == 0, listed.stderr
     assert "modified_lagrange" in listed.stdout
+
+
+def test_the_command_line_dispatches_the_benchmark_above_the_harness(capsys):
+    # `python -m eomcompare bench` reaches the benchmark through the
+    # package's own command line; the harness's, below the benchmark, only
+    # says where it runs.
+    from eomcompare.cli import main
+    from eomcompare.compare.cli import main as harness_main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["bench", "--help"])
+    assert exc.value.code == 0
+    assert "usage: python -m eomcompare bench" in capsys.readouterr().out
+    assert harness_main(["bench"]) == 2
+    assert "python -m eomcompare bench" in capsys.readouterr().err

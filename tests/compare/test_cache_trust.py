@@ -141,8 +141,8 @@ def test_a_cache_that_is_a_file_costs_the_cache_not_the_cases(tmp_path):
 def test_an_entry_of_another_user_is_not_loaded(tmp_path, monkeypatch):
     """Files this process does not own (seen as another user's by changing
     the uid the check compares with) are neither loaded nor trusted."""
-    from eomcompare.compare.cache import DerivationCache
     from eomcompare.formulations import get_formulation
+    from eomcompare.formulations.cache import DerivationCache
     from eomcompare.systems import get_system
 
     kane = get_formulation("kane")
@@ -159,7 +159,7 @@ def test_an_entry_of_another_user_is_not_loaded(tmp_path, monkeypatch):
 
 _FULL_DISK = """
 import resource, signal, sys
-from eomcompare.compare.cache import DerivationCache
+from eomcompare.formulations.cache import DerivationCache
 from eomcompare.formulations import get_formulation
 from eomcompare.systems import get_system
 

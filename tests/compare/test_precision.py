@@ -142,6 +142,45 @@ def test_baumgarte_is_refused_where_it_does_not_apply(tmp_path):
     assert set(frame[frame["treatment"] == "none"]["status"]) == {"ok"}
 
 
+def test_ida_sweeps_the_multiplier_form_and_refuses_the_rest(tmp_path):
+    # IDA on lagrange's multiplier form converges to the reference solution
+    # (kane and lagrange at 1e-12, integrated by DOP853); kane has no
+    # multiplier form, and IDA's treatment goes with IDA alone.
+    settings = PrecisionSettings(tolerances=TOLS, t_final=0.5, output_steps=10)
+    frame = sweep(
+        ["four_bar"],
+        ["kane", "lagrange"],
+        integrators=["IDA", "DOP853"],
+        treatments=["ida-ggl", "projection"],
+        variants={"four_bar": [{"coordinates": "redundant"}]},
+        out=tmp_path,
+        jobs=1,
+        progress=False,
+        settings=settings,
+    )
+
+    def rows(formulation, integrator, treatment):
+        return frame[
+            (frame["formulation"] == formulation)
+            & (frame["integrator"] == integrator)
+            & (frame["treatment"] == treatment)
+        ].sort_values("tolerance")
+
+    ida = rows("lagrange", "IDA", "ida-ggl")
+    assert set(ida["status"]) == {"ok"}, ida["message"].tolist()
+    assert ida["error"].iloc[0] < 1e-6 < ida["error"].iloc[-1] * 1e3
+    assert ida["error"].iloc[0] < ida["error"].iloc[-1]
+    kane = rows("kane", "IDA", "ida-ggl")
+    assert set(kane["status"]) == {"refused"} and len(kane) == len(TOLS)
+    for mixed in (
+        rows("lagrange", "IDA", "projection"),
+        rows("kane", "DOP853", "ida-ggl"),
+    ):
+        assert set(mixed["status"]) == {"refused"}
+        assert mixed["message"].str.contains("only IDA takes that treatment").all()
+    assert set(rows("lagrange", "DOP853", "projection")["status"]) == {"ok"}
+
+
 @pytest.mark.slow
 def test_a02_curves_stop_at_the_singular_position_or_pass_it(tmp_path):
     """kane integrates the dependent coordinates: the curve stops at its

@@ -20,9 +20,9 @@ import sympy as sm
 from helpers import run_args
 
 from eomcompare.compare import run
-from eomcompare.compare.cache import DerivationCache, cache_key
 from eomcompare.compare.runner import agreement, expand_cases
 from eomcompare.formulations import FORMULATIONS, Formulation, get_formulation
+from eomcompare.formulations.cache import DerivationCache, cache_key
 from eomcompare.symbolic.frames import connected_frames
 from eomcompare.systems import CATALOGUE, get_system
 
@@ -190,7 +190,7 @@ def test_resume_skips_finished_cases(tmp_path):
 
 def test_rows_of_other_code_are_not_resumed(tmp_path, monkeypatch):
     # A run after a code change must not report rows the old code computed.
-    import eomcompare.compare.cache as cache_module
+    import eomcompare.formulations.cache as cache_module
 
     kw = dict(t_final=0.2, jobs=1, progress=False, out=tmp_path, use_cache=False)
     run(["double_pendulum"], ["kane"], **kw)
@@ -200,7 +200,7 @@ def test_rows_of_other_code_are_not_resumed(tmp_path, monkeypatch):
 
 
 def test_code_digest_follows_every_module_of_the_packages(tmp_path, monkeypatch):
-    from eomcompare.compare.cache import code_digest
+    from eomcompare.formulations.cache import code_digest
 
     pkg = tmp_path / "pkg_for_digest"
     (pkg / "sub").mkdir(parents=True)
@@ -495,8 +495,8 @@ def test_a_singular_case_is_an_error_row_without_numpy_warnings(tmp_path):
 def test_code_digest_reads_the_project_packages_by_their_import_names():
     # The default packages are found under the one import name: a digest of
     # nothing would key every version of the code alike.
-    from eomcompare.compare.cache import code_digest
     from eomcompare.compare.prepared import CODE_PACKAGES, declared_outside
+    from eomcompare.formulations.cache import code_digest
 
     with pytest.raises(ModuleNotFoundError):
         code_digest(("no_such_package_for_digest",))

@@ -443,8 +443,8 @@ def test_cost_table_on_the_manipulator():
 def test_cost_table_through_a_derivation_cache(tmp_path, monkeypatch):
     """Through a cache the table holds the same numbers, and a second table
     derives nothing: every row is read back."""
-    from eomcompare.compare.cache import DerivationCache
     from eomcompare.formulations.base import Formulation
+    from eomcompare.formulations.cache import DerivationCache
 
     fresh = kolev_cost_table(["kolev_manipulator"])
     cache = DerivationCache(tmp_path)

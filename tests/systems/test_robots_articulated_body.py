@@ -19,9 +19,9 @@ from eomcompare.bench.literature_counts import (
     forward_dynamics_counts,
     inverse_dynamics_counts,
 )
-from eomcompare.compare.cache import DerivationCache
 from eomcompare.formulations import UnsupportedSystemError, get_formulation
 from eomcompare.formulations.articulated_body import Assignments
+from eomcompare.formulations.cache import DerivationCache
 from eomcompare.systems import from_urdf, get_system
 
 
