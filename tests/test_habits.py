@@ -232,9 +232,7 @@ def test_generated_reports_are_not_in_git():
 LONG_MODULES = {
     "compare/runner.py",
     "numeric/compiled.py",
-    "testing/strategies.py",
     "compare/report.py",
-    "formulations/base.py",
     "bench/suite.py",
     "systems/base.py",
     "compare/equations.py",

@@ -5,6 +5,7 @@ imports without the repository on the path."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import sysconfig
@@ -89,6 +90,9 @@ def test_installed_into_a_fresh_environment(wheel, tmp_path):
         ],
         check=True,
         capture_output=True,
+        # Away from a checkout, whose egg-info would read as installed.
+        cwd=tmp_path,
+        env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
     )
     gained = {p.name for p in set(Path(purelib).iterdir()) - before}
     assert gained == {"eomcompare", wheel.name.split("-py3")[0] + ".dist-info"}
