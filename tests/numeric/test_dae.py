@@ -15,6 +15,9 @@ import warnings
 
 import numpy as np
 import pytest
+
+# scikit-sundae is in the test extra: without it these tests fail, not skip.
+import sksundae  # noqa: F401
 from conftest import cached_eom, cached_system
 from helpers import cartesian_pendulum
 from scipy.integrate import solve_ivp
@@ -28,9 +31,6 @@ from eomcompare.numeric.dae import (
 )
 from eomcompare.numeric.integrate import integrate
 from eomcompare.systems import ConstraintError
-
-# scikit-sundae is in the test extra: without it these tests fail, not skip.
-import sksundae  # noqa: E402, F401
 
 #: Closed loops of the catalogue, in redundant coordinates.
 LOOPS = ["four_bar", "crank_slider"]
