@@ -76,10 +76,10 @@ from eomcompare.symbolic.types import ArrayLike
 
 from .integrate import (
     IntegrationResult,
-    _check_initial,
     _describe,
     _projection_functions,
     _resolve_model,
+    _start,
 )
 from .model import SingularConfigurationError
 
@@ -314,20 +314,7 @@ def integrate_dae(
     n, m = _check_form(model)
     pmap = dict(zip(ms.parameters, model.p))
     p = model.p
-    if initial_state is None:
-        t0, q0, v0 = ms.consistent_initial_state(pmap)
-        q0 = np.asarray(q0, dtype=float)
-        v0 = np.asarray(v0, dtype=float)
-    else:
-        try:
-            t0, q0, v0 = initial_state
-        except (TypeError, ValueError):
-            raise TypeError("initial_state must be a tuple (t0, q, qd)") from None
-        t0 = float(t0)
-        q0, v0 = _check_initial(ms, t0, q0, v0, pmap, consistency_tol)
-    t_final = float(t_final)
-    if not t_final > t0:
-        raise ValueError(f"t_final ({t_final}) must exceed the initial time ({t0})")
+    t0, q0, v0, t_final = _start(ms, pmap, initial_state, t_final, consistency_tol)
     if t_eval is not None:
         t_eval = np.asarray(t_eval, dtype=float).ravel()
         if (

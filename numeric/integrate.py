@@ -290,6 +290,27 @@ def _resolve_model(eom_or_model, parameters):
     )
 
 
+def _start(ms, pmap, initial_state, t_final, consistency_tol):
+    """``(t0, q0, qd0, t_final)`` of an integration: the declared
+    consistent state, or ``initial_state`` checked against the constraints;
+    ``t_final`` after ``t0``.  Shared by the ODE and DAE paths."""
+    if initial_state is None:
+        t0, q0, qd0 = ms.consistent_initial_state(pmap)
+        q0 = np.asarray(q0, dtype=float)
+        qd0 = np.asarray(qd0, dtype=float)
+    else:
+        try:
+            t0, q0, qd0 = initial_state
+        except (TypeError, ValueError):
+            raise TypeError("initial_state must be a tuple (t0, q, qd)") from None
+        t0 = float(t0)
+        q0, qd0 = _check_initial(ms, t0, q0, qd0, pmap, consistency_tol)
+    t_final = float(t_final)
+    if not t_final > t0:
+        raise ValueError(f"t_final ({t_final}) must exceed the initial time ({t0})")
+    return t0, q0, qd0, t_final
+
+
 def _check_initial(ms, t0, q, qd, pmap, tol):
     n = len(ms.coordinates)
     q = np.asarray(q, dtype=float).ravel()
@@ -428,18 +449,7 @@ def integrate(
             f"{projection_interval!r}"
         )
     pmap = dict(zip(ms.parameters, model.p))
-    if initial_state is None:
-        t0, q0, qd0 = ms.consistent_initial_state(pmap)
-    else:
-        try:
-            t0, q0, qd0 = initial_state
-        except (TypeError, ValueError):
-            raise TypeError("initial_state must be a tuple (t0, q, qd)") from None
-        t0 = float(t0)
-        q0, qd0 = _check_initial(ms, t0, q0, qd0, pmap, consistency_tol)
-    t_final = float(t_final)
-    if not t_final > t0:
-        raise ValueError(f"t_final ({t_final}) must exceed the initial time ({t0})")
+    t0, q0, qd0, t_final = _start(ms, pmap, initial_state, t_final, consistency_tol)
     # A singular configuration at the start is reported before integrating.
     try:
         model.coordinate_accelerations(t0, q0, qd0)
