@@ -198,7 +198,7 @@ def _mark_measured_slow(items) -> None:
     """
     # Test functions only: the docstring examples (DoctestItem) have no
     # module object, and no entry names one.
-    items = [item for item in items if isinstance(item, pytest.Function)]
+    items = [item for item in items if getattr(item, "module", None) is not None]
     ids = {item.nodeid for item in items}
     modules = {item.nodeid.split("::")[0]: item.module for item in items}
     functions = {item.nodeid.split("[")[0] for item in items}

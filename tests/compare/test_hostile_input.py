@@ -272,7 +272,7 @@ def test_the_report_does_not_run_a_users_builder_in_the_main_process(tmp_path):
     # records its process.
     calls, path = tmp_path / "calls", tmp_path / "flaky.py"
     path.write_text(
-        "import os, pathlib\n\nfrom systems import get_system\n\n\ndef flaky():\n"
+        "import os, pathlib\n\nfrom eomcompare.systems import get_system\n\n\ndef flaky():\n"
         f"    calls = pathlib.Path({str(calls)!r})\n"
         "    first = not calls.exists()\n"
         "    with calls.open('a') as fh:\n"
@@ -300,7 +300,7 @@ def test_sighup_to_a_run_leaves_no_worker_behind(tmp_path):
     # which names itself in a marker.
     marker, path = tmp_path / "worker", tmp_path / "hang.py"
     path.write_text(
-        "import os, pathlib, time\n\nfrom systems import get_system\n\n\n"
+        "import os, pathlib, time\n\nfrom eomcompare.systems import get_system\n\n\n"
         "def hang():\n"
         f"    seen = pathlib.Path({str(tmp_path / 'seen')!r})\n"
         "    if seen.exists():\n"
