@@ -14,18 +14,9 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from test_layout import PACKAGES as SUBPACKAGES
 
 ROOT = Path(__file__).resolve().parents[1]
-SUBPACKAGES = (
-    "symbolic",
-    "numeric",
-    "systems",
-    "formulations",
-    "references",
-    "bench",
-    "testing",
-    "compare",
-)
 
 
 @pytest.fixture(scope="module")
