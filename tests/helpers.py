@@ -201,3 +201,19 @@ def expected_refusal(formulation, ms, options, exc) -> bool:
         )
     phrase = EXPECTED_REFUSALS.get((formulation, ms.name, tuple(options)))
     return phrase is not None and phrase in str(exc)
+
+
+def git_ls_files(*patterns: str) -> list[str]:
+    """The files git tracks in this checkout matching ``patterns``
+    (repository-relative paths)."""
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    return subprocess.run(
+        ["git", "ls-files", *patterns],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import git_ls_files
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -207,13 +208,7 @@ def test_generated_reports_are_not_in_git():
     # The main job writes the report, its figures and trajectories; the
     # small data tables stay (the baseline, the benchmark's CSV and
     # Markdown).
-    tracked = subprocess.run(
-        ["git", "ls-files", "reports"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.split()
+    tracked = git_ls_files("reports")
     assert "reports/baseline/results.csv" in tracked
     assert "reports/bench/report.md" in tracked
     generated = [

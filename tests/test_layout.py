@@ -9,6 +9,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+from helpers import git_ls_files
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = (
     "symbolic",
@@ -177,13 +179,7 @@ def _old_name_imports(paths):
 
 
 def test_every_import_uses_the_one_name(tmp_path):
-    listed = subprocess.run(
-        ["git", "ls-files", "*.py"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.split()
+    listed = git_ls_files("*.py")
     # The links in eomcompare/ lead to the same files.
     paths = [ROOT / p for p in listed if not p.startswith("eomcompare/")]
     assert len(paths) > 150
