@@ -44,7 +44,13 @@ import sympy.physics.mechanics as me
 
 from .errors import DeclarationError
 
-__all__ = ["FreeJoint", "quaternion_rates", "quaternion_to_matrix", "free_root"]
+__all__ = [
+    "FreeJoint",
+    "quaternion_rates",
+    "quaternion_to_matrix",
+    "free_root",
+    "ball_child",
+]
 
 
 def quaternion_rates(q: Sequence, w: Sequence) -> list:
@@ -224,3 +230,48 @@ def free_root(k, spec, N, Jf, P, zJ, hP):
     w = sm.Matrix(joint.angular_velocity)
     pos = sm.Matrix(joint.position)
     return B, joint.origin, w, zJ * C, hP + (zJ * pos)[0]
+
+
+def ball_child(k, spec, Jf, P, wJ, zJ, hP):
+    """Body ``k`` on a ball joint: its frame turned from the joint frame
+    ``Jf`` (fixed in the parent body, angular velocity ``wJ`` in its own
+    components) by a unit quaternion, about the joint's centre ``P``.
+
+    Coordinates ``(qw, qx, qy, qz)``: the quaternion of the body frame B
+    in ``Jf``, scalar part first (MuJoCo's ``qpos`` of a ball joint).
+    Speeds ``(wx, wy, wz)``: the angular velocity of B relative to the
+    parent, measured in B (MuJoCo's ``qvel``).  Kinematic equations
+    ``q' = 1/2 q (x) (0, w)``, as for :class:`FreeJoint`, so the norm is
+    kept and the formulations treat the four coordinates as they treat a
+    free joint's quaternion.
+
+    Returns ``(B, origin, w, zB, h, coordinates, speeds, kdes, initial)`` as
+    ``systems.urdf.declare_tree`` keeps them: ``w`` B's absolute angular
+    velocity in B components, ``zB`` the z row of B's orientation in N,
+    ``h`` the height of the origin, ``initial`` the state values of the
+    coordinates and speeds (the quaternion normalised, at rest).
+    """
+    if spec.damping is not None or spec.armature is not None:
+        raise DeclarationError(
+            f"joint {spec.joint!r}: damping and armature on a ball joint are "
+            f"not modelled"
+        )
+    initial = (1.0, 0.0, 0.0, 0.0) if spec.initial is None else spec.initial
+    if len(initial) != 4 or abs(float(np.linalg.norm(initial)) - 1.0) > 1e-9:
+        raise DeclarationError(
+            f"joint {spec.joint!r}: a ball joint's initial orientation must be "
+            f"a unit quaternion (qw, qx, qy, qz), not {tuple(initial)!r}"
+        )
+    prefix = spec.body if spec.body.isidentifier() else f"body{k}"
+    quat = tuple(me.dynamicsymbols(f"{prefix}_qw {prefix}_qx {prefix}_qy {prefix}_qz"))
+    rates = tuple(me.dynamicsymbols(f"{prefix}_wx {prefix}_wy {prefix}_wz"))
+    B = me.ReferenceFrame(f"B{k}")
+    B.orient_quaternion(Jf, quat)
+    B.set_ang_vel(Jf, rates[0] * B.x + rates[1] * B.y + rates[2] * B.z)
+    C = sm.Matrix(Jf.dcm(B))  # Jf components of B's axes
+    w = C.T * sm.Matrix(wJ) + sm.Matrix(rates)
+    kdes = tuple(qi.diff() - r for qi, r in zip(quat, quaternion_rates(quat, rates)))
+    norm = float(np.linalg.norm(initial))
+    values = {c: float(v) / norm for c, v in zip(quat, initial)}
+    values |= {s: 0.0 for s in rates}
+    return B, P, w, zJ * C, hP, quat, rates, kdes, values

@@ -70,7 +70,12 @@ Conventions
   (MuJoCo's ``qvel`` holds the linear velocity first).  Its coordinates are
   the absolute pose, so its initial state is MuJoCo's ``qpos0`` (the
   body's ``pos`` and ``quat``).  Armature on a free joint is refused.
-* Ball joints are refused (not yet supported).
+* A ball joint turns its body about the anchor ``jnt_pos`` by a unit
+  quaternion (:func:`eomcompare.systems.free_joint.ball_child`): four
+  coordinates, MuJoCo's ``qpos`` ``(w, x, y, z)`` of the body frame in
+  the parent's, and three speeds, the angular velocity relative to the
+  parent measured in the body frame (MuJoCo's ``qvel``); its initial
+  state is ``qpos0``.  Armature or damping on a ball joint is refused.
 
 Rounded numbers (``snap``) and symbolic inertia are as in
 :func:`eomcompare.systems.from_urdf`.
@@ -254,7 +259,8 @@ class MujocoStates:
     project's free joint (:class:`eomcompare.systems.free_joint.FreeJoint`) orders
     them quaternion first and angular velocity first, in the same frames,
     so the conversion only reorders (``qacc`` is the time derivative of
-    ``qvel``, as ``u'`` is of ``u``).
+    ``qvel``, as ``u'`` is of ``u``).  A ball joint's four ``qpos`` and
+    three ``qvel`` entries are its coordinates and speeds as they are.
 
     ``layout`` holds, per MuJoCo joint, ``(type, qpos address, qvel
     address, first coordinate, first speed)``; empty for a model of hinge
@@ -284,7 +290,7 @@ class MujocoStates:
 
     @property
     def n_speeds_mujoco(self):
-        return sum(6 if j[0] == "free" else 1 for j in self._joints())
+        return sum({"free": 6, "ball": 3}.get(j[0], 1) for j in self._joints())
 
     def to_mujoco(self, q, u):
         """``(qpos, qvel)`` of the state ``(q, u)``."""
@@ -297,6 +303,9 @@ class MujocoStates:
                 qpos[qa + 3 : qa + 7] = q[iq : iq + 4]
                 qvel[da : da + 3] = u[iu + 3 : iu + 6]
                 qvel[da + 3 : da + 6] = u[iu : iu + 3]
+            elif kind == "ball":
+                qpos[qa : qa + 4] = q[iq : iq + 4]
+                qvel[da : da + 3] = u[iu : iu + 3]
             else:
                 qpos[qa] += q[iq]
                 qvel[da] = u[iu]
@@ -315,6 +324,9 @@ class MujocoStates:
                 for out, x in ((u, qvel), (ud, qacc)):
                     out[iu : iu + 3] = x[da + 3 : da + 6]
                     out[iu + 3 : iu + 6] = x[da : da + 3]
+            elif kind == "ball":
+                q[iq : iq + 4] = qpos[qa : qa + 4]
+                u[iu : iu + 3], ud[iu : iu + 3] = qvel[da : da + 3], qacc[da : da + 3]
             else:
                 q[iq] = qpos[qa] - self.qpos0[qa]
                 u[iu], ud[iu] = qvel[da], qacc[da]
@@ -371,9 +383,9 @@ def from_mjcf(
     Raises
     ------
     DeclarationError
-        For a model MuJoCo does not compile, a ball joint (naming
-        it), a model with no hinge or slide joint, and with ``strict`` a
-        model with any of the features above (naming them).
+        For a model MuJoCo does not compile, armature or damping on a
+        free or ball joint (naming it), a model without joints, and with
+        ``strict`` a model with any of the features above (naming them).
     FileNotFoundError
         For a path that is not a file.
     TypeError
@@ -397,17 +409,9 @@ def from_mjcf(
     model_name = name or bytes(model.names).split(b"\0", 1)[0].decode() or "mjcf"
     # MuJoCo's enums compare equal to plain ints only, not to numpy's.
     jtypes = [int(x) for x in model.jnt_type]
-    for j, jtype in enumerate(jtypes):
-        if jtype == int(jt.mjJNT_BALL):
-            body = _name(mujoco, model, obj.mjOBJ_BODY, model.jnt_bodyid[j], "body")
-            raise DeclarationError(
-                f"joint {_name(mujoco, model, obj.mjOBJ_JOINT, j, 'joint')!r} "
-                f"(body {body!r}) is a ball joint; ball joints: not yet "
-                f"supported; valid joint types: ['hinge', 'slide', 'free']"
-            )
     if model.njnt == 0:
         raise DeclarationError(
-            f"model {model_name!r} has no hinge or slide joint: nothing moves"
+            f"model {model_name!r} has no joint: nothing moves"
         )
     if strict:
         reasons = _strict_reasons(mujoco, model, damping)
@@ -471,6 +475,40 @@ def from_mjcf(
                     )
                 )
                 carrier, T = len(pending), identity
+                continue
+            if jtypes[j] == int(jt.mjJNT_BALL):
+                # Turns the body about the anchor, as a hinge does, by a
+                # quaternion (systems.free_joint.ball_child).
+                extra = [
+                    f"{what} {float(np.max(np.abs(x[dof : dof + 3]))):g}"
+                    for what, x in (
+                        ("armature", model.dof_armature),
+                        ("damping", model.dof_damping if damping else [0] * 3),
+                    )
+                    if np.any(x[dof : dof + 3])
+                ]
+                if extra:
+                    raise DeclarationError(
+                        f"ball joint {joint!r} (body {body!r}) has "
+                        f"{' and '.join(extra)}: not modelled on a ball joint"
+                    )
+                adr = int(model.jnt_qposadr[j])
+                Tj = _compose(T, (identity[0], anchor))
+                pending.append(
+                    dict(
+                        joint=joint,
+                        body=body if i == count - 1 else f"{body}[{i}]",
+                        kind="ball",
+                        parent=carrier,
+                        rotation=Tj[0],
+                        offset=Tj[1],
+                        axis=sm.ImmutableMatrix([0, 0, 1]),
+                        initial=tuple(float(x) for x in model.qpos0[adr : adr + 4]),
+                        mujoco_type="ball",
+                    )
+                )
+                T = (identity[0], sm.ImmutableMatrix(-anchor))
+                carrier = len(pending)
                 continue
             if jtypes[j] == int(jt.mjJNT_HINGE):
                 Tj = _compose(T, (identity[0], anchor))
@@ -545,20 +583,17 @@ def from_mjcf(
     )
     layout, iq, iu = [], 0, 0
     for j, jtype in enumerate(jtypes):
-        free = jtype == int(jt.mjJNT_FREE)
-        layout.append(
-            (
-                "free" if free else "scalar",
-                int(model.jnt_qposadr[j]),
-                int(model.jnt_dofadr[j]),
-                iq,
-                iu,
-            )
+        kind = {int(jt.mjJNT_FREE): "free", int(jt.mjJNT_BALL): "ball"}.get(
+            jtype, "scalar"
         )
-        iq, iu = iq + (7 if free else 1), iu + (6 if free else 1)
+        layout.append(
+            (kind, int(model.jnt_qposadr[j]), int(model.jnt_dofadr[j]), iq, iu)
+        )
+        iq += {"free": 7, "ball": 4}.get(kind, 1)
+        iu += {"free": 6, "ball": 3}.get(kind, 1)
     states = MujocoStates(
         tuple(float(x) for x in model.qpos0),
-        tuple(layout) if "free" in types else (),
+        tuple(layout) if {"free", "ball"} & set(types) else (),
         iq,
         iu,
     )

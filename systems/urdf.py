@@ -99,7 +99,7 @@ import sympy as sm
 import sympy.physics.mechanics as me
 
 from .base import DeclarationError, MechanicalSystem
-from .free_joint import free_root
+from .free_joint import ball_child, free_root
 from .physics import check_mass_properties
 
 __all__ = [
@@ -615,7 +615,9 @@ class JointSpec:
     damping: object = None
     armature: object = None
     #: For ``kind="free"`` (a root body's free joint, parent 0): the
-    #: initial ``(qw, qx, qy, qz, x, y, z)`` of the body in the joint frame.
+    #: initial ``(qw, qx, qy, qz, x, y, z)`` of the body in the joint frame;
+    #: for ``kind="ball"`` (systems.free_joint.ball_child) the initial
+    #: ``(qw, qx, qy, qz)`` (default: the joint frame's orientation).
     initial: tuple | None = None
 
 
@@ -683,7 +685,7 @@ def declare_tree(
             Jf.set_ang_vel(Bp, 0)
             wJ, zJ = R.T * wp, zp * R
         hP = heights[p_idx] + (zp * p)[0]
-        if spec.kind != "free":
+        if spec.kind not in ("free", "ball"):
             coords.append(q[k - 1])
             speeds.append(u[k - 1])
             kdes.append(u[k - 1] - q[k - 1].diff())
@@ -697,6 +699,15 @@ def declare_tree(
             kdes += joint.kdes
             initial |= joint.state(spec.initial[:4], spec.initial[4:])
             spread |= {c: 0.5 for c in joint.coordinates}
+        elif spec.kind == "ball":
+            B, Ok, w, zB, hO, bq, bu, bk, values = ball_child(
+                k, spec, Jf, P, wJ, zJ, hP
+            )
+            coords += bq
+            speeds += bu
+            kdes += bk
+            initial |= values
+            spread |= {c: 0.5 for c in bq}
         elif spec.kind == "revolute":
             unit = [i for i in range(3) if a[i] != 0]
             if len(unit) == 1 and abs(a[unit[0]]) == 1:
@@ -721,7 +732,7 @@ def declare_tree(
         else:
             raise DeclarationError(
                 f"joint {spec.joint!r}: kind must be one of ['revolute', "
-                f"'prismatic', 'free'], not {spec.kind!r}"
+                f"'prismatic', 'ball', 'free'], not {spec.kind!r}"
             )
         w = sm.Matrix(w)
         m, c = spec.mass, sm.Matrix(spec.com)
@@ -768,6 +779,6 @@ def declare_tree(
     )
     # The tree itself, for evaluations that recurse over it
     # (formulations.kane_recursive), which know one-coordinate joints only.
-    if all(s.kind != "free" for s in specs):
+    if all(s.kind in ("revolute", "prismatic") for s in specs):
         ms.joint_tree = tuple(specs)
     return ms

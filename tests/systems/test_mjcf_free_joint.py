@@ -159,12 +159,6 @@ def test_free_body_alone_falls_at_g(floating):
     "xml, match",
     [
         (
-            '<mujoco><worldbody><body><joint type="ball" name="b"/>'
-            '<inertial pos="0 0 0" mass="1" diaginertia="1 1 1"/>'
-            "</body></worldbody></mujoco>",
-            "'b'.*ball joint",
-        ),
-        (
             '<mujoco><worldbody><body name="f"><freejoint name="r"/>'
             '<joint type="free" name="r2" armature="0.1"/>'
             '<inertial pos="0 0 0" mass="1" diaginertia="1 1 1"/>'
@@ -179,7 +173,7 @@ def test_free_body_alone_falls_at_g(floating):
         ),
     ],
 )
-def test_unsupported_free_and_ball_joints_are_named(xml, match):
+def test_unsupported_free_joints_are_named(xml, match):
     with pytest.raises(DeclarationError, match=match):
         from_mjcf(xml)
 
