@@ -646,11 +646,6 @@ def _run_case_body(case: Case, opts: RunOptions, row: Row, arrays: Arrays) -> No
             f"instead; formulations with multipliers: "
             f"{sorted(n for n, c in FORMULATIONS.items() if c.uses_multipliers)}"
         )
-    # The calibration workload is measured in the same process, before and
-    # after the timed work, so a load that comes and goes during the case
-    # is seen by both; the fastest measurement is kept.  As many times as
-    # derivations are repeated: the default run measures once on each side.
-    calibrations = [calibrate(repeats=opts.time_repeats)]
     derive_cpu = time.thread_time()
     if opts.use_cache:
         cache = DerivationCache(opts.cache_dir)
@@ -767,15 +762,17 @@ def _run_case_body(case: Case, opts: RunOptions, row: Row, arrays: Arrays) -> No
             plain, t0, x0, opts.rhs_calls, min(opts.rhs_repeats, LAMBDIFY_REPEATS)
         )
     _record_time(row, "rhs_lambdify_us", lambdified)
-    # Its calibration, measured as it is, right after it, on the wall clock
-    # (the derivation's) and the thread's processor time (the right-hand
-    # side's) around the same runs.
+    # The calibration workload, measured in the same process right after
+    # the derivation and the right-hand side, on the wall clock (the
+    # derivation's) and the thread's processor time (the right-hand side's)
+    # around the same runs; as many times as derivations are repeated (the
+    # default run: once, about 0.1 s of a case's CPU; the run measures it
+    # again at its start and end).
     wall, cpu = calibrate_clocks(
         opts.time_repeats, (time.perf_counter, time.thread_time)
     )
     row["calibration_cpu_s"] = cpu
-    calibrations.append(wall)
-    row["calibration_s"] = min(calibrations)
+    row["calibration_s"] = wall
     grid = np.linspace(t0, t0 + opts.t_final, opts.n_samples)
 
     def solve() -> tuple[Any, float, float]:
