@@ -12,29 +12,36 @@ Kolev section reads it).
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from collections.abc import Sequence
 
 import numpy as np
 import sympy as sm
+import sympy.physics.mechanics as me
 
 from eomcompare.formulations import UnsupportedSystemError, get_formulation
+from eomcompare.formulations.base import Derivation, solve_dependent_speeds, speed_form
 from eomcompare.formulations.gibbs_appell import (
-    ELIMINATIONS,
     GibbsAppell,
     acceleration_energy,
+    generalized_active_forces,
 )
-from eomcompare.symbolic.calculus import jacobian
+from eomcompare.symbolic.calculus import jacobian, substitute
+from eomcompare.symbolic.frames import sub
 from eomcompare.systems import CATALOGUE, get_system
 
 __all__ = [
     "GibbsAppellVariant",
     "STRATEGIES",
     "FRAMES",
+    "ELIMINATIONS",
     "gibbs_appell_variants",
     "gibbs_appell_main",
     "kolev_cost_table",
 ]
+
+_t = me.dynamicsymbols._t
 
 
 # ----------------------------------------------------------------------
@@ -45,6 +52,10 @@ __all__ = [
 STRATEGIES = ("components", "split", "full", "summed", "expanded")
 #: Vector components through the shared FrameAlgebra or sympy's own DCMs.
 FRAMES = ("merged", "sympy")
+#: How the dependent speed rates may leave the equations: kept as unknowns
+#: with the differentiated constraints appended (the registered method's
+#: way), or eliminated before S is formed or after differentiating.
+ELIMINATIONS = ("append", "substitute", "chain")
 
 
 class _SympyFrames:
@@ -136,7 +147,6 @@ class GibbsAppellVariant(GibbsAppell):
             elimination=(elimination, ELIMINATIONS),
             frames=(frames, FRAMES),
         )
-        self._elimination = elimination
 
     def _frames(self):
         return super()._frames() if self.frames == "merged" else _SympyFrames()
@@ -166,6 +176,69 @@ class GibbsAppellVariant(GibbsAppell):
             x = en["a"] if en["alpha"] is None else en["a"].col_join(en["alpha"])
             G += jacobian(x, zs).T * grad
         return G
+
+    def _derive(self, ms, stage) -> Derivation:
+        if self.elimination == "append" or not ms.u_dep:
+            return super()._derive(ms, stage)
+        return self._derive_eliminated(ms, stage)
+
+    def _derive_eliminated(self, ms, stage) -> Derivation:
+        """The dependent speed rates eliminated (p x p equations), by
+        ``u_dep' = C u_ind' + d`` substituted into the accelerations before
+        S is formed (``"substitute"``) or into dS/du' after the chain rule
+        (``"chain"``); the dependent speeds stay in the state."""
+        u = list(ms.speeds)
+        p = len(ms.u_ind)
+        ud = [ui.diff(_t) for ui in u]
+        ud_ind, ud_dep = ud[:p], ud[p:]
+        with stage("constraints"):
+            A, samples, _, e = self._constraints(ms)
+            Cd = solve_dependent_speeds(A[:, p:], (-A[:, :p]).row_join(-e), samples)
+            C, d = Cd[:, :p], Cd[:, p:]
+            dep_rates = {
+                ud_dep[s]: (C[s, :] * sm.Matrix(ud_ind))[0] + d[s]
+                for s in range(len(ud_dep))
+            }
+        with stage("kinematics"):
+            frames, entries = self._kinematics(ms)
+            if self.elimination == "substitute":
+                self._stand_ins(entries, dep_rates)
+        rates = ud_ind if self.elimination == "substitute" else ud
+        zs = sm.symbols(f"_gz0:{len(rates)}")
+        to_z = dict(zip(rates, zs))
+        with stage("acceleration_energy"):
+            self._stand_ins(entries, to_z)
+            S, parts = self._energy(entries, {zi: 0 for zi in zs})
+        with stage("differentiation"):
+            G = self._gradient(entries, parts, zs)
+            if self.elimination == "chain":
+                G = G[:p, :] + C.T * G[p:, :]
+                dep_z = {to_z[k]: v.xreplace(to_z) for k, v in dep_rates.items()}
+                G = G.xreplace(dep_z)
+                S = S.xreplace(dep_z)
+                zs = zs[:p]
+        with stage("generalized_active_forces"):
+            F = generalized_active_forces(ms, u, dict(ms.kinematics.qdot), frames)
+            Ft = F[:p, :] + C.T * F[p:, :]
+        from_z = {zi: ud[i] for i, zi in enumerate(zs)}
+        shared: dict = {}
+        with stage("assembly"):
+            M, G0 = self._split(G, zs, from_z, shared, symmetric=False)
+            f = sub(Ft, sm.Matrix(G.rows, 1, G0))
+        S = substitute([S], from_z, shared)[0]
+        extras = self._extras(ms, S, Ft, C, dep_rates, stage)
+        base = speed_form(ms, M, f)
+        n_q = len(ms.coordinates)
+        state_rates = sm.Matrix(base.state_rates)[: n_q + p, :].col_join(
+            sm.Matrix([dep_rates[x] for x in ud_dep])
+        )
+        return dataclasses.replace(
+            base,
+            unknowns=tuple(ud_ind),
+            state_rates=state_rates,
+            accelerations=sm.Matrix(base.accelerations).xreplace(dep_rates),
+            extras=extras,
+        )
 
 
 def gibbs_appell_variants(cases=None, variants=None, file=sys.stdout):
