@@ -1,9 +1,12 @@
-"""Measurements of the methods' own options, kept out of the method
-modules: the cost of the ways of forming the Gibbs-Appell acceleration
-energy beside Kane's method (the variants themselves,
-:class:`GibbsAppellVariant`, live here: ``gibbs_appell`` is the method
-as printed), and of Kolev's modified Lagrange equations beside the
-approaches the paper improves on.
+"""Measurements of other ways of deriving what a method derives, kept out
+of the method modules: the cost of the ways of forming the Gibbs-Appell
+acceleration energy and eliminating the dependent speed rates beside
+Kane's method (the variants themselves, :class:`GibbsAppellVariant`,
+live here: ``gibbs_appell`` is the method as printed), and of Kolev's
+modified Lagrange equations beside the approaches the paper improves on
+(Lagrange's equations in minimal coordinates,
+:class:`LagrangeMinimalCoordinates`, lives here: ``modified_lagrange`` is
+Kolev's method only).
 
 ``python -m eomcompare.bench.methods gibbs_appell [--max-n N] [--systems ...]`` prints
 the first table; :func:`kolev_cost_table` returns the second (the report's
@@ -12,29 +15,49 @@ Kolev section reads it).
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import inspect
 import sys
 from collections.abc import Sequence
 
 import numpy as np
 import sympy as sm
+import sympy.physics.mechanics as me
 
 from eomcompare.formulations import UnsupportedSystemError, get_formulation
+from eomcompare.formulations.base import (
+    Derivation,
+    Formulation,
+    solve_dependent_speeds,
+    speed_form,
+)
 from eomcompare.formulations.gibbs_appell import (
-    ELIMINATIONS,
     GibbsAppell,
     acceleration_energy,
+    generalized_active_forces,
 )
-from eomcompare.symbolic.calculus import jacobian
+from eomcompare.formulations.modified_lagrange import (
+    generalized_forces_in_rates,
+    kinetic_energy_in_rates,
+    lagrange_operators,
+)
+from eomcompare.symbolic.calculus import jacobian, linear_split, substitute
+from eomcompare.symbolic.frames import scale, sub
 from eomcompare.systems import CATALOGUE, get_system
 
 __all__ = [
     "GibbsAppellVariant",
     "STRATEGIES",
     "FRAMES",
+    "ELIMINATIONS",
     "gibbs_appell_variants",
     "gibbs_appell_main",
+    "LagrangeMinimalCoordinates",
     "kolev_cost_table",
 ]
+
+_t = me.dynamicsymbols._t
 
 
 # ----------------------------------------------------------------------
@@ -45,6 +68,10 @@ __all__ = [
 STRATEGIES = ("components", "split", "full", "summed", "expanded")
 #: Vector components through the shared FrameAlgebra or sympy's own DCMs.
 FRAMES = ("merged", "sympy")
+#: How the dependent speed rates may leave the equations: kept as unknowns
+#: with the differentiated constraints appended (the registered method's
+#: way), or eliminated before S is formed or after differentiating.
+ELIMINATIONS = ("append", "substitute", "chain")
 
 
 class _SympyFrames:
@@ -136,7 +163,6 @@ class GibbsAppellVariant(GibbsAppell):
             elimination=(elimination, ELIMINATIONS),
             frames=(frames, FRAMES),
         )
-        self._elimination = elimination
 
     def _frames(self):
         return super()._frames() if self.frames == "merged" else _SympyFrames()
@@ -166,6 +192,69 @@ class GibbsAppellVariant(GibbsAppell):
             x = en["a"] if en["alpha"] is None else en["a"].col_join(en["alpha"])
             G += jacobian(x, zs).T * grad
         return G
+
+    def _derive(self, ms, stage) -> Derivation:
+        if self.elimination == "append" or not ms.u_dep:
+            return super()._derive(ms, stage)
+        return self._derive_eliminated(ms, stage)
+
+    def _derive_eliminated(self, ms, stage) -> Derivation:
+        """The dependent speed rates eliminated (p x p equations), by
+        ``u_dep' = C u_ind' + d`` substituted into the accelerations before
+        S is formed (``"substitute"``) or into dS/du' after the chain rule
+        (``"chain"``); the dependent speeds stay in the state."""
+        u = list(ms.speeds)
+        p = len(ms.u_ind)
+        ud = [ui.diff(_t) for ui in u]
+        ud_ind, ud_dep = ud[:p], ud[p:]
+        with stage("constraints"):
+            A, samples, _, e = self._constraints(ms)
+            Cd = solve_dependent_speeds(A[:, p:], (-A[:, :p]).row_join(-e), samples)
+            C, d = Cd[:, :p], Cd[:, p:]
+            dep_rates = {
+                ud_dep[s]: (C[s, :] * sm.Matrix(ud_ind))[0] + d[s]
+                for s in range(len(ud_dep))
+            }
+        with stage("kinematics"):
+            frames, entries = self._kinematics(ms)
+            if self.elimination == "substitute":
+                self._stand_ins(entries, dep_rates)
+        rates = ud_ind if self.elimination == "substitute" else ud
+        zs = sm.symbols(f"_gz0:{len(rates)}")
+        to_z = dict(zip(rates, zs))
+        with stage("acceleration_energy"):
+            self._stand_ins(entries, to_z)
+            S, parts = self._energy(entries, {zi: 0 for zi in zs})
+        with stage("differentiation"):
+            G = self._gradient(entries, parts, zs)
+            if self.elimination == "chain":
+                G = G[:p, :] + C.T * G[p:, :]
+                dep_z = {to_z[k]: v.xreplace(to_z) for k, v in dep_rates.items()}
+                G = G.xreplace(dep_z)
+                S = S.xreplace(dep_z)
+                zs = zs[:p]
+        with stage("generalized_active_forces"):
+            F = generalized_active_forces(ms, u, dict(ms.kinematics.qdot), frames)
+            Ft = F[:p, :] + C.T * F[p:, :]
+        from_z = {zi: ud[i] for i, zi in enumerate(zs)}
+        shared: dict = {}
+        with stage("assembly"):
+            M, G0 = self._split(G, zs, from_z, shared, symmetric=False)
+            f = sub(Ft, sm.Matrix(G.rows, 1, G0))
+        S = substitute([S], from_z, shared)[0]
+        extras = self._extras(ms, S, Ft, C, dep_rates, stage)
+        base = speed_form(ms, M, f)
+        n_q = len(ms.coordinates)
+        state_rates = sm.Matrix(base.state_rates)[: n_q + p, :].col_join(
+            sm.Matrix([dep_rates[x] for x in ud_dep])
+        )
+        return dataclasses.replace(
+            base,
+            unknowns=tuple(ud_ind),
+            state_rates=state_rates,
+            accelerations=sm.Matrix(base.accelerations).xreplace(dep_rates),
+            extras=extras,
+        )
 
 
 def gibbs_appell_variants(cases=None, variants=None, file=sys.stdout):
@@ -297,6 +386,106 @@ def gibbs_appell_main(argv=None):
 
 
 # ----------------------------------------------------------------------
+# Lagrange's equations in minimal coordinates (what Kolev improves on)
+# ----------------------------------------------------------------------
+class LagrangeMinimalCoordinates(Formulation):
+    """Lagrange's equations in minimal coordinates, the approach Kolev's
+    paper sets out to improve on: the explicit solutions f_r and df_r/dt
+    of the holonomic constraints are substituted into the velocities
+    BEFORE T is formed (so they enter T squared), and the plain equations
+    ``d/dt(dT/dq_j') - dT/dq_j = Q_j`` in the independent coordinates
+    follow.  Measured beside ``modified_lagrange`` by
+    :func:`kolev_cost_table`; not a registered formulation.
+
+    It needs an explicit solution of every holonomic constraint, written
+    in the independent coordinates and t, and refuses nonholonomic
+    constraints (:class:`UnsupportedSystemError`).  The state is
+    ``(q_ind, q_ind')``, as for ``modified_lagrange`` with explicit
+    solutions.
+
+    Examples
+    --------
+    >>> eom = LagrangeMinimalCoordinates().derive("crank_slider")
+    >>> [str(q) for q in eom.unknowns]
+    ['Derivative(phi(t), (t, 2))']
+    """
+
+    name = "lagrange_minimal_coordinates"
+    summary = "Lagrange's equations with the explicit solutions substituted into T"
+    handles_holonomic = True
+    handles_nonholonomic = False
+    handles_rheonomic = True
+    needs_dependent_solutions = True
+    needs_velocities_from_positions = True
+
+    def check_supported(self, system) -> None:
+        super().check_supported(system)
+        sols = system.dependent_solutions
+        for q in system.q_dep:
+            others = set(me.find_dynamicsymbols(sm.sympify(sols[q])))
+            if others & set(system.q_dep):
+                raise UnsupportedSystemError(
+                    f"{self.name}: the declared solution for {q} of "
+                    f"{system.name!r} contains dependent coordinates; minimal "
+                    f"coordinates need explicit solutions in the independent "
+                    f"ones"
+                )
+
+    def _derive(self, ms, stage) -> Derivation:
+        coords = list(ms.coordinates)
+        elim = {r: sm.sympify(ms.dependent_solutions[r]) for r in ms.q_dep}
+        ind = [q for q in coords if q not in elim]
+        rates = {}
+        for r, f in elim.items():
+            rates[r.diff(_t)] = f.diff(_t)
+            rates[r] = f
+        with stage("energy_and_forces"):
+            T = kinetic_energy_in_rates(ms, rates)
+            Q = generalized_forces_in_rates(ms, ind, rates)
+        with stage("lagrange_operator"):
+            L = lagrange_operators(T, ind)
+            E = sm.Matrix([L[q] - Qq for q, Qq in zip(ind, Q)])
+        with stage("assembly"):
+            unknowns = [q.diff(_t, 2) for q in ind]
+            split = linear_split(E, unknowns)
+            if split is None:
+                M = jacobian(E, unknowns)
+                rest = substitute(E, {a: 0 for a in unknowns})
+            else:
+                M, rest = split
+            forcing = scale(-1, sm.Matrix(len(rest), 1, rest))
+        states = tuple(ind) + tuple(q.diff(_t) for q in ind)
+        return Derivation(
+            states=states,
+            unknowns=tuple(unknowns),
+            mass_matrix=M,
+            forcing=forcing,
+            state_rates=sm.Matrix([q.diff(_t) for q in ind] + unknowns),
+            accelerations=sm.Matrix([elim.get(q, q).diff(_t, 2) for q in coords]),
+            state_map=sm.Matrix(list(states)),
+            coordinate_map=sm.Matrix(
+                [elim.get(q, q) for q in coords]
+                + [elim.get(q, q).diff(_t) for q in coords]
+            ),
+            extras={
+                "kinetic_energy": T,
+                "generalized_forces": sm.ImmutableMatrix(Q),
+                "constraint_forces_unsupported": (
+                    "Lagrange's equations in minimal coordinates have "
+                    "neither multipliers nor auxiliary speeds"
+                ),
+            },
+        )
+
+
+# The derivation cache keys on the formulation packages' code, not on this
+# module's: the class's version is its own source.
+LagrangeMinimalCoordinates.version = hashlib.sha256(
+    inspect.getsource(LagrangeMinimalCoordinates).encode()
+).hexdigest()[:16]
+
+
+# ----------------------------------------------------------------------
 # The paper's motivation as data
 # ----------------------------------------------------------------------
 _COST_SYSTEMS = ("four_bar", "crank_slider", "kolev_manipulator")
@@ -310,14 +499,12 @@ _COST_MEASURES = (
     "n_multipliers",
 )
 _COST_COLUMNS = ("system", "variant", "formulation", *_COST_MEASURES, "error")
+# (row, formulation, options): registered formulations by name, the
+# minimal-coordinate equations by the class here.
 _COST_VARIANTS = (
-    ("modified", "modified_lagrange", {"variant": "modified", "dependent": "explicit"}),
-    (
-        "modified_implicit",
-        "modified_lagrange",
-        {"variant": "modified", "dependent": "implicit"},
-    ),
-    ("substituted", "modified_lagrange", {"variant": "substituted"}),
+    ("modified", "modified_lagrange", {"dependent": "explicit"}),
+    ("modified_implicit", "modified_lagrange", {"dependent": "implicit"}),
+    ("substituted", LagrangeMinimalCoordinates, {}),
     ("multipliers", "lagrange", {}),
 )
 
@@ -334,7 +521,9 @@ def kolev_cost_table(systems: Sequence[str] = _COST_SYSTEMS, *, cache=None):
         Kolev's equations with df_r/dq_j from the implicit function theorem
         (dependent coordinates kept in the state).
     ``substituted``
-        Lagrange's equations in minimal coordinates, f_r substituted in T.
+        Lagrange's equations in minimal coordinates, f_r substituted in T
+        (:class:`LagrangeMinimalCoordinates`, formulation
+        ``lagrange_minimal_coordinates``).
     ``multipliers``
         Lagrange's equations with multipliers (the ``"lagrange"``
         formulation), where it is registered.
@@ -375,7 +564,11 @@ def kolev_cost_table(systems: Sequence[str] = _COST_SYSTEMS, *, cache=None):
         ms = get_system(name)
         for label, form, opts in _COST_VARIANTS:
             row = (
-                {"system": name, "variant": label, "formulation": form}
+                {
+                    "system": name,
+                    "variant": label,
+                    "formulation": getattr(form, "name", form),
+                }
                 | dict.fromkeys(_COST_MEASURES, np.nan)
                 | {"error": ""}
             )

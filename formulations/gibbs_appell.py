@@ -50,9 +50,11 @@ through sympy's direction cosines) and of eliminating the dependent rates
 (substituted before forming S, or after differentiating) compute the same
 equations at other costs.  They are experiments, not the method, and live
 in the benchmark: :class:`eomcompare.bench.methods.GibbsAppellVariant`, measured by
-``python -m eomcompare.bench.methods gibbs_appell``.  This class leaves the two hooks
-they use, :meth:`GibbsAppell._energy`, :meth:`GibbsAppell._gradient` and
-:meth:`GibbsAppell._frames`, and the attribute ``_elimination``.
+``python -m eomcompare.bench.methods gibbs_appell``.  This class has no
+branch of theirs: its derivation is one sequence of steps, each a method
+(``_constraints``, ``_kinematics``, ``_energy``, ``_gradient``,
+``_split``, ``_extras``), of which the variants replace the ones they
+change (and, for the eliminations, the derivation).
 
 Extras published: ``acceleration_energy`` (S, in (t, q, u) and all the
 speed rates), ``generalized_active_forces`` (the F~ column),
@@ -64,8 +66,6 @@ speeds and of the ``ConstraintForce`` requests, one route for both:
 """
 
 from __future__ import annotations
-
-import dataclasses
 
 import sympy as sm
 import sympy.physics.mechanics as me
@@ -104,10 +104,6 @@ __all__ = [
 ]
 
 t = me.dynamicsymbols._t
-
-#: How the dependent speed rates may leave the equations: the method's
-#: own ("append") and the eliminations a bench variant may choose.
-ELIMINATIONS = ("append", "substitute", "chain")
 
 
 def _energy_entries(ms, qdot, speeds, frames):
@@ -221,10 +217,6 @@ class GibbsAppell(Formulation):
     handles_rheonomic = True
     uses_multipliers = False
 
-    #: How the dependent speed rates leave the equations (one of
-    #: :data:`ELIMINATIONS`): kept as unknowns, the method's own.
-    _elimination = "append"
-
     def _frames(self):
         """The vector algebra of one derivation (it caches direction cosine
         matrices): successive rotations about one axis merged, as in Kane's
@@ -251,100 +243,70 @@ class GibbsAppell(Formulation):
             ]
         )
 
-    def _derive(self, ms, stage) -> Derivation:
+    @staticmethod
+    def _constraints(ms):
+        """``(A, samples, dvc, e)``: the velocity constraints ``A u + b = 0``,
+        A_dep at sample states (for the pivots), and the constraints
+        differentiated once, ``dvc = A u' + e``, with e their u'-free part
+        (all None without dependent speeds)."""
         kin = ms.kinematics
-        qdot = dict(kin.qdot)
+        if not ms.u_dep:
+            return None, None, None, None
+        p = len(ms.u_ind)
         u = list(ms.speeds)
-        u_ind, u_dep = list(ms.u_ind), list(ms.u_dep)
-        p = len(u_ind)
-        ud = [ui.diff(t) for ui in u]
-        ud_ind, ud_dep = ud[:p], ud[p:]
-        with stage("constraints"):
-            A = sm.Matrix(kin.velocity_constraint_A)
-            b = sm.Matrix(kin.velocity_constraint_b)
-            if u_dep:
-                A_dep = A[:, p:]
-                samples = constraint_samples(ms, A_dep)
-                # A u' + e = 0 is the velocity constraint differentiated once.
-                dvc = (A * sm.Matrix(u) + b).diff(t).xreplace(qdot)
-                e = dvc.xreplace({x: 0 for x in ud})
-                if self._elimination == "append":
-                    C = solve_dependent_speeds(A_dep, -A[:, :p], samples)
-                    dep_rates = {}
-                else:
-                    Cd = solve_dependent_speeds(
-                        A_dep, (-A[:, :p]).row_join(-e), samples
-                    )
-                    C, d = Cd[:, :p], Cd[:, p:]
-                    dep_rates = {
-                        ud_dep[s]: (C[s, :] * sm.Matrix(ud_ind))[0] + d[s]
-                        for s in range(len(u_dep))
-                    }
-            else:
-                C = sm.zeros(0, p)
-                dep_rates = {}
-        with stage("kinematics"):
-            frames = self._frames()
-            entries = _energy_entries(ms, qdot, u, frames)
-            if self._elimination == "substitute" and dep_rates:
-                for entry in entries:
-                    entry["a"] = entry["a"].xreplace(dep_rates)
-                    if entry["alpha"] is not None:
-                        entry["alpha"] = entry["alpha"].xreplace(dep_rates)
-        # Differentiate with respect to plain symbols standing for u'.
-        rates = ud_ind if self._elimination == "substitute" else ud
-        zs = sm.symbols(f"_gz0:{len(rates)}")
-        to_z = dict(zip(rates, zs))
-        zero = {zi: 0 for zi in zs}
-        with stage("acceleration_energy"):
-            for entry in entries:
-                entry["a"] = entry["a"].xreplace(to_z)
-                if entry["alpha"] is not None:
-                    entry["alpha"] = entry["alpha"].xreplace(to_z)
-            S_total, parts = self._energy(entries, zero)
-        with stage("differentiation"):
-            G = self._gradient(entries, parts, zs)
-            if self._elimination != "substitute" and u_dep:
-                G = G[:p, :] + C.T * G[p:, :]
-            if self._elimination == "chain" and u_dep:
-                dep_z = {to_z[k]: v.xreplace(to_z) for k, v in dep_rates.items()}
-                G = G.xreplace(dep_z)
-                S_total = S_total.xreplace(dep_z)
-                zs = zs[:p]
-                zero = {zi: 0 for zi in zs}
-        with stage("generalized_active_forces"):
-            F = generalized_active_forces(ms, u, qdot, frames)
-            Ft = F[:p, :] + C.T * F[p:, :]
-        with stage("assembly"):
-            # The entries share most of their subtrees: substitute rebuilds
-            # each once, where xreplace walks it once per occurrence (the
-            # same expressions; most of the time on an 8-link chain).
-            # G is linear in the stand-ins z: its coefficients and its
-            # z-free part in one walk.  The coefficients, read off its
-            # terms, hold no z, and neither does the z-free part (F~ never
-            # held one), so only a mass matrix differentiated otherwise is
-            # walked to put the speed rates back.
-            from_z = {zi: ud[i] for i, zi in enumerate(zs)}
-            shared: dict = {}
-            split = linear_split(G, zs)
-            if split is None:
-                M = jacobian(G, zs)
-                M = sm.Matrix(M.rows, M.cols, substitute(M, from_z, shared))
-                G0 = substitute(G, zero)
-            else:
-                M, G0 = split
-            if not u_dep:
-                # The Hessian of S in the speed rates: symmetric, written
-                # by its lower triangle so that code generators see it.
-                M = symmetric_from_lower(M)
-            f = sub(Ft, sm.Matrix(G.rows, 1, G0))
-            if self._elimination == "append" and u_dep:
-                # The dependent rates stay unknowns, fixed by the velocity
-                # constraints differentiated once.
-                M = M.col_join(jacobian(dvc, ud))
-                f = f.col_join(-e)
+        A = sm.Matrix(kin.velocity_constraint_A)
+        b = sm.Matrix(kin.velocity_constraint_b)
+        samples = constraint_samples(ms, A[:, p:])
+        dvc = (A * sm.Matrix(u) + b).diff(t).xreplace(dict(kin.qdot))
+        e = dvc.xreplace({x.diff(t): 0 for x in u})
+        return A, samples, dvc, e
+
+    def _kinematics(self, ms):
+        """``(frames, entries)``: the vector algebra of the derivation and
+        each body's kinematics (:func:`_energy_entries`)."""
+        frames = self._frames()
+        entries = _energy_entries(ms, dict(ms.kinematics.qdot), list(ms.speeds), frames)
+        return frames, entries
+
+    @staticmethod
+    def _stand_ins(entries, to_z):
+        """The speed rates in the accelerations replaced by their
+        stand-ins (in place)."""
+        for entry in entries:
+            entry["a"] = entry["a"].xreplace(to_z)
+            if entry["alpha"] is not None:
+                entry["alpha"] = entry["alpha"].xreplace(to_z)
+
+    @staticmethod
+    def _split(G, zs, from_z, shared, symmetric):
+        """``(M, G0)``: G, linear in the stand-ins ``zs``, as its
+        coefficients and its z-free part.
+
+        The entries share most of their subtrees: substitute rebuilds each
+        once, where xreplace walks it once per occurrence (the same
+        expressions; most of the time on an 8-link chain).  The
+        coefficients, read off G's terms in one walk, hold no z, and
+        neither does the z-free part (F~ never held one), so only a mass
+        matrix differentiated otherwise is walked to put the speed rates
+        back (``from_z``; ``shared`` is the memo of that walk).  With
+        ``symmetric`` (no dependent speeds) M is the Hessian of S in the
+        speed rates, written by its lower triangle so that code
+        generators see it.
+        """
+        split = linear_split(G, zs)
+        if split is None:
+            M = jacobian(G, zs)
+            M = sm.Matrix(M.rows, M.cols, substitute(M, from_z, shared))
+            G0 = substitute(G, {zi: 0 for zi in zs})
+        else:
+            M, G0 = split
+        return (symmetric_from_lower(M) if symmetric else M), G0
+
+    def _extras(self, ms, S, Ft, C, dep_rates, stage) -> dict:
+        """The published by-products, with the constraint forces of the
+        auxiliary speeds and the ``ConstraintForce`` requests."""
         extras = {
-            "acceleration_energy": substitute([S_total], from_z, shared)[0],
+            "acceleration_energy": S,
             "generalized_active_forces": sm.ImmutableMatrix(Ft),
             "dependent_speed_coefficients": sm.ImmutableMatrix(C),
             "dependent_speed_rates": dep_rates,
@@ -357,21 +319,44 @@ class GibbsAppell(Formulation):
                     k: sm.sympify(v).xreplace(dep_rates)
                     for k, v in gibbs_appell_forces(ms).items()
                 }
-        if self._elimination == "append" or not u_dep:
-            return speed_form(ms, M, f, extras)
-        base = speed_form(ms, M, f)
-        n_q = len(ms.coordinates)
-        state_rates = sm.Matrix(base.state_rates)
-        accelerations = sm.Matrix(base.accelerations)
-        if dep_rates:
-            state_rates = state_rates[: n_q + p, :].col_join(
-                sm.Matrix([dep_rates[x] for x in ud_dep])
+        return extras
+
+    def _derive(self, ms, stage) -> Derivation:
+        u = list(ms.speeds)
+        p = len(ms.u_ind)
+        ud = [ui.diff(t) for ui in u]
+        with stage("constraints"):
+            A, samples, dvc, e = self._constraints(ms)
+            C = (
+                sm.zeros(0, p)
+                if A is None
+                else solve_dependent_speeds(A[:, p:], -A[:, :p], samples)
             )
-            accelerations = accelerations.xreplace(dep_rates)
-        return dataclasses.replace(
-            base,
-            unknowns=tuple(ud_ind),
-            state_rates=state_rates,
-            accelerations=accelerations,
-            extras=extras,
-        )
+        # Differentiate with respect to plain symbols standing for u'.
+        zs = sm.symbols(f"_gz0:{len(ud)}")
+        to_z = dict(zip(ud, zs))
+        with stage("kinematics"):
+            frames, entries = self._kinematics(ms)
+        with stage("acceleration_energy"):
+            self._stand_ins(entries, to_z)
+            S, parts = self._energy(entries, {zi: 0 for zi in zs})
+        with stage("differentiation"):
+            G = self._gradient(entries, parts, zs)
+            if A is not None:
+                # The dependent rates leave through the chain rule.
+                G = G[:p, :] + C.T * G[p:, :]
+        with stage("generalized_active_forces"):
+            F = generalized_active_forces(ms, u, dict(ms.kinematics.qdot), frames)
+            Ft = F[:p, :] + C.T * F[p:, :]
+        from_z = {zi: ud[i] for i, zi in enumerate(zs)}
+        shared: dict = {}
+        with stage("assembly"):
+            M, G0 = self._split(G, zs, from_z, shared, symmetric=A is None)
+            f = sub(Ft, sm.Matrix(G.rows, 1, G0))
+            if A is not None:
+                # The dependent rates stay unknowns, fixed by the velocity
+                # constraints differentiated once.
+                M = M.col_join(jacobian(dvc, ud))
+                f = f.col_join(-e)
+        S = substitute([S], from_z, shared)[0]
+        return speed_form(ms, M, f, self._extras(ms, S, Ft, C, {}, stage))

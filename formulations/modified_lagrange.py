@@ -32,54 +32,31 @@ Writing ``E_i = d/dt(dT/dq_i') - dT/dq_i - Q_i`` for every coordinate,
 (2.20) reads ``E_j + sum_r E_r df_r/dq_j = 0``, i.e. ``G^T E = 0`` with the
 n x k matrix ``G = d q' / d q_ind'`` (identity rows for the independent
 coordinates, ``df_r/dq_j`` for the dependent ones).  The method covers
-three cases:
+three cases (``docs/theory/modified_lagrange.rst`` derives them):
 
-1. **Explicit dependent coordinates** (the paper's case).  Where the
-   declaration gives ``dependent_solutions`` ``{q_r: f_r(t, q_ind)}`` for
-   every dependent coordinate and has no nonholonomic constraints, the
-   class calls :func:`modified_lagrange_equations`, the transcription of
-   (2.20), (2.21) as printed: q_r, q_r', q_r'' are replaced by ``f_r``,
-   ``df_r/dt``, ``d^2 f_r/dt^2`` after differentiation.  A system without
-   constraints is the case s = 0 (Lagrange's equations).  The state is
-   ``(q_ind, q_ind')``: the dependent coordinates leave the state.
-
-   The transcription does not reach the two other cases (it needs every
-   f_r written down, and has no term for velocity constraints, so neither
-   does it cover nonholonomic constraints beside explicit solutions):
-   there the class evaluates the same equations in the matrix form
-   ``G^T E = 0``, with G from the coefficients below.
-2. **Implicit dependent coordinates.**  Where the declaration has holonomic
-   constraints ``Phi(t, q) = 0`` without explicit solutions, the implicit
-   function theorem gives the same coefficients,
-
-       df/dq_ind = -(dPhi/dq_dep)^-1 dPhi/dq_ind,
-       q_dep' = df/dq_ind q_ind' - (dPhi/dq_dep)^-1 dPhi/dt,
-
-   and q_dep'' follows by differentiating that once more.  The dependent
-   coordinates themselves cannot be written down, so they STAY in the state
-   ``(q, q_ind')`` with rates from the velocity relation above: they are
-   obtained from the constraints by integrating their differentiated form,
-   and a consistent starting state (``ms.random_state``,
-   ``ms.consistent_initial_state`` or ``ms.solve_dependent_coordinates``,
-   which solve the constraints by Newton's method) keeps them on the
-   constraint manifold up to the integrator's drift.  The option
-   ``dependent="implicit"`` forces this path on a system that has explicit
-   solutions (useful to compare the two).
-3. **Nonholonomic constraints** (Maggi's form).  Constraints linear in the
-   rates, ``B(t, q) q' + b(t, q) = 0`` (after the declaration's speeds are
-   converted to coordinate rates), are solved for as many dependent rates;
-   ``q_D' = C q_I' + c``.  The virtual displacements obey
-   ``dq_D = C dq_I``, so the construction is the same with ``C`` in place
-   of ``df_r/dq_j`` (this is Maggi's form of the equations of motion):
-   ``E_I + C^T E_D = 0``.  The coordinates whose rates are dependent stay
-   in the state.  Which rates are dependent: the dependent coordinates of
-   the declaration first, then, for each nonholonomic constraint, a
-   coordinate whose rate appears in the declaration's dependent speeds
-   (then the others, from the last coordinate backwards), checked
-   numerically to give an invertible ``B_D`` at the declared initial state
-   and at random consistent states.  A system whose velocity constraints
-   cannot be solved for any set of rates there (constraints not
-   independent) is refused with :class:`UnsupportedSystemError`.
+1. **Explicit dependent coordinates** (the paper's case): every
+   dependent coordinate has ``dependent_solutions`` ``{q_r: f_r(t,
+   q_ind)}`` and there are no nonholonomic constraints.  The class calls
+   :func:`modified_lagrange_equations`, (2.20), (2.21) as printed; the
+   state is ``(q_ind, q_ind')``.  A system without constraints is the case
+   s = 0 (Lagrange's equations).  Elsewhere the class evaluates the same
+   equations as ``G^T E = 0``, G from the coefficients below.
+2. **Implicit dependent coordinates**: holonomic constraints
+   ``Phi(t, q) = 0`` without explicit solutions (or ``dependent=
+   "implicit"``).  The implicit function theorem gives
+   ``df/dq_ind = -(dPhi/dq_dep)^-1 dPhi/dq_ind`` and
+   ``q_dep' = df/dq_ind q_ind' - (dPhi/dq_dep)^-1 dPhi/dt``; the dependent
+   coordinates STAY in the state ``(q, q_ind')``, kept on the constraint
+   manifold by a consistent starting state (``ms.random_state``,
+   ``ms.consistent_initial_state``) up to the integrator's drift.
+3. **Nonholonomic constraints** (Maggi's form): ``B(t, q) q' + b = 0``
+   solved for as many dependent rates, ``q_D' = C q_I' + c``, and
+   ``E_I + C^T E_D = 0``.  The dependent rates: the declaration's
+   dependent coordinates first, then coordinates whose rates appear in
+   its dependent speeds (then the others, from the last backwards),
+   checked numerically to give an invertible ``B_D`` at the declared
+   initial state and random consistent states; velocity constraints that
+   are not independent there are refused (:class:`UnsupportedSystemError`).
 
 Choices
 -------
@@ -92,34 +69,13 @@ Choices
   ``potential_energy`` is not used, because the loads already hold every
   force (gravity and springs included).
 * Explicit time and prescribed functions of time stay in the equations
-  (rheonomic systems, rheonomic constraints, time-dependent f_r); the
-  numeric layer substitutes ``specified``.
-* No simplification, with one exception: the determinant of a small block
-  of dependent rates (up to 3 x 3) is simplified and the block inverted as
-  ``adj / det``, because elimination would divide by an entry that can
-  vanish where the block does not (the wheelbarrow's rolling constraints:
-  LU divides by ``sin(theta)``, the determinant is -1).  Larger blocks are
-  eliminated with pivots chosen where they are largest at the declared
-  initial state and random consistent states (the upright Whipple bicycle
-  makes the first symbolically nonzero pivot vanish).
+  (rheonomic systems and constraints, time-dependent f_r).
+* No simplification, except the determinant of a small block of
+  dependent rates (up to 3 x 3), inverted as ``adj / det`` (elimination
+  would divide by an entry that vanishes where the block does not: the
+  wheelbarrow's ``sin(theta)``, determinant -1).  Larger blocks are
+  eliminated with pivots chosen where they are largest at sample states.
 * Constraint forces are not recovered (the method has no multipliers).
-
-Variants (option ``variant``)
------------------------------
-``"modified"`` (default)
-    Kolev's equations as above.
-``"substituted"``
-    Lagrange's equations in minimal coordinates, the approach the paper sets
-    out to improve on: f_r and df_r/dt are substituted into the velocities
-    BEFORE T is formed (so they enter T squared), and the plain equations
-    ``d/dt(dT/dq_j') - dT/dq_j = Q_j`` in the independent coordinates follow
-    (Maggi's form for any nonholonomic constraints, exactly as above).  It
-    needs explicit solutions of every holonomic constraint and refuses a
-    system without them (:class:`UnsupportedSystemError`).
-
-:func:`eomcompare.bench.methods.kolev_cost_table` measures both variants against
-Lagrange's equations with multipliers (the ``"lagrange"`` formulation) on
-the paper's kind of systems.
 
 Derivation contract
 -------------------
@@ -127,36 +83,24 @@ q_keep are the coordinates not eliminated by an explicit solution (all of
 them in the implicit form), q_I those with independent rates, q_D those
 whose rates the velocity constraints determine, ``q' = G q_I' + g``.
 
-``states``
-    ``(q_keep, q_I')`` (default); with the dependent rates kept (below)
-    ``(q_keep, q_keep')``.
-``unknowns``
-    ``q_I''``, the k independent coordinate accelerations, no multipliers
-    (k equations); with the dependent rates kept, ``q_keep''`` (the k
-    equations and the differentiated velocity constraints).
-``state_rates``
-    ``q_keep' = G q_I' + g`` (rows of the kept coordinates), ``q_I''``.
-``accelerations``
-    q'' of all n coordinates: ``d/dt (G q_I' + g)`` with the rates
-    substituted (``d^2 f_r/dt^2`` for explicit solutions), in (t, states,
-    unknowns).
-``state_map``, ``coordinate_map``
-    Selection of the states from (q, q'); and (q, q') from the states,
-    with eliminated coordinates given by f_r and every rate by
-    ``G q_I' + g``.
+``states`` ``(q_keep, q_I')``; with the dependent rates kept (below)
+``(q_keep, q_keep')``.  ``unknowns`` ``q_I''``, k equations without
+multipliers; with the dependent rates kept ``q_keep''`` (the k equations
+and the differentiated velocity constraints).  ``state_rates``
+``q_keep' = G q_I' + g``, ``q_I''``.  ``accelerations`` q'' of all n
+coordinates, ``d/dt (G q_I' + g)`` (``d^2 f_r/dt^2`` for explicit
+solutions) in (t, states, unknowns).  ``state_map``, ``coordinate_map``:
+the states from (q, q'), and (q, q') from the states (f_r for eliminated
+coordinates, ``G q_I' + g`` for the rates).
 
-Large blocks of dependent rates (option ``dependent_rates``): substituting
-``q_D' = C q_I' + c`` and differentiating it once more is what the method
-prescribes, and for up to three dependent rates it is what happens.  With
-more, the symbolic solution of the constraint block and its time derivative
-grow without bound (the Whipple bicycle's five dependent rates: millions of
-operations in the accelerations alone), so by default the dependent rates
-then stay in the state and their accelerations stay unknown, closed by the
-velocity constraints differentiated once (as Kane's method here closes its
-dependent speed rates).  The k equations ``G^T E = 0`` are unchanged;
-``extras["dependent_rates_eliminated"]`` records which form was built.
+Large blocks of dependent rates (option ``dependent_rates``): with more
+than three, the symbolic solution of the constraint block and its time
+derivative grow without bound (the Whipple bicycle: millions of
+operations), so by default the dependent rates then stay in the state,
+their accelerations unknown, closed by the velocity constraints
+differentiated once; the k equations ``G^T E = 0`` are unchanged.
 
-Extras published: ``variant``, ``dependent_coordinates`` (``"explicit"``,
+Extras published: ``dependent_coordinates`` (``"explicit"``,
 ``"implicit"`` or ``"none"``), ``dependent_rates_eliminated``,
 ``independent_rates`` (q_I'), ``dependent_rates`` (q_D', not counting
 eliminated coordinates), ``rate_coefficients`` (G, in t and the states),
@@ -166,6 +110,7 @@ eliminated coordinates), ``rate_coefficients`` (G, in t and the states),
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -205,7 +150,6 @@ __all__ = [
 
 t = me.dynamicsymbols._t
 
-_VARIANTS = ("modified", "substituted")
 _DEPENDENT = ("auto", "explicit", "implicit")
 _DEPENDENT_RATES = ("auto", "eliminate", "keep")
 
@@ -419,27 +363,70 @@ def _explicit_solutions(ms):
     return {q: sm.sympify(sols[q]) for q in q_dep}, ""
 
 
+@dataclasses.dataclass
+class _Reduction:
+    """What the constraints make of the coordinates, (2.16), (2.17).
+
+    ``coords``: all n coordinates; ``elim``: the explicit solutions used,
+    ``{q_r: f_r}`` (2.16); ``keep``: the other coordinates, of which
+    ``ind`` (q_I) have independent rates and ``dep_rates`` rates the
+    velocity constraints ``rows = 0`` determine (replaced by their
+    solution where ``eliminate``); ``rate``, ``acc``: every coordinate's
+    rate and acceleration in (t, states, unknowns); ``G = dq'/dq_I'``.
+    """
+
+    coords: list
+    elim: dict
+    keep: list
+    ind: list
+    dep_rates: list
+    rows: list
+    eliminate: bool
+    rate: list
+    acc: list
+    G: sm.Matrix
+
+    @property
+    def unknowns(self) -> list:
+        """q_I'' (dependent rates eliminated) or q_keep''."""
+        return [_d(q, 2) for q in (self.ind if self.eliminate else self.keep)]
+
+    def substitution(self) -> dict:
+        """q'', q' and the eliminated q replaced by their expressions in
+        the states and unknowns (Kolev's order: after differentiating)."""
+        sub = {}
+        for q, r, a in zip(self.coords, self.rate, self.acc):
+            if a != _d(q, 2):
+                sub[_d(q, 2)] = a
+            if r != _d(q):
+                sub[_d(q)] = r
+        sub.update(self.elim)
+        return sub
+
+
+def _linear_parts(E, unknowns):
+    """``(M, rest)`` of E, linear in ``unknowns``: the coefficients and E
+    at zero unknowns, in one walk of E where it is a sum of products."""
+    split = linear_split(E, unknowns)
+    if split is not None:
+        return split
+    return jacobian(E, unknowns), substitute(E, {a: 0 for a in unknowns})
+
+
 @register
 class ModifiedLagrange(Formulation):
     """Kolev's modified Lagrange equations of the second kind.
 
-    Where the paper's equations apply as printed (variant ``"modified"``,
-    explicit solutions of every holonomic constraint or none to solve, no
-    nonholonomic constraints) the equations are those of
     :func:`modified_lagrange_equations` for the declaration's T and Q
-    (:func:`kinetic_energy_in_rates`, :func:`generalized_forces_in_rates`).
-    Elsewhere they are formed as ``G^T E = 0`` (see the module docstring):
-    implicit dependent coordinates with G from the implicit function
-    theorem, nonholonomic constraints with Maggi's coefficients, and the
-    ``"substituted"`` variant as Lagrange's equations in minimal
-    coordinates.
+    (:func:`kinetic_energy_in_rates`, :func:`generalized_forces_in_rates`)
+    where the paper's equations apply as printed, ``G^T E = 0`` elsewhere
+    (see the module docstring).  :meth:`_derive` takes the paper's steps,
+    one method each: (2.16) :meth:`_dependent_solutions`, (2.17)
+    :meth:`_variations`, (2.20), (2.21) :meth:`_equations`, then
+    :meth:`_assemble`.
 
     Parameters
     ----------
-    variant : {"modified", "substituted"}
-        ``"modified"``: Kolev's equations (T in all coordinates).
-        ``"substituted"``: Lagrange's equations with the explicit solutions
-        substituted into T (minimal coordinates), for comparison.
     dependent : {"auto", "explicit", "implicit"}
         How dependent coordinates of holonomic constraints are treated:
         ``"auto"`` uses the declared explicit solutions where every
@@ -464,8 +451,6 @@ class ModifiedLagrange(Formulation):
     >>> eom = get_formulation("modified_lagrange").derive("double_pendulum")
     >>> eom.n_equations, eom.n_multipliers
     (2, 0)
-    >>> get_formulation("modified_lagrange", variant="substituted").options["variant"]
-    'substituted'
     """
 
     name = "modified_lagrange"
@@ -489,23 +474,15 @@ class ModifiedLagrange(Formulation):
     def __init__(
         self,
         *,
-        variant: str = "modified",
         dependent: str = "auto",
         dependent_rates: str = "auto",
         count_ops: bool = True,
     ):
         super().__init__(count_ops=count_ops)
         self._set_options(
-            variant=(variant, _VARIANTS),
             dependent=(dependent, _DEPENDENT),
             dependent_rates=(dependent_rates, _DEPENDENT_RATES),
         )
-        if variant == "substituted" and dependent == "implicit":
-            raise ValueError(
-                "variant='substituted' substitutes explicit solutions into T "
-                "and cannot be combined with dependent='implicit'; valid "
-                "dependent values for it: ['auto', 'explicit']"
-            )
 
     def check_supported(self, system) -> None:
         super().check_supported(system)
@@ -518,158 +495,143 @@ class ModifiedLagrange(Formulation):
                 f"replaces the elimination for quaternions is implemented "
                 f"for systems without constraints only"
             )
-        if not system.q_dep:
+        if not system.q_dep or self.dependent != "explicit":
             return
         sols, why = _explicit_solutions(system)
-        needs_explicit = self.variant == "substituted" or self.dependent == "explicit"
-        if sols is None and needs_explicit:
-            what = (
-                "minimal coordinates (variant='substituted')"
-                if self.variant == "substituted"
-                else "dependent='explicit'"
-            )
+        if sols is None:
             raise UnsupportedSystemError(
-                f"{self.name}: {what} needs explicit solutions of the "
-                f"holonomic constraints of {system.name!r}, but {why}; use "
-                f"variant='modified' with dependent='auto' or 'implicit'"
+                f"{self.name}: dependent='explicit' needs explicit solutions "
+                f"of the holonomic constraints of {system.name!r}, but {why}; "
+                f"use dependent='auto' or 'implicit'"
             )
 
     # ------------------------------------------------------------------
     def _derive(self, ms, stage) -> Derivation:
         coords = list(ms.coordinates)
+        with stage("energy_and_forces"):
+            T = kinetic_energy_in_rates(ms)
+            Q = generalized_forces_in_rates(ms, coords)
         if len(ms.speeds) != len(coords):
             # Unit quaternions: (2.20) projected on the kinematic directions
             # q' = F u instead of dq = G dq_ind (redundant_coordinates).
-            with stage("energy_and_forces"):
-                T = kinetic_energy_in_rates(ms)
-                Q = generalized_forces_in_rates(ms, coords)
             with stage("lagrange_operator"):
                 M, f = projected_equations(ms, T, Q)
-            extras = {"variant": "projected on q' = F(q) u", "kinetic_energy": T}
+            extras = {"projection": "q' = F(q) u", "kinetic_energy": T}
             return speed_form(ms, M, f, extras)
+        with stage("constraints"):
+            red = self._variations(ms, self._dependent_solutions(ms))
+        with stage("lagrange_operator"):
+            M, rest = self._equations(ms, T, Q, red)
+        with stage("assembly"):
+            M, forcing = self._assemble(M, rest, red)
+        return self._derivation(ms, red, M, forcing, T, Q)
+
+    def _dependent_solutions(self, ms) -> dict:
+        """(2.16): ``{q_r: f_r}`` where the declaration solves every
+        holonomic constraint explicitly (and ``dependent`` allows them);
+        empty where the dependent coordinates stay implicit or there are
+        none."""
         sols, _ = _explicit_solutions(ms)
-        explicit = bool(ms.q_dep) and sols is not None and self.dependent != "implicit"
-        elim = {q: sols[q] for q in ms.q_dep} if explicit else {}
+        if not ms.q_dep or sols is None or self.dependent == "implicit":
+            return {}
+        return {q: sols[q] for q in ms.q_dep}
+
+    def _variations(self, ms, elim) -> _Reduction:
+        """(2.17) and its extensions: the rates of all coordinates in the
+        independent ones, ``q' = G q_I' + g``, from df_r/dq_j (explicit
+        solutions), the implicit function theorem (implicit ones) or
+        Maggi's coefficients (nonholonomic constraints); and the
+        accelerations, their time derivative."""
+        coords = list(ms.coordinates)
         keep = [q for q in coords if q not in elim]
         # q_elim, q_elim' in the kept coordinates (f_r and df_r/dt).
         elim_rates = {}
         for r, f in elim.items():
             elim_rates[_d(r)] = _d(f)
             elim_rates[r] = f
+        rows, preset = self._rate_constraints(ms, bool(elim), elim_rates)
+        dep_rates, samples = self._choose_dependent(ms, keep, rows, preset, elim)
+        ind = [q for q in keep if q not in dep_rates]
+        eliminate = (
+            not dep_rates
+            or self.dependent_rates == "eliminate"
+            or (self.dependent_rates == "auto" and len(dep_rates) <= ADJUGATE_MAX)
+        )
+        rate, acc, G = self._rate_relations(
+            coords, keep, ind, dep_rates, rows, elim, eliminate, samples
+        )
+        return _Reduction(
+            coords, elim, keep, ind, dep_rates, rows, eliminate, rate, acc, G
+        )
 
-        with stage("energy_and_forces"):
-            if self.variant == "substituted":
-                T_coords = keep
-                T = kinetic_energy_in_rates(ms, elim_rates)
-                Q = generalized_forces_in_rates(ms, keep, elim_rates)
-            else:
-                T_coords = coords
-                T = kinetic_energy_in_rates(ms)
-                Q = generalized_forces_in_rates(ms, coords)
+    @staticmethod
+    def _equations(ms, T, Q, red: _Reduction):
+        """(2.20), (2.21) as ``(M, rest)``, the coefficients of the
+        unknowns and the remainder of ``E_j + sum_r E_r df_r/dq_j``.
 
-        with stage("constraints"):
-            rows, preset = self._rate_constraints(ms, explicit, elim_rates)
-            dep_rates, samples = self._choose_dependent(
-                ms, keep, rows, preset, explicit, elim
-            )
-            ind = [q for q in keep if q not in dep_rates]
-            eliminate = (
-                not dep_rates
-                or self.dependent_rates == "eliminate"
-                or (self.dependent_rates == "auto" and len(dep_rates) <= ADJUGATE_MAX)
-            )
-            rate, acc, G = self._rate_relations(
-                coords, keep, ind, dep_rates, rows, elim, eliminate, samples
-            )
+        Without velocity constraints (the paper's case) they are
+        :func:`modified_lagrange_equations` as printed; with none to
+        eliminate either (s = 0) Lagrange's equations, split as formed
+        (:func:`_lagrange_split`) when no explicit time makes the whole
+        time derivative necessary.  With velocity constraints E is
+        formed in every coordinate and its rates and accelerations then
+        replaced (Kolev's order); :meth:`_assemble` multiplies by G^T.
+        """
+        coords = red.coords
+        if red.rows:
+            L = lagrange_operators(T, coords)
+            E = sm.Matrix([L[q] - Qi for q, Qi in zip(coords, Q)])
+            return _linear_parts(E.xreplace(red.substitution()), red.unknowns)
+        if not red.elim and not ms.is_rheonomic:
+            # The coefficients and the rest formed apart (dT/dq' read for
+            # the q', d/dt of it at q'' = 0 along q), without forming the
+            # q'' terms only to take them apart again.
+            return _lagrange_split(T, coords, Q)
+        E = modified_lagrange_equations(T, coords, dict(zip(coords, Q)), red.elim)
+        return _linear_parts(sm.Matrix(E), red.unknowns)
 
-        # Kolev's case: every dependent coordinate has its explicit f_r and
-        # no velocity constraint is left, so (2.20), (2.21) apply as printed.
-        as_printed = self.variant == "modified" and not rows
-        # Nothing to eliminate (s = 0): (2.20) is Lagrange's equations
-        # E = d/dt(dT/dq') - dT/dq - Q, linear in q''.  Its coefficients
-        # and its rest are formed apart (dT/dq' read for the q', d/dt of it
-        # at q'' = 0 along q), the expressions the whole time derivative
-        # split afterwards would give, without forming the q'' terms only
-        # to take them apart again.  (With explicit time, through t
-        # itself or prescribed functions, the whole derivative is taken.)
-        split = None
-        with stage("lagrange_operator"):
-            if as_printed and not elim and not ms.is_rheonomic:
-                split = _lagrange_split(T, coords, Q)
-            elif as_printed:
-                E_sub = sm.Matrix(
-                    modified_lagrange_equations(T, coords, dict(zip(coords, Q)), elim)
-                )
-            else:
-                L = lagrange_operators(T, T_coords)
-                E = sm.Matrix([L[qi] - Qi for qi, Qi in zip(T_coords, Q)])
+    @staticmethod
+    def _assemble(M, rest, red: _Reduction):
+        """``(M, forcing)`` of ``M unknowns = forcing``: the equations of
+        :meth:`_equations` multiplied by G^T where velocity constraints
+        determine rates (``G^T E = 0``), with the differentiated
+        constraints appended where the dependent rates are kept."""
+        forcing = scale(-1, sm.Matrix(len(rest), 1, rest))
+        if not red.elim and not red.rows:
+            # No constraint: M is the Hessian of T in the rates, symmetric;
+            # written by its lower triangle so that code generators see it.
+            M = symmetric_from_lower(M)
+        G = red.G
+        if red.rows and G != sm.eye(*G.shape):
+            # (a product with the identity is not free on large entries)
+            M, forcing = G.T * M, G.T * forcing
+        if not red.eliminate and red.rows:
+            unknowns = red.unknowns
+            acc_rows = _d(sm.Matrix(red.rows))
+            M = M.col_join(jacobian(acc_rows, unknowns))
+            forcing = forcing.col_join(-acc_rows.xreplace({a: 0 for a in unknowns}))
+        return M, forcing
 
-        with stage("assembly"):
-            idx = {q: i for i, q in enumerate(coords)}
-            if not as_printed:
-                # The same equations as G^T E = 0, G from the implicit
-                # function theorem or Maggi's coefficients; the Lagrange
-                # expression of every coordinate is formed first, then the
-                # rates and accelerations are replaced (Kolev's order).
-                sub = {}
-                for q in coords:
-                    if acc[idx[q]] != _d(q, 2):
-                        sub[_d(q, 2)] = acc[idx[q]]
-                    if rate[idx[q]] != _d(q):
-                        sub[_d(q)] = rate[idx[q]]
-                for r, f in elim.items():
-                    sub[r] = f
-                E_sub = E.xreplace(sub)
-            if eliminate:
-                unknowns = [_d(q, 2) for q in ind]
-            else:
-                # Dependent accelerations stay unknown, closed by the
-                # differentiated velocity constraints.
-                unknowns = [_d(q, 2) for q in keep]
-            zero = {a: 0 for a in unknowns}
-            # G^T E is linear in the unknowns through E alone: split E
-            # first rather than differentiate the products with G.
-            # The coefficients of the unknowns and the rest (E at zero
-            # unknowns) in one walk of E.
-            if split is None:
-                split = linear_split(E_sub, unknowns)
-            if split is None:
-                M = jacobian(E_sub, unknowns)
-                rest = substitute(E_sub, zero)
-            else:
-                M, rest = split
-            forcing = scale(-1, sm.Matrix(len(rest), 1, rest))
-            if not elim and not dep_rates and not rows:
-                # No constraint: E is Lagrange's operator in every
-                # coordinate and M the Hessian of T in the rates,
-                # symmetric; written by its lower triangle so that code
-                # generators see it.
-                M = symmetric_from_lower(M)
-            G_T = G.extract([idx[q] for q in T_coords], list(range(len(ind))))
-            if not as_printed and G_T != sm.eye(*G_T.shape):
-                # (a product with the identity is not free on large entries)
-                M, forcing = G_T.T * M, G_T.T * forcing
-            if not eliminate and rows:
-                acc_rows = _d(sm.Matrix(rows))
-                M = M.col_join(jacobian(acc_rows, unknowns))
-                forcing = forcing.col_join(-acc_rows.xreplace(zero))
-
-        if eliminate:
-            states = tuple(keep) + tuple(_d(q) for q in ind)
-            state_rates = [rate[idx[q]] for q in keep] + unknowns
+    @staticmethod
+    def _derivation(ms, red: _Reduction, M, forcing, T, Q) -> Derivation:
+        """The equations with their states, maps and extras."""
+        unknowns = red.unknowns
+        idx = {q: i for i, q in enumerate(red.coords)}
+        if red.eliminate:
+            states = tuple(red.keep) + tuple(_d(q) for q in red.ind)
+            state_rates = [red.rate[idx[q]] for q in red.keep] + unknowns
         else:
-            states = tuple(keep) + tuple(_d(q) for q in keep)
-            state_rates = [_d(q) for q in keep] + unknowns
-        coord_values = [elim.get(q, q) for q in coords]
+            states = tuple(red.keep) + tuple(_d(q) for q in red.keep)
+            state_rates = [_d(q) for q in red.keep] + unknowns
+        coord_values = [red.elim.get(q, q) for q in red.coords]
         extras = {
-            "variant": self.variant,
             "dependent_coordinates": (
-                "none" if not ms.q_dep else "explicit" if explicit else "implicit"
+                "none" if not ms.q_dep else "explicit" if red.elim else "implicit"
             ),
-            "dependent_rates_eliminated": eliminate,
-            "independent_rates": tuple(_d(q) for q in ind),
-            "dependent_rates": tuple(_d(q) for q in dep_rates),
-            "rate_coefficients": sm.ImmutableMatrix(G),
+            "dependent_rates_eliminated": red.eliminate,
+            "independent_rates": tuple(_d(q) for q in red.ind),
+            "dependent_rates": tuple(_d(q) for q in red.dep_rates),
+            "rate_coefficients": sm.ImmutableMatrix(red.G),
             "kinetic_energy": T,
             "generalized_forces": sm.ImmutableMatrix(Q),
             "constraint_forces_unsupported": (
@@ -683,9 +645,9 @@ class ModifiedLagrange(Formulation):
             mass_matrix=M,
             forcing=forcing,
             state_rates=sm.Matrix(state_rates),
-            accelerations=sm.Matrix(acc),
+            accelerations=sm.Matrix(red.acc),
             state_map=sm.Matrix(list(states)),
-            coordinate_map=sm.Matrix(coord_values + list(rate)),
+            coordinate_map=sm.Matrix(coord_values + list(red.rate)),
             extras=extras,
         )
 
@@ -715,7 +677,7 @@ class ModifiedLagrange(Formulation):
         return rows, preset
 
     @staticmethod
-    def _choose_dependent(ms, keep, rows, preset, explicit, elim):
+    def _choose_dependent(ms, keep, rows, preset, elim):
         """Coordinates whose rates the constraint rows determine."""
         n_free = len(rows) - len(preset)
         qd = [_d(q) for q in keep]

@@ -18,13 +18,13 @@ import sympy as sm
 import sympy.physics.mechanics as me
 from conftest import cached_eom, cached_model, cached_system, derivation_group
 
-from eomcompare.bench.methods import STRATEGIES, GibbsAppellVariant
+from eomcompare.bench.methods import ELIMINATIONS, STRATEGIES, GibbsAppellVariant
 from eomcompare.formulations import (
     FORMULATIONS,
     UnsupportedSystemError,
     get_formulation,
 )
-from eomcompare.formulations.gibbs_appell import ELIMINATIONS, GibbsAppell
+from eomcompare.formulations.gibbs_appell import GibbsAppell
 from eomcompare.symbolic.frames import FrameAlgebra, body_kinematics
 from eomcompare.symbolic.identities import RandomPoints
 from eomcompare.systems import CATALOGUE, system_facts

@@ -32,10 +32,10 @@ import pandas as pd
 import pytest
 import sympy as sm
 import sympy.physics.mechanics as me
-from conftest import cached_system
+from conftest import cached_model, cached_system
 from helpers import cartesian_pendulum, planar_particle
 
-from eomcompare.bench.methods import kolev_cost_table
+from eomcompare.bench.methods import LagrangeMinimalCoordinates, kolev_cost_table
 from eomcompare.formulations import UnsupportedSystemError, get_formulation
 from eomcompare.formulations.modified_lagrange import (
     generalized_forces_in_rates,
@@ -157,13 +157,20 @@ def kolev_eom():
 
 
 @pytest.mark.parametrize(
-    "options",
-    [{}, {"variant": "substituted"}, {"dependent": "implicit"}],
-    ids=["modified", "substituted", "implicit"],
+    "make,options",
+    [
+        (lambda: get_formulation("modified_lagrange"), {}),
+        (LagrangeMinimalCoordinates, {}),
+        (
+            lambda: get_formulation("modified_lagrange", dependent="implicit"),
+            {"dependent": "implicit"},
+        ),
+    ],
+    ids=["modified", "minimal_coordinates", "implicit"],
 )
-def test_declared_manipulator_reproduces_3_10_exactly(options):
+def test_declared_manipulator_reproduces_3_10_exactly(make, options):
     ms = cached_system("kolev_manipulator")
-    eom = get_formulation("modified_lagrange", **options).derive(ms)
+    eom = make().derive(ms)
     by_name = {str(s): s for s in ms.parameters}
     m1, m2, h, gamma = (by_name[n] for n in ("m1", "m2", "h", "gamma"))
     qG, q1, q2, q3 = me.dynamicsymbols("qG q1 q2 q3")
@@ -201,14 +208,12 @@ def test_dependent_coefficients_are_those_of_3_9(kolev_eom):
 
 def test_dependent_coordinate_never_enters_T_of_the_modified_form(kolev_eom):
     """The method's point: T is differentiated in all coordinates, f_1 is
-    not substituted into it; the minimal-coordinate variant does (both
-    give (3.10), above)."""
+    not substituted into it; Lagrange's equations in minimal coordinates
+    (the benchmark's) substitute it (both give (3.10), above)."""
     q1 = me.dynamicsymbols("q1")
     assert kolev_eom.extras["kinetic_energy"].has(_d(q1))
     assert q1 not in kolev_eom.states
-    sub = get_formulation("modified_lagrange", variant="substituted").derive(
-        kolev_eom.system
-    )
+    sub = LagrangeMinimalCoordinates().derive(kolev_eom.system)
     assert not sub.extras["kinetic_energy"].has(q1)
 
 
@@ -381,25 +386,76 @@ def test_implicit_coefficients_follow_the_implicit_function_theorem():
     assert G[0, 0] == 1
 
 
-def test_substituted_variant_refuses_a_system_without_explicit_solutions():
+# Each path of the derivation's steps: the explicit form (as printed, and
+# s = 0), the implicit form, Maggi's form with the dependent rates
+# eliminated or kept; and the benchmark's minimal coordinates.
+_PATHS = [
+    ("double_pendulum", {}),
+    ("four_bar", {}),
+    ("four_bar", {"dependent": "implicit"}),
+    ("kolev_manipulator", {}),
+    ("kolev_manipulator", {"dependent": "implicit"}),
+    ("rolling_disc", {}),
+    ("rolling_disc", {"dependent_rates": "keep"}),
+    ("wheelbarrow", {}),
+    ("wheelbarrow", {"dependent_rates": "keep"}),
+    ("crank_slider", "minimal"),
+    ("four_bar", "minimal"),
+    ("kolev_manipulator", "minimal"),
+]
+
+
+@pytest.mark.parametrize(
+    "name,options",
+    _PATHS,
+    ids=[
+        f"{n}-{o if isinstance(o, str) else ','.join(o.values()) or 'default'}"
+        for n, o in _PATHS
+    ],
+)
+def test_every_path_agrees_with_sympy_kane(name, options):
+    """The coordinate accelerations of each path through the steps of
+    ``ModifiedLagrange._derive`` (and of Lagrange's equations in minimal
+    coordinates) equal those of sympy's KanesMethod at random consistent
+    states: an independent derivation of the same motion."""
+    ms = cached_system(name)
+    if options == "minimal":
+        eom = LagrangeMinimalCoordinates(count_ops=False).derive(ms)
+    else:
+        eom = get_formulation("modified_lagrange", count_ops=False, **options).derive(
+            ms
+        )
+        assert eom.extras["dependent_rates_eliminated"] is (
+            options.get("dependent_rates") != "keep"
+        )
+    model = eom.numeric()
+    ref = cached_model("sympy_kane", name)
+    for seed in range(4):
+        t0, q, qd = ms.random_state(seed)
+        ours = model.coordinate_accelerations(t0, q, qd)
+        theirs = ref.coordinate_accelerations(t0, q, qd)
+        assert np.max(np.abs(ours - theirs)) <= 1e-9 * max(np.max(np.abs(theirs)), 1)
+
+
+def test_minimal_coordinates_refuse_a_system_without_explicit_solutions():
     ms = cartesian_pendulum(length=1.0, x0=0.6, random_spread=0.5)
-    with pytest.raises(UnsupportedSystemError, match="explicit solutions"):
-        get_formulation("modified_lagrange", variant="substituted").derive(ms)
+    with pytest.raises(UnsupportedSystemError, match="explicit solution"):
+        LagrangeMinimalCoordinates().derive(ms)
     with pytest.raises(UnsupportedSystemError, match="explicit solutions"):
         get_formulation("modified_lagrange", dependent="explicit").derive(ms)
 
 
 def test_options_are_validated():
-    with pytest.raises(ValueError, match=r"\['modified', 'substituted'\]"):
-        get_formulation("modified_lagrange", variant="minimal")
-    with pytest.raises(TypeError, match="variant"):
-        get_formulation("modified_lagrange", variant=1)
+    # Lagrange's equations in minimal coordinates are the benchmark's, not
+    # an option of Kolev's method.
+    with pytest.raises(
+        ValueError, match="no option 'variant'; its options: dependent, dependent_rates"
+    ):
+        get_formulation("modified_lagrange:variant=substituted")
+    with pytest.raises(TypeError, match="dependent"):
+        get_formulation("modified_lagrange", dependent=1)
     with pytest.raises(ValueError, match=r"\['auto', 'explicit', 'implicit'\]"):
         get_formulation("modified_lagrange", dependent="numeric")
-    with pytest.raises(ValueError, match="implicit"):
-        get_formulation(
-            "modified_lagrange", variant="substituted", dependent="implicit"
-        )
     with pytest.raises(ValueError, match=r"\['auto', 'eliminate', 'keep'\]"):
         get_formulation("modified_lagrange", dependent_rates="all")
 
@@ -423,6 +479,10 @@ def _check_cost_rows(df, name):
         assert rows.loc[variant, "seconds"] > 0
         assert rows.loc[variant, "ops_cse"] > 0
     assert rows.loc["multipliers", "n_multipliers"] == len(ms.holonomic_constraints)
+    assert rows.loc["substituted", "formulation"] == "lagrange_minimal_coordinates"
+    assert set(rows.loc[["modified", "modified_implicit"], "formulation"]) == {
+        "modified_lagrange"
+    }
 
 
 def _documented_columns(fn):

@@ -15,8 +15,8 @@ def test_options_in_the_name_are_read_as_literals_where_they_are():
         {"baumgarte": (5, 2.5)},
     )
     assert split_formulation_spec(
-        "modified_lagrange:variant=modified:dependent=implicit"
-    ) == ("modified_lagrange", {"variant": "modified", "dependent": "implicit"})
+        "modified_lagrange:dependent=implicit:dependent_rates=keep"
+    ) == ("modified_lagrange", {"dependent": "implicit", "dependent_rates": "keep"})
 
 
 def test_options_in_the_name_are_applied():
