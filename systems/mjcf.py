@@ -410,9 +410,7 @@ def from_mjcf(
     # MuJoCo's enums compare equal to plain ints only, not to numpy's.
     jtypes = [int(x) for x in model.jnt_type]
     if model.njnt == 0:
-        raise DeclarationError(
-            f"model {model_name!r} has no joint: nothing moves"
-        )
+        raise DeclarationError(f"model {model_name!r} has no joint: nothing moves")
     if strict:
         reasons = _strict_reasons(mujoco, model, damping)
         if reasons:
