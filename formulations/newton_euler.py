@@ -188,6 +188,14 @@ class _Program:
                 and e.args[1].is_Atom
             )
             or e.free_symbols <= self.parameters
+            or (
+                e.is_Mul
+                and sum(
+                    1 for a in e.args if not (a.free_symbols <= self.parameters)
+                )
+                == 1
+                and all(a.is_Atom for a in e.args)
+            )
         ):
             return e
         s = sm.Symbol(f"_ne{len(self.symbols)}")
@@ -289,6 +297,52 @@ def _moment(J, w, wd, pr, U):
             terms.append(J[b, c] * (pr[b, b] - pr[c, c]))
         out.append(sm.Add(*[t for t in terms if t != 0]))
     return out
+
+
+def _angle_sum(specs, k, q, u, w, wd, qdd, let):
+    """``(T_k w_p, wd_k)`` of a revolute joint k parallel to its revolute
+    parent p (no constant rotation between them, the same axis), by the
+    one turn ``q_p + q_k`` from the grandparent's vectors seen in p's
+    joint frame (``w'``, ``wd'``: a free signed permutation), when these
+    have fewer nonzero components across the axis than p's own: the
+    sines and cosines of ``q_p + q_k`` replace the products of p's turn
+    and k's (SYMORO's ``C23``, ``S23``).  With ``T`` that turn::
+
+        w_k  = T w' + (u_p + u_k) a                (across the axis)
+        wd_k = T wd' + (T w') x a (u_p + u_k) + (wd_p . a + qdd_k) a
+
+    (a turn about a commutes with ``x a``).  None when it does not
+    apply."""
+    s = specs[k - 1]
+    p = s.parent
+    if not p or s.kind != "revolute" or sm.Matrix(s.rotation) != sm.eye(3):
+        return None
+    sp = specs[p - 1]
+    Rp = sm.Matrix(sp.rotation)
+    if (
+        sp.kind != "revolute"
+        or tuple(sp.axis) != tuple(s.axis)
+        or not _is_signed_permutation(Rp)
+    ):
+        return None
+    i = [abs(x) for x in s.axis].index(1)
+    across = [j for j in range(3) if j != i]
+    wpre, wdpre = v3.mtv(Rp, w[sp.parent]), v3.mtv(Rp, wd[sp.parent])
+
+    def nonzero(v):
+        return sum(1 for j in across if v3.nz(v[j]))
+
+    if nonzero(wpre) + nonzero(wdpre) >= nonzero(w[p]) + nonzero(wd[p]):
+        return None
+    T = _rotation(s, q[p - 1] + q[k - 1])
+    a = [sm.Integer(x) for x in s.axis]
+    turned = v3.mv(T, wpre)
+    wr = let([turned[j] if j != i else w[p][i] for j in range(3)])
+    upk = let(u[p - 1] + u[k - 1])
+    plane = [wr[j] if j != i else 0 for j in range(3)]
+    wdk = v3.add(v3.mv(T, wdpre), v3.cross(plane, [x * upk for x in a]))
+    wdk[i] = wd[p][i] + a[i] * qdd[k - 1]
+    return wr, wdk
 
 
 def _fold_masses(specs, inertia, P):
@@ -429,7 +483,7 @@ def customised_inverse_dynamics(
     # Index 0: the base, accelerating upwards at g (gravity).
     w, wd, vd, U = [zero], [zero], [[0, 0, g]], [sm.zeros(3, 3)]
     pr = [None]
-    A, P = [None], [None]
+    A, P, parallel = [None], [None], [False]
     for k, s in enumerate(specs, start=1):
         p = s.parent
         Ak = _rotation(s, q[k - 1])
@@ -441,13 +495,21 @@ def customised_inverse_dynamics(
             )
         # Origin acceleration of link k seen in the parent: vd_p + U_p P_k.
         vp = v3.add(vd[p], v3.mv(U[p], off)) if any(v3.nz(x) for x in off) else vd[p]
-        wr = let(v3.mv(Ak, w[p]))
-        wdr = let(v3.mv(Ak, wd[p]))
+        summed = _angle_sum(specs, k, q, u, w, wd, accelerations, let)
+        parallel.append(bool(summed))
+        if summed:
+            wr, wdk = summed
+        else:
+            wr = let(v3.mv(Ak, w[p]))
+            wdr = let(v3.mv(Ak, wd[p]))
         vk = let(v3.mv(Ak, let(vp)))
         if s.kind == "revolute":
             qa = [x * u[k - 1] for x in a]
             wk = v3.add(wr, qa)
-            wdk = v3.add(wdr, [x * accelerations[k - 1] for x in a], v3.cross(wr, qa))
+            if not summed:
+                wdk = v3.add(
+                    wdr, [x * accelerations[k - 1] for x in a], v3.cross(wr, qa)
+                )
         else:
             wk, wdk = wr, wdr
             qa = [x * u[k - 1] for x in a]
@@ -491,18 +553,38 @@ def customised_inverse_dynamics(
     # Backward pass.  A revolute link whose origin is its parent's moves
     # its parent's origin's acceleration: its mass term rotated back is
     # M_k vd_p, so its mass joins the parent's (SYMORO's wrist).
+    # A child c parallel to its parent k (forward: _angle_sum) leaves its
+    # moment n_c pending in k: k's axis component is a . n_c, and k's
+    # parent receives it by the one turn q_k + q_c.
     tau = [sm.S.Zero] * n
+    pending = [[] for _ in range(n + 1)]
+
+    def carried(k):
+        s = specs[k - 1]
+        turned = [
+            let(v3.mtv(_rotation(s, q[k - 1] + q[c - 1]), m)) for c, m in pending[k]
+        ]
+        return let(v3.add(let(v3.mtv(A[k], let(nn[k]))), *turned))
+
     for k in range(n, 0, -1):
         s = specs[k - 1]
         a = [sm.Integer(x) for x in s.axis]
         p = s.parent
         shared = s.kind == "revolute" and not any(v3.nz(x) for x in P[k])
         if s.kind == "revolute":
-            tau[k - 1] = v3.dot(a, nn[k])
+            tau[k - 1] = sm.Add(
+                v3.dot(a, nn[k]), *[v3.dot(a, m) for _, m in pending[k]]
+            )
+        if p and parallel[k]:
+            # k's moment whole, in its frame (its own pending turned in).
+            m = v3.add(nn[k], *[v3.mtv(A[c], m) for c, m in pending[k]])
+            pending[p].append((k, let(m)))
+            pending[k] = []
         if p and shared:
             mass[p] = mass[p] + mass[k]
             f[p] = let(v3.add(f[p], let(v3.mtv(A[k], let(f[k])))))
-            nn[p] = let(v3.add(nn[p], let(v3.mtv(A[k], let(nn[k])))))
+            if not parallel[k]:
+                nn[p] = let(v3.add(nn[p], carried(k)))
             continue
         fk = v3.add(f[k], [mass[k] * x for x in vd[k]]) if v3.nz(mass[k]) else f[k]
         if s.kind == "prismatic":
@@ -510,9 +592,8 @@ def customised_inverse_dynamics(
         if p:
             fp = let(v3.mtv(A[k], let(fk)))
             f[p] = let(v3.add(f[p], fp))
-            nn[p] = let(
-                v3.add(nn[p], let(v3.mtv(A[k], let(nn[k]))), v3.cross(P[k], fp))
-            )
+            moment = [] if parallel[k] else [carried(k)]
+            nn[p] = let(v3.add(nn[p], *moment, v3.cross(P[k], fp)))
     if isinstance(program, _Program):
         return sm.Matrix(tau), tuple(symbols)
     if program:
