@@ -188,14 +188,6 @@ class _Program:
                 and e.args[1].is_Atom
             )
             or e.free_symbols <= self.parameters
-            or (
-                e.is_Mul
-                and sum(
-                    1 for a in e.args if not (a.free_symbols <= self.parameters)
-                )
-                == 1
-                and all(a.is_Atom for a in e.args)
-            )
         ):
             return e
         s = sm.Symbol(f"_ne{len(self.symbols)}")
@@ -380,6 +372,7 @@ def customised_inverse_dynamics(
     parameters="standard",
     inertia=None,
     program=False,
+    summed_angles=True,
 ):
     """Joint forces ``tau`` of a joint tree by the customised recursive
     Newton-Euler algorithm (see the module), in the standard or base
@@ -413,6 +406,11 @@ def customised_inverse_dynamics(
         :func:`eomcompare.formulations.newton_euler_composite.customised_forward_dynamics`
         builds): ``tau``'s intermediates named in it, ``tau`` returned in
         its symbols.
+
+    summed_angles : bool
+        Turn a revolute joint parallel to its revolute parent by the sum
+        of the two angles where that is cheaper (``_angle_sum``; default);
+        False turns joint by joint (to measure what the sums save).
 
     Returns
     -------
@@ -477,7 +475,11 @@ def customised_inverse_dynamics(
     if isinstance(program, _Program):
         let = program
     else:
-        let = _Program(set(symbols) | set(ms.parameters)) if program else _same
+        # The inertia's symbols are constants, given or not.
+        constants = set(symbols) | set(ms.parameters)
+        for m, mc, J in inertia:
+            constants |= sm.Matrix([m, *mc, *J]).free_symbols
+        let = _Program(constants) if program else _same
     g = next(s for s in ms.parameters if s.name == "g")
     zero = [sm.S.Zero] * 3
     # Index 0: the base, accelerating upwards at g (gravity).
@@ -495,7 +497,9 @@ def customised_inverse_dynamics(
             )
         # Origin acceleration of link k seen in the parent: vd_p + U_p P_k.
         vp = v3.add(vd[p], v3.mv(U[p], off)) if any(v3.nz(x) for x in off) else vd[p]
-        summed = _angle_sum(specs, k, q, u, w, wd, accelerations, let)
+        summed = summed_angles and _angle_sum(
+            specs, k, q, u, w, wd, accelerations, let
+        )
         parallel.append(bool(summed))
         if summed:
             wr, wdk = summed
