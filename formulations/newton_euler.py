@@ -41,6 +41,12 @@ cheap on a real robot's geometry:
   fixed there): carried into the parent's constants ``M``, ``MS``, ``J``
   wherever that adds no nonzero parameter, and a link sharing its
   parent's origin then needs no force of its own beyond ``U MS``;
+* a revolute joint parallel to its revolute parent (no constant
+  rotation between them, the same axis: a PUMA-like elbow) is turned by
+  the sum of the two angles where the parent's vectors before its own
+  turn are sparser (SYMORO's ``C23``, ``S23``): ``w`` and ``wd`` from the
+  grandparent's, and backwards its moment carried into the grandparent
+  by the same turn (its axis component is the parent's unchanged);
 * zero components (the first link's velocity, an assumption set's zero
   products of inertia and first moments, base parameters that vanish)
   propagate as exact zeros, and parameter-only products (``M_j g``,
