@@ -236,9 +236,7 @@ def bench_khalil(out, log=print, *, cap=300.0, formulations=True) -> list[dict]:
                 t0 = time.perf_counter()
                 got = _capped(_customised_case, robot, assumptions, parameters, cap=cap)
                 if got is not None:
-                    summed += summed_angle_rows(
-                        robot, assumptions, parameters, got
-                    )
+                    summed += summed_angle_rows(robot, assumptions, parameters, got)
                 for model in ("inverse", "forward", "mass_matrix"):
                     rows.append(
                         _row(

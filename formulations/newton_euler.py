@@ -503,9 +503,7 @@ def customised_inverse_dynamics(
             )
         # Origin acceleration of link k seen in the parent: vd_p + U_p P_k.
         vp = v3.add(vd[p], v3.mv(U[p], off)) if any(v3.nz(x) for x in off) else vd[p]
-        summed = summed_angles and _angle_sum(
-            specs, k, q, u, w, wd, accelerations, let
-        )
+        summed = summed_angles and _angle_sum(specs, k, q, u, w, wd, accelerations, let)
         parallel.append(bool(summed))
         if summed:
             wr, wdk = summed
