@@ -336,11 +336,33 @@ def _angle_sum(specs, k, q, u, w, wd, qdd, let):
     a = [sm.Integer(x) for x in s.axis]
     turned = v3.mv(T, wpre)
     wr = let([turned[j] if j != i else w[p][i] for j in range(3)])
-    upk = let(u[p - 1] + u[k - 1])
+    # u_p + u_k; when w' has no axis component it is k's own (a . w_k),
+    # the very sum the caller forms.
+    if v3.nz(wpre[i]):
+        upk = let(u[p - 1] + u[k - 1])
+    else:
+        upk = a[i] * let(w[p][i] + a[i] * u[k - 1])
     plane = [wr[j] if j != i else 0 for j in range(3)]
     wdk = v3.add(v3.mv(T, wdpre), v3.cross(plane, [x * upk for x in a]))
     wdk[i] = wd[p][i] + a[i] * qdd[k - 1]
     return wr, wdk
+
+
+def _turned_column(M, T, i):
+    """``{j: U_k[j, i]}`` for the entries across the axis i of a revolute
+    link's U, from its parent's ``M = R^T U_p R`` (seen in the joint
+    frame) turned by the joint's turn ``T``: ``U_k = A U_p A^T + qdd
+    skew(a) + 2 q' (a w_r^T - (w_r . a) 1) + q'^2 (a a^T - 1)``, whose
+    added terms lie in row i and on the diagonal, so that column i across
+    the axis is ``A U_p A^T``'s.  Taken when M has at most one nonzero
+    entry there: a product (of the first link's ``qdd``, say) that the turn
+    of ``wd`` makes anyway, in place of ``w_j w_i +- wd``.  Empty
+    otherwise."""
+    across = [j for j in range(3) if j != i]
+    if sum(1 for j in across if v3.nz(M[j, i])) > 1:
+        return {}
+    turned = v3.mv(T, [M[j, i] for j in range(3)])
+    return {j: turned[j] for j in across}
 
 
 def _fold_masses(specs, inertia, P):
@@ -542,7 +564,10 @@ def customised_inverse_dynamics(
                 # A turn about axis i keeps w_j^2 + w_k^2: U_ii is the
                 # parent's, seen in the joint frame (a free permutation).
                 i = [abs(x) for x in s.axis].index(1)
-                Uk[i, i] = (R.T * U[p] * R)[i, i]
+                M = R.T * U[p] * R
+                Uk[i, i] = M[i, i]
+                for j, x in _turned_column(M, Ak * R, i).items():
+                    Uk[j, i] = x
             U.append(let(Uk))
         A.append(Ak)
         P.append(off)
