@@ -41,6 +41,10 @@ cheap on a real robot's geometry:
   fixed there): carried into the parent's constants ``M``, ``MS``, ``J``
   wherever that adds no nonzero parameter, and a link sharing its
   parent's origin then needs no force of its own beyond ``U MS``;
+* the rest of U's column along a revolute joint's axis is also the
+  parent's, turned (the joint rate's terms lie in the axis's row and on
+  the diagonal): taken where the parent's has a single nonzero entry
+  there, one product in place of ``w_x w_z + wd_y``;
 * a revolute joint parallel to its revolute parent (no constant
   rotation between them, the same axis: a PUMA-like elbow) is turned by
   the sum of the two angles where the parent's vectors before its own
