@@ -41,6 +41,7 @@ __all__ = [
     "bench_khalil",
     "khalil_targets",
     "customisation_rows",
+    "summed_angle_rows",
     "main",
 ]
 
@@ -149,6 +150,11 @@ def _customised_case(robot, assumptions, parameters):
     params = set(link[1]) | set(ms.parameters)
     c = assignments_counts(prog, params)
     out = {"inverse": (c.mul, c.add, c.param_mul, c.param_add)}
+    prog, _ = customised_inverse_dynamics(
+        ms, zdd, inertia=link[0], program=True, summed_angles=False
+    )
+    t = assignments_counts(prog, params)
+    out["inverse_turn_by_turn"] = (t.mul, t.add, t.param_mul, t.param_add)
     prog, _, n = customised_forward_dynamics(ms, link=link)
     c = assignments_counts(prog, params)
     m, a = ldl_solve_counts(n)
@@ -223,12 +229,14 @@ def bench_khalil(out, log=print, *, cap=300.0, formulations=True) -> list[dict]:
     counts ``customised_ne`` alone."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    rows = []
+    rows, summed = [], []
     for robot in ROBOTS:
         for assumptions in SYSTEM_OPTIONS:
             for parameters in ("standard", "base"):
                 t0 = time.perf_counter()
                 got = _capped(_customised_case, robot, assumptions, parameters, cap=cap)
+                if got is not None:
+                    summed += summed_angle_rows(robot, assumptions, parameters, got)
                 for model in ("inverse", "forward", "mass_matrix"):
                     rows.append(
                         _row(
@@ -280,19 +288,54 @@ def bench_khalil(out, log=print, *, cap=300.0, formulations=True) -> list[dict]:
         w.writerows(rows)
     passes = []
     if formulations:
-        log("  customisation passes, stanford_arm (Khalil), general inertia")
-        passes = _capped(customisation_rows, cap=cap) or []
-        for r in passes:
-            log(
-                f"    {r['formulation']:15s} {r['pass']:14s} {r['mul']}/{r['add']} "
-                f"(saved {r['saved_mul']}/{r['saved_add']}, calls {r['calls']})"
-            )
-        if passes:
-            with open(out / "khalil_passes.csv", "w", newline="") as fh:
-                w = csv.DictWriter(fh, fieldnames=list(passes[0]))
-                w.writeheader()
-                w.writerows(passes)
+        for robot in ROBOTS:
+            log(f"  customisation passes, {robot} (Khalil), general inertia")
+            got = _capped(customisation_rows, robot, cap=cap) or []
+            for r in got:
+                log(
+                    f"    {r['formulation']:15s} {r['pass']:14s} "
+                    f"{r['mul']}/{r['add']} (saved {r['saved_mul']}/"
+                    f"{r['saved_add']}, calls {r['calls']})"
+                )
+            passes += got
+    passes += summed
+    if passes:
+        with open(out / "khalil_passes.csv", "w", newline="") as fh:
+            w = csv.DictWriter(fh, fieldnames=list(passes[0]))
+            w.writeheader()
+            w.writerows(passes)
     (out / "khalil.md").write_text(khalil_markdown(rows, passes))
+    return rows
+
+
+def summed_angle_rows(robot, assumptions, parameters, got) -> list[dict]:
+    """Two rows of the customisation passes for one case of the
+    customised Newton-Euler inverse dynamics (``got`` of
+    ``_customised_case``): turned joint by joint, then with parallel
+    revolute joints turned by the sum of their angles, and what the sums
+    saved (formulation ``customised_ne <assumptions> <parameters>``)."""
+    name = f"customised_ne {assumptions} {parameters}"
+    before, after = got["inverse_turn_by_turn"], got["inverse"]
+    rows = []
+    for label, c, prev in (
+        ("turn by turn", before, before),
+        ("summed angles", after, before),
+    ):
+        rows.append(
+            {
+                "robot": robot,
+                "formulation": name,
+                "pass": label,
+                "mul": c[0],
+                "add": c[1],
+                "calls": "",
+                "param_mul": c[2],
+                "param_add": c[3],
+                "saved_mul": prev[0] - c[0],
+                "saved_add": prev[1] - c[1],
+                "saved_calls": "",
+            }
+        )
     return rows
 
 
@@ -379,18 +422,24 @@ def khalil_markdown(rows, passes=()) -> str:
             "",
             "## Customisation passes (symbolic.customise), applied alike",
             "",
-            "tau of each formulation on the Khalil Stanford arm with general "
-            "symbolic inertia (declared mass, mass centre, central inertia); "
-            "the zero products are those of the simplified assumption set. "
-            "Counts after each pass, and what the pass saved per evaluation.",
+            "tau of each formulation on each robot's Khalil geometry with "
+            "general symbolic inertia (declared mass, mass centre, central "
+            "inertia); the zero products are those of the simplified "
+            "assumption set. Counts after each pass, and what the pass saved "
+            "per evaluation. The rows `customised_ne <assumptions> "
+            "<parameters>` are the customised Newton-Euler inverse dynamics "
+            "of that case (the counts of the first table), turned joint by "
+            "joint and with parallel revolute joints turned by the sum of "
+            "their angles.",
             "",
-            "| formulation | pass | mul | add | sin/cos calls | per parameter "
-            "set mul/add | saved mul/add/calls |",
-            "|---|---|---|---|---|---|---|",
+            "| robot | formulation | pass | mul | add | sin/cos calls | per "
+            "parameter set mul/add | saved mul/add/calls |",
+            "|---|---|---|---|---|---|---|---|",
         ]
         for r in passes:
             lines.append(
-                f"| {r['formulation']} | {r['pass']} | {r['mul']} | {r['add']} | "
+                f"| {r.get('robot', '')} | {r['formulation']} | {r['pass']} | "
+                f"{r['mul']} | {r['add']} | "
                 f"{r['calls']} | {r['param_mul']}/{r['param_add']} | "
                 f"{r['saved_mul']}/{r['saved_add']}/{r['saved_calls']} |"
             )

@@ -41,6 +41,16 @@ cheap on a real robot's geometry:
   fixed there): carried into the parent's constants ``M``, ``MS``, ``J``
   wherever that adds no nonzero parameter, and a link sharing its
   parent's origin then needs no force of its own beyond ``U MS``;
+* the rest of U's column along a revolute joint's axis is also the
+  parent's, turned (the joint rate's terms lie in the axis's row and on
+  the diagonal): taken where the parent's has a single nonzero entry
+  there, one product in place of ``w_x w_z + wd_y``;
+* a revolute joint parallel to its revolute parent (no constant
+  rotation between them, the same axis: a PUMA-like elbow) is turned by
+  the sum of the two angles where the parent's vectors before its own
+  turn are sparser (SYMORO's ``C23``, ``S23``): ``w`` and ``wd`` from the
+  grandparent's, and backwards its moment carried into the grandparent
+  by the same turn (its axis component is the parent's unchanged);
 * zero components (the first link's velocity, an assumption set's zero
   products of inertia and first moments, base parameters that vanish)
   propagate as exact zeros, and parameter-only products (``M_j g``,
@@ -291,6 +301,74 @@ def _moment(J, w, wd, pr, U):
     return out
 
 
+def _angle_sum(specs, k, q, u, w, wd, qdd, let):
+    """``(T_k w_p, wd_k)`` of a revolute joint k parallel to its revolute
+    parent p (no constant rotation between them, the same axis), by the
+    one turn ``q_p + q_k`` from the grandparent's vectors seen in p's
+    joint frame (``w'``, ``wd'``: a free signed permutation), when these
+    have fewer nonzero components across the axis than p's own: the
+    sines and cosines of ``q_p + q_k`` replace the products of p's turn
+    and k's (SYMORO's ``C23``, ``S23``).  With ``T`` that turn::
+
+        w_k  = T w' + (u_p + u_k) a                (across the axis)
+        wd_k = T wd' + (T w') x a (u_p + u_k) + (wd_p . a + qdd_k) a
+
+    (a turn about a commutes with ``x a``).  None when it does not
+    apply."""
+    s = specs[k - 1]
+    p = s.parent
+    if not p or s.kind != "revolute" or sm.Matrix(s.rotation) != sm.eye(3):
+        return None
+    sp = specs[p - 1]
+    Rp = sm.Matrix(sp.rotation)
+    if (
+        sp.kind != "revolute"
+        or tuple(sp.axis) != tuple(s.axis)
+        or not _is_signed_permutation(Rp)
+    ):
+        return None
+    i = [abs(x) for x in s.axis].index(1)
+    across = [j for j in range(3) if j != i]
+    wpre, wdpre = v3.mtv(Rp, w[sp.parent]), v3.mtv(Rp, wd[sp.parent])
+
+    def nonzero(v):
+        return sum(1 for j in across if v3.nz(v[j]))
+
+    if nonzero(wpre) + nonzero(wdpre) >= nonzero(w[p]) + nonzero(wd[p]):
+        return None
+    T = _rotation(s, q[p - 1] + q[k - 1])
+    a = [sm.Integer(x) for x in s.axis]
+    turned = v3.mv(T, wpre)
+    wr = let([turned[j] if j != i else w[p][i] for j in range(3)])
+    # u_p + u_k; when w' has no axis component it is k's own (a . w_k),
+    # the very sum the caller forms.
+    if v3.nz(wpre[i]):
+        upk = let(u[p - 1] + u[k - 1])
+    else:
+        upk = a[i] * let(w[p][i] + a[i] * u[k - 1])
+    plane = [wr[j] if j != i else 0 for j in range(3)]
+    wdk = v3.add(v3.mv(T, wdpre), v3.cross(plane, [x * upk for x in a]))
+    wdk[i] = wd[p][i] + a[i] * qdd[k - 1]
+    return wr, wdk
+
+
+def _turned_column(M, T, i):
+    """``{j: U_k[j, i]}`` for the entries across the axis i of a revolute
+    link's U, from its parent's ``M = R^T U_p R`` (seen in the joint
+    frame) turned by the joint's turn ``T``: ``U_k = A U_p A^T + qdd
+    skew(a) + 2 q' (a w_r^T - (w_r . a) 1) + q'^2 (a a^T - 1)``, whose
+    added terms lie in row i and on the diagonal, so that column i across
+    the axis is ``A U_p A^T``'s.  Taken when M has at most one nonzero
+    entry there: a product (of the first link's ``qdd``, say) that the turn
+    of ``wd`` makes anyway, in place of ``w_j w_i +- wd``.  Empty
+    otherwise."""
+    across = [j for j in range(3) if j != i]
+    if sum(1 for j in across if v3.nz(M[j, i])) > 1:
+        return {}
+    turned = v3.mv(T, [M[j, i] for j in range(3)])
+    return {j: turned[j] for j in across}
+
+
 def _fold_masses(specs, inertia, P):
     """Each revolute link's mass carried into its parent, from the tips
     inwards, where that adds no nonzero parameter the parent lacks.  The
@@ -326,6 +404,7 @@ def customised_inverse_dynamics(
     parameters="standard",
     inertia=None,
     program=False,
+    summed_angles=True,
 ):
     """Joint forces ``tau`` of a joint tree by the customised recursive
     Newton-Euler algorithm (see the module), in the standard or base
@@ -359,6 +438,11 @@ def customised_inverse_dynamics(
         :func:`eomcompare.formulations.newton_euler_composite.customised_forward_dynamics`
         builds): ``tau``'s intermediates named in it, ``tau`` returned in
         its symbols.
+
+    summed_angles : bool
+        Turn a revolute joint parallel to its revolute parent by the sum
+        of the two angles where that is cheaper (``_angle_sum``; default);
+        False turns joint by joint (to measure what the sums save).
 
     Returns
     -------
@@ -423,13 +507,17 @@ def customised_inverse_dynamics(
     if isinstance(program, _Program):
         let = program
     else:
-        let = _Program(set(symbols) | set(ms.parameters)) if program else _same
+        # The inertia's symbols are constants, given or not.
+        constants = set(symbols) | set(ms.parameters)
+        for m, mc, J in inertia:
+            constants |= sm.Matrix([m, *mc, *J]).free_symbols
+        let = _Program(constants) if program else _same
     g = next(s for s in ms.parameters if s.name == "g")
     zero = [sm.S.Zero] * 3
     # Index 0: the base, accelerating upwards at g (gravity).
     w, wd, vd, U = [zero], [zero], [[0, 0, g]], [sm.zeros(3, 3)]
     pr = [None]
-    A, P = [None], [None]
+    A, P, parallel = [None], [None], [False]
     for k, s in enumerate(specs, start=1):
         p = s.parent
         Ak = _rotation(s, q[k - 1])
@@ -441,13 +529,21 @@ def customised_inverse_dynamics(
             )
         # Origin acceleration of link k seen in the parent: vd_p + U_p P_k.
         vp = v3.add(vd[p], v3.mv(U[p], off)) if any(v3.nz(x) for x in off) else vd[p]
-        wr = let(v3.mv(Ak, w[p]))
-        wdr = let(v3.mv(Ak, wd[p]))
+        summed = summed_angles and _angle_sum(specs, k, q, u, w, wd, accelerations, let)
+        parallel.append(bool(summed))
+        if summed:
+            wr, wdk = summed
+        else:
+            wr = let(v3.mv(Ak, w[p]))
+            wdr = let(v3.mv(Ak, wd[p]))
         vk = let(v3.mv(Ak, let(vp)))
         if s.kind == "revolute":
             qa = [x * u[k - 1] for x in a]
             wk = v3.add(wr, qa)
-            wdk = v3.add(wdr, [x * accelerations[k - 1] for x in a], v3.cross(wr, qa))
+            if not summed:
+                wdk = v3.add(
+                    wdr, [x * accelerations[k - 1] for x in a], v3.cross(wr, qa)
+                )
         else:
             wk, wdk = wr, wdr
             qa = [x * u[k - 1] for x in a]
@@ -472,7 +568,10 @@ def customised_inverse_dynamics(
                 # A turn about axis i keeps w_j^2 + w_k^2: U_ii is the
                 # parent's, seen in the joint frame (a free permutation).
                 i = [abs(x) for x in s.axis].index(1)
-                Uk[i, i] = (R.T * U[p] * R)[i, i]
+                M = R.T * U[p] * R
+                Uk[i, i] = M[i, i]
+                for j, x in _turned_column(M, Ak * R, i).items():
+                    Uk[j, i] = x
             U.append(let(Uk))
         A.append(Ak)
         P.append(off)
@@ -491,18 +590,38 @@ def customised_inverse_dynamics(
     # Backward pass.  A revolute link whose origin is its parent's moves
     # its parent's origin's acceleration: its mass term rotated back is
     # M_k vd_p, so its mass joins the parent's (SYMORO's wrist).
+    # A child c parallel to its parent k (forward: _angle_sum) leaves its
+    # moment n_c pending in k: k's axis component is a . n_c, and k's
+    # parent receives it by the one turn q_k + q_c.
     tau = [sm.S.Zero] * n
+    pending = [[] for _ in range(n + 1)]
+
+    def carried(k):
+        s = specs[k - 1]
+        turned = [
+            let(v3.mtv(_rotation(s, q[k - 1] + q[c - 1]), m)) for c, m in pending[k]
+        ]
+        return let(v3.add(let(v3.mtv(A[k], let(nn[k]))), *turned))
+
     for k in range(n, 0, -1):
         s = specs[k - 1]
         a = [sm.Integer(x) for x in s.axis]
         p = s.parent
         shared = s.kind == "revolute" and not any(v3.nz(x) for x in P[k])
         if s.kind == "revolute":
-            tau[k - 1] = v3.dot(a, nn[k])
+            tau[k - 1] = sm.Add(
+                v3.dot(a, nn[k]), *[v3.dot(a, m) for _, m in pending[k]]
+            )
+        if p and parallel[k]:
+            # k's moment whole, in its frame (its own pending turned in).
+            m = v3.add(nn[k], *[v3.mtv(A[c], m) for c, m in pending[k]])
+            pending[p].append((k, let(m)))
+            pending[k] = []
         if p and shared:
             mass[p] = mass[p] + mass[k]
             f[p] = let(v3.add(f[p], let(v3.mtv(A[k], let(f[k])))))
-            nn[p] = let(v3.add(nn[p], let(v3.mtv(A[k], let(nn[k])))))
+            if not parallel[k]:
+                nn[p] = let(v3.add(nn[p], carried(k)))
             continue
         fk = v3.add(f[k], [mass[k] * x for x in vd[k]]) if v3.nz(mass[k]) else f[k]
         if s.kind == "prismatic":
@@ -510,9 +629,8 @@ def customised_inverse_dynamics(
         if p:
             fp = let(v3.mtv(A[k], let(fk)))
             f[p] = let(v3.add(f[p], fp))
-            nn[p] = let(
-                v3.add(nn[p], let(v3.mtv(A[k], let(nn[k]))), v3.cross(P[k], fp))
-            )
+            moment = [] if parallel[k] else [carried(k)]
+            nn[p] = let(v3.add(nn[p], *moment, v3.cross(P[k], fp)))
     if isinstance(program, _Program):
         return sm.Matrix(tau), tuple(symbols)
     if program:

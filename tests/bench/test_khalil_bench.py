@@ -62,3 +62,21 @@ def test_markdown_lists_every_row_and_target():
     text = khalil_markdown(rows)
     assert "| rx90 | general | base | inverse | customised_ne | 250 | 230 |" in text
     assert text.count("<= 0.9 x SYMORO") == len(TARGETS)
+
+
+def test_summed_angle_rows_say_what_the_sums_save():
+    from eomcompare.bench.khalil import summed_angle_rows
+
+    got = {"inverse": (10, 20, 1, 2), "inverse_turn_by_turn": (14, 23, 1, 2)}
+    before, after = summed_angle_rows("rx90", "general", "base", got)
+    assert before["formulation"] == after["formulation"] == "customised_ne general base"
+    assert (before["pass"], before["saved_mul"], before["saved_add"]) == (
+        "turn by turn",
+        0,
+        0,
+    )
+    # 14 - 10 multiplications and 23 - 20 additions saved.
+    assert (after["pass"], after["mul"], after["add"]) == ("summed angles", 10, 20)
+    assert (after["saved_mul"], after["saved_add"]) == (4, 3)
+    text = khalil_markdown([], [before, after])
+    assert "| rx90 | customised_ne general base | summed angles | 10 | 20 |" in text
