@@ -100,7 +100,9 @@ def cost_at_error(frame: pd.DataFrame, level: float) -> pd.DataFrame:
                 "cpu_s_median": float("nan"),
                 "cpu_s_k": float("nan"),
                 "t_final": (
-                    float(stopped["t_final"]) if "t_final" in stopped.index else float("nan")
+                    float(stopped["t_final"])
+                    if "t_final" in stopped.index
+                    else float("nan")
                 ),
             }
         out.append(rec)

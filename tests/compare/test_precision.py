@@ -339,7 +339,10 @@ def test_opensims_a02_time_stands_beside_the_variant_the_port_ran():
     of its timed solves."""
     base = _synthetic().iloc[:3]
     frames = []
-    for label, t_final, cpu in (("n_four_bar[n=2]", 10.0, 0.1), ("n_four_bar[n=40]", 20.0, 2.0)):
+    for label, t_final, cpu in (
+        ("n_four_bar[n=2]", 10.0, 0.1),
+        ("n_four_bar[n=40]", 20.0, 2.0),
+    ):
         frames.append(
             base.assign(
                 system=label,

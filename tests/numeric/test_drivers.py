@@ -57,7 +57,9 @@ def test_odeint_follows_the_pendulums_closed_form_like_dop853(pendulum):
         assert res.success and np.array_equal(res.t, grid)
         errors[method] = _p1_distance(res.q[:, 0], exact)
     assert errors["odeint"] < 1e-6 and errors["DOP853"] < 1e-6
-    loose = integrate(pendulum, 40.0, method="odeint", rtol=1e-4, atol=1e-4, t_eval=grid)
+    loose = integrate(
+        pendulum, 40.0, method="odeint", rtol=1e-4, atol=1e-4, t_eval=grid
+    )
     assert _p1_distance(loose.q[:, 0], exact) > 100 * errors["odeint"]
 
 
