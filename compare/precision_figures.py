@@ -244,8 +244,10 @@ def write_iftomm_table(
         lines.append("No IFToMM problem in this sweep.")
     else:
         shown = table.copy()
+        shown["t_final"] = shown["t_final"].map(
+            lambda v: "—" if not np.isfinite(v) else f"{v:g}"
+        )
         for c in (
-            "t_final",
             "cpu_s",
             "cpu_s_median",
             "cpu_s_k",

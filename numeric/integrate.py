@@ -180,9 +180,18 @@ def _projection_functions(ms):
     return funcs
 
 
+#: Coordinates an error message names (a long chain's first ones).
+DESCRIBED_COORDINATES = 12
+
+
 def _describe(ms, q):
     names = [display_name(c) for c in ms.coordinates]
-    return ", ".join(f"{n}={v:.6g}" for n, v in zip(names, q))
+    shown = ", ".join(f"{n}={v:.6g}" for n, v in zip(names[:DESCRIBED_COORDINATES], q))
+    if len(names) > DESCRIBED_COORDINATES:
+        shown += (
+            f", ... (the first {DESCRIBED_COORDINATES} of {len(names)} coordinates)"
+        )
+    return shown
 
 
 def project_state(system, t0, q, qd, parameters=None, *, tol=1e-12, maxiter=20):

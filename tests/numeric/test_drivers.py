@@ -143,3 +143,20 @@ def test_a_failed_segment_reports_where_it_stopped():
     assert not seg.success and seg.x_end is None and seg.message
     assert seg.t.tolist() == [0.25, 0.5]
     assert np.allclose(seg.y[0], 1 / (1 - seg.t), rtol=1e-7)
+
+
+def test_a_message_names_a_long_chains_first_coordinates_only():
+    """An error at a configuration of the 40-window four-bar (81
+    coordinates) names the first twelve and says how many there are."""
+    from types import SimpleNamespace
+
+    import sympy.physics.mechanics as me
+
+    from eomcompare.numeric.integrate import _describe
+
+    long = SimpleNamespace(coordinates=me.dynamicsymbols("q0:81"))
+    text = _describe(long, np.arange(81.0))
+    assert text.startswith("q0=0, q1=1, ") and "q11=11, ..." in text
+    assert "q12=" not in text and text.endswith("(the first 12 of 81 coordinates)")
+    short = SimpleNamespace(coordinates=me.dynamicsymbols("q0:3"))
+    assert _describe(short, [0.5, 1.0, 2.0]) == "q0=0.5, q1=1, q2=2"
