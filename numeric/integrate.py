@@ -175,6 +175,10 @@ def _projection_functions(ms):
         "phi_q": sm.lambdify(args, jac, cse=True),
         "B": sm.lambdify(args, B, cse=True),
         "c": sm.lambdify(args, c, cse=True),
+        # Read once: the declaration's constraint lists are sympy matrices
+        # built anew at each access, which for the 40-window four-bar cost
+        # more than the rest of a projection.
+        "deficient": len(ms.redundant_holonomic_constraints),
     }
     _PROJECTORS[ms] = funcs
     return funcs
@@ -199,7 +203,10 @@ def project_state(system, t0, q, qd, parameters=None, *, tol=1e-12, maxiter=20):
 
     Minimal-norm corrections: Gauss-Newton ``q <- q - Phi_q^+ Phi(t, q)``
     until ``max |Phi| <= tol``, then ``q' <- q' - B^+ (B q' + c)`` with the
-    velocity constraints written as ``B(t, q) q' + c(t, q) = 0``.
+    velocity constraints written as ``B(t, q) q' + c(t, q) = 0``, where
+    ``max |B q' + c|`` exceeds ``tol`` (a state on the constraints, as the
+    equations that solve for the dependent coordinates keep it, costs no
+    least-squares solve).
 
     Parameters
     ----------
@@ -211,7 +218,7 @@ def project_state(system, t0, q, qd, parameters=None, *, tol=1e-12, maxiter=20):
         Parameter values (a mapping of overrides, or the full vector in
         ``system.parameters`` order).
     tol : float
-        Tolerance on the holonomic residual.
+        Tolerance on the holonomic and the velocity residual.
     maxiter : int
         Gauss-Newton iterations before giving up.
 
@@ -247,7 +254,7 @@ def project_state(system, t0, q, qd, parameters=None, *, tol=1e-12, maxiter=20):
     # rank-deficient by that many on the manifold, and only nearly so off
     # it; a least-squares solve at full rank would read the drift's tiny
     # singular values as real and jump the state.
-    deficient = len(system.redundant_holonomic_constraints)
+    deficient = f["deficient"]
     solve = _lstsq if not deficient else functools.partial(_truncated, k=deficient)
     if f["n_hol"]:
         res = np.inf
@@ -267,7 +274,9 @@ def project_state(system, t0, q, qd, parameters=None, *, tol=1e-12, maxiter=20):
     if f["n_vel"]:
         B = np.asarray(f["B"](t0, q, p), dtype=float).reshape(-1, n)
         c = np.asarray(f["c"](t0, q, p), dtype=float).ravel()
-        qd -= solve(B, B @ qd + c)
+        r = B @ qd + c
+        if r.size and np.max(np.abs(r)) > tol:
+            qd -= solve(B, r)
     for g in system.states.norm_invariants:
         # A unit quaternion (the norm its kinematic equations keep): back
         # onto the unit sphere, its rates onto the sphere's tangent plane.
