@@ -20,7 +20,9 @@ with every row: an error below it cannot be resolved.
 
 Integrators are a name -> callable table (:data:`INTEGRATORS`), each with
 the signature of :func:`eomcompare.numeric.integrate.integrate` less its ``method``;
-a DAE solver is one more entry.  The implicit ones (Radau, BDF, LSODA) use
+a DAE solver is one more entry, and so is each compiled driver of
+:mod:`eomcompare.numeric.drivers` (``odeint``: LSODA stepping in compiled
+code, where solve_ivp's methods step in Python).  The implicit ones (Radau, BDF, LSODA) use
 the Jacobian of finite differences of the compiled right-hand side
 (:data:`JACOBIANS`: scipy's ``num_jac`` for Radau and BDF, LSODA's own
 differences), each evaluation counted in ``nfev``.
@@ -55,6 +57,7 @@ import numpy as np
 import pandas as pd
 
 from eomcompare.numeric.dae import NoMultiplierFormError
+from eomcompare.numeric.drivers import UnsupportedDriverError
 
 from .precision_problems import (
     DAE_INTEGRATOR,
@@ -350,9 +353,11 @@ def run_curve(curve: Curve, settings: PrecisionSettings, reference: dict) -> lis
                 res, took = solve()
         except SingularConfigurationError as exc:
             rows += rows_with("singular", str(exc), [tol])
-        except NoMultiplierFormError as exc:
+        except (NoMultiplierFormError, UnsupportedDriverError) as exc:
             # Not a failure of the solve: the formulation has no multiplier
-            # form for the DAE integrator (kane, modified_lagrange, ...).
+            # form for the DAE integrator (kane, modified_lagrange, ...), or
+            # a compiled driver cannot watch its equations for singular
+            # positions.
             rows += rows_with("refused", str(exc), settings.tolerances[i:])
             break
         except SolveCapped as exc:

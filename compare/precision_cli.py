@@ -79,7 +79,9 @@ def build_parser() -> argparse.ArgumentParser:
         default=["DOP853"],
         help=f"of {', '.join(INTEGRATORS)} (default DOP853); the implicit "
         "ones use finite differences of the compiled right-hand side as "
-        "their Jacobian",
+        "their Jacobian; odeint is LSODA stepping in compiled code "
+        "(scipy.integrate.odeint), refused where the watch for singular "
+        "positions applies",
     )
     p.add_argument(
         "--treatments",
@@ -133,6 +135,22 @@ def build_parser() -> argparse.ArgumentParser:
         default=60.0,
         metavar="SECONDS",
         help="processor seconds one solve may take; the curve stops there (default 60)",
+    )
+    p.add_argument(
+        "--time-samples",
+        type=int,
+        default=3,
+        metavar="K",
+        help="solves timed per row, the fastest kept (cpu_s; cpu_s_median "
+        "and cpu_s_k beside it) (default 3)",
+    )
+    p.add_argument(
+        "--time-budget",
+        type=float,
+        default=0.5,
+        metavar="SECONDS",
+        help="processor seconds the repeated solves of a row may take in "
+        "all; at least one runs (default 0.5)",
     )
     p.add_argument("--jobs", type=int, default=None, help="worker processes")
     p.add_argument(
@@ -190,6 +208,14 @@ def _check(args) -> PrecisionSettings:
         raise UsageError(f"--connect-timeout must be a positive number, not {wait}")
     if args.output_steps is not None and args.output_steps < 1:
         raise UsageError(f"--output-steps must be positive, not {args.output_steps}")
+    if args.time_samples < 1:
+        raise UsageError(
+            f"--time-samples must be a positive integer, not {args.time_samples}"
+        )
+    if not (args.time_budget >= 0 and math.isfinite(args.time_budget)):
+        raise UsageError(
+            f"--time-budget must be a non-negative number, not {args.time_budget}"
+        )
     try:
         settings = PrecisionSettings(
             tolerances=tuple(args.tolerances),
@@ -197,6 +223,8 @@ def _check(args) -> PrecisionSettings:
             output_steps=args.output_steps,
             backend=args.backend,
             solve_cap=args.solve_cap,
+            time_samples=args.time_samples,
+            time_budget=args.time_budget,
             use_cache=not args.no_cache,
         )
     except ValueError as exc:

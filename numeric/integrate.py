@@ -29,6 +29,11 @@ remedies:
 ``stabilization=None``
     Plain integration, to observe the drift.
 
+The integrator is a ``solve_ivp`` method or a compiled driver
+(:mod:`eomcompare.numeric.drivers`, ``method="odeint"``), which integrates
+the same segments with the same projection, its step loop in compiled
+code.
+
 States are reported at output times as the integrator reached them, before
 any projection, so the residuals in the result are the drift the
 trajectory actually shows, not the (near zero) residual after projection.
@@ -52,6 +57,7 @@ from eomcompare.symbolic.plain import plain_replacements, to_plain
 from eomcompare.symbolic.text import display_name
 from eomcompare.symbolic.types import ArrayLike
 
+from .drivers import DRIVERS, UnsupportedDriverError
 from .model import NumericModel, SingularConfigurationError, is_equations_of_motion
 from .states import ConstraintError
 
@@ -169,14 +175,27 @@ def _projection_functions(ms):
         "phi_q": sm.lambdify(args, jac, cse=True),
         "B": sm.lambdify(args, B, cse=True),
         "c": sm.lambdify(args, c, cse=True),
+        # Read once: the declaration's constraint lists are sympy matrices
+        # built anew at each access, which for the 40-window four-bar cost
+        # more than the rest of a projection.
+        "deficient": len(ms.redundant_holonomic_constraints),
     }
     _PROJECTORS[ms] = funcs
     return funcs
 
 
+#: Coordinates an error message names (a long chain's first ones).
+DESCRIBED_COORDINATES = 12
+
+
 def _describe(ms, q):
     names = [display_name(c) for c in ms.coordinates]
-    return ", ".join(f"{n}={v:.6g}" for n, v in zip(names, q))
+    shown = ", ".join(f"{n}={v:.6g}" for n, v in zip(names[:DESCRIBED_COORDINATES], q))
+    if len(names) > DESCRIBED_COORDINATES:
+        shown += (
+            f", ... (the first {DESCRIBED_COORDINATES} of {len(names)} coordinates)"
+        )
+    return shown
 
 
 def project_state(system, t0, q, qd, parameters=None, *, tol=1e-12, maxiter=20):
@@ -184,7 +203,10 @@ def project_state(system, t0, q, qd, parameters=None, *, tol=1e-12, maxiter=20):
 
     Minimal-norm corrections: Gauss-Newton ``q <- q - Phi_q^+ Phi(t, q)``
     until ``max |Phi| <= tol``, then ``q' <- q' - B^+ (B q' + c)`` with the
-    velocity constraints written as ``B(t, q) q' + c(t, q) = 0``.
+    velocity constraints written as ``B(t, q) q' + c(t, q) = 0``, where
+    ``max |B q' + c|`` exceeds ``tol`` (a state on the constraints, as the
+    equations that solve for the dependent coordinates keep it, costs no
+    least-squares solve).
 
     Parameters
     ----------
@@ -196,7 +218,7 @@ def project_state(system, t0, q, qd, parameters=None, *, tol=1e-12, maxiter=20):
         Parameter values (a mapping of overrides, or the full vector in
         ``system.parameters`` order).
     tol : float
-        Tolerance on the holonomic residual.
+        Tolerance on the holonomic and the velocity residual.
     maxiter : int
         Gauss-Newton iterations before giving up.
 
@@ -232,7 +254,7 @@ def project_state(system, t0, q, qd, parameters=None, *, tol=1e-12, maxiter=20):
     # rank-deficient by that many on the manifold, and only nearly so off
     # it; a least-squares solve at full rank would read the drift's tiny
     # singular values as real and jump the state.
-    deficient = len(system.redundant_holonomic_constraints)
+    deficient = f["deficient"]
     solve = _lstsq if not deficient else functools.partial(_truncated, k=deficient)
     if f["n_hol"]:
         res = np.inf
@@ -252,7 +274,9 @@ def project_state(system, t0, q, qd, parameters=None, *, tol=1e-12, maxiter=20):
     if f["n_vel"]:
         B = np.asarray(f["B"](t0, q, p), dtype=float).reshape(-1, n)
         c = np.asarray(f["c"](t0, q, p), dtype=float).ravel()
-        qd -= solve(B, B @ qd + c)
+        r = B @ qd + c
+        if r.size and np.max(np.abs(r)) > tol:
+            qd -= solve(B, r)
     for g in system.states.norm_invariants:
         # A unit quaternion (the norm its kinematic equations keep): back
         # onto the unit sphere, its rates onto the sphere's tangent plane.
@@ -366,13 +390,18 @@ def integrate(
     t_final : float
         End time; integration starts at the initial state's time.
     method : str
-        A ``scipy.integrate.solve_ivp`` method.
+        A ``scipy.integrate.solve_ivp`` method, or a compiled driver of
+        :data:`eomcompare.numeric.drivers.DRIVERS` (``"odeint"``: LSODA
+        stepping in compiled code, far cheaper per step than solve_ivp).
+        The drivers take no events: with equations that integrate
+        dependent coordinates they need ``singularity_tol=None``.
     rtol, atol : float
         Integrator tolerances.
     t_eval : array_like, optional
         Output times.  Default: every segment boundary (every
         ``projection_interval``), or the integrator's own steps when nothing
-        is projected.
+        is projected; a driver, which reports no steps, every
+        ``projection_interval`` in both cases.
     stabilization : {"projection", "baumgarte", None}
         See the module documentation.  ``"baumgarte"`` needs equations
         derived with ``get_formulation("lagrange", baumgarte=(alpha, beta))``.
@@ -419,6 +448,9 @@ def integrate(
         start or along the way (e.g. a linkage at a dead point), naming it.
     ValueError
         For an unknown ``stabilization`` or ``"baumgarte"`` without gains.
+    UnsupportedDriverError
+        For a driver asked to watch for singular positions (a
+        ``ValueError``).
 
     Examples
     --------
@@ -464,14 +496,28 @@ def integrate(
     nfev = [0]
     last = {}
     events = _singularity_event(model, singularity_tol)
+    driver = DRIVERS.get(method)
+    if driver is not None and events is not None:
+        raise UnsupportedDriverError(
+            f"the {method!r} driver has no event location, which the watch "
+            f"for singular positions needs: {eom.formulation}'s equations of "
+            f"{ms.name!r} integrate its dependent coordinates "
+            f"({len(ms.q_dep)}), and their constraint Jacobian may lose rank "
+            f"between two steps; use a solve_ivp method (DOP853, Radau, ...), "
+            f"or pass singularity_tol=None to integrate without the watch"
+        )
+
+    rhs = model.rhs
 
     def fun(tt, x):
         nfev[0] += 1
         last["t"], last["x"] = tt, x
-        dx = model.rhs(tt, x)
+        dx = rhs(tt, x)
         # One scalar test per call (the sum of finite entries is finite but
-        # for an overflow, which the full test then tells apart).
-        if not math.isfinite(dx.sum()) and not np.all(np.isfinite(dx)):
+        # for an overflow, which the full test then tells apart); summed as
+        # Python floats, which for a small state costs a fraction of a numpy
+        # reduction's call.
+        if not math.isfinite(sum(dx.tolist())) and not np.all(np.isfinite(dx)):
             q, _ = model.coordinates_from(x, tt)
             raise SingularConfigurationError(
                 f"{eom.formulation}: non-finite derivative for {ms.name!r} "
@@ -493,11 +539,13 @@ def integrate(
             or t_eval[-1] > t_final
         ):
             raise ValueError(f"t_eval must be increasing and within [{t0}, {t_final}]")
+    n_seg = int(np.ceil((t_final - t0) / projection_interval - 1e-9))
     if project:
-        n_seg = int(np.ceil((t_final - t0) / projection_interval - 1e-9))
         bounds = np.linspace(t0, t_final, n_seg + 1)
     else:
         bounds = np.array([t0, t_final])
+    if driver is not None and t_eval is None:
+        t_eval = np.linspace(t0, t_final, n_seg + 1)
 
     x = model.state_from(q0, qd0, t0)
     ts, xs = [], []
@@ -515,6 +563,34 @@ def integrate(
         else:
             inside = None
         step = None if first_step is None else min(first_step, b - a)
+        if driver is not None:
+            sol = driver(
+                fun,
+                a,
+                b,
+                x,
+                rtol=rtol,
+                atol=atol,
+                t_out=inside,
+                first_step=step,
+                max_step=max_step,
+            )
+            if not sol.success:
+                success, message = False, sol.message
+                _raise_if_singular(model, sol, last)
+                ts.extend(sol.t)
+                xs.extend(sol.y.T)
+                break
+            ts.extend(sol.t)
+            xs.extend(sol.y.T)
+            x = sol.x_end
+            first_step = sol.last_step
+            if project:
+                q, qd = model.coordinates_from(x, b)
+                q, qd = project_state(ms, b, q, qd, model.p, tol=projection_tol)
+                x = model.state_from(q, qd, b)
+                n_proj += 1
+            continue
         sol = solve_ivp(
             fun,
             (a, b),

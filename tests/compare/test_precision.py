@@ -217,6 +217,42 @@ def test_a02_curves_stop_at_the_singular_position_or_pass_it(tmp_path):
     assert min(r["error"] for r in mod) < 1e-3
 
 
+def test_odeint_sweeps_the_pendulum_and_refuses_the_watched_equations(tmp_path):
+    """The compiled LSODA driver: on A01 (over 5 s) its errors against the
+    closed-form reference fall with the tolerance to below 1e-6 m, as
+    DOP853's do; on the redundant four-bar lagrange integrates the
+    dependent coordinates, whose singular positions it cannot watch, so
+    its curve is refused with the reason, while modified_lagrange (which
+    does not integrate them) runs."""
+    settings = PrecisionSettings(tolerances=TOLS, t_final=5.0, output_steps=50)
+    frame = sweep(
+        ["iftomm_pendulum", "four_bar"],
+        ["lagrange", "modified_lagrange"],
+        integrators=["odeint", "DOP853"],
+        variants={"four_bar": [{"coordinates": "redundant"}]},
+        out=tmp_path,
+        jobs=1,
+        progress=False,
+        settings=settings,
+    )
+    pend = frame[
+        (frame["system"] == "iftomm_pendulum") & (frame["formulation"] == "lagrange")
+    ]
+    for integrator in ("odeint", "DOP853"):
+        rows = pend[pend["integrator"] == integrator].sort_values("tolerance")
+        assert set(rows["status"]) == {"ok"}, rows["message"].tolist()
+        assert rows["error"].iloc[0] < 1e-6 < rows["error"].iloc[-1]
+    bar = frame[
+        frame["system"].str.startswith("four_bar") & (frame["integrator"] == "odeint")
+    ]
+    refused = bar[bar["formulation"] == "lagrange"]
+    assert set(refused["status"]) == {"refused"} and len(refused) == len(TOLS)
+    assert refused["message"].str.contains("no event location").all()
+    ran = bar[bar["formulation"] == "modified_lagrange"]
+    assert set(ran["status"]) == {"ok"}, ran["message"].tolist()
+    assert ran["error"].min() < 1e-6
+
+
 def _synthetic():
     """Two curves on A01 by hand: one reaches 1e-3 at its second tolerance,
     the other never does."""
@@ -297,6 +333,34 @@ def test_costs_are_read_at_an_error_reached_never_at_a_tolerance(tmp_path):
     assert list(pd.read_csv(paths["csv"])["problem"]) == ["A01", "A01"]
 
 
+def test_opensims_a02_time_stands_beside_the_variant_the_port_ran():
+    """OpenSim ran A02 with N = 2 over 10 s: its time is compared with that
+    variant's best, not with N = 40 over 20 s; each row carries the spread
+    of its timed solves."""
+    base = _synthetic().iloc[:3]
+    frames = []
+    for label, t_final, cpu in (
+        ("n_four_bar[n=2]", 10.0, 0.1),
+        ("n_four_bar[n=40]", 20.0, 2.0),
+    ):
+        frames.append(
+            base.assign(
+                system=label,
+                t_final=t_final,
+                cpu_s=base["cpu_s"] * cpu,
+                cpu_s_median=base["cpu_s"] * cpu * 1.5,
+                cpu_s_k=3,
+            )
+        )
+    table = iftomm_table(pd.concat(frames, ignore_index=True)).set_index("system")
+    small, large = table.loc["n_four_bar[n=2]"], table.loc["n_four_bar[n=40]"]
+    assert small["best"] and large["best"]
+    assert small["opensim_over_best"] == pytest.approx(OPENSIM_CPU_S["A02"] / 0.03)
+    assert np.isnan(large["opensim_cpu_s"]) and np.isnan(large["opensim_over_best"])
+    assert large["t_final"] == 20.0 and large["cpu_s"] == pytest.approx(0.6)
+    assert large["cpu_s_median"] == pytest.approx(0.9) and large["cpu_s_k"] == 3
+
+
 @pytest.mark.parametrize(
     "args,message",
     [
@@ -307,6 +371,8 @@ def test_costs_are_read_at_an_error_reached_never_at_a_tolerance(tmp_path):
         (["--tolerances", "1e-3", "1e-4", "1e-5", "1e-6", "1e-7", "2"], "(0, 1)"),
         (["--jobs", "0"], "--jobs must be a positive integer"),
         (["--solve-cap", "-1"], "solve_cap must be a positive number"),
+        (["--time-samples", "0"], "--time-samples must be a positive integer"),
+        (["--time-budget", "nan"], "--time-budget must be a non-negative number"),
         (["--t-final", "nan"], "t_final must be a positive number"),
         (["--formulations", "newton"], "unknown formulations"),
     ],

@@ -179,6 +179,22 @@ def test_numeric_model_and_parameters_are_accepted():
     assert isinstance(a, IntegrationResult) and "four_bar" in repr(a)
 
 
+def test_project_state_leaves_a_state_on_the_constraints_as_it_is():
+    """A state whose residuals are within the tolerance is returned
+    unchanged, bit for bit; one whose rates break the velocity constraints
+    by 1e-9 is corrected to within the tolerance."""
+    ms = cached_system("four_bar")
+    t0, q, qd = ms.random_state(3)
+    assert np.max(np.abs(ms.velocity_residual(t0, q, qd))) < 1e-12
+    q2, qd2 = project_state(ms, t0, q, qd, tol=1e-10)
+    assert np.array_equal(q2, q) and np.array_equal(qd2, qd)
+    off = qd + np.array([1e-9, 0.0, 0.0])
+    assert np.max(np.abs(ms.velocity_residual(t0, q, off))) > 1e-10
+    _, qd3 = project_state(ms, t0, q, off, tol=1e-10)
+    assert np.max(np.abs(ms.velocity_residual(t0, q, qd3))) <= 1e-10
+    assert not np.array_equal(qd3, off)
+
+
 def test_project_state_is_a_minimal_correction():
     """Loop Jacobian written by hand: the position correction is normal to
     the constraint manifold (orthogonal to its tangent, the null vector of

@@ -1,0 +1,153 @@
+"""Compiled integrator drivers for :func:`eomcompare.numeric.integrate.integrate`.
+
+``solve_ivp`` steps in Python: every step of its explicit and implicit
+methods is a few dozen numpy calls, which costs far more than the compiled
+right-hand side of a small model (on the IFToMM pendulum over 2,000 s at
+rtol = atol = 1e-9, about 20 microseconds per evaluation of which the
+equations take under one).  A driver here runs the whole step loop in
+compiled code and calls back into Python only for the right-hand side, so
+a solve costs about what its evaluations cost.
+
+``"odeint"``
+    ODEPACK's LSODA through ``scipy.integrate.odeint``: Adams methods
+    (orders 1 to 12) switching to BDF (orders 1 to 5, with a Jacobian of
+    its own finite differences) where the problem turns stiff.  Output
+    times are interpolated from its own steps (they neither cut its steps
+    nor restart it); it does not step past the end of a segment
+    (``tcrit``).
+
+A driver reports the state at the output times it is given and at the end
+of its segment, nothing in between (it has no step-by-step output and no
+event location).  :func:`integrate` therefore refuses, with
+:class:`UnsupportedDriverError`, the one thing that needs events: the
+watch for singular positions of equations that integrate dependent
+coordinates (``singularity_tol``), which solve_ivp's methods locate
+between steps.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["DRIVERS", "Segment", "UnsupportedDriverError", "odeint_segment"]
+
+
+class UnsupportedDriverError(ValueError):
+    """A driver cannot integrate what was asked (the message says why and
+    what can)."""
+
+
+@dataclass
+class Segment:
+    """One segment's solution, in the shape of ``solve_ivp``'s.
+
+    Attributes
+    ----------
+    t : ndarray, shape (k,)
+        The output times reached (the segment's end only if asked for).
+    y : ndarray, shape (n_states, k)
+    x_end : ndarray or None
+        The state at the segment's end (None on failure).
+    last_step : float or None
+        The last step size, to start the next segment with.
+    success : bool
+    message : str
+    nfev : int
+        Evaluations the driver reports (its Jacobian's included).
+    """
+
+    t: np.ndarray
+    y: np.ndarray
+    x_end: np.ndarray | None
+    last_step: float | None
+    success: bool
+    message: str
+    nfev: int
+    status: int = 0
+    sol: None = None
+
+
+#: LSODA's largest number of steps between two output times (its default
+#: of 500 stops a 2,000 s pendulum with no output in between).
+ODEINT_MXSTEP = 2**31 - 1
+
+
+def odeint_segment(
+    fun: Callable[[float, np.ndarray], np.ndarray],
+    a: float,
+    b: float,
+    x: np.ndarray,
+    *,
+    rtol: float,
+    atol: float,
+    t_out: np.ndarray,
+    first_step: float | None = None,
+    max_step: float = math.inf,
+) -> Segment:
+    """Integrate ``x' = fun(t, x)`` from ``a`` to ``b`` with LSODA
+    (``scipy.integrate.odeint``), reporting the states at ``t_out``
+    (increasing, within ``(a, b]``) and at ``b``.
+
+    An exception raised by ``fun`` propagates.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> seg = odeint_segment(lambda t, x: -x, 0.0, 1.0, np.array([1.0]),
+    ...                      rtol=1e-10, atol=1e-10, t_out=np.array([0.5]))
+    >>> bool(abs(seg.y[0, 0] - np.exp(-0.5)) < 1e-8), seg.t.tolist()
+    (True, [0.5])
+    """
+    from scipy.integrate import ODEintWarning, odeint
+
+    t_out = np.asarray(t_out, dtype=float).ravel()
+    ends_at_b = bool(t_out.size) and t_out[-1] == b
+    times = np.concatenate([[a], t_out, [] if ends_at_b else [b]])
+    with warnings.catch_warnings():
+        # A failure is reported in the result, not as a warning.
+        warnings.simplefilter("ignore", ODEintWarning)
+        y, info = odeint(
+            fun,
+            np.asarray(x, dtype=float),
+            times,
+            tfirst=True,
+            rtol=rtol,
+            atol=atol,
+            full_output=True,
+            tcrit=np.array([b]),
+            h0=float(first_step or 0.0),
+            hmax=float(max_step) if math.isfinite(max_step) else 0.0,
+            mxstep=ODEINT_MXSTEP,
+        )
+    message = str(info["message"])
+    success = message == "Integration successful."
+    nfev = int(info["nfe"][-1]) if len(info["nfe"]) else 0
+    if success:
+        reached = len(times)
+    else:
+        # tcur[i] is where the integration stood after output time i + 1.
+        tcur = np.asarray(info["tcur"], dtype=float)
+        reached = 1 + int(np.argmax(~(tcur >= times[1:]))) if len(tcur) else 1
+    rows = y[1:reached]
+    k = min(len(t_out), len(rows))
+    last = info["hu"][reached - 2] if reached >= 2 else 0.0
+    return Segment(
+        t=t_out[:k].copy(),
+        y=np.asarray(rows[:k], dtype=float).T.reshape(len(x), k),
+        x_end=np.array(y[-1], dtype=float) if success else None,
+        last_step=float(last) if last > 0 else None,
+        success=success,
+        message=message,
+        nfev=nfev,
+        status=0 if success else -1,
+    )
+
+
+#: Driver name -> segment solver ``(fun, a, b, x, *, rtol, atol, t_out,
+#: first_step, max_step) -> Segment``.
+DRIVERS: dict[str, Callable[..., Segment]] = {"odeint": odeint_segment}
