@@ -333,6 +333,25 @@ class MujocoStates:
         return q, u, ud
 
 
+def _refuse_armature(model, dof, n, damping, kind, joint, body):
+    """A :class:`DeclarationError` naming the armature (and, with
+    ``damping``, the damping) on the ``n`` degrees of freedom from ``dof``
+    of a free or ball joint, which the declaration does not model."""
+    extra = [
+        f"{what} {float(np.max(np.abs(x[dof : dof + n]))):g}"
+        for what, x in (
+            ("armature", model.dof_armature),
+            ("damping", model.dof_damping if damping else [0] * n),
+        )
+        if np.any(x[dof : dof + n])
+    ]
+    if extra:
+        raise DeclarationError(
+            f"{kind} joint {joint!r} (body {body!r}) has "
+            f"{' and '.join(extra)}: not modelled on a {kind} joint"
+        )
+
+
 def _entries(x, what, n):
     x = np.asarray(x, dtype=float).ravel()
     if x.shape != (n,):
@@ -444,19 +463,7 @@ def from_mjcf(
                 # The body's pose in the world is the joint's coordinates:
                 # the joint frame is the world's, the body frame the free
                 # joint's own (MuJoCo's free joint has no anchor or axis).
-                extra = [
-                    f"{what} {float(np.max(np.abs(x[dof : dof + 6]))):g}"
-                    for what, x in (
-                        ("armature", model.dof_armature),
-                        ("damping", model.dof_damping if damping else [0] * 6),
-                    )
-                    if np.any(x[dof : dof + 6])
-                ]
-                if extra:
-                    raise DeclarationError(
-                        f"free joint {joint!r} (body {body!r}) has "
-                        f"{' and '.join(extra)}: not modelled on a free joint"
-                    )
+                _refuse_armature(model, dof, 6, damping, "free", joint, body)
                 adr = int(model.jnt_qposadr[j])
                 pose = [float(x) for x in model.qpos0[adr : adr + 7]]
                 pending.append(
@@ -477,19 +484,7 @@ def from_mjcf(
             if jtypes[j] == int(jt.mjJNT_BALL):
                 # Turns the body about the anchor, as a hinge does, by a
                 # quaternion (systems.free_joint.ball_child).
-                extra = [
-                    f"{what} {float(np.max(np.abs(x[dof : dof + 3]))):g}"
-                    for what, x in (
-                        ("armature", model.dof_armature),
-                        ("damping", model.dof_damping if damping else [0] * 3),
-                    )
-                    if np.any(x[dof : dof + 3])
-                ]
-                if extra:
-                    raise DeclarationError(
-                        f"ball joint {joint!r} (body {body!r}) has "
-                        f"{' and '.join(extra)}: not modelled on a ball joint"
-                    )
+                _refuse_armature(model, dof, 3, damping, "ball", joint, body)
                 adr = int(model.jnt_qposadr[j])
                 Tj = _compose(T, (identity[0], anchor))
                 pending.append(

@@ -39,14 +39,6 @@ def ball():
     return from_mjcf(BALL)
 
 
-def _states(ms, n=5):
-    out = []
-    for seed in range(n):
-        t0, q, qd = ms.random_state(seed=seed)
-        out.append((t0, q, qd, ms.speeds_from_rates(t0, q, qd)))
-    return out
-
-
 def test_ball_joint_has_a_quaternion_and_three_body_rates(ball):
     names = [str(c).replace("(t)", "") for c in ball.coordinates]
     assert names == ["upper_qw", "upper_qx", "upper_qy", "upper_qz", "q2"]
@@ -61,18 +53,18 @@ def test_ball_joint_has_a_quaternion_and_three_body_rates(ball):
     np.testing.assert_allclose(q0[:4], [1, 0, 0, 0], atol=1e-15)
 
 
-def test_random_states_keep_the_quaternion_at_unit_norm(ball):
-    for _, q, qd, _ in _states(ball):
+def test_random_states_keep_the_quaternion_at_unit_norm(ball, states_with_speeds):
+    for _, q, qd, _ in states_with_speeds(ball):
         assert np.linalg.norm(q[:4]) == pytest.approx(1.0, abs=1e-14)
         # ... and its rates tangent to the sphere.
         assert abs(np.dot(q[:4], qd[:4])) <= 1e-14
 
 
-def test_state_conversion_round_trip_and_frames(ball):
+def test_state_conversion_round_trip_and_frames(ball, states_with_speeds):
     model = mjcf_mujoco_model(ball)
     data = mujoco.MjData(model)
     upper, lower = model.body("upper").id, model.body("lower").id
-    for _, q, _, u in _states(ball, 3):
+    for _, q, _, u in states_with_speeds(ball, 3):
         qpos, qvel = ball.to_mujoco(q, u)
         back = ball.from_mujoco(qpos, qvel, qvel)
         np.testing.assert_allclose(back[0], q, rtol=0, atol=1e-15)
@@ -97,10 +89,10 @@ def test_state_conversion_round_trip_and_frames(ball):
 
 
 @pytest.mark.parametrize("formulation", OWN)
-def test_every_formulation_matches_mujoco_qacc(ball, formulation):
+def test_every_formulation_matches_mujoco_qacc(ball, formulation, states_with_speeds):
     model = get_formulation(formulation).derive(ball).numeric()
     mj = mjcf_mujoco_model(ball)
-    for t0, q, _, u in _states(ball):
+    for t0, q, _, u in states_with_speeds(ball):
         expected = mujoco_accelerations(ball, q, u, model=mj)
         got = model.speed_derivatives(t0, q, u)
         assert np.max(np.abs(got - expected)) <= 1e-10 * np.max(np.abs(expected))

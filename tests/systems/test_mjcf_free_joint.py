@@ -46,14 +46,6 @@ def floating():
     return from_mjcf(FLOATING)
 
 
-def _states(ms, n=5):
-    out = []
-    for seed in range(n):
-        t0, q, qd = ms.random_state(seed=seed)
-        out.append((t0, q, qd, ms.speeds_from_rates(t0, q, qd)))
-    return out
-
-
 def test_free_joint_coordinates_are_the_bodys_world_pose(floating):
     ms = floating
     names = [str(c).replace("(t)", "") for c in ms.coordinates]
@@ -77,11 +69,11 @@ def test_free_joint_coordinates_are_the_bodys_world_pose(floating):
     np.testing.assert_allclose(qpos, model.qpos0, rtol=1e-14)
 
 
-def test_state_conversion_round_trip_and_frames(floating):
+def test_state_conversion_round_trip_and_frames(floating, states_with_speeds):
     ms = floating
     model = mjcf_mujoco_model(ms)
     data = mujoco.MjData(model)
-    for _, q, _, u in _states(ms, 3):
+    for _, q, _, u in states_with_speeds(ms, 3):
         qpos, qvel = ms.to_mujoco(q, u)
         back = ms.from_mujoco(qpos, qvel, qvel)
         np.testing.assert_allclose(back[0], q, rtol=0, atol=1e-15)
@@ -105,11 +97,13 @@ def test_state_conversion_round_trip_and_frames(floating):
 
 
 @pytest.mark.parametrize("formulation", OWN)
-def test_every_formulation_matches_mujoco_qacc(floating, formulation):
+def test_every_formulation_matches_mujoco_qacc(
+    floating, formulation, states_with_speeds
+):
     ms = floating
     model = get_formulation(formulation).derive(ms).numeric()
     mj = mjcf_mujoco_model(ms)
-    for t0, q, qd, u in _states(ms):
+    for t0, q, qd, u in states_with_speeds(ms):
         expected = mujoco_accelerations(ms, q, u, model=mj)
         got = model.speed_derivatives(t0, q, u)
         assert np.max(np.abs(got - expected)) <= 1e-10 * np.max(np.abs(expected))
@@ -118,9 +112,11 @@ def test_every_formulation_matches_mujoco_qacc(floating, formulation):
         assert np.max(np.abs(qdd - qdd_mj)) <= 1e-10 * np.max(np.abs(qdd_mj))
 
 
-def test_oracle_column_reads_mujoco_in_coordinate_accelerations(floating):
+def test_oracle_column_reads_mujoco_in_coordinate_accelerations(
+    floating, states_with_speeds
+):
     ms = floating
-    states = [s[:3] for s in _states(ms, 2)]
+    states = [s[:3] for s in states_with_speeds(ms, 2)]
     name, qdd = oracle_accelerations(ms, states)
     kane = get_formulation("kane").derive(ms).numeric()
     assert name == "mujoco" and qdd.shape == (2, 8)
