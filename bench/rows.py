@@ -4,14 +4,14 @@ and a row of the target table."""
 
 from __future__ import annotations
 
-from eomcompare.compare.child import ChildTimeout, call_in_child
+from eomcompare.numeric.child import ChildTimeout, call_in_child
 
 __all__ = ["capped", "target_row"]
 
 
 def capped(fn, *args, cap):
     """``fn(*args)`` in a child process killed after ``cap`` seconds (the
-    suite's one time limit, :mod:`eomcompare.compare.child`); None past the cap."""
+    suite's one time limit, :mod:`eomcompare.numeric.child`); None past the cap."""
     try:
         return call_in_child(fn, *args, timeout=cap)
     except ChildTimeout:

@@ -61,7 +61,7 @@ from pathlib import Path
 
 import numpy as np
 
-from eomcompare.compare.child import Child, wait_any
+from eomcompare.numeric.child import Child, wait_any
 
 from .robots import robot_targets
 from .timing import per_call

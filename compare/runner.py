@@ -54,7 +54,7 @@ from eomcompare.numeric.integrate import integrate
 from eomcompare.symbolic.text import display_name
 from eomcompare.systems import CATALOGUE, system_facts
 
-from .child import Child, ChildDied, ChildTimeout, wait_any
+from eomcompare.numeric.child import Child, ChildDied, ChildTimeout, wait_any
 from .prepared import CODE_PACKAGES, PREPARED, Prepared, declared_outside
 from .summary import REPORT_COLUMNS
 from .timing import calibrate, calibrate_clocks, repeat_within, spread
@@ -542,7 +542,7 @@ def run_case(case: Case, opts: RunOptions) -> Outcome:
 
 
 def _outcome(case: Case, opts: RunOptions, child: Child) -> Outcome:
-    """The result of a finished :class:`~eomcompare.compare.child.Child` as a case."""
+    """The result of a finished :class:`~eomcompare.numeric.child.Child` as a case."""
     try:
         result: Outcome = child.result()
         return result

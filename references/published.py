@@ -151,32 +151,22 @@ def _derive_and_store(formulation: str, system: str) -> None:
 
 def _derive_within(formulation: str, system: str, seconds: float) -> None:
     """Derive into the on-disk cache in a child process, given up after
-    ``seconds`` (the child is terminated)."""
-    import multiprocessing as mp
-
+    ``seconds`` (the child is killed: :mod:`eomcompare.numeric.child`, the
+    project's one time limit)."""
     from eomcompare.formulations.cache import DerivationCache
+    from eomcompare.numeric.child import ChildTimeout, call_in_child
 
     if (
         DerivationCache().load(get_system(system), get_formulation(formulation))
         is not None
     ):
         return
-    child = mp.get_context("fork").Process(
-        target=_derive_and_store, args=(formulation, system), daemon=True
-    )
-    child.start()
-    child.join(seconds)
-    if child.is_alive():
-        child.terminate()
-        child.join()
+    try:
+        call_in_child(_derive_and_store, formulation, system, timeout=seconds)
+    except ChildTimeout:
         raise TimeoutError(
             f"{formulation} did not derive {system!r} within {seconds:g} s"
-        )
-    if child.exitcode != 0:
-        raise RuntimeError(
-            f"{formulation} failed to derive {system!r} (exit code "
-            f"{child.exitcode}); derive it directly to see the error"
-        )
+        ) from None
 
 
 def benchmark_equations(

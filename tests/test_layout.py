@@ -227,6 +227,47 @@ def test_packages_import_only_lower_layers():
     assert not wrong, wrong
 
 
+#: The one module that bounds the time work may take by killing a process.
+TIME_LIMIT_HOME = "numeric.child"
+
+
+def _process_killers(tree) -> list[str]:
+    """Calls in ``tree`` that start a process to time it out or kill one:
+    ``Process(...)``, ``.terminate()``, ``.kill()`` on a process,
+    ``os.kill`` and ``signal.alarm``."""
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        f = node.func
+        name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+        owner = f.value if isinstance(f, ast.Attribute) else None
+        owner_name = getattr(owner, "id", "")
+        if name in {"Process", "terminate", "alarm"} or (
+            name == "kill" and owner_name == "os"
+        ):
+            found.append(f"{name} (line {node.lineno})")
+    return found
+
+
+def test_one_mechanism_bounds_the_time_of_work():
+    """Time limits go through :mod:`numeric.child` (a forked child killed at
+    its deadline); no other module starts or kills processes to time work
+    out.  (symbolic.canonical caps trigsimp with a CPU timer inside the
+    process, which kills nothing.)"""
+    wrong = []
+    for mod, path in _modules().items():
+        if mod == TIME_LIMIT_HOME:
+            assert _process_killers(ast.parse(path.read_text()))
+            continue
+        for call in _process_killers(ast.parse(path.read_text())):
+            wrong.append(f"{mod}: {call}")
+    assert not wrong, wrong
+    # The check sees a forked process timed out by hand.
+    hand = "import multiprocessing as mp\np = mp.Process(target=f)\np.terminate()"
+    assert len(_process_killers(ast.parse(hand))) == 2
+
+
 def test_a_formulation_and_a_system_are_one_file_each(tmp_path):
     """A toy formulation and a toy system, each in its own module outside
     the packages, registered and run through compare.run."""
