@@ -2,33 +2,25 @@
 of the method modules: the cost of the ways of forming the Gibbs-Appell
 acceleration energy and eliminating the dependent speed rates beside
 Kane's method (the variants themselves, :class:`GibbsAppellVariant`,
-live here: ``gibbs_appell`` is the method as printed), and of Kolev's
-modified Lagrange equations beside the approaches the paper improves on
-(Lagrange's equations in minimal coordinates,
-:class:`LagrangeMinimalCoordinates`, lives here: ``modified_lagrange`` is
-Kolev's method only).
+live here: ``gibbs_appell`` is the method as printed).  Kolev's
+modified equations beside the approaches the paper improves on are the
+main job's (:mod:`eomcompare.compare.kolev_costs`).
 
 ``python -m eomcompare.bench.methods gibbs_appell [--max-n N] [--systems ...]`` prints
-the first table; :func:`kolev_cost_table` returns the second (the report's
-Kolev section reads it).
+the table.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import inspect
 import sys
-from collections.abc import Sequence
 
-import numpy as np
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from eomcompare.formulations import UnsupportedSystemError, get_formulation
+from eomcompare.formulations import get_formulation
 from eomcompare.formulations.base import (
     Derivation,
-    Formulation,
     solve_dependent_speeds,
     speed_form,
 )
@@ -37,13 +29,8 @@ from eomcompare.formulations.gibbs_appell import (
     acceleration_energy,
     generalized_active_forces,
 )
-from eomcompare.formulations.modified_lagrange import (
-    generalized_forces_in_rates,
-    kinetic_energy_in_rates,
-    lagrange_operators,
-)
-from eomcompare.symbolic.calculus import jacobian, linear_split, substitute
-from eomcompare.symbolic.frames import scale, sub
+from eomcompare.symbolic.calculus import jacobian, substitute
+from eomcompare.symbolic.frames import sub
 from eomcompare.systems import CATALOGUE, get_system
 
 __all__ = [
@@ -53,8 +40,6 @@ __all__ = [
     "ELIMINATIONS",
     "gibbs_appell_variants",
     "gibbs_appell_main",
-    "LagrangeMinimalCoordinates",
-    "kolev_cost_table",
 ]
 
 _t = me.dynamicsymbols._t
@@ -383,212 +368,6 @@ def gibbs_appell_main(argv=None):
         [(n, {}) for n in names if n in huge], [("components", "append")]
     )
     return rows
-
-
-# ----------------------------------------------------------------------
-# Lagrange's equations in minimal coordinates (what Kolev improves on)
-# ----------------------------------------------------------------------
-class LagrangeMinimalCoordinates(Formulation):
-    """Lagrange's equations in minimal coordinates, the approach Kolev's
-    paper sets out to improve on: the explicit solutions f_r and df_r/dt
-    of the holonomic constraints are substituted into the velocities
-    BEFORE T is formed (so they enter T squared), and the plain equations
-    ``d/dt(dT/dq_j') - dT/dq_j = Q_j`` in the independent coordinates
-    follow.  Measured beside ``modified_lagrange`` by
-    :func:`kolev_cost_table`; not a registered formulation.
-
-    It needs an explicit solution of every holonomic constraint, written
-    in the independent coordinates and t, and refuses nonholonomic
-    constraints (:class:`UnsupportedSystemError`).  The state is
-    ``(q_ind, q_ind')``, as for ``modified_lagrange`` with explicit
-    solutions.
-
-    Examples
-    --------
-    >>> eom = LagrangeMinimalCoordinates().derive("crank_slider")
-    >>> [str(q) for q in eom.unknowns]
-    ['Derivative(phi(t), (t, 2))']
-    """
-
-    name = "lagrange_minimal_coordinates"
-    summary = "Lagrange's equations with the explicit solutions substituted into T"
-    handles_holonomic = True
-    handles_nonholonomic = False
-    handles_rheonomic = True
-    needs_dependent_solutions = True
-    needs_velocities_from_positions = True
-
-    def check_supported(self, system) -> None:
-        super().check_supported(system)
-        sols = system.dependent_solutions
-        for q in system.q_dep:
-            others = set(me.find_dynamicsymbols(sm.sympify(sols[q])))
-            if others & set(system.q_dep):
-                raise UnsupportedSystemError(
-                    f"{self.name}: the declared solution for {q} of "
-                    f"{system.name!r} contains dependent coordinates; minimal "
-                    f"coordinates need explicit solutions in the independent "
-                    f"ones"
-                )
-
-    def _derive(self, ms, stage) -> Derivation:
-        coords = list(ms.coordinates)
-        elim = {r: sm.sympify(ms.dependent_solutions[r]) for r in ms.q_dep}
-        ind = [q for q in coords if q not in elim]
-        rates = {}
-        for r, f in elim.items():
-            rates[r.diff(_t)] = f.diff(_t)
-            rates[r] = f
-        with stage("energy_and_forces"):
-            T = kinetic_energy_in_rates(ms, rates)
-            Q = generalized_forces_in_rates(ms, ind, rates)
-        with stage("lagrange_operator"):
-            L = lagrange_operators(T, ind)
-            E = sm.Matrix([L[q] - Qq for q, Qq in zip(ind, Q)])
-        with stage("assembly"):
-            unknowns = [q.diff(_t, 2) for q in ind]
-            split = linear_split(E, unknowns)
-            if split is None:
-                M = jacobian(E, unknowns)
-                rest = substitute(E, {a: 0 for a in unknowns})
-            else:
-                M, rest = split
-            forcing = scale(-1, sm.Matrix(len(rest), 1, rest))
-        states = tuple(ind) + tuple(q.diff(_t) for q in ind)
-        return Derivation(
-            states=states,
-            unknowns=tuple(unknowns),
-            mass_matrix=M,
-            forcing=forcing,
-            state_rates=sm.Matrix([q.diff(_t) for q in ind] + unknowns),
-            accelerations=sm.Matrix([elim.get(q, q).diff(_t, 2) for q in coords]),
-            state_map=sm.Matrix(list(states)),
-            coordinate_map=sm.Matrix(
-                [elim.get(q, q) for q in coords]
-                + [elim.get(q, q).diff(_t) for q in coords]
-            ),
-            extras={
-                "kinetic_energy": T,
-                "generalized_forces": sm.ImmutableMatrix(Q),
-                "constraint_forces_unsupported": (
-                    "Lagrange's equations in minimal coordinates have "
-                    "neither multipliers nor auxiliary speeds"
-                ),
-            },
-        )
-
-
-# The derivation cache keys on the formulation packages' code, not on this
-# module's: the class's version is its own source.
-LagrangeMinimalCoordinates.version = hashlib.sha256(
-    inspect.getsource(LagrangeMinimalCoordinates).encode()
-).hexdigest()[:16]
-
-
-# ----------------------------------------------------------------------
-# The paper's motivation as data
-# ----------------------------------------------------------------------
-_COST_SYSTEMS = ("four_bar", "crank_slider", "kolev_manipulator")
-# The measurements of a row; a row whose variant fails has them NaN.
-_COST_MEASURES = (
-    "seconds",
-    "ops_raw",
-    "ops_cse",
-    "n_equations",
-    "n_unknowns",
-    "n_multipliers",
-)
-_COST_COLUMNS = ("system", "variant", "formulation", *_COST_MEASURES, "error")
-# (row, formulation, options): registered formulations by name, the
-# minimal-coordinate equations by the class here.
-_COST_VARIANTS = (
-    ("modified", "modified_lagrange", {"dependent": "explicit"}),
-    ("modified_implicit", "modified_lagrange", {"dependent": "implicit"}),
-    ("substituted", LagrangeMinimalCoordinates, {}),
-    ("multipliers", "lagrange", {}),
-)
-
-
-def kolev_cost_table(systems: Sequence[str] = _COST_SYSTEMS, *, cache=None):
-    """Operation counts and derivation times, measured now, of Kolev's
-    modified equations against the two approaches the paper improves on.
-
-    Rows per system:
-
-    ``modified``
-        Kolev's equations with the declared explicit solutions f_r.
-    ``modified_implicit``
-        Kolev's equations with df_r/dq_j from the implicit function theorem
-        (dependent coordinates kept in the state).
-    ``substituted``
-        Lagrange's equations in minimal coordinates, f_r substituted in T
-        (:class:`LagrangeMinimalCoordinates`, formulation
-        ``lagrange_minimal_coordinates``).
-    ``multipliers``
-        Lagrange's equations with multipliers (the ``"lagrange"``
-        formulation), where it is registered.
-
-    A variant that refuses a system (or a formulation that is not
-    registered) gives a row with ``error`` set and no numbers.
-
-    Parameters
-    ----------
-    systems : sequence of str
-        Catalogue names; by default the paper's kind of system:
-        ``("four_bar", "crank_slider", "kolev_manipulator")``.
-    cache : eomcompare.formulations.cache.DerivationCache, optional
-        Derive through it: equations already derived (by a comparison run,
-        say) are read back with the seconds their derivation took, and the
-        others are stored.  Default: derive every row now.
-
-    Returns
-    -------
-    pandas.DataFrame
-        Columns ``system, variant, formulation, seconds, ops_raw, ops_cse,
-        n_equations, n_unknowns, n_multipliers, error``.
-
-    Examples
-    --------
-    >>> df = kolev_cost_table(["crank_slider"])
-    >>> sorted(df["variant"])
-    ['modified', 'modified_implicit', 'multipliers', 'substituted']
-    """
-    import pandas as pd
-
-    if isinstance(systems, str):
-        raise TypeError(
-            "systems must be a sequence of catalogue names, not a single string"
-        )
-    rows = []
-    for name in systems:
-        ms = get_system(name)
-        for label, form, opts in _COST_VARIANTS:
-            row = (
-                {
-                    "system": name,
-                    "variant": label,
-                    "formulation": getattr(form, "name", form),
-                }
-                | dict.fromkeys(_COST_MEASURES, np.nan)
-                | {"error": ""}
-            )
-            try:
-                f = get_formulation(form, **opts)
-                eom = f.derive(ms) if cache is None else cache.derive(ms, f)[0]
-            except (UnsupportedSystemError, ValueError) as exc:
-                row["error"] = f"{type(exc).__name__}: {exc}"
-                rows.append(row)
-                continue
-            row.update(
-                seconds=float(eom.timings["total"]),
-                ops_raw=eom.op_counts.get("raw", np.nan),
-                ops_cse=eom.op_counts.get("cse", np.nan),
-                n_equations=eom.n_equations,
-                n_unknowns=eom.n_unknowns,
-                n_multipliers=eom.n_multipliers,
-            )
-            rows.append(row)
-    return pd.DataFrame(rows, columns=list(_COST_COLUMNS))
 
 
 def main(argv=None):

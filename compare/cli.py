@@ -304,18 +304,37 @@ def cmd_run(args) -> int:
     precision = getattr(args, "precision", None) or (
         "none" if args.systems or args.formulations else "quick"
     )
-    if precision == "quick" and not args.no_report:
-        from .precision import quick_sweep
+    tables = None
+    if not args.no_report:
+        # The report's optional tables (Kolev's, and the published
+        # benchmarks when asked) are computed beside the quick sweep, in a
+        # child process, and kept with the run.
+        from eomcompare.numeric.child import Child
 
-        quick_sweep(args.out, jobs=args.jobs, progress=not args.quiet)
-    cases_done = time.perf_counter()
+        from .sections import compute_sections, save_sections
+
+        child = Child(compute_sections, result, benchmarks=args.benchmarks)
+        try:
+            if precision == "quick":
+                from .precision import quick_sweep
+
+                quick_sweep(args.out, jobs=args.jobs, progress=not args.quiet)
+            # The report's time includes what the tables take past the sweep.
+            cases_done = time.perf_counter()
+            tables = _child_result(child)
+        finally:
+            if not child.done:
+                child.kill()
+        save_sections(args.out, tables)
+    else:
+        cases_done = time.perf_counter()
     if args.no_report:
         where = f"results in {args.out / 'results.csv'}"
         split = ""
     else:
         from .report import write_report
 
-        paths = write_report(result, args.out, benchmarks=args.benchmarks)
+        paths = write_report(result, args.out, tables=tables)
         where = f"report in {paths['html']} (and {paths['markdown'].name})"
         split = (
             f" (cases {cases_done - started:.1f} s, "
@@ -354,12 +373,32 @@ def cmd_baseline(args) -> int:
     return 1 if len(result.failures) else 0
 
 
+def _child_result(child):
+    """Wait for ``child`` and return its result (its exception raised)."""
+    from eomcompare.numeric.child import wait_any
+
+    while not child.poll():
+        wait_any([child], timeout=1.0)
+    return child.result()
+
+
 def cmd_report(args) -> int:
     from .report import write_report
     from .runner import load
+    from .sections import compute_sections, load_sections, save_sections
 
     result = load(args.out)
-    paths = write_report(result, args.out, benchmarks=args.benchmarks)
+    # The tables kept with the run are shown as they are; those it lacks
+    # (a run with --no-report, or --benchmarks asked now) are computed once
+    # and kept.
+    tables = load_sections(args.out)
+    missing = compute_sections(
+        result,
+        kolev="kolev" not in tables,
+        benchmarks=args.benchmarks and "benchmarks" not in tables,
+    )
+    save_sections(args.out, missing)
+    paths = write_report(result, args.out, tables=tables | missing)
     print(f"report: {paths['markdown']} and {paths['html']}")
     return 0
 

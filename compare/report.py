@@ -16,10 +16,7 @@ absence.
 from __future__ import annotations
 
 import base64
-import functools
 import html
-import importlib
-import inspect
 import io
 import math
 import time
@@ -65,16 +62,6 @@ _FIGURE_NAMES = (
 #: Systems whose builder takes ``n`` (scaling figures).
 #: Deviations are drawn no lower than this on log axes (exact zeros).
 _DEV_FLOOR = 1e-17
-#: Names, in order of preference, of a function of ``references.published``
-#: returning the published-against-computed table.
-_BENCHMARK_FUNCTIONS = (
-    "published_vs_computed",
-    "published_table",
-    "benchmark_table",
-    "benchmarks_table",
-    "comparison_table",
-    "table",
-)
 
 
 def summary_columns() -> dict:
@@ -674,85 +661,6 @@ def _stage_table(frame: pd.DataFrame):
 # ----------------------------------------------------------------------
 # Optional sections
 # ----------------------------------------------------------------------
-def _benchmark_table(formulations=None):
-    """(frame, note): the published-vs-computed table if a module offers it.
-
-    A function that takes ``formulations`` is given the run's, so the report
-    does not derive the benchmarks with formulations the run left out.
-    """
-    try:
-        mod = importlib.import_module("eomcompare.references.published")
-    except ImportError as exc:
-        return None, f"not available: references.published cannot be imported ({exc})."
-    candidates = [
-        (n, getattr(mod, n))
-        for n in _BENCHMARK_FUNCTIONS
-        if callable(getattr(mod, n, None))
-    ]
-    candidates += [
-        (name, obj)
-        for name, obj in vars(mod).items()
-        if inspect.isfunction(obj)
-        and not name.startswith("_")
-        and getattr(obj, "__module__", "") == mod.__name__
-        and "published" in name
-        and name not in dict(candidates)
-    ]
-    for name, fn in candidates:
-        try:
-            required = [
-                p
-                for p in inspect.signature(fn).parameters.values()
-                if p.default is p.empty
-                and p.kind
-                in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
-            ]
-        except (TypeError, ValueError):
-            continue
-        if required:
-            continue
-        kwargs = {}
-        if formulations and "formulations" in inspect.signature(fn).parameters:
-            kwargs["formulations"] = list(formulations)
-        # An exception is a bug in the table or in what it derives, and
-        # fails the report: "not available" is kept for a module that is
-        # missing or offers no table.
-        table = fn(**kwargs)
-        if isinstance(table, pd.DataFrame):
-            return table, f"from references.published.{name}()"
-    return None, (
-        "not available: references.published offers no function "
-        "returning the published-against-computed table."
-    )
-
-
-def _kolev_table(cache_dir=None, use_cache=False):
-    try:
-        mod = importlib.import_module("eomcompare.bench.methods")
-    except ImportError as exc:
-        return None, f"not available: bench.methods ({exc})."
-    fn = getattr(mod, "kolev_cost_table", None)
-    if not callable(fn):
-        return None, "not available: bench.methods has no kolev_cost_table."
-    # A refusal of a variant is a row of the table (its ``error``); an
-    # exception is a bug and fails the report.
-    if use_cache:
-        from eomcompare.formulations.cache import DerivationCache
-
-        table = fn(cache=DerivationCache(cache_dir))
-    else:
-        table = fn()
-    if not isinstance(table, pd.DataFrame):
-        return None, "not available: kolev_cost_table() did not return a table."
-    if use_cache:
-        return table, (
-            "from kolev_cost_table(), the derivations read from the run's "
-            "cache where it holds them (with the seconds they took) and "
-            "measured while writing this report otherwise"
-        )
-    return table, "measured while writing this report by kolev_cost_table()"
-
-
 def _backend_note(frame: pd.DataFrame) -> str:
     """Which systems' right-hand sides were compiled (every formulation of
     a system is evaluated by one backend)."""
@@ -769,10 +677,7 @@ def _backend_note(frame: pd.DataFrame) -> str:
     )
 
 
-def _kolev_part(cache_dir=None, use_cache=False) -> list:
-    table, note = _kolev_table(cache_dir, use_cache)
-    if table is None:
-        return [_Para(f"Section {note}")]
+def _kolev_part(table) -> list:
     return [
         _Para(
             "Kolev's modified Lagrange equations keep the kinetic energy "
@@ -783,9 +688,9 @@ def _kolev_part(cache_dir=None, use_cache=False) -> list:
             "'substituted' is Lagrange's equations in minimal "
             "coordinates with the solutions substituted into T before "
             "differentiating, 'multipliers' is Lagrange's equations with "
-            f"one multiplier per constraint. Numbers {note}."
+            f"one multiplier per constraint. Numbers {table.note}."
         ),
-        _Table(table),
+        _Table(table.frame),
     ]
 
 
@@ -854,9 +759,7 @@ def _compute_parts(rep: _Report, jobs: int | None = None) -> None:
 # ----------------------------------------------------------------------
 # The report
 # ----------------------------------------------------------------------
-def _build_report(
-    result, out, *, benchmarks: bool = False, kolev: bool = True, figures: bool = True
-):
+def _build_report(result, out, *, tables, figures: bool = True):
     """The report's blocks, with the figures written to ``out/figures``.
 
     Rendered to markdown and HTML by :func:`write_report`.
@@ -1142,27 +1045,22 @@ def _build_report(
     else:
         report_section(rep, out, plt=plt, save=_save)
     rep.h(2, "Benchmarks: published against computed")
-    if benchmarks:
-        table, note = _benchmark_table(formulations)
-        rep.p(f"Section {note}" if table is None else f"Table {note}.")
-        if table is not None:
-            # Published numbers carry many digits; three would hide a misfit.
-            rep.table(table.reset_index(drop=True), digits=None)
-    else:
-        rep.p("Section not available: not requested for this report.")
-    rep.h(2, "Kolev's motivation: cost of eliminating dependent coordinates")
-    if kolev:
-        options = result.metadata.get("options", {})
-        rep.later(
-            functools.partial(
-                _kolev_part,
-                options.get("cache_dir"),
-                bool(options.get("use_cache", False)),
-            ),
-            cost=10.0,
+    table = tables.get("benchmarks")
+    if table is None:
+        rep.p(
+            "Section not computed for this run (`--benchmarks` computes it: "
+            "long on an empty cache)."
         )
     else:
-        rep.p("Section not available: not requested for this report.")
+        rep.p(f"Table {table.note}.")
+        # Published numbers carry many digits; three would hide a misfit.
+        rep.table(table.frame.reset_index(drop=True), digits=None)
+    rep.h(2, "Kolev's motivation: cost of eliminating dependent coordinates")
+    table = tables.get("kolev")
+    if table is None:
+        rep.p("Section not computed for this run (`compare report` computes it).")
+    else:
+        rep.blocks.extend(_kolev_part(table))
     return rep
 
 
@@ -1262,9 +1160,7 @@ def _render_html(rep: _Report) -> str:
     return "\n".join(parts) + "\n"
 
 
-def write_report(
-    result, out, *, benchmarks: bool = False, kolev: bool = True, figures: bool = True
-) -> dict:
+def write_report(result, out, *, tables=None, figures: bool = True) -> dict:
     """Write ``report.md``, a standalone ``report.html`` and ``figures/``.
 
     Parameters
@@ -1273,15 +1169,11 @@ def write_report(
         A run, fresh or read back with :func:`eomcompare.compare.runner.load`.
     out : str or Path
         Directory of the report (usually the run's own directory).
-    benchmarks : bool
-        Include the published-against-computed table of
-        ``references.published`` when that module offers one, for the run's
-        formulations (it may derive the benchmark systems: minutes when
-        they are not in the derivation cache).  Off by default, as on the
-        command line (``--benchmarks``).
-    kolev : bool
-        Include ``bench.methods.kolev_cost_table()``
-        (it derives a few systems again: seconds).
+    tables : mapping of str to SectionTable, optional
+        The optional sections' tables (:mod:`eomcompare.compare.sections`:
+        ``"benchmarks"``, ``"kolev"``); by default those kept beside the run
+        in ``out/sections``.  The report renders them and derives nothing;
+        a section without its table says it was not computed.
     figures : bool
         Draw the figures (matplotlib); without them the report is text and
         tables only.
@@ -1302,8 +1194,7 @@ def write_report(
 
     Examples
     --------
-    Without its figures and the Kolev section (which derives Kolev's
-    variants, seconds), a report of a short run is written at once:
+    Without its figures, a report of a short run is written at once:
 
     >>> import tempfile
     >>> from eomcompare.compare import run
@@ -1311,7 +1202,7 @@ def write_report(
     >>> res = run(["double_pendulum"], ["kane", "sympy_kane"], t_final=0.5,
     ...           jobs=1, progress=False, use_cache=False)
     >>> out = tempfile.mkdtemp()
-    >>> paths = write_report(res, out, figures=False, kolev=False)
+    >>> paths = write_report(res, out, figures=False)
     >>> sorted(paths)
     ['html', 'markdown']
     """
@@ -1326,12 +1217,19 @@ def write_report(
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         raise ValueError(f"{out / 'results.csv'}: {problems[0]}{more}")
     from .runner import _atomic_write
+    from .sections import SECTIONS, SectionTable, load_sections
 
+    if tables is None:
+        tables = load_sections(out)
+    for name, table in tables.items():
+        if name not in SECTIONS or not isinstance(table, SectionTable):
+            raise TypeError(
+                f"tables must map a section name ({', '.join(SECTIONS)}) to a "
+                f"SectionTable, not {name!r}: {type(table).__name__}"
+            )
     md, page = out / "report.md", out / "report.html"
     try:
-        rep = _build_report(
-            result, out, benchmarks=benchmarks, kolev=kolev, figures=figures
-        )
+        rep = _build_report(result, out, tables=tables, figures=figures)
         _compute_parts(rep)
         # The page, which embeds the figures, is the larger: when the disk
         # fills, it fills there, and the markdown before stays too.

@@ -44,6 +44,7 @@ from eomcompare.formulations import (
     get_formulation,
     split_formulation_spec,
 )
+from eomcompare.numeric.child import Child, ChildDied, ChildTimeout, wait_any
 from eomcompare.numeric.dae import (
     DAE_METHOD,
     DAE_TREATMENT,
@@ -54,7 +55,6 @@ from eomcompare.numeric.integrate import integrate
 from eomcompare.symbolic.text import display_name
 from eomcompare.systems import CATALOGUE, system_facts
 
-from eomcompare.numeric.child import Child, ChildDied, ChildTimeout, wait_any
 from .prepared import CODE_PACKAGES, PREPARED, Prepared, declared_outside
 from .summary import REPORT_COLUMNS
 from .timing import calibrate, calibrate_clocks, repeat_within, spread

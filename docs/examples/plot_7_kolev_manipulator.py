@@ -135,17 +135,17 @@ assert corrected and not printed
 # %%
 # What it costs, against the alternatives
 # ---------------------------------------
-# :func:`~eomcompare.bench.methods.kolev_cost_table` measures, at
+# :func:`~eomcompare.compare.kolev_costs.kolev_cost_table` measures, at
 # every build, the modified equations (explicit and implicit), Lagrange's
 # equations in minimal coordinates with :math:`f_1` substituted into
 # :math:`T` (the approach the paper improves on, the benchmark's
-# :class:`~eomcompare.bench.methods.LagrangeMinimalCoordinates`) and
+# :class:`~eomcompare.formulations.minimal_coordinates.LagrangeMinimalCoordinates`) and
 # Lagrange's equations with a multiplier.  The paper's argument is about
 # the labour of a derivation by hand (the dependent coordinate never
 # enters :math:`T` squared); the operation counts of the final equations,
 # below, are a different measure, and on this small linear model the
 # variants are close.
-from eomcompare.bench.methods import kolev_cost_table
+from eomcompare.compare.kolev_costs import kolev_cost_table
 
 table = kolev_cost_table(["kolev_manipulator"])
 print(

@@ -252,7 +252,7 @@ def test_an_unavailable_oracle_is_shown_and_judged_by_the_gate(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     (line,) = [ln for ln in proc.stdout.splitlines() if "oracle: unavailable" in ln]
     assert line.startswith("arm: oracle: unavailable (Pinocchio cannot read the URDF")
-    paths = write_report(load(bad), bad, kolev=False, figures=False)
+    paths = write_report(load(bad), bad, figures=False)
     assert "oracle: unavailable (Pinocchio cannot read the URDF" in (
         paths["html"].read_text()
     )
@@ -454,7 +454,7 @@ def test_markup_in_a_builder_option_is_escaped_in_the_report(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     (row,) = read_rows(out)
     assert script in row["label"]
-    page = write_report(load(out), out, kolev=False, figures=False)["html"].read_text()
+    page = write_report(load(out), out, figures=False)["html"].read_text()
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     assert "<script>alert" not in page
 

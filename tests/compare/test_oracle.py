@@ -79,7 +79,7 @@ def test_oracle_is_pinocchio_at_the_given_states():
 # oracle itself is checked quickly below.
 @pytest.mark.slow
 def test_report_shows_the_oracle(result, tmp_path):
-    paths = write_report(result, tmp_path, kolev=False, benchmarks=False)
+    paths = write_report(result, tmp_path)
     md = paths["markdown"].read_text(encoding="utf-8")
     assert "pinocchio (oracle)" in md
     assert "q'' rel. dev. from pinocchio" in md

@@ -24,6 +24,7 @@ from helpers import file_size_limit
 from eomcompare.compare import load, run
 from eomcompare.compare.cli import main as cli_main
 from eomcompare.compare.report import write_report
+from eomcompare.compare.sections import SectionTable, compute_sections, save_sections
 from eomcompare.compare.summary import REPORT_COLUMNS
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -81,10 +82,8 @@ def _with_rows(result, rows):
 
 
 def _write(result, out, **kw):
-    # Both optional sections derive systems again (minutes for the
-    # bicycle); the tests that need them supply stand-ins.
-    kw.setdefault("kolev", False)
-    kw.setdefault("benchmarks", False)
+    # The optional sections' tables are given (or read from ``out``): the
+    # report derives nothing.
     paths = write_report(result, out, **kw)
     return (
         paths,
@@ -314,51 +313,44 @@ def test_scaling_not_drawn_for_one_size(tmp_path):
     """An all-failed run still gives a report, which says what it lacks."""
     frame = pd.DataFrame([FAILED])
     lone = types.SimpleNamespace(frame=frame, trajectories={}, metadata={})
-    _, md, page = _write(lone, tmp_path, benchmarks=False)
+    _, md, page = _write(lone, tmp_path)
     assert "Not drawn" in _section(md, "Scaling with n")
     assert FAILED["error"] in _section(md, "Failures")
     assert not list((tmp_path / "figures").glob("*.png"))
     assert "data:image" not in page
 
 
-def test_optional_sections_missing(result, tmp_path, monkeypatch):
-    import eomcompare.bench.methods as ml
-
-    monkeypatch.setitem(
-        sys.modules, "eomcompare.references.published", None
-    )  # import fails
-    monkeypatch.delattr(ml, "kolev_cost_table")
-    _, md, _ = _write(result, tmp_path, kolev=True, benchmarks=True, figures=False)
-    assert "not available" in _section(md, "Benchmarks: published against computed")
-    assert "not available" in _section(md, "Kolev's motivation")
-
-
-def test_optional_sections_present(result, tmp_path, monkeypatch):
-    import eomcompare.bench.methods as ml
-
+def _stand_in_tables():
     # Meijaard et al. (2007), M[0, 0] and a weave eigenvalue at v = 4 m/s.
-    bench = types.ModuleType("eomcompare.references.published")
-    bench.published_vs_computed = lambda formulations=None: pd.DataFrame(
+    bench = pd.DataFrame(
         {
             "quantity": ["M[0,0]", "weave re, v=4"],
             "published": [80.81722, 0.41325331521125],
             "computed": [80.81722, 0.41325331521125],
         }
     )
-    monkeypatch.setitem(sys.modules, "eomcompare.references.published", bench)
-    monkeypatch.setattr(
-        ml,
-        "kolev_cost_table",
-        lambda: pd.DataFrame(
-            {
-                "system": ["four_bar"],
-                "variant": ["modified"],
-                "ops_cse": [166.0],
-                "error": [""],
-            }
-        ),
+    kolev = pd.DataFrame(
+        {
+            "system": ["four_bar"],
+            "variant": ["modified"],
+            "ops_cse": [166.0],
+            "error": [""],
+        }
     )
-    _, md, page = _write(result, tmp_path, kolev=True, benchmarks=True, figures=False)
+    return {
+        "benchmarks": SectionTable(bench, "from a stand-in"),
+        "kolev": SectionTable(kolev, "from a stand-in"),
+    }
+
+
+def test_optional_sections_missing(result, tmp_path):
+    _, md, _ = _write(result, tmp_path, figures=False)
+    assert "not computed" in _section(md, "Benchmarks: published against computed")
+    assert "not computed" in _section(md, "Kolev's motivation")
+
+
+def test_optional_sections_present(result, tmp_path):
+    _, md, page = _write(result, tmp_path, tables=_stand_in_tables(), figures=False)
     section = _section(md, "Benchmarks: published against computed")
     # The published digits survive: a three-digit table would hide a misfit.
     assert "0.41325331521125" in section and "80.81722" in section
@@ -366,31 +358,68 @@ def test_optional_sections_present(result, tmp_path, monkeypatch):
     assert "| four_bar | modified | 166 |" in kolev
 
 
-def test_benchmark_function_that_raises_fails_the_report(result, tmp_path, monkeypatch):
-    """Only a missing module or table is "not available"; an exception in
-    the table is a bug, and a report that hid it as an absence would be
-    wrong without saying so."""
-    bench = types.ModuleType("eomcompare.references.published")
+def test_the_report_renders_kept_tables_and_derives_nothing(
+    result, tmp_path, monkeypatch
+):
+    """Tables kept beside the run are what a later report shows; writing
+    the report calls neither table's function."""
+    import eomcompare.compare.kolev_costs as kc
+    import eomcompare.references.published as rp
+
+    def no(*args, **kwargs):
+        raise AssertionError("the report derived a table")
+
+    monkeypatch.setattr(kc, "kolev_cost_table", no)
+    monkeypatch.setattr(rp, "published_vs_computed", no)
+    save_sections(tmp_path, _stand_in_tables())
+    _, md, _ = _write(result, tmp_path, figures=False)
+    assert "0.41325331521125" in _section(md, "Benchmarks: published against computed")
+    assert "| four_bar | modified | 166 |" in _section(md, "Kolev's motivation")
+    # A damaged kept table is left out and the section says so.
+    (tmp_path / "sections" / "kolev.json").write_text("{not json")
+    _, md, _ = _write(result, tmp_path, figures=False)
+    assert "not computed" in _section(md, "Kolev's motivation")
+    with pytest.raises(TypeError, match="SectionTable"):
+        _write(result, tmp_path, tables={"kolev": pd.DataFrame()}, figures=False)
+
+
+def test_report_command_computes_a_missing_table_once(result, tmp_path, monkeypatch):
+    import eomcompare.compare.kolev_costs as kc
+
+    calls = []
+
+    def table(*args, **kwargs):
+        calls.append(kwargs)
+        return _stand_in_tables()["kolev"].frame
+
+    monkeypatch.setattr(kc, "kolev_cost_table", table)
+    out = _saved_run(result, tmp_path / "run")
+    assert cli_main(["report", "--out", str(out)]) == 0
+    assert cli_main(["report", "--out", str(out)]) == 0
+    assert len(calls) == 1
+    md = (out / "report.md").read_text(encoding="utf-8")
+    assert "| four_bar | modified | 166 |" in _section(md, "Kolev's motivation")
+
+
+def test_a_table_that_raises_is_an_error_not_an_absence(result, monkeypatch):
+    """Only a table not computed is "not computed"; an exception in one
+    is a bug in what it derives and propagates."""
+    import eomcompare.compare.kolev_costs as kc
+    import eomcompare.references.published as rp
 
     def published_vs_computed(formulations=None):
         raise RuntimeError(f"bicycle not declared for {formulations}")
 
-    bench.published_vs_computed = published_vs_computed
-    monkeypatch.setitem(sys.modules, "eomcompare.references.published", bench)
-    # The run's formulations were passed on.
-    with pytest.raises(RuntimeError, match=r"for \['kane', 'sympy_kane'\]"):
-        _write(result, tmp_path, benchmarks=True, figures=False)
-
-
-def test_a_kolev_table_that_raises_fails_the_report(result, tmp_path, monkeypatch):
-    import eomcompare.bench.methods as ml
-
-    def broken():
+    def broken(*args, **kwargs):
         raise KeyError("q1")
 
-    monkeypatch.setattr(ml, "kolev_cost_table", broken)
+    monkeypatch.setattr(rp, "published_vs_computed", published_vs_computed)
+    monkeypatch.setattr(kc, "kolev_cost_table", broken)
+    # The run's formulations were passed on.
+    with pytest.raises(RuntimeError, match=r"for \['kane', 'sympy_kane'\]"):
+        compute_sections(result, benchmarks=True, kolev=False)
     with pytest.raises(KeyError, match="q1"):
-        _write(result, tmp_path, kolev=True, figures=False)
+        compute_sections(result)
 
 
 @pytest.mark.slow
@@ -412,7 +441,8 @@ def test_published_and_kolev_sections_through_a_real_runs_cache(tmp_path):
         out=tmp_path / "run",
     )
     assert set(res.frame["status"]) == {"ok"}
-    _, md, page = _write(res, tmp_path / "run", kolev=True, figures=False)
+    tables = compute_sections(res)
+    _, md, page = _write(res, tmp_path / "run", tables=tables, figures=False)
     # (2-70), a misprint, with its residual under each formulation: large
     # as printed, at rounding level corrected.
     assert "**(2-70)** in `kane_method_examples_fa.txt` — **misprint**" in md
@@ -548,7 +578,9 @@ def test_a_report_that_cannot_be_written_keeps_the_one_before(result, tmp_path):
     # while the report is written.  The sizes are those of the same report
     # written without a limit.
     probe = _saved_run(result, tmp_path / "probe")
-    write_report(load(probe), probe, kolev=False)
+    save_sections(out, _stand_in_tables())
+    save_sections(probe, _stand_in_tables())
+    write_report(load(probe), probe)
     others = [p.stat().st_size for p in (probe / "figures").glob("*.png")]
     others.append((probe / "report.md").stat().st_size)
     page = (probe / "report.html").stat().st_size

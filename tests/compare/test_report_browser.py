@@ -44,7 +44,7 @@ def report(tmp_path_factory):
         progress=False,
         out=out,
     )
-    paths = write_report(res, out, kolev=False)
+    paths = write_report(res, out)
     return res, paths["html"]
 
 

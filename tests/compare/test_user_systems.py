@@ -424,9 +424,7 @@ def test_a_system_the_lagrange_family_refuses_reads_so_in_the_report(tmp_path):
         family, "unsupported"
     )
     assert result.failures.empty
-    paths = write_report(
-        result, tmp_path / "report", kolev=False, benchmarks=False, figures=False
-    )
+    paths = write_report(result, tmp_path / "report", figures=False)
     page = html.unescape(paths["html"].read_text(encoding="utf-8"))
     said = re.findall(r"Lagrange family[^<]*: unsupported \(([^<]*)\)", page)
     # Once in the findings, once in the system's section; each formulation

@@ -35,8 +35,9 @@ import sympy.physics.mechanics as me
 from conftest import cached_model, cached_system
 from helpers import cartesian_pendulum, planar_particle
 
-from eomcompare.bench.methods import LagrangeMinimalCoordinates, kolev_cost_table
+from eomcompare.compare.kolev_costs import kolev_cost_table
 from eomcompare.formulations import UnsupportedSystemError, get_formulation
+from eomcompare.formulations.minimal_coordinates import LagrangeMinimalCoordinates
 from eomcompare.formulations.modified_lagrange import (
     generalized_forces_in_rates,
     kinetic_energy_in_rates,

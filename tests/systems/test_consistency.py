@@ -132,7 +132,7 @@ def test_harness_shows_the_refusal_as_unsupported(tmp_path):
     # The report lists the refusal with its reason, apart from failures.
     from eomcompare.compare.report import write_report
 
-    write_report(res, tmp_path / "report", benchmarks=False, kolev=False)
+    write_report(res, tmp_path / "report")
     text = (tmp_path / "report" / "report.md").read_text()
     declines = text.split("Refused (1; a formulation declines the system")[1]
     assert "unsupported" in declines and "Dmc" in declines
