@@ -87,8 +87,6 @@ def specified_inputs(
                 f"through its time derivative: it is a prescribed motion, "
                 f"not an input"
             )
-    from eomcompare.systems import MechanicalSystem
-
     params = dict(ms.parameters)
     values = dict(zip(ms.parameters, ms.parameter_vector(parameters)))
     specified = dict(ms.specified)
@@ -96,20 +94,7 @@ def specified_inputs(
         value = ms.substitute_specified(f).subs(t, t0).xreplace(values)
         params[s] = float(value)
         specified[f] = s
-    ms_in = MechanicalSystem(
-        name=ms.name,
-        system=ms.system,
-        parameters=params,
-        initial_state=dict(ms.initial_state),
-        specified=specified,
-        dependent_solutions=dict(ms.dependent_solutions),
-        potential_energy=ms.potential_energy,
-        constraint_forces=ms.constraint_forces,
-        random_spread=ms.random_spread,
-        speed_scale=ms.speed_scale,
-        energy_conserved=False,
-        options=dict(ms.options),
-    )
+    ms_in = ms.replace(parameters=params, specified=specified, energy_conserved=False)
     eom_in = derive(ms_in)
     return eom_in, [
         found.get(r, found.get(by_name.get(display_name(r)), r)) for r in inputs

@@ -325,6 +325,23 @@ class MechanicalSystem:
             )
         if not isinstance(name, str) or not name:
             raise TypeError("name must be a non-empty string")
+        # The arguments as given, for replace().
+        self._arguments: dict[str, Any] = {
+            "name": name,
+            "system": system,
+            "parameters": dict(parameters),
+            "initial_state": dict(initial_state),
+            "specified": dict(specified or {}),
+            "dependent_solutions": dict(dependent_solutions or {}),
+            "potential_energy": potential_energy,
+            "constraint_forces": tuple(constraint_forces),
+            "description": description,
+            "random_spread": random_spread,
+            "speed_scale": speed_scale,
+            "energy_conserved": energy_conserved,
+            "options": dict(options or {}),
+            "observables": dict(observables or {}),
+        }
         self.name = name
         self.system = system
         self.parameters: Mapping[Symbol, float] = MappingProxyType(
@@ -425,6 +442,31 @@ class MechanicalSystem:
         from .consistency import analyse_declaration
 
         self.declaration_analysis = analyse_declaration(self)
+
+    def replace(self, **changes: Any) -> MechanicalSystem:
+        """A new declaration with the arguments of this one, ``changes``
+        replacing some of them; it is checked as any declaration is.
+
+        Raises
+        ------
+        TypeError
+            For a keyword that is not an argument of the constructor.
+
+        Examples
+        --------
+        >>> from eomcompare.systems import get_system
+        >>> ms = get_system("double_pendulum")
+        >>> other = ms.replace(initial_state={ms.coordinates[0]: 0.3})
+        >>> other.initial_state[other.coordinates[0]], other.description == ms.description
+        (0.3, True)
+        """
+        unknown = sorted(set(changes) - set(self._arguments))
+        if unknown:
+            raise TypeError(
+                f"replace() got unknown argument(s) {unknown}; the arguments "
+                f"of a declaration are {sorted(self._arguments)}"
+            )
+        return type(self)(**(self._arguments | changes))
 
     # ------------------------------------------------------------------
     # Vocabulary

@@ -727,14 +727,16 @@ def reanchor_velocity(
             for ld in ms.loads
         ]
     )
-    return MechanicalSystem(
+    # Potential energy, observables and constraint forces are expressions
+    # of the old body's points; the re-anchored declaration leaves them out.
+    return ms.replace(
         name=ms.name + ("_reanchored" if moving else "_pinned_at_C"),
         system=system,
         parameters=dict(ms.parameters),
-        initial_state=dict(ms.initial_state),
-        specified=dict(ms.specified),
-        dependent_solutions=dict(ms.dependent_solutions),
-        random_spread=ms.random_spread,
-        speed_scale=ms.speed_scale,
+        potential_energy=None,
+        observables={},
+        constraint_forces=(),
+        description="",
+        energy_conserved=False,
         options=dict(ms.options) | {"reanchored": (tuple(offset), moving)},
     )

@@ -309,3 +309,24 @@ def test_physical_symbolic_and_zero_mass_properties_are_accepted():
     kwargs, (*_, g, _N, _O, _P, _system) = _slider_on_circle()
     kwargs["parameters"] = {**kwargs["parameters"], g: 0.0}
     assert MechanicalSystem(**kwargs).parameters[g] == 0.0
+
+
+def test_replace_keeps_every_argument_and_checks_the_new_declaration():
+    kwargs, (x, y, vx, vy, m, r, g, *_rest) = _slider_on_circle(
+        description="a slider", energy_conserved=True, options={"k": 1}
+    )
+    ms = MechanicalSystem(**kwargs)
+    same = ms.replace()
+    assert same is not ms and same.fingerprint() == ms.fingerprint()
+    for field in ("description", "energy_conserved", "options", "random_spread"):
+        assert getattr(same, field) == getattr(ms, field), field
+    # A change reaches the new declaration only; the rest is kept.
+    heavier = ms.replace(parameters={m: 3.0, r: 2.0, g: 9.81})
+    assert heavier.parameters[m] == 3.0 and ms.parameters[m] == 1.0
+    assert heavier.description == "a slider" and heavier.energy_conserved
+    assert heavier.fingerprint() != ms.fingerprint()
+    # The new declaration is checked: x = 1, y = -1 is off the circle.
+    with pytest.raises(DeclarationError, match="violates the holonomic"):
+        ms.replace(initial_state={x: 1.0, vx: 0.3, y: -1.0})
+    with pytest.raises(TypeError, match="unknown argument.*'colour'"):
+        ms.replace(colour="red")
