@@ -158,10 +158,11 @@ class Kane(Formulation):
         if composite is None:
             with stage("kinematics"):
                 kins = body_kinematics(ms.bodies, ms.frame, qdot, u, fa)
-            with stage("generalized_forces"):
+            with stage("F_r"):  # generalized active forces
                 F, load_pv, load_pw = generalized_active_forces(ms, qdot, u, fa)
+            with stage("F*_r"):  # generalized inertia forces, F*_r = -Mh u' + fstar
                 Mh, fstar = mass_matrix_and_inertia_forcing(kins, len(u))
-                rhs = F + fstar
+            rhs = F + fstar
         else:
             Mh, rhs = composite
         with stage("assembly"):

@@ -160,3 +160,14 @@ def test_composite_extras_are_lazy_and_equal_the_direct_ones(
     for key in lazy:
         lazy[key]
     assert len(calls) == 2  # once for every key of the composite extras
+
+
+def test_kane_times_its_active_and_inertia_forces_as_stages_of_their_own():
+    """``kane`` is the textbook method, and its stages say so: F_r and
+    F*_r timed apart; the composite sums are ``kane_composite``'s."""
+    ms = get_system("n_link_pendulum", n=2)
+    kane = get_formulation("kane", count_ops=False).derive(ms)
+    assert {"kinematics", "F_r", "F*_r", "assembly"} <= set(kane.timings)
+    composite = get_formulation("kane_composite", count_ops=False).derive(ms)
+    assert "composite_bodies" in composite.timings
+    assert not {"F_r", "F*_r"} & set(composite.timings)
