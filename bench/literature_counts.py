@@ -14,7 +14,7 @@ symmetric as written its lower triangle and LDL^T
 (:func:`ldl_solve_counts`), else the whole matrix and LU with partial
 pivoting (:func:`lu_solve_counts`); dense, as a generic solver.  The
 backend also takes shared numbers and factors out of sums
-(:func:`eomcompare.numeric.compiled.factor_numbers`, :func:`~eomcompare.numeric.compiled.factor_common`);
+(:func:`eomcompare.numeric.c_code.factor_numbers`, :func:`~eomcompare.numeric.c_code.factor_common`);
 the convention here is cse alone, so the backend evaluates at most the
 operations counted.  Equations in explicit form
 with an evaluation order (``kane_articulated``'s) are
@@ -91,7 +91,7 @@ def forward_dynamics_counts_of(
     matrix given, as the compiled backend decides from the matrix it
     compiles."""
     if assigned is None and symmetric is None:
-        from eomcompare.numeric.compiled import is_structurally_symmetric
+        from eomcompare.numeric.c_code import is_structurally_symmetric
 
         symmetric = is_structurally_symmetric(sm.Matrix(mass_matrix))
     return _forward_dynamics_counts_of(

@@ -285,7 +285,7 @@ def canonical_counts(
     if assigned is None:
         Mc = sm.Matrix(n, n, out[: n * n])
         fc = sm.Matrix(out[n * n :])
-        from eomcompare.numeric.compiled import is_structurally_symmetric
+        from eomcompare.numeric.c_code import is_structurally_symmetric
 
         per = forward_dynamics_counts_of(
             Mc, fc, parameters, symmetric=is_structurally_symmetric(M)

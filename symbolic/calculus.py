@@ -74,7 +74,7 @@ def symmetric_from_lower(M) -> sm.Matrix:
     mixed partial derivatives are taken in two orders and come out as
     different expressions of the same function), this writes each pair as
     one expression, so that code generators see the symmetry
-    (:func:`eomcompare.numeric.compiled.is_structurally_symmetric`) and evaluate one
+    (:func:`eomcompare.numeric.c_code.is_structurally_symmetric`) and evaluate one
     triangle.  Only for matrices known to be symmetric: nothing is checked.
 
     Examples

@@ -291,7 +291,7 @@ def forward_dynamics_counts_of(
         raise TypeError(
             "symmetric must be given for a mass matrix: whether the compiled "
             "backend writes it by its lower triangle "
-            "(numeric.compiled.is_structurally_symmetric)"
+            "(numeric.c_code.is_structurally_symmetric)"
         )
     if symmetric:
         # As the backend: the lower triangle, then LDL^T.

@@ -52,6 +52,11 @@ def test_the_wheel_holds_one_top_level_name(wheel):
         assert f"eomcompare/{pkg}/__init__.py" in names
     assert "eomcompare/formulations/kane.py" in names
     assert "eomcompare/__main__.py" in names
+    # The compiled backend's C runtime, which the modules read as files.
+    runtime = {p.name for p in (ROOT / "numeric" / "c").iterdir()}
+    assert runtime >= {"eom_solve.c", "eom_entry.c", "eom_table.h", "eom_call.c"}
+    for name in runtime:
+        assert f"eomcompare/numeric/c/{name}" in names, name
 
 
 @pytest.mark.slow

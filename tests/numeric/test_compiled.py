@@ -24,13 +24,9 @@ from conftest import cached_eom, cached_system, derivation_group
 from scipy.integrate import solve_ivp
 
 from eomcompare.formulations import FORMULATIONS, get_formulation
-from eomcompare.numeric import compiled
-from eomcompare.numeric.compiled import (
-    CompiledModel,
-    CompilerNotFoundError,
-    c_source,
-    factor_numbers,
-)
+from eomcompare.numeric import c_code, compiled
+from eomcompare.numeric.c_code import c_source, factor_numbers
+from eomcompare.numeric.compiled import CompiledModel, CompilerNotFoundError
 from eomcompare.numeric.model import (
     LambdifyModel,
     NumericModel,
@@ -378,13 +374,13 @@ def test_evaluations_are_counted_once_whatever_the_backend(monkeypatch):
 # ----------------------------------------------------------------------
 def test_symmetric_as_written_is_structural():
     x = sm.Symbol("x")
-    assert compiled.is_structurally_symmetric(sm.Matrix([[1, x], [x, 2]]))
+    assert c_code.is_structurally_symmetric(sm.Matrix([[1, x], [x, 2]]))
     # Equal in value, written differently: not symmetric for the backend,
     # which then evaluates the whole matrix and solves by LU.
-    assert not compiled.is_structurally_symmetric(
+    assert not c_code.is_structurally_symmetric(
         sm.Matrix([[1, (x + 1) ** 2], [x**2 + 2 * x + 1, 1]])
     )
-    assert not compiled.is_structurally_symmetric(sm.Matrix([[1, 2, 3], [2, 1, 3]]))
+    assert not c_code.is_structurally_symmetric(sm.Matrix([[1, 2, 3], [2, 1, 3]]))
     assert symmetric_from_lower(sm.Matrix([[1, 5], [2, 3]])) == sm.Matrix(
         [[1, 2], [2, 3]]
     )
@@ -415,12 +411,12 @@ def test_mirrored_entries_compared_once_per_pair_of_subtrees():
     assert a is not b
     memo = {}
     # sympy's == would walk 2**40 paths here.
-    assert compiled.same_expression(a, b, memo)
+    assert c_code.same_expression(a, b, memo)
     assert len(memo) <= 4 * depth
-    assert not compiled.same_expression(a, c)
+    assert not c_code.same_expression(a, c)
     M = sm.Matrix([[1, a], [b, 2]])
-    assert compiled.is_structurally_symmetric(M)
-    assert not compiled.is_structurally_symmetric(sm.Matrix([[1, a], [c, 2]]))
+    assert c_code.is_structurally_symmetric(M)
+    assert not c_code.is_structurally_symmetric(sm.Matrix([[1, a], [c, 2]]))
     # Leaves and small expressions as sympy's == has them.
     x = sm.Symbol("x")
     pairs = [
@@ -433,7 +429,7 @@ def test_mirrored_entries_compared_once_per_pair_of_subtrees():
         ((x + 1) ** 2, x**2 + 2 * x + 1),
     ]
     for p, q in pairs:
-        assert compiled.same_expression(p, q) == (p == q), (p, q)
+        assert c_code.same_expression(p, q) == (p == q), (p, q)
 
 
 def _solve_reference(lam, t0, x):
@@ -466,11 +462,11 @@ def test_unconstrained_mass_matrix_is_solved_by_ldlt(formulation):
     # Hessian of an energy, by its lower triangle): the backend evaluates
     # one triangle and solves by LDL^T, to the same numbers as numpy's LU.
     eom = cached_eom(formulation, "n_link_pendulum", (("n", 3),))
-    assert compiled.is_structurally_symmetric(eom.mass_matrix)
+    assert c_code.is_structurally_symmetric(eom.mass_matrix)
     # Rigid bodies with a full inertia (w_r . I w_s written two ways
     # unless the lower triangle is mirrored): a 3-joint arm.
     arm = cached_eom(formulation, "spatial_chain", (("n", 3),))
-    assert compiled.is_structurally_symmetric(arm.mass_matrix)
+    assert c_code.is_structurally_symmetric(arm.mass_matrix)
     src, info = c_source(eom)
     assert info["symmetric"] and "#define EOM_SYMMETRIC 1" in src
     # Only the lower triangle is assigned by the solve's evaluation.
