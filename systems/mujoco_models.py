@@ -16,7 +16,13 @@ from .base import MechanicalSystem
 from .catalogue import register_system
 from .mjcf import from_mjcf
 
-__all__ = ["gymnasium_asset", "inverted_double_pendulum", "ant"]
+__all__ = [
+    "gymnasium_asset",
+    "dm_control_asset",
+    "inverted_double_pendulum",
+    "ant",
+    "quadruped",
+]
 
 
 def gymnasium_asset(name: str) -> str:
@@ -38,6 +44,29 @@ def gymnasium_asset(name: str) -> str:
             return path
     raise FileNotFoundError(
         f"gymnasium's MuJoCo model {name!r} not found (searched {roots}); "
+        f"pip install 'eomcompare[mujoco]'"
+    )
+
+
+def dm_control_asset(name: str) -> str:
+    """The path of one of dm-control's suite models, e.g.
+    ``"quadruped.xml"`` (found without importing dm-control, whose import
+    sets up rendering).
+
+    Raises
+    ------
+    FileNotFoundError
+        When dm-control is not installed or has no such model (naming the
+        extra to install).
+    """
+    spec = importlib.util.find_spec("dm_control")
+    roots = list(spec.submodule_search_locations or []) if spec else []
+    for root in roots:
+        path = os.path.join(root, "suite", name)
+        if os.path.isfile(path):
+            return path
+    raise FileNotFoundError(
+        f"dm-control's suite model {name!r} not found (searched {roots}); "
         f"pip install 'eomcompare[mujoco]'"
     )
 
@@ -67,3 +96,16 @@ def ant() -> MechanicalSystem:
     :func:`eomcompare.systems.from_mjcf`): a floating tree in free fall under the
     model's gravity."""
     return from_mjcf(gymnasium_asset("ant.xml"), name="ant")
+
+
+@register_system("quadruped", heavy=True, oracle="mujoco")
+def quadruped() -> MechanicalSystem:
+    """dm-control's ``quadruped`` suite model (``suite/quadruped.xml``):
+    two free bodies, the quadruped's torso (four legs of three hinges each,
+    joint armature kept) and the ball of its ``fetch`` task, each on its
+    own free joint (7 coordinates, 6 speeds), 30 coordinates and 28 speeds
+    in all.  Contacts, limits, actuators, tendons and joint damping are
+    left out (see :func:`eomcompare.systems.from_mjcf`): the two bodies fly
+    apart, each in free fall under the model's gravity, the legs moving
+    the torso."""
+    return from_mjcf(dm_control_asset("quadruped.xml"), name="quadruped")

@@ -199,3 +199,57 @@ def test_gymnasium_ant_matches_mujoco():
         expected = mujoco_accelerations(ms, q, u, model=mj)
         got = model.speed_derivatives(t0, q, u)
         assert np.max(np.abs(got - expected)) <= 1e-10 * np.max(np.abs(expected))
+
+
+# Two free bodies, each carrying a child (a hinge on one, a slide on the
+# other), gravity tilted: each free joint's coordinates are its own body's
+# world pose, and the bodies do not interact.
+TWO_FREE = """<mujoco model="two_free"><compiler angle="radian"/>
+<option gravity="0.3 -0.5 -9.81"/>
+<worldbody>
+<body name="a" pos="0.1 -0.2 1.0" quat="0.9 0.3 -0.2 0.2"><freejoint name="ra"/>
+<inertial pos="0.1 0.05 -0.02" quat="0.8 0.2 0.1 -0.4" mass="3"
+ diaginertia="0.05 0.06 0.08"/>
+<body name="arm" pos="0.4 0 0.1" euler="0.2 -0.1 0.3">
+<joint name="h" axis="0.3 1 -0.2" pos="0.05 0 0"/>
+<inertial pos="0.3 0 0" mass="1.2" diaginertia="0.002 0.012 0.012"/></body></body>
+<body name="b" pos="1 1 2" euler="0.3 0.2 0.1"><freejoint name="rb"/>
+<inertial pos="0.02 0 0.01" mass="0.5" diaginertia="0.01 0.02 0.025"/>
+<body name="c" pos="0 0.2 0"><joint name="s" type="slide" axis="0 1 0.2"/>
+<inertial pos="0 0 0" mass="0.3" diaginertia="0.001 0.001 0.001"/></body></body>
+</worldbody></mujoco>"""
+
+
+@pytest.mark.parametrize("formulation", OWN)
+def test_two_free_bodies_match_mujoco(formulation, states_with_speeds):
+    ms = from_mjcf(TWO_FREE)
+    assert (len(ms.coordinates), len(ms.speeds)) == (16, 14)
+    model = get_formulation(formulation).derive(ms).numeric()
+    mj = mjcf_mujoco_model(ms)
+    for t0, q, qd, u in states_with_speeds(ms):
+        # Both quaternions at unit norm (the layout: 7 + 1 + 7 + 1).
+        for k in (0, 8):
+            assert np.dot(q[k : k + 4], q[k : k + 4]) == pytest.approx(1, abs=1e-14)
+        expected = mujoco_accelerations(ms, q, u, model=mj)
+        got = model.speed_derivatives(t0, q, u)
+        assert np.max(np.abs(got - expected)) <= 1e-10 * np.max(np.abs(expected))
+
+
+@pytest.mark.slow
+def test_dm_control_quadruped_with_its_ball_matches_mujoco():
+    """dm-control's quadruped: the torso and the fetch task's ball on two
+    free joints, twelve hinges with armature; kane's u' against MuJoCo's
+    qacc at five random states."""
+    from eomcompare.systems import get_system, system_facts
+
+    ms = get_system("quadruped")
+    assert system_facts("quadruped").oracle == "mujoco"
+    assert (len(ms.coordinates), len(ms.speeds)) == (30, 28)
+    model = get_formulation("kane").derive(ms).numeric(backend="lambdify")
+    mj = mjcf_mujoco_model(ms)
+    for seed in range(5):
+        t0, q, qd = ms.random_state(seed=seed)
+        u = ms.speeds_from_rates(t0, q, qd)
+        expected = mujoco_accelerations(ms, q, u, model=mj)
+        got = model.speed_derivatives(t0, q, u)
+        assert np.max(np.abs(got - expected)) <= 1e-10 * np.max(np.abs(expected))
