@@ -226,7 +226,7 @@ def test_two_free_bodies_match_mujoco(formulation, states_with_speeds):
     assert (len(ms.coordinates), len(ms.speeds)) == (16, 14)
     model = get_formulation(formulation).derive(ms).numeric()
     mj = mjcf_mujoco_model(ms)
-    for t0, q, qd, u in states_with_speeds(ms):
+    for t0, q, _qd, u in states_with_speeds(ms):
         # Both quaternions at unit norm (the layout: 7 + 1 + 7 + 1).
         for k in (0, 8):
             assert np.dot(q[k : k + 4], q[k : k + 4]) == pytest.approx(1, abs=1e-14)
