@@ -288,13 +288,21 @@ def _moment(J, w, wd, pr, U):
     out = []
     for a in range(3):
         b, c = (a + 1) % 3, (a + 2) % 3
+        d = J[c, c] - J[b, b]
         terms = [
-            J[a, a] * wd[a] if v3.nz(J[a, a]) and v3.nz(wd[a]) else 0,
             -J[a, b] * U[c, a] if v3.nz(J[a, b]) else 0,
             J[a, c] * U[b, a] if v3.nz(J[a, c]) else 0,
         ]
-        if v3.nz(J[c, c] - J[b, b]):
-            terms.append((J[c, c] - J[b, b]) * pr[min(b, c), max(b, c)])
+        if v3.nz(J[a, a]) and sm.expand(J[a, a] - d) == 0:
+            # J_aa (wd_a + w_b w_c) = J_aa U_cb (_balance_axes).
+            terms.append(J[a, a] * U[c, b])
+        elif v3.nz(J[a, a]) and sm.expand(J[a, a] + d) == 0:
+            terms.append(-J[a, a] * U[b, c])
+        else:
+            if v3.nz(J[a, a]) and v3.nz(wd[a]):
+                terms.append(J[a, a] * wd[a])
+            if v3.nz(d):
+                terms.append(d * pr[min(b, c), max(b, c)])
         if v3.nz(J[b, c]):
             terms.append(J[b, c] * (pr[b, b] - pr[c, c]))
         out.append(sm.Add(*[t for t in terms if t != 0]))
@@ -396,6 +404,66 @@ def _fold_masses(specs, inertia, P):
     return out
 
 
+def _balance_axes(specs, inertia):
+    """Each revolute link's inertia balanced about its joint axis a:
+    ``lam (1 - a a^T)`` added to it and taken from its first revolute
+    ancestor (through prismatic links, which turn with it), from the tips
+    inwards, with ``lam`` such that the axis's moment of inertia is the sum
+    of the other two (``ZZ = XX + YY``: the second moment ``Sigma_zz =
+    (XX + YY - ZZ) / 2`` zero).
+
+    The inertia of a body symmetric about the joint axis moves freely
+    between the two links the joint connects (Khalil & Dombre's grouping
+    of ``YY_j``, which takes ``lam = -YY_j``): its moment is the same in
+    either and has no component along the axis; a link of the base loses
+    it.  With ``ZZ = XX + YY`` the moment's components across the axis
+    are one term each, ``XX (wd_x + w_y w_z) = XX U_zy`` and ``-YY U_zx``,
+    in place of ``XX wd_x + (ZZ - YY) w_y w_z`` and ``(XX - ZZ) w_x w_z``
+    (:func:`_moment`).  Skipped where the ancestor would gain a product
+    of inertia it lacks (a rotation between them that is not a signed
+    permutation)."""
+    out = [(m, list(mc), sm.Matrix(J)) for m, mc, J in inertia]
+    for k in range(len(specs), 0, -1):
+        s = specs[k - 1]
+        m, mc, J = out[k - 1]
+        if s.kind != "revolute":
+            continue
+        i = [abs(x) for x in s.axis].index(1)
+        j, l = (i + 1) % 3, (i + 2) % 3
+        lam = sm.expand((J[i, i] - J[j, j] - J[l, l]) / 2)
+        if lam == 0 or not (
+            any(v3.nz(J[r, c]) for r in range(3) for c in range(3) if r != c)
+            or (v3.nz(J[j, j]) and v3.nz(J[l, l]))
+            or v3.nz(mc[j])
+            or v3.nz(mc[l])
+        ):
+            # A principal-axes link with a zero moment across the axis and
+            # no first moment there: ``XX wd_x + ZZ w_y w_z`` and
+            # ``(XX - ZZ) w_x w_z`` need neither U_zy nor U_zx.
+            continue
+        perp = sm.eye(3)
+        perp[i, i] = 0
+        R = sm.Matrix(s.rotation)
+        D = R * perp * R.T
+        p = s.parent
+        while p and specs[p - 1].kind == "prismatic":
+            Rp = sm.Matrix(specs[p - 1].rotation)
+            D = Rp * D * Rp.T
+            p = specs[p - 1].parent
+        if p:
+            mp, mcp, Jp = out[p - 1]
+            if any(
+                v3.nz(D[r, c]) and not v3.nz(Jp[r, c])
+                for r in range(3)
+                for c in range(3)
+                if r != c
+            ):
+                continue
+            out[p - 1] = (mp, mcp, (Jp - lam * D).applyfunc(sm.expand))
+        out[k - 1] = (m, mc, (J + lam * perp).applyfunc(sm.expand))
+    return out
+
+
 def customised_inverse_dynamics(
     ms,
     accelerations=None,
@@ -405,6 +473,7 @@ def customised_inverse_dynamics(
     inertia=None,
     program=False,
     summed_angles=True,
+    balanced_axes=True,
 ):
     """Joint forces ``tau`` of a joint tree by the customised recursive
     Newton-Euler algorithm (see the module), in the standard or base
@@ -576,6 +645,8 @@ def customised_inverse_dynamics(
         A.append(Ak)
         P.append(off)
     inertia = _fold_masses(specs, inertia, P)
+    if balanced_axes:
+        inertia = _balance_axes(specs, inertia)
     # Link forces without the mass term, moments about the link origins.
     f = [None] * (n + 1)
     nn = [None] * (n + 1)
