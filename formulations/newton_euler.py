@@ -404,7 +404,7 @@ def _fold_masses(specs, inertia, P):
     return out
 
 
-def _balance_axes(specs, inertia):
+def _balance_axes(specs, inertia, P):
     """Each revolute link's inertia balanced about its joint axis a:
     ``lam (1 - a a^T)`` added to it and taken from its first revolute
     ancestor (through prismatic links, which turn with it), from the tips
@@ -422,8 +422,9 @@ def _balance_axes(specs, inertia):
     (:func:`_moment`).  Skipped where the ancestor would gain a product
     of inertia it lacks (a rotation between them that is not a signed
     permutation)."""
+    n = len(specs)
     out = [(m, list(mc), sm.Matrix(J)) for m, mc, J in inertia]
-    for k in range(len(specs), 0, -1):
+    for k in range(n, 0, -1):
         s = specs[k - 1]
         m, mc, J = out[k - 1]
         if s.kind != "revolute":
@@ -431,15 +432,25 @@ def _balance_axes(specs, inertia):
         i = [abs(x) for x in s.axis].index(1)
         j, l = (i + 1) % 3, (i + 2) % 3
         lam = sm.expand((J[i, i] - J[j, j] - J[l, l]) / 2)
+        # U's columns the link needs anyway: its force U MS, its children's
+        # origin accelerations U P.
+        used = [
+            v3.nz(mc[c])
+            or any(
+                v3.nz(P[h][c]) for h in range(k + 1, n + 1) if specs[h - 1].parent == k
+            )
+            for c in range(3)
+        ]
         if lam == 0 or not (
             any(v3.nz(J[r, c]) for r in range(3) for c in range(3) if r != c)
             or (v3.nz(J[j, j]) and v3.nz(J[l, l]))
-            or v3.nz(mc[j])
-            or v3.nz(mc[l])
+            or used[j]
+            or used[l]
         ):
-            # A principal-axes link with a zero moment across the axis and
-            # no first moment there: ``XX wd_x + ZZ w_y w_z`` and
-            # ``(XX - ZZ) w_x w_z`` need neither U_zy nor U_zx.
+            # A principal-axes link with a zero moment across the axis
+            # whose U columns across it serve nothing else (no first
+            # moment, no child's origin there): ``XX wd_x + ZZ w_y w_z``
+            # and ``(XX - ZZ) w_x w_z`` need neither U_zy nor U_zx.
             continue
         perp = sm.eye(3)
         perp[i, i] = 0
@@ -646,7 +657,7 @@ def customised_inverse_dynamics(
         P.append(off)
     inertia = _fold_masses(specs, inertia, P)
     if balanced_axes:
-        inertia = _balance_axes(specs, inertia)
+        inertia = _balance_axes(specs, inertia, P)
     # Link forces without the mass term, moments about the link origins.
     f = [None] * (n + 1)
     nn = [None] * (n + 1)
