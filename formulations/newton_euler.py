@@ -64,6 +64,7 @@ from __future__ import annotations
 
 import sympy as sm
 import sympy.physics.mechanics as me
+from sympy.core.function import AppliedUndef
 
 from eomcompare.symbolic import lists3 as v3
 
@@ -172,6 +173,12 @@ def _same(x):
     return x
 
 
+def _is_input(e):
+    """An atom or a coordinate, speed, ``q(t)``: named as it is (a speed
+    named anew would hide its products from cse)."""
+    return e.is_Atom or isinstance(e, AppliedUndef)
+
+
 class _Program:
     """Names every intermediate expression (entries of lists, matrices,
     dicts) by a new symbol, except atoms, signed atoms and parameter-only
@@ -190,12 +197,12 @@ class _Program:
             return x.applyfunc(self)
         e = sm.sympify(x)
         if (
-            e.is_Atom
+            _is_input(e)
             or (
                 e.is_Mul
                 and len(e.args) == 2
                 and e.args[0] is sm.S.NegativeOne
-                and e.args[1].is_Atom
+                and _is_input(e.args[1])
             )
             or e.free_symbols <= self.parameters
         ):

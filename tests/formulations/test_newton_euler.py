@@ -336,8 +336,43 @@ def test_axis_column_of_u_is_the_parents_turned(monkeypatch):
     # RL2 times the force's: 1 mul; their sum: 1 add.  16 mul, 5 add.
     assert counts() == (16, 5)
     # U2_xz = w_x w_z + wd_y, U2_yz = w_y w_z - wd_x in place of the two
-    # products: w2 across the axis (2 mul), w_x w_z and w_y w_z (2 mul),
-    # wd2 across the axis (turn 2 mul, w x q2' z 2 mul, 2 add), the two
-    # sums (2 add): 6 mul and 4 add more, 22 mul, 9 add.
+    # products: w2 across the axis (2 mul), w_x w_z and w_y w_z (2 mul,
+    # w2_z = u2: also the products of w x q2' z), wd2 across the axis
+    # (turn 2 mul, 2 add), the two sums (2 add): 4 mul and 4 add more,
+    # 20 mul, 9 add.
     monkeypatch.setattr(ne, "_turned_column", lambda *args: {})
-    assert counts() == (22, 9)
+    assert counts() == (20, 9)
+
+
+def test_inertia_balanced_about_the_joint_axis():
+    # The Khalil Stanford arm's first two joints, link 1 with ZZ1 and link
+    # 2 with principal moments XX2, YY2, ZZ2 and nothing else: f = 0, n2 =
+    # J2 wd2 + w2 x J2 w2, tau2 = n2_z, tau1 = ZZ1 qdd1 + z1 . A2^T n2.
+    from eomcompare.systems.robots import KHALIL_STANFORD_ARM, mdh_system
+
+    ms = mdh_system("rr", KHALIL_STANFORD_ARM[:2])
+    zz1, xx, yy, zz = sm.symbols("ZZ1 XX2 YY2 ZZ2")
+    inertia = [(0, [0, 0, 0], sm.diag(0, 0, zz1)), (0, [0, 0, 0], sm.diag(xx, yy, zz))]
+    params = {zz1, xx, yy, zz} | set(ms.parameters)
+
+    def counts(balanced):
+        prog, _ = customised_inverse_dynamics(
+            ms, ZDD[:2], inertia=inertia, program=True, balanced_axes=balanced
+        )
+        c = assignments_counts(prog, params)
+        return c.mul, c.add
+
+    # Joint by joint: w2 across the axis = u1 (S2, C2): 2 mul; wd2 across
+    # it, qdd1 (S2, C2): 2 mul, plus w2 x u2 z: the products w_y u2, w_x u2
+    # (2 mul, also w_y w_z and w_x w_z), 2 add; w_x w_y: 1 mul.
+    # n2 = (XX wd_x + (ZZ - YY) w_y w_z, YY wd_y + (XX - ZZ) w_x w_z,
+    # ZZ wd_z + (YY - XX) w_x w_y): 6 mul, 3 add; tau1 = ZZ1 qdd1 + the
+    # one component of n2 seen in frame 1 (S2 n_x + C2 n_y): 3 mul, 2 add.
+    # 16 mul, 7 add.
+    assert counts(False) == (16, 7)
+    # Balanced: XX + lam, YY + lam with lam = (ZZ - XX - YY)/2 (link 1's
+    # ZZ1 - lam in return, a constant): n2_x = (XX + lam) U_zy, n2_y =
+    # -(YY + lam) U_zx, U_zy = w_y w_z + wd_x and U_zx = w_x w_z - wd_y
+    # (2 add), n2_z as before: 4 mul, 1 add for n2 in place of 6 mul,
+    # 3 add.  14 mul, 7 add.
+    assert counts(True) == (14, 7)
