@@ -51,6 +51,15 @@ cheap on a real robot's geometry:
   turn are sparser (SYMORO's ``C23``, ``S23``): ``w`` and ``wd`` from the
   grandparent's, and backwards its moment carried into the grandparent
   by the same turn (its axis component is the parent's unchanged);
+* each revolute link's inertia is balanced about its joint axis: a
+  part ``lam (1 - a a^T)`` (a body symmetric about the axis, whose
+  moment is the same in either link: Khalil & Dombre's grouping of
+  ``YY_j``) moved to the first revolute ancestor so that ``ZZ = XX + YY``;
+  the moment's components across the axis are then one entry of U each,
+  ``XX U_zy`` and ``-YY U_zx``;
+* a revolute link without children takes U's entries across its axis
+  from the turned parent's ``w'`` and ``wd'`` (``U_xz = w_x w'_z + wd'_y``,
+  ``U_zx = w_x (w'_z + 2 q') - wd'_y``): wd across the axis is not needed;
 * zero components (the first link's velocity, an assumption set's zero
   products of inertia and first moments, base parameters that vanish)
   propagate as exact zeros, and parameter-only products (``M_j g``,
@@ -384,6 +393,30 @@ def _turned_column(M, T, i):
     return {j: turned[j] for j in across}
 
 
+def _leaf_axis_entries(U, i, wr, wdr, qa, turned, let):
+    """U's entries across the axis i of a revolute link without children
+    (in place), from the turned parent's ``wr`` and ``wdr`` (before the
+    joint's own rate): with b, c across (b = i + 1, c = i + 2 cyclic)::
+
+        U_bi = w_b wr_i + wdr_c      U_ib = w_b (wr_i + 2 qa) - wdr_c
+        U_ci = w_c wr_i - wdr_b      U_ic = w_c (wr_i + 2 qa) + wdr_b
+
+    (``wd = wdr + qdd a + wr x qa a``: the rate's terms of ``wd`` across the
+    axis join the products).  Four products and five sums, with ``wr_i +
+    2 qa``, in place of wd's two components across the axis (two products,
+    two sums), the products ``w_b w_i``, ``w_c w_i`` and the four sums: a
+    sum fewer where nothing else (a child) needs wd across the axis."""
+    b, c = (i + 1) % 3, (i + 2) % 3
+    w = [wr[j] if j != i else wr[i] + qa for j in range(3)]
+    twice = let(wr[i] + 2 * qa)
+    if b not in turned:
+        U[b, i] = w[b] * wr[i] + wdr[c]
+    if c not in turned:
+        U[c, i] = w[c] * wr[i] - wdr[b]
+    U[i, b] = w[b] * twice - wdr[c]
+    U[i, c] = w[c] * twice + wdr[b]
+
+
 def _fold_masses(specs, inertia, P):
     """Each revolute link's mass carried into its parent, from the tips
     inwards, where that adds no nonzero parameter the parent lacks.  The
@@ -492,6 +525,7 @@ def customised_inverse_dynamics(
     program=False,
     summed_angles=True,
     balanced_axes=True,
+    leaf_axis_entries=True,
 ):
     """Joint forces ``tau`` of a joint tree by the customised recursive
     Newton-Euler algorithm (see the module), in the standard or base
@@ -530,6 +564,13 @@ def customised_inverse_dynamics(
         Turn a revolute joint parallel to its revolute parent by the sum
         of the two angles where that is cheaper (``_angle_sum``; default);
         False turns joint by joint (to measure what the sums save).
+    balanced_axes : bool
+        Balance each revolute link's inertia about its joint axis
+        (``_balance_axes``; default); False keeps the given inertia.
+    leaf_axis_entries : bool
+        A revolute link without children takes U's entries across its
+        axis from its parent's turned vectors (``_leaf_axis_entries``;
+        default).
 
     Returns
     -------
@@ -605,6 +646,9 @@ def customised_inverse_dynamics(
     w, wd, vd, U = [zero], [zero], [[0, 0, g]], [sm.zeros(3, 3)]
     pr = [None]
     A, P, parallel = [None], [None], [False]
+    children = [
+        [c for c in range(1, n + 1) if specs[c - 1].parent == k] for k in range(n + 1)
+    ]
     for k, s in enumerate(specs, start=1):
         p = s.parent
         Ak = _rotation(s, q[k - 1])
@@ -657,8 +701,11 @@ def customised_inverse_dynamics(
                 i = [abs(x) for x in s.axis].index(1)
                 M = R.T * U[p] * R
                 Uk[i, i] = M[i, i]
-                for j, x in _turned_column(M, Ak * R, i).items():
+                turned = _turned_column(M, Ak * R, i)
+                for j, x in turned.items():
                     Uk[j, i] = x
+                if leaf_axis_entries and not summed and not children[k]:
+                    _leaf_axis_entries(Uk, i, wr, wdr, a[i] * u[k - 1], turned, let)
             U.append(let(Uk))
         A.append(Ak)
         P.append(off)

@@ -323,8 +323,10 @@ def test_axis_column_of_u_is_the_parents_turned(monkeypatch):
     inertia = [none, (0, [0, 0, mz], sm.zeros(3, 3))]
 
     def counts():
+        # Link 2 is a leaf: its U entries across the axis by the turned
+        # column alone (_leaf_axis_entries off).
         prog, _ = customised_inverse_dynamics(
-            ms, ZDD[:2], inertia=inertia, program=True
+            ms, ZDD[:2], inertia=inertia, program=True, leaf_axis_entries=False
         )
         c = assignments_counts(prog, {mz} | set(ms.parameters))
         return c.mul, c.add
@@ -355,9 +357,14 @@ def test_inertia_balanced_about_the_joint_axis():
     inertia = [(0, [0, 0, 0], sm.diag(0, 0, zz1)), (0, [0, 0, 0], sm.diag(xx, yy, zz))]
     params = {zz1, xx, yy, zz} | set(ms.parameters)
 
-    def counts(balanced):
+    def counts(balanced, leaf=False):
         prog, _ = customised_inverse_dynamics(
-            ms, ZDD[:2], inertia=inertia, program=True, balanced_axes=balanced
+            ms,
+            ZDD[:2],
+            inertia=inertia,
+            program=True,
+            balanced_axes=balanced,
+            leaf_axis_entries=leaf,
         )
         c = assignments_counts(prog, params)
         return c.mul, c.add
@@ -376,3 +383,9 @@ def test_inertia_balanced_about_the_joint_axis():
     # (2 add), n2_z as before: 4 mul, 1 add for n2 in place of 6 mul,
     # 3 add.  14 mul, 7 add.
     assert counts(True) == (14, 7)
+    # Link 2 has no child: U_zy = w_y (w'_z + 2 u2) + wd'_x and U_zx =
+    # w_x (w'_z + 2 u2) - wd'_y from the turned parent's w', wd' (w'_z = 0
+    # here): 2 u2, the two products (3 mul), 2 add, in place of wd2's
+    # rate terms (w_y u2, w_x u2: 2 mul, 2 add) and the two sums (2 add).
+    # 15 mul, 5 add.
+    assert counts(True, leaf=True) == (15, 5)
