@@ -444,6 +444,47 @@ def _fold_masses(specs, inertia, P):
     return out
 
 
+def _axial_moments(specs, inertia, P):
+    """A revolute parent's first moment along a child's joint axis moved
+    into the child (its ``MZ``), where the child's moment already needs
+    U's column along its axis (products of inertia ``XZ``, ``YZ``): the
+    first moment ``mu a`` at the child's origin ``P`` is in the parent's
+    terms ``MS += mu a``, ``J += mu (2 (P . a) 1 - P a^T - a P^T)`` (Khalil
+    & Dombre's grouping of ``MZ_j``, run backwards).  The parent then needs
+    no U entry of that column's diagonal.  Skipped where the parent's J
+    would gain a nonzero entry it lacks."""
+    out = [(m, list(mc), sm.Matrix(J)) for m, mc, J in inertia]
+    for k in range(1, len(specs) + 1):
+        s = specs[k - 1]
+        p = s.parent
+        R = sm.Matrix(s.rotation)
+        if not p or s.kind != "revolute" or specs[p - 1].kind != "revolute":
+            continue
+        if not _is_signed_permutation(R):
+            continue
+        m, mc, J = out[k - 1]
+        i = [abs(x) for x in s.axis].index(1)
+        if not all(v3.nz(J[i, j]) for j in range(3) if j != i):
+            continue
+        a = list(R * sm.Matrix(s.axis))
+        mp, mcp, Jp = out[p - 1]
+        mu = sm.expand(sum(x * y for x, y in zip(a, mcp)))
+        if mu == 0:
+            continue
+        Pk, ak = sm.Matrix(P[k]), sm.Matrix(a)
+        dJ = mu * (2 * (Pk.T * ak)[0] * sm.eye(3) - Pk * ak.T - ak * Pk.T)
+        if any(
+            v3.nz(dJ[r, c]) and not v3.nz(Jp[r, c]) for r in range(3) for c in range(3)
+        ):
+            continue
+        mcp = [sm.expand(x - mu * y) for x, y in zip(mcp, a)]
+        out[p - 1] = (mp, mcp, (Jp - dJ).applyfunc(sm.expand))
+        mc = list(mc)
+        mc[i] = sm.expand(mc[i] + mu * s.axis[i])
+        out[k - 1] = (m, mc, J)
+    return out
+
+
 def _balance_axes(specs, inertia, P):
     """Each revolute link's inertia balanced about its joint axis a:
     ``lam (1 - a a^T)`` added to it and taken from its first revolute
@@ -711,7 +752,7 @@ def customised_inverse_dynamics(
         P.append(off)
     inertia = _fold_masses(specs, inertia, P)
     if balanced_axes:
-        inertia = _balance_axes(specs, inertia, P)
+        inertia = _balance_axes(specs, _axial_moments(specs, inertia, P), P)
     # Link forces without the mass term, moments about the link origins.
     f = [None] * (n + 1)
     nn = [None] * (n + 1)
