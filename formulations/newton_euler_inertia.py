@@ -67,7 +67,12 @@ def _axial_moments(specs, inertia, P):
             continue
         m, mc, J = out[k - 1]
         i = [abs(x) for x in s.axis].index(1)
-        if not all(v3.nz(J[i, j]) for j in range(3) if j != i):
+        across = [j for j in range(3) if j != i]
+        # The child's moment needs U's axis column (XZ, YZ) and its first
+        # moment the acceleration across the axis, whatever it carries.
+        if not all(v3.nz(J[i, j]) for j in across) or not any(
+            v3.nz(mc[j]) for j in across
+        ):
             continue
         a = list(R * sm.Matrix(s.axis))
         mp, mcp, Jp = out[p - 1]

@@ -391,3 +391,46 @@ def test_inertia_balanced_about_the_joint_axis():
     # rate terms (w_y u2, w_x u2: 2 mul, 2 add) and the two sums (2 add).
     # 15 mul, 5 add.
     assert counts(True, leaf=True) == (15, 5)
+
+
+def test_axial_first_moment_moved_into_the_child(monkeypatch):
+    # The Khalil Stanford arm's joints 1, 2 and (as joint 3) its joint 5:
+    # joint 3's axis is link 2's y.  Link 2 carries MY2 alone, link 3 MX3,
+    # MZ3 and the products XZ3, YZ3 (its moment needs U's axis column, its
+    # first moment the acceleration across the axis).
+    import eomcompare.formulations.newton_euler as ne
+    from eomcompare.systems.robots import KHALIL_STANFORD_ARM, mdh_system
+
+    ms = mdh_system("rrr", (*KHALIL_STANFORD_ARM[:2], KHALIL_STANFORD_ARM[4]))
+    my2, mx3, mz3, xz3, yz3 = symbols = sm.symbols("MY2 MX3 MZ3 XZ3 YZ3")
+    J3 = sm.Matrix([[0, 0, xz3], [0, 0, yz3], [xz3, yz3, 0]])
+    none = (0, [0, 0, 0], sm.zeros(3, 3))
+    inertia = [none, (0, [0, my2, 0], sm.zeros(3, 3)), (0, [mx3, 0, mz3], J3)]
+
+    def run(program):
+        out, _ = customised_inverse_dynamics(
+            ms, ZDD[:3], inertia=inertia, program=program
+        )
+        if not program:
+            return out
+        c = assignments_counts(out, set(symbols) | set(ms.parameters))
+        return c.mul, c.add
+
+    moved, moved_tau = run(True), run(False)
+    monkeypatch.setattr(ne, "_axial_moments", lambda specs, inertia, P: list(inertia))
+    kept, kept_tau = run(True), run(False)
+    # The same tau for any values of the five parameters.
+    f, g = _function(ms, moved_tau, symbols), _function(ms, kept_tau, symbols)
+    rng = np.random.default_rng(9)
+    for q, v, a in _states(3, count=3, seed=10):
+        x = rng.uniform(-1, 1, 5)
+        a6 = [*a, 0, 0, 0]
+        assert np.allclose(f(q, v, a6, x), g(q, v, a6, x), atol=1e-12)
+    # Kept in link 2, MY2 costs f2 = MY2 (U2_xy, U2_yy, .) across joint 1's
+    # axis (two products; U2_xy = w_x w_y - qdd2: 1 mul, 1 add; U2_yy is
+    # link 3's U_zz anyway), n2 = MY2 (vd2_z, 0, -vd2_x) (two products) and
+    # four sums joining them to link 3's turned wrench: 5 mul, 5 add.
+    # Moved, it is link 3's MZ3 + MY2, a constant.
+    assert (kept[0] - moved[0], kept[1] - moved[1]) == (5, 5)
+    # Regression pins of the two counts (read off a run).
+    assert (moved, kept) == ((62, 38), (67, 43))
