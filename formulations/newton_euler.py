@@ -51,6 +51,15 @@ cheap on a real robot's geometry:
   turn are sparser (SYMORO's ``C23``, ``S23``): ``w`` and ``wd`` from the
   grandparent's, and backwards its moment carried into the grandparent
   by the same turn (its axis component is the parent's unchanged);
+* each revolute link's inertia is balanced about its joint axis: a
+  part ``lam (1 - a a^T)`` (a body symmetric about the axis, whose
+  moment is the same in either link: Khalil & Dombre's grouping of
+  ``YY_j``) moved to the first revolute ancestor so that ``ZZ = XX + YY``;
+  the moment's components across the axis are then one entry of U each,
+  ``XX U_zy`` and ``-YY U_zx``;
+* a revolute link without children takes U's entries across its axis
+  from the turned parent's ``w'`` and ``wd'`` (``U_xz = w_x w'_z + wd'_y``,
+  ``U_zx = w_x (w'_z + 2 q') - wd'_y``): wd across the axis is not needed;
 * zero components (the first link's velocity, an assumption set's zero
   products of inertia and first moments, base parameters that vanish)
   propagate as exact zeros, and parameter-only products (``M_j g``,
@@ -64,11 +73,18 @@ from __future__ import annotations
 
 import sympy as sm
 import sympy.physics.mechanics as me
+from sympy.core.function import AppliedUndef
 
 from eomcompare.symbolic import lists3 as v3
 
 from .base import UnsupportedSystemError
 from .kane_recursive import joint_tree, origin_inertia
+from .newton_euler_inertia import (
+    _axial_moments,
+    _balance_axes,
+    _fold_masses,
+    _is_signed_permutation,
+)
 
 __all__ = [
     "ASSUMPTIONS",
@@ -172,6 +188,12 @@ def _same(x):
     return x
 
 
+def _is_input(e):
+    """An atom or a coordinate, speed, ``q(t)``: named as it is (a speed
+    named anew would hide its products from cse)."""
+    return e.is_Atom or isinstance(e, AppliedUndef)
+
+
 class _Program:
     """Names every intermediate expression (entries of lists, matrices,
     dicts) by a new symbol, except atoms, signed atoms and parameter-only
@@ -190,12 +212,12 @@ class _Program:
             return x.applyfunc(self)
         e = sm.sympify(x)
         if (
-            e.is_Atom
+            _is_input(e)
             or (
                 e.is_Mul
                 and len(e.args) == 2
                 and e.args[0] is sm.S.NegativeOne
-                and e.args[1].is_Atom
+                and _is_input(e.args[1])
             )
             or e.free_symbols <= self.parameters
         ):
@@ -248,13 +270,6 @@ def _products(w):
     return {(a, b): w[a] * w[b] for a in range(3) for b in range(a, 3)}
 
 
-def _is_signed_permutation(A):
-    return (
-        all(sorted(abs(A[i, j]) for j in range(3)) == [0, 0, 1] for i in range(3))
-        and not A.free_symbols
-    )
-
-
 def _permuted_products(A, pr, w):
     """The products of ``A w`` from those of ``w`` when ``A`` is a signed
     permutation (each row one entry +-1); otherwise recomputed."""
@@ -288,13 +303,21 @@ def _moment(J, w, wd, pr, U):
     out = []
     for a in range(3):
         b, c = (a + 1) % 3, (a + 2) % 3
+        d = J[c, c] - J[b, b]
         terms = [
-            J[a, a] * wd[a] if v3.nz(J[a, a]) and v3.nz(wd[a]) else 0,
             -J[a, b] * U[c, a] if v3.nz(J[a, b]) else 0,
             J[a, c] * U[b, a] if v3.nz(J[a, c]) else 0,
         ]
-        if v3.nz(J[c, c] - J[b, b]):
-            terms.append((J[c, c] - J[b, b]) * pr[min(b, c), max(b, c)])
+        if v3.nz(J[a, a]) and sm.expand(J[a, a] - d) == 0:
+            # J_aa (wd_a + w_b w_c) = J_aa U_cb (_balance_axes).
+            terms.append(J[a, a] * U[c, b])
+        elif v3.nz(J[a, a]) and sm.expand(J[a, a] + d) == 0:
+            terms.append(-J[a, a] * U[b, c])
+        else:
+            if v3.nz(J[a, a]) and v3.nz(wd[a]):
+                terms.append(J[a, a] * wd[a])
+            if v3.nz(d):
+                terms.append(d * pr[min(b, c), max(b, c)])
         if v3.nz(J[b, c]):
             terms.append(J[b, c] * (pr[b, b] - pr[c, c]))
         out.append(sm.Add(*[t for t in terms if t != 0]))
@@ -369,31 +392,28 @@ def _turned_column(M, T, i):
     return {j: turned[j] for j in across}
 
 
-def _fold_masses(specs, inertia, P):
-    """Each revolute link's mass carried into its parent, from the tips
-    inwards, where that adds no nonzero parameter the parent lacks.  The
-    link's origin is fixed in the parent (at ``P``), so its mass term
-    ``M (vd_p + U_p P)`` is that of a point mass of the parent: the
-    parent's ``M += M_k``, ``MS += M_k P``, ``J += M_k (|P|^2 1 - P P^T)``,
-    all constants (Khalil & Dombre's grouping of the masses)."""
-    out = [(m, list(mc), sm.Matrix(J)) for m, mc, J in inertia]
-    for k in range(len(specs), 0, -1):
-        s = specs[k - 1]
-        p = s.parent
-        m, mc, J = out[k - 1]
-        if s.kind != "revolute" or not p or not v3.nz(m):
-            continue
-        Pk = sm.Matrix(P[k])
-        dJ = m * ((Pk.T * Pk)[0] * sm.eye(3) - Pk * Pk.T)
-        dMS = [m * x for x in Pk]
-        mp, mcp, Jp = out[p - 1]
-        if any(v3.nz(d) and not v3.nz(x) for d, x in zip(dMS, mcp)) or any(
-            v3.nz(dJ[i, j]) and not v3.nz(Jp[i, j]) for i in range(3) for j in range(3)
-        ):
-            continue
-        out[p - 1] = (mp + m, v3.add(mcp, dMS), Jp + dJ)
-        out[k - 1] = (sm.S.Zero, mc, J)
-    return out
+def _leaf_axis_entries(U, i, wr, wdr, qa, turned, let):
+    """U's entries across the axis i of a revolute link without children
+    (in place), from the turned parent's ``wr`` and ``wdr`` (before the
+    joint's own rate): with b, c across (b = i + 1, c = i + 2 cyclic)::
+
+        U_bi = w_b wr_i + wdr_c      U_ib = w_b (wr_i + 2 qa) - wdr_c
+        U_ci = w_c wr_i - wdr_b      U_ic = w_c (wr_i + 2 qa) + wdr_b
+
+    (``wd = wdr + qdd a + wr x qa a``: the rate's terms of ``wd`` across the
+    axis join the products).  Four products and five sums, with ``wr_i +
+    2 qa``, in place of wd's two components across the axis (two products,
+    two sums), the products ``w_b w_i``, ``w_c w_i`` and the four sums: a
+    sum fewer where nothing else (a child) needs wd across the axis."""
+    b, c = (i + 1) % 3, (i + 2) % 3
+    w = [wr[j] if j != i else wr[i] + qa for j in range(3)]
+    twice = let(wr[i] + 2 * qa)
+    if b not in turned:
+        U[b, i] = w[b] * wr[i] + wdr[c]
+    if c not in turned:
+        U[c, i] = w[c] * wr[i] - wdr[b]
+    U[i, b] = w[b] * twice - wdr[c]
+    U[i, c] = w[c] * twice + wdr[b]
 
 
 def customised_inverse_dynamics(
@@ -405,6 +425,8 @@ def customised_inverse_dynamics(
     inertia=None,
     program=False,
     summed_angles=True,
+    balanced_axes=True,
+    leaf_axis_entries=True,
 ):
     """Joint forces ``tau`` of a joint tree by the customised recursive
     Newton-Euler algorithm (see the module), in the standard or base
@@ -443,6 +465,13 @@ def customised_inverse_dynamics(
         Turn a revolute joint parallel to its revolute parent by the sum
         of the two angles where that is cheaper (``_angle_sum``; default);
         False turns joint by joint (to measure what the sums save).
+    balanced_axes : bool
+        Balance each revolute link's inertia about its joint axis
+        (``_balance_axes``; default); False keeps the given inertia.
+    leaf_axis_entries : bool
+        A revolute link without children takes U's entries across its
+        axis from its parent's turned vectors (``_leaf_axis_entries``;
+        default).
 
     Returns
     -------
@@ -518,6 +547,9 @@ def customised_inverse_dynamics(
     w, wd, vd, U = [zero], [zero], [[0, 0, g]], [sm.zeros(3, 3)]
     pr = [None]
     A, P, parallel = [None], [None], [False]
+    children = [
+        [c for c in range(1, n + 1) if specs[c - 1].parent == k] for k in range(n + 1)
+    ]
     for k, s in enumerate(specs, start=1):
         p = s.parent
         Ak = _rotation(s, q[k - 1])
@@ -570,12 +602,17 @@ def customised_inverse_dynamics(
                 i = [abs(x) for x in s.axis].index(1)
                 M = R.T * U[p] * R
                 Uk[i, i] = M[i, i]
-                for j, x in _turned_column(M, Ak * R, i).items():
+                turned = _turned_column(M, Ak * R, i)
+                for j, x in turned.items():
                     Uk[j, i] = x
+                if leaf_axis_entries and not summed and not children[k]:
+                    _leaf_axis_entries(Uk, i, wr, wdr, a[i] * u[k - 1], turned, let)
             U.append(let(Uk))
         A.append(Ak)
         P.append(off)
     inertia = _fold_masses(specs, inertia, P)
+    if balanced_axes:
+        inertia = _balance_axes(specs, _axial_moments(specs, inertia, P), P)
     # Link forces without the mass term, moments about the link origins.
     f = [None] * (n + 1)
     nn = [None] * (n + 1)

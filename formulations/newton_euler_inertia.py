@@ -1,0 +1,164 @@
+"""Exact moves of inertia between the links of a joint tree for the
+customised Newton-Euler model (:mod:`eomcompare.formulations.newton_euler`):
+each changes which link carries a part of the inertia, never ``tau``
+(Khalil & Dombre's groupings of the base parameters, and the freedom they
+leave), and is taken where it makes the recursion cheaper."""
+
+from __future__ import annotations
+
+import sympy as sm
+
+from eomcompare.symbolic import lists3 as v3
+
+__all__: list[str] = []
+
+
+def _is_signed_permutation(A):
+    return (
+        all(sorted(abs(A[i, j]) for j in range(3)) == [0, 0, 1] for i in range(3))
+        and not A.free_symbols
+    )
+
+
+def _fold_masses(specs, inertia, P):
+    """Each revolute link's mass carried into its parent, from the tips
+    inwards, where that adds no nonzero parameter the parent lacks.  The
+    link's origin is fixed in the parent (at ``P``), so its mass term
+    ``M (vd_p + U_p P)`` is that of a point mass of the parent: the
+    parent's ``M += M_k``, ``MS += M_k P``, ``J += M_k (|P|^2 1 - P P^T)``,
+    all constants (Khalil & Dombre's grouping of the masses)."""
+    out = [(m, list(mc), sm.Matrix(J)) for m, mc, J in inertia]
+    for k in range(len(specs), 0, -1):
+        s = specs[k - 1]
+        p = s.parent
+        m, mc, J = out[k - 1]
+        if s.kind != "revolute" or not p or not v3.nz(m):
+            continue
+        Pk = sm.Matrix(P[k])
+        dJ = m * ((Pk.T * Pk)[0] * sm.eye(3) - Pk * Pk.T)
+        dMS = [m * x for x in Pk]
+        mp, mcp, Jp = out[p - 1]
+        if any(v3.nz(d) and not v3.nz(x) for d, x in zip(dMS, mcp)) or any(
+            v3.nz(dJ[i, j]) and not v3.nz(Jp[i, j]) for i in range(3) for j in range(3)
+        ):
+            continue
+        out[p - 1] = (mp + m, v3.add(mcp, dMS), Jp + dJ)
+        out[k - 1] = (sm.S.Zero, mc, J)
+    return out
+
+
+def _axial_moments(specs, inertia, P):
+    """A revolute parent's first moment along a child's joint axis moved
+    into the child (its ``MZ``), where the child's moment already needs
+    U's column along its axis (products of inertia ``XZ``, ``YZ``): the
+    first moment ``mu a`` at the child's origin ``P`` is in the parent's
+    terms ``MS += mu a``, ``J += mu (2 (P . a) 1 - P a^T - a P^T)`` (Khalil
+    & Dombre's grouping of ``MZ_j``, run backwards).  The parent then needs
+    no U entry of that column's diagonal.  Skipped where the parent's J
+    would gain a nonzero entry it lacks."""
+    out = [(m, list(mc), sm.Matrix(J)) for m, mc, J in inertia]
+    for k in range(1, len(specs) + 1):
+        s = specs[k - 1]
+        p = s.parent
+        R = sm.Matrix(s.rotation)
+        if not p or s.kind != "revolute" or specs[p - 1].kind != "revolute":
+            continue
+        if not _is_signed_permutation(R):
+            continue
+        m, mc, J = out[k - 1]
+        i = [abs(x) for x in s.axis].index(1)
+        across = [j for j in range(3) if j != i]
+        # The child's moment needs U's axis column (XZ, YZ) and its first
+        # moment the acceleration across the axis, whatever it carries.
+        if not all(v3.nz(J[i, j]) for j in across) or not any(
+            v3.nz(mc[j]) for j in across
+        ):
+            continue
+        a = list(R * sm.Matrix(s.axis))
+        mp, mcp, Jp = out[p - 1]
+        mu = sm.expand(sum(x * y for x, y in zip(a, mcp)))
+        if mu == 0:
+            continue
+        Pk, ak = sm.Matrix(P[k]), sm.Matrix(a)
+        dJ = mu * (2 * (Pk.T * ak)[0] * sm.eye(3) - Pk * ak.T - ak * Pk.T)
+        if any(
+            v3.nz(dJ[r, c]) and not v3.nz(Jp[r, c]) for r in range(3) for c in range(3)
+        ):
+            continue
+        mcp = [sm.expand(x - mu * y) for x, y in zip(mcp, a)]
+        out[p - 1] = (mp, mcp, (Jp - dJ).applyfunc(sm.expand))
+        mc = list(mc)
+        mc[i] = sm.expand(mc[i] + mu * s.axis[i])
+        out[k - 1] = (m, mc, J)
+    return out
+
+
+def _balance_axes(specs, inertia, P):
+    """Each revolute link's inertia balanced about its joint axis a:
+    ``lam (1 - a a^T)`` added to it and taken from its first revolute
+    ancestor (through prismatic links, which turn with it), from the tips
+    inwards, with ``lam`` such that the axis's moment of inertia is the sum
+    of the other two (``ZZ = XX + YY``: the second moment ``Sigma_zz =
+    (XX + YY - ZZ) / 2`` zero).
+
+    The inertia of a body symmetric about the joint axis moves freely
+    between the two links the joint connects (Khalil & Dombre's grouping
+    of ``YY_j``, which takes ``lam = -YY_j``): its moment is the same in
+    either and has no component along the axis; a link of the base loses
+    it.  With ``ZZ = XX + YY`` the moment's components across the axis
+    are one term each, ``XX (wd_x + w_y w_z) = XX U_zy`` and ``-YY U_zx``,
+    in place of ``XX wd_x + (ZZ - YY) w_y w_z`` and ``(XX - ZZ) w_x w_z``
+    (:func:`_moment`).  Skipped where the ancestor would gain a product
+    of inertia it lacks (a rotation between them that is not a signed
+    permutation)."""
+    n = len(specs)
+    out = [(m, list(mc), sm.Matrix(J)) for m, mc, J in inertia]
+    for k in range(n, 0, -1):
+        s = specs[k - 1]
+        m, mc, J = out[k - 1]
+        if s.kind != "revolute":
+            continue
+        i = [abs(x) for x in s.axis].index(1)
+        j, l = (i + 1) % 3, (i + 2) % 3
+        lam = sm.expand((J[i, i] - J[j, j] - J[l, l]) / 2)
+        # U's columns the link needs anyway: its force U MS, its children's
+        # origin accelerations U P.
+        used = [
+            v3.nz(mc[c])
+            or any(
+                v3.nz(P[h][c]) for h in range(k + 1, n + 1) if specs[h - 1].parent == k
+            )
+            for c in range(3)
+        ]
+        if lam == 0 or not (
+            any(v3.nz(J[r, c]) for r in range(3) for c in range(3) if r != c)
+            or (v3.nz(J[j, j]) and v3.nz(J[l, l]))
+            or used[j]
+            or used[l]
+        ):
+            # A principal-axes link with a zero moment across the axis
+            # whose U columns across it serve nothing else (no first
+            # moment, no child's origin there): ``XX wd_x + ZZ w_y w_z``
+            # and ``(XX - ZZ) w_x w_z`` need neither U_zy nor U_zx.
+            continue
+        perp = sm.eye(3)
+        perp[i, i] = 0
+        R = sm.Matrix(s.rotation)
+        D = R * perp * R.T
+        p = s.parent
+        while p and specs[p - 1].kind == "prismatic":
+            Rp = sm.Matrix(specs[p - 1].rotation)
+            D = Rp * D * Rp.T
+            p = specs[p - 1].parent
+        if p:
+            mp, mcp, Jp = out[p - 1]
+            if any(
+                v3.nz(D[r, c]) and not v3.nz(Jp[r, c])
+                for r in range(3)
+                for c in range(3)
+                if r != c
+            ):
+                continue
+            out[p - 1] = (mp, mcp, (Jp - lam * D).applyfunc(sm.expand))
+        out[k - 1] = (m, mc, (J + lam * perp).applyfunc(sm.expand))
+    return out
