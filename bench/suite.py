@@ -1088,7 +1088,7 @@ def main(argv=None) -> int:
     else:
         ns_derive, ns_rhs, repeats, batch = list(range(1, 21)), [2, 5, 10, 20], 3, 1000
     start = time.perf_counter()
-    from eomcompare.compare.runner import _git_commit, _versions
+    from eomcompare.compare.store import _git_commit, _versions
 
     run = {
         "argv": list(sys.argv[1:] if argv is None else argv),

@@ -7,8 +7,10 @@
 {'ok'}
 """
 
+from .cases import Case, RunOptions, expand_cases
 from .equations import register_notebook_display
-from .runner import Case, ComparisonResult, RunOptions, expand_cases, load, run
+from .runner import run
+from .store import ComparisonResult, load
 
 # In IPython and Jupyter, equations and systems are shown as HTML.
 register_notebook_display()

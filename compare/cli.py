@@ -244,7 +244,8 @@ def _run_kwargs(args) -> dict:
 
 def _check_run_args(args, variants=None) -> None:
     """Everything that can be checked before computing (ValueError)."""
-    from .runner import RunOptions, check_output_dir, expand_cases, selected_systems
+    from .cases import RunOptions, expand_cases, selected_systems
+    from .store import check_output_dir
 
     RunOptions(**_run_kwargs(args))
     expand_cases(args.systems, args.formulations, args.n or [2, 3, 5], variants)
@@ -350,7 +351,8 @@ def cmd_baseline(args) -> int:
     import shutil
     import tempfile
 
-    from .runner import check_output_dir, run
+    from .runner import run
+    from .store import check_output_dir
     from .summary import print_summary
 
     check_output_dir(args.out)
@@ -384,8 +386,8 @@ def _child_result(child):
 
 def cmd_report(args) -> int:
     from .report import write_report
-    from .runner import load
     from .sections import compute_sections, load_sections, save_sections
+    from .store import load
 
     result = load(args.out)
     # The tables kept with the run are shown as they are; those it lacks
@@ -587,7 +589,8 @@ def main(argv=None, *, started: float | None = None) -> int:
         "list": cmd_list,
     }
     from .report import ReportOutputError
-    from .runner import ExecutorLost, RunInterrupted, RunOutputError
+    from .runner import ExecutorLost, RunInterrupted
+    from .store import RunOutputError
 
     if args.command in ("run", "regress", "baseline"):
         from eomcompare.formulations.cache import use_private_cache_if_refused

@@ -434,7 +434,8 @@ def expand_curves(
     own formulations of the default comparison, DOP853, projection."""
     from eomcompare.formulations import formulation_names
 
-    from .runner import _is_peer, expand_cases
+    from .cases import expand_cases
+    from .runner import _is_peer
 
     if not formulations:
         formulations = [
@@ -477,7 +478,7 @@ def _load_reference(path: Path) -> dict | None:
 
 
 def _save_reference(path: Path, ref: dict) -> None:
-    from .runner import _atomic_write
+    from .store import _atomic_write
 
     path.parent.mkdir(parents=True, exist_ok=True)
     _atomic_write(path, json.dumps(ref, default=_jsonable).encode())
@@ -506,7 +507,7 @@ def _read_jsonl(path: Path) -> list[dict]:
 
 
 def _append_rows(path: Path, rows: list[dict]) -> None:
-    from .runner import RunOutputError
+    from .store import RunOutputError
 
     data = "".join(json.dumps(r, default=_jsonable) + "\n" for r in rows).encode()
     try:
@@ -527,7 +528,7 @@ def _append_rows(path: Path, rows: list[dict]) -> None:
 
 
 def _write_csv(out: Path, rows: list[dict]) -> Path:
-    from .runner import _atomic_write
+    from .store import _atomic_write
 
     frame = pd.DataFrame(rows)
     for c in COLUMNS:
@@ -567,10 +568,11 @@ def sweep(
         Bad names or settings, before anything runs.
     compare.runner.RunInterrupted
         On SIGINT or SIGTERM, after saving every finished curve.
-    compare.runner.RunOutputError
+    compare.store.RunOutputError
         When ``out`` cannot be written during the sweep.
     """
-    from .runner import RunInterrupted, _Signals, check_output_dir
+    from .runner import RunInterrupted, _Signals
+    from .store import check_output_dir
 
     settings = settings or PrecisionSettings()
     curves = expand_curves(systems, formulations, integrators, treatments, n, variants)

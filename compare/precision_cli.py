@@ -235,7 +235,7 @@ def _check(args) -> PrecisionSettings:
         )
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    from .runner import check_output_dir
+    from .store import check_output_dir
 
     check_output_dir(args.out)
     if args.table is not None:
@@ -265,7 +265,8 @@ def _executor(args):
 
 def main(argv=None) -> int:
     """Run ``python -m eomcompare precision ARGV``; returns the exit status."""
-    from .runner import ExecutorLost, RunInterrupted, RunOutputError
+    from .runner import ExecutorLost, RunInterrupted
+    from .store import RunOutputError
 
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)

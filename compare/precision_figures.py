@@ -214,7 +214,7 @@ def write_iftomm_table(
     frame: pd.DataFrame, out, *, command: str = "", level=1e-3
 ) -> dict:
     """``iftomm.csv`` and ``iftomm.md`` in ``out`` (each written whole)."""
-    from .runner import _atomic_write
+    from .store import _atomic_write
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)

@@ -254,7 +254,7 @@ def _model(system, options, formulation, settings, treatment="projection"):
 def _model_memo(system, options, formulation, baumgarte, backend, use_cache, cache_dir):
     from eomcompare.formulations import get_formulation
 
-    from .runner import COMPILE_FROM
+    from .cases import COMPILE_FROM
 
     ms = _build(system, options)
     if baumgarte:

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 #: The packages whose source the resume key hashes.  A system whose
 #: builder lives elsewhere (a user's own) is resumed only for the same
-#: declaration (:func:`eomcompare.compare.runner.declaration_key`), which its source
+#: declaration (:func:`eomcompare.compare.cases.declaration_key`), which its source
 #: cannot vouch for.
 CODE_PACKAGES = tuple(
     f"eomcompare.{pkg}"

@@ -40,7 +40,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from .runner import ComparisonResult, RunOptions, load, run
+from .cases import RunOptions
+from .runner import run
+from .store import ComparisonResult, load
 from .tables import is_count
 from .variants import variant_options
 
@@ -480,7 +482,7 @@ def main(args) -> int:
         return 2
     measured_here = new is None
     if measured_here:
-        from .runner import check_output_dir
+        from .store import check_output_dir
 
         check_output_dir(args.out)
         # Times judged: derive afresh, repeatedly.  Times ignored: the

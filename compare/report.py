@@ -271,7 +271,7 @@ def _save(fig, path: Path) -> Path:
     import matplotlib.pyplot as plt
     from PIL import Image
 
-    from .runner import _atomic_write
+    from .store import _atomic_write
 
     path.parent.mkdir(parents=True, exist_ok=True)
     width = fig.get_size_inches()[0]
@@ -376,7 +376,7 @@ def _trajectory_figure(plt, label, rows, trajectories, reference, styles, path):
 
 def _deviations(rows, trajectories, reference, threshold):
     """Formulation -> (t, relative deviation from the reference)."""
-    from .runner import agreement
+    from .assemble import agreement
 
     by_form = {r.formulation: trajectories.get(r.case, {}) for r in rows}
     ref = by_form.get(reference, {})
@@ -1165,8 +1165,8 @@ def write_report(result, out, *, tables=None, figures: bool = True) -> dict:
 
     Parameters
     ----------
-    result : compare.runner.ComparisonResult
-        A run, fresh or read back with :func:`eomcompare.compare.runner.load`.
+    result : compare.store.ComparisonResult
+        A run, fresh or read back with :func:`eomcompare.compare.store.load`.
     out : str or Path
         Directory of the report (usually the run's own directory).
     tables : mapping of str to SectionTable, optional
@@ -1216,8 +1216,8 @@ def write_report(result, out, *, tables=None, figures: bool = True) -> dict:
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         raise ValueError(f"{out / 'results.csv'}: {problems[0]}{more}")
-    from .runner import _atomic_write
     from .sections import SECTIONS, SectionTable, load_sections
+    from .store import _atomic_write
 
     if tables is None:
         tables = load_sections(out)

@@ -13,34 +13,25 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import dataclasses
-import hashlib
 import json
 import math
 import os
 import platform
 import signal
-import subprocess
-import sys
-import tempfile
 import threading
 import time
 import traceback
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 import numpy as np
-import pandas as pd
 
 from eomcompare.formulations import (
     FORMULATIONS,
-    REFERENCE,
     SingularConfigurationError,
     UnsupportedSystemError,
-    formulation_names,
     get_formulation,
     split_formulation_spec,
 )
@@ -48,27 +39,44 @@ from eomcompare.numeric.child import Child, ChildDied, ChildTimeout, wait_any
 from eomcompare.numeric.dae import (
     DAE_METHOD,
     DAE_TREATMENT,
-    dae_available,
     integrate_dae,
 )
 from eomcompare.numeric.integrate import integrate
 from eomcompare.symbolic.text import display_name
-from eomcompare.systems import CATALOGUE, system_facts
 
-from .prepared import CODE_PACKAGES, PREPARED, Prepared, declared_outside
-from .summary import REPORT_COLUMNS
+from .assemble import _assemble, _max_rel_dev
+from .cases import (
+    COMPILE_FROM,
+    SOLVERS,
+    Case,
+    RunOptions,
+    _longest_first,
+    declaration_key,
+    expand_cases,
+)
+from .prepared import PREPARED, Prepared, declared_outside
+from .store import (
+    Arrays,
+    ComparisonResult,
+    Row,
+    RunOutputError,
+    _git_commit,
+    _load_arrays,
+    _load_done,
+    _note,
+    _read_rows,
+    _save_case,
+    _versions,
+    check_output_dir,
+    save,
+)
 from .timing import calibrate, calibrate_clocks, repeat_within, spread
 from .user_systems import BuilderError, build_system, describe_builder
-from .variants import variant_label
 
 if TYPE_CHECKING:
     from eomcompare.numeric.model import NumericModel
-    from eomcompare.symbolic.types import ArrayLike, FloatArray
+    from eomcompare.symbolic.types import FloatArray
 
-#: One case's row of the results table (JSON-serializable values).
-Row: TypeAlias = dict[str, Any]
-#: One case's arrays (q'' at random states, trajectories), by name.
-Arrays: TypeAlias = dict[str, Any]
 #: What a case yields: ``{"row": Row, "arrays": Arrays}``.
 Outcome: TypeAlias = dict[str, Any]
 
@@ -86,24 +94,9 @@ __all__ = [
     "SOLVERS",
 ]
 
-#: ``scipy.integrate.solve_ivp`` methods a run accepts, and ``"IDA"``:
-#: SUNDIALS' IDA on the multiplier form (:mod:`eomcompare.numeric.dae`), for the
-#: formulations with multipliers; the others are refused (``unsupported``).
-SOLVERS = ("RK45", "RK23", "DOP853", "Radau", "BDF", "LSODA", DAE_METHOD)
-#: Numeric backends a run accepts (``numeric.backends``, and "sized").
-BACKEND_CHOICES = ("auto", "sized", "lambdify", "c")
 #: Repeats of the lambdify right-hand side's timing where the compiled one
 #: is the time compared (``rhs_lambdify_us``, shown beside it).
 LAMBDIFY_REPEATS = 5
-#: Under ``backend="sized"``, variants with at least this many coordinates
-#: are integrated compiled, those below through lambdify (their compiled
-#: right-hand side is still built, for its time).
-COMPILE_FROM = 4
-#: Statuses of rows whose outcome is decided by the options and the code
-#: alone, and which a later run therefore resumes.  A time-out is resumed
-#: only under a time limit no longer than its own; a case whose worker
-#: died ("crashed") is always run again.
-_SETTLED = ("ok", "error", "unsupported", "integration_failed", "oracle_disagrees")
 
 
 class RunInterrupted(KeyboardInterrupt):
@@ -115,10 +108,6 @@ class RunInterrupted(KeyboardInterrupt):
         self.saved = saved
 
 
-class RunOutputError(OSError):
-    """The run's output directory could not be written; the run stopped."""
-
-
 class ExecutorLost(RuntimeError):
     """The executor cancelled cases it was given (a dask client does when
     it loses its scheduler); every case finished is saved, ``not_run`` are
@@ -128,335 +117,6 @@ class ExecutorLost(RuntimeError):
         super().__init__(f"the executor did not run {len(not_run)} case(s)")
         self.not_run = not_run
         self.saved = saved
-
-
-@dataclass(frozen=True)
-class Case:
-    """One system variant with one formulation."""
-
-    system: str
-    options: tuple[tuple[str, Any], ...]
-    formulation: str
-
-    @property
-    def variant(self) -> str:
-        return variant_label(self.options)
-
-    @property
-    def label(self) -> str:
-        return f"{self.system}[{self.variant}]" if self.options else self.system
-
-    @property
-    def id(self) -> str:
-        return f"{self.label}/{self.formulation}"
-
-    @property
-    def slug(self) -> str:
-        return "".join(c if c.isalnum() or c in "-_" else "_" for c in self.id)
-
-
-@dataclass(frozen=True)
-class RunOptions:
-    """Options of a comparison run (all recorded in the metadata).
-
-    Parameters
-    ----------
-    t_final : float
-        Simulated horizon in seconds.
-    method, rtol, atol : solver settings for ``scipy.integrate.solve_ivp``,
-        or ``method="IDA"``: the multiplier form as a DAE
-        (:func:`eomcompare.numeric.dae.integrate_dae`, ``stabilization`` unused), for
-        formulations with multipliers, the reference among them.
-    n_samples : int
-        Points of the common time grid.
-    n_states : int
-        Random consistent states at which q'' is compared.
-    threshold : float
-        Deviation (relative to the reference's scale) that ends the horizon
-        of agreement.
-    reference : str
-        Formulation the others are compared with.
-    stabilization : {"projection", None}
-    timeout : float
-        Seconds a case may take before it becomes a time-out row.
-    rhs_calls : int
-        Right-hand-side calls per timing repeat.
-    rhs_repeats : int
-        Timing repeats of the right-hand side (each of ``rhs_calls``
-        calls): microseconds each, cheap to repeat.
-    time_repeats : int
-        Derivations per case at least, however long they take; the
-        regression gate repeats them so (noise only ever adds time).
-    time_samples : int
-        Measurements of a case's derivation and of its solve to aim for
-        (see ``time_budget``); every time is reported as its fastest (the
-        column the regression gate judges), median and interquartile range.
-    time_budget : float
-        Seconds a case may spend on each of its derivation and its solve
-        to reach ``time_samples`` measurements: a measurement is repeated
-        while the sum so far and one more of the median stay within it, so
-        the cheap ones, among which the fastest is decided, are measured
-        ``time_samples`` times and a derivation of seconds once.
-    cache_dir : str or None
-        Derivation cache directory (None: the default location).
-    use_cache : bool
-    backend : {"auto", "sized", "lambdify", "c"}
-        Numeric backend the case integrates with (``eom.numeric(backend=
-        ...)``), the same for every formulation of a system variant, so
-        that solve times compare formulations, not backends.  ``"auto"``
-        (the default) compiles each case's equations where a compiler is
-        found, else uses lambdify; ``"c"`` always compiles.  ``"sized"`` is
-        ``"auto"`` for variants of at least :data:`COMPILE_FROM`
-        coordinates and lambdify below.  The right-hand side is timed
-        compiled (``rhs_us``, ``rhs_backend`` "c") wherever the case
-        compiles, and through lambdify (``rhs_lambdify_us``) beside it, so
-        that with the default every system's time is the equations' cost
-        and not lambdify's call overhead of several microseconds.
-        Compiling the small systems too costs the main job about 0.07 s of
-        processor time per case (a plain C library, no Python headers),
-        less than their solves through lambdify cost more than compiled
-        ones, which is why it is the default rather than ``"sized"``.
-    """
-
-    t_final: float = 10.0
-    method: str = "DOP853"
-    rtol: float = 1e-10
-    atol: float = 1e-10
-    n_samples: int = 201
-    n_states: int = 20
-    threshold: float = 1e-6
-    reference: str = REFERENCE
-    stabilization: str | None = "projection"
-    timeout: float = 600.0
-    rhs_calls: int = 200
-    rhs_repeats: int = 11
-    time_repeats: int = 1
-    time_samples: int = 5
-    time_budget: float = 0.15
-    cache_dir: str | None = None
-    use_cache: bool = True
-    backend: str = "auto"
-
-    def __post_init__(self) -> None:
-        for name in ("t_final", "rtol", "atol", "threshold", "timeout", "time_budget"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise TypeError(f"{name} must be a number, not {type(value).__name__}")
-            if not (value > 0 and math.isfinite(value)):
-                raise ValueError(f"{name} must be a positive number, not {value!r}")
-        for name, least in (
-            ("n_samples", 2),
-            ("n_states", 1),
-            ("rhs_calls", 1),
-            ("rhs_repeats", 1),
-            ("time_repeats", 1),
-            ("time_samples", 1),
-        ):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise TypeError(
-                    f"{name} must be an integer, not {type(value).__name__}"
-                )
-            if value < least:
-                raise ValueError(f"{name} must be at least {least}, not {value!r}")
-        if self.method not in SOLVERS:
-            raise ValueError(
-                f"method must be one of {list(SOLVERS)}, not {self.method!r}"
-            )
-        if self.method == DAE_METHOD and not dae_available():
-            raise ValueError(
-                f"method {DAE_METHOD!r} needs SUNDIALS' IDA through "
-                f"scikit-sundae: pip install -e '.[dae]'"
-            )
-        try:
-            get_formulation(self.reference)
-        except (ValueError, TypeError) as exc:
-            raise ValueError(
-                f"reference must be one of {sorted(FORMULATIONS)} (options "
-                f"as NAME:KEY=VALUE), not {self.reference!r}: {exc}"
-            ) from None
-        if self.method == DAE_METHOD:
-            ref = get_formulation(self.reference)
-            if not ref.uses_multipliers:
-                raise ValueError(
-                    f"method {DAE_METHOD!r} integrates only formulations with "
-                    f"multipliers, so the reference must have them too: "
-                    f"reference {self.reference!r} eliminates the "
-                    f"constraints (--reference lagrange)"
-                )
-        if self.backend not in BACKEND_CHOICES:
-            raise ValueError(
-                f"backend must be one of {list(BACKEND_CHOICES)}, not {self.backend!r}"
-            )
-        if self.stabilization not in ("projection", None):
-            raise ValueError("stabilization must be one of ['projection', None]")
-
-    def digest(self) -> str:
-        """Hash of the options that change results and of the code that
-        computes them (the resume key: rows of older code are not reused)."""
-        import scipy
-        import sympy
-
-        from eomcompare.formulations.cache import code_digest
-
-        d = dataclasses.asdict(self)
-        # The time limit decides only whether a case finishes (time-out rows
-        # are checked against it on resume), the cache only where
-        # equations are read from, and the repeats how often times are
-        # measured.
-        for k in (
-            "timeout",
-            "cache_dir",
-            "use_cache",
-            "time_repeats",
-            "time_samples",
-            "time_budget",
-            "rhs_repeats",
-        ):
-            d.pop(k)
-        d["code"] = code_digest(CODE_PACKAGES)
-        d["versions"] = [sympy.__version__, np.__version__, scipy.__version__]
-        return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:12]
-
-
-def expand_cases(
-    systems: Sequence[str] | None = None,
-    formulations: Sequence[str] | None = None,
-    n: Sequence[int] | None = None,
-    variants: Mapping[str, list[dict[str, Any]]] | None = None,
-) -> list[Case]:
-    """Every (system variant, formulation) pair to run: by default every
-    registered formulation of the default comparison
-    (``in_default_comparison``).
-
-    Raises
-    ------
-    ValueError
-        Naming an unknown system or formulation and the valid ones.
-    """
-    systems = selected_systems(systems)
-    # A name given twice is one case, not two runs of it.
-    formulations = list(
-        dict.fromkeys(formulations or formulation_names(default_only=True))
-    )
-    bad = [s for s in systems if s not in CATALOGUE]
-    if bad:
-        raise ValueError(f"unknown systems {bad}; valid: {sorted(CATALOGUE)}")
-    bad = [f for f in formulations if split_formulation_spec(f)[0] not in FORMULATIONS]
-    if bad:
-        raise ValueError(f"unknown formulations {bad}; valid: {sorted(FORMULATIONS)}")
-    for f in formulations:
-        # Options named on the command line, checked before any case runs.
-        try:
-            get_formulation(f)
-        except (ValueError, TypeError) as exc:
-            raise ValueError(f"formulation {f!r}: {exc}") from None
-    n = list(n) if n else []
-    for k in n:
-        if not isinstance(k, int) or k < 1:
-            raise ValueError(f"--n takes positive integers, not {k!r}")
-    cases = []
-    for s in systems:
-        facts = system_facts(s)
-        opts_list = list(facts.variants) if variants is None else variants.get(s, [{}])
-        if facts.scalable:
-            # Every size of the run with each variant's other options; a
-            # variant naming its own size keeps it.
-            opts_list = [
-                o if "n" in o else {**o, "n": k}
-                for o in opts_list
-                for k in (n or facts.sizes)
-            ]
-            opts_list = list({tuple(sorted(o.items())): o for o in opts_list}.values())
-        for opts in opts_list:
-            for f in formulations:
-                cases.append(Case(s, tuple(sorted(opts.items())), f))
-    return cases
-
-
-def selected_systems(systems: Sequence[str] | None = None) -> list[str]:
-    """The systems a run of ``systems`` covers, each once: the catalogue
-    less its heavy systems when none are named, every system for ``"all"``."""
-    if not systems:
-        return [s for s in CATALOGUE if not system_facts(s).heavy]
-    if systems == "all" or list(systems) == ["all"]:
-        return list(CATALOGUE)
-    return list(dict.fromkeys(systems))
-
-
-def declaration_key(ms: Any, fingerprint: str | None = None) -> str:
-    """The declaration's fingerprint (the derivation cache's key,
-    ``fingerprint`` when the caller has it) with what it leaves out and a
-    case's results depend on: the initial state and the spread of the
-    random states."""
-    parts = [
-        fingerprint or ms.fingerprint(),
-        sorted((str(k), v) for k, v in ms.initial_state.items()),
-        repr(ms.random_spread),
-        ms.speed_scale,
-        ms.energy_conserved,
-    ]
-    return hashlib.sha256(json.dumps(parts, default=str).encode()).hexdigest()[:16]
-
-
-def _declare(system: str, options: tuple[tuple[str, Any], ...]) -> str:
-    return declaration_key(build_system(system, options))
-
-
-def user_declarations(cases: Sequence[Case], opts: RunOptions) -> dict[str, str]:
-    """Case id -> :func:`declaration_key` of the cases of users' own systems
-    (:func:`declared_outside`), each variant built once in a child process
-    under the run's time limit: a builder that hangs, exits or returns no
-    declaration stops nothing but itself, and SIGINT or SIGTERM stop it
-    as they stop cases.
-
-    Raises
-    ------
-    ValueError
-        Naming the builder that raised, timed out, exited or returned no
-        :class:`~eomcompare.systems.MechanicalSystem` (nothing is computed then).
-    RunInterrupted
-        On SIGINT or SIGTERM.
-    """
-    keys: dict[tuple[str, tuple[tuple[str, Any], ...]], str] = {}
-    variants = dict.fromkeys(
-        (c.system, c.options) for c in cases if declared_outside(c.system)
-    )
-    with _Signals() as signals:
-        for system, options in variants:
-            child = Child(_declare, system, options, timeout=opts.timeout)
-            try:
-                while not child.poll() and signals.signum is None:
-                    wait_any([child], timeout=0.5)
-            finally:
-                if not child.done:
-                    child.kill()
-            if signals.signum is not None:
-                raise RunInterrupted(signals.signum, 0)
-            label = Case(system, options, "").label
-            try:
-                keys[(system, options)] = child.result()
-            except BuilderError as exc:
-                raise ValueError(str(exc)) from None
-            except ChildTimeout:
-                raise ValueError(
-                    f"{describe_builder(system)} did not build {label} within "
-                    f"the time limit of {opts.timeout:g} s (--timeout)"
-                ) from None
-            except ChildDied as exc:
-                raise ValueError(
-                    f"{describe_builder(system)} did not build {label}: {exc}"
-                ) from None
-            except Exception as exc:
-                raise ValueError(
-                    f"{describe_builder(system)} cannot build {label}: "
-                    f"{type(exc).__name__}: {exc}"
-                ) from None
-    return {
-        c.id: keys[(c.system, c.options)]
-        for c in cases
-        if (c.system, c.options) in keys
-    }
 
 
 # ----------------------------------------------------------------------
@@ -830,298 +490,11 @@ def _run_case_body(case: Case, opts: RunOptions, row: Row, arrays: Arrays) -> No
 # ----------------------------------------------------------------------
 # Agreement with the reference
 # ----------------------------------------------------------------------
-def agreement(
-    t: FloatArray,
-    q: FloatArray,
-    qd: FloatArray,
-    q_ref: FloatArray,
-    qd_ref: FloatArray,
-    threshold: float,
-) -> dict[str, Any]:
-    """Deviation of a trajectory from the reference's on the same grid.
-
-    Returns a dict: max abs/rel deviations of q and q' (relative to the
-    reference's largest magnitude, at least 1) and the horizon of agreement,
-    the first time the relative deviation exceeds ``threshold`` (the end of
-    the grid when it never does).
-    """
-    n = min(len(t), len(q_ref))
-    dq = np.abs(q[:n] - q_ref[:n])
-    dqd = np.abs(qd[:n] - qd_ref[:n])
-    sq = max(float(np.max(np.abs(q_ref[:n]))) if n else 1.0, 1.0)
-    sqd = max(float(np.max(np.abs(qd_ref[:n]))) if n else 1.0, 1.0)
-    rel = np.maximum(np.max(dq, axis=1) / sq, np.max(dqd, axis=1) / sqd)
-    beyond = np.nonzero(rel > threshold)[0]
-    horizon = float(t[beyond[0]] - t[0]) if len(beyond) else float(t[n - 1] - t[0])
-    return {
-        "max_abs_dev_q": float(dq.max()),
-        "max_rel_dev_q": float(dq.max() / sq),
-        "max_abs_dev_qd": float(dqd.max()),
-        "max_rel_dev_qd": float(dqd.max() / sqd),
-        "agreement_horizon": horizon,
-        "deviation": rel,
-    }
 
 
 # ----------------------------------------------------------------------
 # The run
 # ----------------------------------------------------------------------
-@dataclass
-class ComparisonResult:
-    """Rows (one per case), trajectories and run metadata.
-
-    Attributes
-    ----------
-    frame : pandas.DataFrame
-        One row per (system variant, formulation).
-    trajectories : dict
-        Case id -> {"t", "q", "qd", "deviation", ...} arrays.
-    metadata : dict
-    out : Path or None
-        Where the run was saved.
-    """
-
-    frame: pd.DataFrame
-    trajectories: dict[str, Arrays]
-    metadata: dict[str, Any]
-    out: Path | None = None
-
-    def __repr__(self) -> str:
-        f = self.frame
-        counts = f["status"].value_counts().to_dict() if len(f) else {}
-        return (
-            f"ComparisonResult(cases={len(f)}, status={counts}, "
-            f"out={str(self.out) if self.out else None!r})"
-        )
-
-    def _repr_html_(self) -> str:
-        from .tables import result_html
-
-        return str(result_html(self))
-
-    @property
-    def failures(self) -> pd.DataFrame:
-        """Rows that fail the run: any case neither ``ok`` nor declined
-        (``unsupported``), except the peers' limitations."""
-        f = self.frame
-        if not len(f):
-            return f
-        return f[~f["status"].isin(["ok", "unsupported"]) & ~self._limited()]
-
-    @property
-    def limitations(self) -> pd.DataFrame:
-        """Combinations a formulation declines (``unsupported``) and peer
-        rows that time out or give non-finite equations: listed, never a
-        failure of the run."""
-        f = self.frame
-        if not len(f):
-            return f
-        return f[
-            (f["status"] == "unsupported") | ((f["status"] != "ok") & self._limited())
-        ]
-
-    def _limited(self) -> pd.Series:
-        f = self.frame
-        if "peer_limitation" not in f.columns:
-            return pd.Series(False, index=f.index)
-        return f["peer_limitation"].map(lambda v: v is True or v == "True" or v == 1)
-
-
-def _git_commit() -> str:
-    try:
-        return subprocess.run(
-            ["git", "rev-parse", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-            cwd=Path(__file__).resolve().parent,
-        ).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return ""
-
-
-def _versions() -> dict[str, str]:
-    import scipy
-    import sympy
-
-    out = {
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "scipy": scipy.__version__,
-        "sympy": sympy.__version__,
-        "pandas": pd.__version__,
-    }
-    return out
-
-
-def _note(message: str, bar: Any = None) -> None:
-    if bar is not None:
-        bar.write(message, file=sys.stderr)
-    else:
-        print(message, file=sys.stderr, flush=True)
-
-
-def _read_rows(out: Path, *, repair: bool = True) -> list[Row]:
-    """The rows of ``rows.jsonl``; unreadable lines (one cut by an
-    interrupted write, a full disk) are dropped from the file (unless not
-    ``repair``), so that the next row appended starts on a line of its
-    own."""
-    path = out / "rows.jsonl"
-    if not path.exists():
-        return []
-    text = path.read_text(errors="replace")
-    rows, bad = [], 0
-    for line in text.splitlines():
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-            if not isinstance(row, dict) or "case" not in row:
-                raise ValueError("not a row")
-        except ValueError:
-            bad += 1
-            continue
-        rows.append(row)
-    if repair and (bad or (text and not text.endswith("\n"))):
-        _atomic_write(
-            path, "".join(json.dumps(r, default=str) + "\n" for r in rows).encode()
-        )
-        _note(f"{path}: dropped {bad} unreadable line(s); those cases run again")
-    return rows
-
-
-def _resumable(out: Path, row: Row, opts: RunOptions) -> str:
-    """Why a row of the same options cannot be resumed ('' when it can)."""
-    status = row.get("status")
-    if status == "timeout":
-        if float(row.get("timeout_s") or 0) < opts.timeout:
-            return "timed out under a shorter time limit"
-    elif status not in _SETTLED:
-        return f"status {status!r} is not a result"
-    if row.get("arrays"):
-        path = out / row["arrays"]
-        try:
-            with np.load(path) as data:
-                stamps = [
-                    str(data[k]) if k in data.files else "" for k in _TRAJECTORY_STAMPS
-                ]
-        except (OSError, ValueError, KeyError) as exc:
-            return f"its trajectory {path.name} cannot be read ({exc})"
-        if stamps != [row.get(k, "") for k in _TRAJECTORY_STAMPS]:
-            return f"its trajectory {path.name} belongs to another run"
-    return ""
-
-
-def _load_done(
-    out: Path, opts: RunOptions, declarations: Mapping[str, str]
-) -> dict[str, Row]:
-    """Finished rows of this run's options and code, by case id; a case in
-    ``declarations`` (case id -> :func:`declaration_key`, the users' own
-    systems) only from rows of the same declaration."""
-    digest = opts.digest()
-    done: dict[str, Row] = {}
-    for row in _read_rows(out):
-        if row.get("options_digest") != digest:
-            continue
-        if row["case"] in declarations and (
-            row.get("declaration") != declarations[row["case"]]
-        ):
-            continue
-        why = _resumable(out, row, opts)
-        if why:
-            done.pop(row["case"], None)
-            continue
-        done[row["case"]] = row
-    return done
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
-#: Row fields a trajectory file carries and is named by: the run's key
-#: and the system's declaration.
-_TRAJECTORY_STAMPS = ("options_digest", "declaration")
-
-
-def _save_case(out: Path, row: Row, arrays: Arrays) -> None:
-    """Trajectory first (written whole, named by case, options digest and
-    declaration), then the row as one line: a row on disk always has its
-    arrays."""
-    try:
-        if arrays:
-            tdir = out / "trajectories"
-            tdir.mkdir(parents=True, exist_ok=True)
-            slug = "".join(c if c.isalnum() or c in "-_" else "_" for c in row["case"])
-            stamps = {k: row[k] for k in _TRAJECTORY_STAMPS if row.get(k)}
-            name = ".".join([slug, *stamps.values(), "npz"])
-            tmp = tdir / f".{name}.{os.getpid()}.tmp.npz"
-            payload: Arrays = {k: np.array(v) for k, v in stamps.items()}
-            try:
-                np.savez_compressed(tmp, **payload, **arrays)
-                os.replace(tmp, tdir / name)
-            finally:
-                tmp.unlink(missing_ok=True)
-            row["arrays"] = f"trajectories/{name}"
-        line = (json.dumps(row, default=str) + "\n").encode()
-        fd = os.open(out / "rows.jsonl", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            size = os.fstat(fd).st_size
-            written = os.write(fd, line)
-            if written != len(line):
-                # The part written is cut off again: the file keeps whole
-                # lines, the cases saved before, and nothing of this one.
-                os.ftruncate(fd, size)
-                raise OSError(28, "short write (disk full?)")
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-    except OSError as exc:
-        raise RunOutputError(
-            exc.errno, f"cannot save case {row['case']} in {out}: {exc.strerror or exc}"
-        ) from exc
-
-
-def _load_arrays(out: Path | None, row: Row) -> Arrays:
-    if out is None or not isinstance(row.get("arrays"), str):
-        return {}
-    path = out / row["arrays"]
-    if not path.exists():
-        return {}
-    with np.load(path) as data:
-        return {k: data[k] for k in data.files if k not in _TRAJECTORY_STAMPS}
-
-
-def check_output_dir(out: str | os.PathLike[str]) -> Path:
-    """``out`` as a directory this process can write, created if needed.
-
-    Raises
-    ------
-    ValueError
-        When it names a file or cannot be created or written.
-    """
-    out = Path(out)
-    try:
-        if out.exists() and not out.is_dir():
-            raise ValueError(f"--out {out} is a file, not a directory")
-        out.mkdir(parents=True, exist_ok=True)
-        fd, probe = tempfile.mkstemp(dir=out, prefix=".probe")
-        os.close(fd)
-        os.unlink(probe)
-    except OSError as exc:
-        raise ValueError(
-            f"--out {out} cannot be written: {exc.strerror or exc}"
-        ) from None
-    return out
 
 
 class _Signals:
@@ -1417,52 +790,6 @@ def run(
     return result
 
 
-def _expected_seconds(path: Path) -> dict[str, float]:
-    """Case id -> seconds it took in the run saved at ``path``
-    (derivation, code generation and integration; a time-out its time
-    limit); empty when there is none or it cannot be read."""
-    try:
-        prev = pd.read_csv(path / "results.csv")
-    except (OSError, ValueError, pd.errors.ParserError):
-        return {}
-    cols = [c for c in ("derive_s", "codegen_s", "integrate_s") if c in prev.columns]
-    if "case" not in prev.columns or not cols:
-        return {}
-    cost = prev[cols].apply(pd.to_numeric, errors="coerce").fillna(0).sum(axis=1)
-    if "status" in prev.columns and "timeout_s" in prev.columns:
-        limit = pd.to_numeric(prev["timeout_s"], errors="coerce")
-        timed_out = (prev["status"] == "timeout") & limit.notna()
-        cost = cost.where(~timed_out, limit)
-    return dict(zip(prev["case"], cost))
-
-
-def _longest_first(
-    todo: list[Case], out: Path | None, prior: Path | None = None
-) -> list[Case]:
-    """``todo`` with the cases expected to take longest first, so that the
-    last case to finish is a short one (two workers are not left waiting
-    for one long case at the end).
-
-    Expected seconds come from an earlier run's ``results.csv`` in ``out``
-    and, for the cases it lacks, from the one in ``prior`` when given (the
-    directory of another run); a case neither holds is ranked by the size
-    ``n`` of a scalable system, then in run order.  Nothing else is read:
-    the package reads no results of its own at run time (an installed
-    package has none).
-    """
-    known = _expected_seconds(prior) if prior is not None else {}
-    if out is not None:
-        known |= _expected_seconds(out)
-
-    def key(item: tuple[int, Case]) -> tuple[float, int, int]:
-        i, c = item
-        n = dict(c.options).get("n", 0)
-        n = n if isinstance(n, int) else 0
-        return (-known.get(c.id, -1.0), -n, i)
-
-    return [c for _, c in sorted(enumerate(todo), key=key)]
-
-
 def _future_result(case: Case, opts: RunOptions, fut: cf.Future[Outcome]) -> Outcome:
     try:
         return fut.result()
@@ -1474,83 +801,61 @@ def _future_result(case: Case, opts: RunOptions, fut: cf.Future[Outcome]) -> Out
         return {"row": row, "arrays": {}}
 
 
-def _max_rel_dev(qdd: ArrayLike, ref: ArrayLike) -> float:
-    """Largest deviation of q'' from ``ref`` over the states, each relative
-    to the largest magnitude of ``ref`` there (at least 1)."""
-    d = np.abs(np.asarray(qdd) - np.asarray(ref))
-    scale = np.maximum(np.max(np.abs(ref), axis=1), 1.0)
-    return float(np.max(np.max(d, axis=1) / scale))
+def _declare(system: str, options: tuple[tuple[str, Any], ...]) -> str:
+    return declaration_key(build_system(system, options))
 
 
-def _assemble(
-    cases: Sequence[Case],
-    rows: Mapping[str, Row],
-    arrays: Mapping[str, Arrays],
-    opts: RunOptions,
-) -> pd.DataFrame:
-    ref_by_label: dict[str, Arrays] = {}
-    for c in cases:
-        # A reference that disagrees with the oracle still ran to the end:
-        # the others' agreement with it tells whether they disagree too.
-        if c.formulation == opts.reference and rows.get(c.id, {}).get("status") in (
-            "ok",
-            "oracle_disagrees",
-        ):
-            ref_by_label[c.label] = arrays.get(c.id, {})
-    out = []
-    for c in cases:
-        row = dict(rows.get(c.id, {}))
-        if not row:
-            continue
-        row.pop("traceback", None)
-        arr = arrays.get(c.id, {})
-        ref = ref_by_label.get(c.label)
-        if ref and "qdd" in arr and "qdd" in ref and len(arr["qdd"]) == len(ref["qdd"]):
-            row["qdd_max_rel_dev"] = _max_rel_dev(arr["qdd"], ref["qdd"])
-        if ref and "q" in arr and "q" in ref and len(arr["t"]):
-            ag = agreement(
-                arr["t"], arr["q"], arr["qd"], ref["q"], ref["qd"], opts.threshold
-            )
-            arr["deviation"] = ag.pop("deviation")
-            row.update(ag)
-        out.append(row)
-    frame = pd.DataFrame(out)
-    # Case, then the columns the report's tables show (in their order),
-    # then the other measurements.
-    front = [
-        "system",
-        "variant",
-        *REPORT_COLUMNS,
-        "oracle_qdd_max_rel_dev",
-        "codegen_s",
-        "success",
-        "error",
-    ]
-    cols = [c for c in front if c in frame.columns] + [
-        c for c in frame.columns if c not in front
-    ]
-    return frame[cols] if len(frame) else frame
+def user_declarations(cases: Sequence[Case], opts: RunOptions) -> dict[str, str]:
+    """Case id -> :func:`declaration_key` of the cases of users' own systems
+    (:func:`declared_outside`), each variant built once in a child process
+    under the run's time limit: a builder that hangs, exits or returns no
+    declaration stops nothing but itself, and SIGINT or SIGTERM stop it
+    as they stop cases.
 
-
-def save(result: ComparisonResult, out: str | os.PathLike[str]) -> None:
-    path = Path(out)
-    path.mkdir(parents=True, exist_ok=True)
-    _atomic_write(path / "results.csv", result.frame.to_csv(index=False).encode())
-    _atomic_write(
-        path / "metadata.json",
-        json.dumps(result.metadata, indent=2, default=str).encode(),
+    Raises
+    ------
+    ValueError
+        Naming the builder that raised, timed out, exited or returned no
+        :class:`~eomcompare.systems.MechanicalSystem` (nothing is computed then).
+    RunInterrupted
+        On SIGINT or SIGTERM.
+    """
+    keys: dict[tuple[str, tuple[tuple[str, Any], ...]], str] = {}
+    variants = dict.fromkeys(
+        (c.system, c.options) for c in cases if declared_outside(c.system)
     )
-
-
-def load(out: str | os.PathLike[str]) -> ComparisonResult:
-    """A saved run (results.csv, metadata.json, trajectories)."""
-    path = Path(out)
-    if not (path / "results.csv").exists():
-        raise FileNotFoundError(f"no results.csv in {path}: run a comparison first")
-    frame = pd.read_csv(path / "results.csv", keep_default_na=True)
-    metadata = json.loads((path / "metadata.json").read_text())
-    trajectories = {}
-    for _, row in frame.iterrows():
-        if isinstance(row.get("arrays"), str) and isinstance(row.get("case"), str):
-            trajectories[row["case"]] = _load_arrays(path, {"arrays": row["arrays"]})
-    return ComparisonResult(frame, trajectories, metadata, path)
+    with _Signals() as signals:
+        for system, options in variants:
+            child = Child(_declare, system, options, timeout=opts.timeout)
+            try:
+                while not child.poll() and signals.signum is None:
+                    wait_any([child], timeout=0.5)
+            finally:
+                if not child.done:
+                    child.kill()
+            if signals.signum is not None:
+                raise RunInterrupted(signals.signum, 0)
+            label = Case(system, options, "").label
+            try:
+                keys[(system, options)] = child.result()
+            except BuilderError as exc:
+                raise ValueError(str(exc)) from None
+            except ChildTimeout:
+                raise ValueError(
+                    f"{describe_builder(system)} did not build {label} within "
+                    f"the time limit of {opts.timeout:g} s (--timeout)"
+                ) from None
+            except ChildDied as exc:
+                raise ValueError(
+                    f"{describe_builder(system)} did not build {label}: {exc}"
+                ) from None
+            except Exception as exc:
+                raise ValueError(
+                    f"{describe_builder(system)} cannot build {label}: "
+                    f"{type(exc).__name__}: {exc}"
+                ) from None
+    return {
+        c.id: keys[(c.system, c.options)]
+        for c in cases
+        if (c.system, c.options) in keys
+    }

@@ -119,7 +119,7 @@ def _paths(out: Path, name: str) -> tuple[Path, Path]:
 def save_sections(out, tables: Mapping[str, SectionTable]) -> None:
     """Keep ``tables`` beside the run in ``out/sections`` (each file
     written whole or not at all)."""
-    from .runner import _atomic_write
+    from .store import _atomic_write
 
     out = Path(out)
     for name, table in tables.items():

@@ -111,7 +111,7 @@ assert status == 1
 # From Python, :func:`eomcompare.compare.regress.compare_runs` returns the findings
 # themselves, e.g. for a custom report.
 from eomcompare.compare.regress import compare_runs
-from eomcompare.compare.runner import load
+from eomcompare.compare.store import load
 
 findings = compare_runs(load(work / "baseline"), load(work / "new"), ignore_times=True)
 for finding in findings:

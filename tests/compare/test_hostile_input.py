@@ -243,7 +243,7 @@ def run_arm(
 @pytest.mark.slow  # two runs and the gate
 def test_an_unavailable_oracle_is_shown_and_judged_by_the_gate(tmp_path):
     from eomcompare.compare.report import write_report
-    from eomcompare.compare.runner import load
+    from eomcompare.compare.store import load
 
     proc, good = run_arm(tmp_path, "good", "continuous")
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -440,7 +440,7 @@ def test_the_meshes_a_urdf_names_are_never_opened(tmp_path):
 # ----------------------------------------------------------------------
 def test_markup_in_a_builder_option_is_escaped_in_the_report(tmp_path):
     from eomcompare.compare.report import write_report
-    from eomcompare.compare.runner import load
+    from eomcompare.compare.store import load
 
     path = tmp_path / "mine.py"
     path.write_text(

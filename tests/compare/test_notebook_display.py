@@ -12,7 +12,7 @@ from eomcompare.compare.equations import (
     register_notebook_display,
     system_html,
 )
-from eomcompare.compare.runner import ComparisonResult
+from eomcompare.compare.store import ComparisonResult
 from eomcompare.formulations import get_formulation
 from eomcompare.systems import get_system
 

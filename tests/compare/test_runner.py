@@ -20,7 +20,8 @@ import sympy as sm
 from helpers import run_args
 
 from eomcompare.compare import run
-from eomcompare.compare.runner import agreement, expand_cases
+from eomcompare.compare.assemble import agreement
+from eomcompare.compare.cases import expand_cases
 from eomcompare.formulations import FORMULATIONS, Formulation, get_formulation
 from eomcompare.formulations.cache import DerivationCache, cache_key
 from eomcompare.symbolic.frames import connected_frames
@@ -482,7 +483,8 @@ def test_a_singular_case_is_an_error_row_without_numpy_warnings(tmp_path):
     # row says so, and numpy's divide/invalid warnings do not repeat it.
     import warnings
 
-    from eomcompare.compare.runner import RunOptions, run_case
+    from eomcompare.compare.cases import RunOptions
+    from eomcompare.compare.runner import run_case
 
     (case,) = expand_cases(["wheelbarrow"], ["sympy_kane"])
     with warnings.catch_warnings(record=True) as caught:

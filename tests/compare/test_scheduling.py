@@ -15,14 +15,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from eomcompare.compare.runner import (
-    COMPILE_FROM,
-    LAMBDIFY_REPEATS,
-    Case,
-    RunOptions,
-    _longest_first,
-    run_case,
-)
+from eomcompare.compare.cases import COMPILE_FROM, Case, RunOptions, _longest_first
+from eomcompare.compare.runner import LAMBDIFY_REPEATS, run_case
 from eomcompare.numeric.compiled import CompiledBackendError, find_compiler
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -164,12 +158,12 @@ def test_a_first_run_reads_no_results_but_its_own(tmp_path, monkeypatch):
     # A run into a new directory is ordered by the sizes alone: it reads
     # the results of its own directory and of no other (the repository's
     # reports/ included, where a checkout has them).
-    from eomcompare.compare import runner
+    from eomcompare.compare import cases as case_module
 
     read = []
-    expected_seconds = runner._expected_seconds
+    expected_seconds = case_module._expected_seconds
     monkeypatch.setattr(
-        runner,
+        case_module,
         "_expected_seconds",
         lambda path: read.append(Path(path)) or expected_seconds(path),
     )

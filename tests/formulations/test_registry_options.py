@@ -69,8 +69,8 @@ def test_default_comparison_leaves_out_the_tree_algorithms():
     # The default run keeps to the six formulations it compared before the
     # split (its time budget); the tree algorithms run when named, and the
     # help says so.
+    from eomcompare.compare.cases import expand_cases
     from eomcompare.compare.cli import _formulations_help
-    from eomcompare.compare.runner import expand_cases
 
     cases = expand_cases(systems=["double_pendulum"])
     assert sorted({c.formulation for c in cases}) == [
