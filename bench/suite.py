@@ -1194,6 +1194,7 @@ def _rebuild(out: Path, time_cap: float) -> int:
         for part in ("chain", "stanford", "rhs", "derive", "urdf")
     }
     robots["khalil"] = _read_csv_rows(out / "robots" / "khalil.csv")
+    robots["floating"] = _read_csv_rows(out / "robots" / "floating.csv")
     path = _conclude(
         out, run, drows, rrows, srows, run.get("time_cap", time_cap), print, robots
     )

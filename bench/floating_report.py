@@ -1,0 +1,283 @@
+"""The floating-base section of ``robots.md`` and its rows of the target
+table, from the rows of :func:`eomcompare.bench.floating.bench_floating`
+(as measured or read back from ``floating.csv``)."""
+
+from __future__ import annotations
+
+from .floating import PUBLISHED_FLOATING, QUADRUPED, SOLVE_6, TOLERANCE
+from .rows import target_row as _target_row
+
+__all__ = ["floating_markdown", "floating_targets"]
+
+
+def _num(x):
+    """A measured number of a row (as measured or read back from CSV), or
+    None (a reason, empty, NaN)."""
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return None
+    return None if v != v else v
+
+
+def _int(x):
+    return int(float(x))
+
+
+def _cell(x):
+    v = _num(x)
+    if v is not None:
+        return f"{v:.2g}"
+    return x if x not in (None, "") else "—"
+
+
+def _row(cells):
+    return "|" + "".join(f" {c} |" for c in cells)
+
+
+def _table(columns, body):
+    return [_row(columns), "|" + "---|" * len(columns)] + [_row(r) for r in body]
+
+
+def floating_markdown(rows, cap):
+    """The floating-base section of ``robots.md``."""
+    part = {
+        k: [r for r in rows if r.get("table") == k]
+        for k in ("agreement", "rhs", "derive", "counts")
+    }
+    lines = [
+        "## Floating bases",
+        "",
+        "### Three-way agreement: own formulations, Pinocchio's aba, MuJoCo's qacc",
+        "",
+        f"Largest difference of the speeds' rates u' relative to the largest |u'|, "
+        f"over random states (``ms.random_state(seed)``, seeds 0..n-1) of each "
+        f"model; target: every pair within {TOLERANCE:g}.  Pinocchio: its URDF "
+        "parser on the same file (free-flyer root for a floating base), or a "
+        "model built from the DH table (puma560, stanford_arm); MuJoCo: the "
+        "MJCF file (ant), or its own URDF parser on the same file (geometry "
+        "stripped, a free joint on the root body).  A reason in a column: that "
+        "reference does not apply.  Derivation seconds in a child process "
+        f"capped at {cap:g} s.",
+        "",
+    ]
+    lines += _table(
+        [
+            "model",
+            "floating",
+            "formulation",
+            "states",
+            "own - Pinocchio",
+            "own - MuJoCo",
+            "Pinocchio - MuJoCo",
+            "derive s",
+            "status",
+        ],
+        [
+            [
+                r["model"],
+                r.get("floating", ""),
+                r["formulation"],
+                r.get("states", ""),
+                _cell(r.get("own_pinocchio")),
+                _cell(r.get("own_mujoco")),
+                _cell(r.get("pinocchio_mujoco")),
+                r.get("derive_s", ""),
+                r.get("status", ""),
+            ]
+            for r in part["agreement"]
+        ],
+    )
+    lines += [
+        "",
+        f"### Compiled right-hand side of {QUADRUPED} (free-flyer root) against Pinocchio's aba",
+        "",
+        "Microseconds per call at one state: the C backend's rhs (x' of the "
+        "formulation's state) against ``pinocchio.aba`` on the same URDF with a "
+        "``JointModelFreeFlyer`` root (Pinocchio as its package installs), "
+        "every call of the table interleaved over the repeats; median of the "
+        "repeats, the ratio of the medians and the range of the per-repeat "
+        "ratios.  Target: ratio at most 1.",
+        "",
+    ]
+    lines += _table(
+        [
+            "formulation",
+            "C us",
+            "aba us",
+            "ratio",
+            "ratio range",
+            "repeats",
+            "u' rel. diff",
+            "cflags",
+        ],
+        [
+            [
+                r["formulation"],
+                r["c_us"],
+                r["aba_us"],
+                r["ratio"],
+                f"{r['ratio_min']}..{r['ratio_max']}",
+                r["repeats"],
+                _cell(r["ud_reldiff"]),
+                f"``{r['cflags']}``",
+            ]
+            for r in part["rhs"]
+        ],
+    )
+    lines += [
+        "",
+        f"### Deriving {QUADRUPED} against sympy_kane",
+        "",
+        f"One derivation each (``count_ops=False``), in a child process capped "
+        f"at {cap:g} s; target: ratio at most 0.25, or sympy_kane capped.",
+        "",
+    ]
+    lines += _table(
+        ["formulation", "derive s", "sympy_kane s", "ratio"],
+        [
+            [
+                r["formulation"],
+                r["derive_s"] if _num(r.get("derive_s")) is not None else "capped",
+                r["sympy_kane_s"]
+                if _num(r.get("sympy_kane_s")) is not None
+                else f"capped at {cap:g} s",
+                r.get("ratio", "") if _num(r.get("ratio")) is not None else "",
+            ]
+            for r in part["derive"]
+        ],
+    )
+    ((name, (pm, pa, what)),) = PUBLISHED_FLOATING.items()
+    lines += [
+        "",
+        "### Floating-base forward dynamics: operation counts",
+        "",
+        "Multiplications / additions per evaluation after cse, literature "
+        "convention (multiplications include divisions, additions "
+        "subtractions, sin/cos apart; parameter-only parts counted apart): M "
+        "and f of u' and the compiled backend's solve of the whole "
+        "(6 + n) x (6 + n) mass matrix, which the total includes.  "
+        "rx90_floating: the RX-90 of Khalil's modified-DH table (symbolic D3, "
+        "RL4) on a free base, general symbolic inertia of all seven bodies, "
+        "gravity along -z; like for like with the published row below.  "
+        "solo12: numeric inertia and geometry from its URDF; no published "
+        "count, so not like for like with anything.",
+        "",
+    ]
+    lines += _table(
+        [
+            "model",
+            "formulation",
+            "speeds",
+            "FD mul/add (total)",
+            "of which solve",
+            "vs published",
+        ],
+        [
+            [
+                r["model"],
+                r["formulation"],
+                r.get("speeds", ""),
+                f"{_int(r['fd_mul'])}/{_int(r['fd_add'])}"
+                if _num(r.get("fd_mul")) is not None
+                else f"capped at {cap:g} s",
+                f"{_int(r['solve_mul'])}/{_int(r['solve_add'])}"
+                if _num(r.get("solve_mul")) is not None
+                else "",
+                (
+                    f"x{float(r['fd_mul']) / (pm + SOLVE_6[0]):.2f} / "
+                    f"x{float(r['fd_add']) / (pa + SOLVE_6[1]):.2f}"
+                    if r["model"] == "rx90_floating"
+                    and _num(r.get("fd_mul")) is not None
+                    else "not like for like"
+                ),
+            ]
+            for r in part["counts"]
+        ],
+    )
+    lines += [
+        "",
+        "Published:",
+        "",
+        f"- {name}: {pm} / {pa} ({what}).  With Featherstone's "
+        f"factorize-and-solve at n = 6 (n^3/6 + 3n^2/2 - 2n/3 / n^3/6 + n^2 - "
+        f"7n/6, RBDA 2008, Table 10.1) added: {pm + SOLVE_6[0]} / "
+        f"{pa + SOLVE_6[1]}, the figure the 'vs published' column divides by.  "
+        "Its inverse dynamics, 592 / 450 plus a 6x6 solve, computes the base "
+        "acceleration from the joints' (a hybrid problem), not tau = M u' - f: "
+        "not counted here.",
+        "- Featherstone's floating-base articulated-body algorithm: no "
+        "published count found in the sources at hand (RBDA's Table 10.1 "
+        "gives fixed-base chains of revolute joints); none set beside these.",
+        "",
+    ]
+    return lines
+
+
+def floating_targets(rows) -> list[dict]:
+    """The floating part's rows of the target table: the worst three-way
+    agreement (limit :data:`TOLERANCE`), the quadruped's compiled rhs over
+    aba (the fastest own formulation named, limit 1) and its slowest own
+    derivation over sympy_kane's (limit 0.25; sympy_kane capped: met)."""
+    out = []
+    agree = [r for r in rows if r.get("table") == "agreement"]
+    if agree:
+        values = [
+            _num(r.get(k))
+            for r in agree
+            for k in ("own_pinocchio", "own_mujoco", "pinocchio_mujoco")
+        ]
+        values = [v for v in values if v is not None]
+        bad = [r for r in agree if r.get("status") != "agree"]
+        worst = max(values, default=None)
+        if bad and (worst is None or worst <= TOLERANCE):
+            worst = None  # a case not measured (capped or failed)
+        models = sorted({r["model"] for r in agree})
+        out.append(
+            _target_row(
+                "robots: floating three-way agreement of u' (own, Pinocchio, MuJoCo)",
+                worst,
+                TOLERANCE,
+                f"{len(models)} models, {agree[0].get('states', '')} states"
+                + (
+                    f"; not agreeing: {', '.join(r['model'] + ' ' + r['formulation'] for r in bad)}"
+                    if bad
+                    else ""
+                ),
+            )
+        )
+    rhs = [
+        r for r in rows if r.get("table") == "rhs" and _num(r.get("ratio")) is not None
+    ]
+    if rhs:
+        best = min(rhs, key=lambda r: float(r["ratio"]))
+        out.append(
+            _target_row(
+                f"robots: {best['model']} floating C rhs / Pinocchio aba, {best['formulation']}",
+                float(best["ratio"]),
+                1.0,
+                f"{float(best['c_us']):.2f} us / {float(best['aba_us']):.2f} us, "
+                f"per repeat {best['ratio_min']}..{best['ratio_max']}",
+            )
+        )
+    derive = [r for r in rows if r.get("table") == "derive"]
+    if derive:
+        own_done = all(_num(r.get("derive_s")) is not None for r in derive)
+        peer = _num(derive[0].get("sympy_kane_s"))
+        if peer is None and own_done:
+            value, note = 0.0, f"sympy_kane capped at {derive[0].get('cap_s')} s"
+        else:
+            ratios = [(_num(r.get("ratio")), r["formulation"]) for r in derive]
+            ratios = [x for x in ratios if x[0] is not None]
+            worst = max(ratios, default=None)
+            value = None if worst is None or not own_done else worst[0]
+            note = "" if worst is None else worst[1]
+        out.append(
+            _target_row(
+                f"robots: {derive[0]['model']} floating derivation / sympy_kane, slowest own",
+                value,
+                0.25,
+                note,
+            )
+        )
+    return out
