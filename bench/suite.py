@@ -22,7 +22,9 @@ targets and log-log figures into ``--out`` (default ``reports/bench/``):
    Stanford arm against Kane & Levinson, compiled right-hand sides of
    ``panda`` and ``ur5`` against Pinocchio, derivation seconds against
    ``sympy_kane``, each row naming its algorithm (``kane``,
-   ``kane_composite``, ``kane_articulated``, ...).  ``--skip
+   ``kane_composite``, ``kane_articulated``, ...), and floating bases
+   (:mod:`eomcompare.bench.floating`: agreement with Pinocchio and MuJoCo,
+   the floating quadruped's rhs and derivation, the floating-base counts).  ``--skip
    derive,rhs,solve`` runs this part alone (its targets are still
    written).
 

@@ -120,6 +120,8 @@ def test_targets_judge_the_rows():
         | {"own_pinocchio": 1e-14, "own_mujoco": 2e-10, "status": "DISAGREE"},
         {"table": "agreement", "model": "b", "formulation": "kane", "states": 20}
         | {"own_pinocchio": 1e-13, "own_mujoco": "MJCF", "status": "agree"},
+        {"table": "agreement", "model": "c", "formulation": "lagrange"}
+        | {"status": "capped"},
     ]
     rhs = [
         {"table": "rhs", "model": "solo12", "formulation": f, "ratio": r}
@@ -133,7 +135,8 @@ def test_targets_judge_the_rows():
     got = {r["target"]: r for r in floating_targets(agree + rhs + derive)}
     (agreement_row,) = [r for t, r in got.items() if "agreement" in t]
     assert agreement_row["status"] == "MISSED" and agreement_row["value"] == 2e-10
-    assert "a kane" in agreement_row["note"]
+    assert "not agreeing: a kane" in agreement_row["note"]
+    assert "not measured (capped): c lagrange" in agreement_row["note"]
     (rhs_row,) = [r for t, r in got.items() if "rhs" in t]
     assert rhs_row["status"] == "met" and "kane_composite" in rhs_row["target"]
     (derive_row,) = [r for t, r in got.items() if "derivation" in t]
