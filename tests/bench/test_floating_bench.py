@@ -132,15 +132,31 @@ def test_targets_judge_the_rows():
         {"table": "derive", "model": "solo12", "formulation": "kane"}
         | {"derive_s": 5.0, "sympy_kane_s": "", "cap_s": 60}
     ]
+    # sympy_kane measured, one own formulation capped: at least cap / peer.
+    slow = [
+        {"table": "derive", "model": "solo12", "formulation": f, "cap_s": 120}
+        | {"derive_s": s, "sympy_kane_s": 80.0}
+        for f, s in (("kane", 8.0), ("modified_lagrange", None))
+    ]
+    judged = {r["target"]: r for r in floating_targets(slow)}
+    assert (
+        judged["robots: solo12 floating derivation / sympy_kane, kane"]["status"]
+        == "met"
+    )
+    worst = judged["robots: solo12 floating derivation / sympy_kane, slowest own"]
+    assert worst["status"] == "MISSED" and worst["value"] == 1.5
+    assert worst["note"].startswith("modified_lagrange: capped at 120 s")
     got = {r["target"]: r for r in floating_targets(agree + rhs + derive)}
     (agreement_row,) = [r for t, r in got.items() if "agreement" in t]
     assert agreement_row["status"] == "MISSED" and agreement_row["value"] == 2e-10
     assert "not agreeing: a kane" in agreement_row["note"]
-    assert "not measured (capped): c lagrange" in agreement_row["note"]
+    assert "not measured: c lagrange (capped)" in agreement_row["note"]
     (rhs_row,) = [r for t, r in got.items() if "rhs" in t]
     assert rhs_row["status"] == "met" and "kane_composite" in rhs_row["target"]
-    (derive_row,) = [r for t, r in got.items() if "derivation" in t]
-    assert derive_row["status"] == "met" and "capped" in derive_row["note"]
+    derive_rows = [r for t, r in got.items() if "derivation" in t]
+    assert len(derive_rows) == 2
+    for derive_row in derive_rows:
+        assert derive_row["status"] == "met" and "capped" in derive_row["note"]
     # The robot section's targets include them.
     names = [r["target"] for r in robot_targets({"floating": agree + rhs + derive})]
     assert set(got) <= set(names)
