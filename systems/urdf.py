@@ -65,29 +65,25 @@ derivation carries through every product of the chain.  ``snap`` (default
 ``1e-9``) sets each entry of a joint or inertial rotation matrix and each
 component of a joint axis within ``snap`` of ``0``, ``1`` or ``-1`` to that
 exact value, which is what the rounded multiples of ``pi/2`` in ``rpy``
-were written for, and each inertia entry within ``snap`` times the
-largest inertia entry of its body to zero; other numbers are kept as
-written.  The change of the model is of the order of the rounding itself
-(``2e-12`` rad for 11 decimals): measured on ``ur5`` (six rounded
-``pi/2`` and ``pi`` angles) the accelerations of the snapped model differ
-from Pinocchio's, which reads the rounded numbers literally, by about
-``1e-11`` relative (``tests/systems/test_urdf.py``), against ``2e-15``
-without snapping; in exchange the forward dynamics of ``ur5`` by
+were written for, and each inertia entry within ``snap`` times its
+body's largest to zero; other numbers are kept as written.  The change
+is of the order of the rounding (``2e-12`` rad for 11 decimals): on
+``ur5`` (six rounded ``pi/2`` and ``pi`` angles) q'' of the snapped model
+differs from Pinocchio's, which reads the rounded numbers literally, by
+about ``1e-11`` relative (``tests/systems/test_urdf.py``), against
+``2e-15`` without snapping; in exchange ``ur5``'s forward dynamics by
 ``lagrange`` takes 2241 multiplications and 1509 additions per evaluation
 instead of 2672 and 1912 (literature convention,
 :mod:`eomcompare.bench.literature_counts`).
 
-Lengths (joint origins, mass centres) are kept as written: they are
-snapped to ``0``, ``1`` or ``-1`` m only within ``min(snap, 1e-12)`` m
-(:data:`LENGTH_SNAP`), which removes the round-off of composing placements
-in floating point and nothing a file writes.  A small length is not the
-rounding of a zero: ``anymal`` (example-robot-data's
-``anymal_b_simple_description``) places the mass centres of its shanks
-``-8.66e-10`` and ``-1.472e-9`` m off their axes, and setting those to
-zero (the former rule, lengths snapped at ``snap``) moved q'' of the
-floating robot by ``1.1e-9`` relative against Pinocchio's ``aba``; kept,
-the two agree to ``1e-14`` (``tests/systems/test_urdf_robots_exact.py``),
-at the same operation count.  ``snap=0`` keeps every number as written.
+Lengths (joint origins, mass centres) are kept as written, snapped only
+within ``min(snap, 1e-12)`` m (:data:`LENGTH_SNAP`, float round-off).
+anymal (``anymal_b_simple_description``) places its shanks' mass centres
+``-8.66e-10`` m off their axes; set to zero (lengths snapped at ``snap``)
+they moved q'' of the floating robot by ``1.1e-9`` relative against
+Pinocchio's ``aba``, kept they agree to ``1e-14``
+(``tests/systems/test_urdf_robots_exact.py``) at the same operation
+count.  ``snap=0`` keeps every number as written.
 
 Inertial data
 -------------
@@ -217,15 +213,12 @@ def _check_numbers(robot, damping):
             _finite(f"{what}: the <dynamics> damping", j.dynamics.damping)
 
 
-#: The tolerance (metres) within which a length is snapped to 0, 1 or -1 m
-#: (with ``snap`` below it, ``snap``): lengths are kept as written but for
-#: the round-off of a few float operations (see "Rounded angles, lengths kept").
+#: Metres within which a length is snapped (see "Rounded angles, lengths kept").
 LENGTH_SNAP = 1e-12
 
 
 def _length_tol(tol):
-    """The snapping tolerance of lengths for the tolerance ``tol`` of
-    rotation entries and axis components."""
+    """The snapping tolerance of lengths for ``snap`` = ``tol``."""
     return min(tol, LENGTH_SNAP)
 
 
@@ -438,12 +431,9 @@ def from_urdf(
         with the file's values as defaults (see the module docstring);
         default: numbers in the equations.
     snap : float, optional
-        Tolerance within which rotation entries and axis components are
-        set to exactly 0, 1 or -1 and inertia entries (relative to
-        their body's largest inertia entry) to 0 (default ``1e-9``; ``0``
-        keeps the numbers as written); lengths only within
-        ``min(snap, 1e-12)`` m.  See "Rounded angles, lengths kept" in the
-        module docstring.
+        Tolerance of snapping rotation entries, axis components and
+        (relative) inertia entries, default ``1e-9``; lengths are kept (see
+        "Rounded angles, lengths kept" in the module docstring).
     damping : bool, optional
         Add each joint's ``<dynamics damping>`` ``b`` as a load ``-b q'``
         (default False, as Pinocchio's ``aba``).
