@@ -24,6 +24,13 @@ def _int(x):
     return int(float(x))
 
 
+def _count(x):
+    """An integer cell (a CSV read back gives floats where a column has
+    gaps), empty where there is none."""
+    v = _num(x)
+    return "" if v is None else int(v)
+
+
 def _cell(x):
     v = _num(x)
     if v is not None:
@@ -32,6 +39,8 @@ def _cell(x):
 
 
 def _row(cells):
+    # A gap of a CSV read back (NaN) is an empty cell.
+    cells = ["" if isinstance(c, float) and c != c else c for c in cells]
     return "|" + "".join(f" {c} |" for c in cells)
 
 
@@ -78,7 +87,7 @@ def floating_markdown(rows, cap):
                 r["model"],
                 r.get("floating", ""),
                 r["formulation"],
-                r.get("states", ""),
+                _count(r.get("states")),
                 _cell(r.get("own_pinocchio")),
                 _cell(r.get("own_mujoco")),
                 _cell(r.get("pinocchio_mujoco")),
@@ -118,7 +127,7 @@ def floating_markdown(rows, cap):
                 r["aba_us"],
                 r["ratio"],
                 f"{r['ratio_min']}..{r['ratio_max']}",
-                r["repeats"],
+                _count(r["repeats"]),
                 _cell(r["ud_reldiff"]),
                 f"``{r['cflags']}``",
             ]
@@ -177,7 +186,7 @@ def floating_markdown(rows, cap):
             [
                 r["model"],
                 r["formulation"],
-                r.get("speeds", ""),
+                _count(r.get("speeds")),
                 f"{_int(r['fd_mul'])}/{_int(r['fd_add'])}"
                 if _num(r.get("fd_mul")) is not None
                 else f"capped at {cap:g} s",
@@ -189,6 +198,8 @@ def floating_markdown(rows, cap):
                     f"x{float(r['fd_add']) / (pa + SOLVE_6[1]):.2f}"
                     if r["model"] == "rx90_floating"
                     and _num(r.get("fd_mul")) is not None
+                    else "—"
+                    if r["model"] == "rx90_floating"
                     else "not like for like"
                 ),
             ]
@@ -248,7 +259,7 @@ def floating_targets(rows) -> list[dict]:
                 "robots: floating three-way agreement of u' (own, Pinocchio, MuJoCo)",
                 worst,
                 TOLERANCE,
-                f"{len(models)} models, {agree[0].get('states', '')} states"
+                f"{len(models)} models, {_count(agree[0].get('states'))} states"
                 + (f"; not agreeing: {named(bad)}" if bad else "")
                 + (
                     "; not measured: "
