@@ -537,7 +537,8 @@ def bench_floating(
     count_models=COUNT_MODELS,
 ):
     """Run the floating-base part; write ``floating.csv`` into ``out`` and
-    return ``(rows, markdown lines)``."""
+    return its rows (the markdown:
+    :func:`eomcompare.bench.floating_report.floating_markdown`)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     rows = []
@@ -614,9 +615,7 @@ def bench_floating(
                 )
             )
     _write_csv(out / "floating.csv", rows)
-    from .floating_report import floating_markdown
-
-    return rows, floating_markdown(rows, cap)
+    return rows
 
 
 def _write_csv(path, rows):

@@ -541,9 +541,10 @@ def bench_robots(
         result["khalil"] = bench_khalil(out, lambda m: log("  " + m), cap=cap)
     if "floating" in parts:
         from .floating import bench_floating
+        from .floating_report import floating_markdown
 
-        result["floating"], section = bench_floating(out, log, cap=cap)
-        lines += section
+        result["floating"] = bench_floating(out, log, cap=cap)
+        lines += floating_markdown(result["floating"], cap)
     text, md = "\n".join(lines) + "\n", out / "robots.md"
     # A run of some parts keeps the other parts' sections of the last run.
     md.write_text(merge_sections(md.read_text(), text) if md.exists() else text)
