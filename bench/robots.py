@@ -25,7 +25,11 @@ against Pinocchio, every number of one run.
 4. derivation seconds of each own formulation on each robot against
    ``sympy_kane``'s;
 5. the seconds :func:`eomcompare.systems.from_urdf` takes to declare a chain of n
-   links (:func:`urdf_chain`), which grows with n, not with 2**n.
+   links (:func:`urdf_chain`), which grows with n, not with 2**n;
+6. Khalil's robots against SYMORO (:mod:`eomcompare.bench.khalil`);
+7. floating bases (:mod:`eomcompare.bench.floating`): three-way agreement
+   with Pinocchio and MuJoCo, the floating quadruped's compiled rhs and
+   derivation, the floating-base operation-count table.
 
 Each derivation and count runs in a child process under a time cap, so
 a case that does not finish is recorded as ``capped`` and cannot hang the
@@ -43,6 +47,7 @@ from pathlib import Path
 import numpy as np
 
 from .rows import capped as _capped
+from .rows import merge_sections
 from .rows import target_row as _target_row
 
 __all__ = [
@@ -323,17 +328,20 @@ def bench_robots(
         Seconds for one derivation (and its count) in a child process.
     parts : set of str, optional
         Any of ``"chain"``, ``"panda"``, ``"stanford"``, ``"rhs"``,
-        ``"derive"``, ``"urdf"``, ``"khalil"`` (all by default; the last
-        writes ``khalil.csv``, :mod:`eomcompare.bench.khalil`).
+        ``"derive"``, ``"urdf"``, ``"khalil"``, ``"floating"`` (all by
+        default; the last two write ``khalil.csv``,
+        :mod:`eomcompare.bench.khalil`, and ``floating.csv``,
+        :mod:`eomcompare.bench.floating`).  ``robots.md`` keeps the
+        sections of the parts not run from the file already in ``out``.
     urdf_ns : iterable of int
         Links of the URDF chains part 5 declares.
     """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     parts = (
-        {"chain", "panda", "stanford", "rhs", "derive", "urdf", "khalil"}
+        {"chain", "panda", "stanford", "rhs", "derive", "urdf", "khalil", "floating"}
         if parts is None
-        else parts
+        else set(parts)
     )
     result = {}
     lines = [
@@ -531,7 +539,15 @@ def bench_robots(
 
         log("robots 6. Khalil's robots against SYMORO (bench.khalil)")
         result["khalil"] = bench_khalil(out, lambda m: log("  " + m), cap=cap)
-    (out / "robots.md").write_text("\n".join(lines) + "\n")
+    if "floating" in parts:
+        from .floating import bench_floating
+        from .floating_report import floating_markdown
+
+        result["floating"] = bench_floating(out, log, cap=cap)
+        lines += floating_markdown(result["floating"], cap)
+    text, md = "\n".join(lines) + "\n", out / "robots.md"
+    # A run of some parts keeps the other parts' sections of the last run.
+    md.write_text(merge_sections(md.read_text(), text) if md.exists() else text)
     return result
 
 
@@ -886,6 +902,10 @@ def robot_targets(result) -> list[dict]:
         from .khalil import khalil_targets
 
         out += khalil_targets(result["khalil"])
+    if result.get("floating"):
+        from .floating_report import floating_targets
+
+        out += floating_targets(result["floating"])
     for r in result.get("urdf") or []:
         if int(r["n"]) == 30:
             out.append(

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from eomcompare.numeric.child import ChildTimeout, call_in_child
 
-__all__ = ["capped", "target_row"]
+__all__ = ["capped", "target_row", "merge_sections"]
 
 
 def capped(fn, *args, cap):
@@ -32,3 +32,39 @@ def target_row(name, value, limit, note):
         "status": status,
         "note": note,
     }
+
+
+def _sections(text):
+    """(preamble lines, [(title line, lines)]) of a markdown text split at
+    its ``## `` headings."""
+    pre, sections = [], []
+    for line in text.splitlines():
+        if line.startswith("## "):
+            sections.append((line, [line]))
+        elif sections:
+            sections[-1][1].append(line)
+        else:
+            pre.append(line)
+    return pre, sections
+
+
+def merge_sections(old: str, new: str) -> str:
+    """``new`` (a report of some parts) merged into ``old`` (the report of
+    an earlier run): each ``## `` section of ``new`` replaces the one of
+    ``old`` with the same heading, where it stood; the sections of ``old``
+    that ``new`` lacks are kept; new ones are appended; the preamble is
+    ``new``'s."""
+    pre, fresh = _sections(new)
+    fresh_by_title = dict(fresh)
+    merged, done = [], set()
+    for title, lines in _sections(old)[1]:
+        if title in fresh_by_title:
+            lines, _ = fresh_by_title[title], done.add(title)
+        merged.append(lines)
+    merged += [lines for title, lines in fresh if title not in done]
+    out = list(pre)
+    for lines in merged:
+        while lines and not lines[-1].strip():
+            lines = lines[:-1]
+        out += [*lines, ""]
+    return "\n".join(out).rstrip("\n") + "\n"

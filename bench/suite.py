@@ -22,7 +22,9 @@ targets and log-log figures into ``--out`` (default ``reports/bench/``):
    Stanford arm against Kane & Levinson, compiled right-hand sides of
    ``panda`` and ``ur5`` against Pinocchio, derivation seconds against
    ``sympy_kane``, each row naming its algorithm (``kane``,
-   ``kane_composite``, ``kane_articulated``, ...).  ``--skip
+   ``kane_composite``, ``kane_articulated``, ...), and floating bases
+   (:mod:`eomcompare.bench.floating`: agreement with Pinocchio and MuJoCo,
+   the floating quadruped's rhs and derivation, the floating-base counts).  ``--skip
    derive,rhs,solve`` runs this part alone (its targets are still
    written).
 
@@ -1194,6 +1196,7 @@ def _rebuild(out: Path, time_cap: float) -> int:
         for part in ("chain", "stanford", "rhs", "derive", "urdf")
     }
     robots["khalil"] = _read_csv_rows(out / "robots" / "khalil.csv")
+    robots["floating"] = _read_csv_rows(out / "robots" / "floating.csv")
     path = _conclude(
         out, run, drows, rrows, srows, run.get("time_cap", time_cap), print, robots
     )

@@ -93,6 +93,7 @@ from .base import DeclarationError, MechanicalSystem
 from .urdf import (
     JointSpec,
     _compose,
+    _length_tol,
     _snap_matrix,
     combine_inertias,
     declare_tree,
@@ -452,13 +453,13 @@ def from_mjcf(
     for b in range(1, model.nbody):
         carrier, T = attach[int(model.body_parentid[b])]
         R = _snap_matrix(_quat_matrix(mujoco, model.body_quat[b]), snap)
-        T = _compose(T, (R, _snap_matrix(model.body_pos[b], snap)))
+        T = _compose(T, (R, _snap_matrix(model.body_pos[b], _length_tol(snap))))
         body = _name(mujoco, model, obj.mjOBJ_BODY, b, "body")
         first, count = int(model.body_jntadr[b]), int(model.body_jntnum[b])
         for i, j in enumerate(range(first, first + count)):
             joint = _name(mujoco, model, obj.mjOBJ_JOINT, j, "joint")
             dof = int(model.jnt_dofadr[j])
-            anchor = _snap_matrix(model.jnt_pos[j], snap)
+            anchor = _snap_matrix(model.jnt_pos[j], _length_tol(snap))
             if jtypes[j] == int(jt.mjJNT_FREE):
                 # The body's pose in the world is the joint's coordinates:
                 # the joint frame is the world's, the body frame the free

@@ -67,6 +67,7 @@ __all__ = [
     "PUMA560",
     "dh_system",
     "mdh_system",
+    "mdh_specs",
     "KHALIL_STANFORD_ARM",
     "RX90",
     "KHALIL_LENGTHS",
@@ -373,36 +374,12 @@ RX90 = (
 )
 
 
-def mdh_system(
-    name,
-    table,
-    *,
-    symbolic_inertia=False,
-    principal_axes=False,
-    mass_centres="general",
-    description="",
+def mdh_specs(
+    table, *, symbolic_inertia=False, principal_axes=False, mass_centres="general"
 ):
-    """The system of a modified-DH table (rows as :data:`RX90`), body j's
-    frame being Khalil's link frame j, so that each body's inertial
-    parameters are those of SYMORO's link j.
-
-    Joint j's frame in body j-1 is ``Rx(alpha_j) Tx(d_j) Rz(theta_j)
-    Tz(r_j)`` with the joint variable's entry at its offset; body j is that
-    frame turned about (moved along) its z by ``q_j``.  The table's
-    geometry symbols (:data:`KHALIL_LENGTHS`) stay symbols, as in SYMORO's
-    models.  No inertia is published with the tables: each body's mass,
-    mass centre and central inertia default to the physically valid values
-    of :func:`spatial_chain_values` (placeholders: the counts and identities
-    these robots serve do not depend on them).  ``principal_axes`` and
-    ``mass_centres`` as in :func:`dh_system` (the link frame's z is the
-    joint axis, so ``"joint_axes"`` sets SYMORO's MX = MY = 0 and
-    ``principal_axes`` its XY = XZ = YZ = 0).
-
-    Raises
-    ------
-    TypeError, ValueError
-        As :func:`dh_system`, for bad options.
-    """
+    """The joint specs (:class:`eomcompare.systems.urdf.JointSpec`) and
+    parameter values of a modified-DH table, as :func:`mdh_system` declares
+    them (options as its)."""
     _check_inertia_options(symbolic_inertia, principal_axes, mass_centres)
     on_axis = mass_centres == "joint_axes"
     specs, params = [], {}
@@ -437,6 +414,45 @@ def mdh_system(
                 inertia=tuple(inertia),
             )
         )
+    return specs, params
+
+
+def mdh_system(
+    name,
+    table,
+    *,
+    symbolic_inertia=False,
+    principal_axes=False,
+    mass_centres="general",
+    description="",
+):
+    """The system of a modified-DH table (rows as :data:`RX90`), body j's
+    frame being Khalil's link frame j, so that each body's inertial
+    parameters are those of SYMORO's link j.
+
+    Joint j's frame in body j-1 is ``Rx(alpha_j) Tx(d_j) Rz(theta_j)
+    Tz(r_j)`` with the joint variable's entry at its offset; body j is that
+    frame turned about (moved along) its z by ``q_j``.  The table's
+    geometry symbols (:data:`KHALIL_LENGTHS`) stay symbols, as in SYMORO's
+    models.  No inertia is published with the tables: each body's mass,
+    mass centre and central inertia default to the physically valid values
+    of :func:`spatial_chain_values` (placeholders: the counts and identities
+    these robots serve do not depend on them).  ``principal_axes`` and
+    ``mass_centres`` as in :func:`dh_system` (the link frame's z is the
+    joint axis, so ``"joint_axes"`` sets SYMORO's MX = MY = 0 and
+    ``principal_axes`` its XY = XZ = YZ = 0).
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`dh_system`, for bad options.
+    """
+    specs, params = mdh_specs(
+        table,
+        symbolic_inertia=symbolic_inertia,
+        principal_axes=principal_axes,
+        mass_centres=mass_centres,
+    )
     return _declare_arm(
         "mdh",
         name,

@@ -56,26 +56,34 @@ Conventions (those of Pinocchio's ``buildModelFromUrdf``)
   damping unless ``damping=True`` (then ``-b q'`` acts in the joint as an
   action-reaction pair).  Visual and collision geometry are never read.
 
-Rounded angles
---------------
+Rounded angles, lengths kept
+----------------------------
 URDF files write angles rounded (``rpy="0 1.57079632679 0"``); their
 rotation matrices then hold residues like ``4.9e-12`` where the intended
 rotation has zeros, and every residue is a term that the exact symbolic
 derivation carries through every product of the chain.  ``snap`` (default
-``1e-9``) sets each entry of a joint or inertial rotation matrix, each
-component of a joint axis and each length within ``snap`` of ``0``, ``1``
-or ``-1`` to that exact value, which is what the rounded multiples of
-``pi/2`` in ``rpy`` were written for; other numbers are kept as written.
-The change of the model is of the order of the rounding itself (``2e-12``
-rad for 11 decimals): measured on ``ur5`` (six rounded ``pi/2`` and ``pi``
-angles) the accelerations of the snapped model differ from Pinocchio's,
-which reads the rounded numbers literally, by about ``1e-11`` relative
-(``tests/systems/test_urdf.py``), far inside the ``1e-9`` agreement the
-catalogue checks, against ``2e-15`` without snapping; in exchange the
-forward dynamics of ``ur5`` by ``lagrange`` takes 2241 multiplications and
-1509 additions per evaluation instead of 2672 and 1912 (literature
-convention, :mod:`eomcompare.bench.literature_counts`).  ``snap=0`` keeps every
-number as written.
+``1e-9``) sets each entry of a joint or inertial rotation matrix and each
+component of a joint axis within ``snap`` of ``0``, ``1`` or ``-1`` to that
+exact value, which is what the rounded multiples of ``pi/2`` in ``rpy``
+were written for, and each inertia entry within ``snap`` times its
+body's largest to zero; other numbers are kept as written.  The change
+is of the order of the rounding (``2e-12`` rad for 11 decimals): on
+``ur5`` (six rounded ``pi/2`` and ``pi`` angles) q'' of the snapped model
+differs from Pinocchio's, which reads the rounded numbers literally, by
+about ``1e-11`` relative (``tests/systems/test_urdf.py``), against
+``2e-15`` without snapping; in exchange ``ur5``'s forward dynamics by
+``lagrange`` takes 2241 multiplications and 1509 additions per evaluation
+instead of 2672 and 1912 (literature convention,
+:mod:`eomcompare.bench.literature_counts`).
+
+Lengths (joint origins, mass centres) are kept as written, snapped only
+within ``min(snap, 1e-12)`` m (:data:`LENGTH_SNAP`, float round-off).
+anymal (``anymal_b_simple_description``) places its shanks' mass centres
+``-8.66e-10`` m off their axes; set to zero (lengths snapped at ``snap``)
+they moved q'' of the floating robot by ``1.1e-9`` relative against
+Pinocchio's ``aba``, kept they agree to ``1e-14``
+(``tests/systems/test_urdf_robots_exact.py``) at the same operation
+count.  ``snap=0`` keeps every number as written.
 
 Inertial data
 -------------
@@ -205,6 +213,15 @@ def _check_numbers(robot, damping):
             _finite(f"{what}: the <dynamics> damping", j.dynamics.damping)
 
 
+#: Metres within which a length is snapped (see "Rounded angles, lengths kept").
+LENGTH_SNAP = 1e-12
+
+
+def _length_tol(tol):
+    """The snapping tolerance of lengths for ``snap`` = ``tol``."""
+    return min(tol, LENGTH_SNAP)
+
+
 def _snap_value(x, tol):
     for exact in (0, 1, -1):
         if abs(x - exact) <= tol:
@@ -227,7 +244,7 @@ def _transform(origin, tol):
     if origin is None:
         return sm.ImmutableMatrix(sm.eye(3)), sm.ImmutableMatrix([0, 0, 0])
     T = np.asarray(origin, dtype=float)
-    return _snap_matrix(T[:3, :3], tol), _snap_matrix(T[:3, 3], tol)
+    return _snap_matrix(T[:3, :3], tol), _snap_matrix(T[:3, 3], _length_tol(tol))
 
 
 def _compose(a, b):
@@ -414,10 +431,9 @@ def from_urdf(
         with the file's values as defaults (see the module docstring);
         default: numbers in the equations.
     snap : float, optional
-        Tolerance within which rotation entries, axis components and
-        lengths are set to exactly 0, 1 or -1 (default ``1e-9``; ``0``
-        keeps the numbers as written).  See "Rounded angles" in the module
-        docstring.
+        Tolerance of snapping rotation entries, axis components and
+        (relative) inertia entries, default ``1e-9``; lengths are kept (see
+        "Rounded angles, lengths kept" in the module docstring).
     damping : bool, optional
         Add each joint's ``<dynamics damping>`` ``b`` as a load ``-b q'``
         (default False, as Pinocchio's ``aba``).
@@ -547,7 +563,7 @@ def from_urdf(
 def inertial_entries(k, mass, com, inertia, symbolic, snap, params):
     """The mass, mass centre and inertia entries (``xx, yy, zz, xy, yz,
     zx``) of body ``k`` for a :class:`JointSpec`: numbers (the mass centre
-    and the inertia entries snapped, see "Rounded angles"), or with
+    and the inertia entries snapped, see "Rounded angles, lengths kept"), or with
     ``symbolic`` the symbols of :func:`inertia_symbols`, whose values are
     then added to ``params``."""
     I_vals = [
@@ -565,7 +581,7 @@ def inertial_entries(k, mass, com, inertia, symbolic, snap, params):
         params.update(zip(I, I_vals))
         return m, tuple(c), tuple(I)
     scale = max(float(np.max(np.abs(inertia))), 1e-300)
-    c = tuple(_snap_value(x, snap) for x in com)
+    c = tuple(_snap_value(x, _length_tol(snap)) for x in com)
     I = tuple(sm.S.Zero if abs(x) <= snap * scale else sm.Float(x) for x in I_vals)
     return sm.Float(mass), c, I
 

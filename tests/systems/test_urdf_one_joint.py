@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import pytest
 import sympy as sm
 
@@ -60,16 +59,22 @@ def _mass_centre(ms):
     return r.subs(dict.fromkeys(ms.coordinates, 0))
 
 
-def test_lengths_within_the_tolerance_snap_and_others_are_kept():
+def test_lengths_are_kept_but_for_round_off():
     # The joint sits 0.5 m up the base's z axis and turns the arm's z onto
-    # the base's x.  A centre of mass 1e-10 m along the arm is the rounding
-    # of a zero; one 2e-9 m along it (beyond the default 1e-9) is kept.
-    near = _mass_centre(from_urdf(ONE_JOINT.format(com="1e-10")))
-    far = _mass_centre(from_urdf(ONE_JOINT.format(com="2e-9")))
+    # the base's x.  A centre of mass 1e-13 m along the arm is float
+    # round-off and becomes an exact zero; one 1e-10 m along it (within the
+    # default snap of rotation entries, 1e-9) is a length the file writes
+    # and is kept, as are 2e-9 m and, with snap=0, 1e-13 m.
+    near = _mass_centre(from_urdf(ONE_JOINT.format(com="1e-13")))
     assert near[0] == 0 and near[1] == 0  # exact zeros, not round-off
     assert float(near[2]) == 0.5
-    assert np.allclose([float(x) for x in far], [2e-9, 0, 0.5], rtol=0, atol=1e-15)
-    assert float(far[0]) != 0
+    for com in ("1e-10", "2e-9"):
+        kept = _mass_centre(from_urdf(ONE_JOINT.format(com=com)))
+        assert float(kept[0]) == float(com)
+        assert kept[1] == 0 and float(kept[2]) == 0.5
+    # Literal: turned by the rounded quarter turn, so equal to rounding.
+    literal = _mass_centre(from_urdf(ONE_JOINT.format(com="1e-13"), snap=0))
+    assert float(literal[0]) == pytest.approx(1e-13, rel=1e-11)
 
 
 def test_joint_damping_adds_minus_b_qdot_over_the_axis_inertia():

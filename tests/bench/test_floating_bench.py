@@ -1,0 +1,170 @@
+"""The floating-base part of the robot benchmark (:mod:`eomcompare.bench.floating`)
+on its small case, the two-body floating system: the three-way agreement
+holds where the model is right and fails where it is perturbed, the
+references agree with each other, and the tables and targets have their
+columns."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+
+from eomcompare.bench.floating import (
+    SOLVE_6,
+    TOLERANCE,
+    TWO_BODY,
+    agreement,
+    count_row,
+    load_model,
+    mujoco_reference,
+    pinocchio_reference,
+)
+from eomcompare.bench.floating_report import floating_markdown, floating_targets
+from eomcompare.bench.robots import robot_targets
+from eomcompare.bench.rows import merge_sections
+from eomcompare.systems import from_urdf
+
+pytest.importorskip("pinocchio")
+pytest.importorskip("mujoco")
+
+
+@pytest.fixture(scope="module")
+def two_body():
+    return load_model("two_body")
+
+
+def test_agreement_holds_on_the_two_body_system(two_body):
+    (row,) = agreement(two_body, ("kane",), states=5)
+    assert row["floating"] is True and row["speeds"] == 7
+    # Both references are measured (numbers, not reasons) and agree with
+    # each other and with kane to round-off.
+    for key in ("own_pinocchio", "own_mujoco", "pinocchio_mujoco"):
+        assert isinstance(row[key], float)
+        assert row[key] <= TOLERANCE
+    assert row["status"] == "agree"
+
+
+def test_agreement_fails_on_a_perturbed_model(two_body):
+    # The arm 0.1 g heavier in the declaration, the references reading the
+    # original file: u' moves by about 1e-5 relative.
+    heavier = from_urdf(
+        TWO_BODY.replace('<mass value="1.2"/>', '<mass value="1.2001"/>'),
+        floating_base=True,
+    )
+    (row,) = agreement(heavier, ("kane",), states=3, reference=two_body)
+    assert row["status"] == "DISAGREE"
+    assert row["own_pinocchio"] > 1e-6 and row["own_mujoco"] > 1e-6
+    assert row["pinocchio_mujoco"] <= TOLERANCE
+
+
+def test_references_say_why_they_do_not_apply():
+    puma = load_model("puma560")
+    assert callable(pinocchio_reference(puma))
+    assert mujoco_reference(puma) == "no URDF or MJCF file MuJoCo reads"
+
+
+def test_count_row_and_the_tables_columns(two_body):
+    row = count_row(two_body, "kane")
+    assert row["speeds"] == 7
+    assert row["fd_mul"] > row["solve_mul"] > 0
+    assert row["fd_add"] > row["solve_add"] > 0
+    agree = agreement(two_body, ("kane",), states=2)
+    rhs = {
+        "table": "rhs",
+        "model": "solo12",
+        "formulation": "kane",
+        "c_us": 3.0,
+        "aba_us": 4.0,
+        "ratio": 0.75,
+        "ratio_min": 0.7,
+        "ratio_max": 0.8,
+        "repeats": 5,
+        "ud_reldiff": 1e-15,
+        "cflags": "-O2",
+    }
+    derive = {
+        "table": "derive",
+        "model": "solo12",
+        "formulation": "kane",
+        "derive_s": 10.0,
+        "sympy_kane_s": None,
+        "cap_s": 60.0,
+    }
+    lines = floating_markdown(agree + [rhs, derive, row], cap=60.0)
+    text = "\n".join(lines)
+    for header in (
+        "| model | floating | formulation | states | own - Pinocchio | own - MuJoCo "
+        "| Pinocchio - MuJoCo | derive s | status |",
+        "| formulation | C us | aba us | ratio | ratio range | repeats |",
+        "| formulation | derive s | sympy_kane s | ratio |",
+        "| model | formulation | speeds | FD mul/add (total) | of which solve "
+        "| vs published |",
+    ):
+        assert header in text
+    assert f"| two_body | kane | 7 | {row['fd_mul']}/{row['fd_add']} |" in text
+    assert "not like for like" in text
+    assert "capped at 60 s" in text
+
+
+def test_the_six_by_six_solve_is_featherstones_formula():
+    n = Fraction(6)
+    mul = n**3 / 6 + 3 * n**2 / 2 - 2 * n / 3
+    add = n**3 / 6 + n**2 - 7 * n / 6
+    assert SOLVE_6 == (mul, add) == (86, 65)
+
+
+def test_targets_judge_the_rows():
+    agree = [
+        {"table": "agreement", "model": "a", "formulation": "kane", "states": 20}
+        | {"own_pinocchio": 1e-14, "own_mujoco": 2e-10, "status": "DISAGREE"},
+        {"table": "agreement", "model": "b", "formulation": "kane", "states": 20}
+        | {"own_pinocchio": 1e-13, "own_mujoco": "MJCF", "status": "agree"},
+        {"table": "agreement", "model": "c", "formulation": "lagrange"}
+        | {"status": "capped"},
+    ]
+    rhs = [
+        {"table": "rhs", "model": "solo12", "formulation": f, "ratio": r}
+        | {"c_us": 1.0, "aba_us": 1.0, "ratio_min": r, "ratio_max": r}
+        for f, r in (("kane", 1.3), ("kane_composite", 0.9))
+    ]
+    derive = [
+        {"table": "derive", "model": "solo12", "formulation": "kane"}
+        | {"derive_s": 5.0, "sympy_kane_s": "", "cap_s": 60}
+    ]
+    # sympy_kane measured, one own formulation capped: at least cap / peer.
+    slow = [
+        {"table": "derive", "model": "solo12", "formulation": f, "cap_s": 120}
+        | {"derive_s": s, "sympy_kane_s": 80.0}
+        for f, s in (("kane", 8.0), ("modified_lagrange", None))
+    ]
+    judged = {r["target"]: r for r in floating_targets(slow)}
+    assert (
+        judged["robots: solo12 floating derivation / sympy_kane, kane"]["status"]
+        == "met"
+    )
+    worst = judged["robots: solo12 floating derivation / sympy_kane, slowest own"]
+    assert worst["status"] == "MISSED" and worst["value"] == 1.5
+    assert worst["note"].startswith("modified_lagrange: capped at 120 s")
+    got = {r["target"]: r for r in floating_targets(agree + rhs + derive)}
+    (agreement_row,) = [r for t, r in got.items() if "agreement" in t]
+    assert agreement_row["status"] == "MISSED" and agreement_row["value"] == 2e-10
+    assert "not agreeing: a kane" in agreement_row["note"]
+    assert "not measured: c lagrange (capped)" in agreement_row["note"]
+    (rhs_row,) = [r for t, r in got.items() if "rhs" in t]
+    assert rhs_row["status"] == "met" and "kane_composite" in rhs_row["target"]
+    derive_rows = [r for t, r in got.items() if "derivation" in t]
+    assert len(derive_rows) == 2
+    for derive_row in derive_rows:
+        assert derive_row["status"] == "met" and "capped" in derive_row["note"]
+    # The robot section's targets include them.
+    names = [r["target"] for r in robot_targets({"floating": agree + rhs + derive})]
+    assert set(got) <= set(names)
+
+
+def test_a_run_of_some_parts_keeps_the_other_sections():
+    old = "# R\n\n## A\n\na\n\n## B\n\nb\n\n## C\n\nc\n"
+    new = "# R\n\n## B\n\nb2\n\n## D\n\nd\n"
+    assert merge_sections(old, new) == (
+        "# R\n\n## A\n\na\n\n## B\n\nb2\n\n## C\n\nc\n\n## D\n\nd\n"
+    )
