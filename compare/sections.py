@@ -84,11 +84,11 @@ def kolev_section(
             kolev_cost_table(cache=DerivationCache(cache_dir)),
             "from kolev_cost_table(), the derivations read from the run's "
             "cache where it holds them (with the seconds they took) and "
-            "measured when the run's report was first written otherwise",
+            "measured once the run's cases had finished otherwise",
         )
     return SectionTable(
         kolev_cost_table(),
-        "measured by kolev_cost_table() when the run's report was first written",
+        "measured by kolev_cost_table() once the run's cases had finished",
     )
 
 
