@@ -254,6 +254,124 @@ def _strip_urdf(text):
     )
 
 
+def _rpy_matrix(rpy):
+    """The rotation of a URDF ``rpy`` (fixed axes x, y, z: Rz Ry Rx)."""
+    r, p, y = rpy
+    cr, sr, cp, sp, cy, sy = (
+        np.cos(r),
+        np.sin(r),
+        np.cos(p),
+        np.sin(p),
+        np.cos(y),
+        np.sin(y),
+    )
+    return np.array(
+        [
+            [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+            [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+            [-sp, cp * sr, cp * cr],
+        ]
+    )
+
+
+def _pose(el):
+    """(R, t) of an element's ``<origin>`` (identity without one)."""
+    origin = el.find("origin") if el is not None else None
+    if origin is None:
+        return np.eye(3), np.zeros(3)
+    xyz = [float(x) for x in origin.get("xyz", "0 0 0").split()]
+    rpy = [float(x) for x in origin.get("rpy", "0 0 0").split()]
+    return _rpy_matrix(rpy), np.array(xyz)
+
+
+def _inertial(link):
+    """(mass, mass centre, inertia about it) of a link in its own frame, or
+    None without an ``<inertial>``."""
+    el = link.find("inertial")
+    if el is None:
+        return None
+    R, c = _pose(el)
+    mass = float(el.find("mass").get("value"))
+    i = {
+        k: float(el.find("inertia").get(k, 0.0))
+        for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
+    }
+    I = np.array(
+        [
+            [i["ixx"], i["ixy"], i["ixz"]],
+            [i["ixy"], i["iyy"], i["iyz"]],
+            [i["ixz"], i["iyz"], i["izz"]],
+        ]
+    )
+    return mass, c, R @ I @ R.T
+
+
+def _set_inertial(link, mass, c, I):
+    import xml.etree.ElementTree as ET
+
+    old = link.find("inertial")
+    if old is not None:
+        link.remove(old)
+    el = ET.SubElement(link, "inertial")
+    ET.SubElement(el, "origin", xyz=" ".join(repr(float(x)) for x in c), rpy="0 0 0")
+    ET.SubElement(el, "mass", value=repr(float(mass)))
+    names = {
+        "ixx": (0, 0),
+        "ixy": (0, 1),
+        "ixz": (0, 2),
+        "iyy": (1, 1),
+        "iyz": (1, 2),
+        "izz": (2, 2),
+    }
+    ET.SubElement(el, "inertia", **{k: repr(float(I[ij])) for k, ij in names.items()})
+
+
+def _is_placeholder(inertial) -> bool:
+    """A link's mass properties that a physical body cannot have: an
+    inertia that is not positive definite (anymal's and hyq's root links
+    hold 1e-6 in every entry, off-diagonal ones included)."""
+    return inertial is not None and np.min(np.linalg.eigvalsh(inertial[2])) <= 0.0
+
+
+def merge_placeholder_links(text: str) -> tuple[str, list[str]]:
+    """The URDF ``text`` with every placeholder link's mass properties
+    merged with those of the link it is fixed to (a ``fixed`` joint), into
+    the parent of the two, exactly (masses added, mass centres and
+    inertias carried by the joint's pose and the parallel-axis theorem),
+    and the names of the pairs merged.  The dynamics are unchanged: the
+    two links move as one body.  MuJoCo refuses a placeholder inertia
+    ("inertia must have positive eigenvalues"); Pinocchio and the
+    project's import add it as given."""
+    import xml.etree.ElementTree as ET
+
+    root = ET.fromstring(text)
+    links = {lk.get("name"): lk for lk in root.iter("link")}
+    merged = []
+    for joint in root.iter("joint"):
+        if joint.get("type") != "fixed":
+            continue
+        parent = links[joint.find("parent").get("link")]
+        child = links[joint.find("child").get("link")]
+        a, b = _inertial(parent), _inertial(child)
+        if b is None or not (_is_placeholder(a) or _is_placeholder(b)):
+            continue
+        R, t = _pose(joint)
+        # The child's mass properties in the parent's frame.
+        mb, cb, Ib = b[0], R @ b[1] + t, R @ b[2] @ R.T
+        ma, ca, Ia = a if a is not None else (0.0, np.zeros(3), np.zeros((3, 3)))
+        m = ma + mb
+        c = (ma * ca + mb * cb) / m
+
+        def shifted(mass, centre, inertia):
+            d = centre - c
+            return inertia + mass * (np.dot(d, d) * np.eye(3) - np.outer(d, d))
+
+        _set_inertial(parent, m, c, shifted(ma, ca, Ia) + shifted(mb, cb, Ib))
+        child.remove(child.find("inertial"))
+        merged.append(f"{child.get('name')} into {parent.get('name')}")
+    return ET.tostring(root, encoding="unicode"), merged
+
+
 def urdf_mujoco_model(ms):
     """MuJoCo's model of the URDF ``ms`` was imported from, read by
     MuJoCo's own URDF parser, a free joint added to the root body for a
@@ -263,7 +381,8 @@ def urdf_mujoco_model(ms):
 
     from eomcompare.references.mujoco_oracle import _DISABLED
 
-    spec = mujoco.MjSpec.from_string(_strip_urdf(ms.options["urdf"]))
+    text, _ = merge_placeholder_links(_strip_urdf(ms.options["urdf"]))
+    spec = mujoco.MjSpec.from_string(text)
     if ms.options.get("floating_base"):
         spec.worldbody.first_body().add_freejoint()
     model = spec.compile()

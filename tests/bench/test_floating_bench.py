@@ -168,3 +168,63 @@ def test_a_run_of_some_parts_keeps_the_other_sections():
     assert merge_sections(old, new) == (
         "# R\n\n## A\n\na\n\n## B\n\nb2\n\n## C\n\nc\n\n## D\n\nd\n"
     )
+
+
+# A placeholder root (inertia 1e-6 in every entry: not positive definite,
+# as anymal's and hyq's) fixed to a link that carries the mass, at a
+# turned and shifted pose, and a hinged arm.
+PLACEHOLDER_ROOT = """<robot name="placeholder_root">
+<link name="base"><inertial><mass value="1e-6"/>
+<inertia ixx="1e-6" iyy="1e-6" izz="1e-6" ixy="1e-6" ixz="1e-6" iyz="1e-6"/>
+</inertial></link>
+<link name="base_inertia"><inertial><origin xyz="0.1 0 0"/><mass value="2"/>
+<inertia ixx="0.02" iyy="0.03" izz="0.04" ixy="0" ixz="0" iyz="0"/>
+</inertial></link>
+<joint name="fix" type="fixed"><parent link="base"/><child link="base_inertia"/>
+<origin xyz="0 0.2 0" rpy="0 0 1.5707963267948966"/></joint>
+<link name="arm"><inertial><origin xyz="0.3 0 0"/><mass value="1.2"/>
+<inertia ixx="0.002" iyy="0.012" izz="0.012" ixy="0" ixz="0" iyz="0"/>
+</inertial></link>
+<joint name="h" type="continuous"><parent link="base"/><child link="arm"/>
+<origin xyz="0.4 0 0.1"/><axis xyz="0 1 0"/><limit effort="1" velocity="1"/></joint>
+</robot>"""
+
+
+def test_placeholder_links_are_merged_exactly_for_mujoco(states_with_speeds):
+    import xml.etree.ElementTree as ET
+
+    import numpy as np
+
+    from eomcompare.bench.floating import merge_placeholder_links, mujoco_reference
+    from eomcompare.formulations import get_formulation
+
+    text, merged = merge_placeholder_links(PLACEHOLDER_ROOT)
+    assert merged == ["base_inertia into base"]
+    base = next(
+        lk for lk in ET.fromstring(text).iter("link") if lk.get("name") == "base"
+    )
+    # By hand: the mass centre (0.1, 0, 0) of base_inertia, turned by 90
+    # degrees about z and shifted by (0, 0.2, 0), is at (0, 0.3, 0) in
+    # base's frame; with 1e-6 kg at base's origin the total is 2.000001 kg
+    # at (0, 0.6/2.000001, 0).  base_inertia's xx and yy swap by the turn.
+    m = 2.000001
+    assert float(base.find("inertial/mass").get("value")) == pytest.approx(m, rel=1e-15)
+    c = [float(x) for x in base.find("inertial/origin").get("xyz").split()]
+    np.testing.assert_allclose(c, [0, 0.6 / m, 0], atol=1e-15)
+    d = 0.3 - 0.6 / m  # base_inertia's centre from the total's, along y
+    ixx = float(base.find("inertial/inertia").get("ixx"))
+    # 0.03 (yy turned onto xx) + 2 d^2, and the placeholder's 1e-6 plus
+    # 1e-6 kg at distance 0.6/m along y.
+    assert ixx == pytest.approx(
+        0.03 + 2 * d**2 + 1e-6 + 1e-6 * (0.6 / m) ** 2, rel=1e-12
+    )
+    # MuJoCo loads the merged file, and its qacc is the equations' u'
+    # (the placeholder's mass kept: the same body, the same dynamics).
+    ms = from_urdf(PLACEHOLDER_ROOT, floating_base=True)
+    reference = mujoco_reference(ms)
+    assert callable(reference), reference
+    model = get_formulation("kane").derive(ms).numeric()
+    for t0, q, _qd, u in states_with_speeds(ms):
+        expected = reference(q, u)
+        got = model.speed_derivatives(t0, q, u)
+        assert np.max(np.abs(got - expected)) <= 1e-10 * np.max(np.abs(expected))
