@@ -217,13 +217,13 @@ def test_a02_curves_stop_at_the_singular_position_or_pass_it(tmp_path):
     assert min(r["error"] for r in mod) < 1e-3
 
 
-def test_odeint_sweeps_the_pendulum_and_refuses_the_watched_equations(tmp_path):
+def test_odeint_sweeps_the_pendulum_and_the_watched_equations(tmp_path):
     """The compiled LSODA driver: on A01 (over 5 s) its errors against the
     closed-form reference fall with the tolerance to below 1e-6 m, as
     DOP853's do; on the redundant four-bar lagrange integrates the
-    dependent coordinates, whose singular positions it cannot watch, so
-    its curve is refused with the reason, while modified_lagrange (which
-    does not integrate them) runs."""
+    dependent coordinates under the watch for singular positions (none on
+    this motion) and converges as modified_lagrange (which does not
+    integrate them) does."""
     settings = PrecisionSettings(tolerances=TOLS, t_final=5.0, output_steps=50)
     frame = sweep(
         ["iftomm_pendulum", "four_bar"],
@@ -245,12 +245,10 @@ def test_odeint_sweeps_the_pendulum_and_refuses_the_watched_equations(tmp_path):
     bar = frame[
         frame["system"].str.startswith("four_bar") & (frame["integrator"] == "odeint")
     ]
-    refused = bar[bar["formulation"] == "lagrange"]
-    assert set(refused["status"]) == {"refused"} and len(refused) == len(TOLS)
-    assert refused["message"].str.contains("no event location").all()
-    ran = bar[bar["formulation"] == "modified_lagrange"]
-    assert set(ran["status"]) == {"ok"}, ran["message"].tolist()
-    assert ran["error"].min() < 1e-6
+    for formulation in ("lagrange", "modified_lagrange"):
+        ran = bar[bar["formulation"] == formulation].sort_values("tolerance")
+        assert set(ran["status"]) == {"ok"}, ran["message"].tolist()
+        assert ran["error"].iloc[0] < 1e-6 < ran["error"].iloc[-1] * 1e3
 
 
 def _synthetic():
