@@ -80,8 +80,8 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"of {', '.join(INTEGRATORS)} (default DOP853); the implicit "
         "ones use finite differences of the compiled right-hand side as "
         "their Jacobian; odeint is LSODA stepping in compiled code "
-        "(scipy.integrate.odeint), refused where the watch for singular "
-        "positions applies",
+        "(scipy.integrate.odeint), whose watch for singular positions "
+        "checks its step ends and output times",
     )
     p.add_argument(
         "--treatments",

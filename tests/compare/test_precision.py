@@ -142,6 +142,35 @@ def test_baumgarte_is_refused_where_it_does_not_apply(tmp_path):
     assert set(frame[frame["treatment"] == "none"]["status"]) == {"ok"}
 
 
+def test_a_treatment_without_constraints_to_treat_is_refused_with_its_reason(
+    tmp_path,
+):
+    """The double pendulum in its two joint angles has no holonomic
+    constraint: Baumgarte's terms have nothing to stabilize, so every
+    tolerance of lagrange's curve is refused with that reason, not run,
+    while the same curve without a treatment runs."""
+    settings = PrecisionSettings(tolerances=TOLS, t_final=0.5, output_steps=10)
+    frame = sweep(
+        ["double_pendulum"],
+        ["lagrange"],
+        treatments=["baumgarte", "none"],
+        out=tmp_path,
+        jobs=1,
+        progress=False,
+        settings=settings,
+    )
+    baum = frame[frame["treatment"] == "baumgarte"]
+    assert len(baum) == len(TOLS) and set(baum["status"]) == {"refused"}
+    assert (baum["message"] == "no holonomic constraints to stabilize").all()
+    assert baum["error"].isna().all() and baum["cpu_s"].isna().all()
+    plain = frame[frame["treatment"] == "none"]
+    assert set(plain["status"]) == {"ok"}, plain["message"].tolist()
+    # The CSV, which the table and figures read, keeps the reason.
+    csv = pd.read_csv(tmp_path / "precision.csv")
+    kept = csv[csv["treatment"] == "baumgarte"]
+    assert (kept["message"] == "no holonomic constraints to stabilize").all()
+
+
 def test_ida_sweeps_the_multiplier_form_and_refuses_the_rest(tmp_path):
     # IDA on lagrange's multiplier form converges to the reference solution
     # (kane and lagrange at 1e-12, integrated by DOP853); kane has no
