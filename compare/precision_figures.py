@@ -291,7 +291,7 @@ def work_precision_figure(
     rows = rows[rows["error"].notna() & (rows["cpu_s"] > 0)]
     if rows.empty:
         return None
-    fig, ax = plt.subplots(figsize=(7.5, 4.5))
+    fig, ax = plt.subplots(figsize=(9.5, 5.0))
     formulations = sorted(rows["formulation"].unique())
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     markers = "os^vDP*X"
@@ -313,7 +313,13 @@ def work_precision_figure(
     ax.set_ylabel("error (max abs over output steps)")
     treatments = sorted(rows["treatment"].unique())
     ax.set_title(f"work-precision: {system} ({', '.join(treatments)})")
-    ax.legend(fontsize=7, loc="best")
+    # Beside the axes: a full grid has two dozen curves, which a legend
+    # inside would cover.
+    ax.legend(
+        fontsize=6 if len(ax.lines) > 12 else 7,
+        loc="upper left",
+        bbox_to_anchor=(1.01, 1.0),
+    )
     fig.tight_layout()
     if save is not None:
         return save(fig, Path(path))
