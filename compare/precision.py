@@ -356,8 +356,7 @@ def run_curve(curve: Curve, settings: PrecisionSettings, reference: dict) -> lis
         except (NoMultiplierFormError, UnsupportedDriverError) as exc:
             # Not a failure of the solve: the formulation has no multiplier
             # form for the DAE integrator (kane, modified_lagrange, ...), or
-            # a compiled driver cannot watch its equations for singular
-            # positions.
+            # a compiled driver cannot do what was asked.
             rows += rows_with("refused", str(exc), settings.tolerances[i:])
             break
         except SolveCapped as exc:

@@ -80,8 +80,8 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"of {', '.join(INTEGRATORS)} (default DOP853); the implicit "
         "ones use finite differences of the compiled right-hand side as "
         "their Jacobian; odeint is LSODA stepping in compiled code "
-        "(scipy.integrate.odeint), refused where the watch for singular "
-        "positions applies",
+        "(scipy.integrate.odeint), whose watch for singular positions "
+        "checks its step ends and output times",
     )
     p.add_argument(
         "--treatments",
@@ -171,7 +171,10 @@ def build_parser() -> argparse.ArgumentParser:
         type=Path,
         default=None,
         metavar="DIR",
-        help="also write the IFToMM table (iftomm.csv, iftomm.md) into DIR",
+        help="also write into DIR the IFToMM table (iftomm.csv, iftomm.md), "
+        "each system's costs at the IFToMM accuracy levels (precision.md, "
+        "precision_costs.csv) and its work-precision figures "
+        "(precision_figures/*.png)",
     )
     p.add_argument(
         "--no-run",
@@ -188,7 +191,8 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="with --no-run: the directories whose precision.csv files the "
         "table reads (default --out), e.g. sweeps of the explicit and the "
-        "stiff problems run apart",
+        "stiff problems run apart; a curve of a later directory replaces "
+        "the same curve of an earlier one",
     )
     p.add_argument("--fresh", action="store_true", help="do not resume earlier curves")
     p.add_argument("--no-cache", action="store_true", help="derive again")
@@ -280,19 +284,15 @@ def main(argv=None) -> int:
                 file=sys.stderr,
             )
             return 2
-        import pandas as pd
-
         try:
-            frame = pd.concat(
-                [
-                    read_precision(d / "precision.csv")
-                    for d in args.from_dirs or [args.out]
-                ],
-                ignore_index=True,
-            )
+            frames = [
+                read_precision(d / "precision.csv")
+                for d in args.from_dirs or [args.out]
+            ]
         except (OSError, ValueError) as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
+        frame = _latest_curves(frames)
         return _table(frame, args, argv)
     if args.from_dirs:
         print(
@@ -345,10 +345,39 @@ def main(argv=None) -> int:
     return 0
 
 
+def _latest_curves(frames):
+    """The rows of several sweeps, a curve (system, formulation,
+    integrator, treatment) of a later sweep replacing the same curve of an
+    earlier one (a sweep run again after a change of the code)."""
+    import pandas as pd
+
+    from .precision_figures import CURVE
+
+    kept = []
+    seen: set = set()
+    for frame in reversed(frames):
+        keys = list(frame[CURVE].itertuples(index=False, name=None))
+        kept.append(frame[[k not in seen for k in keys]])
+        seen |= set(keys)
+    return pd.concat(kept[::-1], ignore_index=True)
+
+
 def _table(frame, args, argv) -> int:
-    from .precision_figures import write_iftomm_table
+    from .precision_figures import write_iftomm_table, write_precision_summary
 
     command = "python -m eomcompare precision " + " ".join(shlex.quote(a) for a in argv)
     paths = write_iftomm_table(frame, args.table, command=command)
     print(f"IFToMM table: {paths['csv']} and {paths['markdown']}")
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:  # pragma: no cover - matplotlib is a dependency
+        plt = None
+    summary = write_precision_summary(frame, args.table, command=command, plt=plt)
+    print(
+        f"costs at equal accuracy: {summary['markdown']} and {summary['csv']}"
+        + (" (figures in precision_figures/)" if summary["figures"] else "")
+    )
     return 0

@@ -18,11 +18,14 @@ a solve costs about what its evaluations cost.
 
 A driver reports the state at the output times it is given and at the end
 of its segment, nothing in between (it has no step-by-step output and no
-event location).  :func:`integrate` therefore refuses, with
-:class:`UnsupportedDriverError`, the one thing that needs events: the
-watch for singular positions of equations that integrate dependent
-coordinates (``singularity_tol``), which solve_ivp's methods locate
-between steps.
+event location).  The watch for singular positions of equations that
+integrate dependent coordinates (``singularity_tol``), which solve_ivp's
+methods keep as an event between step ends, is kept by
+:func:`integrate` around the driver instead: it checks the state of the
+first right-hand-side evaluation at each new time (the driver's attempted
+step ends) and every state returned (``integrate``'s documentation says
+what it can miss).  :class:`UnsupportedDriverError` remains for what a
+driver cannot do.
 """
 
 from __future__ import annotations

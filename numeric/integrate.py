@@ -57,7 +57,7 @@ from eomcompare.symbolic.plain import plain_replacements, to_plain
 from eomcompare.symbolic.text import display_name
 from eomcompare.symbolic.types import ArrayLike
 
-from .drivers import DRIVERS, UnsupportedDriverError
+from .drivers import DRIVERS
 from .model import NumericModel, SingularConfigurationError, is_equations_of_motion
 from .states import ConstraintError
 
@@ -394,7 +394,8 @@ def integrate(
         :data:`eomcompare.numeric.drivers.DRIVERS` (``"odeint"``: LSODA
         stepping in compiled code, far cheaper per step than solve_ivp).
         The drivers take no events: with equations that integrate
-        dependent coordinates they need ``singularity_tol=None``.
+        dependent coordinates their watch for singular positions checks the
+        times they evaluate and return (see ``singularity_tol``).
     rtol, atol : float
         Integrator tolerances.
     t_eval : array_like, optional
@@ -427,7 +428,13 @@ def integrate(
         below this, a singular position of the mechanism (the IFToMM A02
         N-four-bar's horizontal position), where the degrees of freedom
         jump and a second branch of motion crosses.  ``None`` integrates
-        on, at the risk of leaving the branch silently.
+        on, at the risk of leaving the branch silently.  solve_ivp's
+        methods check it at their step ends and locate the crossing
+        between two; a compiled driver (no event location) checks it at
+        the first evaluation of each new time (its attempted step ends)
+        and at the states it returns, and names the first time checked
+        below it.  Either misses a dip below it that begins and ends
+        within one step.
     residuals : bool
         Evaluate the constraint residuals at the output times (default).
         ``False`` leaves ``holonomic_residual`` and ``velocity_residual``
@@ -448,9 +455,6 @@ def integrate(
         start or along the way (e.g. a linkage at a dead point), naming it.
     ValueError
         For an unknown ``stabilization`` or ``"baumgarte"`` without gains.
-    UnsupportedDriverError
-        For a driver asked to watch for singular positions (a
-        ``ValueError``).
 
     Examples
     --------
@@ -497,15 +501,9 @@ def integrate(
     last = {}
     events = _singularity_event(model, singularity_tol)
     driver = DRIVERS.get(method)
-    if driver is not None and events is not None:
-        raise UnsupportedDriverError(
-            f"the {method!r} driver has no event location, which the watch "
-            f"for singular positions needs: {eom.formulation}'s equations of "
-            f"{ms.name!r} integrate its dependent coordinates "
-            f"({len(ms.q_dep)}), and their constraint Jacobian may lose rank "
-            f"between two steps; use a solve_ivp method (DOP853, Radau, ...), "
-            f"or pass singularity_tol=None to integrate without the watch"
-        )
+    # A driver has no event location: the watch checks the states it
+    # evaluates at each new time and the states it returns (_DriverWatch).
+    watch = _DriverWatch(model, events[0]) if driver and events else None
 
     rhs = model.rhs
 
@@ -565,7 +563,7 @@ def integrate(
         step = None if first_step is None else min(first_step, b - a)
         if driver is not None:
             sol = driver(
-                fun,
+                fun if watch is None else watch.wrap(fun),
                 a,
                 b,
                 x,
@@ -575,6 +573,11 @@ def integrate(
                 first_step=step,
                 max_step=max_step,
             )
+            if watch is not None:
+                # The states returned, at the output times and the end.
+                watch.check_all(sol.t, sol.y.T)
+                if sol.x_end is not None:
+                    watch.check(b, sol.x_end)
             if not sol.success:
                 success, message = False, sol.message
                 _raise_if_singular(model, sol, last)
@@ -607,14 +610,7 @@ def integrate(
         if events is not None and sol.status == 1:
             te = float(sol.t_events[0][0])
             q, _ = model.coordinates_from(sol.y_events[0][0], te)
-            raise SingularConfigurationError(
-                f"{eom.formulation}: {ms.name!r} reached a singular position "
-                f"at t={te:.6g}, {_describe(ms, q)}: the constraint Jacobian "
-                f"loses rank there (reciprocal condition number of the "
-                f"velocity constraints below {singularity_tol:g}), the "
-                f"degrees of freedom jump and the motion may change branch; "
-                f"integration stopped"
-            )
+            raise _singular_position(model, te, q, singularity_tol)
         if not sol.success:
             success, message = False, sol.message
             _raise_if_singular(model, sol, last)
@@ -699,7 +695,73 @@ def _singularity_event(model, tol):
         return float(sv[-1] / sv[0]) - tol
 
     rcond.terminal = True
+    rcond.tol = tol
     return [rcond]
+
+
+def _singular_position(model, te, q, tol):
+    """The error of the singularity watch at time ``te``, coordinates ``q``."""
+    ms = model.system
+    return SingularConfigurationError(
+        f"{model.eom.formulation}: {ms.name!r} reached a singular position "
+        f"at t={te:.6g}, {_describe(ms, q)}: the constraint Jacobian "
+        f"loses rank there (reciprocal condition number of the "
+        f"velocity constraints below {tol:g}), the "
+        f"degrees of freedom jump and the motion may change branch; "
+        f"integration stopped"
+    )
+
+
+class _DriverWatch:
+    """The watch for singular positions with a compiled driver, which has
+    no event location and no step-by-step output.
+
+    It checks the reciprocal condition number of the velocity constraint
+    rows (the event function of :func:`_singularity_event`) at
+
+    - the first evaluation of the right-hand side at each new time: the
+      driver's step ends, attempted or accepted (LSODA evaluates the
+      predicted state at ``t_n + h`` before correcting it, and calls again
+      at the same time for its corrector and its Jacobian), and
+    - every state the driver returns (output times, segment ends);
+
+    and stops with the same :class:`SingularConfigurationError` as the
+    solve_ivp path, naming the time of the first check below the threshold
+    (solve_ivp locates the crossing between two step ends; here it is the
+    first checked time past it, at most one step later).
+
+    What it can miss: like solve_ivp's event, which compares the step ends
+    too, a dip of the condition number below the threshold that begins and
+    ends between two checked times (within one step).  The checked state at
+    a step end is the predictor, not the corrected solution, and may
+    belong to a step that is then rejected: it differs from the solution
+    by about the local error, which only matters within that distance of
+    the threshold.
+    """
+
+    def __init__(self, model, event):
+        self.model = model
+        self.event = event
+        self.prev = math.nan
+
+    def check(self, tt, x):
+        g = self.event(tt, x)
+        if g < 0:
+            q, _ = self.model.coordinates_from(np.asarray(x, dtype=float), tt)
+            raise _singular_position(self.model, float(tt), q, self.event.tol)
+
+    def check_all(self, ts, xs):
+        for tt, x in zip(ts, xs):
+            self.check(float(tt), x)
+
+    def wrap(self, fun):
+        def watched(tt, x):
+            if tt != self.prev:
+                self.prev = tt
+                self.check(tt, x)
+            return fun(tt, x)
+
+        return watched
 
 
 def _final_state(sol, b):

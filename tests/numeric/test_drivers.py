@@ -11,15 +11,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import cached_eom
+from scipy.integrate import solve_ivp
 from scipy.special import ellipj, ellipk
 
 from eomcompare.compare.precision_problems import SolveCapped, _capped
-from eomcompare.numeric.drivers import (
-    DRIVERS,
-    UnsupportedDriverError,
-    odeint_segment,
-)
+from eomcompare.numeric.drivers import DRIVERS, odeint_segment
 from eomcompare.numeric.integrate import integrate
+from eomcompare.numeric.model import SingularConfigurationError
 
 G, L, M = 9.81, 1.0, 1.0
 
@@ -110,14 +108,82 @@ def test_odeint_projects_a_closed_loop_onto_its_constraints():
     assert free.max_holonomic_residual > res.max_holonomic_residual
 
 
-def test_odeint_refuses_the_singularity_watch_it_cannot_keep():
-    """Equations that integrate dependent coordinates are watched for
-    singular positions between steps; odeint has no steps to watch, and
-    says so rather than integrate past one."""
-    model = cached_eom("lagrange", "four_bar").numeric()
-    with pytest.raises(UnsupportedDriverError, match="no event location.*lagrange"):
-        integrate(model, 1.0, method="odeint")
-    # The watch does not apply to the pendulum (no dependent coordinates).
+def _parallelogram(t_final=10.0):
+    """A02 (N = 2) on its parallelogram branch is a physical pendulum in
+    the crank angle phi0: (N + 1)/3 + N over (N + 1)/2 + N of moment over
+    static moment (unit masses and lengths), phi0 = pi/2 and phi0' = -1 at
+    the start (the specification); the singular positions are where the
+    linkage is horizontal, sin(phi0) = 0."""
+    n = 2
+    inertia, moment = (n + 1) / 3 + n, (n + 1) / 2 + n
+
+    def horizontal(tt, y):
+        return np.sin(y[0])
+
+    return solve_ivp(
+        lambda tt, y: [y[1], -moment * G * np.cos(y[0]) / inertia],
+        (0.0, t_final),
+        [np.pi / 2, -1.0],
+        method="DOP853",
+        rtol=1e-13,
+        atol=1e-13,
+        dense_output=True,
+        events=horizontal,
+    )
+
+
+@pytest.mark.parametrize("formulation", ["kane", "lagrange", "gibbs_appell"])
+def test_odeint_stops_at_the_n_four_bars_singular_position(formulation):
+    """Integrating the dependent coordinates, odeint meets the loop
+    Jacobian's loss of rank as solve_ivp does: the same error, naming a
+    time at which the closed form is horizontal and a horizontal crank."""
+    eom = cached_eom(formulation, "n_four_bar")
+    ref = _parallelogram()
+    assert len(ref.t_events[0]) >= 6
+    with pytest.raises(SingularConfigurationError, match="singular position") as err:
+        integrate(eom, 10.0, method="odeint", rtol=1e-12, atol=1e-12)
+    msg = str(err.value)
+    assert msg.startswith(f"{formulation}: 'n_four_bar' reached a singular position")
+    assert "integration stopped" in msg
+    te = float(msg.split("at t=")[1].split(",")[0])
+    assert np.min(np.abs(ref.t_events[0] - te)) < 2e-3, msg
+    phi0 = float(msg.split("phi0=")[1].split(",")[0])
+    assert abs(np.sin(phi0)) < 5e-3
+
+
+def test_odeint_watches_the_steps_between_output_times():
+    """With a single output time at the end of one 3 s segment, no
+    returned state is near a singular position (the closed form is
+    horizontal at 0.714, 1.228, ... s): the watch finds one at the
+    driver's own steps.  Like solve_ivp's event, it may step over the
+    first one (a dip within one step), so any of them is right."""
+    eom = cached_eom("kane", "n_four_bar")
+    crossings = _parallelogram(3.0).t_events[0]
+    assert len(crossings) >= 3
+    common = dict(t_eval=[3.0], projection_interval=3.0)
+    for tol in (1e-6, 1e-9, 1e-12):
+        with pytest.raises(SingularConfigurationError, match="singular position") as e:
+            integrate(eom, 3.0, method="odeint", rtol=tol, atol=tol, **common)
+        te = float(str(e.value).split("at t=")[1].split(",")[0])
+        assert np.min(np.abs(crossings - te)) < 2e-3, (tol, str(e.value))
+
+
+def test_odeint_passes_the_singular_positions_with_modified_lagrange():
+    """Through the declared explicit solutions the equations are
+    Lagrange's in phi0 alone (no dependent coordinate is integrated, so
+    nothing is watched): the whole specified 10 s on the closed form."""
+    ref = _parallelogram()
+    grid = np.linspace(0.0, 10.0, 401)
+    res = integrate(
+        cached_eom("modified_lagrange", "n_four_bar"),
+        10.0,
+        method="odeint",
+        rtol=1e-12,
+        atol=1e-12,
+        t_eval=grid,
+    )
+    assert res.success and np.array_equal(res.t, grid)
+    np.testing.assert_allclose(res.q[:, 0], ref.sol(grid)[0], atol=1e-8)
     assert "odeint" in DRIVERS
 
 
