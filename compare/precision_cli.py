@@ -347,8 +347,9 @@ def main(argv=None) -> int:
 
 def _latest_curves(frames):
     """The rows of several sweeps, a curve (system, formulation,
-    integrator, treatment) of a later sweep replacing the same curve of an
-    earlier one (a sweep run again after a change of the code)."""
+    integrator, treatment, horizon) of a later sweep replacing the same
+    curve of an earlier one (a sweep run again after a change of the
+    code)."""
     import pandas as pd
 
     from .precision_figures import CURVE
@@ -356,7 +357,13 @@ def _latest_curves(frames):
     kept = []
     seen: set = set()
     for frame in reversed(frames):
-        keys = list(frame[CURVE].itertuples(index=False, name=None))
+        # A curve over another horizon is another curve.
+        curve = CURVE + (["t_final"] if "t_final" in frame.columns else [])
+        # (NaN, a horizon not recorded, equals itself here.)
+        keys = [
+            tuple(None if v != v else v for v in key)
+            for key in frame[curve].itertuples(index=False, name=None)
+        ]
         kept.append(frame[[k not in seen for k in keys]])
         seen |= set(keys)
     return pd.concat(kept[::-1], ignore_index=True)

@@ -635,3 +635,22 @@ def test_an_interrupt_keeps_the_finished_curves_and_the_same_call_resumes(
     frame = sweep(["double_pendulum"], ["kane", "lagrange"], **kwargs)
     assert ran == ["kane", "lagrange"]
     assert len(frame) == 12 and set(frame["status"]) == {"ok"}
+
+
+def test_curves_over_two_horizons_stay_apart_and_the_table_takes_the_longer():
+    """The same curve swept over the catalogue's 10 s and the problem's
+    20 s: two curves; the IFToMM table reads the 20 s one, though the 10 s
+    one is cheaper."""
+    short = _synthetic()
+    short["t_final"] = 10.0
+    long_ = short.copy()
+    long_["t_final"] = 20.0
+    long_["cpu_s"] = long_["cpu_s"] * 2
+    both = pd.concat([short, long_], ignore_index=True)
+    costs = cost_at_error(both, 1e-3)
+    kane = costs[costs["formulation"] == "kane"]
+    assert sorted(kane["t_final"]) == [10.0, 20.0]
+    assert sorted(kane["cpu_s"]) == [0.3, 0.6]
+    table = iftomm_table(both, 1e-3)
+    row = table[table["formulation"] == "kane"].iloc[0]
+    assert row["t_final"] == 20.0 and row["cpu_s"] == 0.6
