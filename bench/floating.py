@@ -12,8 +12,10 @@ bench``), every number of one run:
    ``stanford_arm`` from their DH tables, Pinocchio built from the table,
    no file MuJoCo reads).  MuJoCo reads a URDF file with its own parser
    (visual and collision geometry stripped, ``fusestatic`` off, a free
-   joint added to the root body for a floating base): nothing of the
-   declaration is shared but the file;
+   joint added to the root body for a floating base, a placeholder link's
+   mass properties merged exactly with those of the link it is fixed to:
+   :func:`merge_placeholder_links`): nothing of the declaration is shared
+   but the file;
 2. the compiled (C) right-hand side of the floating quadruped ``solo12``
    against Pinocchio's ``aba`` with a free-flyer root on the same URDF,
    per call, the calls interleaved over the repeats (median and spread);

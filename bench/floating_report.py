@@ -65,7 +65,9 @@ def floating_markdown(rows, cap):
         "parser on the same file (free-flyer root for a floating base), or a "
         "model built from the DH table (puma560, stanford_arm); MuJoCo: the "
         "MJCF file (ant), or its own URDF parser on the same file (geometry "
-        "stripped, a free joint on the root body).  A reason in a column: that "
+        "stripped, a free joint on the root body, a placeholder link merged "
+        "exactly with the link it is fixed to: anymal's root).  A reason in a "
+        "column: that "
         "reference does not apply.  Derivation seconds in a child process "
         f"capped at {cap:g} s.",
         "",
