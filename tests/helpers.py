@@ -217,3 +217,30 @@ def git_ls_files(*patterns: str) -> list[str]:
         text=True,
         check=True,
     ).stdout.split()
+
+
+def parallelogram_branch(n=2, t_final=10.0, g=9.81):
+    """IFToMM A02 on its parallelogram branch, solved independently of the
+    project: a physical pendulum in the crank angle phi0,
+    ((n+1)/3 + n) phi0'' = -((n+1)/2 + n) g cos(phi0) (unit masses and
+    lengths), phi0 = pi/2 and phi0' = -1 at the start (the
+    specification); its events are the times the linkage is horizontal,
+    sin(phi0) = 0, the singular positions."""
+    import numpy as np
+    from scipy.integrate import solve_ivp
+
+    inertia, moment = (n + 1) / 3 + n, (n + 1) / 2 + n
+
+    def horizontal(tt, y):
+        return np.sin(y[0])
+
+    return solve_ivp(
+        lambda tt, y: [y[1], -moment * g * np.cos(y[0]) / inertia],
+        (0.0, t_final),
+        [np.pi / 2, -1.0],
+        method="DOP853",
+        rtol=1e-13,
+        atol=1e-13,
+        dense_output=True,
+        events=horizontal,
+    )

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import cached_eom
-from scipy.integrate import solve_ivp
+from helpers import parallelogram_branch
 from scipy.special import ellipj, ellipk
 
 from eomcompare.compare.precision_problems import SolveCapped, _capped
@@ -109,27 +109,7 @@ def test_odeint_projects_a_closed_loop_onto_its_constraints():
 
 
 def _parallelogram(t_final=10.0):
-    """A02 (N = 2) on its parallelogram branch is a physical pendulum in
-    the crank angle phi0: (N + 1)/3 + N over (N + 1)/2 + N of moment over
-    static moment (unit masses and lengths), phi0 = pi/2 and phi0' = -1 at
-    the start (the specification); the singular positions are where the
-    linkage is horizontal, sin(phi0) = 0."""
-    n = 2
-    inertia, moment = (n + 1) / 3 + n, (n + 1) / 2 + n
-
-    def horizontal(tt, y):
-        return np.sin(y[0])
-
-    return solve_ivp(
-        lambda tt, y: [y[1], -moment * G * np.cos(y[0]) / inertia],
-        (0.0, t_final),
-        [np.pi / 2, -1.0],
-        method="DOP853",
-        rtol=1e-13,
-        atol=1e-13,
-        dense_output=True,
-        events=horizontal,
-    )
+    return parallelogram_branch(2, t_final, G)
 
 
 @pytest.mark.parametrize("formulation", ["kane", "lagrange", "gibbs_appell"])

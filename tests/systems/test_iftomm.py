@@ -13,6 +13,7 @@ import pytest
 import sympy as sm
 import sympy.physics.mechanics as me
 from conftest import cached_eom, cached_system
+from helpers import parallelogram_branch
 from scipy.integrate import solve_ivp
 from scipy.special import ellipk
 
@@ -277,24 +278,7 @@ def test_pendulum_energy_is_conserved():
 # A02: the singular position, the energy
 # ----------------------------------------------------------------------
 def _parallelogram(n=2, t_final=10.0):
-    """The motion on the parallelogram branch: a physical pendulum,
-    ((n+1)/3 + n) phi0'' = -((n+1)/2 + n) g cos(phi0), phi0' = -1 at the
-    vertical; and the times it is horizontal (sin phi0 = 0)."""
-    I, c = (n + 1) / 3 + n, (n + 1) / 2 + n
-
-    def horizontal(tt, y):
-        return np.sin(y[0])
-
-    return solve_ivp(
-        lambda tt, y: [y[1], -c * G * np.cos(y[0]) / I],
-        (0.0, t_final),
-        [np.pi / 2, -1.0],
-        method="DOP853",
-        rtol=1e-13,
-        atol=1e-13,
-        dense_output=True,
-        events=horizontal,
-    )
+    return parallelogram_branch(n, t_final, G)
 
 
 def test_n_four_bar_modified_lagrange_passes_the_singular_positions():

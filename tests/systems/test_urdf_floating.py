@@ -10,6 +10,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
+from eomcompare.bench.floating import TWO_BODY
 from eomcompare.formulations import get_formulation
 from eomcompare.references.robot_oracle import (
     urdf_pinocchio_accelerations,
@@ -25,23 +26,9 @@ OWN = ("kane",) + tuple(
 )
 
 # A root link with a full inertia off its origin and a link fixed to it
-# (merged into the free body), a revolute joint about a turned axis.
-FLOATING = """<robot name="float2">
-<link name="base"><inertial><origin xyz="0.1 0.05 -0.02" rpy="0.2 0.1 -0.3"/>
-<mass value="3"/><inertia ixx="0.05" iyy="0.06" izz="0.08" ixy="0.004"
- ixz="0.002" iyz="-0.003"/></inertial></link>
-<link name="tip"><inertial><origin xyz="0.02 0 0"/><mass value="0.2"/>
-<inertia ixx="0.001" iyy="0.001" izz="0.001" ixy="0" ixz="0" iyz="0"/>
-</inertial></link>
-<joint name="fix" type="fixed"><parent link="base"/><child link="tip"/>
-<origin xyz="-0.2 0.1 0" rpy="0 0 0.5"/></joint>
-<link name="arm"><inertial><origin xyz="0.3 0 0"/><mass value="1.2"/>
-<inertia ixx="0.002" iyy="0.012" izz="0.012" ixy="0" ixz="0" iyz="0"/>
-</inertial></link>
-<joint name="h" type="continuous"><parent link="base"/><child link="arm"/>
-<origin xyz="0.4 0 0.1" rpy="0.2 -0.1 0.3"/><axis xyz="0 1 0"/>
-<limit effort="1" velocity="1"/></joint>
-</robot>"""
+# (merged into the free body), a revolute joint about a turned axis: the
+# floating bench's two-body system.
+FLOATING = TWO_BODY
 
 
 @pytest.fixture(scope="module")
