@@ -506,19 +506,11 @@ def _read_jsonl(path: Path) -> list[dict]:
 
 
 def _append_rows(path: Path, rows: list[dict]) -> None:
-    from .store import RunOutputError
+    from .store import RunOutputError, append_whole
 
     data = "".join(json.dumps(r, default=_jsonable) + "\n" for r in rows).encode()
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            size = os.fstat(fd).st_size
-            if os.write(fd, data) != len(data):
-                os.ftruncate(fd, size)
-                raise OSError(28, "short write (disk full?)")
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        append_whole(path, data)
     except OSError as exc:
         raise RunOutputError(
             exc.errno,

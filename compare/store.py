@@ -247,22 +247,26 @@ def _save_case(out: Path, row: Row, arrays: Arrays) -> None:
                 tmp.unlink(missing_ok=True)
             row["arrays"] = f"trajectories/{name}"
         line = (json.dumps(row, default=str) + "\n").encode()
-        fd = os.open(out / "rows.jsonl", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            size = os.fstat(fd).st_size
-            written = os.write(fd, line)
-            if written != len(line):
-                # The part written is cut off again: the file keeps whole
-                # lines, the cases saved before, and nothing of this one.
-                os.ftruncate(fd, size)
-                raise OSError(28, "short write (disk full?)")
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        append_whole(out / "rows.jsonl", line)
     except OSError as exc:
         raise RunOutputError(
             exc.errno, f"cannot save case {row['case']} in {out}: {exc.strerror or exc}"
         ) from exc
+
+
+def append_whole(path: Path, data: bytes) -> None:
+    """Append ``data`` (whole lines) to ``path`` and sync it.  A short
+    write (a full disk) is cut off again, so the file keeps whole lines:
+    those saved before, and nothing of these; it raises ``OSError``."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        size = os.fstat(fd).st_size
+        if os.write(fd, data) != len(data):
+            os.ftruncate(fd, size)
+            raise OSError(28, "short write (disk full?)")
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _load_arrays(out: Path | None, row: Row) -> Arrays:

@@ -25,9 +25,6 @@ from eomcompare.bench.robots import robot_targets
 from eomcompare.bench.rows import merge_sections
 from eomcompare.systems import from_urdf
 
-pytest.importorskip("pinocchio")
-pytest.importorskip("mujoco")
-
 
 @pytest.fixture(scope="module")
 def two_body():
