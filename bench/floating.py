@@ -47,6 +47,7 @@ from pathlib import Path
 import numpy as np
 
 from .rows import capped as _capped
+from .rows import derive_row
 
 __all__ = [
     "TWO_BODY",
@@ -704,16 +705,9 @@ def bench_floating(
     peer = _capped(_derive_case, QUADRUPED, "sympy_kane", cap=cap)
     for f in derive_formulations:
         own = _capped(_derive_case, QUADRUPED, f, cap=cap)
-        row = {
-            "table": "derive",
-            "model": QUADRUPED,
-            "formulation": f,
-            "derive_s": None if own is None else round(own, 2),
-            "sympy_kane_s": None if peer is None else round(peer, 2),
-            "cap_s": cap,
-        }
-        if own is not None and peer is not None:
-            row["ratio"] = round(own / peer, 3)
+        row = derive_row(
+            own, peer, table="derive", model=QUADRUPED, formulation=f, cap_s=cap
+        )
         rows.append(row)
         log(
             f"  {f:18s} {row['derive_s']} s vs sympy_kane "

@@ -47,7 +47,7 @@ from pathlib import Path
 import numpy as np
 
 from .rows import capped as _capped
-from .rows import merge_sections
+from .rows import derive_row, merge_sections
 from .rows import target_row as _target_row
 
 __all__ = [
@@ -488,14 +488,7 @@ def bench_robots(
             peer = _capped(_derive_seconds, system, "sympy_kane", cap=cap)
             for f in formulations:
                 own = _capped(_derive_seconds, system, f, cap=cap)
-                row = {
-                    "system": system,
-                    "formulation": f,
-                    "derive_s": None if own is None else round(own, 2),
-                    "sympy_kane_s": None if peer is None else round(peer, 2),
-                }
-                if own is not None and peer is not None:
-                    row["ratio"] = round(own / peer, 3)
+                row = derive_row(own, peer, system=system, formulation=f)
                 rows.append(row)
                 log(
                     f"  {system} {f:18s} {row['derive_s']} s vs sympy_kane "

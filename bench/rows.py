@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from eomcompare.numeric.child import ChildTimeout, call_in_child
 
-__all__ = ["capped", "target_row", "merge_sections"]
+__all__ = ["capped", "target_row", "derive_row", "merge_sections"]
 
 
 def capped(fn, *args, cap):
@@ -16,6 +16,24 @@ def capped(fn, *args, cap):
         return call_in_child(fn, *args, timeout=cap)
     except ChildTimeout:
         return None
+
+
+def derive_row(own, peer, **fields) -> dict:
+    """A row of derivation seconds against ``sympy_kane``'s: ``fields``,
+    then ``derive_s`` and ``sympy_kane_s`` (None where capped) and their
+    ``ratio`` where both finished.
+
+    >>> derive_row(2.0, 8.0, system="ur5")
+    {'system': 'ur5', 'derive_s': 2.0, 'sympy_kane_s': 8.0, 'ratio': 0.25}
+    >>> derive_row(None, 8.0)["derive_s"] is None
+    True
+    """
+    row = dict(fields)
+    row["derive_s"] = None if own is None else round(own, 2)
+    row["sympy_kane_s"] = None if peer is None else round(peer, 2)
+    if own is not None and peer is not None:
+        row["ratio"] = round(own / peer, 3)
+    return row
 
 
 def target_row(name, value, limit, note):
