@@ -468,7 +468,7 @@ def _relative(a, b):
 def agreement(ms, formulations=("kane",), *, states=20, reference=None, tol=TOLERANCE):
     """Rows of the three-way agreement on ``ms``: for each formulation the
     largest relative difference of u' (over ``states`` random states of
-    ``ms.random_state``) from Pinocchio's and from MuJoCo's, and the two
+    ``ms.states.random_state``) from Pinocchio's and from MuJoCo's, and the two
     references' from each other; ``status`` ``"agree"`` when every pair
     measured is within ``tol``, else ``"DISAGREE"``.
 
@@ -481,8 +481,8 @@ def agreement(ms, formulations=("kane",), *, states=20, reference=None, tol=TOLE
     refs = {"pinocchio": pinocchio_reference(ref), "mujoco": mujoco_reference(ref)}
     points = []
     for seed in range(states):
-        t0, q, qd = ms.random_state(seed=seed)
-        points.append((t0, q, ms.speeds_from_rates(t0, q, qd)))
+        t0, q, qd = ms.states.random_state(seed=seed)
+        points.append((t0, q, ms.states.speeds_from_rates(t0, q, qd)))
     values = {
         k: [f(q, u) for _, q, u in points] if callable(f) else f
         for k, f in refs.items()
@@ -578,8 +578,8 @@ def _rhs_case(name, formulations, repeats):
     ms = load_model(name)
     model = urdf_pinocchio_model(ms)
     data = model.createData()
-    t0, q, qd = ms.random_state(seed=1)
-    u = ms.speeds_from_rates(t0, q, qd)
+    t0, q, qd = ms.states.random_state(seed=1)
+    u = ms.states.speeds_from_rates(t0, q, qd)
     q_pin, v = ms.to_pinocchio(q, u)
     tau = np.zeros(model.nv)
     a = np.asarray(pin.aba(model, data, q_pin, v, tau))

@@ -60,7 +60,7 @@ def floating_markdown(rows, cap):
         "### Three-way agreement: own formulations, Pinocchio's aba, MuJoCo's qacc",
         "",
         f"Largest difference of the speeds' rates u' relative to the largest |u'|, "
-        f"over random states (``ms.random_state(seed)``, seeds 0..n-1) of each "
+        f"over random states (``ms.states.random_state(seed)``, seeds 0..n-1) of each "
         f"model; target: every pair within {TOLERANCE:g}.  Pinocchio: its URDF "
         "parser on the same file (free-flyer root for a floating base), or a "
         "model built from the DH table (puma560, stanford_arm); MuJoCo: the "

@@ -247,7 +247,7 @@ def _rhs_case(system, formulations, repeats):
     ms = get_system(system)
     model = urdf_pinocchio_model(ms)
     data = model.createData()
-    t0, q, qd = ms.random_state(seed=1)
+    t0, q, qd = ms.states.random_state(seed=1)
     pq = pinocchio_configuration(model, q)
     v = np.asarray(qd, dtype=float)
     tau = np.zeros(model.nv)

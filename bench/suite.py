@@ -392,11 +392,14 @@ def bench_rhs(ns, repeats, batch, log, formulation="kane") -> list[dict]:
         eom = get_formulation(formulation, count_ops=False).derive(
             get_system("n_link_pendulum", n=n, angles="relative")
         )
-        t0, q, qd = eom.system.random_state(seed=1)
+        t0, q, qd = eom.system.states.random_state(seed=1)
         lam = eom.numeric()
         x = lam.state_from(q, qd, t0)
         X = np.array(
-            [lam.state_from(*eom.system.random_state(seed=s)[1:]) for s in range(batch)]
+            [
+                lam.state_from(*eom.system.states.random_state(seed=s)[1:])
+                for s in range(batch)
+            ]
         )
         entry = {"n": n, "formulation": formulation}
         entry["lambdify_us"] = per_call(lambda: lam.rhs(t0, x), repeats) * 1e6

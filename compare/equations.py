@@ -791,7 +791,7 @@ def published_checks(
     """Evaluate each published equation with the run's accelerations.
 
     ``qdd_by_formulation`` maps a formulation to its ``qdd`` array of the
-    run (q'' at ``ms.random_state(seed)``, seeds ``0 .. n_states - 1``, the
+    run (q'' at ``ms.states.random_state(seed)``, seeds ``0 .. n_states - 1``, the
     runner's sampling).
     """
     from eomcompare.systems import get_system
@@ -804,7 +804,9 @@ def published_checks(
     equations = published_equations(ms)
     if not equations:
         return []
-    states = got[1] if got else [ms.random_state(seed) for seed in range(n_states)]
+    states = (
+        got[1] if got else [ms.states.random_state(seed) for seed in range(n_states)]
+    )
     out = []
     for eq in equations:
         funcs = {}

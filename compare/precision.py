@@ -327,7 +327,7 @@ def run_curve(curve: Curve, settings: PrecisionSettings, reference: dict) -> lis
             "refused", "no holonomic constraints to stabilize", settings.tolerances
         )
     base["backend"] = getattr(model, "backend", "lambdify")
-    t0, q0, qd0 = ms.consistent_initial_state()
+    t0, q0, qd0 = ms.states.consistent_initial_state()
     grid = np.asarray(reference["t"], dtype=float)
     rows: list[dict] = []
     for i, tol in enumerate(settings.tolerances):

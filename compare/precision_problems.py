@@ -230,7 +230,9 @@ def _observe(ms, bench, res) -> np.ndarray:
 def _energy_drift(ms, res) -> float:
     if not ms.energy_conserved or not len(res.t):
         return float("nan")
-    E = np.array([sum(ms.energy(t, q, qd)) for t, q, qd in zip(res.t, res.q, res.qd)])
+    E = np.array(
+        [sum(ms.states.energy(t, q, qd)) for t, q, qd in zip(res.t, res.q, res.qd)]
+    )
     return float(np.max(np.abs(E - E[0])))
 
 
@@ -338,7 +340,7 @@ def reference_solution(system: str, options: tuple, settings: Any) -> dict:
             if formulation in CLOSED_FORMS:
                 continue
             ms, model = _model(system, options, formulation, settings)
-            t0, q0, qd0 = ms.consistent_initial_state()
+            t0, q0, qd0 = ms.states.consistent_initial_state()
             grid = np.linspace(t0, t0 + t_final, steps + 1)
             res = INTEGRATORS[method](
                 model,

@@ -245,13 +245,13 @@ def prepare_variant(case: Case, opts: RunOptions) -> Prepared:
     got = PREPARED.get(key)
     if got is None:
         ms = build_system(case.system, case.options)
-        states = [ms.random_state(seed) for seed in range(opts.n_states)]
+        states = [ms.states.random_state(seed) for seed in range(opts.n_states)]
         fingerprint = ms.fingerprint() if opts.use_cache else None
-        initial = ms.consistent_initial_state()
+        initial = ms.states.consistent_initial_state()
         if ms.energy_conserved:
             # Lambdifies the energy, which every case of the variant
             # evaluates along its trajectory.
-            ms.energy(*initial)
+            ms.states.energy(*initial)
         got = (ms, states, initial, fingerprint)
         PREPARED[key] = got
     return got
@@ -477,7 +477,10 @@ def _run_case_body(case: Case, opts: RunOptions, row: Row, arrays: Arrays) -> No
     arrays["t"], arrays["q"], arrays["qd"] = res.t, res.q, res.qd
     if ms.energy_conserved and len(res.t):
         E = np.array(
-            [sum(ms.energy(ti, qi, qdi)) for ti, qi, qdi in zip(res.t, res.q, res.qd)]
+            [
+                sum(ms.states.energy(ti, qi, qdi))
+                for ti, qi, qdi in zip(res.t, res.q, res.qd)
+            ]
         )
         scale = max(np.max(np.abs(E)), 1e-12)
         row["energy_drift"] = float(np.max(np.abs(E - E[0])) / scale)

@@ -105,7 +105,8 @@ def describe_builder(name: str) -> str:
 
 def build_system(name: str, options=None) -> MechanicalSystem:
     """The system ``name`` built with builder ``options``
-    (:func:`eomcompare.systems.get_system`), checked to be a declaration.
+    (:func:`eomcompare.systems.get_system`), checked to be a declaration
+    and validated (:meth:`~eomcompare.systems.MechanicalSystem.validate`).
 
     Raises
     ------
@@ -136,7 +137,9 @@ def build_system(name: str, options=None) -> MechanicalSystem:
             f"{describe_builder(name)} returned {kind.__name__}: "
             f"a builder must return a MechanicalSystem"
         )
-    return ms
+    # The numeric checks (consistent initial state, velocities against
+    # positions): every system the harness compares passes them first.
+    return ms.validate()
 
 
 def resolve_systems(specs):

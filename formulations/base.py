@@ -652,8 +652,8 @@ def constraint_samples(ms: MechanicalSystem, A_dep: Matrix) -> list[np.ndarray]:
         return []
     A = ms.substitute_specified(sm.Matrix(A_dep)).xreplace(dict(ms.parameters))
     coords = list(ms.coordinates)
-    states = [ms.consistent_initial_state()[:2]]
-    states += [ms.random_state(seed=1000 + k)[:2] for k in range(3)]
+    states = [ms.states.consistent_initial_state()[:2]]
+    states += [ms.states.random_state(seed=1000 + k)[:2] for k in range(3)]
     out = []
     for t0, q in states:
         rep = {qi: float(v) for qi, v in zip(coords, q)} | {t: float(t0)}

@@ -88,7 +88,7 @@ def specified_inputs(
                 f"not an input"
             )
     params = dict(ms.parameters)
-    values = dict(zip(ms.parameters, ms.parameter_vector(parameters)))
+    values = dict(zip(ms.parameters, ms.states.parameter_vector(parameters)))
     specified = dict(ms.specified)
     for f, s in found.items():
         value = ms.substitute_specified(f).subs(t, t0).xreplace(values)

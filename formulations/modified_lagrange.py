@@ -47,8 +47,8 @@ three cases (``docs/theory/modified_lagrange.rst`` derives them):
    ``df/dq_ind = -(dPhi/dq_dep)^-1 dPhi/dq_ind`` and
    ``q_dep' = df/dq_ind q_ind' - (dPhi/dq_dep)^-1 dPhi/dt``; the dependent
    coordinates STAY in the state ``(q, q_ind')``, kept on the constraint
-   manifold by a consistent starting state (``ms.random_state``,
-   ``ms.consistent_initial_state``) up to the integrator's drift.
+   manifold by a consistent starting state (``ms.states.random_state``,
+   ``ms.states.consistent_initial_state``) up to the integrator's drift.
 3. **Nonholonomic constraints** (Maggi's form): ``B(t, q) q' + b = 0``
    solved for as many dependent rates, ``q_D' = C q_I' + c``, and
    ``E_I + C^T E_D = 0``.  The dependent rates: the declaration's
@@ -787,8 +787,8 @@ def _numeric_samples(ms, B, keep, elim, n=3):
     out = []
     coords = list(ms.coordinates)
     params = dict(ms.parameters)
-    states = [ms.consistent_initial_state()[:2]]
-    states += [ms.random_state(seed=1000 + seed)[:2] for seed in range(n)]
+    states = [ms.states.consistent_initial_state()[:2]]
+    states += [ms.states.random_state(seed=1000 + seed)[:2] for seed in range(n)]
     for t0, q in states:
         rep = dict(params)
         rep.update({qi: float(v) for qi, v in zip(coords, q)})

@@ -121,7 +121,7 @@ class EquationsOfMotion(Derivation):
     >>> eom.mass_matrix.shape
     (2, 2)
     >>> model = eom.numeric()
-    >>> t0, q, qd = eom.system.random_state(seed=0)
+    >>> t0, q, qd = eom.system.states.random_state(seed=0)
     >>> model.coordinate_accelerations(t0, q, qd).shape
     (2,)
     """

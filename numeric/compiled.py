@@ -33,7 +33,7 @@ Examples
 >>> from eomcompare.formulations import get_formulation
 >>> eom = get_formulation("kane").derive("double_pendulum")
 >>> model = eom.numeric(backend="auto")
->>> t0, q, qd = eom.system.random_state(seed=0)
+>>> t0, q, qd = eom.system.states.random_state(seed=0)
 >>> model.rhs(t0, model.state_from(q, qd, t0)).shape
 (4,)
 """

@@ -527,10 +527,10 @@ def integrate_dae(
     if success:
         message = "IDA reached the end of the integration interval."
     hol = np.array(
-        [ms.holonomic_residual(tt, qq, pmap) for tt, qq in zip(T, qs)]
+        [ms.states.holonomic_residual(tt, qq, pmap) for tt, qq in zip(T, qs)]
     ).reshape(len(T), -1)
     vel = np.array(
-        [ms.velocity_residual(tt, qq, vv, pmap) for tt, qq, vv in zip(T, qs, vs)]
+        [ms.states.velocity_residual(tt, qq, vv, pmap) for tt, qq, vv in zip(T, qs, vs)]
     ).reshape(len(T), -1)
     return DAEResult(
         t=T,

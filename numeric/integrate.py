@@ -237,14 +237,14 @@ def project_state(system, t0, q, qd, parameters=None, *, tol=1e-12, maxiter=20):
     --------
     >>> from eomcompare.systems import get_system
     >>> ms = get_system("four_bar")
-    >>> t0, q, qd = ms.random_state(seed=0)
+    >>> t0, q, qd = ms.states.random_state(seed=0)
     >>> q2, qd2 = project_state(ms, t0, q + 1e-6, qd)
-    >>> bool(abs(ms.holonomic_residual(t0, q2)).max() < 1e-12)
+    >>> bool(abs(ms.states.holonomic_residual(t0, q2)).max() < 1e-12)
     True
     """
     f = _projection_functions(system)
     if parameters is None or isinstance(parameters, Mapping):
-        p = system.parameter_vector(parameters)
+        p = system.states.parameter_vector(parameters)
     else:
         p = np.asarray(parameters, dtype=float)
     n = f["n"]
@@ -319,7 +319,7 @@ def _start(ms, pmap, initial_state, t_final, consistency_tol):
     consistent state, or ``initial_state`` checked against the constraints;
     ``t_final`` after ``t0``.  Shared by the ODE and DAE paths."""
     if initial_state is None:
-        t0, q0, qd0 = ms.consistent_initial_state(pmap)
+        t0, q0, qd0 = ms.states.consistent_initial_state(pmap)
         q0 = np.asarray(q0, dtype=float)
         qd0 = np.asarray(qd0, dtype=float)
     else:
@@ -345,8 +345,8 @@ def _check_initial(ms, t0, q, qd, pmap, tol):
             f"rates ({[str(c) for c in ms.coordinates]}), got {q.size} and "
             f"{qd.size}"
         )
-    hol = ms.holonomic_residual(t0, q, pmap)
-    vel = ms.velocity_residual(t0, q, qd, pmap)
+    hol = ms.states.holonomic_residual(t0, q, pmap)
+    vel = ms.states.velocity_residual(t0, q, qd, pmap)
     bad = []
     if hol.size and np.max(np.abs(hol)) > tol:
         bad.append(f"holonomic residual {np.max(np.abs(hol)):.3g}")
@@ -356,8 +356,8 @@ def _check_initial(ms, t0, q, qd, pmap, tol):
         raise ConstraintError(
             f"inconsistent initial state of {ms.name!r} at t={t0:.6g}, "
             f"{_describe(ms, q)}: {' and '.join(bad)} exceed {tol:.1g}; "
-            f"start from system.consistent_initial_state() or "
-            f"system.random_state(seed), or project with project_state()"
+            f"start from system.states.consistent_initial_state() or "
+            f"system.states.random_state(seed), or project with project_state()"
         )
     return q, qd
 
@@ -407,10 +407,10 @@ def integrate(
         See the module documentation.  ``"baumgarte"`` needs equations
         derived with ``get_formulation("lagrange", baumgarte=(alpha, beta))``.
     initial_state : (t0, q, qd), optional
-        Start here instead of ``system.consistent_initial_state()``; must
+        Start here instead of ``system.states.consistent_initial_state()``; must
         satisfy the constraints within ``consistency_tol``.
     parameters : mapping, optional
-        Parameter overrides (as in ``system.parameter_vector``).
+        Parameter overrides (as in ``system.states.parameter_vector``).
     projection_interval : float
         Longest time between projections (seconds).
     projection_tol : float
@@ -648,10 +648,13 @@ def integrate(
         )
     if residuals:
         hol = np.array(
-            [ms.holonomic_residual(tt, qq, pmap) for tt, qq in zip(T, qs)]
+            [ms.states.holonomic_residual(tt, qq, pmap) for tt, qq in zip(T, qs)]
         ).reshape(len(T), -1)
         vel = np.array(
-            [ms.velocity_residual(tt, qq, vv, pmap) for tt, qq, vv in zip(T, qs, qds)]
+            [
+                ms.states.velocity_residual(tt, qq, vv, pmap)
+                for tt, qq, vv in zip(T, qs, qds)
+            ]
         ).reshape(len(T), -1)
     else:
         hol = vel = np.empty((len(T), 0))

@@ -11,9 +11,9 @@ state of the declaration:
 the independent coordinates and the independent generalized speeds.  A
 neighbouring consistent state is built from y exactly as a user would build
 it: the dependent coordinates by Newton's method on the holonomic
-constraints (``MechanicalSystem.solve_dependent_coordinates``), the
+constraints (``MechanicalSystem.states.solve_dependent_coordinates``), the
 dependent speeds from the velocity constraints
-(``MechanicalSystem.solve_dependent_speeds``), the coordinate rates from the
+(``MechanicalSystem.states.solve_dependent_speeds``), the coordinate rates from the
 kinematic differential equations.  The rates of the independent speeds
 follow from the accelerations by the time derivative of the declaration's
 ``u(t, q, q')`` (formed symbolically from the kinematic differential
@@ -310,14 +310,14 @@ def linearize(
                 f"{sorted(by_name) + sorted(display_name(k) for k in ms.specified)}"
             )
         input_syms.append(key)
-    p_base = ms.parameter_vector(params)
+    p_base = ms.states.parameter_vector(params)
     values = dict(zip(ms.parameters, p_base))
     hol = (
-        ms.holonomic_residual(t0, q0, values)
+        ms.states.holonomic_residual(t0, q0, values)
         if ms.q_dep or ms.holonomic_constraints
         else np.zeros(0)
     )
-    vel = ms.velocity_residual(t0, q0, qd0, values)
+    vel = ms.states.velocity_residual(t0, q0, qd0, values)
     worst = max([0.0] + list(np.abs(hol)) + list(np.abs(vel)))
     if worst > tol:
         raise ConstraintError(
@@ -328,7 +328,7 @@ def linearize(
 
     nq, nu = len(ms.q_ind), len(ms.u_ind)
     ind_speeds = slice(0, nu)
-    u0 = ms.speeds_from_rates(t0, q0, qd0, values)
+    u0 = ms.states.speeds_from_rates(t0, q0, qd0, values)
     y0 = np.concatenate([q0[:nq], u0[ind_speeds]])
     speed_rate = _speed_rate_function(ms)
     models: dict[tuple[float, ...], NumericModel] = {}
@@ -339,9 +339,9 @@ def linearize(
             models[key] = eom.numeric(pvals, backend=backend)
         model = models[key]
         p = model.p
-        q = ms.solve_dependent_coordinates(t0, y[:nq], q0[nq:], pvals)
-        u = ms.solve_dependent_speeds(t0, q, y[nq:], pvals)
-        qd = ms.rates_from_speeds(t0, q, u, pvals)
+        q = ms.states.solve_dependent_coordinates(t0, y[:nq], q0[nq:], pvals)
+        u = ms.states.solve_dependent_speeds(t0, q, y[nq:], pvals)
+        qd = ms.states.rates_from_speeds(t0, q, u, pvals)
         qdd = model.coordinate_accelerations(t0, q, qd)
         ud = np.asarray(speed_rate(t0, q, qd, qdd, p), dtype=float).ravel()
         return np.concatenate([qd[:nq], ud[ind_speeds]])

@@ -291,7 +291,7 @@ class NumericModel:
         self.n_coordinates = len(eom.system.coordinates)
         self.n_unknowns = len(eom.unknowns)
         self.nfev = 0
-        self.p = eom.system.parameter_vector(parameters)
+        self.p = eom.system.states.parameter_vector(parameters)
         #: Constraint rows that are combinations of the others (redundant
         #: holonomic constraints kept by a formulation with multipliers):
         #: M is then singular by that many, and is solved by least squares.
@@ -535,7 +535,7 @@ class NumericModel:
         qv = self._vec(q, self.n_coordinates, "q")
         uv = self._vec(u, len(ms.speeds), "u")
         params = dict(zip(ms.parameters, self.p))
-        qd = ms.rates_from_speeds(t0, qv, uv, params)
+        qd = ms.states.rates_from_speeds(t0, qv, uv, params)
         qdd = self.coordinate_accelerations(t0, qv, qd)
         return ms.states.speed_rates(t0, qv, qd, qdd, params)
 

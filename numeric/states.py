@@ -2,10 +2,11 @@
 
 A :class:`~eomcompare.systems.MechanicalSystem` is a symbolic declaration; this module
 evaluates it: constraint residuals, Newton's method on the holonomic
-constraints, dependent speeds from the velocity constraints, random
-consistent states, kinetic and potential energy.  The declaration exposes
-all of it through delegating methods (``ms.random_state(seed=0)``), built
-on first use.
+constraints, dependent speeds from the velocity constraints, consistent
+initial and random states, kinetic and potential energy, and the numeric
+checks of :meth:`~eomcompare.systems.MechanicalSystem.validate`.  The
+declaration's ``states`` attribute is the one way in, built on first read
+(``ms.states.random_state(seed=0)``).
 
 Nothing here imports ``systems``: a :class:`SystemStates` reads the
 declaration through its attributes.
@@ -357,6 +358,124 @@ class SystemStates:
         u[nu_ind:] = np.linalg.solve(A_dep, -(A_ind @ u[:nu_ind] + b))
         return u
 
+    def _initial_values(self) -> dict:
+        """The declaration's parameters, initial coordinates (0.1 where not
+        given) and speeds (0 where not given) at t = 0, for the checks."""
+        ms = self.system
+        d = dict(ms.parameters)
+        for qi in ms.coordinates:
+            d[qi] = ms.initial_state.get(qi, 0.1)
+        for ui in ms.speeds:
+            d[ui] = ms.initial_state.get(ui, 0.0)
+        d[t] = 0.0
+        return d
+
+    def check_kinematic_equations(self) -> None:
+        """The kinematic differential equations solvable for the coordinate
+        rates (and, with as many speeds as coordinates, for the speeds) at
+        the initial state: their coefficient matrix is not singular there (a
+        symbolic determinant is too costly in general).
+
+        Raises
+        ------
+        ConstraintError
+            Naming what they cannot be solved for.
+        """
+        ms = self.system
+        kdes = sm.Matrix(list(ms.kdes))
+        qd = list(ms.coordinate_rates)
+        num = self._initial_values()
+        for what, variables in (
+            ("coordinate rates", qd),
+            ("speeds", list(ms.speeds)),
+        )[: 1 if len(ms.speeds) != len(qd) else 2]:
+            K = kdes.jacobian(variables)
+            K_n = np.array(K.xreplace(num).evalf(), dtype=float)
+            if abs(np.linalg.det(K_n)) < 1e-12:
+                raise ConstraintError(
+                    f"system {ms.name!r}: the kinematic differential "
+                    f"equations cannot be solved for the {what} (singular "
+                    f"coefficient matrix at the initial state)"
+                )
+
+    def consistent_initial_state(
+        self, parameters: ParameterValues | None = None
+    ) -> State:
+        """(t0, q, q') at the declared initial state, dependent parts solved.
+
+        Raises
+        ------
+        ConstraintError
+            When the declared state violates a constraint (with residual),
+            or the dependent coordinates cannot be solved.
+        """
+        ms = self.system
+        t0 = 0.0
+        q_ind = np.array([ms.initial_state.get(qi, 0.0) for qi in ms.q_ind])
+        given_dep = [qi in ms.initial_state for qi in ms.q_dep]
+        guess = np.array([ms.initial_state.get(qi, 0.0) for qi in ms.q_dep])
+        if ms.q_dep and all(given_dep):
+            q = np.concatenate([q_ind, guess])
+            res = self.holonomic_residual(t0, q, parameters)
+            if np.max(np.abs(res)) > 1e-8:
+                raise ConstraintError(
+                    f"system {ms.name!r}: the initial state violates the "
+                    f"holonomic constraints (residual {res.tolist()})"
+                )
+        else:
+            q = self._solve_initial_dependent(t0, q_ind, guess, given_dep, parameters)
+        u_ind = np.array([ms.initial_state.get(ui, 0.0) for ui in ms.u_ind])
+        u = self.solve_dependent_speeds(t0, q, u_ind, parameters)
+        if ms.u_dep and all(ui in ms.initial_state for ui in ms.u_dep):
+            given = np.array([ms.initial_state[ui] for ui in ms.u_dep])
+            diff = given - u[len(ms.u_ind) :]
+            if np.max(np.abs(diff)) > 1e-8:
+                raise ConstraintError(
+                    f"system {ms.name!r}: the initial state violates the "
+                    f"velocity constraints (dependent speeds given "
+                    f"{given.tolist()}, constraints require "
+                    f"{u[len(ms.u_ind) :].tolist()})"
+                )
+        qd = self.rates_from_speeds(t0, q, u, parameters)
+        return t0, q, qd
+
+    def _solve_initial_dependent(
+        self,
+        t0: float,
+        q_ind: FloatArray,
+        guess: FloatArray,
+        given: list[bool],
+        parameters: ParameterValues | None,
+    ) -> FloatArray:
+        """The dependent coordinates at the initial state, by Newton from the
+        given ones and, for those left out, from several starting points:
+        0 first, then 1, -1 and a few seeded random points.  Starting at 0
+        alone fails where 0 is a critical point of the constraints (the
+        unit norm of a quaternion with its scalar part dependent)."""
+        ms = self.system
+        missing = ~np.array(given, dtype=bool)
+        rng = np.random.default_rng(0)
+        starts = [0.0, 1.0, -1.0] + [
+            rng.uniform(-2.0, 2.0, size=len(guess)) for _ in range(3)
+        ]
+        last = None
+        for start in starts:
+            trial = guess.copy()
+            trial[missing] = np.broadcast_to(start, guess.shape)[missing]
+            try:
+                return self.solve_dependent_coordinates(t0, q_ind, trial, parameters)
+            except ConstraintError as exc:
+                last = exc
+        left_out = [qi for qi, g in zip(ms.q_dep, given) if not g]
+        raise ConstraintError(
+            f"system {ms.name!r}: could not solve the dependent coordinates "
+            f"{left_out} left out of initial_state from the holonomic "
+            f"constraints (Newton from {len(starts)} starting points; {last}): "
+            f"either no configuration satisfies the constraints at these "
+            f"independent coordinates, or Newton needs a start: give the "
+            f"dependent coordinates in initial_state"
+        )
+
     def random_state(
         self, seed: int | None = None, parameters: ParameterValues | None = None
     ) -> State:
@@ -379,7 +498,7 @@ class SystemStates:
         ms = self.system
         rng = np.random.default_rng(seed)
         t0 = float(rng.uniform(0.0, 2.0)) if ms.is_rheonomic else 0.0
-        _, q0, _ = ms.consistent_initial_state(parameters)
+        _, q0, _ = self.consistent_initial_state(parameters)
         nind = len(ms.q_ind)
         spread = np.array(
             [

@@ -100,7 +100,9 @@ def mjcf_mujoco_model(ms, parameters=None):
     model.opt.density = 0.0
     model.opt.viscosity = 0.0
     model.body_gravcomp[:] = 0.0
-    values = dict(zip((str(k) for k in ms.parameters), ms.parameter_vector(parameters)))
+    values = dict(
+        zip((str(k) for k in ms.parameters), ms.states.parameter_vector(parameters))
+    )
     gravity = np.asarray(model.opt.gravity, dtype=float)
     norm = float(np.linalg.norm(gravity))
     if norm > 0:
@@ -167,6 +169,6 @@ def mujoco_coordinate_accelerations(ms, t0, q, qd, parameters=None, model=None):
     ms = _mjcf_system(ms)
     if len(ms.speeds) == len(ms.coordinates):
         return mujoco_accelerations(ms, q, qd, parameters, model)
-    u = ms.speeds_from_rates(t0, q, qd)
+    u = ms.states.speeds_from_rates(t0, q, qd)
     ud = mujoco_accelerations(ms, q, u, parameters, model)
     return np.asarray(_qdd_function(ms)(t0, q, u, ud), dtype=float)

@@ -200,7 +200,7 @@ def pinocchio_model(system, parameters=None):
 
     values = {
         str(k): v
-        for k, v in zip(system.parameters, system.parameter_vector(parameters))
+        for k, v in zip(system.parameters, system.states.parameter_vector(parameters))
     }
     comps = "xyz"
 

@@ -214,12 +214,12 @@ def upright_bicycle_state(speed: float, parameters=None, *, system=None):
     bicycle's declaration (default: the catalogue's).
     """
     ms = system if system is not None else _declaration("whipple_bicycle")
-    vals = dict(zip(map(str, ms.parameters), ms.parameter_vector(parameters)))
-    q = ms.solve_dependent_coordinates(0.0, np.zeros(7), np.zeros(1), parameters)
-    u = ms.solve_dependent_speeds(
+    vals = dict(zip(map(str, ms.parameters), ms.states.parameter_vector(parameters)))
+    q = ms.states.solve_dependent_coordinates(0.0, np.zeros(7), np.zeros(1), parameters)
+    u = ms.states.solve_dependent_speeds(
         0.0, q, np.array([0.0, 0.0, -float(speed) / vals["rR"]]), parameters
     )
-    return 0.0, q, ms.rates_from_speeds(0.0, q, u, parameters)
+    return 0.0, q, ms.states.rates_from_speeds(0.0, q, u, parameters)
 
 
 def bicycle_linear_model(
@@ -299,7 +299,7 @@ def bicycle_matrices(
         formulation, 0.0, parameters=parameters, use_cache=use_cache
     )
     ms = benchmark_equations(formulation, "whipple_bicycle", use_cache).system
-    g = dict(zip(map(str, ms.parameters), ms.parameter_vector(parameters)))["g"]
+    g = dict(zip(map(str, ms.parameters), ms.states.parameter_vector(parameters)))["g"]
     M = np.linalg.inv(lin0.B[2:, :])
     K0 = -M @ lin0.A[2:, :2] / g
     k2_rows, c1_rows = [], []
@@ -377,12 +377,12 @@ def rolling_disc_upright_state(speed: float, parameters=None, *, system=None):
     spin u2 = speed / r about the axis L.y (the centre moves at u2 r L.x).
     ``system`` is the disc's declaration (default: the catalogue's)."""
     ms = system if system is not None else _declaration("rolling_disc")
-    vals = dict(zip(map(str, ms.parameters), ms.parameter_vector(parameters)))
+    vals = dict(zip(map(str, ms.parameters), ms.states.parameter_vector(parameters)))
     q = np.zeros(5)
-    u = ms.solve_dependent_speeds(
+    u = ms.states.solve_dependent_speeds(
         0.0, q, np.array([0.0, float(speed) / vals["r"], 0.0]), parameters
     )
-    return 0.0, q, ms.rates_from_speeds(0.0, q, u, parameters)
+    return 0.0, q, ms.states.rates_from_speeds(0.0, q, u, parameters)
 
 
 def rolling_disc_lean_model(

@@ -92,7 +92,9 @@ def urdf_pinocchio_model(ms, parameters=None):
             f"Pinocchio orders the joints {names}, the "
             f"declaration {ms.options['joints']}"
         )
-    values = dict(zip((str(k) for k in ms.parameters), ms.parameter_vector(parameters)))
+    values = dict(
+        zip((str(k) for k in ms.parameters), ms.states.parameter_vector(parameters))
+    )
     model.gravity = pin.Motion(np.array([0.0, 0.0, -values["g"], 0, 0, 0]))
     if ms.options.get("symbolic_inertia") and parameters:
         raise ValueError(
@@ -129,7 +131,7 @@ def urdf_pinocchio_accelerations(ms, q, qd, parameters=None, model=None):
 
         if ms.options.get("damping"):
             raise ValueError("damping is not compared on a floating base")
-        u = ms.speeds_from_rates(0.0, q, qd)
+        u = ms.states.speeds_from_rates(0.0, q, qd)
         q_pin, v = ms.to_pinocchio(q, u)
         a = pin.aba(model, data, q_pin, v, np.zeros(model.nv))
         ud = ms.from_pinocchio(q_pin, v, np.asarray(a))[2]

@@ -33,14 +33,10 @@ from eomcompare.symbolic.frames import (
 )
 from eomcompare.symbolic.linsolve import solve_linear
 from eomcompare.symbolic.types import (
-    ArrayLike,
     Expr,
-    FloatArray,
     Matrix,
-    ParameterValues,
     Point,
     ReferenceFrame,
-    State,
     Symbol,
     Vector,
 )
@@ -241,7 +237,7 @@ class MechanicalSystem:
         Text, ideally with an ASCII sketch.
     random_spread : float or mapping, optional
         Half-width of the uniform perturbation of the independent coordinates
-        about ``initial_state`` used by :meth:`random_state` (default 0.5);
+        about ``initial_state`` used by ``states.random_state`` (default 0.5);
         a mapping gives it per coordinate.
     speed_scale : float, optional
         Half-width of the uniform distribution of random independent speeds.
@@ -255,21 +251,23 @@ class MechanicalSystem:
     Raises
     ------
     DeclarationError
-        A ``ValueError`` naming the problem: dependent coordinates that do not
-        match the holonomic constraints, a nonholonomic constraint that is not
-        linear in the speeds, a constant without a value, kinematic
-        differential equations that cannot be solved for the coordinate
-        rates, an initial state that violates a constraint; a velocity or
-        angular velocity that contradicts its position or orientation, an
-        explicit dependent solution that violates the holonomic constraints
-        (see :mod:`eomcompare.systems.consistency`).
+        A ``ValueError`` naming the problem the symbolic checks find:
+        dependent coordinates that do not match the holonomic constraints, a
+        nonholonomic constraint that is not linear in the speeds, a constant
+        without a value, kinematic differential equations that cannot be
+        solved for the coordinate rates.  The checks with numbers (an
+        initial state that violates a constraint, a velocity that
+        contradicts its position, an explicit dependent solution that
+        violates the holonomic constraints) are :meth:`validate`'s.
 
     Attributes
     ----------
     declaration_analysis : systems.consistency.DeclarationAnalysis
         The velocities that are not derivatives of positions (no position
         chain to the fixed point), which formulations that differentiate a
-        kinetic energy refuse.
+        kinetic energy refuse (computed on first read).
+    states : numeric.states.SystemStates
+        The numeric half: residuals, consistent and random states, energy.
     u_aux : tuple
         Auxiliary speeds (``System.add_auxiliary_speeds``): zero in every
         motion, each a request for the constraint force that keeps it zero
@@ -295,7 +293,7 @@ class MechanicalSystem:
     --------
     >>> from eomcompare.systems import get_system
     >>> ms = get_system("double_pendulum")
-    >>> t0, q, qd = ms.random_state(seed=1)
+    >>> t0, q, qd = ms.states.random_state(seed=1)
     >>> len(q) == len(ms.coordinates)
     True
     """
@@ -436,12 +434,7 @@ class MechanicalSystem:
                 | {c: 0.0 for c in self.reaction_unknowns if isinstance(c, sm.Symbol)}
             )
         self._check_mass_properties()
-        self._validate()
-        # Velocities against positions, dependent solutions against the
-        # constraints, at random consistent states.
-        from .consistency import analyse_declaration
-
-        self.declaration_analysis = analyse_declaration(self)
+        self._check_structure()
 
     def replace(self, **changes: Any) -> MechanicalSystem:
         """A new declaration with the arguments of this one, ``changes``
@@ -854,7 +847,7 @@ class MechanicalSystem:
             owner = f"system {self.name!r}: body {body.name!r}"
             mass = sm.sympify(body.mass).xreplace(values)
             if not mass.is_number:
-                continue  # a constant without a value: _validate names it
+                continue  # a constant without a value: _check_structure names it
             inertia = None
             if isinstance(body, me.RigidBody):
                 I = dyadic_matrix(body.central_inertia, body.frame).xreplace(values)
@@ -862,7 +855,8 @@ class MechanicalSystem:
                     inertia = np.array(I.evalf(), dtype=float)
             check_mass_properties(owner, mass, inertia)
 
-    def _validate(self) -> None:
+    def _check_structure(self) -> None:
+        """The symbolic checks of the declaration (the constructor's)."""
         problems = []
         q_dep, u_dep = self.q_dep, self.u_dep
         nh, nnh = len(self.holonomic_constraints), len(self.nonholonomic_constraints)
@@ -951,10 +945,10 @@ class MechanicalSystem:
             raise DeclarationError(
                 f"system {self.name!r} is inconsistent:\n- " + "\n- ".join(problems)
             )
-        # Solvability of the kinematic differential equations at the
-        # initial state (a symbolic determinant is too costly in general).
-        if not qd:
+        if not self.coordinate_rates:
             raise DeclarationError(f"system {self.name!r} has no coordinates")
+        u_dep, nh = self.u_dep, len(self.holonomic_constraints)
+        nnh = len(self.nonholonomic_constraints)
         if len(self.velocity_constraints) != len(u_dep):
             raise DeclarationError(
                 f"system {self.name!r}: {len(u_dep)} dependent speeds "
@@ -964,19 +958,6 @@ class MechanicalSystem:
                 f"holonomic + {nnh} nonholonomic): they must be equal in "
                 f"number"
             )
-        num = self._numeric_subs_initial()
-        for what, variables in (
-            ("coordinate rates", qd),
-            ("speeds", list(self.speeds)),
-        )[: 1 if len(self.speeds) != len(qd) else 2]:
-            K, _ = _linear_coefficients(kdes, variables)
-            K_n = np.array(K.xreplace(num).evalf(), dtype=float)
-            if abs(np.linalg.det(K_n)) < 1e-12:
-                raise DeclarationError(
-                    f"system {self.name!r}: the kinematic differential "
-                    f"equations cannot be solved for the {what} (singular "
-                    f"coefficient matrix at the initial state)"
-                )
         try:
             self.kinematics  # noqa: B018 (building it is the check)
         except (sm.matrices.exceptions.NonInvertibleMatrixError, ValueError) as exc:
@@ -984,31 +965,67 @@ class MechanicalSystem:
                 f"system {self.name!r}: the kinematic differential equations "
                 f"cannot be solved for the coordinate rates ({exc})"
             ) from None
-        # The initial state must be consistent (raises on violation).
-        self.consistent_initial_state()
 
-    def _numeric_subs_initial(self) -> dict[Symbol, float]:
-        d = dict(self.parameters)
-        for qi in self.coordinates:
-            d[qi] = self.initial_state.get(qi, 0.1)
-        for ui in self.speeds:
-            d[ui] = self.initial_state.get(ui, 0.0)
-        d[t] = 0.0
-        return d
+    def validate(self) -> MechanicalSystem:
+        """Check the declaration with numbers; returns the declaration.
+
+        The constructor checks the declaration symbolically.  This runs the
+        numeric checks (:mod:`eomcompare.numeric.states`): the kinematic
+        differential equations solvable for the rates at the initial state,
+        the initial state consistent with every constraint (dependent parts
+        solved by Newton's method), and the :attr:`declaration_analysis`
+        (declared velocities against the derivatives of the positions, at
+        random consistent states).  The harness validates every system it
+        compares; a formulation reads the analysis when it needs it.
+
+        Raises
+        ------
+        DeclarationError
+            Naming the check that failed, with its residual.
+
+        Examples
+        --------
+        >>> from eomcompare.systems import get_system
+        >>> get_system("double_pendulum").validate().name
+        'double_pendulum'
+        """
+        try:
+            self.states.check_kinematic_equations()
+            self.states.consistent_initial_state()
+        except ConstraintError as exc:
+            raise DeclarationError(str(exc)) from None
+        self.declaration_analysis  # noqa: B018 (the analysis is the check)
+        return self
+
+    @cached_property
+    def declaration_analysis(self) -> Any:
+        """Velocities against positions and dependent solutions against the
+        constraints at random consistent states
+        (:func:`eomcompare.systems.consistency.analyse_declaration`), on
+        first read.
+
+        Raises
+        ------
+        DeclarationError
+            When a declared velocity contradicts the positions or an
+            explicit dependent solution violates the constraints.
+        """
+        from .consistency import analyse_declaration
+
+        return analyse_declaration(self)
 
     # ------------------------------------------------------------------
-    # The numeric half (numeric.states), delegated
+    # The numeric half (numeric.states)
     # ------------------------------------------------------------------
     @cached_property
     def states(self) -> SystemStates:
-        """Numbers from this declaration: constraint residuals, Newton on
-        the holonomic constraints, consistent and random states, energy
-        (a :class:`eomcompare.numeric.states.SystemStates`)."""
+        """Numbers from this declaration
+        (a :class:`eomcompare.numeric.states.SystemStates`, built on first
+        read): constraint residuals, Newton's method on the holonomic
+        constraints, consistent and random states, energy, e.g.
+        ``ms.states.random_state(seed=0)``,
+        ``ms.states.consistent_initial_state()``."""
         return SystemStates(self)
-
-    def parameter_vector(self, parameters: ParameterValues | None = None) -> FloatArray:
-        """Default parameter values, overridden by ``parameters``."""
-        return self.states.parameter_vector(parameters)
 
     def kinetic_energy(self) -> Expr:
         """Kinetic energy of every body in (t, q, q')."""
@@ -1017,163 +1034,3 @@ class MechanicalSystem:
                 self.bodies, self.frame, FrameAlgebra(), dict(self.kinematics.u_of_qdot)
             )
         )
-
-    def energy(
-        self,
-        t0: float,
-        q: ArrayLike,
-        qd: ArrayLike,
-        parameters: ParameterValues | None = None,
-    ) -> tuple[float, float]:
-        """(T, V) at a state; V is 0 where no potential energy is declared."""
-        return self.states.energy(t0, q, qd, parameters)
-
-    def holonomic_residual(
-        self, t0: float, q: ArrayLike, parameters: ParameterValues | None = None
-    ) -> FloatArray:
-        return self.states.holonomic_residual(t0, q, parameters)
-
-    def velocity_residual(
-        self,
-        t0: float,
-        q: ArrayLike,
-        qd: ArrayLike,
-        parameters: ParameterValues | None = None,
-    ) -> FloatArray:
-        """Residual of every velocity constraint at (t, q, q')."""
-        return self.states.velocity_residual(t0, q, qd, parameters)
-
-    def speeds_from_rates(
-        self,
-        t0: float,
-        q: ArrayLike,
-        qd: ArrayLike,
-        parameters: ParameterValues | None = None,
-    ) -> FloatArray:
-        return self.states.speeds_from_rates(t0, q, qd, parameters)
-
-    def rates_from_speeds(
-        self,
-        t0: float,
-        q: ArrayLike,
-        u: ArrayLike,
-        parameters: ParameterValues | None = None,
-    ) -> FloatArray:
-        return self.states.rates_from_speeds(t0, q, u, parameters)
-
-    def solve_dependent_coordinates(
-        self,
-        t0: float,
-        q_ind: ArrayLike,
-        guess: ArrayLike,
-        parameters: ParameterValues | None = None,
-        tol: float = 1e-13,
-        maxiter: int = 50,
-    ) -> FloatArray:
-        """Newton's method on the holonomic constraints for q_dep (see
-        :meth:`eomcompare.numeric.states.SystemStates.solve_dependent_coordinates`)."""
-        return self.states.solve_dependent_coordinates(
-            t0, q_ind, guess, parameters, tol=tol, maxiter=maxiter
-        )
-
-    def solve_dependent_speeds(
-        self,
-        t0: float,
-        q: ArrayLike,
-        u_ind: ArrayLike,
-        parameters: ParameterValues | None = None,
-    ) -> FloatArray:
-        """All speeds from the independent ones and the velocity constraints."""
-        return self.states.solve_dependent_speeds(t0, q, u_ind, parameters)
-
-    def consistent_initial_state(
-        self, parameters: ParameterValues | None = None
-    ) -> State:
-        """(t0, q, q') at the declared initial state, dependent parts solved.
-
-        Raises
-        ------
-        DeclarationError
-            When the declared state violates a constraint (with residual).
-        """
-        t0 = 0.0
-        q_ind = np.array([self.initial_state.get(qi, 0.0) for qi in self.q_ind])
-        given_dep = [qi in self.initial_state for qi in self.q_dep]
-        guess = np.array([self.initial_state.get(qi, 0.0) for qi in self.q_dep])
-        if self.q_dep and all(given_dep):
-            q = np.concatenate([q_ind, guess])
-            res = self.holonomic_residual(t0, q, parameters)
-            if np.max(np.abs(res)) > 1e-8:
-                raise DeclarationError(
-                    f"system {self.name!r}: the initial state violates the "
-                    f"holonomic constraints (residual {res.tolist()})"
-                )
-        else:
-            q = self._solve_initial_dependent(t0, q_ind, guess, given_dep, parameters)
-        u_ind = np.array([self.initial_state.get(ui, 0.0) for ui in self.u_ind])
-        try:
-            u = self.solve_dependent_speeds(t0, q, u_ind, parameters)
-        except ConstraintError as exc:
-            raise DeclarationError(str(exc)) from None
-        if self.u_dep and all(ui in self.initial_state for ui in self.u_dep):
-            given = np.array([self.initial_state[ui] for ui in self.u_dep])
-            diff = given - u[len(self.u_ind) :]
-            if np.max(np.abs(diff)) > 1e-8:
-                raise DeclarationError(
-                    f"system {self.name!r}: the initial state violates the "
-                    f"velocity constraints (dependent speeds given "
-                    f"{given.tolist()}, constraints require "
-                    f"{u[len(self.u_ind) :].tolist()})"
-                )
-        qd = self.rates_from_speeds(t0, q, u, parameters)
-        return t0, q, qd
-
-    def _solve_initial_dependent(
-        self,
-        t0: float,
-        q_ind: FloatArray,
-        guess: FloatArray,
-        given: Sequence[bool],
-        parameters: ParameterValues | None,
-    ) -> FloatArray:
-        """The dependent coordinates at the initial state, by Newton from the
-        given ones and, for those left out, from several starting points:
-        0 first, then 1, -1 and a few seeded random points.  Starting at 0
-        alone fails where 0 is a critical point of the constraints (the
-        unit norm of a quaternion with its scalar part dependent)."""
-        missing = ~np.array(given, dtype=bool)
-        rng = np.random.default_rng(0)
-        starts = [0.0, 1.0, -1.0] + [
-            rng.uniform(-2.0, 2.0, size=len(guess)) for _ in range(3)
-        ]
-        last = None
-        for start in starts:
-            trial = guess.copy()
-            trial[missing] = np.broadcast_to(start, guess.shape)[missing]
-            try:
-                return self.solve_dependent_coordinates(t0, q_ind, trial, parameters)
-            except ConstraintError as exc:
-                last = exc
-        left_out = [qi for qi, g in zip(self.q_dep, given) if not g]
-        raise DeclarationError(
-            f"system {self.name!r}: could not solve the dependent coordinates "
-            f"{left_out} left out of initial_state from the holonomic "
-            f"constraints (Newton from {len(starts)} starting points; {last}): "
-            f"either no configuration satisfies the constraints at these "
-            f"independent coordinates, or Newton needs a start: give the "
-            f"dependent coordinates in initial_state"
-        )
-
-    def random_state(
-        self, seed: int | None = None, parameters: ParameterValues | None = None
-    ) -> State:
-        """A random state consistent with every constraint (see
-        :meth:`eomcompare.numeric.states.SystemStates.random_state`).
-
-        Returns
-        -------
-        t : float
-        q : ndarray, all coordinates in ``coordinates`` order
-        qd : ndarray, their time derivatives
-        """
-        return self.states.random_state(seed, parameters)

@@ -134,11 +134,11 @@ def _states(ms, n):
     out = []
     for seed in range(n):
         try:
-            out.append(ms.random_state(seed=1000 + seed))
+            out.append(ms.states.random_state(seed=1000 + seed))
         except ConstraintError:
             pass
     if not out:
-        out.append(ms.consistent_initial_state())
+        out.append(ms.states.consistent_initial_state())
     return out
 
 
@@ -333,12 +333,12 @@ def analyse_declaration(ms, n_states: int = 2) -> DeclarationAnalysis:
         # be evaluated: leave the declaration as the user wrote it.
         return analysis
     f = _lambdify([ts, qs, qds, us, p], exprs)
-    pvec = ms.parameter_vector()
+    pvec = ms.states.parameter_vector()
 
     states = _states(ms, n_states)
     mismatched = {}
     for t0, qv, qdv in states:
-        uv = ms.speeds_from_rates(t0, qv, qdv)
+        uv = ms.states.speeds_from_rates(t0, qv, qdv)
         vals = np.array(f(t0, qv, qdv, uv, pvec), dtype=float).ravel()
 
         def get(key):
@@ -418,7 +418,7 @@ def _check_dependent(ms, dep_checks, get, q, t0, qv, state_text):
     qx = np.array(qv, dtype=float)
     for qi, v in sols:
         qx[index[qi]] = v
-    res = ms.holonomic_residual(t0, qx)
+    res = ms.states.holonomic_residual(t0, qx)
     if np.max(np.abs(res)) <= 1e-8 * (1 + np.max(np.abs(qx))):
         # On the constraints; but a solution on another branch than the
         # declared motion's (the other assembly mode of a loop) would give
@@ -438,7 +438,7 @@ def _check_dependent(ms, dep_checks, get, q, t0, qv, state_text):
     for qi, v in sols:
         qy = np.array(qv, dtype=float)
         qy[index[qi]] = v
-        r = ms.holonomic_residual(t0, qy)
+        r = ms.states.holonomic_residual(t0, qy)
         if np.max(np.abs(r)) > 1e-8 * (1 + np.max(np.abs(qy))):
             raise DeclarationError(
                 f"system {ms.name!r}: the explicit solution of dependent "

@@ -20,7 +20,7 @@ Kinematic equations: ``q' = 1/2 q (x) (0, w)`` (Hamilton product, body
 rates) for the quaternion and ``(x, y, z)' = (vx, vy, vz)``.  They keep the
 quaternion's norm (``q . q' = 0`` identically), so the declaration has no
 constraint: all seven coordinates are independent, states drawn by
-``ms.random_state`` are scaled back to the unit sphere
+``ms.states.random_state`` are scaled back to the unit sphere
 (``SystemStates.norm_invariants``), and a formulation that needs one speed
 per coordinate adds the unit-norm constraint itself
 (:mod:`eomcompare.formulations.redundant_coordinates`).

@@ -673,7 +673,7 @@ def consistent_states(
 ) -> st.SearchStrategy[State]:
     """States ``(t, q, q')`` of ``system`` satisfying every constraint.
 
-    Drawn by :meth:`eomcompare.systems.MechanicalSystem.random_state` from a random
+    Drawn by :meth:`eomcompare.numeric.states.SystemStates.random_state` from a random
     seed (so a failing example names a reproducible state); seeds for which
     no consistent state is found are rejected.
 
@@ -696,7 +696,7 @@ def consistent_states(
 
     def state(seed: int) -> State | None:
         try:
-            return system.random_state(seed=seed, parameters=parameters)
+            return system.states.random_state(seed=seed, parameters=parameters)
         except ConstraintError:
             return None
 

@@ -265,8 +265,8 @@ def states_with_speeds():
     def states(ms, n=5):
         out = []
         for seed in range(n):
-            t0, q, qd = ms.random_state(seed=seed)
-            out.append((t0, q, qd, ms.speeds_from_rates(t0, q, qd)))
+            t0, q, qd = ms.states.random_state(seed=seed)
+            out.append((t0, q, qd, ms.states.speeds_from_rates(t0, q, qd)))
         return out
 
     return states

@@ -130,13 +130,13 @@ def file_size_limit(nbytes: int):
 
 def worst_relative_deviation(model, ms, oracle, n_states):
     """Largest ``max|ours - ref| / max(1, max|ref|)`` of ``model``'s q''
-    against ``oracle(q, qd)`` at ``ms.random_state(seed)``, seeds
+    against ``oracle(q, qd)`` at ``ms.states.random_state(seed)``, seeds
     ``0 .. n_states - 1``."""
     import numpy as np
 
     worst = 0.0
     for seed in range(n_states):
-        t0, q, qd = ms.random_state(seed)
+        t0, q, qd = ms.states.random_state(seed)
         ours = model.coordinate_accelerations(t0, q, qd)
         ref = oracle(q, qd)
         scale = max(1.0, float(np.max(np.abs(ref))))

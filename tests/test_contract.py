@@ -75,7 +75,7 @@ def test_same_accelerations_as_kane(formulation, name, opts):
     model = eom.numeric()
     worst = 0.0
     for seed in range(N_STATES):
-        t0, q, qd = ms.random_state(seed)
+        t0, q, qd = ms.states.random_state(seed)
         worst = max(
             worst,
             _relative_error(
@@ -100,8 +100,8 @@ def test_kane_derives_every_catalogue_system(name):
     # The declared initial state is often a symmetric configuration (zero
     # heading, upright) where a careless symbolic pivot vanishes.
     for t0, q, qd in (
-        eom.system.random_state(0),
-        eom.system.consistent_initial_state(),
+        eom.system.states.random_state(0),
+        eom.system.states.consistent_initial_state(),
     ):
         qdd = eom.numeric().coordinate_accelerations(t0, q, qd)
         assert qdd.shape == (len(eom.system.coordinates),)
@@ -124,7 +124,7 @@ def test_rhs_returns_a_fresh_array(formulation):
     except UnsupportedSystemError:
         pytest.fail(f"{formulation} must handle its small system")
     model = eom.numeric()
-    t0, q, qd = eom.system.random_state(3)
+    t0, q, qd = eom.system.states.random_state(3)
     x = model.state_from(q, qd, t0)
     first = model.rhs(t0, x)
     kept = first.copy()
@@ -137,7 +137,7 @@ def test_rhs_returns_a_fresh_array(formulation):
 def test_state_round_trip(formulation):
     eom = cached_eom(formulation, *SMALL.get(formulation, ("double_pendulum", ())))
     model = eom.numeric()
-    t0, q, qd = eom.system.random_state(5)
+    t0, q, qd = eom.system.states.random_state(5)
     q2, qd2 = model.coordinates_from(model.state_from(q, qd, t0), t0)
     np.testing.assert_allclose(q2, q, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(qd2, qd, rtol=1e-12, atol=1e-12)

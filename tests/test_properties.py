@@ -127,7 +127,7 @@ def _declared_scope_refusal(ms, formulation):
 
 
 def states(ms, seeds):
-    return [ms.random_state(seed=s) for s in seeds]
+    return [ms.states.random_state(seed=s) for s in seeds]
 
 
 def _rel(a, b):
@@ -211,7 +211,7 @@ def test_pinocchio_mapping_on_a_compound_pendulum():
 # Reduced mass matrices are symmetric positive definite
 # ----------------------------------------------------------------------
 def check_reduced_mass_matrices(ms, seeds):
-    t0, q, qd = ms.random_state(seed=seeds[0])
+    t0, q, qd = ms.states.random_state(seed=seeds[0])
     checked = 0
     for name in COMPARED:
         eom = derived(ms, name)
@@ -486,7 +486,7 @@ def test_reactions_from_multipliers_equal_auxiliary_speeds(ms, seeds):
     structure = ms.options["structure"]
     (react,) = structure[-1]
     newton = _newton_reaction_functions(ms, react)
-    p = ms.parameter_vector()
+    p = ms.states.parameter_vector()
     for t0, q, qd in states(ms, seeds):
         ref = kane.constraint_forces(t0, q, qd)
         for name in others:

@@ -79,7 +79,7 @@ from eomcompare.formulations import get_formulation
 model = get_formulation("kane").derive(ms).numeric()
 m_, k_, L_, g_ = 1.0, 40.0, 1.0, 9.81
 for seed in range(5):
-    t0, q, qd = ms.random_state(seed)
+    t0, q, qd = ms.states.random_state(seed)
     (r, th), (rd, thd) = q, qd
     expected = [
         r * thd**2 + g_ * np.cos(th) - k_ / m_ * (r - L_),

@@ -108,7 +108,7 @@ lagrange_model = lagrange.numeric()
 p = {"m": 2.0, "I_zz": 0.3, "a": 0.4, "c": 0.5, "T0": 0.7}
 rows = []
 for seed in range(8):
-    t0, q, qd = ms.random_state(seed)
+    t0, q, qd = ms.states.random_state(seed)
     qdd = kane_model.coordinate_accelerations(t0, q, qd)
     theta, (xd, yd, thd), (xdd, ydd, thdd) = q[2], qd, qdd
     U1 = np.cos(theta) * xd + np.sin(theta) * yd

@@ -55,10 +55,10 @@ print("largest difference from the published values:", np.max(np.abs(ev - publis
 # lean/steer block (roll ``q4``, steer ``q6`` and their rates).
 from eomcompare.numeric.linearize import linearize
 
-rear_radius = ms.parameter_vector()[[str(s) for s in ms.parameters].index("rR")]
-q = ms.solve_dependent_coordinates(0.0, np.zeros(7), np.zeros(1))
-u = ms.solve_dependent_speeds(0.0, q, np.array([0.0, 0.0, -4.0 / rear_radius]))
-qd = ms.rates_from_speeds(0.0, q, u)
+rear_radius = ms.states.parameter_vector()[[str(s) for s in ms.parameters].index("rR")]
+q = ms.states.solve_dependent_coordinates(0.0, np.zeros(7), np.zeros(1))
+u = ms.states.solve_dependent_speeds(0.0, q, np.array([0.0, 0.0, -4.0 / rear_radius]))
+qd = ms.states.rates_from_speeds(0.0, q, u)
 # The roll and steer torques are constants of the declaration: as inputs
 # they give the B matrix.
 lin = linearize(eom, (0.0, q, qd), inputs=["T_phi", "T_delta"])

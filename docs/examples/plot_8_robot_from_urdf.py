@@ -94,7 +94,7 @@ for eom in eoms.values():
 # Agreement with Pinocchio
 # ------------------------
 # Pinocchio builds its model from the same URDF text.  At random states
-# (angles, a slide position and rates drawn by ``ms.random_state``) every
+# (angles, a slide position and rates drawn by ``ms.states.random_state``) every
 # formulation's q'' must equal ``pinocchio.aba`` with zero joint torques.
 # (:func:`eomcompare.references.robot_oracle.urdf_pinocchio_accelerations` does the
 # same for any robot read from URDF, continuous joints included.)
@@ -107,7 +107,7 @@ assert tuple(model.names[1:]) == ms.options["joints"]
 models = {name: eom.numeric() for name, eom in eoms.items()}
 worst = dict.fromkeys(names, 0.0)
 for seed in range(10):
-    t0, q, qd = ms.random_state(seed)
+    t0, q, qd = ms.states.random_state(seed)
     reference = pin.aba(model, data, q, qd, np.zeros(model.nv))
     scale = max(1.0, float(np.max(np.abs(reference))))
     for name, num in models.items():

@@ -181,7 +181,7 @@ def test_the_pinocchio_chains_are_the_catalogue_systems(name, n, cart):
     model = get_formulation("kane").derive(ms).numeric()
     chain = bench.pinocchio_chain(n, cart=cart)
     for seed in range(2):
-        t0, q, qd = ms.random_state(seed=seed)
+        t0, q, qd = ms.states.random_state(seed=seed)
         a = pin.aba(
             chain, chain.createData(), np.array(q), np.array(qd), np.zeros(chain.nv)
         )

@@ -55,7 +55,7 @@ def test_each_formulation_is_measured_against_pinocchio(result):
 
 def test_oracle_is_pinocchio_at_the_given_states():
     ms = get_system("ur5")
-    states = [ms.random_state(seed) for seed in range(3)]
+    states = [ms.states.random_state(seed) for seed in range(3)]
     name, qdd = oracle_accelerations(ms, states)
     assert name == "pinocchio" and qdd.shape == (3, 6)
     model = pin.buildModelFromXML(ms.options["urdf"])

@@ -295,7 +295,7 @@ def test_loading_beside_the_derivation_does_not_compare_along_every_path(
     # The build itself needs some comparisons (cse's sorting, the memo's
     # genuine hits); a walk along every path needs millions.
     assert calls < 200_000, calls
-    t0, q, qd = ms.random_state(1)
+    t0, q, qd = ms.states.random_state(1)
     np.testing.assert_allclose(
         model.coordinate_accelerations(t0, q, qd),
         eom.numeric().coordinate_accelerations(t0, q, qd),
@@ -326,7 +326,7 @@ def test_cache_round_trip_detects_corruption_and_staleness(tmp_path):
             assert [m for m, _ in v.args] == [m for m, _ in v0.args]
             seen += len(v.args)
     assert seen
-    t0, q, qd = ms.random_state(2)
+    t0, q, qd = ms.states.random_state(2)
     np.testing.assert_allclose(
         again.numeric().coordinate_accelerations(t0, q, qd),
         eom.numeric().coordinate_accelerations(t0, q, qd),

@@ -199,8 +199,8 @@ def test_the_variant_is_prepared_whole_before_its_cases_fork():
     # run's first random state as sympy's own bodies compute it from their
     # velocities.
     t0, q, qd = states[0]
-    T, _ = ms.energy(t0, q, qd)
-    u = ms.speeds_from_rates(t0, q, qd)
+    T, _ = ms.states.energy(t0, q, qd)
+    u = ms.states.speeds_from_rates(t0, q, qd)
     sub = dict(ms.parameters) | dict(zip(ms.speeds, u)) | dict(zip(ms.coordinates, q))
     expected = sum(b.kinetic_energy(ms.frame) for b in ms.bodies)
     assert T > 0

@@ -112,7 +112,7 @@ def _sympy_kane_oracle(ms, parts, t0, q, qd):
     """Fx, Fy, Fz from sympy's KanesMethod auxiliary equations, and from
     Newton's law for the mass centre, at a state."""
     km, N, A, O = parts["km"], parts["N"], parts["A"], parts["O"]
-    u_vals = ms.speeds_from_rates(t0, q, qd)
+    u_vals = ms.states.speeds_from_rates(t0, q, qd)
     num = {k: v for k, v in ms.parameters.items() if k not in parts["F"]}
     sub = dict(zip(parts["q"], q)) | dict(zip(parts["u"], u_vals)) | num
     sub |= {x: 0 for ua in parts["ua"] for x in (ua.diff(t), ua)}
@@ -166,7 +166,7 @@ def test_aux_dep_contact_forces_match_sympy_and_newton(aux_disc, name):
     ms, parts, _ = aux_disc
     model = get_formulation(name).derive(ms).numeric()
     for seed in range(3):
-        t0, q, qd = ms.random_state(seed=seed)
+        t0, q, qd = ms.states.random_state(seed=seed)
         got = model.constraint_forces(t0, q, qd)
         assert list(got) == ["Fx", "Fy", "Fz"]
         from_kane, newton = _sympy_kane_oracle(ms, parts, t0, q, qd)
@@ -283,7 +283,7 @@ def test_friction_of_a_rolling_disc_is_newtons(
     ms, parts = contact_disc
     model = get_formulation(name).derive(ms).numeric()
     for seed in range(3):
-        t0, q, qd = ms.random_state(seed=seed)
+        t0, q, qd = ms.states.random_state(seed=seed)
         got = model.constraint_forces(t0, q, qd)
         assert list(got) == ["Fx", "Fy"]
         # With the accelerations of the formulation that is not under test
@@ -307,7 +307,7 @@ def test_reactions_written_as_functions_of_time_are_newtons(contact_disc_by_kane
     assert not eom.forcing.has(*ms.reaction_unknowns)
     model = eom.numeric()
     for seed in range(2):
-        t0, q, qd = ms.random_state(seed=seed)
+        t0, q, qd = ms.states.random_state(seed=seed)
         got = model.constraint_forces(t0, q, qd)
         friction = _newton_friction(ms, parts, contact_disc_by_kane, t0, q, qd)
         np.testing.assert_allclose(
@@ -319,7 +319,7 @@ def test_reactions_written_as_functions_of_time_are_newtons(contact_disc_by_kane
 def test_formulations_without_the_means_refuse_constraint_forces(contact_disc, name):
     ms, _ = contact_disc
     model = get_formulation(name).derive(ms).numeric()
-    t0, q, qd = ms.random_state(seed=0)
+    t0, q, qd = ms.states.random_state(seed=0)
     # The motion itself is still computed (and agrees).
     np.testing.assert_allclose(
         model.coordinate_accelerations(t0, q, qd),

@@ -16,7 +16,9 @@ LIGHT = sorted(s for s in CATALOGUE if not system_facts(s).heavy)
 
 def _accelerations(eom, ms, seeds=(0, 1, 2)):
     model = eom.numeric()
-    return [model.coordinate_accelerations(*ms.random_state(s)[:3]) for s in seeds]
+    return [
+        model.coordinate_accelerations(*ms.states.random_state(s)[:3]) for s in seeds
+    ]
 
 
 # Every light catalogue system whose speeds form a tree of twists (the

@@ -43,7 +43,7 @@ def _model(formulation, name, items=()):
 
 
 def _speeds(ms, t0, q, qd):
-    return ms.speeds_from_rates(t0, q, qd)
+    return ms.states.speeds_from_rates(t0, q, qd)
 
 
 # ----------------------------------------------------------------------
@@ -95,10 +95,10 @@ def test_free_joint_state_refuses_a_quaternion_off_the_sphere():
 
 def test_random_and_consistent_states_keep_unit_quaternions():
     ms = _system("floating_two_body")
-    _, q, qd = ms.consistent_initial_state()
+    _, q, qd = ms.states.consistent_initial_state()
     assert np.dot(q[:4], q[:4]) == pytest.approx(1.0, abs=1e-15)
     for seed in range(10):
-        _, q, qd = ms.random_state(seed=seed)
+        _, q, qd = ms.states.random_state(seed=seed)
         assert np.dot(q[:4], q[:4]) == pytest.approx(1.0, abs=1e-14)
         # Rates tangent to the sphere: the kinematic equations keep the norm.
         assert abs(np.dot(q[:4], qd[:4])) < 1e-14
@@ -184,7 +184,7 @@ def test_free_flight_conserves_energy_and_momenta(formulation):
     the fixed point O (in N) stay constant over 10 s."""
     ms = _system("floating_two_body")
     model = _model(formulation, "floating_two_body")
-    t0, q0, qd0 = ms.random_state(seed=3)
+    t0, q0, qd0 = ms.states.random_state(seed=3)
     times = np.linspace(0.0, 10.0, 51)
     res = integrate(
         model, 10.0, t_eval=times, initial_state=(t0, q0, qd0), rtol=1e-12, atol=1e-12
@@ -208,7 +208,7 @@ def test_free_flight_conserves_energy_and_momenta(formulation):
 @pytest.fixture(scope="module")
 def heavy_states():
     ms = _system("floating_two_body", gravity=9.81)
-    return ms, [ms.random_state(seed=s) for s in range(5)]
+    return ms, [ms.states.random_state(seed=s) for s in range(5)]
 
 
 @pytest.fixture(scope="module")
@@ -279,7 +279,7 @@ def test_quaternion_norm_drift_over_a_long_run(formulation, capsys):
     over 100 s)."""
     ms = _system("floating_two_body")
     model = _model(formulation, "floating_two_body")
-    start = ms.random_state(seed=3)
+    start = ms.states.random_state(seed=3)
     times = np.linspace(0.0, 100.0, 201)
     drift = {}
     for stab in (None, "projection"):
@@ -314,8 +314,8 @@ def test_the_guides_free_joint_example_spins_by_eulers_equations():
     model = get_formulation("kane").derive(ms).numeric()
     I = np.array([1.0, 2.0, 3.0])
     for seed in range(3):
-        t0, q, qd = ms.random_state(seed=seed)
-        u = ms.speeds_from_rates(t0, q, qd)
+        t0, q, qd = ms.states.random_state(seed=seed)
+        u = ms.states.speeds_from_rates(t0, q, qd)
         ud = model.speed_derivatives(t0, q, u)
         w = u[:3]
         np.testing.assert_allclose(

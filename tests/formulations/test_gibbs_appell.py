@@ -165,7 +165,7 @@ def test_wheelbarrow_dependent_rates_keep_the_constraints():
     model = eom.numeric()
     theta = 1  # index of the heading in the coordinates
     for seed in range(5):
-        t0, q, qd = ms.random_state(seed)
+        t0, q, qd = ms.states.random_state(seed)
         x = model.state_from(q, qd, t0)
         xd = model.rhs(t0, x)
         u, ud = x[4:], xd[4:]
@@ -312,7 +312,7 @@ def test_strategies_agree_with_sympy_kane(name, strategy, elimination):
     ref = cached_model("sympy_kane", name)
     model = eom.numeric()
     for seed in range(5):
-        t0, q, qd = ms.random_state(seed)
+        t0, q, qd = ms.states.random_state(seed)
         assert (
             _relative_error(
                 model.coordinate_accelerations(t0, q, qd),
@@ -329,7 +329,7 @@ def test_sympy_direction_cosines_agree_with_sympy_kane(name):
     ref = cached_model("sympy_kane", name)
     model = eom.numeric()
     for seed in range(5):
-        t0, q, qd = ms.random_state(seed)
+        t0, q, qd = ms.states.random_state(seed)
         assert (
             _relative_error(
                 model.coordinate_accelerations(t0, q, qd),
@@ -372,7 +372,7 @@ def test_declared_initial_state_agrees_with_sympy_kane(name):
     except UnsupportedSystemError as exc:  # the peer's limitation
         pytest.fail(f"{peer} cannot serve as reference for {name}: {exc}")
     model = cached_eom("gibbs_appell", name).numeric()
-    t0, q, qd = ms.consistent_initial_state()
+    t0, q, qd = ms.states.consistent_initial_state()
     assert (
         _relative_error(
             model.coordinate_accelerations(t0, q, qd),

@@ -89,7 +89,7 @@ def test_every_formulation_matches_sympys_system(sprung, name):
     ms, system, values, _ = sprung
     model = get_formulation(name).derive(ms).numeric()
     for seed in range(3):
-        t0, q, qd = ms.random_state(seed=seed)
+        t0, q, qd = ms.states.random_state(seed=seed)
         np.testing.assert_allclose(
             model.coordinate_accelerations(t0, q, qd),
             _sympy_qdd(system, values, ms, q, qd),
@@ -112,7 +112,7 @@ def test_sprung_block_obeys_newton(sprung):
     vals = dict(ms.parameters)
     k, c, L0, mb, g = (vals[p[s]] for s in ("k", "c", "L0", "mb", "g"))
     for seed in range(3):
-        t0, qv, qd = ms.random_state(seed=seed)
+        t0, qv, qd = ms.states.random_state(seed=seed)
         qdd = model.coordinate_accelerations(t0, qv, qd)
         rv = np.asarray(rf(qv), float).ravel()
         Jv = np.asarray(J(qv), float)

@@ -252,7 +252,7 @@ def test_wheelbarrow_at_zero_heading():
     divide by sin(theta)."""
     ms = cached_system("wheelbarrow")
     eom = get_formulation("modified_lagrange").derive(ms)
-    t0, q, qd = ms.consistent_initial_state()
+    t0, q, qd = ms.states.consistent_initial_state()
     assert q[1] == 0.0
     qdd = eom.numeric().coordinate_accelerations(t0, q, qd)
     s = {str(x): v for x, v in ms.parameters.items()}
@@ -322,7 +322,7 @@ def test_cartesian_pendulum_matches_the_analytic_pendulum(explicit, rates):
     model = eom.numeric()
     g, l = 9.81, 1.0
     for seed in range(10):
-        t0, (xv, yv), (xd, yd) = ms.random_state(seed)
+        t0, (xv, yv), (xd, yd) = ms.states.random_state(seed)
         th = np.arctan2(xv, -yv)  # x = l sin th, y = -l cos th
         thd = xd / (l * np.cos(th))
         thdd = -g / l * np.sin(th)
@@ -366,7 +366,7 @@ def test_rheonomic_constraint_matches_the_rotating_rod(explicit):
     model = get_formulation("modified_lagrange").derive(ms).numeric()
     w = 0.5
     for seed in range(10):
-        t0, q, qd = ms.random_state(seed)
+        t0, q, qd = ms.states.random_state(seed)
         c, s = np.cos(w * t0), np.sin(w * t0)
         rd = qd[0] * c + qd[1] * s
         np.testing.assert_allclose(
@@ -432,7 +432,7 @@ def test_every_path_agrees_with_sympy_kane(name, options):
     model = eom.numeric()
     ref = cached_model("sympy_kane", name)
     for seed in range(4):
-        t0, q, qd = ms.random_state(seed)
+        t0, q, qd = ms.states.random_state(seed)
         ours = model.coordinate_accelerations(t0, q, qd)
         theirs = ref.coordinate_accelerations(t0, q, qd)
         assert np.max(np.abs(ours - theirs)) <= 1e-9 * max(np.max(np.abs(theirs)), 1)

@@ -65,7 +65,7 @@ def test_pendulum_multiplier_is_minus_sympys(pendulum, name):
     coords = list(ms.coordinates)
     i1, i2 = coords.index(q1), coords.index(q2)
     for seed in range(4):
-        t0, q, qd = ms.random_state(seed=seed)
+        t0, q, qd = ms.states.random_state(seed=seed)
         lam = model.multipliers(t0, q, qd)
         assert lam.shape == (1,)
         ref = _sympy_lambda(q[i1], q[i2], qd[i1], qd[i2], mv)
@@ -83,7 +83,7 @@ def test_pendulum_multiplier_is_minus_sympys(pendulum, name):
 def test_formulations_without_multipliers_say_so(pendulum, name):
     ms, _ = pendulum
     model = get_formulation(name).derive(ms).numeric()
-    t0, q, qd = ms.random_state(seed=0)
+    t0, q, qd = ms.states.random_state(seed=0)
     with pytest.raises(
         UnsupportedSystemError, match=rf"{name} has no Lagrange multipliers.*lagrange"
     ):
@@ -92,7 +92,7 @@ def test_formulations_without_multipliers_say_so(pendulum, name):
 
 def test_unconstrained_system_has_no_multipliers():
     model = get_formulation("lagrange").derive("double_pendulum").numeric()
-    t0, q, qd = model.system.random_state(seed=0)
+    t0, q, qd = model.system.states.random_state(seed=0)
     assert model.multipliers(t0, q, qd).shape == (0,)
 
 
@@ -113,7 +113,7 @@ def test_rolling_disc_multipliers_are_the_friction_force(name):
     a = disc.masscenter.vel(N).xreplace(u_of).dt(N)
     m = [v for k, v in ms.parameters.items() if str(k) == "m"][0]
     for seed in range(3):
-        t0, q, qd = ms.random_state(seed=seed)
+        t0, q, qd = ms.states.random_state(seed=seed)
         qdd = (
             get_formulation("kane")
             .derive(ms)

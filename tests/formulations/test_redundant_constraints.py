@@ -155,7 +155,7 @@ def test_lagrange_multipliers_of_the_kept_rows_are_the_contact_force(disc):
     B = A.orientnew("B_", "Axis", [q2, A.x])
     C = B.orientnew("C_", "Axis", [q3, B.y])
     for seed in range(3):
-        t0, q, qd = ms.random_state(seed=seed)
+        t0, q, qd = ms.states.random_state(seed=seed)
         qdd = model.coordinate_accelerations(t0, q, qd)
         sub = dict(zip(ms.coordinates, q))
         a = qdd[3] * N.x + qdd[4] * N.y + qdd[5] * N.z

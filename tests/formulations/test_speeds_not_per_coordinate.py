@@ -93,11 +93,11 @@ def top():
 def test_quaternion_states_are_unit_and_rates_follow_the_kinematics(top):
     ms, _, _ = top
     for seed in range(3):
-        t0, q, qd = ms.random_state(seed=seed)
+        t0, q, qd = ms.states.random_state(seed=seed)
         assert np.dot(q, q) == pytest.approx(1.0, abs=1e-12)
-        u = ms.speeds_from_rates(t0, q, qd)
+        u = ms.states.speeds_from_rates(t0, q, qd)
         np.testing.assert_allclose(
-            ms.rates_from_speeds(t0, q, u), qd, rtol=1e-12, atol=1e-12
+            ms.states.rates_from_speeds(t0, q, u), qd, rtol=1e-12, atol=1e-12
         )
 
 
@@ -106,7 +106,7 @@ def test_quaternion_top_matches_sympy_kane(top, name):
     ms, km, values = top
     model = get_formulation(name).derive(ms).numeric()
     for seed in range(3):
-        t0, q, qd = ms.random_state(seed=seed)
+        t0, q, qd = ms.states.random_state(seed=seed)
         x = model.state_from(q, qd, t0)
         u = x[len(q) :]
         ud = model.rhs(t0, x)[len(q) :]
@@ -246,7 +246,7 @@ def test_kane2_vehicle_matches_sympys_asserted_equations(vehicle, name):
     ms, eqs, (q1, u1, u2) = vehicle
     model = get_formulation(name).derive(ms).numeric()
     for seed in range(3):
-        t0, q, qd = ms.random_state(seed=seed)
+        t0, q, qd = ms.states.random_state(seed=seed)
         x = model.state_from(q, qd, t0)
         u = x[len(q) :]
         ud = model.rhs(t0, x)[len(q) :]

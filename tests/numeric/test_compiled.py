@@ -94,7 +94,7 @@ def models(formulation, name):
 def states(eom, lam, k=3):
     out = []
     for seed in range(k):
-        t0, q, qd = eom.system.random_state(seed=seed)
+        t0, q, qd = eom.system.states.random_state(seed=seed)
         out.append((t0, q, qd, lam.state_from(q, qd, t0)))
     return out
 
@@ -172,7 +172,7 @@ def test_parameters_are_runtime_arguments(tmp_path):
     a = eom.numeric(backend="c", cache_dir=tmp_path)
     b = eom.numeric(p, backend="c", cache_dir=tmp_path)
     assert a._module is b._module  # one compiled module for both
-    t0, q, qd = eom.system.random_state(seed=3)
+    t0, q, qd = eom.system.states.random_state(seed=3)
     x = a.state_from(q, qd, t0)
     close(b.rhs(t0, x), eom.numeric(p).rhs(t0, x))
     close(a.rhs(t0, x), eom.numeric().rhs(t0, x))
@@ -204,7 +204,7 @@ def test_disk_cache_keyed_by_source(tmp_path, monkeypatch):
     for src in tmp_path.glob("_eomc_*.c"):
         assert "Python.h" not in src.read_text()
     assert len(list(tmp_path.glob("_eomcall_*.so"))) == 1
-    t0, q, qd = e1.system.random_state(seed=0)
+    t0, q, qd = e1.system.states.random_state(seed=0)
     x = m1.state_from(q, qd, t0)
     close(m2.rhs(t0, x), e1.numeric().rhs(t0, x))
 
@@ -224,7 +224,7 @@ def _recording_compiler(monkeypatch):
 
 def test_native_instructions_where_the_compiler_takes_them(tmp_path, monkeypatch):
     eom = cached_eom("kane", "double_pendulum")
-    t0, q, qd = eom.system.random_state(seed=2)
+    t0, q, qd = eom.system.states.random_state(seed=2)
     reference = eom.numeric().coordinate_accelerations(t0, q, qd)
     real = compiled.find_compiler()
     # A compiler that refuses -march=native (as one for an architecture
@@ -301,7 +301,7 @@ def test_missing_compiler_is_named(monkeypatch):
     with pytest.warns(RuntimeWarning, match="not available.*cc-missing"):
         model = eom.numeric(backend="auto")
     assert type(model) is LambdifyModel
-    t0, q, qd = eom.system.random_state(seed=0)
+    t0, q, qd = eom.system.states.random_state(seed=0)
     assert model.coordinate_accelerations(t0, q, qd).shape == (2,)
     # The default never needs a compiler.
     assert type(eom.numeric()) is LambdifyModel
@@ -354,7 +354,7 @@ def test_evaluations_are_counted_once_whatever_the_backend(monkeypatch):
         models_.append(eom.numeric(backend="c"))
     except CompilerNotFoundError:
         pass  # the two others still make the point
-    t0, q, qd = eom.system.random_state(seed=1)
+    t0, q, qd = eom.system.states.random_state(seed=1)
     x = lam.state_from(q, qd, t0)
     expected = lam.rhs(t0, x)
     for m in models_:
@@ -440,7 +440,7 @@ def _solve_reference(lam, t0, x):
 def _states(eom, lam, n=3):
     """(t, x) at the declaration's random states, seeds 0 .. n - 1."""
     for seed in range(n):
-        t0, q, qd = eom.system.random_state(seed=seed)
+        t0, q, qd = eom.system.states.random_state(seed=seed)
         yield t0, lam.state_from(q, qd, t0)
 
 
@@ -576,7 +576,7 @@ def test_fast_call_is_the_cffi_call():
 def test_parameters_set_later_are_used():
     eom = cached_eom("kane", "double_pendulum")
     cm = eom.numeric(backend="c")
-    t0, q, qd = eom.system.random_state(seed=4)
+    t0, q, qd = eom.system.states.random_state(seed=4)
     x = cm.state_from(q, qd, t0)
     before = cm.rhs(t0, x)
     # Gravity doubled (all of m, l, g doubled would leave the angles'
@@ -585,7 +585,7 @@ def test_parameters_set_later_are_used():
         sym: (2.0 if str(sym) == "g" else 1.0) * v
         for sym, v in eom.system.parameters.items()
     }
-    cm.p = eom.system.parameter_vector(p)
+    cm.p = eom.system.states.parameter_vector(p)
     after = cm.rhs(t0, x)
     close(after, eom.numeric(p).rhs(t0, x))
     assert np.max(np.abs(after - before)) > 1e-3
@@ -599,7 +599,7 @@ import sys
 from eomcompare.formulations import get_formulation
 eom = get_formulation("kane").derive("double_pendulum")
 model = eom.numeric(backend="c", cache_dir=sys.argv[1])
-t0, q, qd = eom.system.random_state(seed=0)
+t0, q, qd = eom.system.states.random_state(seed=0)
 print(model.rhs(t0, model.state_from(q, qd, t0)).tolist())
 """
 

@@ -94,7 +94,9 @@ def test_energy_is_conserved_on_a_conservative_loop(name):
     assert ms.energy_conserved
     res = integrate_dae(cached_eom("lagrange", name), 5.0, rtol=1e-10, atol=1e-10)
     assert res.success, res.message
-    parts = np.array([ms.energy(t, q, v) for t, q, v in zip(res.t, res.q, res.qd)])
+    parts = np.array(
+        [ms.states.energy(t, q, v) for t, q, v in zip(res.t, res.q, res.qd)]
+    )
     E = parts.sum(axis=1)
     # Relative to the largest of kinetic and potential energy (measured:
     # 1.4e-10 and 3.6e-9; BDF of order <= 5 drifts more than DOP853 at the
@@ -239,7 +241,7 @@ def test_missing_binding_names_the_extra(monkeypatch):
 def test_bad_arguments():
     eom = cached_eom("lagrange", "four_bar")
     ms = eom.system
-    t0, q, qd = ms.consistent_initial_state()
+    t0, q, qd = ms.states.consistent_initial_state()
     with pytest.raises(ConstraintError, match="inconsistent initial state"):
         integrate_dae(eom, 1.0, initial_state=(t0, np.asarray(q) + 0.1, qd))
     with pytest.raises(ValueError, match="rtol"):

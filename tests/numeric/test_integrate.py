@@ -135,7 +135,7 @@ def test_baumgarte_residual_follows_the_critically_damped_solution(pendulum):
     ms, _ = pendulum
     b = 4.0
     eom = get_formulation("lagrange", baumgarte=(b, b)).derive(ms)
-    t0, q0, qd0 = ms.random_state(1)
+    t0, q0, qd0 = ms.states.random_state(1)
     scale = 1.001
     q = q0 * scale
     assert abs(q @ qd0) < 1e-12
@@ -184,14 +184,14 @@ def test_project_state_leaves_a_state_on_the_constraints_as_it_is():
     unchanged, bit for bit; one whose rates break the velocity constraints
     by 1e-9 is corrected to within the tolerance."""
     ms = cached_system("four_bar")
-    t0, q, qd = ms.random_state(3)
-    assert np.max(np.abs(ms.velocity_residual(t0, q, qd))) < 1e-12
+    t0, q, qd = ms.states.random_state(3)
+    assert np.max(np.abs(ms.states.velocity_residual(t0, q, qd))) < 1e-12
     q2, qd2 = project_state(ms, t0, q, qd, tol=1e-10)
     assert np.array_equal(q2, q) and np.array_equal(qd2, qd)
     off = qd + np.array([1e-9, 0.0, 0.0])
-    assert np.max(np.abs(ms.velocity_residual(t0, q, off))) > 1e-10
+    assert np.max(np.abs(ms.states.velocity_residual(t0, q, off))) > 1e-10
     _, qd3 = project_state(ms, t0, q, off, tol=1e-10)
-    assert np.max(np.abs(ms.velocity_residual(t0, q, qd3))) <= 1e-10
+    assert np.max(np.abs(ms.states.velocity_residual(t0, q, qd3))) <= 1e-10
     assert not np.array_equal(qd3, off)
 
 
@@ -201,12 +201,12 @@ def test_project_state_is_a_minimal_correction():
     Phi_q), and the velocity constraints hold afterwards."""
     ms = cached_system("four_bar")
     P = {str(k): v for k, v in ms.parameters.items()}
-    t0, q, qd = ms.random_state(2)
+    t0, q, qd = ms.states.random_state(2)
     rng = np.random.default_rng(0)
     dq = rng.uniform(-1e-4, 1e-4, 3)
     q2, qd2 = project_state(ms, t0, q + dq, qd + 0.01)
-    assert np.max(np.abs(ms.holonomic_residual(t0, q2))) < 1e-12
-    assert np.max(np.abs(ms.velocity_residual(t0, q2, qd2))) < 1e-12
+    assert np.max(np.abs(ms.states.holonomic_residual(t0, q2))) < 1e-12
+    assert np.max(np.abs(ms.states.velocity_residual(t0, q2, qd2))) < 1e-12
     s, c = np.sin(q2), np.cos(q2)
     J = np.array(
         [
@@ -226,7 +226,7 @@ def test_project_state_is_a_minimal_correction():
 # ----------------------------------------------------------------------
 def test_inconsistent_initial_state_is_refused_with_the_configuration():
     ms = cached_system("four_bar")
-    t0, q, qd = ms.random_state(0)
+    t0, q, qd = ms.states.random_state(0)
     bad = q.copy()
     bad[2] += 0.01
     with pytest.raises(
@@ -243,7 +243,7 @@ def test_inconsistent_initial_state_is_refused_with_the_configuration():
 
 def test_nonholonomic_violation_is_refused():
     ms = cached_system("wheelbarrow")
-    t0, q, qd = ms.random_state(0)
+    t0, q, qd = ms.states.random_state(0)
     with pytest.raises(ConstraintError, match="velocity residual"):
         integrate(
             cached_eom("lagrange", "wheelbarrow"),

@@ -66,7 +66,7 @@ def test_matches_rhs_jacobian_without_constraints(system):
     eom = cached_eom("kane", system)
     ms = eom.system
     model = eom.numeric()
-    t0, q, qd = ms.random_state(seed=7)
+    t0, q, qd = ms.states.random_state(seed=7)
     x0 = model.state_from(q, qd, t0)
     J = _fd_rhs_jacobian(model, x0)
     lin = linearize(eom, (t0, q, qd))
@@ -81,12 +81,12 @@ def test_matches_rhs_jacobian_on_the_constraint_manifold():
     eom = cached_eom("kane", "rolling_disc")
     ms = eom.system
     model = eom.numeric()
-    t0, q, qd = ms.random_state(seed=3)
+    t0, q, qd = ms.states.random_state(seed=3)
     x0 = model.state_from(q, qd, t0)
     nq, nu = len(ms.q_ind), len(ms.u_ind)
 
     def embed(y):
-        u = ms.solve_dependent_speeds(t0, y[:nq], y[nq:])
+        u = ms.states.solve_dependent_speeds(t0, y[:nq], y[nq:])
         return np.concatenate([y[:nq], u])
 
     y0 = np.concatenate([x0[:nq], x0[nq : nq + nu]])
@@ -147,11 +147,11 @@ def test_rolling_disc_upright_rolling_against_sympy(formulation):
     """A steady motion with nonholonomic constraints: upright rolling."""
     ms = cached_system("rolling_disc")
     q = np.zeros(5)
-    u = ms.solve_dependent_speeds(0.0, q, np.array([0.0, 2.0, 0.0]))
+    u = ms.states.solve_dependent_speeds(0.0, q, np.array([0.0, 2.0, 0.0]))
     expected = _sympy_linearization_of("rolling_disc", tuple(q), tuple(u))
     lin = linearize(
         cached_eom(formulation, "rolling_disc"),
-        (0.0, q, ms.rates_from_speeds(0.0, q, u)),
+        (0.0, q, ms.states.rates_from_speeds(0.0, q, u)),
     )
     assert lin.states == ("q1", "q2", "q3", "x", "y", "u1", "u2", "u3")
     assert np.allclose(lin.A, expected, rtol=1e-8, atol=1e-8)
@@ -163,8 +163,8 @@ def test_four_bar_dependent_coordinates_against_sympy(formulation):
     """Dependent coordinates eliminated, away from equilibrium and at
     nonzero speed."""
     ms = cached_system("four_bar")
-    t0, q, qd = ms.random_state(seed=3)
-    u = ms.speeds_from_rates(t0, q, qd)
+    t0, q, qd = ms.states.random_state(seed=3)
+    u = ms.states.speeds_from_rates(t0, q, qd)
     expected = _sympy_linearization_of("four_bar", tuple(q), tuple(u))
     lin = linearize(cached_eom(formulation, "four_bar"), (t0, q, qd))
     assert lin.A.shape == (2, 2)
@@ -226,6 +226,6 @@ def test_bad_input():
 
 def test_inconsistent_operating_point_is_refused():
     ms = cached_system("four_bar")
-    t0, q, qd = ms.random_state(seed=1)
+    t0, q, qd = ms.states.random_state(seed=1)
     with pytest.raises(ConstraintError, match="violates"):
         linearize(cached_eom("kane", "four_bar"), (t0, q + 0.1, qd))

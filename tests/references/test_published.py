@@ -73,7 +73,7 @@ def test_steady_circular_rolling_is_a_relative_equilibrium(formulation, lean, ya
     ms = cached_system("rolling_disc")
     P = {str(k): v for k, v in ms.parameters.items()}
     q, qd = _steady_circle(P, lean, yaw_rate)
-    assert np.max(np.abs(ms.velocity_residual(0.0, q, qd))) < 1e-12
+    assert np.max(np.abs(ms.states.velocity_residual(0.0, q, qd))) < 1e-12
     lin = linearize(cached_eom(formulation, "rolling_disc"), (0.0, q, qd))
     rates = dict(zip(lin.states, lin.rates))
     # The shape (lean) and every speed are stationary ...

@@ -114,19 +114,19 @@ def _testset_accelerations(q, qd):
 def test_published_initial_angles_satisfy_the_declared_loops():
     ms = cached_system("andrews_squeezer")
     q0 = np.array(ANDREWS_INITIAL_ANGLES)
-    assert np.max(np.abs(ms.holonomic_residual(0.0, q0))) < 1e-12
+    assert np.max(np.abs(ms.states.holonomic_residual(0.0, q0))) < 1e-12
     # ... and the test set's own g(q) = 0, the geometry being the same.
     g = _testset_equations()[2]
     assert np.max(np.abs(np.array(g(q0), float))) < 1e-12
-    t0, q, qd = ms.consistent_initial_state()
+    t0, q, qd = ms.states.consistent_initial_state()
     assert np.allclose(q, q0, atol=0.0, rtol=0.0)
     assert np.all(qd == 0.0)
 
 
 def _states(ms):
-    yield ms.consistent_initial_state()
+    yield ms.states.consistent_initial_state()
     for seed in (1, 2):
-        yield ms.random_state(seed=seed)
+        yield ms.states.random_state(seed=seed)
 
 
 def _check_accelerations(formulation):

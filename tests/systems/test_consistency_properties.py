@@ -48,7 +48,7 @@ OFFSETS = st.tuples(*[st.floats(-0.5, 0.5)] * 3)
 def test_unlocated_velocities_agree_or_are_refused(base, offset, moving):
     ms = reanchor_velocity(base, offset, moving=moving)
     try:
-        states = [ms.random_state(seed) for seed in range(2)]
+        states = [ms.states.random_state(seed) for seed in range(2)]
         ref = _accelerations(ms, "kane", states)
     except ValueError as exc:  # a pinned C that takes a speed's only motion
         assume("singular" not in str(exc).lower())

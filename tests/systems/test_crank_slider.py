@@ -42,7 +42,7 @@ def test_redundant_states_follow_the_closed_forms():
     ms = get_system("crank_slider")
     l = _par(ms)["l"]
     for seed in range(N_STATES):
-        _, (phi, psi, x), (dphi, dpsi, dx) = ms.random_state(seed)
+        _, (phi, psi, x), (dphi, dpsi, dx) = ms.states.random_state(seed)
         assert x == pytest.approx(2 * l * np.cos(phi), abs=1e-12)
         assert psi == pytest.approx(-phi, abs=1e-12)
         assert dx == pytest.approx(-2 * l * np.sin(phi) * dphi, abs=1e-12)
@@ -73,11 +73,11 @@ def test_both_coordinate_choices_give_the_same_crank_acceleration():
     m_red = get_formulation("kane").derive(red).numeric()
     m_min = get_formulation("kane").derive(mini).numeric()
     for seed in range(N_STATES):
-        t0, q, qd = mini.random_state(seed)
+        t0, q, qd = mini.states.random_state(seed)
         # The redundant state from the loop constraints alone.
-        q_r = red.solve_dependent_coordinates(t0, q, [-0.3, 0.8])
-        u_r = red.solve_dependent_speeds(t0, q_r, qd)
-        qd_r = red.rates_from_speeds(t0, q_r, u_r)
+        q_r = red.states.solve_dependent_coordinates(t0, q, [-0.3, 0.8])
+        u_r = red.states.solve_dependent_speeds(t0, q_r, qd)
+        qd_r = red.states.rates_from_speeds(t0, q_r, u_r)
         a_min = m_min.coordinate_accelerations(t0, q, qd)[0]
         a_red = m_red.coordinate_accelerations(t0, q_r, qd_r)[0]
         assert a_red == pytest.approx(a_min, rel=1e-10, abs=1e-10)
@@ -107,7 +107,7 @@ def test_minimal_equation_matches_an_analytic_lagrange_equation():
     p = _par(ms)
     m, mB, l, g, F, c, l0 = (p[k] for k in ("m", "m_B", "l", "g", "F", "c", "l0"))
     for seed in range(N_STATES):
-        t0, (phi,), (dphi,) = ms.random_state(seed)
+        t0, (phi,), (dphi,) = ms.states.random_state(seed)
         s, co = np.sin(phi), np.cos(phi)
         M = m * l**2 * (2 / 3 + 2 * s**2) + 4 * mB * l**2 * s**2
         dM = (4 * m * l**2 + 8 * mB * l**2) * s * co
@@ -153,7 +153,7 @@ def test_energy_rate_equals_power_of_the_force(coordinates):
     f_terms = sm.lambdify([Q, U, A, list(ms.parameters)], terms)
     f_power = sm.lambdify([Q, U, list(ms.parameters)], power)
     for seed in range(N_STATES):
-        t0, qv, qdv = ms.random_state(seed)
+        t0, qv, qdv = ms.states.random_state(seed)
         qdd = model.coordinate_accelerations(t0, qv, qdv)
         vals = np.array(f_terms(qv, qdv, qdd, pvals), dtype=float)
         P = float(f_power(qv, qdv, pvals))

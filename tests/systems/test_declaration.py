@@ -42,7 +42,7 @@ def _slider_on_circle(**overrides):
 def test_a_consistent_declaration_builds_and_solves_dependent_parts():
     kwargs, (x, y, *_rest) = _slider_on_circle()
     ms = MechanicalSystem(**kwargs)
-    t0, q, qd = ms.consistent_initial_state()
+    t0, q, qd = ms.states.consistent_initial_state()
     # Independent derivation: y = -sqrt(r^2 - x^2), y' = -x x'/y.
     assert q[1] == pytest.approx(-np.sqrt(4.0 - 1.0), abs=1e-12)
     assert qd[1] == pytest.approx(-q[0] * qd[0] / q[1], rel=1e-12)
@@ -143,24 +143,24 @@ def test_n_link_pendulum_rejects_bad_n(bad):
 def test_random_states_are_consistent_and_reproducible(name):
     ms = get_system(name)
     for seed in range(5):
-        t0, q, qd = ms.random_state(seed)
-        t1, q1, qd1 = ms.random_state(seed)
+        t0, q, qd = ms.states.random_state(seed)
+        t1, q1, qd1 = ms.states.random_state(seed)
         assert t0 == t1
         np.testing.assert_array_equal(q, q1)
         np.testing.assert_array_equal(qd, qd1)
         if ms.holonomic_constraints:
-            assert np.max(np.abs(ms.holonomic_residual(t0, q))) < 1e-10
+            assert np.max(np.abs(ms.states.holonomic_residual(t0, q))) < 1e-10
         if ms.system.velocity_constraints.shape[0]:
-            assert np.max(np.abs(ms.velocity_residual(t0, q, qd))) < 1e-10
+            assert np.max(np.abs(ms.states.velocity_residual(t0, q, qd))) < 1e-10
     # Different seeds give different states.
-    assert not np.allclose(ms.random_state(0)[1], ms.random_state(1)[1])
+    assert not np.allclose(ms.states.random_state(0)[1], ms.states.random_state(1)[1])
 
 
 def test_random_state_of_redundant_system_satisfies_circle():
     kwargs, _ = _slider_on_circle()
     ms = MechanicalSystem(**kwargs)
     for seed in range(10):
-        t0, q, qd = ms.random_state(seed)
+        t0, q, qd = ms.states.random_state(seed)
         assert q[0] ** 2 + q[1] ** 2 == pytest.approx(4.0, abs=1e-12)
         assert q[0] * qd[0] + q[1] * qd[1] == pytest.approx(0.0, abs=1e-12)
 
@@ -169,7 +169,7 @@ def test_dependent_coordinates_unreachable_raise_constraint_error():
     kwargs, _ = _slider_on_circle()
     ms = MechanicalSystem(**kwargs)
     with pytest.raises(ConstraintError, match="cannot be satisfied"):
-        ms.solve_dependent_coordinates(0.0, [5.0], [-1.0])
+        ms.states.solve_dependent_coordinates(0.0, [5.0], [-1.0])
 
 
 def test_fingerprint_changes_with_parameters_and_not_otherwise():
@@ -325,8 +325,27 @@ def test_replace_keeps_every_argument_and_checks_the_new_declaration():
     assert heavier.parameters[m] == 3.0 and ms.parameters[m] == 1.0
     assert heavier.description == "a slider" and heavier.energy_conserved
     assert heavier.fingerprint() != ms.fingerprint()
-    # The new declaration is checked: x = 1, y = -1 is off the circle.
+    # The new declaration is checked as any is: x = 1, y = -1 is off the
+    # circle, which the numeric checks find.
+    off = ms.replace(initial_state={x: 1.0, vx: 0.3, y: -1.0})
     with pytest.raises(DeclarationError, match="violates the holonomic"):
-        ms.replace(initial_state={x: 1.0, vx: 0.3, y: -1.0})
+        off.validate()
     with pytest.raises(TypeError, match="unknown argument.*'colour'"):
         ms.replace(colour="red")
+
+
+def test_the_constructor_declares_and_validate_checks_with_numbers():
+    """Declaring evaluates nothing: no numeric half is built, no Newton
+    iteration runs; an initial state off the constraints is found by
+    validate(), which names the residual and returns the declaration
+    when every check passes."""
+    kwargs, (x, y, vx, vy, m, r, g, *_rest) = _slider_on_circle()
+    off = MechanicalSystem(**(kwargs | {"initial_state": {x: 1.0, vx: 0.3, y: -1.0}}))
+    assert "states" not in vars(off) and "declaration_analysis" not in vars(off)
+    with pytest.raises(DeclarationError, match=r"violates the holonomic.*residual"):
+        off.validate()
+    ok = MechanicalSystem(**kwargs)
+    assert ok.validate() is ok
+    assert "declaration_analysis" in vars(ok)
+    t0, q, qd = ok.states.consistent_initial_state()
+    assert abs(ok.states.holonomic_residual(t0, q)).max() < 1e-12

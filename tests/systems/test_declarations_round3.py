@@ -52,8 +52,8 @@ def test_coincident_point_is_no_obstacle_to_any_formulation(ex_11_7, name):
     X, Y = kane_levinson_ex_11_7_asserted()
     model = get_formulation(name).derive(ms).numeric()
     for seed in range(2):
-        t0, q, qd = ms.random_state(seed)
-        u = ms.speeds_from_rates(t0, q, qd)
+        t0, q, qd = ms.states.random_state(seed)
+        u = ms.states.speeds_from_rates(t0, q, qd)
         want = np.linalg.solve(_at(X, ms, q, u), _at(Y, ms, q, u)).ravel()
         np.testing.assert_allclose(
             model.speed_derivatives(t0, q, u),
@@ -84,9 +84,9 @@ def test_quaternion_top_follows_eulers_equations():
     for name in ["kane", "gibbs_appell", "sympy_kane"]:
         model = get_formulation(name).derive(ms).numeric()
         for seed in range(3):
-            t0, q, qd = ms.random_state(seed)
+            t0, q, qd = ms.states.random_state(seed)
             assert abs(np.linalg.norm(q) - 1) < 1e-12
-            w1, w2, w3 = u = ms.speeds_from_rates(t0, q, qd)
+            w1, w2, w3 = u = ms.states.speeds_from_rates(t0, q, qd)
             want = [
                 (I2 - I3) * w2 * w3 / I1,
                 (I3 - I1) * w3 * w1 / I2,
@@ -102,7 +102,7 @@ def test_quaternion_top_follows_eulers_equations():
     for name in LAGRANGE_FAMILY:
         model = get_formulation(name).derive(ms).numeric()
         for seed in range(3):
-            t0, q, qd = ms.random_state(seed)
+            t0, q, qd = ms.states.random_state(seed)
             np.testing.assert_allclose(
                 model.coordinate_accelerations(t0, q, qd),
                 kane.coordinate_accelerations(t0, q, qd),
@@ -157,13 +157,13 @@ def test_sympys_implicit_kinematics_body():
         warnings.simplefilter("error", RedundantConstraintWarning)
         ms = implicit_kinematics_body()
         assert ms.velocity_constraints == ()
-    _, q, _ = ms.consistent_initial_state()
+    _, q, _ = ms.states.consistent_initial_state()
     lam0 = list(ms.coordinates).index(ms.q_dep[0])
     assert q[lam0] == pytest.approx(np.sqrt(1 - 0.01 - 0.04 - 0.09), rel=1e-12)
     model = get_formulation("kane").derive(ms).numeric()
     for seed in range(2):
-        t0, q, qd = ms.random_state(seed)
-        u = ms.speeds_from_rates(t0, q, qd)
+        t0, q, qd = ms.states.random_state(seed)
+        u = ms.states.speeds_from_rates(t0, q, qd)
         np.testing.assert_allclose(
             model.speed_derivatives(t0, q, u),
             _sympy_speed_rates(ms, t0, q, u),
@@ -199,9 +199,9 @@ def test_box_on_ground_reaction_as_a_function_of_time(name):
     assert not eom.forcing.has(*ms.reaction_unknowns)
     model = eom.numeric()
     for seed in range(2):
-        t0, q, qd = ms.random_state(seed)
+        t0, q, qd = ms.states.random_state(seed)
         F = 7 + np.cos(t0)
-        u = ms.speeds_from_rates(t0, q, qd)
+        u = ms.states.speeds_from_rates(t0, q, qd)
         np.testing.assert_allclose(
             model.speed_derivatives(t0, q, u), [speed_rate(m, g, mu, F)], rtol=1e-12
         )
@@ -261,7 +261,7 @@ def test_gibbs_appell_takes_one_route_for_both_requests():
             by_route[route, name] = (ms, get_formulation(name).derive(ms).numeric())
     for seed in range(3):
         for (route, name), (ms, model) in by_route.items():
-            t0, (q,), (u,) = ms.random_state(seed)
+            t0, (q,), (u,) = ms.states.random_state(seed)
             got = model.constraint_forces(t0, [q], [u])
             assert got == pytest.approx(
                 {"ua": -m * L * u**2 - m * g * np.cos(q)}, rel=1e-12

@@ -83,7 +83,7 @@ def test_one_link_pendulum_matches_the_analytic_pendulum():
         .numeric(_by_name(ms, {"g": g, "l1": l, "m1": 2.5}))
     )
     for seed in range(N_STATES):
-        t0, q, qd = ms.random_state(seed)
+        t0, q, qd = ms.states.random_state(seed)
         got = model.coordinate_accelerations(t0, q, qd)[0]
         assert got == pytest.approx(
             -3 * g / (2 * l) * np.cos(q[0]), rel=1e-12, abs=1e-12
@@ -113,7 +113,7 @@ def test_two_link_absolute_chain_is_the_double_rod_pendulum():
         .numeric(_by_name(chain, {"m1": m, "m2": m, "l1": l, "l2": l, "g": g}))
     )
     for seed in range(N_STATES):
-        t0, th, thd = dp.random_state(seed)
+        t0, th, thd = dp.states.random_state(seed)
         a_dp = m_dp.coordinate_accelerations(t0, th, thd)
         a_ch = m_ch.coordinate_accelerations(t0, th - np.pi / 2, thd)
         np.testing.assert_allclose(a_ch, a_dp, rtol=1e-10, atol=1e-10)

@@ -79,7 +79,7 @@ def test_published_equation_2_70_holds_for_kane():
     L1, L2, L3, _ = _lengths(p)
     model = cached_eom("kane", "four_bar").numeric()
     for seed in range(N_STATES):
-        t0, q, qd = ms.random_state(seed)
+        t0, q, qd = ms.states.random_state(seed)
         q1, q2, q3 = q
         u1 = qd[0]
         u1d = model.coordinate_accelerations(t0, q, qd)[0]
@@ -102,7 +102,7 @@ def test_ratios_match_finite_differences_of_the_loop_equations():
     L = _lengths(_params(ms))
     h = 1e-6
     for seed in range(N_STATES):
-        _, q, _ = ms.random_state(seed)
+        _, q, _ = ms.states.random_state(seed)
         q1, q2, q3 = q
         plus = _solve_loop(q1 + h, [q2, q3], *L)
         minus = _solve_loop(q1 - h, [q2, q3], *L)
@@ -122,7 +122,7 @@ def test_closed_form_solves_the_loop_and_random_states_stay_on_its_branch():
     q2, q3 = four_bar_closed_form(q1, *L)
     np.testing.assert_allclose(_loop((q2, q3), q1, *L), 0.0, atol=1e-13)
     for seed in range(N_STATES):
-        _, q, _ = ms.random_state(seed)
+        _, q, _ = ms.states.random_state(seed)
         expected = np.array(four_bar_closed_form(q[0], *L))
         wrapped = np.angle(np.exp(1j * (q[1:] - expected)))
         np.testing.assert_allclose(wrapped, 0.0, atol=1e-10)
@@ -176,9 +176,9 @@ def _change_point(ms):
 def test_dead_point_raises_constraint_error_not_nan():
     ms = cached_system("four_bar")
     params, q = _change_point(ms)
-    assert np.max(np.abs(ms.holonomic_residual(0.0, q, params))) < 1e-12
+    assert np.max(np.abs(ms.states.holonomic_residual(0.0, q, params))) < 1e-12
     with pytest.raises(ConstraintError, match="singular configuration"):
-        ms.solve_dependent_speeds(0.0, q, [1.0], params)
+        ms.states.solve_dependent_speeds(0.0, q, [1.0], params)
 
 
 def test_dead_point_raises_from_the_numeric_model():
@@ -203,7 +203,7 @@ def test_energy_is_conserved_as_declared():
     rate = power_balance(ms)
     model = cached_eom("kane", "four_bar").numeric()
     for seed in range(N_STATES):
-        t0, q, qd = ms.random_state(seed)
+        t0, q, qd = ms.states.random_state(seed)
         terms = np.array(
             rate(q, qd, model.coordinate_accelerations(t0, q, qd)), dtype=float
         )

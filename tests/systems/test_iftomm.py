@@ -38,7 +38,7 @@ def _positions(ms, q, exprs):
 
 def _energy(ms, res):
     return np.array(
-        [sum(ms.energy(tt, q, qd)) for tt, q, qd in zip(res.t, res.q, res.qd)]
+        [sum(ms.states.energy(tt, q, qd)) for tt, q, qd in zip(res.t, res.q, res.qd)]
     )
 
 
@@ -80,12 +80,12 @@ def test_pendulum_specification():
     assert _values(ms) == {"m": 1.0, "L": 1.0, "g": 9.81}
     (mass,) = ms.bodies
     assert isinstance(mass, me.Particle)
-    t0, q, qd = ms.consistent_initial_state()
+    t0, q, qd = ms.states.consistent_initial_state()
     obs = ms.observables
     np.testing.assert_allclose(_positions(ms, q, [obs["x_P1"], obs["y_P1"]]), [1, 0])
     assert np.all(qd == 0)
     # Gravity along -y: the potential energy falls by m g as P1 drops 1 m.
-    assert sum(ms.energy(0.0, [-np.pi / 2], [0.0])) == pytest.approx(-9.81)
+    assert sum(ms.states.energy(0.0, [-np.pi / 2], [0.0])) == pytest.approx(-9.81)
 
 
 def test_n_four_bar_specification():
@@ -98,7 +98,7 @@ def test_n_four_bar_specification():
         assert all(
             float(b.mass.xreplace(dict(ms.parameters))) == 1.0 for b in ms.bodies
         )
-        t0, q, qd = ms.consistent_initial_state()
+        t0, q, qd = ms.states.consistent_initial_state()
         b0 = [ms.observables["x_B0"], ms.observables["y_B0"]]
         np.testing.assert_allclose(_positions(ms, q, b0), [0.0, 1.0], atol=1e-15)
         rates = {qi.diff(t): v for qi, v in zip(ms.coordinates, qd)}
@@ -141,7 +141,7 @@ def test_bricard_specification():
         )
     assert len(ms.coordinates) == len(ms.holonomic_constraints) == 5
     assert ms.degrees_of_freedom == 1
-    t0, q, qd = ms.consistent_initial_state()
+    t0, q, qd = ms.states.consistent_initial_state()
     p3 = [ms.observables[k] for k in ("x_P3", "y_P3", "z_P3")]
     np.testing.assert_allclose(_positions(ms, q, p3), [1.0, -1.0, 0.0], atol=1e-15)
     assert np.all(qd == 0)
@@ -153,9 +153,9 @@ def test_bricard_constraint_jacobian_has_rank_four_on_the_motion():
     motion (the mechanism moves although Grübler says it cannot)."""
     ms = cached_system("bricard")
     f = _projection_functions(ms)
-    p = ms.parameter_vector()
+    p = ms.states.parameter_vector()
     for seed in range(5):
-        t0, q, _ = ms.random_state(seed)
+        t0, q, _ = ms.states.random_state(seed)
         sv = np.linalg.svd(
             np.asarray(f["phi_q"](t0, q, p), float).reshape(5, 5), compute_uv=False
         )
@@ -187,7 +187,7 @@ def test_flyball_governor_specification():
             "ball2": 5.0,
         }
     )
-    t0, q, qd = ms.consistent_initial_state()
+    t0, q, qd = ms.states.consistent_initial_state()
     np.testing.assert_allclose(q, [0.5, np.pi / 6, np.pi / 6])
     # theta = omega t: the shaft turns at 2 pi rad/s.
     (theta,) = ms.specified
@@ -207,7 +207,7 @@ def test_flyball_governor_specification():
 
 def test_flyball_governor_free_shaft_starts_at_two_pi():
     ms = cached_system("flyball_governor", (("shaft", "free"),))
-    _, q, qd = ms.consistent_initial_state()
+    _, q, qd = ms.states.consistent_initial_state()
     assert qd[0] == pytest.approx(2 * np.pi) and q[0] == 0.0
 
 
@@ -227,7 +227,7 @@ def test_every_own_formulation_derives_and_agrees(name):
     ms = cached_system(name)
     models = {f: cached_eom(f, name).numeric() for f in OWN}
     for seed in range(5):
-        t0, q, qd = ms.random_state(seed)
+        t0, q, qd = ms.states.random_state(seed)
         ref = models["kane"].coordinate_accelerations(t0, q, qd)
         for f in OWN[1:]:
             qdd = models[f].coordinate_accelerations(t0, q, qd)
@@ -349,9 +349,9 @@ def test_bricard_lagrange_multipliers_are_the_minimum_norm_ones():
     model = lag.numeric()
     kane = cached_eom("kane", "bricard").numeric()
     f = _projection_functions(ms)
-    p = ms.parameter_vector()
+    p = ms.states.parameter_vector()
     for seed in range(4):
-        t0, q, qd = ms.random_state(seed)
+        t0, q, qd = ms.states.random_state(seed)
         C = np.asarray(f["phi_q"](t0, q, p), float).reshape(5, 5)
         lam = model.multipliers(t0, q, qd)
         qdd = kane.coordinate_accelerations(t0, q, qd)

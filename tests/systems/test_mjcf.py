@@ -134,7 +134,7 @@ def test_armature_is_in_every_joints_own_equation():
     declaration follows: the term is exercised, not vacuous."""
     ms = from_mjcf(MODELS["armature"])
     bare = from_mjcf(MODELS["armature"].replace('armature="', 'damping="'))
-    _, q, qd = ms.random_state(3)
+    _, q, qd = ms.states.random_state(3)
     with_j = mujoco_accelerations(ms, q, qd)
     without = mujoco_accelerations(bare, q, qd)
     assert np.max(np.abs(with_j - without)) > 1e-2
@@ -201,7 +201,7 @@ def test_the_same_arm_from_urdf_and_mjcf():
     f_mj = kane.derive(mj).numeric()
     f_ur = kane.derive(ur).numeric()
     for seed in range(5):
-        _, q, qd = ur.random_state(seed)
+        _, q, qd = ur.states.random_state(seed)
         a_ur = f_ur.coordinate_accelerations(0.0, q, qd)
         a_mj = f_mj.coordinate_accelerations(0.0, q, qd)
         pin_a = urdf_pinocchio_accelerations(ur, q, qd)
@@ -212,7 +212,7 @@ def test_the_same_arm_from_urdf_and_mjcf():
     # MuJoCo's default, moving axes ("xyz"), is another arm: the
     # comparison can fail.
     other = from_mjcf(ARM_MJCF.replace('eulerseq="XYZ"', 'eulerseq="xyz"'))
-    _, q, qd = ur.random_state(0)
+    _, q, qd = ur.states.random_state(0)
     assert np.max(np.abs(mujoco_accelerations(other, q, qd) - pin_a)) > 1e-3
 
 
@@ -236,7 +236,7 @@ def test_state_conversions_round_trip():
 
 def test_harness_oracle_is_mujoco_for_mjcf():
     ms = from_mjcf(MODELS["two_hinges"])
-    states = [ms.random_state(seed) for seed in range(3)]
+    states = [ms.states.random_state(seed) for seed in range(3)]
     name, qdd = oracle_accelerations(ms, states)
     assert name == "mujoco" and qdd.shape == (3, 2)
     model = mujoco.MjModel.from_xml_string(ms.options["mjcf"])

@@ -47,7 +47,7 @@ def test_ball_joint_has_a_quaternion_and_three_body_rates(ball):
     assert ball.degrees_of_freedom == 4
     # The initial state is MuJoCo's qpos0: the identity quaternion.
     model = mujoco.MjModel.from_xml_string(BALL)
-    _, q0, _ = ball.consistent_initial_state()
+    _, q0, _ = ball.states.consistent_initial_state()
     qpos, _ = ball.to_mujoco(q0, np.zeros(4))
     np.testing.assert_allclose(qpos, model.qpos0, rtol=0, atol=1e-15)
     np.testing.assert_allclose(q0[:4], [1, 0, 0, 0], atol=1e-15)

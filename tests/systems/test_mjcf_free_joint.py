@@ -61,7 +61,7 @@ def test_free_joint_coordinates_are_the_bodys_world_pose(floating):
     ]
     # The initial state is MuJoCo's qpos0: the body's pos and (normalised) quat.
     model = mujoco.MjModel.from_xml_string(FLOATING)
-    _, q0, _ = ms.consistent_initial_state()
+    _, q0, _ = ms.states.consistent_initial_state()
     quat = np.array([0.9, 0.3, -0.2, 0.2]) / np.linalg.norm([0.9, 0.3, -0.2, 0.2])
     np.testing.assert_allclose(q0[:4], quat, rtol=1e-14)
     np.testing.assert_allclose(q0[4:7], [0.1, -0.2, 1.0], rtol=1e-14)
@@ -139,8 +139,8 @@ def test_free_body_alone_falls_at_g(floating):
         "</body></worldbody></mujoco>"
     )
     model = get_formulation("lagrange").derive(ms).numeric()
-    t0, q, qd = ms.random_state(seed=1)
-    u = ms.speeds_from_rates(t0, q, qd)
+    t0, q, qd = ms.states.random_state(seed=1)
+    u = ms.states.speeds_from_rates(t0, q, qd)
     ud = model.speed_derivatives(t0, q, u)
     I = np.array([0.1, 0.2, 0.3])
     w = u[:3]
@@ -199,10 +199,10 @@ def _kane_matches_mujoco(ms, quaternions):
     model = get_formulation("kane").derive(ms).numeric(backend="lambdify")
     mj = mjcf_mujoco_model(ms)
     for seed in range(5):
-        t0, q, qd = ms.random_state(seed=seed)
+        t0, q, qd = ms.states.random_state(seed=seed)
         for k in quaternions:
             assert np.dot(q[k : k + 4], q[k : k + 4]) == pytest.approx(1.0, abs=1e-14)
-        u = ms.speeds_from_rates(t0, q, qd)
+        u = ms.states.speeds_from_rates(t0, q, qd)
         expected = mujoco_accelerations(ms, q, u, model=mj)
         got = model.speed_derivatives(t0, q, u)
         assert np.max(np.abs(got - expected)) <= 1e-10 * np.max(np.abs(expected))

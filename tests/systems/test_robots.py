@@ -201,7 +201,7 @@ def test_symbolic_inertia_defaults_are_the_tables():
         b = get_system(name, symbolic_inertia=True)
         na = get_formulation("kane", count_ops=False).derive(a).numeric()
         nb = get_formulation("kane", count_ops=False).derive(b).numeric()
-        t0, q, qd = a.random_state(3)
+        t0, q, qd = a.states.random_state(3)
         assert np.allclose(
             na.coordinate_accelerations(t0, q, qd),
             nb.coordinate_accelerations(t0, q, qd),

@@ -87,7 +87,7 @@ def test_equals_mass_matrix_form_at_random_parameters(n):
     for _ in range(5):
         p = {s: v * rng.uniform(0.5, 1.5) for s, v in ms.parameters.items()}
         a, b = ours.numeric(p), ref.numeric(p)
-        t0, q, qd = ms.random_state(int(rng.integers(1000)))
+        t0, q, qd = ms.states.random_state(int(rng.integers(1000)))
         np.testing.assert_allclose(
             a.coordinate_accelerations(t0, q, qd),
             b.coordinate_accelerations(t0, q, qd),
@@ -110,7 +110,7 @@ def test_explicit_form_and_evaluation_order(tmp_path):
         seen.add(s)
     # The derivation's own counts come from the evaluation order.
     assert eom.op_counts["cse"] > 0 and eom.op_counts["raw"] > 0
-    t0, q, qd = ms.random_state(0)
+    t0, q, qd = ms.states.random_state(0)
     expected = eom.numeric().coordinate_accelerations(t0, q, qd)
     # The derivation cache stores the result whole.
     cache = DerivationCache(tmp_path)

@@ -79,7 +79,7 @@ def _model(ms, values):
 def _states(ms, values):
     par = None if values is None else {k: values[str(k)] for k in ms.parameters}
     for seed in range(N_STATES):
-        yield ms.random_state(seed, parameters=par)
+        yield ms.states.random_state(seed, parameters=par)
 
 
 def _check_equations(values):
@@ -133,7 +133,7 @@ def test_printed_2_182_is_a_misprint():
     ms = cached_system("rod_slider_shaft")
     P = _params(ms)
     model = _model(ms, None)
-    t0, q, qd = ms.random_state(2)
+    t0, q, qd = ms.states.random_state(2)
     qdd = model.coordinate_accelerations(t0, q, qd)
     q1, (u1, u2), u2d = q[0], qd, qdd[1]
     sb, cb = np.sin(P["beta"]), np.cos(P["beta"])
@@ -167,7 +167,7 @@ def test_energy_with_torque_work_is_conserved():
         pot = -P["g"] * (P["m_R"] * P["L"] + P["m_P"] * q[0]) * cb - P["T"] * q[1]
         return kin + pot
 
-    t0, q, qd = ms.random_state(4)
+    t0, q, qd = ms.states.random_state(4)
     sol = solve_ivp(
         model.rhs, (t0, t0 + 0.5), model.state_from(q, qd, t0), rtol=1e-11, atol=1e-12
     )

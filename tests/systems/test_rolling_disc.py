@@ -49,7 +49,7 @@ def _energy(P, q, qd):
 def _trajectory(seed, duration=1.5):
     ms = cached_system("rolling_disc")
     model = cached_eom("kane", "rolling_disc").numeric()
-    t0, q, qd = ms.random_state(seed)
+    t0, q, qd = ms.states.random_state(seed)
     sol = solve_ivp(
         model.rhs,
         (t0, t0 + duration),
@@ -79,7 +79,7 @@ def test_rolling_constraints_hold_along_trajectory(seed):
     worst = 0.0
     for ti, x in zip(sol.t, sol.y.T):
         q, qd = model.coordinates_from(x, ti)
-        worst = max(worst, np.max(np.abs(ms.velocity_residual(ti, q, qd))))
+        worst = max(worst, np.max(np.abs(ms.states.velocity_residual(ti, q, qd))))
     assert worst < 1e-8
 
 
@@ -130,7 +130,7 @@ def test_steady_turning_is_a_relative_equilibrium(lean, yaw_rate):
     ms = cached_system("rolling_disc")
     model = cached_eom("kane", "rolling_disc").numeric()
     q, qd = _steady_start(P, lean, yaw_rate)
-    assert np.max(np.abs(ms.velocity_residual(0.0, q, qd))) < 1e-12
+    assert np.max(np.abs(ms.states.velocity_residual(0.0, q, qd))) < 1e-12
     qdd = model.coordinate_accelerations(0.0, q, qd)
     # Lean, yaw rate and spin rate are stationary.
     assert np.max(np.abs(qdd[:3])) < 1e-10
@@ -181,7 +181,7 @@ def test_agrees_with_sympy_documentation_model():
     udot = _sympy_documentation_model()
     worst = 0.0
     for seed in range(N_STATES):
-        t0, q, qd = ms.random_state(seed)
+        t0, q, qd = ms.states.random_state(seed)
         qdd = model.coordinate_accelerations(t0, q, qd)
         u = _speeds(q, qd)
         ud = udot(q[:3], u, P)

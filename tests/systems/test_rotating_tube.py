@@ -57,7 +57,7 @@ def test_kane_satisfies_published_equations():
     theta, theta_dot = _prescribed(ms)
     times = set()
     for seed in range(N_STATES):
-        t0, q, qd = ms.random_state(seed)
+        t0, q, qd = ms.states.random_state(seed)
         times.add(round(t0, 9))
         qdd = model.coordinate_accelerations(t0, q, qd)
         for terms in published_terms(t0, q, qd, qdd, p, theta, theta_dot):

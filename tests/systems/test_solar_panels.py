@@ -54,7 +54,7 @@ def test_kane_satisfies_published_equations(damped):
     model = get_formulation("kane").derive(ms).numeric()
     p = _parameters(ms)
     for seed in range(N_STATES):
-        t0, q, qd = ms.random_state(seed)
+        t0, q, qd = ms.states.random_state(seed)
         qdd = model.coordinate_accelerations(t0, q, qd)
         for terms in published_terms(q, qd, qdd, p, damped):
             scale = sum(abs(x) for x in terms)
@@ -100,7 +100,7 @@ def test_published_equations_hold_symbolically():
 
 def test_speeds_are_coordinate_rates_and_stowed_start():
     ms = get_system("solar_panels")
-    t0, q, qd = ms.consistent_initial_state()
+    t0, q, qd = ms.states.consistent_initial_state()
     np.testing.assert_allclose(q, [np.pi / 2, 0.0])
     np.testing.assert_allclose(qd, [0.0, 0.0])
     t = me.dynamicsymbols._t

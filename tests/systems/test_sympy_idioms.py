@@ -55,7 +55,7 @@ def test_joints_cart_pendulum_matches_sympys_asserted_equations(cart_pendulum, n
     model = get_formulation(name).derive(ms).numeric()
     order = [str(q.func) for q in ms.coordinates]
     for seed in range(3):
-        t0, q, qd = ms.random_state(seed)
+        t0, q, qd = ms.states.random_state(seed)
         state = dict(zip(order, q)) | {"d" + k: v for k, v in zip(order, qd)}
         num = {qp: state["qp"], up: state["dqp"], F: np.sin(t0) / 2} | values
         Mn = np.array(M.xreplace(num), dtype=float)
@@ -74,7 +74,7 @@ def test_joints_double_pendulum_matches_the_textbook(name):
     assert [str(q.func) for q in ms.coordinates] == ["q1", "q2"]
     model = get_formulation(name).derive(ms).numeric()
     for seed in range(3):
-        t0, q, qd = ms.random_state(seed)
+        t0, q, qd = ms.states.random_state(seed)
         np.testing.assert_allclose(
             model.coordinate_accelerations(t0, q, qd),
             double_pendulum_closed_form(t0, q, qd),
@@ -111,7 +111,7 @@ def test_an_auxiliary_speed_alone_gives_its_generalized_constraint_force():
     assert ms.u_aux == (ua,)
     for name in ("kane", "gibbs_appell", "sympy_kane", "lagrange"):
         model = get_formulation(name).derive(ms).numeric()
-        t0, qv, qd = ms.random_state(seed=3)
+        t0, qv, qd = ms.states.random_state(seed=3)
         assert model.constraint_forces(t0, qv, qd) == pytest.approx(
             {"ua": 1.5 * 9.81}, rel=1e-12
         ), name

@@ -172,7 +172,7 @@ def test_damping_option_against_pinocchio():
     assert worst_deviation(damped, "kane") < 1e-10
     assert worst_deviation(damped, "lagrange") < 1e-10
     # The option changes the accelerations (the oracle adds -b q' too).
-    t0, q, qd = damped.random_state(0)
+    t0, q, qd = damped.states.random_state(0)
     a = get_formulation("kane").derive(plain).numeric()
     b = get_formulation("kane").derive(damped).numeric()
     assert (
@@ -207,7 +207,7 @@ def test_symbolic_inertia_keeps_symbols_with_file_defaults():
     assert {"m2", "I2_xy", "I1_zz", "cx2"} <= free
     # The defaults are the file's values: same q'' as Pinocchio.
     assert worst_deviation(ms, "kane") < 1e-10
-    values = dict(zip(map(str, ms.parameters), ms.parameter_vector()))
+    values = dict(zip(map(str, ms.parameters), ms.states.parameter_vector()))
     assert values["m1"] == 1.3 and values["g"] == 9.81
 
 

@@ -59,8 +59,8 @@ def test_pinocchio_conversions_round_trip_and_frames(floating):
     model = urdf_pinocchio_model(ms)
     data = model.createData()
     for seed in range(3):
-        t0, q, qd = ms.random_state(seed=seed)
-        u = ms.speeds_from_rates(t0, q, qd)
+        t0, q, qd = ms.states.random_state(seed=seed)
+        u = ms.states.speeds_from_rates(t0, q, qd)
         q_pin, v = ms.to_pinocchio(q, u)
         assert q_pin.shape == (9,) and v.shape == (7,)
         back = ms.from_pinocchio(q_pin, v, np.zeros(7))
@@ -84,12 +84,12 @@ def test_every_formulation_matches_pinocchio_aba(floating, formulation):
     model = get_formulation(formulation).derive(ms).numeric()
     pm = urdf_pinocchio_model(ms)
     for seed in range(5):
-        t0, q, qd = ms.random_state(seed=seed)
+        t0, q, qd = ms.states.random_state(seed=seed)
         expected = urdf_pinocchio_accelerations(ms, q, qd, model=pm)
         got = model.coordinate_accelerations(t0, q, qd)
         assert np.max(np.abs(got - expected)) <= 1e-10 * np.max(np.abs(expected))
         # The speeds' rates too, Pinocchio's a converted by from_pinocchio.
-        u = ms.speeds_from_rates(t0, q, qd)
+        u = ms.states.speeds_from_rates(t0, q, qd)
         q_pin, v = ms.to_pinocchio(q, u)
         a = pin.aba(pm, pm.createData(), q_pin, v, np.zeros(pm.nv))
         ud = ms.from_pinocchio(q_pin, v, a)[2]
@@ -136,7 +136,7 @@ def test_solo12_matches_pinocchio_free_flyer():
     model = get_formulation("kane").derive(ms).numeric(backend="lambdify")
     pm = urdf_pinocchio_model(ms)
     for seed in range(5):
-        t0, q, qd = ms.random_state(seed=seed)
+        t0, q, qd = ms.states.random_state(seed=seed)
         assert np.dot(q[:4], q[:4]) == pytest.approx(1.0, abs=1e-14)
         expected = urdf_pinocchio_accelerations(ms, q, qd, model=pm)
         got = model.coordinate_accelerations(t0, q, qd)

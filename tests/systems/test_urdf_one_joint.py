@@ -92,7 +92,7 @@ def test_joint_damping_adds_minus_b_qdot_over_the_axis_inertia():
     damped_ms = from_urdf(text, damping=True)
     damped = get_formulation("kane").derive(damped_ms).numeric()
     for seed in range(3):
-        t, q, qd = damped_ms.random_state(seed)
+        t, q, qd = damped_ms.states.random_state(seed)
         change = damped.coordinate_accelerations(
             t, q, qd
         ) - plain.coordinate_accelerations(t, q, qd)

@@ -39,7 +39,7 @@ def test_kane_matches_pinocchio_aba_to_1e_10(robot):
     model = get_formulation("kane", count_ops=False).derive(ms).numeric()
     pm = urdf_pinocchio_model(ms)
     for seed in range(10):
-        t0, q, qd = ms.random_state(seed=seed)
+        t0, q, qd = ms.states.random_state(seed=seed)
         expected = urdf_pinocchio_accelerations(ms, q, qd, model=pm)
         got = model.coordinate_accelerations(t0, q, qd)
         assert np.max(np.abs(got - expected)) <= 1e-10 * np.max(np.abs(expected))

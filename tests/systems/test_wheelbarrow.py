@@ -63,7 +63,7 @@ def test_kane_satisfies_published_equations():
     P = _params(ms)
     worst = 0.0
     for seed in range(N_STATES):
-        t0, q, qd = ms.random_state(seed)
+        t0, q, qd = ms.states.random_state(seed)
         qdd = model.coordinate_accelerations(t0, q, qd)
         u1, u2, u1d, u2d, u1d_xy = _speeds_and_rates(P, q, qd, qdd)
         # The wheel centre moves along b1 at speed r phi'.
@@ -94,7 +94,7 @@ def test_published_equations_with_other_parameters():
         {ms_sym: other[str(ms_sym)] for ms_sym in ms.parameters}
     )
     for seed in range(N_STATES):
-        t0, q, qd = ms.random_state(
+        t0, q, qd = ms.states.random_state(
             seed, parameters={k: other[str(k)] for k in ms.parameters}
         )
         qdd = model.coordinate_accelerations(t0, q, qd)
@@ -109,7 +109,7 @@ def test_misprinted_first_equation_is_not_satisfied():
     ms = cached_system("wheelbarrow")
     model = cached_eom("kane", "wheelbarrow").numeric()
     P = _params(ms)
-    t0, q, qd = ms.random_state(3)
+    t0, q, qd = ms.states.random_state(3)
     qdd = model.coordinate_accelerations(t0, q, qd)
     u1, u2, u1d, u2d, _ = _speeds_and_rates(P, q, qd, qdd)
     printed = (

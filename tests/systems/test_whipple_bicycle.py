@@ -70,13 +70,13 @@ def test_nominal_geometry_is_the_benchmarks():
     assert np.allclose(pos["front_wheel"], [P["w"], 0, -P["rF"]], atol=1e-14)
     assert np.allclose(pos["rear_frame"], [P["xB"], 0, P["zB"]], atol=1e-14)
     assert np.allclose(pos["fork"], [P["xH"], 0, P["zH"]], atol=1e-14)
-    assert abs(ms.holonomic_residual(0.0, np.zeros(8))[0]) < 1e-15
+    assert abs(ms.states.holonomic_residual(0.0, np.zeros(8))[0]) < 1e-15
     # Leaning the whole bicycle keeps both wheels on the ground only if the
     # pitch adjusts; a pure 0.1 rad roll with zero pitch is consistent too
     # (the wheels are coplanar when the steer is zero).
     q = np.zeros(8)
     q[3] = 0.1
-    assert abs(ms.holonomic_residual(0.0, q)[0]) < 1e-15
+    assert abs(ms.states.holonomic_residual(0.0, q)[0]) < 1e-15
 
 
 def test_steer_lifts_or_lowers_the_front_contact():
@@ -85,9 +85,9 @@ def test_steer_lifts_or_lowers_the_front_contact():
     ms = cached_system("whipple_bicycle")
     q = np.zeros(8)
     q[3], q[4] = 0.2, 0.5  # roll, steer (independent order)
-    assert abs(ms.holonomic_residual(0.0, q)[0]) > 1e-4
-    q = ms.solve_dependent_coordinates(0.0, q[:7], [0.0])
-    assert abs(ms.holonomic_residual(0.0, q)[0]) < 1e-13
+    assert abs(ms.states.holonomic_residual(0.0, q)[0]) > 1e-4
+    q = ms.states.solve_dependent_coordinates(0.0, q[:7], [0.0])
+    assert abs(ms.states.holonomic_residual(0.0, q)[0]) < 1e-13
     assert abs(q[7]) > 1e-4
 
 
@@ -159,11 +159,11 @@ def test_energy_is_conserved_along_a_nonlinear_trajectory():
     ms = cached_system("whipple_bicycle")
     eom = cached_eom("kane", "whipple_bicycle")
     P = _params()
-    q = ms.solve_dependent_coordinates(
+    q = ms.states.solve_dependent_coordinates(
         0.0, np.array([0, 0, 0.2, 0.05, 0.1, 0, 0]), [0.0]
     )
-    u = ms.solve_dependent_speeds(0.0, q, np.array([0.3, -0.2, -2.0 / P["rR"]]))
-    qd = ms.rates_from_speeds(0.0, q, u)
+    u = ms.states.solve_dependent_speeds(0.0, q, np.array([0.3, -0.2, -2.0 / P["rR"]]))
+    qd = ms.states.rates_from_speeds(0.0, q, u)
     res = integrate(
         eom,
         1.5,
@@ -174,9 +174,9 @@ def test_energy_is_conserved_along_a_nonlinear_trajectory():
     )
     assert res.success
     energy = _energy_function(ms)
-    p = ms.parameter_vector()
+    p = ms.states.parameter_vector()
     E = [
-        energy(qi, ms.speeds_from_rates(0.0, qi, qdi), p)
+        energy(qi, ms.states.speeds_from_rates(0.0, qi, qdi), p)
         for qi, qdi in zip(res.q, res.qd)
     ]
     assert np.ptp(E) < 1e-7 * abs(E[0])

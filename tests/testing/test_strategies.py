@@ -214,12 +214,12 @@ def _loop_residual(ms, q):
 @FEW
 @given(S.closed_loops(min_bars=4, max_bars=6), st.integers(0, 1000))
 def test_closed_loops_are_assembled(ms, seed):
-    _, q0, _ = ms.consistent_initial_state()
+    _, q0, _ = ms.states.consistent_initial_state()
     assert _loop_residual(ms, q0) < 1e-9
     assert ms.degrees_of_freedom == len(ms.coordinates) - 2
-    t0, q, qd = ms.random_state(seed=seed)
+    t0, q, qd = ms.states.random_state(seed=seed)
     assert _loop_residual(ms, q) < 1e-9
-    assert np.max(np.abs(ms.velocity_residual(t0, q, qd))) < 1e-9
+    assert np.max(np.abs(ms.states.velocity_residual(t0, q, qd))) < 1e-9
 
 
 @settings(max_examples=2, deadline=None)
@@ -248,7 +248,7 @@ def test_explicit_four_bars_follow_their_closed_form(ms, q1):
 @given(S.nonholonomic_systems(kinds=["sleigh"]), st.integers(0, 1000))
 def test_sleigh_states_do_not_slip(ms, seed):
     v = _values(ms)
-    t0, (x, y, th), (xd, yd, thd) = ms.random_state(seed=seed)
+    t0, (x, y, th), (xd, yd, thd) = ms.states.random_state(seed=seed)
     # The blade's lateral velocity: across B.x turned by beta.
     across = -np.sin(th + v["beta"]) * xd + np.cos(th + v["beta"]) * yd
     assert abs(across) < 1e-12 * (1 + abs(xd) + abs(yd))
@@ -258,7 +258,7 @@ def test_sleigh_states_do_not_slip(ms, seed):
 @FEW
 @given(S.nonholonomic_systems(kinds=["rolling_disc"]), st.integers(0, 1000))
 def test_random_discs_roll(ms, seed):
-    t0, q, qd = ms.random_state(seed=seed)
+    t0, q, qd = ms.states.random_state(seed=seed)
     q1, q2, q3, x, y = q
     q1d, q2d, q3d, xd, yd = qd
     r = _values(ms)["r"]
@@ -303,7 +303,7 @@ def test_consistent_states_satisfy_the_constraints():
     @given(S.consistent_states(ms))
     def check(state):
         t0, q, qd = state
-        assert np.max(np.abs(ms.holonomic_residual(t0, q))) < 1e-10
-        assert np.max(np.abs(ms.velocity_residual(t0, q, qd))) < 1e-10
+        assert np.max(np.abs(ms.states.holonomic_residual(t0, q))) < 1e-10
+        assert np.max(np.abs(ms.states.velocity_residual(t0, q, qd))) < 1e-10
 
     check()
