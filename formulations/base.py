@@ -546,6 +546,9 @@ class Formulation(abc.ABC):
         ------
         UnsupportedSystemError
             When the system needs what this formulation cannot do.
+        DeclarationError
+            When the declaration fails its numeric checks
+            (:meth:`~eomcompare.systems.MechanicalSystem.validate`).
         """
         if isinstance(system, str):
             system = get_system(system)
@@ -554,6 +557,9 @@ class Formulation(abc.ABC):
                 f"system must be a MechanicalSystem or a catalogue name, not "
                 f"{type(system).__name__}"
             )
+        # The numeric checks of the declaration, once per declaration: no
+        # equations are derived from one that contradicts itself.
+        system.validate()
         self.check_supported(system)
         timer = _StageTimer()
         start = time.perf_counter()

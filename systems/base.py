@@ -342,6 +342,7 @@ class MechanicalSystem:
         }
         self.name = name
         self.system = system
+        self._validated = False
         self.parameters: Mapping[Symbol, float] = MappingProxyType(
             {sm.sympify(k): float(v) for k, v in parameters.items()}
         )
@@ -976,7 +977,8 @@ class MechanicalSystem:
         solved by Newton's method), and the :attr:`declaration_analysis`
         (declared velocities against the derivatives of the positions, at
         random consistent states).  The harness validates every system it
-        compares; a formulation reads the analysis when it needs it.
+        compares, and every formulation before it derives; the checks run
+        once per declaration.
 
         Raises
         ------
@@ -989,12 +991,15 @@ class MechanicalSystem:
         >>> get_system("double_pendulum").validate().name
         'double_pendulum'
         """
+        if self._validated:
+            return self
         try:
             self.states.check_kinematic_equations()
             self.states.consistent_initial_state()
         except ConstraintError as exc:
             raise DeclarationError(str(exc)) from None
         self.declaration_analysis  # noqa: B018 (the analysis is the check)
+        self._validated = True
         return self
 
     @cached_property

@@ -203,7 +203,7 @@ def test_mass_centre_velocity_other_than_its_positions_rate():
 def test_angular_velocity_contradicting_the_orientation_is_refused():
     decl = _pendulum(ang_vel=lambda u, N: 2 * u * N.z)
     with pytest.raises(DeclarationError, match=r"frame B .*rate of its orientation"):
-        MechanicalSystem(**decl)
+        MechanicalSystem(**decl).validate()
 
 
 def test_kinematic_equations_contradicting_the_angular_velocity_are_refused():
@@ -211,7 +211,7 @@ def test_kinematic_equations_contradicting_the_angular_velocity_are_refused():
     angular velocity is no longer the orientation's rate."""
     decl = _pendulum(kde=lambda q, u: q.diff() - 2 * u)
     with pytest.raises(DeclarationError, match=r"frame B") as info:
-        MechanicalSystem(**decl)
+        MechanicalSystem(**decl).validate()
     assert "differs" in str(info.value)
 
 
@@ -234,7 +234,7 @@ def test_contact_point_disc_with_a_wrong_kinematic_equation_is_refused():
             system=wrong,
             parameters=dict(ms.parameters),
             initial_state=dict(ms.initial_state),
-        )
+        ).validate()
 
 
 # ----------------------------------------------------------------------

@@ -78,7 +78,7 @@ def test_kdes_must_be_solvable_for_coordinate_rates():
     with pytest.raises(
         DeclarationError, match="cannot be solved for the coordinate rates"
     ):
-        MechanicalSystem(**kwargs)
+        MechanicalSystem(**kwargs).validate()
 
 
 def test_kdes_must_be_as_many_as_coordinates():
@@ -87,7 +87,7 @@ def test_kdes_must_be_as_many_as_coordinates():
     with pytest.raises(
         DeclarationError, match="cannot be solved for the coordinate rates"
     ):
-        MechanicalSystem(**kwargs)
+        MechanicalSystem(**kwargs).validate()
 
 
 def test_initial_state_violating_a_constraint_reports_the_residual():
@@ -98,14 +98,14 @@ def test_initial_state_violating_a_constraint_reports_the_residual():
         DeclarationError,
         match=r"violates the holonomic constraints \(residual \[-2\.0\]\)",
     ):
-        MechanicalSystem(**kwargs)
+        MechanicalSystem(**kwargs).validate()
 
 
 def test_initial_state_without_any_solution_is_refused():
     kwargs, (x, y, vx, *_rest) = _slider_on_circle()
     kwargs["initial_state"] = {x: 3.0, vx: 0.0}  # |x| > r: no y exists
     with pytest.raises(DeclarationError, match=r"could not solve .*\[y\(t\)\]"):
-        MechanicalSystem(**kwargs)
+        MechanicalSystem(**kwargs).validate()
 
 
 def test_unknown_function_of_time_is_refused():
