@@ -228,7 +228,6 @@ LONG_MODULES = {
     "compare/runner.py",
     "compare/report.py",
     "bench/suite.py",
-    "systems/base.py",
     "compare/equations.py",
     "bench/robots.py",
     "compare/findings.py",
