@@ -226,7 +226,6 @@ def test_generated_reports_are_not_in_git():
 #: module may pass it.
 LONG_MODULES = {
     "compare/runner.py",
-    "compare/report.py",
     "bench/suite.py",
     "compare/equations.py",
     "bench/robots.py",
