@@ -811,7 +811,7 @@ def _write_report(out: Path, run: dict, trows, drows, rrows, srows) -> Path:
     table, for a reader (the CSV files hold the same numbers)."""
     import pandas as pd
 
-    from eomcompare.compare.report import _md_table
+    from eomcompare.compare.tables import _md_table
 
     def cell(r):
         if r.get("status") != "ok":

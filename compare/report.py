@@ -15,27 +15,39 @@ absence.
 
 from __future__ import annotations
 
-import base64
 import html
-import io
-import math
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from eomcompare.symbolic.text import display_name
-
 from .findings import case_kinds, findings, kind_counts, refusals
+from .report_blocks import (
+    Figure,
+    Later,
+    Para,
+    Raw,
+    Report,
+    Table,
+    render_html,
+    render_markdown,
+)
+from .report_figures import (
+    bars_figure,
+    deviation_figure,
+    deviations,
+    formulation_styles,
+    pyplot,
+    save_figure,
+    scaling_figure,
+    trajectory_figure,
+)
 from .summary import oracle_unavailable
 from .tables import (
     SUMMARY_COLUMNS,
     TIMED_COLUMNS,
     _fmt,
-    _html_table,
-    _md_table,
     _prepared,
     _slug,
     cost_table,
@@ -45,7 +57,6 @@ from .tables import (
     timed_cells,
     timed_heading,
 )
-from .variants import variant_options
 
 __all__ = ["write_report", "summary_columns", "ReportOutputError"]
 
@@ -59,10 +70,6 @@ _FIGURE_NAMES = (
     "precision_*.png",
 )
 
-#: Systems whose builder takes ``n`` (scaling figures).
-#: Deviations are drawn no lower than this on log axes (exact zeros).
-_DEV_FLOOR = 1e-17
-
 
 def summary_columns() -> dict:
     """Frame columns of the per-system summary table and their headings.
@@ -75,238 +82,9 @@ def summary_columns() -> dict:
     return dict(SUMMARY_COLUMNS)
 
 
-# ----------------------------------------------------------------------
-# Blocks
-# ----------------------------------------------------------------------
-@dataclass
-class _Heading:
-    level: int
-    text: str
-
-
-@dataclass
-class _Para:
-    text: str
-
-
-@dataclass
-class _Table:
-    frame: pd.DataFrame
-    caption: str = ""
-    digits: int = 3
-
-
-@dataclass
-class _Figure:
-    path: Path
-    caption: str
-
-
-@dataclass
-class _Raw:
-    """Ready-made fragments: one for the HTML, one for the Markdown."""
-
-    html: str
-    markdown: str
-
-
 class ReportOutputError(OSError):
     """The report could not be written into its directory (a full disk, a
     file-size limit); the report written there before is left whole."""
-
-
-@dataclass
-class _Later:
-    """A part computed after the report's outline, maybe in another
-    process: ``make()`` returns the blocks that take its place."""
-
-    make: object
-    cost: float = 1.0
-
-
-@dataclass
-class _Report:
-    out: Path
-    blocks: list = field(default_factory=list)
-
-    def later(self, make, cost: float = 1.0):
-        self.blocks.append(_Later(make, cost))
-
-    def later_figure(self, draw, caption):
-        """A figure drawn later: ``draw()`` returns its path or None."""
-
-        def make():
-            path = draw()
-            return [_Figure(Path(path), caption)] if path is not None else []
-
-        self.later(make)
-
-    def h(self, level, text):
-        self.blocks.append(_Heading(level, text))
-
-    def p(self, text):
-        self.blocks.append(_Para(text))
-
-    def table(self, frame, caption="", digits=3):
-        self.blocks.append(_Table(frame, caption, digits))
-
-    def raw(self, html_text, markdown_text):
-        self.blocks.append(_Raw(html_text, markdown_text))
-
-    def figure(self, path, caption):
-        if path is not None:
-            self.blocks.append(_Figure(Path(path), caption))
-
-
-def _n_of(variant: str):
-    n = variant_options(variant).get("n")
-    return n if isinstance(n, int) else None
-
-
-def _coordinate_names(rows, count: int) -> list[str]:
-    """The coordinate names a case of the run stored (``coordinates``, a
-    JSON list); from the declaration for a run that did not store them;
-    ``q[i]`` when neither gives ``count`` names."""
-    import json
-
-    for r in rows:
-        try:
-            names = json.loads(getattr(r, "coordinates", None) or "null")
-        except (TypeError, ValueError):
-            continue
-        if isinstance(names, list) and len(names) == count:
-            return [str(n) for n in names]
-    try:
-        from .prepared import declaration_for_report
-
-        names = [
-            display_name(c)
-            for c in declaration_for_report(
-                rows[0].system, variant_options(rows[0].variant)
-            ).coordinates
-        ]
-        if len(names) == count:
-            return names
-    except Exception:  # names are a nicety; the figure does not need them
-        pass
-    return [f"q[{i}]" for i in range(count)]
-
-
-# ----------------------------------------------------------------------
-# Figures
-# ----------------------------------------------------------------------
-_STYLES = ["-", "--", "-.", ":", (0, (5, 1, 1, 1)), (0, (1, 3))]
-_MARKERS = ["o", "s", "^", "v", "D", "x", "+", "*"]
-
-
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
-
-    # A title at a fixed height spares matplotlib measuring every tick
-    # label to place it, the costliest part of drawing a small figure.
-    plt.rcParams.update(
-        {
-            "font.size": 9,
-            "axes.titlesize": 10,
-            "axes.titley": 1.0,
-            "axes.grid": True,
-            "grid.alpha": 0.3,
-            "legend.fontsize": 8,
-        }
-    )
-    return plt
-
-
-#: Width of the report's text column in CSS pixels, and the resolution of
-#: its figures: no figure is wider than the page, so none is shrunk to fit
-#: (a shrunk figure's labels are illegible).
-PAGE_PX = 1200
-_DPI = 110
-#: The widest figure in inches.
-_MAX_WIDTH_IN = PAGE_PX / _DPI
-#: Colours of a figure's palette: line charts need few, and an indexed PNG
-#: is about a quarter of a true-colour one (the report embeds every figure).
-_PALETTE = 64
-
-#: Margins of every figure in inches: (left, right, top, bottom).  The
-#: legend sits in the right margin.  Fixed margins let a figure be drawn
-#: once; ``bbox_inches="tight"`` would draw it twice to measure it.
-_MARGINS = (0.8, 2.0, 0.45, 0.5)
-
-
-def _legend_room(labels) -> float:
-    """Inches right of the axes for a legend of ``labels``: the default
-    margin, or more for long names (a formulation named with its options,
-    ``lagrange:baumgarte=(5.0,5.0)``)."""
-    longest = max((len(str(x)) for x in labels), default=0)
-    return max(_MARGINS[1], 0.55 + 0.07 * longest)
-
-
-def _line_width(room: float) -> float:
-    """Width in inches of a figure of lines against time with ``room`` for
-    its legend: 6.7 in of axes, less when the legend needs more than the
-    page leaves."""
-    return min(6.7 + _MARGINS[0] + room, _MAX_WIDTH_IN)
-
-
-def _layout(fig, left=None, right=None, top=None, bottom=None, **spacing):
-    """Place the axes of ``fig`` within fixed margins (inches)."""
-    w, h = fig.get_size_inches()
-    dl, dr, dt, db = _MARGINS
-    fig.subplots_adjust(
-        left=(dl if left is None else left) / w,
-        right=1 - (dr if right is None else right) / w,
-        top=1 - (dt if top is None else top) / h,
-        bottom=(db if bottom is None else bottom) / h,
-        **spacing,
-    )
-
-
-def _save(fig, path: Path) -> Path:
-    """``fig`` as the PNG file ``path``, written whole or not at all (a
-    figure of the report before stays until it is replaced)."""
-    import matplotlib.pyplot as plt
-    from PIL import Image
-
-    from .store import _atomic_write
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    width = fig.get_size_inches()[0]
-    if width > _MAX_WIDTH_IN + 1e-9:
-        raise ValueError(
-            f"{path.name}: a figure {width:.2f} in wide is wider than the "
-            f"page ({_MAX_WIDTH_IN:.2f} in)"
-        )
-    fig.set_dpi(_DPI)
-    fig.canvas.draw()
-    rgba = np.asarray(fig.canvas.buffer_rgba())
-    plt.close(fig)
-    # An indexed palette: a quarter of the bytes of true colour for line
-    # and bar charts, with no visible loss at this resolution.
-    image = Image.fromarray(rgba[..., :3]).quantize(
-        colors=_PALETTE, method=Image.Quantize.FASTOCTREE
-    )
-    png = io.BytesIO()
-    image.save(png, format="PNG", dpi=(_DPI, _DPI), compress_level=6)
-    _atomic_write(path, png.getvalue())
-    return path
-
-
-def _formulation_styles(formulations) -> dict:
-    import matplotlib
-
-    colours = matplotlib.colormaps["tab10"].colors
-    return {
-        f: {
-            "color": colours[i % len(colours)],
-            "linestyle": _STYLES[i % len(_STYLES)],
-            "marker": _MARKERS[i % len(_MARKERS)],
-        }
-        for i, f in enumerate(formulations)
-    }
 
 
 def _oracle_overview(frame, reference):
@@ -323,317 +101,6 @@ def _oracle_overview(frame, reference):
     return name, {
         lab: _fmt(d) for lab, d in zip(ref["label"], ref["oracle_qdd_max_rel_dev"])
     }
-
-
-def _trajectory_figure(plt, label, rows, trajectories, reference, styles, path):
-    """Up to three coordinates of every formulation, overlaid."""
-    cases = [(r.formulation, trajectories.get(r.case, {})) for r in rows]
-    cases = [(f, a) for f, a in cases if "t" in a and "q" in a and len(a["t"])]
-    if not cases:
-        return None
-    ref = dict(cases).get(reference, cases[0][1])
-    q_ref = np.asarray(ref["q"])
-    if q_ref.ndim != 2 or q_ref.shape[1] == 0:
-        return None
-    # The coordinates that move most say most about the motion.
-    spread = np.ptp(q_ref, axis=0)
-    shown = sorted(np.argsort(-spread, kind="stable")[:3])
-    names = _coordinate_names(rows, q_ref.shape[1])
-    room = _legend_room(f for f, _ in cases)
-    fig, axes = plt.subplots(
-        len(shown),
-        1,
-        sharex=True,
-        squeeze=False,
-        figsize=(_line_width(room), 1.9 * len(shown) + 0.6),
-    )
-    _layout(fig, right=room, hspace=0.12)
-    n_t = len(ref["t"])
-    for ax, j in zip(axes[:, 0], shown):
-        for k, (form, arr) in enumerate(cases):
-            q = np.asarray(arr["q"])
-            if q.ndim != 2 or q.shape[1] <= j:
-                continue
-            st = styles[form]
-            ax.plot(
-                arr["t"],
-                q[:, j],
-                color=st["color"],
-                linestyle=st["linestyle"],
-                marker=st["marker"],
-                markevery=(k * 3, max(n_t // 12, 1)),
-                markersize=4,
-                linewidth=2.2 if form == reference else 1.3,
-                alpha=0.9,
-                label=form + (" (reference)" if form == reference else ""),
-            )
-        ax.set_ylabel(names[j])
-    axes[0, 0].set_title(f"{label}: coordinates against time")
-    axes[-1, 0].set_xlabel("t [s]")
-    axes[0, 0].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
-    return _save(fig, path)
-
-
-def _deviations(rows, trajectories, reference, threshold):
-    """Formulation -> (t, relative deviation from the reference)."""
-    from .assemble import agreement
-
-    by_form = {r.formulation: trajectories.get(r.case, {}) for r in rows}
-    ref = by_form.get(reference, {})
-    if not all(k in ref for k in ("t", "q", "qd")):
-        return {}
-    out = {}
-    for form, arr in by_form.items():
-        if form == reference:
-            continue
-        dev = arr.get("deviation")
-        if dev is None and all(k in arr for k in ("t", "q", "qd")) and len(arr["t"]):
-            try:
-                dev = agreement(
-                    np.asarray(arr["t"]),
-                    np.asarray(arr["q"]),
-                    np.asarray(arr["qd"]),
-                    np.asarray(ref["q"]),
-                    np.asarray(ref["qd"]),
-                    threshold,
-                )["deviation"]
-            except (ValueError, IndexError):  # shapes differ: nothing to compare
-                dev = None
-        if dev is not None and len(dev):
-            dev = np.asarray(dev, dtype=float)
-            out[form] = (np.asarray(arr["t"])[: len(dev)], dev)
-    return out
-
-
-def _deviation_figure(plt, label, devs, reference, threshold, styles, path):
-    if not devs:
-        return None
-    room = _legend_room(devs)
-    fig, ax = plt.subplots(figsize=(_line_width(room), 3.0))
-    _layout(fig, right=room)
-    for form, (t, dev) in devs.items():
-        st = styles[form]
-        ax.semilogy(
-            t,
-            np.maximum(dev, _DEV_FLOOR),
-            color=st["color"],
-            linestyle=st["linestyle"],
-            linewidth=1.4,
-            label=form,
-        )
-        beyond = np.nonzero(dev > threshold)[0] if threshold else []
-        if len(beyond):
-            # The end of the horizon of agreement, where the reader looks.
-            ax.axvline(t[beyond[0]], color=st["color"], linewidth=0.8, alpha=0.6)
-    if threshold:
-        ax.axhline(
-            threshold,
-            color="0.3",
-            linewidth=0.8,
-            linestyle=":",
-            label=f"threshold {threshold:g}",
-        )
-    ax.set_ylim(bottom=_DEV_FLOOR / 3)
-    ax.set_xlabel("t [s]")
-    ax.set_ylabel("relative deviation")
-    ax.set_title(
-        f"{label}: deviation from {reference} (exact zeros drawn at {_DEV_FLOOR:g})"
-    )
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
-    return _save(fig, path)
-
-
-def _log_axis(ax, values, axis="y"):
-    """Log scale starting at a whole decade, ticks as plain numbers."""
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
-
-    v = pd.to_numeric(pd.Series(values), errors="coerce")
-    v = v[v > 0]
-    getattr(ax, f"set_{axis}scale")("log")
-    target = ax.yaxis if axis == "y" else ax.xaxis
-    if len(v):
-        lo = 10.0 ** math.floor(math.log10(v.min()))
-        hi = 10.0 ** math.ceil(math.log10(v.max() * 1.05))
-        getattr(ax, f"set_{axis}lim")(lo, hi)
-    target.set_major_locator(LogLocator(base=10))
-    target.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}"))
-    target.set_minor_formatter(NullFormatter())
-
-
-def _backend_labels(frame, labels) -> list[str]:
-    """The x labels of the cost chart: where some systems' right-hand sides
-    were compiled and others' not, those of the compiled ones marked
-    "(C)", so that microseconds of the two backends are not read as one
-    scale (within a system every formulation has one backend)."""
-    if "backend" not in frame.columns:
-        return list(labels)
-    by = frame.dropna(subset=["backend"]).groupby("label", sort=False)["backend"]
-    compiled = {lab for lab, b in by if set(b) == {"c"}}
-    if not compiled or compiled >= set(labels):
-        return list(labels)
-    return [f"{lab} (C)" if lab in compiled else str(lab) for lab in labels]
-
-
-def _bars_figure(plt, frame, formulations, styles, path):
-    """Grouped horizontal bars, one group per system variant and one panel
-    per measure (operation counts and times).  The systems run down the
-    page, so a run of many systems makes the figure taller, never wider
-    than the page."""
-    ok = frame[frame["status"] == "ok"]
-    metrics = [
-        (c, t)
-        for c, t in (
-            ("ops_raw", "operations, raw"),
-            ("ops_cse", "operations after cse"),
-            ("derive_s", "derivation s"),
-            ("rhs_us", "right-hand side µs"),
-        )
-        if ok[c].notna().any() and (ok[c] > 0).any()
-    ]
-    if not metrics or ok.empty:
-        return None
-    labels = list(dict.fromkeys(ok["label"]))
-    forms = [f for f in formulations if f in set(ok["formulation"])]
-    ticks = _backend_labels(ok, labels)
-    width = _MAX_WIDTH_IN
-    left = 0.35 + 0.065 * max(len(str(lb)) for lb in ticks)
-    # The legend above the panels, in as many columns as fit the width.
-    entry = _legend_room(forms) - 1.4
-    ncol = max(1, min(len(forms), int((width - 0.4) // entry)))
-    top = 0.55 + 0.2 * math.ceil(len(forms) / ncol)
-    bar = 0.08  # inches per bar
-    height = len(labels) * bar * len(forms) / 0.8 + top + 0.5
-    fig, axes = plt.subplots(
-        1, len(metrics), sharey=True, squeeze=False, figsize=(width, height)
-    )
-    _layout(fig, left=left, right=0.25, top=top, bottom=0.5, wspace=0.25)
-    y = np.arange(len(labels))
-    h = 0.8 / max(len(forms), 1)
-
-    def pivot(col):
-        table = ok.pivot_table(
-            index="label", columns="formulation", values=col, aggfunc="first"
-        ).reindex(index=labels)
-        return {
-            form: (
-                table[form].to_numpy(dtype=float)
-                if form in table
-                else np.full(len(labels), np.nan)
-            )
-            for form in forms
-        }
-
-    for ax, (col, title) in zip(axes[0], metrics):
-        # A time is drawn as the median of its measurements, a line across
-        # the bar's end as wide as their interquartile range.
-        median = f"{col}_median"
-        timed = (
-            median in ok.columns
-            and pd.to_numeric(ok[median], errors="coerce").notna().any()
-        )
-        values = pivot(median if timed else col)
-        spreads = pivot(f"{col}_spread") if timed and f"{col}_spread" in ok else {}
-        for i, form in enumerate(forms):
-            vals = np.where(values[form] > 0, values[form], np.nan)
-            iqr = spreads.get(form)
-            ax.barh(
-                y - 0.4 + h * (i + 0.5),
-                vals,
-                h,
-                xerr=None if iqr is None else np.nan_to_num(iqr) / 2,
-                error_kw={"elinewidth": 0.6, "capsize": 0},
-                label=form,
-                color=styles[form]["color"],
-            )
-        _log_axis(ax, ok[median if timed else col], axis="x")
-        ax.set_title(title + (" (median, IQR)" if timed else ""), fontsize=9)
-        ax.grid(axis="y", visible=False)
-        ax.tick_params(axis="x", labelsize=7)
-    axes[0, 0].set_yticks(y)
-    axes[0, 0].set_yticklabels(ticks, fontsize=8)
-    axes[0, 0].set_ylim(len(labels) - 0.5, -0.5)  # the first system on top
-    handles, names = axes[0, 0].get_legend_handles_labels()
-    fig.legend(
-        handles,
-        names,
-        loc="upper center",
-        bbox_to_anchor=(0.5, 1 - 0.3 / height),
-        ncol=ncol,
-        frameon=False,
-    )
-    fig.suptitle(
-        "Cost per formulation (log scale; missing bar: failed or not run)",
-        y=1 - 0.06 / height,
-        va="top",
-        fontsize=10,
-    )
-    return _save(fig, path)
-
-
-def _scaling_figure(plt, frame, system, formulations, styles, path):
-    """Operations and derivation seconds against n, log-log."""
-    from matplotlib.ticker import NullFormatter
-
-    f = frame[(frame["system"] == system) & (frame["status"] == "ok")].copy()
-    f["n"] = [_n_of(v) for v in f["variant"]]
-    f = f[f["n"].notna()]
-    if f["n"].nunique() < 2:
-        return None
-    derive = "derivation s"
-    if "derive_s_median" in f.columns:
-        # The median of the measurements, where the run has them.
-        median = pd.to_numeric(f["derive_s_median"], errors="coerce")
-        if median.notna().any():
-            f["derive_s"] = median.fillna(f["derive_s"])
-            derive = "derivation s (median)"
-    metrics = [
-        (c, t)
-        for c, t in (
-            ("ops_cse", "operations after cse"),
-            ("ops_raw", "operations, raw"),
-            ("derive_s", derive),
-        )
-        if (f[c] > 0).any()
-    ]
-    if not metrics:
-        return None
-    room = _legend_room(formulations)
-    fig, axes = plt.subplots(
-        1,
-        len(metrics),
-        squeeze=False,
-        figsize=(min(3.4 * len(metrics) + 0.6 + room, _MAX_WIDTH_IN), 3.6),
-    )
-    _layout(fig, right=room, top=0.75, wspace=0.35)
-    ns = sorted(int(n) for n in f["n"].unique())
-    for ax, (col, title) in zip(axes[0], metrics):
-        for form in formulations:
-            g = f[(f["formulation"] == form) & (f[col] > 0)].sort_values("n")
-            if g.empty:
-                continue
-            st = styles[form]
-            ax.loglog(
-                g["n"].astype(float),
-                g[col],
-                color=st["color"],
-                linestyle=st["linestyle"],
-                marker=st["marker"],
-                markersize=4,
-                label=form,
-            )
-        _log_axis(ax, f[col])
-        ax.set_xticks(ns)
-        ax.set_xticklabels([str(n) for n in ns])
-        ax.xaxis.set_minor_formatter(NullFormatter())
-        ax.set_xlabel("n")
-        ax.set_title(title)
-    fig.suptitle(
-        f"{system}: scaling with the number of links",
-        y=1 - 0.08 / fig.get_size_inches()[1],
-        va="top",
-    )
-    axes[0, -1].legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False)
-    return _save(fig, path)
 
 
 def _stage_table(frame: pd.DataFrame):
@@ -679,7 +146,7 @@ def _backend_note(frame: pd.DataFrame) -> str:
 
 def _kolev_part(table) -> list:
     return [
-        _Para(
+        Para(
             "Kolev's modified Lagrange equations keep the kinetic energy "
             "T in all coordinates and eliminate the dependent ones after "
             "differentiating. Rows: 'modified' uses the declared explicit "
@@ -690,7 +157,7 @@ def _kolev_part(table) -> list:
             "differentiating, 'multipliers' is Lagrange's equations with "
             f"one multiplier per constraint. Numbers {table.note}."
         ),
-        _Table(table.frame),
+        Table(table.frame),
     ]
 
 
@@ -699,7 +166,7 @@ def _equations_part(rows, trajectories, reference, n_states):
         from .equations import equations_section
 
         return [
-            _Raw(
+            Raw(
                 *equations_section(
                     rows, trajectories, reference=reference, n_states=n_states
                 )
@@ -720,8 +187,8 @@ def _make_part(i: int):
     return i, _PARTS[i].make()
 
 
-def _compute_parts(rep: _Report, jobs: int | None = None) -> None:
-    """Replace every :class:`_Later` of ``rep`` by its blocks.
+def _compute_parts(rep: Report, jobs: int | None = None) -> None:
+    """Replace every :class:`Later` of ``rep`` by its blocks.
 
     The parts (equations typeset, figures drawn, tables derived) are
     independent, so with several CPUs they are made in forked worker
@@ -732,7 +199,7 @@ def _compute_parts(rep: _Report, jobs: int | None = None) -> None:
     import multiprocessing as mp
     import os
 
-    parts = [b for b in rep.blocks if isinstance(b, _Later)]
+    parts = [b for b in rep.blocks if isinstance(b, Later)]
     jobs = min(jobs or os.cpu_count() or 1, len(parts))
     made = {}
     if jobs > 1 and "fork" in mp.get_all_start_methods():
@@ -748,7 +215,7 @@ def _compute_parts(rep: _Report, jobs: int | None = None) -> None:
         made = {i: part.make() for i, part in enumerate(parts)}
     out, k = [], 0
     for b in rep.blocks:
-        if isinstance(b, _Later):
+        if isinstance(b, Later):
             out.extend(made[k])
             k += 1
         else:
@@ -781,13 +248,13 @@ def _build_report(result, out, *, tables, figures: bool = True):
             + sorted(frame["formulation"].unique())
         )
     )
-    rep = _Report(out)
+    rep = Report(out)
 
     plt, styles, fig_note = None, {}, "Figures were not requested for this report."
     if figures:
         try:
-            plt = _pyplot()
-            styles = _formulation_styles(formulations)
+            plt = pyplot()
+            styles = formulation_styles(formulations)
             fig_note = None
         except ImportError as exc:
             fig_note = (
@@ -946,7 +413,7 @@ def _build_report(result, out, *, tables, figures: bool = True):
                 continue
             slug = _slug(label)
             rep.later_figure(
-                lambda rows_=rows_, label=label, slug=slug: _trajectory_figure(
+                lambda rows_=rows_, label=label, slug=slug: trajectory_figure(
                     plt,
                     label,
                     rows_,
@@ -959,10 +426,10 @@ def _build_report(result, out, *, tables, figures: bool = True):
                 "(the three that move most).",
             )
             rep.later_figure(
-                lambda rows_=rows_, label=label, slug=slug: _deviation_figure(
+                lambda rows_=rows_, label=label, slug=slug: deviation_figure(
                     plt,
                     label,
-                    _deviations(rows_, trajectories, reference, threshold or 0.0),
+                    deviations(rows_, trajectories, reference, threshold or 0.0),
                     reference,
                     threshold,
                     styles,
@@ -977,11 +444,11 @@ def _build_report(result, out, *, tables, figures: bool = True):
     if plt is not None:
 
         def cost_part():
-            path = _bars_figure(plt, frame, formulations, styles, fig_dir / "cost.png")
+            path = bars_figure(plt, frame, formulations, styles, fig_dir / "cost.png")
             if not path:
-                return [_Para("No successful case to chart.")]
+                return [Para("No successful case to chart.")]
             return [
-                _Figure(
+                Figure(
                     path,
                     "Operation counts (raw and after "
                     "common-subexpression elimination), derivation "
@@ -1010,7 +477,7 @@ def _build_report(result, out, *, tables, figures: bool = True):
         def scaling_part():
             blocks = []
             for system in scal:
-                path = _scaling_figure(
+                path = scaling_figure(
                     plt,
                     frame,
                     system,
@@ -1020,7 +487,7 @@ def _build_report(result, out, *, tables, figures: bool = True):
                 )
                 if path:
                     blocks.append(
-                        _Figure(
+                        Figure(
                             path,
                             f"{system}: operations after cse, "
                             "raw operations and derivation "
@@ -1028,7 +495,7 @@ def _build_report(result, out, *, tables, figures: bool = True):
                         )
                     )
             return blocks or [
-                _Para(
+                Para(
                     "Not drawn: the run has no n-link system with two or more "
                     "sizes (use --n 2 3 5)."
                 )
@@ -1043,7 +510,7 @@ def _build_report(result, out, *, tables, figures: bool = True):
     except ImportError as exc:
         rep.p(f"Section not available: compare.precision_figures ({exc}).")
     else:
-        report_section(rep, out, plt=plt, save=_save)
+        report_section(rep, out, plt=plt, save=save_figure)
     rep.h(2, "Benchmarks: published against computed")
     table = tables.get("benchmarks")
     if table is None:
@@ -1062,102 +529,6 @@ def _build_report(result, out, *, tables, figures: bool = True):
     else:
         rep.blocks.extend(_kolev_part(table))
     return rep
-
-
-_CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:{page}px;
-margin:2em auto;padding:0 1em;color:#222;line-height:1.4}
-table{border-collapse:collapse;margin:0.6em 0 1.2em;font-size:0.85em}
-th,td{border:1px solid #ccc;padding:3px 7px;text-align:right;vertical-align:top}
-th{background:#f0f0f0}
-td:first-child,th:first-child{text-align:left}
-caption{caption-side:top;text-align:left;font-weight:600;padding:2px 0}
-tr.bad td{background:#fde8e8}
-tr.na td{background:#f4f4f4;color:#666}
-figure{margin:0.5em 0 1.5em}
-figure img{max-width:100%}
-figcaption{font-size:0.85em;color:#555}
-.scroll{overflow-x:auto}
-nav ul{list-style:none;padding-left:0;columns:2;font-size:0.9em}
-nav li.l3{padding-left:1.5em}
-h2{border-bottom:1px solid #ddd;padding-bottom:0.2em;margin-top:1.6em}
-.eqs{border-left:3px solid #d0d8e8;padding:0 0.8em;margin:0.8em 0;overflow-x:auto}
-.eqs h5{margin:0.3em 0}
-p.form{font-size:0.85em;color:#444}
-.structure{display:flex;gap:1em;align-items:flex-start}
-svg.spy{flex:none}
-.side-by-side{display:grid;gap:1.2em;
-grid-template-columns:repeat(auto-fit,minmax(min(100%,26em),1fr))}
-.side-by-side>div{min-width:0}
-.pub{border:1px solid #ccc;padding:0.4em 0.8em;margin:0.5em 0;overflow-x:auto}
-math{font-family:"STIX Two Math","Latin Modern Math","DejaVu Math TeX Gyre",
-"Cambria Math",math}
-.pub.misprint .printed{background:#fde8e8;border:1px dashed #c33;padding:0 0.4em}
-.flag{background:#c33;color:#fff;border-radius:3px;padding:0 0.4em;font-size:0.8em}
-p.note{font-size:0.85em;color:#333}
-details{margin:0.3em 0}
-summary{cursor:pointer;color:#1f4e99}
-"""
-
-
-def _render_markdown(rep: _Report) -> str:
-    parts = []
-    for b in rep.blocks:
-        if isinstance(b, _Heading):
-            parts.append("#" * b.level + " " + b.text)
-        elif isinstance(b, _Para):
-            parts.append(b.text)
-        elif isinstance(b, _Table):
-            parts.append(_md_table(b.frame, b.digits))
-        elif isinstance(b, _Raw):
-            parts.append(b.markdown)
-        elif isinstance(b, _Figure):
-            rel = b.path.relative_to(rep.out).as_posix()
-            parts.append(f"![{b.caption}]({rel})\n\n*{b.caption}*")
-    return "\n\n".join(parts) + "\n"
-
-
-def _render_html(rep: _Report) -> str:
-    title = next((b.text for b in rep.blocks if isinstance(b, _Heading)), "Report")
-    parts = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        f"<title>{html.escape(title)}</title>",
-        f"<style>{_CSS.replace('{page}', str(PAGE_PX))}</style>",
-        "</head><body>",
-    ]
-    # A contents list: the report of a full run is long.
-    toc = ["<nav><ul>"]
-    for b in rep.blocks:
-        if isinstance(b, _Heading) and b.level in (2, 3):
-            toc.append(
-                f'<li class="l{b.level}"><a href="#{_slug(b.text)}">'
-                f"{html.escape(b.text)}</a></li>"
-            )
-    toc.append("</ul></nav>")
-    seen_h1 = False
-    for b in rep.blocks:
-        if isinstance(b, _Heading):
-            anchor = f' id="{_slug(b.text)}"' if b.level in (2, 3) else ""
-            parts.append(f"<h{b.level}{anchor}>{html.escape(b.text)}</h{b.level}>")
-            if b.level == 1 and not seen_h1:
-                parts.extend(toc)
-                seen_h1 = True
-        elif isinstance(b, _Para):
-            parts.append(f"<p>{html.escape(b.text)}</p>")
-        elif isinstance(b, _Table):
-            parts.append(_html_table(b.frame, b.caption, b.digits))
-        elif isinstance(b, _Raw):
-            parts.append(b.html)
-        elif isinstance(b, _Figure):
-            data = base64.b64encode(b.path.read_bytes()).decode("ascii")
-            cap = html.escape(b.caption)
-            parts.append(
-                f'<figure><img alt="{cap}" src="data:image/png;base64,'
-                f'{data}"><figcaption>{cap}</figcaption></figure>'
-            )
-    parts.append("</body></html>")
-    return "\n".join(parts) + "\n"
 
 
 def write_report(result, out, *, tables=None, figures: bool = True) -> dict:
@@ -1233,8 +604,8 @@ def write_report(result, out, *, tables=None, figures: bool = True) -> dict:
         _compute_parts(rep)
         # The page, which embeds the figures, is the larger: when the disk
         # fills, it fills there, and the markdown before stays too.
-        _atomic_write(page, _render_html(rep).encode("utf-8"))
-        _atomic_write(md, _render_markdown(rep).encode("utf-8"))
+        _atomic_write(page, render_html(rep).encode("utf-8"))
+        _atomic_write(md, render_markdown(rep).encode("utf-8"))
     except OSError as exc:
         raise ReportOutputError(
             exc.errno,
@@ -1243,7 +614,7 @@ def write_report(result, out, *, tables=None, figures: bool = True) -> dict:
         ) from exc
     # Figures of an earlier report that this one did not draw (systems no
     # longer in the run) must not linger; other files in figures/ stay.
-    drawn = {b.path.resolve() for b in rep.blocks if isinstance(b, _Figure)}
+    drawn = {b.path.resolve() for b in rep.blocks if isinstance(b, Figure)}
     for pattern in _FIGURE_NAMES:
         for old in (out / "figures").glob(pattern):
             if old.resolve() not in drawn:

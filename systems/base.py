@@ -11,24 +11,20 @@ declaration; none of them changes it.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from types import MappingProxyType
 from typing import Any
 
-import numpy as np
 import sympy as sm
 import sympy.physics.mechanics as me
 from sympy.core.function import AppliedUndef
 
 from eomcompare.numeric.states import ConstraintError, SystemStates
-from eomcompare.symbolic.calculus import dynamic_symbols, jacobian, subexpressions
+from eomcompare.symbolic.calculus import dynamic_symbols, subexpressions
 from eomcompare.symbolic.frames import (
     FrameAlgebra,
-    declared_orientations,
-    dyadic_matrix,
     kinetic_energy,
 )
 from eomcompare.symbolic.linsolve import solve_linear
@@ -41,8 +37,17 @@ from eomcompare.symbolic.types import (
     Vector,
 )
 
+from .checks import (
+    check_mass_properties_of,
+    check_parameters,
+    check_structure,
+    fingerprint,
+    free_constants,
+    linear_coefficients,
+    measures,
+    orientation_steps,
+)
 from .errors import DeclarationError
-from .physics import check_mass_properties
 
 __all__ = [
     "MechanicalSystem",
@@ -54,20 +59,6 @@ __all__ = [
 ]
 
 t = me.dynamicsymbols._t
-#: The assumptions on a parameter's sign that its value is checked against.
-#: A symbol's sign assumption -> what its value must satisfy.  A symbol
-#: declared positive (or negative) may be given zero: what sympy assumes of
-#: it while deriving (``Abs(x) = x``, ``sqrt(x**2) = x``) holds at zero as
-#: well, and zero is how a declaration switches a load off (``g`` or an
-#: applied force ``F``); a value of the wrong sign is refused.
-_SIGN_FACTS = {
-    "positive": "nonnegative",
-    "negative": "nonpositive",
-    "nonnegative": "nonnegative",
-    "nonpositive": "nonpositive",
-    "zero": "zero",
-    "nonzero": "nonzero",
-}
 
 
 @dataclass(frozen=True)
@@ -130,59 +121,6 @@ def has_explicit_time(*exprs: Expr) -> bool:
 
 def _as_tuple(matrix: Matrix | None) -> tuple[Expr, ...]:
     return tuple(sm.Matrix(matrix)) if matrix is not None else ()
-
-
-def _linear_coefficients(
-    exprs: Sequence[Expr] | Matrix, variables: Sequence[Symbol]
-) -> tuple[Matrix, Matrix]:
-    """Return (A, b) with exprs = A * variables + b, checking linearity."""
-    rows = sm.Matrix(list(exprs))
-    var = list(variables)
-    if not var:
-        return sm.zeros(len(rows), 0), rows
-    A = jacobian(rows, var)
-    zero = {v: 0 for v in var}
-    b = rows.xreplace(zero)
-    return A, b
-
-
-def _measures(vec: Vector) -> list[Expr]:
-    """The measure numbers of a sympy vector, frame by frame, WITHOUT
-    expressing it in one frame (composing direction cosine matrices grows
-    exponentially along a chain of bodies oriented from their parents)."""
-    return [] if vec == 0 else [x for m, _ in vec.args for x in m]
-
-
-def _path_measures(path: Sequence[Any], steps: str) -> list[Expr]:
-    """The measure numbers of each declared step along ``path`` (points
-    and their ``_pos_dict``, or frames and their ``_ang_vel_dict``, as
-    sympy's ``pos_from`` and ``ang_vel_in`` find them): the constants of
-    the sum without forming it, which along a chain of n bodies adds n
-    vectors for every body."""
-    return [x for a, b in zip(path, path[1:]) for x in _measures(getattr(a, steps)[b])]
-
-
-def _orientation_steps(
-    N: ReferenceFrame,
-) -> list[tuple[ReferenceFrame, ReferenceFrame, Matrix]]:
-    """(frame, parent, direction cosine matrix) of every frame connected to
-    N, each step as declared."""
-    seen, stack = {N}, [N]
-    steps: list[tuple[ReferenceFrame, ReferenceFrame, Matrix]] = []
-    while stack:
-        F = stack.pop()
-        for G, dcm in declared_orientations(F).items():
-            if G not in seen:
-                seen.add(G)
-                stack.append(G)
-                steps.append((G, F, dcm))
-    return steps
-
-
-def _is_linear(exprs: Sequence[Expr], variables: Sequence[Symbol]) -> bool:
-    A, _ = _linear_coefficients(exprs, variables)
-    syms = set(variables)
-    return not any(a.has(*syms) for a in A) if syms else True
 
 
 @dataclass(frozen=True)
@@ -346,7 +284,7 @@ class MechanicalSystem:
         self.parameters: Mapping[Symbol, float] = MappingProxyType(
             {sm.sympify(k): float(v) for k, v in parameters.items()}
         )
-        self._check_parameters()
+        check_parameters(self)
         self.initial_state = MappingProxyType(
             {k: float(v) for k, v in initial_state.items()}
         )
@@ -370,7 +308,7 @@ class MechanicalSystem:
 
         # Read once: collecting them walks every expression of the
         # declaration, and the checks below all need them.
-        self._declared_constants = frozenset(self._free_constants())
+        self._declared_constants = frozenset(free_constants(self))
         inert = sorted(
             inert_constants(system, self._declared_constants) - set(self.parameters),
             key=str,
@@ -434,8 +372,8 @@ class MechanicalSystem:
                 dict(self.parameters)
                 | {c: 0.0 for c in self.reaction_unknowns if isinstance(c, sm.Symbol)}
             )
-        self._check_mass_properties()
-        self._check_structure()
+        check_mass_properties_of(self)
+        check_structure(self)
 
     def replace(self, **changes: Any) -> MechanicalSystem:
         """A new declaration with the arguments of this one, ``changes``
@@ -550,8 +488,8 @@ class MechanicalSystem:
         # the velocities in N would compose the direction cosine matrices,
         # which grows exponentially along a chain of bodies.
         for body in self.bodies:
-            exprs += _measures(body.masscenter.vel(N))
-        for _, _, dcm in _orientation_steps(N):
+            exprs += measures(body.masscenter.vel(N))
+        for _, _, dcm in orientation_steps(N):
             exprs += list(dcm)
         return has_explicit_time(*exprs)
 
@@ -574,7 +512,7 @@ class MechanicalSystem:
         Each derivative's law is differentiated once and each shared
         subexpression rebuilt once (``Matrix.subs(...).doit()`` walks the
         tree of an acceleration expression whole, many times over)."""
-        from eomcompare.symbolic.calculus import dynamic_symbols, substitute
+        from eomcompare.symbolic.calculus import substitute
 
         aux = getattr(self, "_aux_zero", None)
         if aux:
@@ -602,7 +540,7 @@ class MechanicalSystem:
         u = list(self.speeds)
         qd = [qi.diff(t) for qi in q]
         kdes = sm.Matrix(list(self.kdes))
-        Kqd, rest = _linear_coefficients(kdes, qd)
+        Kqd, rest = linear_coefficients(kdes, qd)
         qdot_sol = solve_linear(Kqd, -rest)
         qdot = {qdi: sm.sympify(e) for qdi, e in zip(qd, qdot_sol)}
         quaternion_speeds = None
@@ -615,7 +553,7 @@ class MechanicalSystem:
                 blocks, q, u, qdot, solve_linear
             )
         if len(u) == len(kdes):
-            Ku, rest_u = _linear_coefficients(kdes, u)
+            Ku, rest_u = linear_coefficients(kdes, u)
             u_sol = solve_linear(Ku, -rest_u)
         elif quaternion_speeds is not None:
             u_sol = [quaternion_speeds[ui] for ui in u]
@@ -638,13 +576,13 @@ class MechanicalSystem:
                     f"constraints determine {len(keep)} of the {len(u)} "
                     f"speeds {u} from the coordinate rates"
                 )
-            Ku, rest_u = _linear_coefficients([rows[i] for i in keep], u)
+            Ku, rest_u = linear_coefficients([rows[i] for i in keep], u)
             u_sol = solve_linear(Ku, -rest_u)
         u_of_qdot = {ui: sm.sympify(e) for ui, e in zip(u, u_sol)}
         vc = sm.Matrix(list(self.velocity_constraints))
         if len(vc):
             vc = vc.xreplace(qdot)
-            A, b = _linear_coefficients(vc, u)
+            A, b = linear_coefficients(vc, u)
         else:
             A, b = sm.zeros(0, len(u)), sm.zeros(0, 1)
         return Kinematics(
@@ -676,7 +614,7 @@ class MechanicalSystem:
             return list(range(len(rows))), labels
         q = list(self.coordinates)
         qd = [qi.diff(t) for qi in q]
-        Kqd, rest = _linear_coefficients(sm.Matrix(list(self.kdes)), qd)
+        Kqd, rest = linear_coefficients(sm.Matrix(list(self.kdes)), qd)
         qdot = dict(zip(qd, solve_linear(Kqd, -rest)))
         plain = [sm.sympify(r).xreplace(qdot) for r in rows]
         return independent_rows(self, plain, labels), labels
@@ -721,252 +659,16 @@ class MechanicalSystem:
 
     def constants(self) -> set[Symbol]:
         """Every constant symbol appearing in the declaration."""
-        return self._free_constants()
+        return free_constants(self)
 
     def fingerprint(self) -> str:
-        """A hash of the declaration's content, for caches keyed on content."""
-        N = self.frame
-        parts = [self.name, str(sorted(self.options.items(), key=str))]
-        parts += [
-            sm.srepr(sm.Tuple(*self.coordinates)),
-            sm.srepr(sm.Tuple(*self.speeds)),
-            sm.srepr(sm.Tuple(*self.kdes)),
-            sm.srepr(sm.Tuple(*self.holonomic_constraints)),
-            sm.srepr(sm.Tuple(*self.nonholonomic_constraints)),
-        ]
-
-        def vector(vec: Vector) -> str:
-            # Measure numbers with their frames (orientations come below).
-            return (
-                "0"
-                if vec == 0
-                else ";".join(
-                    F.name + sm.srepr(sm.ImmutableMatrix(m)) for m, F in vec.args
-                )
-            )
-
-        for G, F, dcm in _orientation_steps(N):
-            parts.append(f"{G.name}<{F.name}" + sm.srepr(sm.ImmutableMatrix(dcm)))
-        for body in self.bodies:
-            parts.append(body.name + sm.srepr(body.mass))
-            parts.append(vector(body.masscenter.vel(N)))
-            if isinstance(body, me.RigidBody):
-                parts.append(
-                    sm.srepr(
-                        sm.ImmutableMatrix(
-                            dyadic_matrix(body.central_inertia, body.frame)
-                        )
-                    )
-                )
-                parts.append(vector(body.frame.ang_vel_in(N)))
-        for load in self.loads:
-            parts.append(str(load.location) + vector(load.vector))
-        parts.append(str(sorted((str(k), v) for k, v in self.parameters.items())))
-        parts.append(str(sorted((str(k), str(v)) for k, v in self.specified.items())))
-        parts.append(
-            str(sorted((str(k), str(v)) for k, v in self.dependent_solutions.items()))
-        )
-        parts.append(str(self.potential_energy))
-        return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+        """A hash of the declaration's content, for caches keyed on content
+        (:func:`eomcompare.systems.checks.fingerprint`)."""
+        return fingerprint(self)
 
     # ------------------------------------------------------------------
     # Validation
     # ------------------------------------------------------------------
-    def _free_constants(self) -> set[Symbol]:
-        """Every constant symbol of the declaration, read in one walk over
-        the distinct subexpressions (see :meth:`constants`)."""
-        N = self.frame
-        exprs = (
-            list(self.kdes)
-            + list(self.holonomic_constraints)
-            + list(self.nonholonomic_constraints)
-        )
-        for _, _, dcm in _orientation_steps(N):
-            exprs += list(dcm)
-        for body in self.bodies:
-            exprs.append(sm.sympify(body.mass))
-            exprs += _measures(body.masscenter.vel(N))
-            try:
-                path = body.masscenter._pdict_list(self.system.fixed_point, 0)
-            except ValueError:
-                path = []
-            exprs += _path_measures(path, "_pos_dict")
-            if isinstance(body, me.RigidBody):
-                exprs += list(dyadic_matrix(body.central_inertia, body.frame))
-                exprs += _path_measures(body.frame._dict_list(N, 1), "_ang_vel_dict")
-        for load in self.loads:
-            exprs += _measures(load.vector)
-            if isinstance(load, me.Force):
-                exprs += _measures(load.point.vel(N))
-        if self.potential_energy is not None:
-            exprs.append(self.potential_energy)
-        exprs += list(self.specified.values())
-        exprs += list(self.dependent_solutions.values())
-        # One walk over the shared subtrees: ``free_symbols`` expression by
-        # expression would walk a chain's nested velocities once per path,
-        # twice as long with each link.
-        symbols = {e for e in subexpressions(exprs) if e.is_Symbol}
-        symbols.discard(t)
-        return symbols
-
-    def _check_parameters(self) -> None:
-        """Each given value is a finite number that its symbol's assumptions
-        allow (:data:`_SIGN_FACTS`): ``Symbol("m", positive=True)`` given -1
-        is refused, given 0 accepted."""
-        for k, v in self.parameters.items():
-            if not np.isfinite(v):
-                raise DeclarationError(
-                    f"system {self.name!r}: parameter {k} is given {v}, not a "
-                    f"finite number"
-                )
-            value = sm.Float(v)
-            facts = _SIGN_FACTS
-            if k.is_positive or k.is_negative:
-                # What positive (negative) implies, nonzero among it, is
-                # not asked of the value: zero is allowed.
-                facts = {
-                    f: a for f, a in facts.items() if f in ("positive", "negative")
-                }
-            for fact, allowed in facts.items():
-                if (
-                    getattr(k, f"is_{fact}") is True
-                    and getattr(value, f"is_{allowed}") is False
-                ):
-                    raise DeclarationError(
-                        f"system {self.name!r}: parameter {k} is declared "
-                        f"{fact} and given {v:g}"
-                    )
-
-    def _check_mass_properties(self) -> None:
-        """Each body's mass and central inertia, where the parameter values
-        make them numbers, are those of a real body
-        (:func:`eomcompare.systems.physics.check_mass_properties`).  The check reads
-        the default values: a catalogue system with symbolic masses and
-        inertias is checked at the values it ships with."""
-        values = {k: sm.Float(v) for k, v in self.parameters.items()}
-        for body in self.bodies:
-            owner = f"system {self.name!r}: body {body.name!r}"
-            mass = sm.sympify(body.mass).xreplace(values)
-            if not mass.is_number:
-                continue  # a constant without a value: _check_structure names it
-            inertia = None
-            if isinstance(body, me.RigidBody):
-                I = dyadic_matrix(body.central_inertia, body.frame).xreplace(values)
-                if all(x.is_number for x in I):
-                    inertia = np.array(I.evalf(), dtype=float)
-            check_mass_properties(owner, mass, inertia)
-
-    def _check_structure(self) -> None:
-        """The symbolic checks of the declaration (the constructor's)."""
-        problems = []
-        q_dep, u_dep = self.q_dep, self.u_dep
-        nh, nnh = len(self.holonomic_constraints), len(self.nonholonomic_constraints)
-        # More holonomic constraints than dependent coordinates are
-        # redundant ones (Bricard's mechanism): their velocity rows are
-        # reduced by rank on the constraint manifold, and the check below
-        # asks that the independent rows match the dependent speeds.
-        if len(q_dep) > nh:
-            problems.append(
-                f"{len(q_dep)} dependent coordinates {list(q_dep)} but {nh} "
-                f"holonomic constraints: they must be equal in number (or "
-                f"the constraints more, when some are redundant)"
-            )
-        n_vc = len(self.system.velocity_constraints)
-        if len(u_dep) > n_vc:
-            problems.append(
-                f"{len(u_dep)} dependent speeds {list(u_dep)} but {n_vc} "
-                f"velocity constraints ({nh} holonomic + {nnh} nonholonomic "
-                f"constraints): they must be equal in number"
-            )
-        aux_in = (
-            [e for e in self.holonomic_constraints if sm.sympify(e).has(*self.u_aux)]
-            if self.u_aux
-            else []
-        )
-        if aux_in:
-            problems.append(
-                f"auxiliary speeds {list(self.u_aux)} appear in holonomic "
-                f"constraints {aux_in}: they may appear only in velocities, "
-                f"kinematic equations and velocity constraints"
-            )
-        speeds_and_rates = list(self.speeds) + list(self.coordinate_rates)
-        for i, c in enumerate(self.nonholonomic_constraints):
-            if not _is_linear([c], speeds_and_rates):
-                problems.append(
-                    f"nonholonomic constraint {i} ({c}) is not linear in the speeds"
-                )
-        kdes = self.kdes
-        qd = list(self.coordinate_rates)
-        if len(kdes) != len(qd):
-            problems.append(
-                f"{len(kdes)} kinematic differential equations for "
-                f"{len(qd)} coordinates: they cannot be solved for the "
-                f"coordinate rates"
-            )
-        elif not _is_linear(kdes, qd + list(self.speeds)):
-            problems.append(
-                "the kinematic differential equations are not linear in the "
-                "coordinate rates and speeds: they cannot be solved for the "
-                "coordinate rates"
-            )
-        # Constants without a value and unknown functions of time.
-        constants = self._declared_constants
-        missing = sorted(constants - set(self.parameters), key=str)
-        if missing:
-            problems.append(f"constants without a value in parameters: {missing}")
-        known = (
-            set(self.coordinates)
-            | set(self.speeds)
-            | set(self.specified)
-            | set(self.u_aux)
-            | set(self.reaction_unknowns)
-        )
-        exprs = (
-            list(kdes)
-            + list(self.holonomic_constraints)
-            + list(self.nonholonomic_constraints)
-        )
-        for body in self.bodies:
-            exprs += _measures(body.masscenter.vel(self.frame))
-        for load in self.loads:
-            exprs += _measures(load.vector)
-        for _, _, dcm in _orientation_steps(self.frame):
-            exprs += list(dcm)
-        dyn = dynamic_symbols(exprs)
-        unknown = sorted(
-            (d for d in dyn if not isinstance(d, sm.Derivative) and d not in known),
-            key=str,
-        )
-        if unknown:
-            problems.append(
-                f"functions of time that are neither coordinates, speeds nor "
-                f"specified: {unknown}"
-            )
-        if problems:
-            raise DeclarationError(
-                f"system {self.name!r} is inconsistent:\n- " + "\n- ".join(problems)
-            )
-        if not self.coordinate_rates:
-            raise DeclarationError(f"system {self.name!r} has no coordinates")
-        u_dep, nh = self.u_dep, len(self.holonomic_constraints)
-        nnh = len(self.nonholonomic_constraints)
-        if len(self.velocity_constraints) != len(u_dep):
-            raise DeclarationError(
-                f"system {self.name!r}: {len(u_dep)} dependent speeds "
-                f"{list(u_dep)} but {len(self.velocity_constraints)} "
-                f"independent velocity constraints (of "
-                f"{len(self.system.velocity_constraints)} declared, {nh} "
-                f"holonomic + {nnh} nonholonomic): they must be equal in "
-                f"number"
-            )
-        try:
-            self.kinematics  # noqa: B018 (building it is the check)
-        except (sm.matrices.exceptions.NonInvertibleMatrixError, ValueError) as exc:
-            raise DeclarationError(
-                f"system {self.name!r}: the kinematic differential equations "
-                f"cannot be solved for the coordinate rates ({exc})"
-            ) from None
-
     def validate(self) -> MechanicalSystem:
         """Check the declaration with numbers; returns the declaration.
 

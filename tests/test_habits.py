@@ -226,9 +226,7 @@ def test_generated_reports_are_not_in_git():
 #: module may pass it.
 LONG_MODULES = {
     "compare/runner.py",
-    "compare/report.py",
     "bench/suite.py",
-    "systems/base.py",
     "compare/equations.py",
     "bench/robots.py",
     "compare/findings.py",

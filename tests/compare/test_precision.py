@@ -422,11 +422,11 @@ def test_the_command_refuses_an_out_that_is_a_file(tmp_path, capsys):
 def test_the_report_draws_the_work_precision_section(tmp_path):
     from eomcompare.compare.precision_figures import report_section
     from eomcompare.compare.report import (
+        Figure,
+        Report,
+        Table,
         _compute_parts,
-        _Figure,
-        _pyplot,
-        _Report,
-        _Table,
+        pyplot,
     )
 
     _synthetic().to_csv(tmp_path / "precision.csv", index=False)
@@ -435,12 +435,12 @@ def test_the_report_draws_the_work_precision_section(tmp_path):
         if c not in frame:
             frame[c] = np.nan
     frame[list(COLUMNS)].to_csv(tmp_path / "precision.csv", index=False)
-    rep = _Report(tmp_path)
-    report_section(rep, tmp_path, plt=_pyplot())
+    rep = Report(tmp_path)
+    report_section(rep, tmp_path, plt=pyplot())
     _compute_parts(rep, jobs=1)
-    (figure,) = [b for b in rep.blocks if isinstance(b, _Figure)]
+    (figure,) = [b for b in rep.blocks if isinstance(b, Figure)]
     assert figure.path.name == "precision_iftomm_pendulum.png" and figure.path.exists()
-    (table,) = [b for b in rep.blocks if isinstance(b, _Table)]
+    (table,) = [b for b in rep.blocks if isinstance(b, Table)]
     row = table.frame.iloc[0]
     assert row["cheapest"].startswith("kane") and row["cpu_s"] == 0.3
     assert np.isnan(row["lagrange x"])
@@ -448,12 +448,12 @@ def test_the_report_draws_the_work_precision_section(tmp_path):
 
 def test_a_report_without_a_sweep_says_so(tmp_path):
     from eomcompare.compare.precision_figures import report_section
-    from eomcompare.compare.report import _Para, _Report
+    from eomcompare.compare.report import Para, Report
 
-    rep = _Report(tmp_path)
+    rep = Report(tmp_path)
     report_section(rep, tmp_path)
     assert "not available" in rep.blocks[0].text
-    assert isinstance(rep.blocks[0], _Para)
+    assert isinstance(rep.blocks[0], Para)
 
 
 def test_the_jsonl_keeps_whole_lines_and_the_settings_digest(tmp_path):

@@ -168,7 +168,7 @@ def test_no_figure_is_wider_than_the_page(report):
     (CSS pixels at the figures' resolution)."""
     from PIL import Image
 
-    from eomcompare.compare.report import PAGE_PX
+    from eomcompare.compare.report_figures import PAGE_PX
 
     assert f"max-width:{PAGE_PX}px" in report.page
     for path in (report.out / "figures").glob("*.png"):
@@ -182,9 +182,9 @@ def test_a_cost_chart_of_many_systems_grows_down_the_page(tmp_path):
     variant."""
     from PIL import Image
 
-    from eomcompare.compare import report as rep
+    from eomcompare.compare import report_figures as rep
 
-    plt = rep._pyplot()
+    plt = rep.pyplot()
     forms = ["kane", "gibbs_appell", "lagrange", "modified_lagrange", "sympy_kane", "sympy_lagrange"]  # fmt: skip
     sizes = {}
     for n in (3, 20):
@@ -203,8 +203,8 @@ def test_a_cost_chart_of_many_systems_grows_down_the_page(tmp_path):
                 for i, f in enumerate(forms)
             ]
         )
-        styles = rep._formulation_styles(forms)
-        path = rep._bars_figure(plt, frame, forms, styles, tmp_path / f"cost{n}.png")
+        styles = rep.formulation_styles(forms)
+        path = rep.bars_figure(plt, frame, forms, styles, tmp_path / f"cost{n}.png")
         with Image.open(path) as image:
             sizes[n] = image.size
     assert sizes[20][0] <= rep.PAGE_PX and sizes[3][0] <= rep.PAGE_PX
@@ -474,7 +474,7 @@ def test_rejects_a_non_result(tmp_path):
 
 
 def test_cost_chart_marks_compiled_systems_when_backends_are_mixed():
-    from eomcompare.compare.report import _backend_labels
+    from eomcompare.compare.report_figures import backend_labels
 
     frame = pd.DataFrame(
         {
@@ -482,11 +482,11 @@ def test_cost_chart_marks_compiled_systems_when_backends_are_mixed():
             "backend": ["c", "c", "lambdify", "lambdify"],
         }
     )
-    assert _backend_labels(frame, ["a", "b"]) == ["a (C)", "b"]
+    assert backend_labels(frame, ["a", "b"]) == ["a (C)", "b"]
     # One backend for the whole run: one scale, nothing to mark.
     same = frame.assign(backend="c")
-    assert _backend_labels(same, ["a", "b"]) == ["a", "b"]
-    assert _backend_labels(frame.assign(backend="lambdify"), ["a", "b"]) == ["a", "b"]
+    assert backend_labels(same, ["a", "b"]) == ["a", "b"]
+    assert backend_labels(frame.assign(backend="lambdify"), ["a", "b"]) == ["a", "b"]
 
 
 def test_legends_of_long_formulation_names_stay_inside_the_figure(
@@ -494,12 +494,12 @@ def test_legends_of_long_formulation_names_stay_inside_the_figure(
 ):
     # A formulation named with its options has a long legend entry; the
     # figure makes room for it instead of cutting it off at the edge.
-    from eomcompare.compare import report as rep
+    from eomcompare.compare import report_figures as rep
 
-    plt = rep._pyplot()  # pyplot with the report's fonts
+    plt = rep.pyplot()  # pyplot with the report's fonts
 
     figures = []
-    save = rep._save
+    save = rep.save_figure
 
     def keep(fig, path):
         fig.canvas.draw()
@@ -514,7 +514,7 @@ def test_legends_of_long_formulation_names_stay_inside_the_figure(
         )
         return save(fig, path)
 
-    monkeypatch.setattr(rep, "_save", keep)
+    monkeypatch.setattr(rep, "save_figure", keep)
     forms = ["kane", "kane_articulated", "lagrange:baumgarte=(5.0,5.0)"]
     frame = pd.DataFrame(
         {
@@ -527,11 +527,11 @@ def test_legends_of_long_formulation_names_stay_inside_the_figure(
             "rhs_us": [10.0, 11.0, 10.5],
         }
     )
-    styles = rep._formulation_styles(forms)
-    assert rep._bars_figure(plt, frame, forms, styles, tmp_path / "cost.png")
+    styles = rep.formulation_styles(forms)
+    assert rep.bars_figure(plt, frame, forms, styles, tmp_path / "cost.png")
     t = np.linspace(0, 1, 5)
     devs = {f: (t, 1e-14 * (1 + t)) for f in forms[1:]}
-    assert rep._deviation_figure(
+    assert rep.deviation_figure(
         plt, "spatial_chain[n=2]", devs, "kane", 1e-6, styles, tmp_path / "dev.png"
     )
     assert len(figures) == 2 and all(figures[0]) and all(figures[1])
