@@ -158,8 +158,8 @@ class _Rotation:
             return v3.mv(self.Q, v)
         i, j, c, s = self.plane
         out = list(v)
-        out[i] = _p(c, v[i]) - _p(s, v[j])
-        out[j] = _p(s, v[i]) + _p(c, v[j])
+        out[i] = v3.product(c, v[i]) - v3.product(s, v[j])
+        out[j] = v3.product(s, v[i]) + v3.product(c, v[j])
         return out
 
     def tvec(self, v):
@@ -168,8 +168,8 @@ class _Rotation:
             return v3.mtv(self.Q, v)
         i, j, c, s = self.plane
         out = list(v)
-        out[i] = _p(c, v[i]) + _p(s, v[j])
-        out[j] = _p(c, v[j]) - _p(s, v[i])
+        out[i] = v3.product(c, v[i]) + v3.product(s, v[j])
+        out[j] = v3.product(c, v[j]) - v3.product(s, v[i])
         return out
 
     def block(self, B, symmetric):
@@ -197,15 +197,11 @@ class _Rotation:
         x, y, w, z = B[i][i], B[i][j], B[j][i], B[j][j]
         h = self.tape.let(x - z)
         e = self.tape.let(y + w) if not symmetric else self.tape.let(2 * y)
-        d = self.tape.let(_p(self.ss, h) + _p(self.cs, e))
-        f = self.tape.let(_p(self.cs, h) - _p(self.ss, e))
+        d = self.tape.let(v3.product(self.ss, h) + v3.product(self.cs, e))
+        f = self.tape.let(v3.product(self.cs, h) - v3.product(self.ss, e))
         out[i][i], out[j][j] = x - d, z + d
         out[i][j], out[j][i] = y + f, w + f
         return out
-
-
-def _p(a, b):
-    return a * b if v3.nz(a) and v3.nz(b) else sm.S.Zero
 
 
 def _plane(Q):
@@ -249,15 +245,15 @@ def _shift_along(Ib, H, M, i, rho, tape):
     j, k = (i + 1) % 3, (i + 2) % 3
     H2 = [row[:] for row in H]
     for m in range(3):
-        H2[j][m] = H[j][m] - _p(rho, M[k][m])
-        H2[k][m] = H[k][m] + _p(rho, M[j][m])
+        H2[j][m] = H[j][m] - v3.product(rho, M[k][m])
+        H2[k][m] = H[k][m] + v3.product(rho, M[j][m])
     H2 = tape.mat(H2)
     Ib2 = [row[:] for row in Ib]
-    Ib2[i][j] = Ib2[j][i] = Ib[i][j] - _p(rho, H[i][k])
-    Ib2[i][k] = Ib2[k][i] = Ib[i][k] + _p(rho, H[i][j])
-    Ib2[j][j] = Ib[j][j] - _p(rho, H[j][k] + H2[j][k])
-    Ib2[k][k] = Ib[k][k] + _p(rho, H[k][j] + H2[k][j])
-    Ib2[j][k] = Ib2[k][j] = Ib[j][k] + _p(rho, H[j][j] - H2[k][k])
+    Ib2[i][j] = Ib2[j][i] = Ib[i][j] - v3.product(rho, H[i][k])
+    Ib2[i][k] = Ib2[k][i] = Ib[i][k] + v3.product(rho, H[i][j])
+    Ib2[j][j] = Ib[j][j] - v3.product(rho, H[j][k] + H2[j][k])
+    Ib2[k][k] = Ib[k][k] + v3.product(rho, H[k][j] + H2[k][j])
+    Ib2[j][k] = Ib2[k][j] = Ib[j][k] + v3.product(rho, H[j][j] - H2[k][k])
     return tape.sym(Ib2), H2
 
 
@@ -436,7 +432,7 @@ def articulated_body_accelerations(ms) -> Assignments:
                 Ia6[i][j] = Ia6[j][i] = (
                     sm.S.Zero
                     if ax is not None and ax[0] in (i, j)
-                    else tape.let(full[i][j] - _p(W[i], Uk[j]))
+                    else tape.let(full[i][j] - v3.product(W[i], Uk[j]))
                 )
         ck = list(cw[k]) + list(cv[k])
         pa = []
@@ -445,7 +441,7 @@ def articulated_body_accelerations(ms) -> Assignments:
                 pa.append(ax[1] * tau)
             else:
                 pA_i = pn[i] if i < 3 else pf[i - 3]
-                pa.append(tape.let(pA_i + v3.dot(Ia6[i], ck) + _p(W[i], uu[k])))
+                pa.append(tape.let(pA_i + v3.dot(Ia6[i], ck) + v3.product(W[i], uu[k])))
         Ib = [[Ia6[i][j] for j in range(3)] for i in range(3)]
         H = [[Ia6[i][j + 3] for j in range(3)] for i in range(3)]
         M = [[Ia6[i + 3][j + 3] for j in range(3)] for i in range(3)]

@@ -39,7 +39,7 @@ import sympy as sm
 import sympy.physics.mechanics as me
 
 from eomcompare.symbolic.frames import add, cross, matmul, scale
-from eomcompare.systems.joint_tree import BodyInertia, axis_rotation_matrix
+from eomcompare.systems.joint_tree import BodyInertia
 
 from .base import UnsupportedSystemError
 
@@ -69,11 +69,6 @@ def tree_record(ms, who="recursive inverse dynamics"):
             "(systems.declare_tree: from_urdf, dh_system, spatial_chain)"
         )
     return tree
-
-
-#: Rodrigues' formula, as ``orientnew("Axis")`` builds it (kept under its
-#: former name for the modules that import it).
-_rodrigues = axis_rotation_matrix
 
 
 def origin_inertia(spec):
