@@ -35,6 +35,8 @@ against ``M u' - f`` of every own formulation and against Pinocchio's
 
 from __future__ import annotations
 
+import functools
+
 import sympy as sm
 import sympy.physics.mechanics as me
 
@@ -83,6 +85,11 @@ def _col(v):
     return sm.Matrix(v)
 
 
+def _sum(*columns):
+    """The sum of 3 x 1 columns, entry by entry (frames.add)."""
+    return functools.reduce(add, columns)
+
+
 def recursive_kinematics(ms, accelerations=None):
     """The forward pass of :func:`inverse_dynamics`: per body (index 0 the
     ground) its angular velocity ``w``, angular acceleration ``al`` and the
@@ -119,30 +126,25 @@ def recursive_kinematics(ms, accelerations=None):
         R, off = sm.Matrix(link.rotation), sm.Matrix(link.offset)
         wp, alp = w[p], al[p]
         # Acceleration of the joint point P (fixed in the parent).
-        aP = add(add(aO[p], cross(alp, off)), cross(wp, cross(wp, off)))
+        aP = _sum(aO[p], cross(alp, off), cross(wp, cross(wp, off)))
         Ek = link.to_parent(q[k - 1]).T
         wJ = matmul(Ek, wp)
         w_rel = _col(joint.angular_velocity(u[k - 1]))
         v_rel = _col(joint.linear_velocity(u[k - 1]))
         d = _col(joint.translation(q[k - 1]))
         wk = add(wJ, w_rel)
-        alk = add(
-            add(matmul(Ek, alp), _col(joint.angular_velocity(accelerations[k - 1]))),
+        alk = _sum(
+            matmul(Ek, alp),
+            _col(joint.angular_velocity(accelerations[k - 1])),
             cross(wJ, w_rel),
         )
         # The origin moves along a prismatic joint: its rate, Coriolis
         # and the turning parent's terms (zero for a revolute joint).
-        aOk = add(
-            add(
-                add(
-                    add(
-                        matmul(Ek, aP),
-                        _col(joint.linear_velocity(accelerations[k - 1])),
-                    ),
-                    scale(2, cross(wk, v_rel)),
-                ),
-                cross(alk, d),
-            ),
+        aOk = _sum(
+            matmul(Ek, aP),
+            _col(joint.linear_velocity(accelerations[k - 1])),
+            scale(2, cross(wk, v_rel)),
+            cross(alk, d),
             cross(wk, cross(wk, d)),
         )
         w.append(wk)
@@ -210,8 +212,8 @@ def inverse_dynamics(ms, accelerations=None, *, inertia=None, kinematics=None):
     for k, (m, mc, IO) in enumerate(inertia, start=1):
         mc, IO = sm.Matrix(mc), sm.Matrix(IO)
         wk, alk = w[k], al[k]
-        f[k] = add(add(scale(m, aO[k]), cross(alk, mc)), cross(wk, cross(wk, mc)))
-        nO[k] = add(add(matmul(IO, alk), cross(wk, matmul(IO, wk))), cross(mc, aO[k]))
+        f[k] = _sum(scale(m, aO[k]), cross(alk, mc), cross(wk, cross(wk, mc)))
+        nO[k] = _sum(matmul(IO, alk), cross(wk, matmul(IO, wk)), cross(mc, aO[k]))
     # Backward pass: add each body's resultant to its parent's, brought to
     # the parent's origin and components; the joint's equation is S^T of
     # it (the axis component of the moment or of the force).
@@ -229,5 +231,5 @@ def inverse_dynamics(ms, accelerations=None, *, inertia=None, kinematics=None):
             Et = E[k].T
             fp = matmul(Et, fk)
             f[p] = add(f[p], fp)
-            nO[p] = add(add(nO[p], matmul(Et, nk)), cross(arm[k], fp))
+            nO[p] = _sum(nO[p], matmul(Et, nk), cross(arm[k], fp))
     return sm.Matrix(tau)
