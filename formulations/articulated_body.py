@@ -123,10 +123,6 @@ class _Tape:
         return [[self.let(x) for x in row] for row in B]
 
 
-def _is_zero(v):
-    return all(x == 0 for x in v)
-
-
 def _listmat(M):
     M = sm.Matrix(M)
     return [[M[i, j] for j in range(3)] for i in range(3)]
@@ -162,8 +158,8 @@ class _Rotation:
             return v3.mv(self.Q, v)
         i, j, c, s = self.plane
         out = list(v)
-        out[i] = _p(c, v[i]) - _p(s, v[j])
-        out[j] = _p(s, v[i]) + _p(c, v[j])
+        out[i] = v3.product(c, v[i]) - v3.product(s, v[j])
+        out[j] = v3.product(s, v[i]) + v3.product(c, v[j])
         return out
 
     def tvec(self, v):
@@ -172,8 +168,8 @@ class _Rotation:
             return v3.mtv(self.Q, v)
         i, j, c, s = self.plane
         out = list(v)
-        out[i] = _p(c, v[i]) + _p(s, v[j])
-        out[j] = _p(c, v[j]) - _p(s, v[i])
+        out[i] = v3.product(c, v[i]) + v3.product(s, v[j])
+        out[j] = v3.product(c, v[j]) - v3.product(s, v[i])
         return out
 
     def block(self, B, symmetric):
@@ -201,15 +197,11 @@ class _Rotation:
         x, y, w, z = B[i][i], B[i][j], B[j][i], B[j][j]
         h = self.tape.let(x - z)
         e = self.tape.let(y + w) if not symmetric else self.tape.let(2 * y)
-        d = self.tape.let(_p(self.ss, h) + _p(self.cs, e))
-        f = self.tape.let(_p(self.cs, h) - _p(self.ss, e))
+        d = self.tape.let(v3.product(self.ss, h) + v3.product(self.cs, e))
+        f = self.tape.let(v3.product(self.cs, h) - v3.product(self.ss, e))
         out[i][i], out[j][j] = x - d, z + d
         out[i][j], out[j][i] = y + f, w + f
         return out
-
-
-def _p(a, b):
-    return a * b if v3.nz(a) and v3.nz(b) else sm.S.Zero
 
 
 def _plane(Q):
@@ -253,24 +245,24 @@ def _shift_along(Ib, H, M, i, rho, tape):
     j, k = (i + 1) % 3, (i + 2) % 3
     H2 = [row[:] for row in H]
     for m in range(3):
-        H2[j][m] = H[j][m] - _p(rho, M[k][m])
-        H2[k][m] = H[k][m] + _p(rho, M[j][m])
+        H2[j][m] = H[j][m] - v3.product(rho, M[k][m])
+        H2[k][m] = H[k][m] + v3.product(rho, M[j][m])
     H2 = tape.mat(H2)
     Ib2 = [row[:] for row in Ib]
-    Ib2[i][j] = Ib2[j][i] = Ib[i][j] - _p(rho, H[i][k])
-    Ib2[i][k] = Ib2[k][i] = Ib[i][k] + _p(rho, H[i][j])
-    Ib2[j][j] = Ib[j][j] - _p(rho, H[j][k] + H2[j][k])
-    Ib2[k][k] = Ib[k][k] + _p(rho, H[k][j] + H2[k][j])
-    Ib2[j][k] = Ib2[k][j] = Ib[j][k] + _p(rho, H[j][j] - H2[k][k])
+    Ib2[i][j] = Ib2[j][i] = Ib[i][j] - v3.product(rho, H[i][k])
+    Ib2[i][k] = Ib2[k][i] = Ib[i][k] + v3.product(rho, H[i][j])
+    Ib2[j][j] = Ib[j][j] - v3.product(rho, H[j][k] + H2[j][k])
+    Ib2[k][k] = Ib[k][k] + v3.product(rho, H[k][j] + H2[k][j])
+    Ib2[j][k] = Ib2[k][j] = Ib[j][k] + v3.product(rho, H[j][j] - H2[k][k])
     return tape.sym(Ib2), H2
 
 
-def _axis_index(a, base):
-    """(index in the spatial vector, sign) when the unit vector a is a
-    coordinate axis (index counted from ``base``), else None."""
-    nz = [i for i in range(3) if a[i] != 0]
-    if len(nz) == 1 and abs(a[nz[0]]) == 1:
-        return base + nz[0], a[nz[0]]
+def _axis_index(S):
+    """(index, sign) when the motion subspace S (a spatial 6-vector) is a
+    coordinate axis, else None."""
+    nz = [i for i in range(6) if S[i] != 0]
+    if len(nz) == 1 and abs(S[nz[0]]) == 1:
+        return nz[0], S[nz[0]]
     return None
 
 
@@ -339,31 +331,25 @@ def articulated_body_accelerations(ms) -> Assignments:
         When ``ms`` is not an unconstrained tree of revolute and prismatic
         joints declared by :func:`eomcompare.systems.declare_tree`.
     """
-    specs = check_joint_tree(ms)
+    check_joint_tree(ms)
+    tree = ms.tree
     q, u = list(ms.coordinates), list(ms.speeds)
-    n = len(specs)
-    g = next(s for s in ms.parameters if s.name == "g")
+    n = len(tree)
     tape = _Tape()
     zero = [sm.S.Zero] * 3
     # Pass 1, base to tip: velocities (w, v of the origin), the
     # velocity-product accelerations c and the bias forces, in body
     # components.
     w, v = [zero], [zero]
-    rot_q, rot_c, arm, axis, kind = [None], [None], [None], [None], [None]
+    rot_q, rot_c, arm = [None], [None], [None]
     cw, cv = [None], [None]
     IA, pA = [None], [None]
-    for k, s in enumerate(specs, start=1):
-        p = s.parent
-        R, off, a = sm.Matrix(s.rotation), list(s.offset), list(s.axis)
-        Rc = _Rotation(R, tape)  # joint frame -> parent components
-        if s.kind == "revolute":
-            from .kane_recursive import _rodrigues
-
-            Rq = _Rotation(_rodrigues(a, q[k - 1]), tape)  # body -> joint frame
-            r = off
-        else:
-            Rq = None
-            r = v3.add(off, v3.scale(q[k - 1], v3.mv(_listmat(R), a)))
+    for k, link in enumerate(tree, start=1):
+        p, joint = link.parent, link.joint
+        Rc = _Rotation(link.rotation, tape)  # joint frame -> parent components
+        # body -> joint frame, when the joint turns the body
+        Rq = _Rotation(joint.rotation(q[k - 1]), tape) if joint.turns else None
+        r = link.origin(q[k - 1])
         # The parent's motion at O_k, in body components.
         wp, vp = w[p], v[p]
         vO = v3.add(vp, v3.cross(wp, r))
@@ -371,17 +357,17 @@ def articulated_body_accelerations(ms) -> Assignments:
         if Rq is not None:
             wJ, vJ = Rq.tvec(wJ), Rq.tvec(vJ)
         wJ, vJ = tape.vec(wJ), tape.vec(vJ)
-        Su = v3.scale(u[k - 1], a)
-        if s.kind == "revolute":
-            wk, vk = tape.vec(v3.add(wJ, Su)), vJ
-            ck_w, ck_v = tape.vec(v3.cross(wJ, Su)), tape.vec(v3.cross(vJ, Su))
-        else:
-            wk, vk = wJ, tape.vec(v3.add(vJ, Su))
-            ck_w, ck_v = zero, tape.vec(v3.cross(wJ, Su))
+        # The joint velocity S u and the velocity-product acceleration
+        # c = (wJ, vJ) x (S u) (motion cross product).
+        Sw, Sv = joint.angular_velocity(u[k - 1]), joint.linear_velocity(u[k - 1])
+        wk, vk = tape.vec(v3.add(wJ, Sw)), tape.vec(v3.add(vJ, Sv))
+        ck_w = tape.vec(v3.cross(wJ, Sw))
+        ck_v = tape.vec(v3.add(v3.cross(wJ, Sv), v3.cross(vJ, Sw)))
         # Rigid-body inertia about O_k and the bias force v x* I v:
         # (w x I_O w + mc x (w x v), m (w x v) + w x (w x mc)).
-        m, c = s.mass, list(s.com)
-        xx, yy, zz, xy, yz, zx = s.inertia
+        body = link.inertia
+        m, c = body.mass, list(body.com)
+        xx, yy, zz, xy, yz, zx = body.central
         IG = [[xx, xy, zx], [xy, yy, yz], [zx, yz, zz]]
         mc = tape.vec(v3.scale(m, c))
         cc = v3.dot(c, c)
@@ -403,32 +389,28 @@ def articulated_body_accelerations(ms) -> Assignments:
         rot_q.append(Rq)
         rot_c.append(Rc)
         arm.append(r)
-        axis.append(a)
-        kind.append(s.kind)
         IA.append([IO, Hk, Mk])
         pA.append([pn, pf])
     # Pass 2, tip to base: articulated inertias and bias forces.
     U, invD, uu = [None] * (n + 1), [None] * (n + 1), [None] * (n + 1)
     for k in range(n, 0, -1):
-        s = specs[k - 1]
+        link = tree.links[k - 1]
         Ib, H, M = IA[k]
         pn, pf = pA[k]
-        a = axis[k]
-        if kind[k] == "revolute":
-            # S = (a, 0): U = (Ib a, H^T a), D = a.Ib a, u = tau - a.n.
-            Uk = tape.vec(v3.mv(Ib, a)) + tape.vec(v3.mtv(H, a))
-            D = v3.dot(a, Uk[:3])
-            s_p = v3.dot(a, pn)
-        else:
-            # S = (0, a): U = (H a, M a), D = a.M a, u = tau - a.f.
-            Uk = tape.vec(v3.mv(H, a)) + tape.vec(v3.mv(M, a))
-            D = v3.dot(a, Uk[3:])
-            s_p = v3.dot(a, pf)
-        tau = -s.damping * u[k - 1] if s.damping is not None else sm.S.Zero
+        # S = (Sw, Sv): U = I^A S = (Ib Sw + H Sv, H^T Sw + M Sv),
+        # D = S^T U, u = tau - S^T p^A.
+        Sw, Sv = link.joint.motion_subspace()
+        Uk = tape.vec(v3.add(v3.mv(Ib, Sw), v3.mv(H, Sv))) + tape.vec(
+            v3.add(v3.mtv(H, Sw), v3.mv(M, Sv))
+        )
+        D = v3.dot(Sw + Sv, Uk)
+        s_p = link.joint.generalized_force(pn, pf)
+        damping = link.damping
+        tau = -damping * u[k - 1] if damping is not None else sm.S.Zero
         U[k] = Uk
         invD[k] = tape.let(1 / tape.let(D))
         uu[k] = tape.let(tau - s_p)
-        p = s.parent
+        p = link.parent
         if not p:
             continue
         # Ia = IA - U U^T / D; pa = pA + Ia c + U u / D.
@@ -444,13 +426,13 @@ def articulated_body_accelerations(ms) -> Assignments:
         # Ia S = 0 and S^T pa = tau exactly: for S along a coordinate axis
         # that row and column of Ia are zero and that entry of pa is tau,
         # which the entries as computed would give only after cancelling.
-        ax = _axis_index(a, 0 if kind[k] == "revolute" else 3)
+        ax = _axis_index(Sw + Sv)
         for i in range(6):
             for j in range(i, 6):
                 Ia6[i][j] = Ia6[j][i] = (
                     sm.S.Zero
                     if ax is not None and ax[0] in (i, j)
-                    else tape.let(full[i][j] - _p(W[i], Uk[j]))
+                    else tape.let(full[i][j] - v3.product(W[i], Uk[j]))
                 )
         ck = list(cw[k]) + list(cv[k])
         pa = []
@@ -459,7 +441,7 @@ def articulated_body_accelerations(ms) -> Assignments:
                 pa.append(ax[1] * tau)
             else:
                 pA_i = pn[i] if i < 3 else pf[i - 3]
-                pa.append(tape.let(pA_i + v3.dot(Ia6[i], ck) + _p(W[i], uu[k])))
+                pa.append(tape.let(pA_i + v3.dot(Ia6[i], ck) + v3.product(W[i], uu[k])))
         Ib = [[Ia6[i][j] for j in range(3)] for i in range(3)]
         H = [[Ia6[i][j + 3] for j in range(3)] for i in range(3)]
         M = [[Ia6[i + 3][j + 3] for j in range(3)] for i in range(3)]
@@ -494,10 +476,10 @@ def articulated_body_accelerations(ms) -> Assignments:
         pA[p] = [tape.vec(v3.add(pA[p][0], n_)), tape.vec(v3.add(pA[p][1], f_))]
     # Pass 3, base to tip: accelerations; the base accelerates upwards at
     # g (gravity).
-    acc_w, acc_v = [zero], [[sm.S.Zero, sm.S.Zero, g]]
+    acc_w, acc_v = [zero], [tree.base_acceleration()]
     qdd = [None] * n
-    for k, s in enumerate(specs, start=1):
-        p = s.parent
+    for k, link in enumerate(tree, start=1):
+        p = link.parent
         ap_w, ap_v = acc_w[p], acc_v[p]
         r = arm[k]
         aw, av = ap_w, v3.add(ap_v, v3.cross(ap_w, r))
@@ -507,11 +489,8 @@ def articulated_body_accelerations(ms) -> Assignments:
         aw = tape.vec(v3.add(aw, cw[k]))
         av = tape.vec(v3.add(av, cv[k]))
         qdd[k - 1] = tape.let(invD[k] * (uu[k] - v3.dot(U[k], aw + av)))
-        Sq = v3.scale(qdd[k - 1], axis[k])
-        if kind[k] == "revolute":
-            aw = tape.vec(v3.add(aw, Sq))
-        else:
-            av = tape.vec(v3.add(av, Sq))
+        aw = tape.vec(v3.add(aw, link.joint.angular_velocity(qdd[k - 1])))
+        av = tape.vec(v3.add(av, link.joint.linear_velocity(qdd[k - 1])))
         acc_w.append(aw)
         acc_v.append(av)
     return _pruned(tape.symbols, tape.definitions, qdd)

@@ -61,10 +61,6 @@ __all__ = ["composite_equations", "composite_body_equations"]
 t = me.dynamicsymbols._t
 
 
-def _skew_apply(w, v):
-    return cross(w, v) if any(x != 0 for x in w) else sm.zeros(3, 1)
-
-
 class _Node:
     __slots__ = ("bodies", "X", "X_value", "m", "h", "J", "F", "T", "children")
 
@@ -150,12 +146,12 @@ def composite_equations(ms, qdot, speeds, fa, calc, rng=None, min_depth=1):
             w, vO = sm.zeros(3, 1), sm.zeros(3, 1)
         else:
             w = wr[ref][:, r] if rigid else sm.zeros(3, 1)
-            vO = sub(vr[ref][:, r], _skew_apply(w, c[ref]))
+            vO = sub(vr[ref][:, r], cross(w, c[ref]))
             checks = []
             for k in S:
                 if isinstance(bodies[k], me.RigidBody):
                     checks += list(sub(wr[k][:, r], w))
-                checks += list(sub(sub(vr[k][:, r], vO), _skew_apply(w, c[k])))
+                checks += list(sub(sub(vr[k][:, r], vO), cross(w, c[k])))
             if not sample.vanishes(checks):
                 return None
         moved.append(S)
@@ -221,18 +217,18 @@ def composite_equations(ms, qdot, speeds, fa, calc, rng=None, min_depth=1):
             h = add(h, add(ch.h, scale(ch.m, d)))
             J = add(J, add(ch.J, _shift(ch.h, ch.m, d)))
             F = add(F, ch.F)
-            T = add(T, add(ch.T, _skew_apply(d, ch.F)))
+            T = add(T, add(ch.T, cross(d, ch.F)))
         for k in left:
             rho = sub(c[k], X)
             h = add(h, scale(mass[k], rho))
             J = add(J, add(inertia[k], scale(mass[k], _parallel(rho))))
             F = add(F, force[k])
-            T = add(T, add(torque[k], _skew_apply(rho, force[k])))
+            T = add(T, add(torque[k], cross(rho, force[k])))
         node.m, node.h, node.J, node.F, node.T = m, h, J, F, T
         nodes[S] = node
 
     def twist_at(r, X):
-        return add(vO_of[r], _skew_apply(w_of[r], X))
+        return add(vO_of[r], cross(w_of[r], X))
 
     v_at = {}
 
@@ -261,8 +257,8 @@ def composite_equations(ms, qdot, speeds, fa, calc, rng=None, min_depth=1):
             wr_, ws_ = w_of[r], w_of[s]
             val = (
                 node.m * dot(vr_, vs_)
-                + dot(vr_, _skew_apply(ws_, node.h))
-                + dot(vs_, _skew_apply(wr_, node.h))
+                + dot(vr_, cross(ws_, node.h))
+                + dot(vs_, cross(wr_, node.h))
                 + dot(wr_, matmul(node.J, ws_))
             )
             M[r, s] = M[s, r] = val

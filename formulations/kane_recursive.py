@@ -35,8 +35,13 @@ against ``M u' - f`` of every own formulation and against Pinocchio's
 
 from __future__ import annotations
 
+import functools
+
 import sympy as sm
 import sympy.physics.mechanics as me
+
+from eomcompare.symbolic.frames import add, cross, matmul, scale
+from eomcompare.systems.joint_tree import BodyInertia
 
 from .base import UnsupportedSystemError
 
@@ -45,6 +50,7 @@ __all__ = [
     "inverse_dynamics",
     "origin_inertia",
     "recursive_kinematics",
+    "tree_record",
 ]
 
 
@@ -54,55 +60,34 @@ def joint_tree(ms):
     return getattr(ms, "joint_tree", None)
 
 
-def _rodrigues(a, angle):
-    """Components in the joint frame of the axes of a frame turned by
-    ``angle`` about the unit vector ``a`` (joint-frame components), as
-    sympy's ``orientnew("Axis")`` builds it; exact for a coordinate axis."""
-    c, s = sm.cos(angle), sm.sin(angle)
-    a = sm.Matrix(a)
-    ax = sm.Matrix([[0, -a[2], a[1]], [a[2], 0, -a[0]], [-a[1], a[0], 0]])
-    return c * sm.eye(3) + s * ax + (1 - c) * (a * a.T)
-
-
-def _cross(a, b):
-    return sm.Matrix(
-        [
-            a[1] * b[2] - a[2] * b[1],
-            a[2] * b[0] - a[0] * b[2],
-            a[0] * b[1] - a[1] * b[0],
-        ]
-    )
-
-
-def _is_zero(v):
-    return all(x == 0 for x in v)
-
-
-def _mul(A, v):
-    """A v, entry by entry, skipping zero entries (no 0*x terms)."""
-    return sm.Matrix(
-        [
-            sm.Add(*[A[i, j] * v[j] for j in range(3) if A[i, j] != 0 and v[j] != 0])
-            for i in range(3)
-        ]
-    )
-
-
-def _cross_or_zero(a, b):
-    if _is_zero(a) or _is_zero(b):
-        return sm.zeros(3, 1)
-    return _cross(a, b)
+def tree_record(ms, who="recursive inverse dynamics"):
+    """The :class:`eomcompare.systems.joint_tree.JointTree` of ``ms`` (one
+    record per link, with the declaration's gravity), or
+    :class:`UnsupportedSystemError` naming ``who`` needs one."""
+    tree = getattr(ms, "tree", None)
+    if tree is None:
+        raise UnsupportedSystemError(
+            f"{ms.name}: {who} needs a joint tree "
+            "(systems.declare_tree: from_urdf, dh_system, spatial_chain)"
+        )
+    return tree
 
 
 def origin_inertia(spec):
     """``(m, m c, I_O)`` of a :class:`~eomcompare.systems.urdf.JointSpec`'s body in its
     frame: mass, first moment about the body origin and the inertia tensor
     about the origin, ``I_O = I_G + m (|c|^2 1 - c c^T)`` (the parameters in
-    which the dynamics is linear)."""
-    m, c = spec.mass, sm.Matrix(spec.com)
-    xx, yy, zz, xy, yz, zx = spec.inertia
-    IG = sm.Matrix([[xx, xy, zx], [xy, yy, yz], [zx, yz, zz]])
-    return m, m * c, IG + m * ((c.T * c)[0] * sm.eye(3) - c * c.T)
+    which the dynamics is linear; :meth:`BodyInertia.at_origin`)."""
+    return BodyInertia(spec.mass, tuple(spec.com), tuple(spec.inertia)).at_origin()
+
+
+def _col(v):
+    return sm.Matrix(v)
+
+
+def _sum(*columns):
+    """The sum of 3 x 1 columns, entry by entry (frames.add)."""
+    return functools.reduce(add, columns)
 
 
 def recursive_kinematics(ms, accelerations=None):
@@ -117,14 +102,9 @@ def recursive_kinematics(ms, accelerations=None):
     one per standard parameter).  Arguments and errors as
     :func:`inverse_dynamics`'s.
     """
-    specs = joint_tree(ms)
-    if specs is None:
-        raise UnsupportedSystemError(
-            f"{ms.name}: recursive inverse dynamics needs a joint tree "
-            "(systems.declare_tree: from_urdf, dh_system, spatial_chain)"
-        )
+    tree = tree_record(ms)
     q, u = list(ms.coordinates), list(ms.speeds)
-    n = len(specs)
+    n = len(tree)
     if accelerations is None:
         accelerations = [x.diff(me.dynamicsymbols._t) for x in u]
     accelerations = list(accelerations)
@@ -133,53 +113,45 @@ def recursive_kinematics(ms, accelerations=None):
             f"accelerations must have {n} entries (one per speed), not "
             f"{len(accelerations)}"
         )
-    g = next(s for s in ms.parameters if s.name == "g")
     # Forward pass: angular velocity w, angular acceleration al and the
     # acceleration aO of the body origin, in body components; the base
-    # accelerates upwards at g (gravity).
+    # accelerates against gravity.  The joint's rates S q', S q'' enter
+    # through its model (systems.joint_tree).
     w = [sm.zeros(3, 1)]
     al = [sm.zeros(3, 1)]
-    aO = [sm.Matrix([0, 0, g])]
+    aO = [_col(tree.base_acceleration())]
     E, arm = [None], [None]  # parent-to-body rotation; origin in parent
-    for k, s in enumerate(specs, start=1):
-        p = s.parent
-        R, off, a = sm.Matrix(s.rotation), sm.Matrix(s.offset), sm.Matrix(s.axis)
+    for k, link in enumerate(tree, start=1):
+        p, joint = link.parent, link.joint
+        R, off = sm.Matrix(link.rotation), sm.Matrix(link.offset)
         wp, alp = w[p], al[p]
         # Acceleration of the joint point P (fixed in the parent).
-        aP = (
-            aO[p]
-            + _cross_or_zero(alp, off)
-            + _cross_or_zero(wp, _cross_or_zero(wp, off))
+        aP = _sum(aO[p], cross(alp, off), cross(wp, cross(wp, off)))
+        Ek = link.to_parent(q[k - 1]).T
+        wJ = matmul(Ek, wp)
+        w_rel = _col(joint.angular_velocity(u[k - 1]))
+        v_rel = _col(joint.linear_velocity(u[k - 1]))
+        d = _col(joint.translation(q[k - 1]))
+        wk = add(wJ, w_rel)
+        alk = _sum(
+            matmul(Ek, alp),
+            _col(joint.angular_velocity(accelerations[k - 1])),
+            cross(wJ, w_rel),
         )
-        if s.kind == "revolute":
-            Ek = (R * _rodrigues(a, q[k - 1])).T
-            wJ = _mul(Ek, wp)
-            wk = wJ + u[k - 1] * a
-            alk = (
-                _mul(Ek, alp)
-                + accelerations[k - 1] * a
-                + _cross_or_zero(wJ, u[k - 1] * a)
-            )
-            aOk = _mul(Ek, aP)
-            arm_k = off
-        else:  # prismatic: the joint frame translates along a
-            Ek = R.T
-            wk = _mul(Ek, wp)
-            alk = _mul(Ek, alp)
-            d = q[k - 1] * a
-            aOk = (
-                _mul(Ek, aP)
-                + accelerations[k - 1] * a
-                + 2 * _cross_or_zero(wk, u[k - 1] * a)
-                + _cross_or_zero(alk, d)
-                + _cross_or_zero(wk, _cross_or_zero(wk, d))
-            )
-            arm_k = off + R * d
-        w.append(sm.Matrix(wk))
-        al.append(sm.Matrix(alk))
-        aO.append(sm.Matrix(aOk))
+        # The origin moves along a prismatic joint: its rate, Coriolis
+        # and the turning parent's terms (zero for a revolute joint).
+        aOk = _sum(
+            matmul(Ek, aP),
+            _col(joint.linear_velocity(accelerations[k - 1])),
+            scale(2, cross(wk, v_rel)),
+            cross(alk, d),
+            cross(wk, cross(wk, d)),
+        )
+        w.append(wk)
+        al.append(alk)
+        aO.append(aOk)
         E.append(Ek)
-        arm.append(arm_k)
+        arm.append(add(off, R * d))
     return w, al, aO, E, arm
 
 
@@ -219,18 +191,20 @@ def inverse_dynamics(ms, accelerations=None, *, inertia=None, kinematics=None):
     ValueError
         When ``accelerations`` has not one entry per speed.
     """
+    tree = tree_record(ms)
+    u = list(ms.speeds)
+    if accelerations is None:
+        accelerations = [x.diff(me.dynamicsymbols._t) for x in u]
     if kinematics is None:
         kinematics = recursive_kinematics(ms, accelerations)
-    specs = joint_tree(ms)
-    u = list(ms.speeds)
-    n = len(specs)
+    n = len(tree)
     w, al, aO, E, arm = kinematics
     # Resultants of each body about its origin, in body components: the
     # inertia about the origin and the first moment are parameter-only.
-    f = [None] + [sm.zeros(3, 1) for _ in specs]
-    nO = [None] + [sm.zeros(3, 1) for _ in specs]
+    f = [None] + [sm.zeros(3, 1) for _ in tree]
+    nO = [None] + [sm.zeros(3, 1) for _ in tree]
     if inertia is None:
-        inertia = [origin_inertia(s) for s in specs]
+        inertia = [link.inertia.at_origin() for link in tree]
     elif len(inertia) != n:
         raise ValueError(
             f"inertia must have {n} entries (one per body), not {len(inertia)}"
@@ -238,34 +212,24 @@ def inverse_dynamics(ms, accelerations=None, *, inertia=None, kinematics=None):
     for k, (m, mc, IO) in enumerate(inertia, start=1):
         mc, IO = sm.Matrix(mc), sm.Matrix(IO)
         wk, alk = w[k], al[k]
-        f[k] = (
-            m * aO[k]
-            + _cross_or_zero(alk, mc)
-            + _cross_or_zero(wk, _cross_or_zero(wk, mc))
-        )
-        nO[k] = (
-            _mul(IO, alk) + _cross_or_zero(wk, _mul(IO, wk)) + _cross_or_zero(mc, aO[k])
-        )
+        f[k] = _sum(scale(m, aO[k]), cross(alk, mc), cross(wk, cross(wk, mc)))
+        nO[k] = _sum(matmul(IO, alk), cross(wk, matmul(IO, wk)), cross(mc, aO[k]))
     # Backward pass: add each body's resultant to its parent's, brought to
-    # the parent's origin and components; the joint's equation is the axis
-    # component.
+    # the parent's origin and components; the joint's equation is S^T of
+    # it (the axis component of the moment or of the force).
     tau = [sm.S.Zero] * n
     for k in range(n, 0, -1):
-        s = specs[k - 1]
-        a = sm.Matrix(s.axis)
-        fk, nk = sm.Matrix(f[k]), sm.Matrix(nO[k])
-        if s.kind == "revolute":
-            tau[k - 1] = a.dot(nk)
-        else:
-            tau[k - 1] = a.dot(fk)
-        if s.damping is not None:
-            tau[k - 1] += s.damping * u[k - 1]
-        if s.armature is not None:
-            tau[k - 1] += s.armature * accelerations[k - 1]
-        p = s.parent
+        link = tree.links[k - 1]
+        fk, nk = f[k], nO[k]
+        tau[k - 1] = link.joint.generalized_force(nk, fk)
+        if link.damping is not None:
+            tau[k - 1] += link.damping * u[k - 1]
+        if link.armature is not None:
+            tau[k - 1] += link.armature * accelerations[k - 1]
+        p = link.parent
         if p:
             Et = E[k].T
-            fp = _mul(Et, fk)
-            f[p] = f[p] + fp
-            nO[p] = nO[p] + _mul(Et, nk) + _cross_or_zero(arm[k], fp)
+            fp = matmul(Et, fk)
+            f[p] = add(f[p], fp)
+            nO[p] = _sum(nO[p], matmul(Et, nk), cross(arm[k], fp))
     return sm.Matrix(tau)

@@ -78,7 +78,7 @@ from sympy.core.function import AppliedUndef
 from eomcompare.symbolic import lists3 as v3
 
 from .base import UnsupportedSystemError
-from .kane_recursive import joint_tree, origin_inertia
+from .kane_recursive import tree_record
 from .newton_euler_inertia import (
     _axial_moments,
     _balance_axes,
@@ -249,20 +249,12 @@ class _Program:
         )
 
 
-def _rotation(spec, q):
-    """Parent-to-link rotation (3 x 3) of a joint: the joint frame's
-    constant rotation (entries 0, +-1 for modified DH) and, for a revolute
-    joint, the turn about its axis."""
-    R = sm.Matrix(spec.rotation)
-    if spec.kind != "revolute":
-        return R.T
-    a = list(spec.axis)
-    i = [abs(x) for x in a].index(1)
-    c, s = sm.cos(q), sm.sin(q) * a[i]
-    j, k = (i + 1) % 3, (i + 2) % 3
-    T = sm.eye(3)
-    T[j, j], T[j, k], T[k, j], T[k, k] = c, -s, s, c
-    return (R * T).T
+def _rotation(link, q):
+    """Parent-to-link rotation (3 x 3) of a link of the tree's record: the
+    joint frame's constant rotation (entries 0, +-1 for modified DH) and
+    the joint's rotation at q (a turn about a coordinate axis, its
+    entries 0, +-1, cos q and +-sin q, or none)."""
+    return link.to_parent(q).T
 
 
 def _products(w):
@@ -324,7 +316,7 @@ def _moment(J, w, wd, pr, U):
     return out
 
 
-def _angle_sum(specs, k, q, u, w, wd, qdd, let):
+def _angle_sum(links, k, q, u, w, wd, qdd, let):
     """``(T_k w_p, wd_k)`` of a revolute joint k parallel to its revolute
     parent p (no constant rotation between them, the same axis), by the
     one turn ``q_p + q_k`` from the grandparent's vectors seen in p's
@@ -338,19 +330,19 @@ def _angle_sum(specs, k, q, u, w, wd, qdd, let):
 
     (a turn about a commutes with ``x a``).  None when it does not
     apply."""
-    s = specs[k - 1]
+    s = links[k - 1]
     p = s.parent
-    if not p or s.kind != "revolute" or sm.Matrix(s.rotation) != sm.eye(3):
+    if not p or not s.joint.turns or sm.Matrix(s.rotation) != sm.eye(3):
         return None
-    sp = specs[p - 1]
+    sp = links[p - 1]
     Rp = sm.Matrix(sp.rotation)
     if (
-        sp.kind != "revolute"
-        or tuple(sp.axis) != tuple(s.axis)
+        not sp.joint.turns
+        or tuple(sp.joint.axis) != tuple(s.joint.axis)
         or not _is_signed_permutation(Rp)
     ):
         return None
-    i = [abs(x) for x in s.axis].index(1)
+    i = [abs(x) for x in s.joint.axis].index(1)
     across = [j for j in range(3) if j != i]
     wpre, wdpre = v3.mtv(Rp, w[sp.parent]), v3.mtv(Rp, wd[sp.parent])
 
@@ -360,7 +352,7 @@ def _angle_sum(specs, k, q, u, w, wd, qdd, let):
     if nonzero(wpre) + nonzero(wdpre) >= nonzero(w[p]) + nonzero(wd[p]):
         return None
     T = _rotation(s, q[p - 1] + q[k - 1])
-    a = [sm.Integer(x) for x in s.axis]
+    a = [sm.Integer(x) for x in s.joint.axis]
     turned = v3.mv(T, wpre)
     wr = let([turned[j] if j != i else w[p][i] for j in range(3)])
     # u_p + u_k; when w' has no axis component it is k's own (a . w_k),
@@ -489,25 +481,20 @@ def customised_inverse_dynamics(
         For an unknown option, a damped joint or joint armature, or not one
         acceleration per joint.
     """
-    specs = joint_tree(ms)
-    if specs is None:
-        raise UnsupportedSystemError(
-            f"{ms.name}: customised Newton-Euler needs a joint tree "
-            "(systems.declare_tree: from_urdf, dh_system, mdh_system, "
-            "spatial_chain)"
-        )
-    for s in specs:
-        if sorted(abs(x) for x in s.axis) != [0, 0, 1]:
+    tree = tree_record(ms, "customised Newton-Euler")
+    links = tree.links
+    for s in links:
+        if sorted(abs(x) for x in s.joint.axis) != [0, 0, 1]:
             raise UnsupportedSystemError(
-                f"{ms.name}: joint {s.joint!r} is not about (along) a "
+                f"{ms.name}: joint {s.name!r} is not about (along) a "
                 "coordinate axis of its frame"
             )
         if s.damping is not None or s.armature is not None:
             raise ValueError(
-                f"{ms.name}: joint {s.joint!r} has damping or armature; the "
+                f"{ms.name}: joint {s.name!r} has damping or armature; the "
                 "customised Newton-Euler model is of rigid links only"
             )
-    n = len(specs)
+    n = len(links)
     q, u = list(ms.coordinates), list(ms.speeds)
     if accelerations is None:
         accelerations = [x.diff(me.dynamicsymbols._t) for x in u]
@@ -522,7 +509,7 @@ def customised_inverse_dynamics(
             _check_assumptions(assumptions)
             inertia = [
                 (m, list(mc), sm.Matrix(J))
-                for m, mc, J in (origin_inertia(s) for s in specs)
+                for m, mc, J in (s.inertia.at_origin() for s in links)
             ]
             symbols = ()
         else:
@@ -541,27 +528,19 @@ def customised_inverse_dynamics(
         for m, mc, J in inertia:
             constants |= sm.Matrix([m, *mc, *J]).free_symbols
         let = _Program(constants) if program else _same
-    g = next(s for s in ms.parameters if s.name == "g")
     zero = [sm.S.Zero] * 3
-    # Index 0: the base, accelerating upwards at g (gravity).
-    w, wd, vd, U = [zero], [zero], [[0, 0, g]], [sm.zeros(3, 3)]
+    # Index 0: the base, accelerating against gravity.
+    w, wd, vd, U = [zero], [zero], [tree.base_acceleration()], [sm.zeros(3, 3)]
     pr = [None]
     A, P, parallel = [None], [None], [False]
-    children = [
-        [c for c in range(1, n + 1) if specs[c - 1].parent == k] for k in range(n + 1)
-    ]
-    for k, s in enumerate(specs, start=1):
-        p = s.parent
+    children = tree.children()
+    for k, s in enumerate(links, start=1):
+        p, joint = s.parent, s.joint
         Ak = _rotation(s, q[k - 1])
-        a = [sm.Integer(x) for x in s.axis]
-        off = list(s.offset)
-        if s.kind == "prismatic":
-            off = v3.add(
-                off, [x * q[k - 1] for x in sm.Matrix(s.rotation) * sm.Matrix(a)]
-            )
+        off = s.origin(q[k - 1])
         # Origin acceleration of link k seen in the parent: vd_p + U_p P_k.
         vp = v3.add(vd[p], v3.mv(U[p], off)) if any(v3.nz(x) for x in off) else vd[p]
-        summed = summed_angles and _angle_sum(specs, k, q, u, w, wd, accelerations, let)
+        summed = summed_angles and _angle_sum(links, k, q, u, w, wd, accelerations, let)
         parallel.append(bool(summed))
         if summed:
             wr, wdk = summed
@@ -569,25 +548,22 @@ def customised_inverse_dynamics(
             wr = let(v3.mv(Ak, w[p]))
             wdr = let(v3.mv(Ak, wd[p]))
         vk = let(v3.mv(Ak, let(vp)))
-        if s.kind == "revolute":
-            qa = [x * u[k - 1] for x in a]
-            wk = v3.add(wr, qa)
-            if not summed:
-                wdk = v3.add(
-                    wdr, [x * accelerations[k - 1] for x in a], v3.cross(wr, qa)
-                )
-        else:
-            wk, wdk = wr, wdr
-            qa = [x * u[k - 1] for x in a]
-            vk = v3.add(
-                vk,
-                [x * accelerations[k - 1] for x in a],
-                [2 * x for x in v3.cross(wk, qa)],
+        # The joint's rates S q' and S q'' (angular and linear parts).
+        qa, qv = joint.angular_velocity(u[k - 1]), joint.linear_velocity(u[k - 1])
+        wk = v3.add(wr, qa)
+        if not summed:
+            wdk = v3.add(
+                wdr, joint.angular_velocity(accelerations[k - 1]), v3.cross(wr, qa)
             )
+        vk = v3.add(
+            vk,
+            joint.linear_velocity(accelerations[k - 1]),
+            [2 * x for x in v3.cross(wk, qv)],
+        )
         w.append(let(wk))
         wd.append(let(wdk))
         vd.append(let(vk))
-        if s.kind == "prismatic" and not Ak.free_symbols:
+        if not joint.turns and not Ak.free_symbols:
             # A constant rotation of signed permutations (modified DH):
             # the link's U and products are its parent's, permuted.
             pr.append(_permuted_products(Ak, pr[p], w[p]))
@@ -596,23 +572,23 @@ def customised_inverse_dynamics(
             pr.append(let(_products(w[-1])))
             Uk = _u_matrix(w[-1], wd[-1], pr[-1])
             R = sm.Matrix(s.rotation)
-            if s.kind == "revolute" and _is_signed_permutation(R):
+            if joint.turns and _is_signed_permutation(R):
                 # A turn about axis i keeps w_j^2 + w_k^2: U_ii is the
                 # parent's, seen in the joint frame (a free permutation).
-                i = [abs(x) for x in s.axis].index(1)
+                i = [abs(x) for x in joint.axis].index(1)
                 M = R.T * U[p] * R
                 Uk[i, i] = M[i, i]
                 turned = _turned_column(M, Ak * R, i)
                 for j, x in turned.items():
                     Uk[j, i] = x
                 if leaf_axis_entries and not summed and not children[k]:
-                    _leaf_axis_entries(Uk, i, wr, wdr, a[i] * u[k - 1], turned, let)
+                    _leaf_axis_entries(Uk, i, wr, wdr, qa[i], turned, let)
             U.append(let(Uk))
         A.append(Ak)
         P.append(off)
-    inertia = _fold_masses(specs, inertia, P)
+    inertia = _fold_masses(links, inertia, P)
     if balanced_axes:
-        inertia = _balance_axes(specs, _axial_moments(specs, inertia, P), P)
+        inertia = _balance_axes(links, _axial_moments(links, inertia, P), P)
     # Link forces without the mass term, moments about the link origins.
     f = [None] * (n + 1)
     nn = [None] * (n + 1)
@@ -634,21 +610,23 @@ def customised_inverse_dynamics(
     pending = [[] for _ in range(n + 1)]
 
     def carried(k):
-        s = specs[k - 1]
+        s = links[k - 1]
         turned = [
             let(v3.mtv(_rotation(s, q[k - 1] + q[c - 1]), m)) for c, m in pending[k]
         ]
         return let(v3.add(let(v3.mtv(A[k], let(nn[k]))), *turned))
 
     for k in range(n, 0, -1):
-        s = specs[k - 1]
-        a = [sm.Integer(x) for x in s.axis]
-        p = s.parent
-        shared = s.kind == "revolute" and not any(v3.nz(x) for x in P[k])
-        if s.kind == "revolute":
-            tau[k - 1] = sm.Add(
-                v3.dot(a, nn[k]), *[v3.dot(a, m) for _, m in pending[k]]
-            )
+        s = links[k - 1]
+        p, joint = s.parent, s.joint
+        # The link's origin is fixed in its parent's frame.
+        shared = joint.turns and not any(v3.nz(x) for x in P[k])
+        fk = v3.add(f[k], [mass[k] * x for x in vd[k]]) if v3.nz(mass[k]) else f[k]
+        # S^T of the link's wrench; the pending moments carry no force.
+        tau[k - 1] = sm.Add(
+            joint.generalized_force(nn[k], fk),
+            *[joint.generalized_force(m, zero) for _, m in pending[k]],
+        )
         if p and parallel[k]:
             # k's moment whole, in its frame (its own pending turned in).
             m = v3.add(nn[k], *[v3.mtv(A[c], m) for c, m in pending[k]])
@@ -660,9 +638,6 @@ def customised_inverse_dynamics(
             if not parallel[k]:
                 nn[p] = let(v3.add(nn[p], carried(k)))
             continue
-        fk = v3.add(f[k], [mass[k] * x for x in vd[k]]) if v3.nz(mass[k]) else f[k]
-        if s.kind == "prismatic":
-            tau[k - 1] = v3.dot(a, fk)
         if p:
             fp = let(v3.mtv(A[k], let(fk)))
             f[p] = let(v3.add(f[p], fp))

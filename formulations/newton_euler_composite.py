@@ -24,8 +24,7 @@ import sympy as sm
 
 from eomcompare.symbolic import lists3 as v3
 
-from .base import UnsupportedSystemError
-from .kane_recursive import joint_tree
+from .kane_recursive import tree_record
 from .newton_euler import (
     PARAMETER_SETS,
     _Program,
@@ -35,14 +34,6 @@ from .newton_euler import (
 )
 
 __all__ = ["composite_mass_matrix", "customised_forward_dynamics"]
-
-
-def _offset(spec, q):
-    off = list(spec.offset)
-    if spec.kind == "prismatic":
-        a = sm.Matrix(spec.rotation) * sm.Matrix(spec.axis)
-        off = v3.add(off, [x * q for x in a])
-    return off
 
 
 def _rotate_inertia(A, J, let):
@@ -67,16 +58,16 @@ def _rotate_inertia(A, J, let):
 def composite_mass_matrix(ms, inertia, let):
     """The entries ``M[i, j]``, ``i <= j``, row by row (see the module),
     each intermediate named by ``let``."""
-    specs = joint_tree(ms)
-    n = len(specs)
+    links = tree_record(ms, "customised Newton-Euler").links
+    n = len(links)
     q = list(ms.coordinates)
-    A = [None] + [_rotation(s, q[k]) for k, s in enumerate(specs)]
-    P = [None] + [_offset(s, q[k]) for k, s in enumerate(specs)]
+    A = [None] + [_rotation(s, q[k]) for k, s in enumerate(links)]
+    P = [None] + [s.origin(q[k]) for k, s in enumerate(links)]
     Jc = [None] + [sm.Matrix(J) for _, _, J in inertia]
     MSc = [None] + [list(mc) for _, mc, _ in inertia]
     Mc = [None] + [m for m, _, _ in inertia]
     for k in range(n, 0, -1):
-        p = specs[k - 1].parent
+        p = links[k - 1].parent
         Jc[k] = sm.Matrix(let(Jc[k]))
         MSc[k] = let(MSc[k])
         if not p:
@@ -100,19 +91,15 @@ def composite_mass_matrix(ms, inertia, let):
         Mc[p] = Mc[p] + m
     out = {}
     for j in range(1, n + 1):
-        s = specs[j - 1]
-        a = [sm.Integer(x) for x in s.axis]
-        if s.kind == "revolute":
-            f = v3.cross(a, MSc[j])
-            nn = list(Jc[j] * sm.Matrix(a))
-        else:
-            f = [Mc[j] * x for x in a]
-            nn = v3.cross(MSc[j], a)
+        # The wrench of a unit q''_j at rest on the composite link j, S_j
+        # = (Sw, Sv): (f, n) = (Sw x MSc + Mc Sv, Jc Sw + MSc x Sv).
+        Sw, Sv = links[j - 1].joint.motion_subspace()
+        f = v3.add(v3.cross(Sw, MSc[j]), [Mc[j] * x for x in Sv])
+        nn = v3.add(list(Jc[j] * sm.Matrix(Sw)), v3.cross(MSc[j], Sv))
         k = j
         while k:
-            sk = specs[k - 1]
-            ak = [sm.Integer(x) for x in sk.axis]
-            out[k, j] = v3.dot(ak, nn if sk.kind == "revolute" else f)
+            sk = links[k - 1]
+            out[k, j] = sk.joint.generalized_force(nn, f)
             p = sk.parent
             if not p:
                 break
@@ -158,10 +145,7 @@ def customised_forward_dynamics(
         raise ValueError(
             f"parameters must be one of {list(PARAMETER_SETS)}, not {parameters!r}"
         )
-    if joint_tree(ms) is None:
-        raise UnsupportedSystemError(
-            f"{ms.name}: customised Newton-Euler needs a joint tree"
-        )
+    tree_record(ms, "customised Newton-Euler")
     n = len(ms.coordinates)
     inertia, symbols = link or link_inertia(ms, assumptions, parameters)
     let = _Program(set(symbols) | set(ms.parameters))

@@ -2,7 +2,8 @@
 customised Newton-Euler model (:mod:`eomcompare.formulations.newton_euler`):
 each changes which link carries a part of the inertia, never ``tau``
 (Khalil & Dombre's groupings of the base parameters, and the freedom they
-leave), and is taken where it makes the recursion cheaper."""
+leave), and is taken where it makes the recursion cheaper.  The links are
+those of the tree's record (:class:`eomcompare.systems.joint_tree.Link`)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ def _is_signed_permutation(A):
     )
 
 
-def _fold_masses(specs, inertia, P):
+def _fold_masses(links, inertia, P):
     """Each revolute link's mass carried into its parent, from the tips
     inwards, where that adds no nonzero parameter the parent lacks.  The
     link's origin is fixed in the parent (at ``P``), so its mass term
@@ -28,11 +29,11 @@ def _fold_masses(specs, inertia, P):
     parent's ``M += M_k``, ``MS += M_k P``, ``J += M_k (|P|^2 1 - P P^T)``,
     all constants (Khalil & Dombre's grouping of the masses)."""
     out = [(m, list(mc), sm.Matrix(J)) for m, mc, J in inertia]
-    for k in range(len(specs), 0, -1):
-        s = specs[k - 1]
+    for k in range(len(links), 0, -1):
+        s = links[k - 1]
         p = s.parent
         m, mc, J = out[k - 1]
-        if s.kind != "revolute" or not p or not v3.nz(m):
+        if not s.joint.turns or not p or not v3.nz(m):
             continue
         Pk = sm.Matrix(P[k])
         dJ = m * ((Pk.T * Pk)[0] * sm.eye(3) - Pk * Pk.T)
@@ -47,7 +48,7 @@ def _fold_masses(specs, inertia, P):
     return out
 
 
-def _axial_moments(specs, inertia, P):
+def _axial_moments(links, inertia, P):
     """A revolute parent's first moment along a child's joint axis moved
     into the child (its ``MZ``), where the child's moment already needs
     U's column along its axis (products of inertia ``XZ``, ``YZ``): the
@@ -57,16 +58,16 @@ def _axial_moments(specs, inertia, P):
     no U entry of that column's diagonal.  Skipped where the parent's J
     would gain a nonzero entry it lacks."""
     out = [(m, list(mc), sm.Matrix(J)) for m, mc, J in inertia]
-    for k in range(1, len(specs) + 1):
-        s = specs[k - 1]
+    for k in range(1, len(links) + 1):
+        s = links[k - 1]
         p = s.parent
         R = sm.Matrix(s.rotation)
-        if not p or s.kind != "revolute" or specs[p - 1].kind != "revolute":
+        if not p or not s.joint.turns or not links[p - 1].joint.turns:
             continue
         if not _is_signed_permutation(R):
             continue
         m, mc, J = out[k - 1]
-        i = [abs(x) for x in s.axis].index(1)
+        i = [abs(x) for x in s.joint.axis].index(1)
         across = [j for j in range(3) if j != i]
         # The child's moment needs U's axis column (XZ, YZ) and its first
         # moment the acceleration across the axis, whatever it carries.
@@ -74,7 +75,7 @@ def _axial_moments(specs, inertia, P):
             v3.nz(mc[j]) for j in across
         ):
             continue
-        a = list(R * sm.Matrix(s.axis))
+        a = list(R * sm.Matrix(s.joint.axis))
         mp, mcp, Jp = out[p - 1]
         mu = sm.expand(sum(x * y for x, y in zip(a, mcp)))
         if mu == 0:
@@ -88,12 +89,12 @@ def _axial_moments(specs, inertia, P):
         mcp = [sm.expand(x - mu * y) for x, y in zip(mcp, a)]
         out[p - 1] = (mp, mcp, (Jp - dJ).applyfunc(sm.expand))
         mc = list(mc)
-        mc[i] = sm.expand(mc[i] + mu * s.axis[i])
+        mc[i] = sm.expand(mc[i] + mu * s.joint.axis[i])
         out[k - 1] = (m, mc, J)
     return out
 
 
-def _balance_axes(specs, inertia, P):
+def _balance_axes(links, inertia, P):
     """Each revolute link's inertia balanced about its joint axis a:
     ``lam (1 - a a^T)`` added to it and taken from its first revolute
     ancestor (through prismatic links, which turn with it), from the tips
@@ -111,14 +112,14 @@ def _balance_axes(specs, inertia, P):
     (:func:`_moment`).  Skipped where the ancestor would gain a product
     of inertia it lacks (a rotation between them that is not a signed
     permutation)."""
-    n = len(specs)
+    n = len(links)
     out = [(m, list(mc), sm.Matrix(J)) for m, mc, J in inertia]
     for k in range(n, 0, -1):
-        s = specs[k - 1]
+        s = links[k - 1]
         m, mc, J = out[k - 1]
-        if s.kind != "revolute":
+        if not s.joint.turns:
             continue
-        i = [abs(x) for x in s.axis].index(1)
+        i = [abs(x) for x in s.joint.axis].index(1)
         j, l = (i + 1) % 3, (i + 2) % 3
         lam = sm.expand((J[i, i] - J[j, j] - J[l, l]) / 2)
         # U's columns the link needs anyway: its force U MS, its children's
@@ -126,7 +127,7 @@ def _balance_axes(specs, inertia, P):
         used = [
             v3.nz(mc[c])
             or any(
-                v3.nz(P[h][c]) for h in range(k + 1, n + 1) if specs[h - 1].parent == k
+                v3.nz(P[h][c]) for h in range(k + 1, n + 1) if links[h - 1].parent == k
             )
             for c in range(3)
         ]
@@ -146,10 +147,10 @@ def _balance_axes(specs, inertia, P):
         R = sm.Matrix(s.rotation)
         D = R * perp * R.T
         p = s.parent
-        while p and specs[p - 1].kind == "prismatic":
-            Rp = sm.Matrix(specs[p - 1].rotation)
+        while p and not links[p - 1].joint.turns:
+            Rp = sm.Matrix(links[p - 1].rotation)
             D = Rp * D * Rp.T
-            p = specs[p - 1].parent
+            p = links[p - 1].parent
         if p:
             mp, mcp, Jp = out[p - 1]
             if any(

@@ -52,12 +52,7 @@ import sympy as sm
 import sympy.physics.mechanics as me
 
 from .base import UnsupportedSystemError
-from .kane_recursive import (
-    inverse_dynamics,
-    joint_tree,
-    origin_inertia,
-    recursive_kinematics,
-)
+from .kane_recursive import inverse_dynamics, recursive_kinematics, tree_record
 
 __all__ = [
     "STANDARD_NAMES",
@@ -75,19 +70,14 @@ _TENSOR = ((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2))
 
 
 def _tree(ms):
-    specs = joint_tree(ms)
-    if specs is None:
-        raise UnsupportedSystemError(
-            f"{ms.name}: the inverse-dynamics regressor needs a joint tree "
-            "(systems.declare_tree: from_urdf, dh_system, mdh_system, "
-            "spatial_chain)"
-        )
-    if any(s.damping is not None for s in specs):
+    """The links of the tree's record (systems.joint_tree), undamped."""
+    links = tree_record(ms, "the inverse-dynamics regressor").links
+    if any(s.damping is not None for s in links):
         raise ValueError(
             f"{ms.name}: joint damping is not an inertial parameter; the "
             "regressor is of the rigid-body model (declare without damping)"
         )
-    return specs
+    return links
 
 
 def standard_parameters(ms) -> tuple:
@@ -115,8 +105,8 @@ def standard_parameter_values(ms) -> dict:
     cx1`` and ``XX1 = I1_xx + m1 (cy1^2 + cz1^2)``."""
     out = {}
     p = iter(standard_parameters(ms))
-    for spec in _tree(ms):
-        m, mc, IO = origin_inertia(spec)
+    for link in _tree(ms):
+        m, mc, IO = link.inertia.at_origin()
         for i, j in _TENSOR:
             out[next(p)] = sm.expand(IO[i, j])
         for x in mc:
@@ -129,7 +119,7 @@ def _standard_regressor(ms):
     """Y column by column: tau is linear in the standard parameters, so
     column c is the backward pass of the recursion with parameter c one and
     every other zero (the forward pass computed once)."""
-    specs = _tree(ms)
+    links = _tree(ms)
     params = standard_parameters(ms)
     t = me.dynamicsymbols._t
     q = list(ms.coordinates)
@@ -143,7 +133,7 @@ def _standard_regressor(ms):
         unit[c] = 1
         k = c // 10
         J, mc, m = _body_parameters(unit[10 * k : 10 * k + 10])
-        inertia = [zero] * len(specs)
+        inertia = [zero] * len(links)
         inertia[k] = (m, mc, J)
         columns.append(
             inverse_dynamics(ms, qdd, inertia=inertia, kinematics=kinematics)
@@ -218,22 +208,22 @@ def _stack(ms, Y, states, seed):
 def _regroup(ms, params):
     """The standard parameters of each body after the regrouping rules
     (see the module): ``[(I_O, m c, m)]`` of expressions."""
-    specs = _tree(ms)
+    links = _tree(ms)
     bodies = [
-        list(_body_parameters(params[10 * k : 10 * k + 10])) for k in range(len(specs))
+        list(_body_parameters(params[10 * k : 10 * k + 10])) for k in range(len(links))
     ]
-    for k in range(len(specs), 0, -1):
-        s = specs[k - 1]
-        a = list(s.axis)
+    for k in range(len(links), 0, -1):
+        s = links[k - 1]
+        a = list(s.joint.axis)
         if sorted(abs(x) for x in a) != [0, 0, 1]:
             raise UnsupportedSystemError(
-                f"{ms.name}: joint {s.joint!r} is not about (along) a "
+                f"{ms.name}: joint {s.name!r} is not about (along) a "
                 "coordinate axis of its frame; the regrouping rules need one"
             )
         i = [abs(x) for x in a].index(1)
         J, mc, m = bodies[k - 1]
         E = sm.eye(3)
-        if s.kind == "revolute":
+        if s.joint.turns:
             ia, ib = [x for x in range(3) if x != i]
             ei = E[:, i]
             Jt, st, mt = J[ib, ib] * (E - ei * ei.T), mc[i] * ei, m

@@ -22,7 +22,7 @@ from typing import Any
 
 import sympy as sm
 
-__all__ = ["nz", "dot", "mv", "mtv", "cross", "add", "scale"]
+__all__ = ["nz", "product", "dot", "mv", "mtv", "cross", "add", "scale"]
 
 
 def nz(x: Any) -> bool:
@@ -53,12 +53,14 @@ def mtv(A: Any, v: Sequence[Any]) -> list[Any]:
     return [dot([rows[k][i] for k in range(3)], v) for i in range(3)]
 
 
+def product(x: Any, y: Any) -> Any:
+    """``x y``, or zero without a product when either is a structural zero."""
+    return x * y if nz(x) and nz(y) else sm.S.Zero
+
+
 def cross(a: Sequence[Any], b: Sequence[Any]) -> list[Any]:
     """``a x b``."""
-
-    def p(x: Any, y: Any) -> Any:
-        return x * y if nz(x) and nz(y) else sm.S.Zero
-
+    p = product
     return [
         p(a[1], b[2]) - p(a[2], b[1]),
         p(a[2], b[0]) - p(a[0], b[2]),

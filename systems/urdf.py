@@ -106,8 +106,11 @@ import numpy as np
 import sympy as sm
 import sympy.physics.mechanics as me
 
+from eomcompare.symbolic.frames import cross
+
 from .base import DeclarationError, MechanicalSystem
 from .free_joint import ball_child, free_root
+from .joint_tree import JointTree
 from .physics import check_mass_properties
 
 __all__ = [
@@ -392,16 +395,6 @@ def _axis(joint, tol):
             f"the axis must be a nonzero 3-vector"
         )
     return _snap_matrix(a / norm, tol)
-
-
-def _cross(a, b):
-    return sm.Matrix(
-        [
-            a[1] * b[2] - a[2] * b[1],
-            a[2] * b[0] - a[0] * b[2],
-            a[0] * b[1] - a[1] * b[0],
-        ]
-    )
 
 
 def _vec(comps, frame):
@@ -692,7 +685,7 @@ def declare_tree(
         a = sm.Matrix(spec.axis)
         wp, zp = omegas[p_idx], zrows[p_idx]
         P = Op.locatenew(f"P{k}", _vec(p, Bp))
-        P.set_vel(N, Op.vel(N) + _vec(_cross(wp, p), Bp))
+        P.set_vel(N, Op.vel(N) + _vec(cross(wp, p), Bp))
         if R == sm.eye(3):
             Jf, wJ, zJ = Bp, wp, zp
         else:
@@ -743,7 +736,7 @@ def declare_tree(
             B.set_ang_vel(Jf, 0)
             w, zB = wJ, zJ
             Ok = P.locatenew(f"O{k}", q[k - 1] * _vec(a, Jf))
-            Ok.set_vel(N, P.vel(N) + _vec(u[k - 1] * a + _cross(wJ, q[k - 1] * a), Jf))
+            Ok.set_vel(N, P.vel(N) + _vec(u[k - 1] * a + cross(wJ, q[k - 1] * a), Jf))
             hO = hP + q[k - 1] * (zJ * a)[0]
         else:
             raise DeclarationError(
@@ -753,7 +746,7 @@ def declare_tree(
         w = sm.Matrix(w)
         m, c = spec.mass, sm.Matrix(spec.com)
         G = Ok.locatenew(f"G{k}", _vec(c, B))
-        G.set_vel(N, Ok.vel(N) + _vec(_cross(w, c), B))
+        G.set_vel(N, Ok.vel(N) + _vec(cross(w, c), B))
         rb = me.RigidBody(spec.body, G, B, m, (me.inertia(B, *spec.inertia), G))
         rigid.append(rb)
         loads.append(me.Force(G, -m * g * N.z))
@@ -794,7 +787,9 @@ def declare_tree(
         options=dict(options or {}),
     )
     # The tree itself, for evaluations that recurse over it
-    # (formulations.kane_recursive), which know one-coordinate joints only.
+    # (formulations.kane_recursive), which know one-coordinate joints only:
+    # the specs as declared and one record per link (systems.joint_tree).
     if all(s.kind in ("revolute", "prismatic") for s in specs):
         ms.joint_tree = tuple(specs)
+        ms.tree = JointTree.from_specs(specs, gravity=(0, 0, -g))
     return ms
