@@ -8,7 +8,7 @@
 """
 
 from .cases import Case, RunOptions, expand_cases
-from .equations import register_notebook_display
+from .notebook import register_notebook_display
 from .runner import run
 from .store import ComparisonResult, load
 

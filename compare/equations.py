@@ -10,10 +10,9 @@ Markdown.  Large systems show their structure instead of pages of symbols:
 sizes, the sparsity pattern of the mass matrix as a small inline SVG, the
 first entries, and the rest and the cse'd form in collapsed ``<details>``.
 
-:func:`published_html` and :func:`published_markdown` put the equations
-printed in a seed document (:mod:`eomcompare.systems.seed_equations`) beside the derived
-ones, with the misprints marked and explained and the residual of each
-published equation under every formulation's accelerations from the run.
+The published equations beside the derived ones and the report's section
+are :mod:`eomcompare.compare.equations_section`'s; the notebook display of
+a declaration and its equations is :mod:`eomcompare.compare.notebook`'s.
 """
 
 from __future__ import annotations
@@ -33,8 +32,6 @@ from sympy.printing.mathml import MathMLPresentationPrinter
 from eomcompare.numeric.trust import CacheRefused, sign, verify
 from eomcompare.symbolic.counting import tree_size
 
-from .variants import variant_options
-
 __all__ = [
     "pack_equations",
     "unpack_equations",
@@ -42,16 +39,11 @@ __all__ = [
     "CaseEquations",
     "equations_html",
     "equations_markdown",
-    "published_html",
-    "published_markdown",
     "mathml",
     "latex",
     "FORMS",
     "PUBLISHED_FORMS",
-    "published_partner",
     "is_large",
-    "eom_html",
-    "system_html",
 ]
 
 t = me.dynamicsymbols._t
@@ -180,7 +172,7 @@ def pack_equations(eom) -> np.ndarray:
     caches): the output directory may be shared, and an unpickler runs
     what a pickle names.  Read back with :func:`unpack_equations`.
     """
-    payload = pickle.dumps(_equations_data(eom), protocol=pickle.HIGHEST_PROTOCOL)
+    payload = pickle.dumps(equations_data(eom), protocol=pickle.HIGHEST_PROTOCOL)
     try:
         signature = sign(payload, _SIGNED_AS).encode()
     except CacheRefused:  # no key: kept unsigned, so never shown
@@ -188,7 +180,7 @@ def pack_equations(eom) -> np.ndarray:
     return np.frombuffer(signature + payload, dtype=np.uint8)
 
 
-def _equations_data(eom) -> dict:
+def equations_data(eom) -> dict:
     """What :func:`pack_equations` stores and :func:`equations_html` reads."""
     return {
         "formulation": eom.formulation,
@@ -309,19 +301,19 @@ def latex(expr) -> str:
     return _latex(sm.sympify(expr))
 
 
-def _math(inner: str, block: bool = True) -> str:
+def math_element(inner: str, block: bool = True) -> str:
     disp = ' display="block"' if block else ""
     return f'<math xmlns="http://www.w3.org/1998/Math/MathML"{disp}>{inner}</math>'
 
 
-def _mrow(*parts) -> str:
+def mrow(*parts) -> str:
     return "<mrow>" + "".join(parts) + "</mrow>"
 
 
-_EQ = "<mo>=</mo>"
+EQ = "<mo>=</mo>"
 
 
-def _ops(expr) -> int:
+def expression_ops(expr) -> int:
     """Size of an expression tree (nodes), a cheap stand-in for count_ops
     where only "too large to typeset" is decided."""
     return _tree_size(sm.sympify(expr))
@@ -364,7 +356,8 @@ def is_large(case: CaseEquations) -> bool:
             0
             if case.shape[0] > LARGE_ROWS
             else sum(
-                _ops(e) for e in [*case.data["mass_matrix"], *case.data["forcing"]]
+                expression_ops(e)
+                for e in [*case.data["mass_matrix"], *case.data["forcing"]]
             )
         )
     return case.shape[0] > LARGE_ROWS or ops > LARGE_OPS
@@ -406,14 +399,14 @@ def _sparsity_svg(M, cell: int = 6) -> str:
 
 
 def _matrix_equation(M, z, f) -> str:
-    return _math(
-        _mrow(mathml(sm.Matrix(M)), mathml(sm.Matrix(z)), _EQ, mathml(sm.Matrix(f)))
+    return math_element(
+        mrow(mathml(sm.Matrix(M)), mathml(sm.Matrix(z)), EQ, mathml(sm.Matrix(f)))
     )
 
 
 def _cse_block(M, f) -> str:
     exprs = list(M) + list(f)
-    if sum(_ops(e) for e in exprs) > 20 * MAX_ENTRY_OPS:
+    if sum(expression_ops(e) for e in exprs) > 20 * MAX_ENTRY_OPS:
         return (
             "<p>Too long to typeset after cse here; the generated code "
             "holds the same subexpressions.</p>"
@@ -422,7 +415,7 @@ def _cse_block(M, f) -> str:
     n, m = M.shape
     lines, size = [], 0
     for sym, e in repl[:MAX_CSE_LINES]:
-        line = f"<mtr><mtd>{_mrow(mathml(sym), _EQ, mathml(e))}</mtd></mtr>"
+        line = f"<mtr><mtd>{mrow(mathml(sym), EQ, mathml(e))}</mtd></mtr>"
         if lines and size + len(line) > MATHML_BUDGET:
             break
         lines.append(line)
@@ -432,17 +425,17 @@ def _cse_block(M, f) -> str:
     Mr = sm.Matrix(n, m, reduced[: n * m])
     fr = sm.Matrix(reduced[n * m :])
     note = f"<p>{more} further subexpressions not shown.</p>" if more > 0 else ""
-    reduced_eq = _mrow(mathml(Mr), _EQ, mathml(fr))
+    reduced_eq = mrow(mathml(Mr), EQ, mathml(fr))
     if size + len(reduced_eq) > MATHML_BUDGET:
         end = (
             f"<p>M and f in these subexpressions: {n * m + len(fr)} entries, "
             f"not typeset here; {_WHERE_ALL}.</p>"
         )
     else:
-        end = "<p>with which M and f read</p>" + _math(reduced_eq)
+        end = "<p>with which M and f read</p>" + math_element(reduced_eq)
     return (
         f"<p>{len(repl)} common subexpressions:</p>"
-        + (_math(f'<mtable columnalign="left">{body}</mtable>') if body else "")
+        + (math_element(f'<mtable columnalign="left">{body}</mtable>') if body else "")
         + note
         + end
     )
@@ -466,13 +459,13 @@ def _entries_html(entries) -> str:
 
 
 def _entry_html(name: str, expr) -> str:
-    ops = _ops(expr)
+    ops = expression_ops(expr)
     if ops > MAX_ENTRY_OPS:
         return f"<p>{html.escape(name)}: {ops} terms (not typeset).</p>"
     typeset = mathml(expr)
     if len(typeset) > MATHML_BUDGET:
         return f"<p>{html.escape(name)}: {ops} terms (not typeset here).</p>"
-    return _math(_mrow(_PRINTER._print(sm.Symbol(name)).toxml(), _EQ, typeset))
+    return math_element(mrow(_PRINTER._print(sm.Symbol(name)).toxml(), EQ, typeset))
 
 
 def _simplified_html(case: CaseEquations, seen: dict | None = None) -> str:
@@ -523,13 +516,13 @@ def equations_html(case: CaseEquations, simplified_seen: dict | None = None) -> 
         own_speeds = not any(isinstance(s, sm.Derivative) for s in d.get("states", ()))
         if kdes and own_speeds and len(kdes) <= LARGE_ROWS:
             eqs = "".join(
-                f"<mtr><mtd>{_mrow(mathml(k), _EQ, '<mn>0</mn>')}</mtd></mtr>"
+                f"<mtr><mtd>{mrow(mathml(k), EQ, '<mn>0</mn>')}</mtd></mtr>"
                 for k in kdes
             )
             parts.append(
                 "<details><summary>kinematic differential equations"
                 "</summary>"
-                + _math(f'<mtable columnalign="left">{eqs}</mtable>')
+                + math_element(f'<mtable columnalign="left">{eqs}</mtable>')
                 + "</details>"
             )
         parts.append(
@@ -540,8 +533,8 @@ def equations_html(case: CaseEquations, simplified_seen: dict | None = None) -> 
         n, m = M.shape
         nnz = sum(1 for x in M if x != 0)
         ops = [
-            f"{_fmt_int(case.ops_raw)} operations raw",
-            f"{_fmt_int(case.ops_cse)} after cse",
+            f"{fmt_int(case.ops_raw)} operations raw",
+            f"{fmt_int(case.ops_cse)} after cse",
         ]
         parts.append(
             '<div class="structure">'
@@ -550,7 +543,7 @@ def equations_html(case: CaseEquations, simplified_seen: dict | None = None) -> 
             f"({nnz / (n * m):.0%}); f has {len(f)} entries; "
             + ", ".join(ops)
             + ". Unknowns:</p>"
-            + _math(mathml(sm.Matrix(z)), block=False)
+            + math_element(mathml(sm.Matrix(z)), block=False)
             + "</div>"
         )
         parts.append("<p>First entries:</p>")
@@ -590,7 +583,7 @@ def same_equations(a: CaseEquations, b: CaseEquations) -> bool:
     )
 
 
-def _same_html(case: CaseEquations, same: CaseEquations) -> str:
+def same_html(case: CaseEquations, same: CaseEquations) -> str:
     """A case whose equations another formulation's block shows already."""
     return (
         f'<div class="eqs" id="eq-{_slug(case.label)}-{_slug(case.formulation)}">'
@@ -636,19 +629,19 @@ def equations_markdown(case: CaseEquations) -> str:
     out = [
         head,
         f"M is {n}×{m} with {nnz} non-zero entries; "
-        f"{_fmt_int(case.ops_raw)} operations raw, "
-        f"{_fmt_int(case.ops_cse)} after cse; every entry is in "
+        f"{fmt_int(case.ops_raw)} operations raw, "
+        f"{fmt_int(case.ops_cse)} after cse; every entry is in "
         "report.html. First entries:",
     ]
     for name, e in (("M_{11}", M[0, 0]), ("f_{1}", f[0])):
-        if _ops(e) <= MAX_ENTRY_OPS:
+        if expression_ops(e) <= MAX_ENTRY_OPS:
             out.append(f"$$\n{name} = {latex(e)}\n$$")
         else:
-            out.append(f"{name}: {_ops(e)} terms (not typeset).")
+            out.append(f"{name}: {expression_ops(e)} terms (not typeset).")
     return "\n\n".join(out)
 
 
-def _fmt_int(x) -> str:
+def fmt_int(x) -> str:
     return "—" if x != x else str(int(x))
 
 
@@ -658,307 +651,6 @@ def _slug(text: str) -> str:
 
 # ----------------------------------------------------------------------
 # Notebook display
-# ----------------------------------------------------------------------
-def _facts_table(rows) -> str:
-    """A two-column table of (heading, HTML cell) pairs."""
-    return (
-        '<table class="eom-facts">'
-        + "".join(
-            f'<tr><th style="text-align:left">{html.escape(k)}</th>'
-            f'<td style="text-align:left">{v}</td></tr>'
-            for k, v in rows
-        )
-        + "</table>"
-    )
-
-
-def _inline(exprs) -> str:
-    """Expressions as one inline MathML list, or — when there are none."""
-    exprs = list(exprs)
-    if not exprs:
-        return "—"
-    sep = "<mo separator='true'>,</mo>"
-    return _math(sep.join(mathml(e) for e in exprs), block=False)
-
-
-def eom_html(eom) -> str:
-    """An :class:`~eomcompare.formulations.EquationsOfMotion` as a notebook shows it
-    (``_repr_html_``): its sizes and counts, then ``M z = f`` in MathML as
-    the report typesets it; large systems show their structure and first
-    entries, and the whole is collapsed in a ``<details>``."""
-    counts = eom.op_counts
-    case = CaseEquations(
-        eom.system.name,
-        eom.formulation,
-        _equations_data(eom),
-        float(counts.get("raw", float("nan"))),
-        float(counts.get("cse", float("nan"))),
-    )
-    seconds = eom.timings.get("total", float("nan"))
-    facts = _facts_table(
-        [
-            ("system", html.escape(eom.system.name)),
-            ("formulation", html.escape(eom.formulation)),
-            (
-                "equations, unknowns, multipliers",
-                f"{eom.n_equations}, {eom.n_unknowns}, {eom.n_multipliers}",
-            ),
-            (
-                "operations raw, after cse",
-                f"{_fmt_int(case.ops_raw)}, {_fmt_int(case.ops_cse)}",
-            ),
-            ("derivation s", "—" if seconds != seconds else f"{seconds:.3g}"),
-        ]
-    )
-    body = equations_html(case)
-    if is_large(case):
-        body = (
-            f"<details><summary>the equations ({eom.n_equations} rows; "
-            "structure and first entries)</summary>" + body + "</details>"
-        )
-    return f'<div class="eom">{facts}{body}</div>'
-
-
-def system_html(ms) -> str:
-    """A :class:`~eomcompare.systems.MechanicalSystem` as a notebook shows it
-    (``_repr_html_``): coordinates, speeds, constraints, bodies and loads,
-    the expressions in MathML."""
-
-    def equations(exprs) -> str:
-        exprs = list(exprs)
-        if not exprs:
-            return "—"
-        if len(exprs) > LARGE_ROWS or sum(map(_ops, exprs)) > LARGE_OPS:
-            return f"{len(exprs)} (too large to typeset here)"
-        rows = "".join(
-            f"<mtr><mtd>{_mrow(mathml(e), _EQ, '<mn>0</mn>')}</mtd></mtr>"
-            for e in exprs
-        )
-        return _math(f'<mtable columnalign="left">{rows}</mtable>', block=False)
-
-    def load(ld) -> str:
-        where = getattr(ld, "location", None)
-        what = "force at" if isinstance(where, me.Point) else "torque on"
-        return f"{what} {html.escape(str(getattr(where, 'name', where)))}"
-
-    bodies = ", ".join(
-        f"{html.escape(b.name)} ({_inline([b.mass])})"
-        if getattr(b, "mass", 0) != 0
-        else html.escape(b.name)
-        for b in ms.bodies
-    )
-    rows = [
-        ("name", html.escape(ms.name)),
-        (
-            f"coordinates ({len(ms.coordinates)}; "
-            f"{ms.degrees_of_freedom} degrees of freedom)",
-            _inline(ms.coordinates),
-        ),
-        ("dependent coordinates", _inline(ms.q_dep)),
-        (f"speeds ({len(ms.speeds)})", _inline(ms.speeds)),
-        ("dependent speeds", _inline(ms.u_dep)),
-        (
-            f"holonomic constraints ({len(ms.holonomic_constraints)})",
-            equations(ms.holonomic_constraints),
-        ),
-        (
-            f"nonholonomic constraints ({len(ms.nonholonomic_constraints)})",
-            equations(ms.nonholonomic_constraints),
-        ),
-        (f"bodies ({len(ms.bodies)})", bodies or "—"),
-        (
-            f"loads ({len(ms.loads)})",
-            html.escape(", ".join(load(ld) for ld in ms.loads)) or "—",
-        ),
-    ]
-    return f'<div class="mechanical-system">{_facts_table(rows)}</div>'
-
-
-# ----------------------------------------------------------------------
-# Published equations beside the derived ones
-# ----------------------------------------------------------------------
-@dataclass
-class PublishedCheck:
-    """A published equation with its residual under each formulation."""
-
-    equation: object  # systems.seed_equations.PublishedEquation
-    residuals: dict  # formulation -> (printed, holds) largest relative residual
-
-
-def published_checks(
-    system: str, builder_options: dict, qdd_by_formulation: dict, n_states: int
-) -> list[PublishedCheck]:
-    """Evaluate each published equation with the run's accelerations.
-
-    ``qdd_by_formulation`` maps a formulation to its ``qdd`` array of the
-    run (q'' at ``ms.states.random_state(seed)``, seeds ``0 .. n_states - 1``, the
-    runner's sampling).
-    """
-    from eomcompare.systems import get_system
-    from eomcompare.systems.seed_equations import published_equations, residual_function
-
-    from .prepared import prepared
-
-    got = prepared(system, builder_options, n_states)
-    ms = got[0] if got else get_system(system, **builder_options)
-    equations = published_equations(ms)
-    if not equations:
-        return []
-    states = (
-        got[1] if got else [ms.states.random_state(seed) for seed in range(n_states)]
-    )
-    out = []
-    for eq in equations:
-        funcs = {}
-        for which, e, subs in (
-            ("printed", eq.printed, {**eq.substitutions, **eq.printed_reading}),
-            ("holds", eq.holds, eq.substitutions),
-        ):
-            try:
-                funcs[which] = residual_function(e, ms, subs)
-            except ValueError:
-                funcs[which] = None
-        res = {}
-        for form, qdd in qdd_by_formulation.items():
-            qdd = np.asarray(qdd, dtype=float)
-            if (
-                qdd.ndim != 2
-                or len(qdd) != len(states)
-                or qdd.shape[1] != len(ms.coordinates)
-            ):
-                continue
-            vals = {}
-            for which, fn in funcs.items():
-                if fn is None:
-                    vals[which] = float("nan")
-                    continue
-                worst = 0.0
-                for (t0, q, qd), a in zip(states, qdd):
-                    r, scale = fn(t0, q, qd, a)
-                    worst = max(worst, abs(r) / max(scale, 1e-300))
-                vals[which] = worst
-            res[form] = (vals["printed"], vals["holds"])
-        out.append(PublishedCheck(eq, res))
-    return out
-
-
-def _residual_table_html(check: PublishedCheck) -> str:
-    eq = check.equation
-    rows = []
-    for form, (printed, holds) in check.residuals.items():
-        cells = [form]
-        if eq.misprinted:
-            cells.append(_fmt_res(printed))
-        cells.append(_fmt_res(holds))
-        rows.append(
-            "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>"
-        )
-    head = (
-        ["formulation"]
-        + (["as printed"] if eq.misprinted else [])
-        + ["corrected" if eq.misprinted else "as printed"]
-    )
-    return (
-        '<table class="residuals"><caption>largest relative residual over '
-        "the run's random states, with each formulation's q''</caption><thead><tr>"
-        + "".join(f"<th>{h}</th>" for h in head)
-        + "</tr></thead><tbody>"
-        + "".join(rows)
-        + "</tbody></table>"
-    )
-
-
-def _fmt_res(x) -> str:
-    if x != x:
-        return "— (cannot be evaluated)"
-    return f"{x:.1e}"
-
-
-def published_html(checks: list[PublishedCheck], derived: CaseEquations | None) -> str:
-    """The published equations of a system beside the derived ones."""
-    if not checks:
-        return ""
-    left = []
-    for c in checks:
-        eq = c.equation
-        block = [
-            f'<div class="pub{" misprint" if eq.misprinted else ""}">',
-            f"<p><b>{html.escape(eq.number)}</b> in "
-            f"<code>{html.escape(eq.source)}</code>"
-            + (' <span class="flag">misprint</span>' if eq.misprinted else "")
-            + "</p>",
-            "<p>as printed:</p>" if eq.misprinted else "",
-            _math(mathml(eq.printed))
-            if not eq.misprinted
-            else f'<div class="printed">{_math(mathml(eq.printed))}</div>',
-        ]
-        if eq.misprinted:
-            block += ["<p>corrected:</p>", _math(mathml(eq.corrected))]
-        block += [
-            f'<p class="note">{html.escape(eq.note)}</p>',
-            _residual_table_html(c),
-            "</div>",
-        ]
-        left.append("\n".join(block))
-    right = ""
-    if derived is not None:
-        right = (
-            '<div class="derived"><p>derived by this run '
-            f"({html.escape(derived.formulation)}):</p>"
-            + equations_html(derived)
-            + "</div>"
-        )
-    return (
-        '<div class="side-by-side"><div class="published">'
-        + "\n".join(left)
-        + "</div>"
-        + right
-        + "</div>"
-    )
-
-
-def published_partner(
-    checks: list[PublishedCheck], cases: list[CaseEquations], reference: str
-) -> CaseEquations | None:
-    """The derived equations to show beside published ones: those of the
-    formulation whose form the document prints (:data:`PUBLISHED_FORMS`),
-    else the reference's, else none."""
-    by_form = {c.formulation: c for c in cases}
-    for c in checks:
-        form = PUBLISHED_FORMS.get(c.equation.source)
-        if form in by_form:
-            return by_form[form]
-    return by_form.get(reference)
-
-
-def published_markdown(checks: list[PublishedCheck]) -> str:
-    out = []
-    for c in checks:
-        eq = c.equation
-        out.append(
-            f"**{eq.number}** in `{eq.source}`"
-            + (" — **misprint**" if eq.misprinted else "")
-        )
-        if eq.misprinted:
-            out.append(
-                f"As printed:\n\n$$\n{latex(eq.printed)}\n$$\n\n"
-                f"Corrected:\n\n$$\n{latex(eq.corrected)}\n$$"
-            )
-        else:
-            out.append(f"$$\n{latex(eq.printed)}\n$$")
-        out.append(eq.note)
-        res = "; ".join(
-            f"{form} {_fmt_res(h)}"
-            + (f" (as printed {_fmt_res(p)})" if eq.misprinted else "")
-            for form, (p, h) in c.residuals.items()
-        )
-        if res:
-            out.append(f"Largest relative residual with each formulation's q'': {res}.")
-    return "\n\n".join(out)
-
-
-# ----------------------------------------------------------------------
-# A system's Equations part of the report
 # ----------------------------------------------------------------------
 def case_equations(rows, trajectories, untrusted=None) -> list[CaseEquations]:
     """The packed equations of the given rows (those that have them and
@@ -986,91 +678,3 @@ def case_equations(rows, trajectories, untrusted=None) -> list[CaseEquations]:
             )
         )
     return out
-
-
-def equations_section(
-    rows, trajectories, *, reference: str = "kane", n_states: int = 20
-) -> tuple[str, str]:
-    """(html, markdown) of one system variant's Equations part.
-
-    ``rows`` are the report frame's rows of that variant (attributes
-    ``case``, ``label``, ``system``, ``variant``, ``formulation``,
-    ``ops_raw``, ``ops_cse``); ``trajectories`` the run's arrays by case.
-    """
-    untrusted: list[str] = []
-    cases = case_equations(rows, trajectories, untrusted)
-    if untrusted:
-        note = (
-            "Equations not shown, their files not signed with this user's "
-            "key (written by someone else, or damaged): " + "; ".join(untrusted)
-        )
-        html_note, md_note = f"<p>{html.escape(note)}</p>", note
-    else:
-        html_note = md_note = ""
-    if not cases:
-        return (
-            html_note
-            or "<p>The run kept no equations for these cases (a run of an "
-            "older version, or every case failed before deriving).</p>",
-            md_note or "The run kept no equations for these cases.",
-        )
-    order = {f: i for i, f in enumerate([reference])}
-    cases.sort(key=lambda c: (order.get(c.formulation, 1), c.formulation))
-    html_parts, md_parts = [html_note] * bool(html_note), [md_note] * bool(md_note)
-    r0 = rows[0]
-    qdd = {r.formulation: trajectories.get(r.case, {}).get("qdd") for r in rows}
-    qdd = {f: a for f, a in qdd.items() if a is not None}
-    checks = []
-    from eomcompare.systems.seed_equations import PUBLISHED_SYSTEMS
-
-    # An equation that cannot be evaluated is shown with its residual as
-    # "cannot be evaluated" (published_checks); any exception is a bug.
-    if r0.system in PUBLISHED_SYSTEMS:
-        checks = published_checks(r0.system, variant_options(r0.variant), qdd, n_states)
-    beside = None
-    if checks:
-        beside = published_partner(checks, cases, reference)
-        html_parts.append("<h5>As published, beside the derived equations</h5>")
-        html_parts.append(published_html(checks, beside))
-        md_parts.append("*As published:*\n\n" + published_markdown(checks))
-    html_parts.append('<div class="eq-grid">')
-    shown: list[CaseEquations] = [beside] if beside is not None else []
-    simplified: dict = {}
-    for c in cases:
-        if c is beside:
-            continue  # shown beside the published ones above
-        same = next((o for o in shown if same_equations(o, c)), None)
-        html_parts.append(
-            equations_html(c, simplified) if same is None else _same_html(c, same)
-        )
-        if same is None:
-            shown.append(c)
-    html_parts.append("</div>")
-    md_parts += [equations_markdown(c) for c in cases]
-    return "\n".join(html_parts), "\n\n".join(md_parts)
-
-
-def register_notebook_display() -> bool:
-    """Show :class:`~eomcompare.formulations.EquationsOfMotion` and
-    :class:`~eomcompare.systems.MechanicalSystem` in IPython and Jupyter as
-    :func:`eom_html` and :func:`system_html` draw them.
-
-    The two classes live on floors below the harness, which typesets them,
-    so they carry no ``_repr_html_`` of their own: importing
-    :mod:`eomcompare.compare` registers these with a running IPython's HTML
-    formatter.  Returns whether one took them (False outside IPython).
-    """
-    try:
-        from IPython import get_ipython
-    except ImportError:
-        return False
-    shell = get_ipython()
-    if shell is None:
-        return False
-    from eomcompare.formulations import EquationsOfMotion
-    from eomcompare.systems import MechanicalSystem
-
-    html_formatter = shell.display_formatter.formatters["text/html"]
-    html_formatter.for_type(EquationsOfMotion, eom_html)
-    html_formatter.for_type(MechanicalSystem, system_html)
-    return True

@@ -163,7 +163,7 @@ def _kolev_part(table) -> list:
 
 def _equations_part(rows, trajectories, reference, n_states):
     def make():
-        from .equations import equations_section
+        from .equations_section import equations_section
 
         return [
             Raw(

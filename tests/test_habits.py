@@ -227,7 +227,6 @@ def test_generated_reports_are_not_in_git():
 LONG_MODULES = {
     "compare/runner.py",
     "bench/suite.py",
-    "compare/equations.py",
     "bench/robots.py",
     "compare/findings.py",
     "tests/compare/test_report.py",

@@ -7,7 +7,7 @@ import re
 
 import pandas as pd
 
-from eomcompare.compare.equations import (
+from eomcompare.compare.notebook import (
     eom_html,
     register_notebook_display,
     system_html,

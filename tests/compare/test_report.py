@@ -218,7 +218,7 @@ def test_the_equations_of_a_large_system_are_typeset_within_a_budget():
     from eomcompare.compare.equations import (
         MATHML_BUDGET,
         CaseEquations,
-        _equations_data,
+        equations_data,
         equations_html,
     )
     from eomcompare.formulations import get_formulation
@@ -228,7 +228,7 @@ def test_the_equations_of_a_large_system_are_typeset_within_a_budget():
     case = CaseEquations(
         "n_link_pendulum[n=5]",
         "kane",
-        _equations_data(eom),
+        equations_data(eom),
         float(eom.op_counts["raw"]),
         float(eom.op_counts["cse"]),
     )

@@ -212,7 +212,7 @@ def test_published_checks_read_the_prepared_variant(monkeypatch):
     states, from the declaration the run prepared: nothing is built or
     solved again, and the equations hold with the run's accelerations."""
     from eomcompare import systems
-    from eomcompare.compare.equations import published_checks
+    from eomcompare.compare.equations_section import published_checks
     from eomcompare.compare.prepared import PREPARED
     from eomcompare.compare.runner import prepare_variant
     from eomcompare.formulations import get_formulation

@@ -13,7 +13,7 @@ from sympy.core.function import AppliedUndef
 
 from eomcompare.compare.equations import (
     CaseEquations,
-    _equations_data,
+    equations_data,
     equations_html,
     equations_markdown,
 )
@@ -47,7 +47,7 @@ def test_a_real_case_shows_both_forms_equal_in_value_the_simplified_marked():
     # kane's equations of the double pendulum shrink under the canonical
     # pass (48 operations after cse as derived, 32 after trigsimp).
     eom = get_formulation("kane").derive("double_pendulum")
-    data = _equations_data(eom)
+    data = equations_data(eom)
     case = CaseEquations(
         "double_pendulum",
         "kane",
@@ -109,7 +109,7 @@ def test_a_simplified_form_beyond_its_budget_is_left_out(monkeypatch):
     case = CaseEquations(
         "double_pendulum",
         "kane",
-        _equations_data(eom),
+        equations_data(eom),
         float(eom.op_counts["raw"]),
         float(eom.op_counts["cse"]),
     )
