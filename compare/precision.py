@@ -433,12 +433,12 @@ def expand_curves(
     own formulations of the default comparison, DOP853, projection."""
     from eomcompare.formulations import formulation_names
 
+    from .case_run import is_peer
     from .cases import expand_cases
-    from .runner import _is_peer
 
     if not formulations:
         formulations = [
-            f for f in formulation_names(default_only=True) if not _is_peer(f)
+            f for f in formulation_names(default_only=True) if not is_peer(f)
         ]
     integrators = list(dict.fromkeys(integrators or ["DOP853"]))
     bad = [i for i in integrators if i not in INTEGRATORS]

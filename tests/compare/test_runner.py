@@ -483,8 +483,8 @@ def test_a_singular_case_is_an_error_row_without_numpy_warnings(tmp_path):
     # row says so, and numpy's divide/invalid warnings do not repeat it.
     import warnings
 
+    from eomcompare.compare.case_run import run_case
     from eomcompare.compare.cases import RunOptions
-    from eomcompare.compare.runner import run_case
 
     (case,) = expand_cases(["wheelbarrow"], ["sympy_kane"])
     with warnings.catch_warnings(record=True) as caught:

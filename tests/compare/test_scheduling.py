@@ -15,8 +15,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from eomcompare.compare.case_run import LAMBDIFY_REPEATS, run_case
 from eomcompare.compare.cases import COMPILE_FROM, Case, RunOptions, _longest_first
-from eomcompare.compare.runner import LAMBDIFY_REPEATS, run_case
 from eomcompare.numeric.compiled import CompiledBackendError, find_compiler
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -185,8 +185,8 @@ def test_the_variant_is_prepared_whole_before_its_cases_fork():
     states and, for a system conserving energy, the energy function the
     cases evaluate along their trajectories (inherited by each fork instead
     of lambdified again)."""
+    from eomcompare.compare.case_run import prepare_variant
     from eomcompare.compare.prepared import PREPARED
-    from eomcompare.compare.runner import prepare_variant
 
     opts = RunOptions(n_states=2, use_cache=False)
     case = Case("double_pendulum", (), "kane")
@@ -212,9 +212,9 @@ def test_published_checks_read_the_prepared_variant(monkeypatch):
     states, from the declaration the run prepared: nothing is built or
     solved again, and the equations hold with the run's accelerations."""
     from eomcompare import systems
+    from eomcompare.compare.case_run import prepare_variant
     from eomcompare.compare.equations_section import published_checks
     from eomcompare.compare.prepared import PREPARED
-    from eomcompare.compare.runner import prepare_variant
     from eomcompare.formulations import get_formulation
 
     opts = RunOptions(n_states=3, use_cache=False)

@@ -262,8 +262,8 @@ def test_run_options_refuse_a_reference_without_multipliers():
 
 
 def test_a_case_without_multipliers_is_refused_by_the_harness():
+    from eomcompare.compare.case_run import run_case
     from eomcompare.compare.cases import Case, RunOptions
-    from eomcompare.compare.runner import run_case
 
     opts = RunOptions(method=DAE_METHOD, reference="lagrange", use_cache=False)
     out = run_case(Case("four_bar", (), "kane"), opts)

@@ -1,0 +1,425 @@
+"""One case, in a worker: derive, count, generate the numeric model, time
+its right-hand side, integrate, and record it all in a
+:class:`~eomcompare.compare.record.CaseRecord`.
+
+:func:`run_case` never raises: an error becomes the record's status and
+message.  :func:`run_case_isolated` runs it in a child process under the
+run's time limit (what an executor's workers run); :func:`prepare_variant`
+builds and validates a system variant once per process, before the cases
+are forked.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import traceback
+import warnings
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+import numpy as np
+
+from eomcompare.formulations import (
+    FORMULATIONS,
+    SingularConfigurationError,
+    UnsupportedSystemError,
+    get_formulation,
+    split_formulation_spec,
+)
+from eomcompare.numeric.child import Child, ChildDied, ChildTimeout, wait_any
+from eomcompare.numeric.dae import (
+    DAE_METHOD,
+    DAE_TREATMENT,
+    integrate_dae,
+)
+from eomcompare.numeric.integrate import integrate
+from eomcompare.symbolic.text import display_name
+
+from .assemble import _max_rel_dev
+from .cases import (
+    COMPILE_FROM,
+    Case,
+    RunOptions,
+    declaration_key,
+)
+from .prepared import PREPARED, Prepared, declared_outside
+from .record import CaseRecord
+from .store import (
+    Arrays,
+)
+from .timing import calibrate_clocks, repeat_within
+from .user_systems import build_system
+
+if TYPE_CHECKING:
+    from eomcompare.numeric.model import NumericModel
+    from eomcompare.symbolic.types import FloatArray
+
+#: What a case yields: ``{"row": Row, "arrays": Arrays}``.
+Outcome: TypeAlias = dict[str, Any]
+
+
+__all__ = [
+    "LAMBDIFY_REPEATS",
+    "is_peer",
+    "prepare_variant",
+    "run_case",
+    "run_case_isolated",
+]
+
+
+#: Repeats of the lambdify right-hand side's timing where the compiled one
+#: is the time compared (``rhs_lambdify_us``, shown beside it).
+LAMBDIFY_REPEATS = 5
+
+
+# ----------------------------------------------------------------------
+# One case, in a worker
+# ----------------------------------------------------------------------
+def _time_rhs(
+    model: NumericModel, t0: float, x: FloatArray, calls: int, repeats: int = 5
+) -> list[float]:
+    """Microseconds of processor time per rhs call, one value for each of
+    ``repeats`` repeats of ``calls`` calls.
+
+    Processor time of this thread, not wall time: a repeat lasts a few
+    milliseconds, about a time slice of a machine shared with other jobs,
+    so its wall time is the call's own or several times that depending on
+    whether another process ran meanwhile."""
+    times = []
+    for _ in range(repeats):
+        start = time.thread_time()
+        for _ in range(calls):
+            model.rhs(t0, x)
+        times.append((time.thread_time() - start) / calls * 1e6)
+    return times
+
+
+def is_peer(formulation: str) -> bool:
+    cls = FORMULATIONS.get(split_formulation_spec(formulation)[0])
+    return bool(getattr(cls, "is_peer", False))
+
+
+def _base_record(case: Case, opts: RunOptions) -> CaseRecord:
+    return CaseRecord(
+        case=case.id,
+        system=case.system,
+        variant=case.variant,
+        label=case.label,
+        formulation=case.formulation,
+        options_digest=opts.digest(),
+    )
+
+
+def run_case(case: Case, opts: RunOptions) -> Outcome:
+    """Derive, time, integrate one case in this process, with no time limit;
+    never raises (errors become rows).
+
+    A peer (``is_peer``) that declines the system or whose equations are
+    not finite is a limitation of the peer, marked ``peer_limitation``.
+    """
+    row = _base_record(case, opts)
+    arrays: Arrays = {}
+    try:
+        # Non-finite values (a 0/0 at a singular configuration) are detected
+        # and become the row's error; numpy's warnings would only repeat it.
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            _run_case_body(case, opts, row, arrays)
+    except UnsupportedSystemError as exc:
+        row.status = "unsupported"
+        row.error = str(exc)
+        row.peer_limitation = is_peer(case.formulation)
+    except Exception as exc:  # recorded as a row; the run goes on
+        row.status = "error"
+        row.error = f"{type(exc).__name__}: {exc}"
+        row.traceback = traceback.format_exc(limit=6)
+        row.peer_limitation = isinstance(exc, SingularConfigurationError) and is_peer(
+            case.formulation
+        )
+    return {"row": row.to_row(), "arrays": arrays}
+
+
+def _outcome(case: Case, opts: RunOptions, child: Child) -> Outcome:
+    """The result of a finished :class:`~eomcompare.numeric.child.Child` as a case."""
+    try:
+        result: Outcome = child.result()
+        return result
+    except ChildTimeout as exc:
+        status, error = "timeout", str(exc)
+    except ChildDied as exc:
+        status, error = "crashed", str(exc)
+    except (Exception, SystemExit) as exc:  # run_case never raises; a
+        # pickling failure may, and a case's sys.exit must not end the run.
+        status, error = "error", f"{type(exc).__name__}: {exc}"
+    row = _base_record(case, opts)
+    row.status, row.error, row.timeout_s = status, error, opts.timeout
+    row.peer_limitation = status == "timeout" and is_peer(case.formulation)
+    return {"row": row.to_row(), "arrays": {}}
+
+
+def run_case_isolated(case: Case, opts: RunOptions) -> Outcome:
+    """:func:`run_case` in a child process killed after ``opts.timeout``
+    seconds (what an executor's workers run)."""
+    child = Child(run_case, case, opts, timeout=opts.timeout)
+    try:
+        while not child.poll():
+            wait_any([child], timeout=1.0)
+    finally:
+        if not child.done:
+            child.kill()
+    return _outcome(case, opts, child)
+
+
+def prepare_variant(case: Case, opts: RunOptions) -> Prepared:
+    """The declaration of ``case``'s system variant, its random consistent
+    states (seeds ``0 .. n_states - 1``), its consistent initial state and
+    (when the run uses the derivation cache) its fingerprint, made once
+    per process."""
+    key = (case.system, case.options, opts.n_states, opts.use_cache)
+    got = PREPARED.get(key)
+    if got is None:
+        ms = build_system(case.system, case.options)
+        states = [ms.states.random_state(seed) for seed in range(opts.n_states)]
+        fingerprint = ms.fingerprint() if opts.use_cache else None
+        initial = ms.states.consistent_initial_state()
+        if ms.energy_conserved:
+            # Lambdifies the energy, which every case of the variant
+            # evaluates along its trajectory.
+            ms.states.energy(*initial)
+        got = (ms, states, initial, fingerprint)
+        PREPARED[key] = got
+    return got
+
+
+def _import_what_cases_use(opts: RunOptions) -> None:
+    """Import in the run's process the modules every case imports on first
+    use (the equations' printer, the derivation cache, the oracle, the
+    compiled backend's C parser): forked cases inherit them instead of each
+    importing them again, about 40 ms of CPU per case."""
+    import sympy.printing.c
+    import sympy.printing.mathml  # noqa: F401
+
+    import eomcompare.references.robot_oracle  # noqa: F401
+    from eomcompare.formulations import cache  # noqa: F401
+    from eomcompare.numeric import backends  # noqa: F401
+
+    from . import equations, findings  # noqa: F401
+
+    if opts.backend != "lambdify":
+        try:
+            import cffi.cparser  # noqa: F401
+        except ImportError:
+            pass  # the backend reports it, case by case
+
+
+def _prepare_quietly(case: Case, opts: RunOptions) -> None:
+    """:func:`prepare_variant` in the run's process; a system that cannot
+    be built or solved is left to its cases, which record the error.  A
+    user's own builder runs only in its cases' child processes, under
+    their time limit and the run's interrupts."""
+    if declared_outside(case.system):
+        return
+    try:
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            prepare_variant(case, opts)
+    except Exception:
+        pass
+
+
+def _run_case_body(
+    case: Case, opts: RunOptions, row: CaseRecord, arrays: Arrays
+) -> None:
+    from eomcompare.formulations.cache import DerivationCache
+
+    ms, states, initial, fingerprint = prepare_variant(case, opts)
+    row.declaration = declaration_key(ms, fingerprint)
+    form = get_formulation(case.formulation)
+    if opts.method == DAE_METHOD and not form.uses_multipliers:
+        raise UnsupportedSystemError(
+            f"{case.formulation}: method {DAE_METHOD!r} integrates the "
+            f"multiplier form ({DAE_TREATMENT}: the constraints among the "
+            f"equations), and {case.formulation} eliminates the constraints "
+            f"instead; formulations with multipliers: "
+            f"{sorted(n for n, c in FORMULATIONS.items() if c.uses_multipliers)}"
+        )
+    derive_cpu = time.thread_time()
+    if opts.use_cache:
+        cache = DerivationCache(opts.cache_dir)
+        eom, hit = cache.derive(ms, form, fingerprint)
+        repairs = list(getattr(cache, "rebuilt", []) or [])
+        if repairs:
+            row.cache_repair = "; ".join(repairs)
+    else:
+        eom, hit = form.derive(ms), False
+    derive_cpu = time.thread_time() - derive_cpu
+    row.from_cache = hit
+    # The report typesets the run's own equations, read back from here.
+    from .equations import pack_equations
+    from .findings import system_classes
+
+    arrays["equations"] = pack_equations(eom)
+    row.system_class = ",".join(system_classes(ms))
+
+    # The derivation is repeated time_repeats times when derived here,
+    # then (also when read from the cache, whose timing is its first
+    # measurement and the estimate of its cost) as often as the case's
+    # time budget allows.
+    def derive_again() -> tuple[float, float]:
+        start = time.thread_time()
+        value = float(form.derive(ms).timings.get("total", float("nan")))
+        return value, time.thread_time() - start
+
+    first = float(eom.timings.get("total", float("nan")))
+    derived = [(first, first if hit else derive_cpu)]
+    while not hit and len(derived) < opts.time_repeats:
+        derived.append(derive_again())
+    derive_samples = repeat_within(
+        derive_again, derived, opts.time_samples, opts.time_budget
+    )
+    row.record_time("derive_s", derive_samples)
+    row.stage_s = json.dumps({k: round(v, 6) for k, v in eom.timings.items()})
+    row.ops_raw = eom.op_counts.get("raw")
+    row.ops_cse = eom.op_counts.get("cse")
+    row.ops_by_kind = json.dumps(eom.op_counts.get("cse_by_kind", {}))
+    # The same counts of the canonical form (symbolic.canonical), the same
+    # pass for every formulation, and per evaluation with the solve.
+    row.ops_canonical = eom.op_counts.get("canonical")
+    per = eom.op_counts.get("per_evaluation") or {}
+    row.ops_per_evaluation = per.get("total")
+    row.ops_per_evaluation_detail = json.dumps(per) if per else None
+    row.trigsimp = eom.op_counts.get("trigsimp")
+    row.n_equations = eom.n_equations
+    row.n_unknowns = eom.n_unknowns
+    row.n_multipliers = eom.n_multipliers
+    row.n_coordinates = len(ms.coordinates)
+    # The report labels its figures with these, without building the system.
+    row.coordinates = json.dumps([display_name(c) for c in ms.coordinates])
+    row.dof = ms.degrees_of_freedom
+    start = time.perf_counter()
+    backend = opts.backend
+    if backend == "sized":
+        # Decided by the variant alone: every formulation gets the same.
+        backend = "auto" if len(ms.coordinates) >= COMPILE_FROM else "lambdify"
+    with warnings.catch_warnings():
+        # Without a compiler "auto" is lambdify; the row's backend says so.
+        warnings.simplefilter("ignore", RuntimeWarning)
+        model = eom.numeric(backend=backend)  # generates the code
+        row.backend = getattr(model, "backend", "lambdify")
+        # The right-hand side is timed compiled and through lambdify on
+        # every system: the models the case does not integrate with are
+        # generated for the timing (their code generation counted too).
+        compiled = model if row.backend == "c" else None
+        if compiled is None and opts.backend in ("auto", "c"):
+            other = eom.numeric(backend="auto")
+            compiled = other if getattr(other, "backend", "") == "c" else None
+        plain = model if row.backend != "c" else eom.numeric(backend="lambdify")
+    row.codegen_s = time.perf_counter() - start
+    # q'' at random consistent states, compared with the reference later.
+    arrays["qdd"] = np.array([model.coordinate_accelerations(*s) for s in states])
+    # Beside the reference, an independent library's q'' where there is one
+    # (Pinocchio for robots read from URDF).  Beyond ORACLE_TOLERANCE the
+    # case fails: formulations that agree with each other and not with the
+    # oracle were given another robot than the file describes.
+    from eomcompare.references.robot_oracle import (
+        ORACLE_TOLERANCE,
+        OracleUnavailable,
+        oracle_accelerations,
+    )
+
+    try:
+        oracle = oracle_accelerations(ms, states)
+    except OracleUnavailable as exc:
+        oracle = None
+        row.oracle_unavailable = str(exc)
+    if oracle is not None:
+        name, oracle_qdd = oracle
+        dev = _max_rel_dev(arrays["qdd"], oracle_qdd)
+        row.oracle = name
+        row.oracle_qdd_max_rel_dev = dev
+        if not dev <= ORACLE_TOLERANCE:
+            row.status = "oracle_disagrees"
+            row.error = (
+                f"q'' deviates from {name}'s by {dev:.3g} "
+                f"(tolerance {ORACLE_TOLERANCE:g})"
+            )
+    t0, q0, qd0 = initial
+    x0 = model.state_from(q0, qd0, t0)
+    timed = compiled if compiled is not None else plain
+    row.rhs_backend = getattr(timed, "backend", "lambdify")
+    rhs = _time_rhs(timed, t0, x0, opts.rhs_calls, opts.rhs_repeats)
+    row.record_time("rhs_us", rhs)
+    if timed is plain:
+        lambdified = rhs
+    else:
+        # Shown beside the compiled time, never ranked: the fewest repeats
+        # that give a spread (tens of microseconds a call, where the
+        # compiled call takes well under one).
+        lambdified = _time_rhs(
+            plain, t0, x0, opts.rhs_calls, min(opts.rhs_repeats, LAMBDIFY_REPEATS)
+        )
+    row.record_time("rhs_lambdify_us", lambdified)
+    # The calibration workload, measured in the same process right after
+    # the derivation and the right-hand side, on the wall clock (the
+    # derivation's) and the thread's processor time (the right-hand side's)
+    # around the same runs; as many times as derivations are repeated (the
+    # default run: once, about 0.1 s of a case's CPU; the run measures it
+    # again at its start and end).
+    wall, cpu = calibrate_clocks(
+        opts.time_repeats, (time.perf_counter, time.thread_time)
+    )
+    row.calibration_cpu_s = cpu
+    row.calibration_s = wall
+    grid = np.linspace(t0, t0 + opts.t_final, opts.n_samples)
+
+    def solve() -> tuple[Any, float, float]:
+        start, cpu = time.perf_counter(), time.thread_time()
+        if opts.method == DAE_METHOD:
+            dae = integrate_dae(
+                model,
+                t0 + opts.t_final,
+                rtol=opts.rtol,
+                atol=opts.atol,
+                t_eval=grid,
+                initial_state=initial,
+            )
+            return dae, time.perf_counter() - start, time.thread_time() - cpu
+        res = integrate(
+            model,
+            t0 + opts.t_final,
+            method=opts.method,
+            rtol=opts.rtol,
+            atol=opts.atol,
+            t_eval=grid,
+            initial_state=initial,
+            stabilization=opts.stabilization,
+        )
+        return res, time.perf_counter() - start, time.thread_time() - cpu
+
+    res, took, cost = solve()
+    # Repeated for its time alone: the solve is deterministic.
+    solve_samples = (
+        repeat_within(
+            lambda: solve()[1:], [(took, cost)], opts.time_samples, opts.time_budget
+        )
+        if res.success
+        else [took]
+    )
+    row.record_time("integrate_s", solve_samples)
+    row.nfev = res.nfev
+    row.success = bool(res.success)
+    row.message = res.message
+    row.max_position_residual = res.max_holonomic_residual
+    row.max_velocity_residual = res.max_velocity_residual
+    arrays["t"], arrays["q"], arrays["qd"] = res.t, res.q, res.qd
+    if ms.energy_conserved and len(res.t):
+        E = np.array(
+            [
+                sum(ms.states.energy(ti, qi, qdi))
+                for ti, qi, qdi in zip(res.t, res.q, res.qd)
+            ]
+        )
+        scale = max(np.max(np.abs(E)), 1e-12)
+        row.energy_drift = float(np.max(np.abs(E - E[0])) / scale)
+        arrays["energy"] = E
+    if not res.success:
+        row.status = "integration_failed"
+        row.error = res.message
