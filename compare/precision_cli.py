@@ -177,6 +177,18 @@ def build_parser() -> argparse.ArgumentParser:
         "(precision_figures/*.png)",
     )
     p.add_argument(
+        "--remeasure",
+        type=int,
+        default=0,
+        metavar="K",
+        help="with --table: after each formulation's cheapest cell at the "
+        "high accuracy level is chosen, time every chosen cell again in one "
+        "run, K solves each (at least 3; 5 or more to quote), round-robin "
+        "over the cells; the table gives each time's median and "
+        "interquartile range, the load average before and after, and names "
+        "a best formulation only beyond the spread (else 'tie')",
+    )
+    p.add_argument(
         "--no-run",
         action="store_true",
         help="run nothing: write the --table from the precision.csv already "
@@ -275,6 +287,14 @@ def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
     started = time.perf_counter()
+    if args.remeasure and (args.remeasure < 3 or args.table is None):
+        print(
+            "error: --remeasure K needs K >= 3 (an interquartile range) and "
+            f"--table DIR, not K = {args.remeasure}"
+            + ("" if args.table is not None else " without --table"),
+            file=sys.stderr,
+        )
+        return 2
     if args.no_run:
         from .precision import read_precision
 
@@ -373,7 +393,14 @@ def _table(frame, args, argv) -> int:
     from .precision_figures import write_iftomm_table, write_precision_summary
 
     command = "python -m eomcompare precision " + " ".join(shlex.quote(a) for a in argv)
-    paths = write_iftomm_table(frame, args.table, command=command)
+    paths = write_iftomm_table(
+        frame,
+        args.table,
+        command=command,
+        remeasure=args.remeasure,
+        use_cache=not args.no_cache,
+        progress=not args.quiet,
+    )
     print(f"IFToMM table: {paths['csv']} and {paths['markdown']}")
     try:
         import matplotlib
