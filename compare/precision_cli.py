@@ -189,6 +189,16 @@ def build_parser() -> argparse.ArgumentParser:
         "a best formulation only beyond the spread (else 'tie')",
     )
     p.add_argument(
+        "--remeasure-cells",
+        type=int,
+        default=3,
+        metavar="N",
+        help="with --remeasure: time each formulation's N cheapest cells at "
+        "the level (by the sweeps' times, which may have run under "
+        "different loads) and keep the one with the smallest median "
+        "(default 3)",
+    )
+    p.add_argument(
         "--no-run",
         action="store_true",
         help="run nothing: write the --table from the precision.csv already "
@@ -287,10 +297,13 @@ def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
     started = time.perf_counter()
-    if args.remeasure and (args.remeasure < 3 or args.table is None):
+    if args.remeasure and (
+        args.remeasure < 3 or args.table is None or args.remeasure_cells < 1
+    ):
         print(
-            "error: --remeasure K needs K >= 3 (an interquartile range) and "
-            f"--table DIR, not K = {args.remeasure}"
+            "error: --remeasure K needs K >= 3 (an interquartile range), "
+            "--remeasure-cells N >= 1 and --table DIR, not K = "
+            f"{args.remeasure}, N = {args.remeasure_cells}"
             + ("" if args.table is not None else " without --table"),
             file=sys.stderr,
         )
@@ -398,6 +411,7 @@ def _table(frame, args, argv) -> int:
         args.table,
         command=command,
         remeasure=args.remeasure,
+        remeasure_cells=args.remeasure_cells,
         use_cache=not args.no_cache,
         progress=not args.quiet,
     )

@@ -240,12 +240,15 @@ def write_iftomm_table(
     command: str = "",
     level=1e-3,
     remeasure: int = 0,
+    remeasure_cells: int = 1,
     use_cache: bool = True,
     progress: bool = False,
 ) -> dict:
     """``iftomm.csv`` and ``iftomm.md`` in ``out`` (each written whole);
     with ``remeasure`` = k, the chosen cells' times measured again in one
-    run, k interleaved solves each
+    run, k interleaved solves each, over each formulation's
+    ``remeasure_cells`` cheapest cells at ``level``, the one with the
+    smallest median kept
     (:func:`eomcompare.compare.precision_remeasure.remeasure`)."""
     from .store import _atomic_write
 
@@ -254,10 +257,15 @@ def write_iftomm_table(
     table = iftomm_table(frame, level)
     info = None
     if remeasure and not table.empty:
+        from .precision_remeasure import candidate_cells
         from .precision_remeasure import remeasure as measure_again
 
         table, info = measure_again(
-            table, remeasure, use_cache=use_cache, progress=progress
+            table,
+            remeasure,
+            candidates=candidate_cells(frame, table, level, remeasure_cells),
+            use_cache=use_cache,
+            progress=progress,
         )
     csv = out / "iftomm.csv"
     md = out / "iftomm.md"

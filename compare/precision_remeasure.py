@@ -12,7 +12,12 @@ that it makes the sweep's number of right-hand-side evaluations: the same
 computation), then ``k`` rounds, each solving every cell once in turn, so
 that a change of the machine's load during the run falls on every cell
 alike.  Each cell's processor times give its median and interquartile
-range; :func:`rank_within_spread` names a problem's best formulation only
+range.  The cell a sweep found cheapest may have been timed under a
+heavier load than the next cheapest (on A01 the same odeint solve was
+timed 0.31 s in one sweep and 0.56 s in another): with
+:func:`candidate_cells` each formulation's few cheapest cells are timed
+together and the one with the smallest median of this run is kept.
+:func:`rank_within_spread` names a problem's best formulation only
 where its median is below every other's by more than the spread
 (:func:`eomcompare.compare.timing.tied_with_best`), and calls it a tie
 otherwise.
@@ -37,6 +42,8 @@ from .timing import MIN_SAMPLES, Spread, tied_with_best
 
 __all__ = [
     "Remeasured",
+    "CELL",
+    "candidate_cells",
     "cell_solver",
     "round_robin",
     "remeasure",
@@ -58,6 +65,8 @@ class Remeasured:
     load_after: tuple[float, float, float]
     cpus: int
     cpu_s: float
+    #: Cells timed per formulation and problem (its cheapest by the sweeps).
+    per_row: int = 1
 
 
 def _loadavg() -> tuple[float, float, float]:
@@ -154,10 +163,55 @@ def round_robin(
     return times, nfev, failed
 
 
+#: A cell's columns, as the IFToMM table and a sweep's rows give them.
+CELL = (
+    "system",
+    "formulation",
+    "integrator",
+    "treatment",
+    "tolerance",
+    "error",
+    "cpu_s",
+    "nfev",
+    "t_final",
+    "output_steps",
+    "backend",
+)
+
+
+def candidate_cells(
+    frame: pd.DataFrame, table: pd.DataFrame, level: float, n: int
+) -> pd.DataFrame:
+    """Per reached row of the IFToMM ``table``: the ``n`` cheapest solves
+    (by the sweeps' ``cpu_s``) of ``frame`` of its system variant,
+    formulation and horizon whose error is at or below ``level``, over
+    every integrator, treatment and tolerance swept (the row's own cell
+    first among them)."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"n must be a positive integer, not {n!r}")
+    ok = frame[(frame["status"] == "ok") & (frame["error"] <= level)]
+    picked = []
+    for _, r in table[table["outcome"] == "reached"].iterrows():
+        rows = ok[
+            (ok["system"] == r["system"]) & (ok["formulation"] == r["formulation"])
+        ]
+        if "t_final" in rows and _finite(r["t_final"]):
+            rows = rows[rows["t_final"] == r["t_final"]]
+        picked.append(rows.sort_values("cpu_s", kind="stable").head(n))
+    if not picked:
+        return pd.DataFrame(columns=list(CELL))
+    cells = pd.concat(picked, ignore_index=True)
+    for c in CELL:
+        if c not in cells:
+            cells[c] = np.nan
+    return cells[list(CELL)]
+
+
 def remeasure(
     table: pd.DataFrame,
     k: int,
     *,
+    candidates: pd.DataFrame | None = None,
     use_cache: bool = True,
     cache_dir: str | None = None,
     clock: Callable[[], float] = time.process_time,
@@ -165,14 +219,18 @@ def remeasure(
 ) -> tuple[pd.DataFrame, Remeasured]:
     """The IFToMM ``table`` with its reached cells timed again in one run.
 
-    Every row whose ``outcome`` is ``reached`` is solved once untimed and
-    then ``k`` times, round-robin over the rows.  The sweep's fastest time
-    becomes ``sweep_cpu_s`` (the one the cell was chosen by); ``cpu_s_median``,
+    The cells are each reached row's own (integrator, treatment,
+    tolerance) or, with ``candidates`` (:func:`candidate_cells`), every
+    cell listed there for its system and formulation.  Each is solved once
+    untimed and then ``k`` times, round-robin over all of them; a row
+    keeps the cell with the smallest median of this run.  The sweep's
+    fastest time of that cell becomes ``sweep_cpu_s``; ``cpu_s_median``,
     ``cpu_s_q1``, ``cpu_s_q3`` (numpy's linear quartiles) and ``cpu_s_k``
-    are this run's; ``nfev_remeasured`` is the untimed solve's count of
-    right-hand-side evaluations (the sweep's ``nfev`` where the same
-    computation ran); ``remeasure_note`` says why a cell has no time.
-    ``best`` and ``opensim_over_best`` are then set by
+    are this run's; ``cells_timed`` counts the row's cells timed;
+    ``nfev_remeasured`` is the untimed solve's count of right-hand-side
+    evaluations (the sweep's ``nfev`` where the same computation ran);
+    ``remeasure_note`` says why a row has no time or where the counts
+    differ.  ``best`` and ``opensim_over_best`` are then set by
     :func:`rank_within_spread`."""
     if isinstance(k, bool) or not isinstance(k, int) or k < MIN_SAMPLES:
         raise ValueError(
@@ -186,17 +244,24 @@ def remeasure(
     cols = [c for c in out.columns if c not in ("cpu_s_q1", "cpu_s_q3")]
     at = cols.index("cpu_s_median") + 1
     out = out[cols[:at] + ["cpu_s_q1", "cpu_s_q3"] + cols[at:]]
+    out["cells_timed"] = 0
     out["remeasure_note"] = ""
-    reached = out.index[out["outcome"] == "reached"]
+    reached = out[out["outcome"] == "reached"]
+    if candidates is None:
+        cells = reached.rename(columns={"sweep_cpu_s": "cpu_s"})[list(CELL)]
+        cells = cells.reset_index(drop=True)
+    else:
+        cells = candidates.reset_index(drop=True)
     started = time.process_time()
     solvers = {}
-    for i in reached:
+    broken = {}
+    for j, cell in cells.iterrows():
         try:
-            solvers[i] = cell_solver(
-                out.loc[i], use_cache=use_cache, cache_dir=cache_dir, clock=clock
+            solvers[j] = cell_solver(
+                cell, use_cache=use_cache, cache_dir=cache_dir, clock=clock
             )
         except Exception as exc:
-            out.loc[i, "remeasure_note"] = f"not built: {type(exc).__name__}: {exc}"
+            broken[j] = f"not built: {type(exc).__name__}: {exc}"
     bar = None
     if progress:
         from tqdm.auto import tqdm
@@ -211,23 +276,35 @@ def remeasure(
         if bar is not None:
             bar.close()
     load_after = _loadavg()
-    for i in solvers:
-        if i in failed:
-            out.loc[i, "remeasure_note"] = f"failed: {failed[i]}"
-        out.loc[i, "nfev_remeasured"] = nfev.get(i, np.nan)
-        xs = times[i]
-        if len(xs) == k:
-            q1, q3 = np.percentile(xs, [25, 75])
-            out.loc[i, ["cpu_s_median", "cpu_s_q1", "cpu_s_q3", "cpu_s_k"]] = [
-                float(np.median(xs)),
-                float(q1),
-                float(q3),
-                k,
-            ]
-        sweep_nfev = out.loc[i, "nfev"] if "nfev" in out else np.nan
-        if i in nfev and _finite(sweep_nfev) and nfev[i] != int(sweep_nfev):
+    failed |= broken
+    for i, r in reached.iterrows():
+        mine = cells.index[
+            (cells["system"] == r["system"])
+            & (cells["formulation"] == r["formulation"])
+        ]
+        out.loc[i, "cells_timed"] = len(mine)
+        timed = [j for j in mine if j in times and len(times[j]) == k]
+        if not timed:
+            why = [failed[j] for j in mine if j in failed]
+            out.loc[i, "remeasure_note"] = "; ".join(why) or "no cell timed"
+            continue
+        j = min(timed, key=lambda j: (float(np.median(times[j])), j))
+        cell = cells.loc[j]
+        for c in ("integrator", "treatment", "tolerance", "error", "nfev", "backend"):
+            out.loc[i, c] = cell[c]
+        out.loc[i, "sweep_cpu_s"] = cell["cpu_s"]
+        xs = times[j]
+        q1, q3 = np.percentile(xs, [25, 75])
+        out.loc[i, ["cpu_s_median", "cpu_s_q1", "cpu_s_q3", "cpu_s_k"]] = [
+            float(np.median(xs)),
+            float(q1),
+            float(q3),
+            k,
+        ]
+        out.loc[i, "nfev_remeasured"] = nfev[j]
+        if _finite(cell["nfev"]) and nfev[j] != int(cell["nfev"]):
             out.loc[i, "remeasure_note"] = (
-                f"{nfev[i]} evaluations against the sweep's {int(sweep_nfev)}"
+                f"{nfev[j]} evaluations against the sweep's {int(cell['nfev'])}"
             )
     info = Remeasured(
         k=k,
@@ -236,6 +313,7 @@ def remeasure(
         load_after=load_after,
         cpus=os.cpu_count() or 1,
         cpu_s=time.process_time() - started,
+        per_row=int(out["cells_timed"].max()) if len(out) else 0,
     )
     return rank_within_spread(out), info
 
@@ -284,15 +362,22 @@ def describe(info: Remeasured) -> str:
     def load(xs):
         return ", ".join(f"{x:.2f}" for x in xs)
 
+    cells = (
+        "chosen cell" if info.per_row <= 1 else f"cheapest cells, up to {info.per_row},"
+    )
+
     return (
-        f"Times measured again in one run: {info.cells} cells (each "
-        f"formulation's chosen integrator, treatment and tolerance per "
-        f"problem), each solved once untimed and then {info.k} times, "
-        f"round-robin over the cells, so that the machine's load falls on "
-        f"all alike; processor seconds of the solve (without the sweep's "
-        f"time cap), `cpu_s_median` and the interquartile range "
-        f"`cpu_s_q1`-`cpu_s_q3` of the {info.k}; `sweep_cpu_s` is the "
-        f"sweep's fastest, by which the cell was chosen.  `best`: `yes` "
+        f"Times measured again in one run: {info.cells} cells (per problem "
+        f"and formulation its {cells} at the level by the sweeps' times, "
+        f"`cells_timed`: an integrator, a treatment and a tolerance each), "
+        f"each solved once untimed and then {info.k} times, round-robin "
+        f"over the cells, so that the machine's load falls on all alike; "
+        f"each row shows its cell with the smallest median of this run.  "
+        f"Processor seconds of the solve (without the sweep's time cap), "
+        f"`cpu_s_median` and the interquartile range `cpu_s_q1`-`cpu_s_q3` "
+        f"of the {info.k}; `sweep_cpu_s` is the sweep's fastest of that "
+        f"cell; `nfev_remeasured` the right-hand-side evaluations of the "
+        f"untimed solve (the sweep's `nfev`: the same computation).  `best`: `yes` "
         f"where a formulation's median is below every other's by more than "
         f"the larger interquartile range of the two, `tie` for each "
         f"formulation within that spread of the fastest.  Load average (1, "

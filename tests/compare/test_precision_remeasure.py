@@ -14,6 +14,7 @@ from eomcompare.compare.precision import PrecisionSettings, sweep
 from eomcompare.compare.precision_figures import OPENSIM_CPU_S, iftomm_table
 from eomcompare.compare.precision_remeasure import (
     _split_label,
+    candidate_cells,
     rank_within_spread,
     remeasure,
     round_robin,
@@ -86,6 +87,51 @@ def test_a_best_is_named_only_beyond_the_spread_else_a_tie():
     assert np.isnan(ranked.loc[("A04", "b"), "opensim_over_best"])
 
 
+def test_the_candidates_are_each_formulations_cheapest_cells_at_the_level():
+    def row(formulation, integrator, tol, error, cpu_s, t_final=10.0, status="ok"):
+        return {
+            "system": "bricard",
+            "formulation": formulation,
+            "integrator": integrator,
+            "treatment": "none",
+            "tolerance": tol,
+            "error": error,
+            "cpu_s": cpu_s,
+            "nfev": 100,
+            "status": status,
+            "t_final": t_final,
+            "output_steps": 200,
+            "backend": "c",
+        }
+
+    frame = pd.DataFrame(
+        [
+            row("kane", "DOP853", 1e-4, 2e-3, 0.01),  # above the level
+            row("kane", "DOP853", 1e-5, 5e-4, 0.04),
+            row("kane", "odeint", 1e-6, 1e-4, 0.02),
+            row("kane", "RK45", 1e-6, 1e-4, 0.03),
+            row("kane", "LSODA", 1e-6, 1e-4, 0.001, t_final=5.0),  # other horizon
+            row("kane", "BDF", 1e-6, np.nan, np.nan, status="capped"),
+            row("lagrange", "DOP853", 1e-5, 5e-4, 0.05),
+        ]
+    )
+    table = pd.DataFrame(
+        [
+            {"system": "bricard", "formulation": f, "t_final": 10.0}
+            | {"outcome": "reached"}
+            for f in ("kane", "lagrange")
+        ]
+    )
+    cells = candidate_cells(frame, table, 1e-3, 2)
+    assert list(zip(cells["formulation"], cells["integrator"])) == [
+        ("kane", "odeint"),
+        ("kane", "RK45"),
+        ("lagrange", "DOP853"),
+    ]
+    with pytest.raises(ValueError, match="positive integer"):
+        candidate_cells(frame, table, 1e-3, 0)
+
+
 def test_a_variant_label_gives_back_the_builder_options():
     assert _split_label("n_four_bar[n=2]") == ("n_four_bar", (("n", 2),))
     assert _split_label("flyball_governor[shaft=driven]") == (
@@ -140,6 +186,33 @@ def test_remeasure_times_each_chosen_cell_again_and_ranks_by_the_spread(
     )
     with pytest.raises(ValueError, match="at least 3"):
         remeasure(table, 2)
+
+
+def test_remeasure_keeps_the_candidate_with_the_smallest_median(pendulum_sweep):
+    _, frame = pendulum_sweep
+    table = iftomm_table(frame)
+    cells = candidate_cells(frame, table, 1e-3, 3)
+    assert len(cells) == 6
+    # Each formulation's first candidate is the table's own cell.
+    firsts = cells.groupby("formulation").head(1).set_index("formulation")
+    for _, r in table.iterrows():
+        assert firsts.loc[r["formulation"], "tolerance"] == r["tolerance"]
+        assert firsts.loc[r["formulation"], "integrator"] == r["integrator"]
+    again, info = remeasure(table, 3, candidates=cells)
+    assert info.cells == 6 and info.per_row == 3
+    assert list(again["cells_timed"]) == [3, 3]
+    for _, r in again.iterrows():
+        # The kept cell is one of the formulation's candidates, and the
+        # solve timed made the sweep's evaluations of that cell.
+        mine = cells[cells["formulation"] == r["formulation"]]
+        hit = mine[
+            (mine["integrator"] == r["integrator"])
+            & (mine["tolerance"] == r["tolerance"])
+        ]
+        assert len(hit) == 1
+        assert r["nfev_remeasured"] == hit["nfev"].iloc[0] == r["nfev"]
+        assert r["sweep_cpu_s"] == hit["cpu_s"].iloc[0]
+        assert r["error"] <= 1e-3
 
 
 def test_the_command_remeasures_the_table_it_writes(pendulum_sweep, tmp_path, capsys):
