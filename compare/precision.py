@@ -75,6 +75,7 @@ from .precision_problems import (
     max_abs_error,
     problem_of,
     reference_solution,
+    solve_cell,
 )
 
 __all__ = [
@@ -289,7 +290,10 @@ def run_curve(curve: Curve, settings: PrecisionSettings, reference: dict) -> lis
         raise ValueError(
             f"unknown integrator {curve.integrator!r}; valid: {sorted(INTEGRATORS)}"
         )
-    stabilization = TREATMENTS[curve.treatment]
+    if curve.treatment not in TREATMENTS:
+        raise ValueError(
+            f"unknown treatment {curve.treatment!r}; valid: {sorted(TREATMENTS)}"
+        )
     if (curve.integrator == DAE_INTEGRATOR) != (curve.treatment == DAE_TREATMENT):
         return rows_with(
             "refused",
@@ -335,15 +339,14 @@ def run_curve(curve: Curve, settings: PrecisionSettings, reference: dict) -> lis
         def solve(capped=True):
             m = _capped(model, settings.solve_cap) if capped else model
             start = time.process_time()
-            res = INTEGRATORS[curve.integrator](
+            res = solve_cell(
                 m,
+                curve.integrator,
+                curve.treatment,
+                tol,
                 t0 + t_final,
-                rtol=tol,
-                atol=tol,
-                t_eval=grid,
-                initial_state=(t0, q0, qd0),
-                stabilization=stabilization,
-                residuals=False,
+                grid,
+                (t0, q0, qd0),
             )
             took = time.process_time() - start
             return res, took

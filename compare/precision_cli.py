@@ -177,6 +177,28 @@ def build_parser() -> argparse.ArgumentParser:
         "(precision_figures/*.png)",
     )
     p.add_argument(
+        "--remeasure",
+        type=int,
+        default=0,
+        metavar="K",
+        help="with --table: after each formulation's cheapest cell at the "
+        "high accuracy level is chosen, time every chosen cell again in one "
+        "run, K solves each (at least 3; 5 or more to quote), round-robin "
+        "over the cells; the table gives each time's median and "
+        "interquartile range, the load average before and after, and names "
+        "a best formulation only beyond the spread (else 'tie')",
+    )
+    p.add_argument(
+        "--remeasure-cells",
+        type=int,
+        default=3,
+        metavar="N",
+        help="with --remeasure: time each formulation's N cheapest cells at "
+        "the level (by the sweeps' times, which may have run under "
+        "different loads) and keep the one with the smallest median "
+        "(default 3)",
+    )
+    p.add_argument(
         "--no-run",
         action="store_true",
         help="run nothing: write the --table from the precision.csv already "
@@ -275,6 +297,17 @@ def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
     started = time.perf_counter()
+    if args.remeasure and (
+        args.remeasure < 3 or args.table is None or args.remeasure_cells < 1
+    ):
+        print(
+            "error: --remeasure K needs K >= 3 (an interquartile range), "
+            "--remeasure-cells N >= 1 and --table DIR, not K = "
+            f"{args.remeasure}, N = {args.remeasure_cells}"
+            + ("" if args.table is not None else " without --table"),
+            file=sys.stderr,
+        )
+        return 2
     if args.no_run:
         from .precision import read_precision
 
@@ -373,7 +406,15 @@ def _table(frame, args, argv) -> int:
     from .precision_figures import write_iftomm_table, write_precision_summary
 
     command = "python -m eomcompare precision " + " ".join(shlex.quote(a) for a in argv)
-    paths = write_iftomm_table(frame, args.table, command=command)
+    paths = write_iftomm_table(
+        frame,
+        args.table,
+        command=command,
+        remeasure=args.remeasure,
+        remeasure_cells=args.remeasure_cells,
+        use_cache=not args.no_cache,
+        progress=not args.quiet,
+    )
     print(f"IFToMM table: {paths['csv']} and {paths['markdown']}")
     try:
         import matplotlib

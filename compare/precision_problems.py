@@ -302,6 +302,28 @@ def _capped(model, cap: float):
     return m
 
 
+def output_grid(t0: float, t_final: float, steps: int) -> np.ndarray:
+    """The output times a problem's error is measured on: ``steps``
+    intervals from ``t0`` over ``t_final`` seconds."""
+    return np.linspace(t0, t0 + t_final, steps + 1)
+
+
+def solve_cell(model, integrator, treatment, tol, t_end, grid, initial_state):
+    """One solve of a sweep's cell (an integrator, a constraint treatment
+    and rtol = atol = ``tol``) reporting the states at ``grid``: the call
+    the sweep times, and the one its table's times are measured again on."""
+    return INTEGRATORS[integrator](
+        model,
+        t_end,
+        rtol=tol,
+        atol=tol,
+        t_eval=grid,
+        initial_state=initial_state,
+        stabilization=TREATMENTS[treatment],
+        residuals=False,
+    )
+
+
 # ----------------------------------------------------------------------
 # Reference solutions
 # ----------------------------------------------------------------------
@@ -341,7 +363,7 @@ def reference_solution(system: str, options: tuple, settings: Any) -> dict:
                 continue
             ms, model = _model(system, options, formulation, settings)
             t0, q0, qd0 = ms.states.consistent_initial_state()
-            grid = np.linspace(t0, t0 + t_final, steps + 1)
+            grid = output_grid(t0, t_final, steps)
             res = INTEGRATORS[method](
                 model,
                 t0 + t_final,
