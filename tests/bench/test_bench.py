@@ -151,7 +151,7 @@ def test_rebuilding_without_csv_files_fails_clearly(tmp_path, capsys):
 
 @given(st.sets(st.integers(1, 200), max_size=40))
 def test_log_ticks_are_spread_and_keep_the_ends(values):
-    from eomcompare.bench.suite import _log_ticks
+    from eomcompare.bench.suite_output import _log_ticks
 
     ns = sorted(values)
     ticks = _log_ticks(ns)
