@@ -244,3 +244,31 @@ def parallelogram_branch(n=2, t_final=10.0, g=9.81):
         dense_output=True,
         events=horizontal,
     )
+
+
+def write_report_text(result, out, **kw):
+    """``compare.report.write_report`` of ``result`` into ``out``, with the
+    Markdown and HTML it wrote: ``(paths, markdown, html)``.  The optional
+    sections' tables are given (or read from ``out``): the report derives
+    nothing."""
+    from eomcompare.compare.report import write_report
+
+    paths = write_report(result, out, **kw)
+    return (
+        paths,
+        paths["markdown"].read_text(encoding="utf-8"),
+        paths["html"].read_text(encoding="utf-8"),
+    )
+
+
+def md_section(markdown: str, title: str) -> str:
+    """The text of one ``## title`` section of a Markdown report."""
+    start = markdown.index(f"## {title}")
+    end = markdown.find("\n## ", start + 1)
+    return markdown[start : end if end >= 0 else None]
+
+
+def md_table_row(section: str, first_cell: str) -> list[str]:
+    """The cells of the Markdown table row that starts with ``first_cell``."""
+    line = next(l for l in section.splitlines() if l.startswith(f"| {first_cell} |"))
+    return [c.strip() for c in line.strip("|").split("|")]

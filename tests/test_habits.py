@@ -226,7 +226,6 @@ def test_generated_reports_are_not_in_git():
 #: module may pass it.
 LONG_MODULES = {
     "bench/robots.py",
-    "tests/compare/test_report.py",
 }
 MAX_LINES = 800
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from helpers import file_size_limit
+from helpers import file_size_limit, md_section, md_table_row, write_report_text
 
 from eomcompare.compare import load, run
 from eomcompare.compare.cli import main as cli_main
@@ -81,17 +81,6 @@ def _with_rows(result, rows):
     return dataclasses.replace(result, frame=frame)
 
 
-def _write(result, out, **kw):
-    # The optional sections' tables are given (or read from ``out``): the
-    # report derives nothing.
-    paths = write_report(result, out, **kw)
-    return (
-        paths,
-        paths["markdown"].read_text(encoding="utf-8"),
-        paths["html"].read_text(encoding="utf-8"),
-    )
-
-
 @pytest.fixture(scope="module")
 def report(result, tmp_path_factory):
     """The report of the real run, with a failed (identifying columns only),
@@ -99,22 +88,10 @@ def report(result, tmp_path_factory):
     out = tmp_path_factory.mktemp("report")
     # The CLI's ``report`` path: the run read back from disk.
     loaded = _with_rows(load(result.out), [FAILED, DECLINED, *SCALING])
-    paths, md, page = _write(loaded, out)
+    paths, md, page = write_report_text(loaded, out)
     return types.SimpleNamespace(
         out=out, paths=paths, md=md, page=page, frame=loaded.frame
     )
-
-
-def _section(markdown: str, title: str) -> str:
-    """The text of one ``## title`` section of the markdown report."""
-    start = markdown.index(f"## {title}")
-    end = markdown.find("\n## ", start + 1)
-    return markdown[start : end if end >= 0 else None]
-
-
-def _table_row(section: str, first_cell: str) -> list[str]:
-    line = next(l for l in section.splitlines() if l.startswith(f"| {first_cell} |"))
-    return [c.strip() for c in line.strip("|").split("|")]
 
 
 def test_files_and_standalone_html(report):
@@ -157,7 +134,7 @@ def test_figures_are_valid_pngs(report):
         assert image.ndim == 3 and image.shape[0] > 100 and image.shape[1] > 100
         # Not a blank canvas: a drawn figure has many distinct colours.
         assert len(np.unique(image.reshape(-1, image.shape[2]), axis=0)) > 20
-    assert "figures/scaling_n_link_pendulum.png" in _section(
+    assert "figures/scaling_n_link_pendulum.png" in md_section(
         report.md, "Scaling with n"
     )
 
@@ -248,10 +225,10 @@ def test_every_case_appears_with_its_numbers(result, report):
     for system in SYSTEMS:
         assert f"### {system}" in md
         assert f'<h3 id="{system}">{system}</h3>' in page
-    systems = _section(md, "Systems")
+    systems = md_section(md, "Systems")
     for row in result.frame.itertuples():
         section = systems[systems.index(f"### {row.system}") :]
-        cells = dict(zip(REPORT_COLUMNS, _table_row(section, row.formulation)))
+        cells = dict(zip(REPORT_COLUMNS, md_table_row(section, row.formulation)))
         assert cells["status"] == "ok"
         assert cells["ops_raw"] == str(int(row.ops_raw))
         assert cells["ops_cse"] == str(int(row.ops_cse))
@@ -277,7 +254,7 @@ def test_every_case_appears_with_its_numbers(result, report):
 
 
 def test_metadata_is_reported(result, report):
-    run_section = _section(report.md, "Run")
+    run_section = md_section(report.md, "Run")
     meta = result.metadata
     assert meta["created"] in run_section
     assert meta["git_commit"] in run_section
@@ -287,7 +264,7 @@ def test_metadata_is_reported(result, report):
 
 def test_failed_and_unsupported_rows_are_shown_with_their_errors(report):
     md, page = report.md, report.page
-    failures = _section(md, "Failures")
+    failures = md_section(md, "Failures")
     assert "double_pendulum/gibbs_appell" in failures
     assert FAILED["error"] in failures
     assert DECLINED["error"] in failures and "rotating_tube/lagrange" in failures
@@ -295,17 +272,18 @@ def test_failed_and_unsupported_rows_are_shown_with_their_errors(report):
     assert html.escape(FAILED["error"]) in page
     assert "<singular>" not in page
     # The failed row in its system's table, its missing numbers as dashes.
-    systems = _section(md, "Systems")
+    systems = md_section(md, "Systems")
     dp = systems[
         systems.index("### double_pendulum") : systems.index("### rotating_tube")
     ]
-    cells = _table_row(dp, "gibbs_appell")
+    cells = md_table_row(dp, "gibbs_appell")
     assert cells[1] == "error" and set(cells[2:]) == {"—"}
     assert "nan" not in md.lower()
-    overview = _section(md, "Overview")
-    header = _table_row(overview, "system")
+    overview = md_section(md, "Overview")
+    header = md_table_row(overview, "system")
     assert (
-        _table_row(overview, "double_pendulum")[header.index("gibbs_appell")] == "error"
+        md_table_row(overview, "double_pendulum")[header.index("gibbs_appell")]
+        == "error"
     )
 
 
@@ -313,9 +291,9 @@ def test_scaling_not_drawn_for_one_size(tmp_path):
     """An all-failed run still gives a report, which says what it lacks."""
     frame = pd.DataFrame([FAILED])
     lone = types.SimpleNamespace(frame=frame, trajectories={}, metadata={})
-    _, md, page = _write(lone, tmp_path)
-    assert "Not drawn" in _section(md, "Scaling with n")
-    assert FAILED["error"] in _section(md, "Failures")
+    _, md, page = write_report_text(lone, tmp_path)
+    assert "Not drawn" in md_section(md, "Scaling with n")
+    assert FAILED["error"] in md_section(md, "Failures")
     assert not list((tmp_path / "figures").glob("*.png"))
     assert "data:image" not in page
 
@@ -344,17 +322,19 @@ def _stand_in_tables():
 
 
 def test_optional_sections_missing(result, tmp_path):
-    _, md, _ = _write(result, tmp_path, figures=False)
-    assert "not computed" in _section(md, "Benchmarks: published against computed")
-    assert "not computed" in _section(md, "Kolev's motivation")
+    _, md, _ = write_report_text(result, tmp_path, figures=False)
+    assert "not computed" in md_section(md, "Benchmarks: published against computed")
+    assert "not computed" in md_section(md, "Kolev's motivation")
 
 
 def test_optional_sections_present(result, tmp_path):
-    _, md, page = _write(result, tmp_path, tables=_stand_in_tables(), figures=False)
-    section = _section(md, "Benchmarks: published against computed")
+    _, md, page = write_report_text(
+        result, tmp_path, tables=_stand_in_tables(), figures=False
+    )
+    section = md_section(md, "Benchmarks: published against computed")
     # The published digits survive: a three-digit table would hide a misfit.
     assert "0.41325331521125" in section and "80.81722" in section
-    kolev = _section(md, "Kolev's motivation")
+    kolev = md_section(md, "Kolev's motivation")
     assert "| four_bar | modified | 166 |" in kolev
 
 
@@ -372,15 +352,19 @@ def test_the_report_renders_kept_tables_and_derives_nothing(
     monkeypatch.setattr(kc, "kolev_cost_table", no)
     monkeypatch.setattr(rp, "published_vs_computed", no)
     save_sections(tmp_path, _stand_in_tables())
-    _, md, _ = _write(result, tmp_path, figures=False)
-    assert "0.41325331521125" in _section(md, "Benchmarks: published against computed")
-    assert "| four_bar | modified | 166 |" in _section(md, "Kolev's motivation")
+    _, md, _ = write_report_text(result, tmp_path, figures=False)
+    assert "0.41325331521125" in md_section(
+        md, "Benchmarks: published against computed"
+    )
+    assert "| four_bar | modified | 166 |" in md_section(md, "Kolev's motivation")
     # A damaged kept table is left out and the section says so.
     (tmp_path / "sections" / "kolev.json").write_text("{not json")
-    _, md, _ = _write(result, tmp_path, figures=False)
-    assert "not computed" in _section(md, "Kolev's motivation")
+    _, md, _ = write_report_text(result, tmp_path, figures=False)
+    assert "not computed" in md_section(md, "Kolev's motivation")
     with pytest.raises(TypeError, match="SectionTable"):
-        _write(result, tmp_path, tables={"kolev": pd.DataFrame()}, figures=False)
+        write_report_text(
+            result, tmp_path, tables={"kolev": pd.DataFrame()}, figures=False
+        )
 
 
 def test_report_command_computes_a_missing_table_once(result, tmp_path, monkeypatch):
@@ -398,7 +382,7 @@ def test_report_command_computes_a_missing_table_once(result, tmp_path, monkeypa
     assert cli_main(["report", "--out", str(out)]) == 0
     assert len(calls) == 1
     md = (out / "report.md").read_text(encoding="utf-8")
-    assert "| four_bar | modified | 166 |" in _section(md, "Kolev's motivation")
+    assert "| four_bar | modified | 166 |" in md_section(md, "Kolev's motivation")
 
 
 def test_a_table_that_raises_is_an_error_not_an_absence(result, monkeypatch):
@@ -442,7 +426,7 @@ def test_published_and_kolev_sections_through_a_real_runs_cache(tmp_path):
     )
     assert set(res.frame["status"]) == {"ok"}
     tables = compute_sections(res)
-    _, md, page = _write(res, tmp_path / "run", tables=tables, figures=False)
+    _, md, page = write_report_text(res, tmp_path / "run", tables=tables, figures=False)
     # (2-70), a misprint, with its residual under each formulation: large
     # as printed, at rounding level corrected.
     assert "**(2-70)** in `kane_method_examples_fa.txt` — **misprint**" in md
@@ -459,7 +443,7 @@ def test_published_and_kolev_sections_through_a_real_runs_cache(tmp_path):
     four_bar = page[page.index('<h3 id="four_bar"') : page.index('<h3 id="kolev')]
     assert "derived by this run (kane)" in four_bar
     # The Kolev table, from the run's cache: every variant of the four-bar.
-    section = _section(md, "Kolev's motivation")
+    section = md_section(md, "Kolev's motivation")
     assert (
         "from kolev_cost_table(), the derivations read from the run's cache" in section
     )
@@ -620,228 +604,8 @@ def test_the_report_command_refuses_counts_that_are_not_counts(
     assert not (out / "report.html").exists()
 
 
-# A run with one case of every kind: a failure, a peer's limitation (sympy_kane
-# on the wheelbarrow, whose equations are 0/0 at heading 0) and a refusal.
-KINDS_RUN = [
-    {
-        "system": "wheelbarrow",
-        "formulation": f,
-        "status": "ok",
-        "ops_cse": ops,
-        "qdd_max_rel_dev": 0.0,
-        "system_class": "nonholonomic",
-    }
-    for f, ops in (("kane", 120), ("gibbs_appell", 150))
-] + [
-    {
-        "system": "wheelbarrow",
-        "formulation": "sympy_kane",
-        "status": "error",
-        "peer_limitation": True,
-        "error": "SingularConfigurationError: sympy_kane: the equations of "
-        "'wheelbarrow' are not finite at t=0, phi=0, theta=0, X_c=0, Y_c=0",
-    },
-    {
-        "system": "wheelbarrow",
-        "formulation": "lagrange",
-        "status": "timeout",
-        "peer_limitation": False,
-        "error": "no result within 60 s",
-    },
-    {
-        "system": "rotating_tube",
-        "formulation": "modified_lagrange",
-        "status": "unsupported",
-        "peer_limitation": False,
-        "error": "modified_lagrange needs holonomic constraints to eliminate",
-    },
-    {
-        "system": "rotating_tube",
-        "formulation": "kane",
-        "status": "ok",
-        "ops_cse": 40,
-        "qdd_max_rel_dev": 0.0,
-        "system_class": "unconstrained,rheonomic",
-    },
-]
-
-
-def test_header_findings_and_failures_count_every_case_alike(tmp_path):
-    """The header, the Findings and the Failures section name a failure, a
-    peer's limitation and a refusal with one vocabulary and one count."""
-    run_ = types.SimpleNamespace(
-        frame=pd.DataFrame(KINDS_RUN), trajectories={}, metadata={}
-    )
-    _, md, page = _write(run_, tmp_path, figures=False)
-    counts = "3 ok, 1 failed (1 timeout), 1 peer limitation, 1 refused"
-    header = md[: md.index("## Findings")]
-    findings_ = _section(md, "Findings")
-    failures = _section(md, "Failures")
-    for text in (header, findings_, failures):
-        assert counts in text
-    # Findings: each case under its kind, with the row's own reason.
-    assert "failed: lagrange (timeout: no result within 60 s)" in findings_
-    assert (
-        "peer limitation (not a failure): sympy_kane (error: "
-        "SingularConfigurationError" in findings_
-    )
-    assert "theta=0" in findings_
-    assert (
-        "modified_lagrange: unsupported (modified_lagrange needs holonomic "
-        "constraints" in findings_
-    )
-    # Failures: three tables, each case in its own and nowhere else.
-    failed = failures[failures.index("Failed (1)") : failures.index("Peer limit")]
-    limited = failures[
-        failures.index("Peer limitations (1") : failures.index("Refused")
-    ]
-    refused = failures[failures.index("Refused (1") :]
-    assert "wheelbarrow/lagrange" in failed and "sympy_kane" not in failed
-    assert "wheelbarrow/sympy_kane" in limited and "wheelbarrow/lagrange" not in limited
-    assert "rotating_tube/modified_lagrange" in refused and "sympy_kane" not in refused
-    assert "No case failed" not in failures
-    # The overview names the limitation and the refusal as such.
-    overview = _section(md, "Overview")
-    head = _table_row(overview, "system")
-    row = _table_row(overview, "wheelbarrow")
-    assert row[head.index("sympy_kane")] == "peer limitation (error)"
-    assert row[head.index("lagrange")] == "timeout"
-    assert _table_row(overview, "rotating_tube")[head.index("modified_lagrange")] == (
-        "refused"
-    )
-    # The peer's row is not painted as a failure in the HTML.
-    assert "peer limitation (error)" in page
-
-
-def test_a_class_winner_is_named_only_where_it_wins():
-    """The lowest mean ratio of a class that wins none of its systems is no
-    winner; the class rule is stated; ratios carry three digits."""
-    from eomcompare.compare.findings import CLASS_RULE, findings
-
-    rows = [
-        # c is second on both systems, a and b each win one by far.
-        ("s1", "a", 100), ("s1", "b", 400), ("s1", "c", 130),
-        ("s2", "a", 400), ("s2", "b", 100), ("s2", "c", 130),
-    ]  # fmt: skip
-    frame = pd.DataFrame(
-        [
-            {
-                "system": s,
-                "formulation": f,
-                "status": "ok",
-                "ops_cse": v,
-                "system_class": "unconstrained",
-            }
-            for s, f, v in rows
-        ]
-    )
-    fnd = findings(frame)
-    (sentence,) = fnd.by_class
-    assert "best on 0" not in sentence
-    assert "no winner (c has the lowest mean ratio, 1.3," in sentence
-    assert CLASS_RULE in fnd.markdown()
-    # Three significant digits: 130/100 next to 100 is 1.3, 123/100 1.23.
-    frame.loc[frame["ops_cse"] == 130, "ops_cse"] = 123
-    assert "next c 123, 1.23×" in " ".join(
-        fnd.sentences() + findings(frame).sentences()
-    )
-
-
-def test_classes_follow_the_declaration_not_the_topology():
-    """One rule for every system: a four-bar in its one minimal coordinate
-    is unconstrained, in redundant coordinates it has holonomic
-    constraints, as has Kolev's manipulator in centroid coordinates."""
-    from eomcompare.compare.findings import system_classes
-    from eomcompare.systems import get_system
-
-    assert system_classes(get_system("four_bar", coordinates="minimal")) == [
-        "unconstrained"
-    ]
-    assert system_classes(get_system("four_bar", coordinates="redundant")) == [
-        "holonomic constraints"
-    ]
-    assert system_classes(get_system("kolev_manipulator")) == ["holonomic constraints"]
-    assert system_classes(get_system("rotating_tube")) == ["unconstrained", "rheonomic"]
-
-
-def test_findings_list_the_misprints_of_the_published_equations():
-    from eomcompare.compare.findings import findings
-
-    systems_ = ["four_bar", "wheelbarrow", "rod_slider_shaft", "kolev_manipulator"]
-    frame = pd.DataFrame(
-        {
-            "system": systems_ + ["solar_panels"],
-            "formulation": "kane",
-            "status": "ok",
-        }
-    )
-    found = findings(frame).misprints
-    text = "\n".join(found)
-    for system in systems_:
-        assert any(m.startswith(f"{system} (") for m in found), system
-    # The misprints themselves, as re-derivation found them.
-    assert "print m3 where the coupler-rocker mass m2 is meant" in text
-    assert "print u2' where u1' is meant" in text
-    assert "R2(R->P) printed as (2-182) is a misprint" in text
-    assert "(3.2) and the first term of T in (3.5)" in text
-    # Equations confirmed exactly are not misprints.
-    assert not any(m.startswith("solar_panels") for m in found)
-
-
-def test_the_cost_table_reads_per_evaluation_counts_when_the_run_has_them():
-    """Systems × formulations, the fewest operations of a system in bold;
-    ``ops_per_evaluation`` (M, f and the solve) where the run has it, else
-    ``ops_cse`` with its multiplications and additions, labelled."""
-    from eomcompare.compare.tables import cost_table
-
-    kinds = '{"MUL": 30, "DIV": 2, "ADD": 10, "SUB": 5, "SIN": 3}'
-    frame = pd.DataFrame(
-        {
-            "system": ["four_bar"] * 3,
-            "formulation": ["kane", "lagrange", "modified_lagrange"],
-            "status": ["ok", "ok", "ok"],
-            "ops_cse": [54, 47, 149],
-            "ops_by_kind": [kinds, kinds, kinds],
-            "n_unknowns": [3, 5, 1],
-        }
-    )
-    page, md = cost_table(frame)
-    assert "(column ops_cse)" in md and "solve for the unknowns not included" in md
-    assert (
-        "| four_bar | 54 (32×, 15±); z 3 | **47 (32×, 15±); z 5** | 149 (32×, 15±); z 1 |"
-        in md
-    )
-    assert page.count("<b>") == 1
-    # With the solve counted, the one-unknown form is cheapest.
-    frame["ops_per_evaluation"] = [120, 190, 160]
-    page, md = cost_table(frame)
-    assert "(column ops_per_evaluation)" in md
-    assert "| four_bar | **120; z 3** | 190; z 5 | 160; z 1 |" in md
-    assert cost_table(frame.assign(status="error")) is None
-
-
-def test_refusals_with_one_reason_are_named_together():
-    """The Lagrange family refusing a system for one reason reads as one
-    refusal of several formulations, not as repeated sentences."""
-    from eomcompare.compare.findings import findings
-
-    reason = "Dmc: the contact point's coordinates have no speed of their own"
-    frame = pd.DataFrame(
-        {
-            "system": ["contact_point_disc"] * 3,
-            "formulation": ["kane", "lagrange", "modified_lagrange"],
-            "status": ["ok", "unsupported", "unsupported"],
-            "error": ["", reason, reason],
-        }
-    )
-    (entry,) = findings(frame).per_system
-    # The whole family in the run declines alike: named as the issue words
-    # it, "Lagrange family: unsupported (reason)".
-    assert entry["refusals"] == [f"Lagrange family: unsupported ({reason})"]
-
-
 def test_the_cost_section_states_the_growth_with_n_and_its_assumption(report):
-    section = _section(report.md, "Cost per evaluation")
+    section = md_section(report.md, "Cost per evaluation")
     assert "power law assumed" in section
     # kane's rows of the scalable system: 60, 140, 400 operations at
     # n = 2, 3, 5; the least-squares slope of log ops on log n.
