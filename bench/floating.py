@@ -6,7 +6,7 @@ bench``), every number of one run:
    of Pinocchio's ``aba`` (free-flyer root for a floating base) and of
    MuJoCo's ``qacc`` (``mj_forward``, constraints, actuation, springs and
    damping off) at random states of each model of :data:`MODELS`: the
-   two-body floating test system, ``solo12`` and ``anymal`` floating
+   two-body floating test system, ``solo12``, ``anymal`` and ``hyq`` floating
    (URDF), ``ant`` (MJCF: MuJoCo only) and the fixed-base robots of the
    robot section (``ur5``, ``panda`` from URDF; ``puma560``,
    ``stanford_arm`` from their DH tables, Pinocchio built from the table,
@@ -92,6 +92,10 @@ MODELS = {
         True,
         "example-robot-data anymal_b_simple_description/robots/anymal.urdf",
     ),
+    "hyq": (
+        True,
+        "example-robot-data hyq_description/robots/hyq_no_sensors.urdf",
+    ),
     "ant": (True, "gymnasium ant.xml (MJCF)"),
     "ur5": (False, "example-robot-data ur_description/urdf/ur5_robot.urdf"),
     "panda": (False, "example-robot-data panda_description/urdf/panda.urdf"),
@@ -167,6 +171,9 @@ def load_model(name):
     if name == "anymal":
         path = robot_data_path("anymal_b_simple_description/robots/anymal.urdf")
         return from_urdf(path, name="anymal", floating_base=True)
+    if name == "hyq":
+        path = robot_data_path("hyq_description/robots/hyq_no_sensors.urdf")
+        return from_urdf(path, name="hyq", floating_base=True)
     if name == "rx90_floating":
         return floating_rx90()
     return get_system(name)

@@ -22,12 +22,14 @@ from eomcompare.systems import from_urdf
 from eomcompare.systems.robots import robot_data_path
 
 # (example-robot-data file, floating base); kane's derivation takes 5 s
-# (ur5) to 45 s (anymal) on an idle machine, so all are slow.
+# (ur5) to 45 s (anymal) on an idle machine, so all are slow.  hyq's root
+# link carries placeholder inertias (1e-6 in every entry), as anymal's does.
 ROBOTS = {
     "ur5": ("ur_description/urdf/ur5_robot.urdf", False),
     "panda": ("panda_description/urdf/panda.urdf", False),
     "solo12": ("solo_description/robots/solo12.urdf", True),
     "anymal": ("anymal_b_simple_description/robots/anymal.urdf", True),
+    "hyq": ("hyq_description/robots/hyq_no_sensors.urdf", True),
 }
 
 
