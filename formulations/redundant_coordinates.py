@@ -202,12 +202,25 @@ def projected_equations(ms, T, Q, stage=None):
 
 def _combination(terms):
     """``sum c * x`` over ``(c, x)`` pairs, a coefficient of one leaving x
-    as it stands and zero terms left out."""
+    as it stands and zero terms left out.
+
+    A negative coefficient of a sum x is written as the positive one times
+    ``-x`` (x's terms negated, the subtrees below them shared): a
+    quaternion's columns of F have two negative entries of four, and a sum
+    with as many terms that extract a minus sign as not makes sympy's
+    ``cse`` (``could_extract_minus_sign``) compare the sort keys of the
+    whole sum and its negation, which walks every occurrence of every
+    shared subtree (on solo12 minutes of the numeric model's generation)."""
     out = []
     for c, x in terms:
         if c == 0 or x == 0:
             continue
-        out.append(x if c == 1 else c * x)
+        if c == 1:
+            out.append(x)
+        elif x.is_Add and c.could_extract_minus_sign():
+            out.append(-c * sm.Add(*[-a for a in x.args]))
+        else:
+            out.append(c * x)
     return sm.Add(*out) if len(out) != 1 else out[0]
 
 
