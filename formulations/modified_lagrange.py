@@ -514,8 +514,7 @@ class ModifiedLagrange(Formulation):
         if len(ms.speeds) != len(coords):
             # Unit quaternions: (2.20) projected on the kinematic directions
             # q' = F u instead of dq = G dq_ind (redundant_coordinates).
-            with stage("lagrange_operator"):
-                M, f = projected_equations(ms, T, Q)
+            M, f = projected_equations(ms, T, Q, stage)
             extras = {"projection": "q' = F(q) u", "kinetic_energy": T}
             return speed_form(ms, M, f, extras)
         with stage("constraints"):

@@ -49,11 +49,18 @@ projection step puts the norm back.
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from eomcompare.symbolic.calculus import jacobian
+from eomcompare.symbolic.calculus import (
+    jacobian,
+    lagrange_terms,
+    substitute,
+)
+from eomcompare.symbolic.dense import matrix
 
 from .errors import UnsupportedSystemError
 
@@ -120,31 +127,101 @@ def norm_constraints(ms) -> tuple:
 def projected_equations(ms, T, Q, stage=None):
     """``(F^T M F, F^T (f - M F' u))`` in (t, q, u): Lagrange's operator of
     ``T`` (in t, q, q') with generalized forces ``Q`` projected on the
-    kinematic directions ``q' = F u + b`` (the module's docstring)."""
-    from eomcompare.symbolic.calculus import lagrange_terms, symmetric_from_lower
+    kinematic directions ``q' = F u + b`` (the module's docstring).
+
+    The products are taken on the nonzero entries of F only: a
+    coordinate whose rate is one speed has a row of F with a single 1, so
+    that speed's rows and columns of ``F^T M F`` are entries of M as they
+    stand, and only a quaternion's four rows combine entries (``q_k / 2``
+    coefficients).  M is read from its lower triangle (symmetric in value),
+    and q' is replaced by ``F u + b`` in M and f with each shared subtree
+    rebuilt once.  ``stage``, a derivation's stage timer, records the
+    stages ``lagrange_operator``, ``rates_in_speeds`` and ``projection``."""
+
+    def timed(name):
+        return stage(name) if stage is not None else contextlib.nullcontext()
 
     kin = ms.kinematics
     q, u = list(ms.coordinates), list(ms.speeds)
+    n, k = len(q), len(u)
     qd = [qi.diff(t) for qi in q]
-    p, M, dTdq, dp = lagrange_terms(T, q, qd)
-    p, dTdq, dp = (sm.Matrix(x) for x in (p, dTdq, dp))
-    if ms.is_rheonomic:
-        Qp = [sm.Dummy(f"q{i}") for i in range(len(q))]
-        QD = [sm.Dummy(f"qd{i}") for i in range(len(q))]
-        to_plain = dict(zip(qd, QD)) | dict(zip(q, Qp))
-        back = dict(zip(Qp, q)) | dict(zip(QD, qd))
-        dp += p.xreplace(to_plain).diff(t).xreplace(back)
-    f = sm.Matrix(Q) + dTdq - dp
-    qdot = dict(kin.qdot)
-    qdot_vec = sm.Matrix([qdot[x] for x in qd])
-    F = jacobian(qdot_vec, u)
-    ud = [ui.diff(t) for ui in u]
-    h = qdot_vec.diff(t).xreplace(qdot).xreplace({x: 0 for x in ud})
-    M_q = M.xreplace(qdot)
-    f_q = f.xreplace(qdot)
-    Mu = symmetric_from_lower(F.T * M_q * F)
-    fu = F.T * (f_q - M_q * h)
+    with timed("lagrange_operator"):
+        p, M, dTdq, dp = lagrange_terms(T, q, qd)
+        p, dTdq, dp = (sm.Matrix(x) for x in (p, dTdq, dp))
+        if ms.is_rheonomic:
+            Qp = [sm.Dummy(f"q{i}") for i in range(n)]
+            QD = [sm.Dummy(f"qd{i}") for i in range(n)]
+            to_plain = dict(zip(qd, QD)) | dict(zip(q, Qp))
+            back = dict(zip(Qp, q)) | dict(zip(QD, qd))
+            dp += p.xreplace(to_plain).diff(t).xreplace(back)
+        f = sm.Matrix(Q) + dTdq - dp
+    with timed("rates_in_speeds"):
+        qdot = dict(kin.qdot)
+        qdot_vec = sm.Matrix([qdot[x] for x in qd])
+        F = jacobian(qdot_vec, u)
+        ud = [ui.diff(t) for ui in u]
+        h = qdot_vec.diff(t).xreplace(qdot).xreplace({x: 0 for x in ud})
+        # q' -> F u + b in the lower triangle of M and in f, one walk.
+        lower = [(i, j) for i in range(n) for j in range(i + 1)]
+        got = substitute([M[i, j] for i, j in lower] + list(f), qdot)
+        Ml = dict(zip(lower, got[: len(lower)]))
+        f_q = got[len(lower) :]
+
+    def m(i, j):
+        return Ml[(i, j) if i >= j else (j, i)]
+
+    with timed("projection"):
+        cols = [[(i, F[i, a]) for i in range(n) if F[i, a] != 0] for a in range(k)]
+        # M F, column by column, and M h (h is zero where F is constant).
+        MF = [
+            [_combination((c, m(i, j)) for j, c in cols[b]) for b in range(k)]
+            for i in range(n)
+        ]
+        nz_h = [(j, h[j]) for j in range(n) if h[j] != 0]
+        Mh = [_combination((c, m(i, j)) for j, c in nz_h) for i in range(n)]
+        lower_u = {
+            (a, b): _combination((c, MF[i][b]) for i, c in cols[a])
+            for a in range(k)
+            for b in range(a + 1)
+        }
+        Mu = matrix(
+            k, k, [lower_u[max(a, b), min(a, b)] for a in range(k) for b in range(k)]
+        )
+        fu = matrix(
+            k,
+            1,
+            [
+                _combination(
+                    (c, f_q[i] - Mh[i] if Mh[i] != 0 else f_q[i]) for i, c in cols[a]
+                )
+                for a in range(k)
+            ],
+        )
     return Mu, fu
+
+
+def _combination(terms):
+    """``sum c * x`` over ``(c, x)`` pairs, a coefficient of one leaving x
+    as it stands and zero terms left out.
+
+    A negative coefficient of a sum x is written as the positive one times
+    ``-x`` (x's terms negated, the subtrees below them shared): a
+    quaternion's columns of F have two negative entries of four, and a sum
+    with as many terms that extract a minus sign as not makes sympy's
+    ``cse`` (``could_extract_minus_sign``) compare the sort keys of the
+    whole sum and its negation, which walks every occurrence of every
+    shared subtree (on solo12 minutes of the numeric model's generation)."""
+    out = []
+    for c, x in terms:
+        if c == 0 or x == 0:
+            continue
+        if c == 1:
+            out.append(x)
+        elif x.is_Add and c.could_extract_minus_sign():
+            out.append(-c * sm.Add(*[-a for a in x.args]))
+        else:
+            out.append(c * x)
+    return sm.Add(*out) if len(out) != 1 else out[0]
 
 
 def check_unit_norm(ms, q: np.ndarray, tol: float = 1e-9) -> None:
