@@ -536,7 +536,9 @@ def articulated_body_accelerations(ms) -> Assignments:
         av = tape.vec(v3.add(av, link.joint.linear_velocity(qdd[k - 1])))
         acc_w.append(aw)
         acc_v.append(av)
-    outputs = [x for rates in qdd for x in (rates if isinstance(rates, list) else [rates])]
+    outputs = [
+        x for rates in qdd for x in (rates if isinstance(rates, list) else [rates])
+    ]
     return _pruned(tape.symbols, tape.definitions, outputs)
 
 
