@@ -21,6 +21,21 @@ turn about a coordinate axis rotates a symmetric 3x3 block in 8
 multiplications (its 2x2 part through the double angle), so transforming
 an articulated inertia costs O(1) per link with small constants.
 
+A floating root
+---------------
+A tree whose first link is a free root (``from_urdf(...,
+floating_base=True)``, :class:`eomcompare.systems.joint_tree.FreeFlyerJoint`)
+keeps the root's speeds as declared (:mod:`eomcompare.systems.free_joint`):
+body rates w, and the origin's velocity v in the components of the
+ground-fixed joint frame, so the root's spatial velocity is ``(w, C^T v)``
+with C the quaternion's rotation matrix; the quaternion's kinematic
+equations stay the declaration's.  The root's articulated inertia is
+6x6 and no wrench crosses its joint: its spatial acceleration (the
+ground's -g in it) solves ``I^A a = -p^A``, by a 6x6 ``L D L^T`` on the
+evaluation tape (:func:`_ldl_solve`: six divisions, no numeric solve
+left), then ``w' = a_w`` and ``v' = C (a_v + w x C^T v) + g``; the joints
+follow base to tip as on a fixed base (Featherstone 2008, section 9.3).
+
 Expression size
 ---------------
 The results nest 2n levels deep: as sympy trees they grow exponentially
@@ -267,34 +282,32 @@ def _axis_index(S):
 
 
 def check_joint_tree(ms, who="kane_articulated"):
-    """The joint tree of ``ms``, or :class:`UnsupportedSystemError` naming
-    why the recursion does not apply."""
-    specs = getattr(ms, "joint_tree", None)
-    if specs is None:
+    """The joint tree record of ``ms`` (fixed-base or on a free root), or
+    :class:`UnsupportedSystemError` naming why the recursion does not
+    apply."""
+    tree = getattr(ms, "tree", None)
+    if tree is None:
         raise UnsupportedSystemError(
-            f"{ms.name}: {who} needs a tree of one-coordinate joints "
-            "declared by systems.declare_tree (from_urdf, dh_system, "
-            "spatial_chain); this system is declared otherwise (a closed "
-            "loop, constraints or other bodies are not a joint tree): use "
-            "kane or kane_composite"
+            f"{ms.name}: {who} needs a tree of one-coordinate joints, on the "
+            "ground or on a free root, declared by systems.declare_tree "
+            "(from_urdf, dh_system, spatial_chain); this system is declared "
+            "otherwise (a closed loop, constraints, ball joints or other "
+            "bodies are not such a joint tree): use kane or kane_composite"
         )
     if ms.holonomic_constraints or ms.nonholonomic_constraints:
         raise UnsupportedSystemError(
             f"{ms.name}: {who} needs an unconstrained joint tree; this "
             "system has constraints: use kane or kane_composite"
         )
-    if len(specs) != len(ms.speeds) or len(specs) != len(ms.coordinates):
+    nq = sum(link.joint.nq for link in tree)
+    nv = sum(link.joint.nv for link in tree)
+    if nv != len(ms.speeds) or nq != len(ms.coordinates):
         raise UnsupportedSystemError(
-            f"{ms.name}: {who}: the joint tree has {len(specs)} joints for "
-            f"{len(ms.coordinates)} coordinates and {len(ms.speeds)} speeds"
+            f"{ms.name}: {who}: the joint tree has {nq} coordinates and {nv} "
+            f"speeds for the system's {len(ms.coordinates)} and "
+            f"{len(ms.speeds)}"
         )
-    bad = [s.joint for s in specs if s.kind not in ("revolute", "prismatic")]
-    if bad:
-        raise UnsupportedSystemError(
-            f"{ms.name}: {who} supports revolute and prismatic joints, not "
-            f"those of {bad}"
-        )
-    armed = [s.joint for s in specs if s.armature is not None]
+    armed = [link.name for link in tree if link.armature is not None]
     if armed:
         raise UnsupportedSystemError(
             f"{ms.name}: {who} does not take joint armature (joints "
@@ -302,22 +315,22 @@ def check_joint_tree(ms, who="kane_articulated"):
         )
     # The recursion knows the loads declare_tree puts (gravity at each
     # mass centre, joint damping); anything added since would be ignored.
-    declared = len(specs) + sum(
-        (2 if sp.parent else 1) for sp in specs if sp.damping is not None
+    declared = len(tree) + sum(
+        (2 if link.parent else 1) for link in tree if link.damping is not None
     )
-    if len(ms.loads) != declared or len(ms.bodies) != len(specs):
+    if len(ms.loads) != declared or len(ms.bodies) != len(tree):
         raise UnsupportedSystemError(
             f"{ms.name}: {who} knows only the bodies and loads of the joint "
             f"tree (gravity, joint damping); this system has "
             f"{len(ms.bodies)} bodies and {len(ms.loads)} loads for "
-            f"{len(specs)} joints: use kane or kane_composite"
+            f"{len(tree)} joints: use kane or kane_composite"
         )
     if ms.specified or ms.u_aux:
         raise UnsupportedSystemError(
             f"{ms.name}: {who} does not take prescribed motions or "
             "auxiliary speeds: use kane or kane_composite"
         )
-    return specs
+    return tree
 
 
 def articulated_body_accelerations(ms) -> Assignments:
@@ -325,16 +338,25 @@ def articulated_body_accelerations(ms) -> Assignments:
     recursion (see the module), as :class:`Assignments` whose outputs are
     u', one per speed, in (t, q, u) and the parameters.
 
+    On a free root (see "A floating root" in the module) the first six
+    outputs are the root's speed rates.
+
     Raises
     ------
     UnsupportedSystemError
         When ``ms`` is not an unconstrained tree of revolute and prismatic
-        joints declared by :func:`eomcompare.systems.declare_tree`.
+        joints, on the ground or on a free root, declared by
+        :func:`eomcompare.systems.declare_tree`.
     """
-    check_joint_tree(ms)
-    tree = ms.tree
-    q, u = list(ms.coordinates), list(ms.speeds)
+    tree = check_joint_tree(ms)
     n = len(tree)
+    # Each link's coordinates and speeds (a free root has seven and six).
+    qs, us = [None], [None]
+    iq = iv = 0
+    for link in tree:
+        qs.append(list(ms.coordinates[iq : iq + link.joint.nq]))
+        us.append(list(ms.speeds[iv : iv + link.joint.nv]))
+        iq, iv = iq + link.joint.nq, iv + link.joint.nv
     tape = _Tape()
     zero = [sm.S.Zero] * 3
     # Pass 1, base to tip: velocities (w, v of the origin), the
@@ -347,22 +369,31 @@ def articulated_body_accelerations(ms) -> Assignments:
     for k, link in enumerate(tree, start=1):
         p, joint = link.parent, link.joint
         Rc = _Rotation(link.rotation, tape)  # joint frame -> parent components
-        # body -> joint frame, when the joint turns the body
-        Rq = _Rotation(joint.rotation(q[k - 1]), tape) if joint.turns else None
-        r = link.origin(q[k - 1])
-        # The parent's motion at O_k, in body components.
-        wp, vp = w[p], v[p]
-        vO = v3.add(vp, v3.cross(wp, r))
-        wJ, vJ = Rc.tvec(wp), Rc.tvec(vO)
-        if Rq is not None:
-            wJ, vJ = Rq.tvec(wJ), Rq.tvec(vJ)
-        wJ, vJ = tape.vec(wJ), tape.vec(vJ)
-        # The joint velocity S u and the velocity-product acceleration
-        # c = (wJ, vJ) x (S u) (motion cross product).
-        Sw, Sv = joint.angular_velocity(u[k - 1]), joint.linear_velocity(u[k - 1])
-        wk, vk = tape.vec(v3.add(wJ, Sw)), tape.vec(v3.add(vJ, Sv))
-        ck_w = tape.vec(v3.cross(wJ, Sw))
-        ck_v = tape.vec(v3.add(v3.cross(wJ, Sv), v3.cross(vJ, Sw)))
+        if joint.kind == "free":
+            # The root's velocity is its speeds: body rates, and the
+            # origin's velocity in joint-frame components turned to the body.
+            Rq = _Rotation(_quaternion_matrix(qs[k][:4], tape), tape)
+            wk = tape.vec(us[k][:3])
+            vk = tape.vec(Rq.tvec(us[k][3:]))
+            r, ck_w, ck_v = None, None, None
+        else:
+            qk, uk = qs[k][0], us[k][0]
+            # body -> joint frame, when the joint turns the body
+            Rq = _Rotation(joint.rotation(qk), tape) if joint.turns else None
+            r = link.origin(qk)
+            # The parent's motion at O_k, in body components.
+            wp, vp = w[p], v[p]
+            vO = v3.add(vp, v3.cross(wp, r))
+            wJ, vJ = Rc.tvec(wp), Rc.tvec(vO)
+            if Rq is not None:
+                wJ, vJ = Rq.tvec(wJ), Rq.tvec(vJ)
+            wJ, vJ = tape.vec(wJ), tape.vec(vJ)
+            # The joint velocity S u and the velocity-product acceleration
+            # c = (wJ, vJ) x (S u) (motion cross product).
+            Sw, Sv = joint.angular_velocity(uk), joint.linear_velocity(uk)
+            wk, vk = tape.vec(v3.add(wJ, Sw)), tape.vec(v3.add(vJ, Sv))
+            ck_w = tape.vec(v3.cross(wJ, Sw))
+            ck_v = tape.vec(v3.add(v3.cross(wJ, Sv), v3.cross(vJ, Sw)))
         # Rigid-body inertia about O_k and the bias force v x* I v:
         # (w x I_O w + mc x (w x v), m (w x v) + w x (w x mc)).
         body = link.inertia
@@ -395,6 +426,8 @@ def articulated_body_accelerations(ms) -> Assignments:
     U, invD, uu = [None] * (n + 1), [None] * (n + 1), [None] * (n + 1)
     for k in range(n, 0, -1):
         link = tree.links[k - 1]
+        if link.joint.kind == "free":
+            continue  # the root: solved below
         Ib, H, M = IA[k]
         pn, pf = pA[k]
         # S = (Sw, Sv): U = I^A S = (Ib Sw + H Sv, H^T Sw + M Sv),
@@ -406,7 +439,7 @@ def articulated_body_accelerations(ms) -> Assignments:
         D = v3.dot(Sw + Sv, Uk)
         s_p = link.joint.generalized_force(pn, pf)
         damping = link.damping
-        tau = -damping * u[k - 1] if damping is not None else sm.S.Zero
+        tau = -damping * us[k][0] if damping is not None else sm.S.Zero
         U[k] = Uk
         invD[k] = tape.let(1 / tape.let(D))
         uu[k] = tape.let(tau - s_p)
@@ -479,6 +512,16 @@ def articulated_body_accelerations(ms) -> Assignments:
     acc_w, acc_v = [zero], [tree.base_acceleration()]
     qdd = [None] * n
     for k, link in enumerate(tree, start=1):
+        if link.joint.kind == "free":
+            # I^A a = -p^A: the root's acceleration (the ground's, -g,
+            # included), then its speed rates.
+            aw, av = _root_acceleration(IA[k], pA[k], tape)
+            acc_w.append(aw)
+            acc_v.append(av)
+            qdd[k - 1] = _root_rates(
+                aw, av, w[k], v[k], rot_q[k], rot_c[k], tree.gravity, tape
+            )
+            continue
         p = link.parent
         ap_w, ap_v = acc_w[p], acc_v[p]
         r = arm[k]
@@ -493,7 +536,89 @@ def articulated_body_accelerations(ms) -> Assignments:
         av = tape.vec(v3.add(av, link.joint.linear_velocity(qdd[k - 1])))
         acc_w.append(aw)
         acc_v.append(av)
-    return _pruned(tape.symbols, tape.definitions, qdd)
+    outputs = [
+        x for rates in qdd for x in (rates if isinstance(rates, list) else [rates])
+    ]
+    return _pruned(tape.symbols, tape.definitions, outputs)
+
+
+# ----------------------------------------------------------------------
+# A floating root
+# ----------------------------------------------------------------------
+def _quaternion_matrix(quat, tape):
+    """Joint-frame components of the root frame's axes from its unit
+    quaternion (w, x, y, z): ``1 - 2 (y^2 + z^2)``, ... (the form of
+    :meth:`eomcompare.systems.joint_tree.FreeFlyerJoint.rotation`), 12
+    multiplications."""
+    w, x, y, z = quat
+    x2, y2, z2 = tape.let(2 * x), tape.let(2 * y), tape.let(2 * z)
+    xx, yy, zz = tape.let(x * x2), tape.let(y * y2), tape.let(z * z2)
+    xy, xz, yz = tape.let(x * y2), tape.let(x * z2), tape.let(y * z2)
+    wx, wy, wz = tape.let(w * x2), tape.let(w * y2), tape.let(w * z2)
+    return tape.mat(
+        [
+            [1 - yy - zz, xy - wz, xz + wy],
+            [xy + wz, 1 - xx - zz, yz - wx],
+            [xz - wy, yz + wx, 1 - xx - yy],
+        ]
+    )
+
+
+def _ldl_solve(A, b, tape):
+    """x with A x = b, A symmetric positive definite (lists), by A = L D
+    L^T on the tape: one division per pivot, structural zeros skipped."""
+    n = len(b)
+    L = [[sm.S.Zero] * n for _ in range(n)]
+    W = [[sm.S.Zero] * n for _ in range(n)]  # W[i][j] = L[i][j] D[j]
+    inv = [sm.S.Zero] * n
+    for j in range(n):
+        for i in range(j, n):
+            W[i][j] = tape.let(A[i][j] - v3.dot(W[i][:j], L[j][:j]))
+        inv[j] = tape.let(1 / W[j][j])
+        for i in range(j + 1, n):
+            L[i][j] = tape.let(v3.product(W[i][j], inv[j]))
+    y: list = []
+    for i in range(n):
+        y.append(tape.let(b[i] - v3.dot(L[i][:i], y)))
+    x = [sm.S.Zero] * n
+    for i in reversed(range(n)):
+        tail = v3.dot([L[m][i] for m in range(i + 1, n)], x[i + 1 :])
+        x[i] = tape.let(v3.product(y[i], inv[i]) - tail)
+    return x
+
+
+def _root_acceleration(IA, pA, tape):
+    """The free root's spatial acceleration (angular, linear; body
+    components, the ground's -g included), the solution of
+    ``I^A a = -p^A`` (no wrench crosses a free joint), by
+    :func:`_ldl_solve`, the linear rows first."""
+    Ib, H, M = IA
+    full = [[None] * 6 for _ in range(6)]
+    for i in range(3):
+        for j in range(3):
+            full[i][j] = Ib[i][j]
+            full[i][j + 3] = full[j + 3][i] = H[i][j]
+            full[i + 3][j + 3] = M[i][j]
+    order = [3, 4, 5, 0, 1, 2]
+    p = list(pA[0]) + list(pA[1])
+    x = _ldl_solve(
+        [[full[i][j] for j in order] for i in order], [-p[i] for i in order], tape
+    )
+    a = [sm.S.Zero] * 6
+    for pos, i in enumerate(order):
+        a[i] = x[pos]
+    return a[:3], a[3:]
+
+
+def _root_rates(aw, av, wk, vk, Rq, Rc, gravity, tape):
+    """The root's speed rates from its spatial acceleration (aw, av) with
+    the ground's -g in it: w' = aw; the origin's acceleration in the body
+    is av + w x v (v: its velocity, body components) less the ground's
+    -g, so in joint-frame components v' = C (av + w x v) + g."""
+    acc = tape.vec(v3.add(av, v3.cross(wk, vk)))
+    g_joint = Rc.tvec(list(gravity))
+    vdot = v3.add(Rq.vec(acc), g_joint)
+    return [tape.let(x) for x in list(aw) + vdot]
 
 
 def _pruned(symbols, definitions, outputs) -> Assignments:
@@ -522,9 +647,10 @@ class KaneArticulated(Formulation):
     by the articulated-body recursion: the explicit form u' = forcing (the
     mass matrix the identity), O(n) operations.
 
-    Only for unconstrained trees of revolute and prismatic joints declared
-    by :func:`eomcompare.systems.declare_tree` (URDF robots, the Denavit-Hartenberg
-    arms, ``spatial_chain``) with no loads but the tree's own (gravity at
+    Only for unconstrained trees of revolute and prismatic joints, on the
+    ground or on a free root (a floating base), declared by
+    :func:`eomcompare.systems.declare_tree` (URDF robots, the Denavit-Hartenberg
+    arms, ``spatial_chain``, ``from_urdf(..., floating_base=True)``) with no loads but the tree's own (gravity at
     the mass centres, joint damping), no prescribed motions and no
     auxiliary speeds; every other system is refused with the reason
     (:func:`check_joint_tree`).

@@ -70,6 +70,11 @@ def tree_record(ms, who="recursive inverse dynamics"):
             f"{ms.name}: {who} needs a joint tree "
             "(systems.declare_tree: from_urdf, dh_system, spatial_chain)"
         )
+    if tree.floating:
+        raise UnsupportedSystemError(
+            f"{ms.name}: {who} needs a fixed-base joint tree; this one has a "
+            "free root (kane_articulated takes it)"
+        )
     return tree
 
 

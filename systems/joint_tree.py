@@ -1,12 +1,18 @@
-"""One record per link of a fixed-base tree of one-coordinate joints, for
-the recursive tree algorithms (:mod:`eomcompare.formulations.kane_recursive`,
+"""One record per link of a tree of one-coordinate joints, fixed-base or
+on a free root, for the recursive tree algorithms
+(:mod:`eomcompare.formulations.kane_recursive`,
 :mod:`eomcompare.formulations.articulated_body`, the customised Newton-Euler
 recursion and the regressor).
 
 :func:`eomcompare.systems.urdf.declare_tree` (``from_urdf``, the
 Denavit-Hartenberg arms, ``spatial_chain``) sets ``ms.tree``, a
 :class:`JointTree` built from its :class:`~eomcompare.systems.urdf.JointSpec`
-tuple (still ``ms.joint_tree``), with the gravity of the declaration.
+tuple (still ``ms.joint_tree`` for a fixed-base tree), with the gravity
+of the declaration.  A floating tree (``from_urdf(...,
+floating_base=True)``: a free root, :class:`FreeFlyerJoint`, then
+one-coordinate joints) has ``ms.tree`` only; the articulated-body
+recursion takes it, the other recursions refuse it
+(:func:`eomcompare.formulations.kane_recursive.tree_record`).
 
 The record is Pinocchio's ``Model`` in small:
 
@@ -56,6 +62,7 @@ from .base import DeclarationError
 
 __all__ = [
     "BodyInertia",
+    "FreeFlyerJoint",
     "JointTree",
     "Link",
     "PrismaticJoint",
@@ -88,6 +95,9 @@ class RevoluteJoint:
     kind: ClassVar[str] = "revolute"
     #: Whether the body frame turns with q (its rotation depends on q).
     turns: ClassVar[bool] = True
+    #: Coordinates and speeds of the joint.
+    nq: ClassVar[int] = 1
+    nv: ClassVar[int] = 1
 
     def rotation(self, q) -> sm.Matrix:
         """Joint-frame components of the body frame's axes at q."""
@@ -124,6 +134,8 @@ class PrismaticJoint:
     axis: tuple
     kind: ClassVar[str] = "prismatic"
     turns: ClassVar[bool] = False
+    nq: ClassVar[int] = 1
+    nv: ClassVar[int] = 1
 
     def rotation(self, q) -> sm.Matrix:
         """Joint-frame components of the body frame's axes: the identity."""
@@ -152,17 +164,59 @@ class PrismaticJoint:
         return v3.dot(self.axis, force)
 
 
+@dataclass(frozen=True)
+class FreeFlyerJoint:
+    """The free joint of a floating root (Pinocchio's
+    ``JointModelFreeFlyer``), as :func:`eomcompare.systems.free_joint.free_root`
+    declares it: coordinates ``(qw, qx, qy, qz, x, y, z)``, the unit
+    quaternion of the body frame B in the joint frame J (scalar first) and
+    the body origin's position in J; speeds ``(wx, wy, wz, vx, vy, vz)``,
+    B's angular velocity in B components and the origin's velocity in J
+    components (J is fixed in the ground).  Only the root of a tree
+    (parent 0, first link) has one."""
+
+    kind: ClassVar[str] = "free"
+    turns: ClassVar[bool] = True
+    nq: ClassVar[int] = 7
+    nv: ClassVar[int] = 6
+
+    def rotation(self, q) -> sm.Matrix:
+        """J components of B's axes for the coordinates ``q`` (seven, the
+        quaternion first): ``1 - 2 (y^2 + z^2)``, ... (equal on the unit
+        sphere to sympy's ``orient_quaternion``)."""
+        w, x, y, z = q[:4]
+        return sm.Matrix(
+            [
+                [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+            ]
+        )
+
+    def translation(self, q, direction=None) -> list:
+        """The body origin's displacement from the joint frame's origin, J
+        components."""
+        return list(q[4:7])
+
+
 #: The joint models by :attr:`JointSpec.kind`.
-JOINT_MODELS = {"revolute": RevoluteJoint, "prismatic": PrismaticJoint}
+JOINT_MODELS = {
+    "revolute": RevoluteJoint,
+    "prismatic": PrismaticJoint,
+    "free": FreeFlyerJoint,
+}
 
 
-def joint_model(kind: str, axis) -> RevoluteJoint | PrismaticJoint:
+def joint_model(kind: str, axis) -> RevoluteJoint | PrismaticJoint | FreeFlyerJoint:
     """The joint model of a :class:`~eomcompare.systems.urdf.JointSpec`'s
-    ``kind`` and ``axis``."""
+    ``kind`` and ``axis`` (a free joint has no axis: ``axis`` is
+    ignored)."""
     if kind not in JOINT_MODELS:
         raise DeclarationError(
             f"a joint tree's joints are {sorted(JOINT_MODELS)}, not {kind!r}"
         )
+    if kind == "free":
+        return FreeFlyerJoint()
     return JOINT_MODELS[kind](tuple(sm.Matrix(axis)))
 
 
@@ -198,7 +252,7 @@ class Link:
     parent: int
     rotation: sm.ImmutableMatrix
     offset: sm.ImmutableMatrix
-    joint: RevoluteJoint | PrismaticJoint
+    joint: RevoluteJoint | PrismaticJoint | FreeFlyerJoint
     inertia: BodyInertia
     damping: Any = None
     armature: Any = None
@@ -234,9 +288,11 @@ class Link:
 
 @dataclass(frozen=True)
 class JointTree:
-    """The links of a fixed-base joint tree, parents before children, and
-    the gravity of the declaration (a ground-components 3-vector, None
-    when the tree was given none)."""
+    """The links of a joint tree, parents before children, and the gravity
+    of the declaration (a ground-components 3-vector, None when the tree
+    was given none).  The tree is fixed-base, or :attr:`floating`: its
+    first link a free root (:class:`FreeFlyerJoint`, parent 0) and every
+    other link a one-coordinate joint."""
 
     links: tuple
     gravity: tuple | None = None
@@ -244,13 +300,19 @@ class JointTree:
     @classmethod
     def from_specs(cls, specs, gravity=None) -> JointTree:
         """The record of a :class:`~eomcompare.systems.urdf.JointSpec`
-        tuple of revolute and prismatic joints; ``gravity`` a 3-vector."""
+        tuple of revolute and prismatic joints, the first one possibly a
+        free root (``kind="free"``); ``gravity`` a 3-vector."""
         links = tuple(Link.from_spec(s) for s in specs)
         for k, link in enumerate(links, start=1):
             if not 0 <= link.parent < k:
                 raise DeclarationError(
                     f"joint {link.name!r}: parent body {link.parent} must be "
                     f"declared before body {k}"
+                )
+            if link.joint.kind == "free" and (k != 1 or link.parent != 0):
+                raise DeclarationError(
+                    f"joint {link.name!r}: a joint tree's free joint must be "
+                    f"its first, on the ground (the floating root)"
                 )
         return cls(
             links, None if gravity is None else tuple(sm.sympify(x) for x in gravity)
@@ -261,6 +323,11 @@ class JointTree:
 
     def __iter__(self):
         return iter(self.links)
+
+    @property
+    def floating(self) -> bool:
+        """Whether the first link is a free root (:class:`FreeFlyerJoint`)."""
+        return bool(self.links) and self.links[0].joint.kind == "free"
 
     def children(self) -> list[list[int]]:
         """Per body (0 the ground), the indices of its children."""

@@ -789,7 +789,12 @@ def declare_tree(
     # The tree itself, for evaluations that recurse over it
     # (formulations.kane_recursive), which know one-coordinate joints only:
     # the specs as declared and one record per link (systems.joint_tree).
-    if all(s.kind in ("revolute", "prismatic") for s in specs):
+    # A free root then one-coordinate joints gives the record alone (the
+    # articulated-body recursion takes it).
+    one = ("revolute", "prismatic")
+    if all(s.kind in one for s in specs):
         ms.joint_tree = tuple(specs)
+        ms.tree = JointTree.from_specs(specs, gravity=(0, 0, -g))
+    elif specs[0].kind == "free" and all(s.kind in one for s in specs[1:]):
         ms.tree = JointTree.from_specs(specs, gravity=(0, 0, -g))
     return ms

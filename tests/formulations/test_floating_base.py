@@ -264,6 +264,8 @@ def test_lagrange_reports_the_norm_multiplier(heavy_states):
 
 @pytest.mark.parametrize("formulation", ["kane_articulated"])
 def test_tree_recursion_refuses_the_free_joint_with_a_reason(formulation):
+    # Declared by hand, not by systems.declare_tree: no joint-tree record
+    # (a floating URDF has one: tests/systems/test_articulated_floating.py).
     from eomcompare.formulations.base import UnsupportedSystemError
 
     with pytest.raises(UnsupportedSystemError, match="one-coordinate joints"):
