@@ -22,7 +22,15 @@ __all__ = [
     "inverted_double_pendulum",
     "ant",
     "quadruped",
+    "robosuite_asset",
+    "robosuite_arm",
+    "ROBOSUITE_ARMS",
 ]
+
+#: robosuite's single arms the catalogue entry ``robosuite_arm`` reads.
+#: robosuite 1.4's ``sawyer`` is left out: MuJoCo 3's compiler refuses its
+#: head mesh ("mesh volume is too small").
+ROBOSUITE_ARMS = ("panda", "iiwa", "ur5e", "jaco", "kinova3")
 
 
 def gymnasium_asset(name: str) -> str:
@@ -69,6 +77,55 @@ def dm_control_asset(name: str) -> str:
         f"dm-control's suite model {name!r} not found (searched {roots}); "
         f"pip install 'eomcompare[mujoco]'"
     )
+
+
+def robosuite_asset(robot: str) -> str:
+    """The path of one of robosuite's robot models, e.g. ``"panda"`` for
+    ``models/assets/robots/panda/robot.xml`` (found without importing
+    robosuite, whose import compiles its controllers).
+
+    Raises
+    ------
+    FileNotFoundError
+        When robosuite is not installed or has no such robot (naming the
+        extra to install).
+    """
+    spec = importlib.util.find_spec("robosuite")
+    roots = list(spec.submodule_search_locations or []) if spec else []
+    for root in roots:
+        path = os.path.join(root, "models", "assets", "robots", robot, "robot.xml")
+        if os.path.isfile(path):
+            return path
+    raise FileNotFoundError(
+        f"robosuite's robot {robot!r} not found (searched {roots}); "
+        f"pip install 'eomcompare[mujoco]'"
+    )
+
+
+@register_system(
+    "robosuite_arm",
+    heavy=True,
+    oracle="mujoco",
+    variants=[{"robot": r} for r in ROBOSUITE_ARMS[:4]],
+)
+def robosuite_arm(robot: str = "panda") -> MechanicalSystem:
+    """One of robosuite's robot arms (``models/assets/robots/<robot>/
+    robot.xml``, robosuite 1.4): ``panda``, ``iiwa``, ``ur5e``, ``jaco``
+    or ``kinova3``, fixed to the ground, its links' inertias as the
+    file gives them (or as MuJoCo computes them from the meshes), joint
+    armature and damping as MuJoCo reads them.  Its motors, limits and
+    contacts are left out (see :func:`eomcompare.systems.from_mjcf`).
+
+    Raises
+    ------
+    ValueError
+        For a robot that is not one of :data:`ROBOSUITE_ARMS`.
+    """
+    if robot not in ROBOSUITE_ARMS:
+        raise ValueError(
+            f"robosuite_arm: robot must be one of {list(ROBOSUITE_ARMS)}, not {robot!r}"
+        )
+    return from_mjcf(robosuite_asset(robot), name=f"robosuite_{robot}")
 
 
 @register_system("inverted_double_pendulum", heavy=True, oracle="mujoco")
