@@ -33,6 +33,21 @@ __all__ = [
 ROBOSUITE_ARMS = ("panda", "iiwa", "ur5e", "jaco", "kinova3")
 
 
+def _package_file(package: str, parts: tuple[str, ...], what: str) -> str:
+    """The path of ``parts`` inside an installed package, found without
+    importing it; FileNotFoundError naming the extra to install."""
+    spec = importlib.util.find_spec(package)
+    roots = list(spec.submodule_search_locations or []) if spec else []
+    for root in roots:
+        path = os.path.join(root, *parts)
+        if os.path.isfile(path):
+            return path
+    raise FileNotFoundError(
+        f"{package}'s {what} not found (searched {roots}); "
+        f"pip install 'eomcompare[mujoco]'"
+    )
+
+
 def gymnasium_asset(name: str) -> str:
     """The path of one of gymnasium's MuJoCo models, e.g.
     ``"inverted_double_pendulum.xml"`` (found without importing
@@ -44,15 +59,8 @@ def gymnasium_asset(name: str) -> str:
         When gymnasium is not installed or has no such model (naming the
         extra to install).
     """
-    spec = importlib.util.find_spec("gymnasium")
-    roots = list(spec.submodule_search_locations or []) if spec else []
-    for root in roots:
-        path = os.path.join(root, "envs", "mujoco", "assets", name)
-        if os.path.isfile(path):
-            return path
-    raise FileNotFoundError(
-        f"gymnasium's MuJoCo model {name!r} not found (searched {roots}); "
-        f"pip install 'eomcompare[mujoco]'"
+    return _package_file(
+        "gymnasium", ("envs", "mujoco", "assets", name), f"MuJoCo model {name!r}"
     )
 
 
@@ -67,16 +75,7 @@ def dm_control_asset(name: str) -> str:
         When dm-control is not installed or has no such model (naming the
         extra to install).
     """
-    spec = importlib.util.find_spec("dm_control")
-    roots = list(spec.submodule_search_locations or []) if spec else []
-    for root in roots:
-        path = os.path.join(root, "suite", name)
-        if os.path.isfile(path):
-            return path
-    raise FileNotFoundError(
-        f"dm-control's suite model {name!r} not found (searched {roots}); "
-        f"pip install 'eomcompare[mujoco]'"
-    )
+    return _package_file("dm_control", ("suite", name), f"suite model {name!r}")
 
 
 def robosuite_asset(robot: str) -> str:
@@ -90,15 +89,10 @@ def robosuite_asset(robot: str) -> str:
         When robosuite is not installed or has no such robot (naming the
         extra to install).
     """
-    spec = importlib.util.find_spec("robosuite")
-    roots = list(spec.submodule_search_locations or []) if spec else []
-    for root in roots:
-        path = os.path.join(root, "models", "assets", "robots", robot, "robot.xml")
-        if os.path.isfile(path):
-            return path
-    raise FileNotFoundError(
-        f"robosuite's robot {robot!r} not found (searched {roots}); "
-        f"pip install 'eomcompare[mujoco]'"
+    return _package_file(
+        "robosuite",
+        ("models", "assets", "robots", robot, "robot.xml"),
+        f"robot {robot!r}",
     )
 
 
