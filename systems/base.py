@@ -200,12 +200,6 @@ class MechanicalSystem:
 
     Attributes
     ----------
-    declaration_analysis : systems.consistency.DeclarationAnalysis
-        The velocities that are not derivatives of positions (no position
-        chain to the fixed point), which formulations that differentiate a
-        kinetic energy refuse (computed on first read).
-    states : numeric.states.SystemStates
-        The numeric half: residuals, consistent and random states, energy.
     u_aux : tuple
         Auxiliary speeds (``System.add_auxiliary_speeds``): zero in every
         motion, each a request for the constraint force that keeps it zero

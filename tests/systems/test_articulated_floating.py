@@ -57,7 +57,7 @@ def _system(name):
 
 
 @functools.cache
-def _model(formulation, name, backend="lambdify"):
+def _model(formulation, name, backend="c"):
     eom = get_formulation(formulation, count_ops=False).derive(_system(name))
     return eom.numeric(backend=backend)
 
@@ -75,7 +75,7 @@ def _relative(a, b):
     return float(np.max(np.abs(a - b)) / np.max(np.abs(b)))
 
 
-def _worst(name, reference, n=20, backend="lambdify"):
+def _worst(name, reference, n=20, backend="c"):
     ms = _system(name)
     ours = _model("kane_articulated", name, backend)
     return max(
