@@ -19,8 +19,6 @@ from eomcompare.formulations import UnsupportedSystemError, get_formulation
 from eomcompare.systems import from_urdf
 from eomcompare.systems.joint_tree import FreeFlyerJoint
 
-pytest.importorskip("pinocchio")
-
 #: A free root with a turned joint frame on it, a prismatic joint and a
 #: revolute joint about a general axis further out (two branches).
 BRANCHED = """<robot name="branched">
