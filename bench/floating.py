@@ -435,6 +435,8 @@ def mujoco_reference(ms):
         model = urdf_mujoco_model(ms)
     except ValueError as exc:
         return "not loadable by MuJoCo: " + str(exc).splitlines()[0]
+    from eomcompare.references.mujoco_oracle import forward
+
     data = mujoco.MjData(model)
     floating = bool(ms.options.get("floating_base"))
     names = ms.options["joints"][1:] if floating else ms.options["joints"]
@@ -456,7 +458,7 @@ def mujoco_reference(ms):
             data.qvel[0:3], data.qvel[3:6] = u[3:6], u[0:3]
         data.qpos[qadr] = q[f + (1 if floating else 0) :]
         data.qvel[dadr] = u[f:]
-        mujoco.mj_forward(model, data)
+        forward(model, data)
         out = np.empty(len(u))
         if floating:
             out[0:3], out[3:6] = data.qacc[3:6], data.qacc[0:3]

@@ -32,6 +32,8 @@ __all__ = [
     "mjcf_mujoco_model",
     "mujoco_accelerations",
     "mujoco_coordinate_accelerations",
+    "MujocoWarning",
+    "forward",
 ]
 
 
@@ -53,6 +55,43 @@ def mujoco_available() -> bool:
     except ImportError:
         return False
     return True
+
+
+class MujocoWarning(RuntimeError):
+    """MuJoCo warned during ``mj_forward`` (a near-singular inertia matrix,
+    a bad state): its ``qacc`` is not an answer to compare with."""
+
+
+def forward(model, data) -> None:
+    """``mujoco.mj_forward(model, data)``, raising :class:`MujocoWarning`
+    if MuJoCo warns.
+
+    MuJoCo's default warning handler appends to ``MUJOCO_LOG.TXT`` in the
+    working directory and carries on with a ``qacc`` it has just called
+    unreliable.  Here the handler is replaced for the duration of the call
+    (the previous one is restored) and a warning becomes an error; since
+    MuJoCo reports each kind of warning only the first time for one
+    ``MjData``, its counters (``data.warning``) are read as well.
+    """
+    import mujoco
+
+    messages: list[str] = []
+    before = [int(w.number) for w in data.warning]
+    previous = mujoco.get_mju_user_warning()
+    mujoco.set_mju_user_warning(lambda text: messages.append(str(text)))
+    try:
+        mujoco.mj_forward(model, data)
+    finally:
+        mujoco.set_mju_user_warning(previous)
+    raised = [
+        mujoco.mjtWarning(i).name
+        for i, w in enumerate(data.warning)
+        if int(w.number) > before[i]
+    ]
+    if messages or raised:
+        raise MujocoWarning(
+            "MuJoCo's mj_forward warned: " + "; ".join(messages or raised)
+        )
 
 
 def _mjcf_system(ms):
@@ -132,7 +171,7 @@ def mujoco_accelerations(ms, q, u, parameters=None, model=None):
     qpos, qvel = ms.to_mujoco(q, u)
     data.qpos[:] = qpos
     data.qvel[:] = qvel
-    mujoco.mj_forward(model, data)
+    forward(model, data)
     return ms.from_mujoco(data.qpos, data.qvel, data.qacc)[2]
 
 

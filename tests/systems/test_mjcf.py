@@ -14,7 +14,12 @@ from helpers import worst_relative_deviation
 
 from eomcompare.formulations import UnsupportedSystemError, get_formulation
 from eomcompare.formulations.kane_recursive import inverse_dynamics
-from eomcompare.references.mujoco_oracle import mjcf_mujoco_model, mujoco_accelerations
+from eomcompare.references.mujoco_oracle import (
+    MujocoWarning,
+    forward,
+    mjcf_mujoco_model,
+    mujoco_accelerations,
+)
 from eomcompare.references.robot_oracle import (
     oracle_accelerations,
     urdf_pinocchio_accelerations,
@@ -371,3 +376,35 @@ def test_catalogue_model_from_gymnasium(damping):
     assert [s.damping is not None for s in ms.joint_tree] == [damping] * 3
     for formulation in OWN:
         assert mujoco_deviation(ms, formulation) < 1e-10
+
+
+def test_a_mujoco_warning_is_an_error_and_writes_no_log(tmp_path, monkeypatch):
+    """A model whose mass matrix MuJoCo finds singular: its own handler
+    would append to MUJOCO_LOG.TXT in the working directory and return a
+    qacc it calls unreliable; the oracle's ``forward`` raises instead and
+    puts the previous handler back."""
+    monkeypatch.chdir(tmp_path)
+    model = mujoco.MjModel.from_xml_string(
+        mjcf(
+            '<body><joint axis="1 0 0"/><inertial pos="0 0 0" mass="1" '
+            'diaginertia="1 1 1"/><body><joint axis="0 1 0"/>'
+            '<inertial pos="0 0 0" mass="1" diaginertia="1 1 1"/></body></body>'
+        )
+    )
+    data = mujoco.MjData(model)
+    forward(model, data)  # a regular model: no warning
+    model.body_inertia[2][:] = 0.0  # the second joint's dof has no inertia
+    seen = []
+    mujoco.set_mju_user_warning(seen.append)
+    try:
+        with pytest.raises(MujocoWarning, match="singular.*DOF 1"):
+            forward(model, data)
+        # MuJoCo tells a handler only of a data's first warning of a kind;
+        # its counters still say it warned again.
+        with pytest.raises(MujocoWarning, match="mjWARN_INERTIA"):
+            forward(model, data)
+        mujoco.mj_forward(model, mujoco.MjData(model))  # the handler is back
+    finally:
+        mujoco.set_mju_user_warning(None)
+    assert len(seen) == 1 and "singular" in seen[0]
+    assert not (tmp_path / "MUJOCO_LOG.TXT").exists()
