@@ -41,6 +41,10 @@ cheap on a real robot's geometry:
   fixed there): carried into the parent's constants ``M``, ``MS``, ``J``
   wherever that adds no nonzero parameter, and a link sharing its
   parent's origin then needs no force of its own beyond ``U MS``;
+* a prismatic link's inertia tensor is carried into its parent (it
+  turns with it: the moment is a couple, the same about either origin),
+  where that adds no nonzero parameter: one moment in place of two
+  (Khalil & Dombre's grouping of a prismatic link's inertia);
 * the rest of U's column along a revolute joint's axis is also the
   parent's, turned (the joint rate's terms lie in the axis's row and on
   the diagonal): taken where the parent's has a single nonzero entry
@@ -88,6 +92,7 @@ from .newton_euler_inertia import (
     _axial_moments,
     _balance_axes,
     _fold_masses,
+    _fold_prismatic_inertia,
     _is_signed_permutation,
 )
 
@@ -656,7 +661,7 @@ def customised_inverse_dynamics(
         A.append(Ak)
         P.append(off)
     if inertia_moves:
-        inertia = _fold_masses(links, inertia, P)
+        inertia = _fold_prismatic_inertia(links, _fold_masses(links, inertia, P))
     if inertia_moves and balanced_axes:
         inertia = _balance_axes(links, _axial_moments(links, inertia, P), P)
     # Link forces without the mass term, moments about the link origins.
