@@ -15,7 +15,11 @@ parameters; the other formulations take the declaration's mass, mass
 centre and central inertia (the standard parameters are parameter-only
 functions of them, counted apart), and only the standard set.
 
-Regenerate the CSV and its Markdown table (a few minutes)::
+``khalil_passes.csv`` holds what single customisations save (summed
+angles, the inertia moves) and ``khalil_links.csv`` where the customised
+Newton-Euler's operations go, link by link (:func:`link_breakdown`).
+
+Regenerate the CSVs and their Markdown tables (a few minutes)::
 
     python -m eomcompare.bench.khalil --out reports/bench/robots
 
@@ -42,6 +46,8 @@ __all__ = [
     "khalil_targets",
     "customisation_rows",
     "summed_angle_rows",
+    "inertia_move_rows",
+    "link_breakdown",
     "main",
 ]
 
@@ -155,6 +161,11 @@ def _customised_case(robot, assumptions, parameters):
     )
     t = assignments_counts(prog, params)
     out["inverse_turn_by_turn"] = (t.mul, t.add, t.param_mul, t.param_add)
+    prog, _ = customised_inverse_dynamics(
+        ms, zdd, inertia=link[0], program=True, inertia_moves=False
+    )
+    t = assignments_counts(prog, params)
+    out["inverse_inertia_kept"] = (t.mul, t.add, t.param_mul, t.param_add)
     prog, _, n = customised_forward_dynamics(ms, link=link)
     c = assignments_counts(prog, params)
     m, a = ldl_solve_counts(n)
@@ -229,7 +240,7 @@ def bench_khalil(out, log=print, *, cap=300.0, formulations=True) -> list[dict]:
     counts ``customised_ne`` alone."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    rows, summed = [], []
+    rows, summed, links = [], [], []
     for robot in ROBOTS:
         for assumptions in SYSTEM_OPTIONS:
             for parameters in ("standard", "base"):
@@ -237,6 +248,11 @@ def bench_khalil(out, log=print, *, cap=300.0, formulations=True) -> list[dict]:
                 got = _capped(_customised_case, robot, assumptions, parameters, cap=cap)
                 if got is not None:
                     summed += summed_angle_rows(robot, assumptions, parameters, got)
+                    summed += inertia_move_rows(robot, assumptions, parameters, got)
+                    links += (
+                        _capped(link_breakdown, robot, assumptions, parameters, cap=cap)
+                        or []
+                    )
                 for model in ("inverse", "forward", "mass_matrix"):
                     rows.append(
                         _row(
@@ -304,7 +320,125 @@ def bench_khalil(out, log=print, *, cap=300.0, formulations=True) -> list[dict]:
             w = csv.DictWriter(fh, fieldnames=list(passes[0]))
             w.writeheader()
             w.writerows(passes)
-    (out / "khalil.md").write_text(khalil_markdown(rows, passes))
+    if links:
+        with open(out / "khalil_links.csv", "w", newline="") as fh:
+            w = csv.DictWriter(fh, fieldnames=list(links[0]))
+            w.writeheader()
+            w.writerows(links)
+    (out / "khalil.md").write_text(khalil_markdown(rows, passes, links))
+    return rows
+
+
+def _pass_rows(robot, name, labelled):
+    """Rows of the customisation passes: ``labelled`` pairs (label, counts),
+    each saving against the first."""
+    first = labelled[0][1]
+    return [
+        {
+            "robot": robot,
+            "formulation": name,
+            "pass": label,
+            "mul": c[0],
+            "add": c[1],
+            "calls": "",
+            "param_mul": c[2],
+            "param_add": c[3],
+            "saved_mul": first[0] - c[0],
+            "saved_add": first[1] - c[1],
+            "saved_calls": "",
+        }
+        for label, c in labelled
+    ]
+
+
+def inertia_move_rows(robot, assumptions, parameters, got) -> list[dict]:
+    """Two rows of the customisation passes for one case of the customised
+    Newton-Euler inverse dynamics (``got`` of ``_customised_case``): each
+    link's inertia kept where the parametrisation puts it, then moved
+    between links where that is cheaper (masses folded into parents,
+    axial first moments into children, inertia balanced about the axes),
+    and what the moves saved.  The moves are the base parameters'
+    regroupings (and the freedom they leave), so they save in the
+    standard parameters much of what the base parameters would."""
+    return _pass_rows(
+        robot,
+        f"customised_ne {assumptions} {parameters}",
+        [
+            ("inertia kept", got["inverse_inertia_kept"]),
+            ("inertia moved", got["inverse"]),
+        ],
+    )
+
+
+def link_breakdown(robot, assumptions, parameters) -> list[dict]:
+    """Where the customised Newton-Euler inverse dynamics' operations go,
+    link by link: per evaluation, the multiplications and additions of
+    link k's forward recursion (``w``, ``wd``, ``vd``, the products and
+    ``U``), of its own wrench (``F``, ``N``) and of its backward step
+    (its wrench carried into its parent, ``tau_k``), each intermediate
+    counted once after the parameter-only parts are set apart; a last row
+    ``cse`` is what cse shares across them (the total minus their sum), so
+    that the rows add up to the count of the first table."""
+    import sympy as sm
+
+    from eomcompare.formulations.newton_euler import (
+        _Program,
+        customised_inverse_dynamics,
+        link_inertia,
+    )
+    from eomcompare.symbolic.literature_counts import (
+        OpCount,
+        _hoist_parameters,
+        _tree_counts,
+        assignments_counts,
+    )
+    from eomcompare.systems import get_system
+
+    ms = get_system(robot, **ROBOTS[robot])
+    n = len(ms.coordinates)
+    zdd = sm.symbols(f"_zdd0:{n}")
+    inertia, symbols = link_inertia(ms, assumptions, parameters)
+    constants = set(symbols) | set(ms.parameters)
+    let = _Program(constants)
+    tau, _ = customised_inverse_dynamics(ms, zdd, inertia=inertia, program=let)
+    prog = let.pruned(list(tau))
+    stage = dict(zip(let.symbols, let.stages))
+    params = set(constants)
+    for s, d in zip(prog.symbols, prog.definitions):
+        if d.free_symbols <= params:
+            params.add(s)
+    hoisted, _ = _hoist_parameters(
+        [*prog.definitions, *prog.outputs], lambda s: s in params or s.is_number
+    )
+    where = [stage[s] for s in prog.symbols] + [
+        (k, "backward") for k in range(1, n + 1)
+    ]
+    what = ("forward", "wrench", "backward")
+    counts = {(k, x): [0, 0] for k in range(1, n + 1) for x in what}
+    for e, key in zip(hoisted, where):
+        c = OpCount()
+        _tree_counts(e, c)
+        counts[key][0] += c.mul
+        counts[key][1] += c.add
+    total = assignments_counts(prog, constants)
+    rows = []
+    for k in [*range(1, n + 1), "cse"]:
+        row = {
+            "robot": robot,
+            "assumptions": assumptions,
+            "parameters": parameters,
+            "link": k,
+        }
+        for x in what:
+            m, a = counts[k, x] if k != "cse" else ("", "")
+            row[f"{x}_mul"], row[f"{x}_add"] = m, a
+        if k == "cse":
+            row["mul"] = total.mul - sum(c[0] for c in counts.values())
+            row["add"] = total.add - sum(c[1] for c in counts.values())
+        else:
+            row["mul"] = sum(counts[k, x][0] for x in what)
+            row["add"] = sum(counts[k, x][1] for x in what)
+        rows.append(row)
     return rows
 
 
@@ -314,29 +448,14 @@ def summed_angle_rows(robot, assumptions, parameters, got) -> list[dict]:
     ``_customised_case``): turned joint by joint, then with parallel
     revolute joints turned by the sum of their angles, and what the sums
     saved (formulation ``customised_ne <assumptions> <parameters>``)."""
-    name = f"customised_ne {assumptions} {parameters}"
-    before, after = got["inverse_turn_by_turn"], got["inverse"]
-    rows = []
-    for label, c, prev in (
-        ("turn by turn", before, before),
-        ("summed angles", after, before),
-    ):
-        rows.append(
-            {
-                "robot": robot,
-                "formulation": name,
-                "pass": label,
-                "mul": c[0],
-                "add": c[1],
-                "calls": "",
-                "param_mul": c[2],
-                "param_add": c[3],
-                "saved_mul": prev[0] - c[0],
-                "saved_add": prev[1] - c[1],
-                "saved_calls": "",
-            }
-        )
-    return rows
+    return _pass_rows(
+        robot,
+        f"customised_ne {assumptions} {parameters}",
+        [
+            ("turn by turn", got["inverse_turn_by_turn"]),
+            ("summed angles", got["inverse"]),
+        ],
+    )
 
 
 def _best(rows, key):
@@ -384,9 +503,10 @@ def khalil_targets(rows) -> list[dict]:
     return out
 
 
-def khalil_markdown(rows, passes=()) -> str:
-    """The rows as a Markdown table, with the targets met or missed, and
-    the customisation passes (:func:`customisation_rows`) when given."""
+def khalil_markdown(rows, passes=(), links=()) -> str:
+    """The rows as a Markdown table, with the targets met or missed, the
+    customisation passes (:func:`customisation_rows`) and the per-link
+    breakdown (:func:`link_breakdown`) when given."""
     lines = [
         "# Khalil's robots against SYMORO's customised Newton-Euler",
         "",
@@ -430,7 +550,14 @@ def khalil_markdown(rows, passes=()) -> str:
             "<parameters>` are the customised Newton-Euler inverse dynamics "
             "of that case (the counts of the first table), turned joint by "
             "joint and with parallel revolute joints turned by the sum of "
-            "their angles.",
+            "their angles; and with each link's inertia kept where the "
+            "parametrisation puts it, then moved between links (masses "
+            "folded into parents, axial first moments into children, "
+            "inertia balanced about the axes). The moves are the base "
+            "parameters' regroupings and the freedom they leave, so the "
+            "standard parameters get from them much of what the base "
+            "parameters save: kept in place, base saves over standard about "
+            "what SYMORO's base saves over its standard.",
             "",
             "| robot | formulation | pass | mul | add | sin/cos calls | per "
             "parameter set mul/add | saved mul/add/calls |",
@@ -443,7 +570,48 @@ def khalil_markdown(rows, passes=()) -> str:
                 f"{r['calls']} | {r['param_mul']}/{r['param_add']} | "
                 f"{r['saved_mul']}/{r['saved_add']}/{r['saved_calls']} |"
             )
+    if links:
+        lines += _links_markdown(links)
     return "\n".join(lines) + "\n"
+
+
+def _links_markdown(links):
+    """The per-link breakdown (:func:`link_breakdown`), a table per case."""
+    lines = [
+        "",
+        "## Where the customised Newton-Euler's operations go, link by link",
+        "",
+        "Inverse dynamics, per evaluation, mul/add: link k's forward "
+        "recursion (w, wd, vd, the products of w and U), its own wrench "
+        "(F = M vd + U MS, N = J wd + w x J w + MS x vd, each zero parameter "
+        "dropped) and its backward step (its wrench carried into its parent "
+        "and tau_k), each intermediate counted once with the parameter-only "
+        "parts set apart; `cse` is what cse shares across them, so that a "
+        "column adds up to the first table's count.",
+    ]
+    cases = {}
+    for r in links:
+        key = (r["robot"], r["assumptions"], r["parameters"])
+        cases.setdefault(key, []).append(r)
+    for (robot, assumptions, parameters), rs in cases.items():
+        lines += [
+            "",
+            f"{robot}, {assumptions}, {parameters} parameters:",
+            "",
+            "| link | forward | wrench | backward | total |",
+            "|---|---|---|---|---|",
+        ]
+        for r in rs:
+            cells = [
+                f"{r[f'{x}_mul']}/{r[f'{x}_add']}" if r[f"{x}_mul"] != "" else ""
+                for x in ("forward", "wrench", "backward")
+            ]
+            lines.append(
+                f"| {r['link']} | " + " | ".join(cells) + f" | {r['mul']}/{r['add']} |"
+            )
+        total = (sum(int(r["mul"]) for r in rs), sum(int(r["add"]) for r in rs))
+        lines.append(f"| all | | | | {total[0]}/{total[1]} |")
+    return lines
 
 
 def customisation_rows(robot="stanford_arm", formulations=("kane", "kane_composite")):

@@ -41,6 +41,10 @@ cheap on a real robot's geometry:
   fixed there): carried into the parent's constants ``M``, ``MS``, ``J``
   wherever that adds no nonzero parameter, and a link sharing its
   parent's origin then needs no force of its own beyond ``U MS``;
+* a prismatic link's inertia tensor is carried into its parent (it
+  turns with it: the moment is a couple, the same about either origin),
+  where that adds no nonzero parameter: one moment in place of two
+  (Khalil & Dombre's grouping of a prismatic link's inertia);
 * the rest of U's column along a revolute joint's axis is also the
   parent's, turned (the joint rate's terms lie in the axis's row and on
   the diagonal): taken where the parent's has a single nonzero entry
@@ -59,7 +63,12 @@ cheap on a real robot's geometry:
   ``XX U_zy`` and ``-YY U_zx``;
 * a revolute link without children takes U's entries across its axis
   from the turned parent's ``w'`` and ``wd'`` (``U_xz = w_x w'_z + wd'_y``,
-  ``U_zx = w_x (w'_z + 2 q') - wd'_y``): wd across the axis is not needed;
+  ``U_zx = w_x (w'_z + 2 q') - wd'_y``): wd across the axis is not needed,
+  and ``w'_z + 2 q'`` is ``w_z + q'`` (a sum, no product) where ``w_z`` is
+  needed anyway;
+* an origin offset's acceleration ``U_i P_j`` with one nonzero entry
+  (``RL2 q''_1``) is turned as it is, not named first: cse shares the
+  turn's products ``q''_1 cos``, ``q''_1 sin`` with those of ``wd``;
 * zero components (the first link's velocity, an assumption set's zero
   products of inertia and first moments, base parameters that vanish)
   propagate as exact zeros, and parameter-only products (``M_j g``,
@@ -83,6 +92,7 @@ from .newton_euler_inertia import (
     _axial_moments,
     _balance_axes,
     _fold_masses,
+    _fold_prismatic_inertia,
     _is_signed_permutation,
 )
 
@@ -202,6 +212,12 @@ class _Program:
     def __init__(self, parameters):
         self.parameters = set(parameters)
         self.symbols, self.definitions = [], []
+        # What each definition is part of (set by the caller, read by
+        # bench.khalil's breakdown): ``(link, stage)`` or None.
+        self.stage, self.stages = None, []
+        # (symbol, a symbol its definition uses, the definition without
+        # it): taken by pruned() where nothing else needs that symbol.
+        self.fallbacks = []
 
     def __call__(self, x):
         if isinstance(x, list):
@@ -225,7 +241,21 @@ class _Program:
         s = sm.Symbol(f"_ne{len(self.symbols)}")
         self.symbols.append(s)
         self.definitions.append(e)
+        self.stages.append(self.stage)
         return s
+
+    def scaled(self, v):
+        """The entries of a list named, except a constant times one input
+        (``RL2 q''_1``): left whole, a turn that follows multiplies the
+        input by its cosine and sine, products cse shares with the turn
+        of the input alone (``wd``'s)."""
+        out = []
+        for e in v:
+            e = sm.sympify(e)
+            moving = [a for a in e.args if not a.free_symbols <= self.parameters]
+            plain = e.is_Mul and len(moving) == 1 and _is_input(moving[0])
+            out.append(e if plain else self(e))
+        return out
 
     def pruned(self, outputs):
         """The :class:`~eomcompare.formulations.articulated_body.Assignments` of the
@@ -233,20 +263,51 @@ class _Program:
         from .articulated_body import Assignments
 
         index = {s: i for i, s in enumerate(self.symbols)}
-        need = set()
-        stack = [s for e in outputs for s in sm.sympify(e).free_symbols if s in index]
-        while stack:
-            s = stack.pop()
-            if s in need:
-                continue
-            need.add(s)
-            stack += [x for x in self.definitions[index[s]].free_symbols if x in index]
+
+        def needed():
+            need = set()
+            stack = [
+                s for e in outputs for s in sm.sympify(e).free_symbols if s in index
+            ]
+            while stack:
+                s = stack.pop()
+                if s in need:
+                    continue
+                need.add(s)
+                stack += [
+                    x for x in self.definitions[index[s]].free_symbols if x in index
+                ]
+            return need
+
+        need = needed()
+        for s, via, alone in self.fallbacks:
+            # ``via`` serves s alone: s without it.
+            users = [
+                t
+                for t in need
+                if t != s and via in self.definitions[index[t]].free_symbols
+            ]
+            if (
+                s in need
+                and via in need
+                and not users
+                and not any(via in sm.sympify(e).free_symbols for e in outputs)
+            ):
+                self.definitions[index[s]] = alone
+                need = needed()
         keep = [i for i in range(len(self.symbols)) if self.symbols[i] in need]
         return Assignments(
             tuple(self.symbols[i] for i in keep),
             tuple(self.definitions[i] for i in keep),
             tuple(outputs),
         )
+
+
+def _stage(let, k, what):
+    """Mark what ``let`` names from now on as part of link k's ``what``
+    (``forward``, ``wrench``, ``backward``: bench.khalil's breakdown)."""
+    if isinstance(let, _Program):
+        let.stage = (k, what)
 
 
 def _rotation(link, q):
@@ -384,22 +445,27 @@ def _turned_column(M, T, i):
     return {j: turned[j] for j in across}
 
 
-def _leaf_axis_entries(U, i, wr, wdr, qa, turned, let):
+def _leaf_axis_entries(U, i, wr, wdr, qa, wi, turned, let):
     """U's entries across the axis i of a revolute link without children
     (in place), from the turned parent's ``wr`` and ``wdr`` (before the
-    joint's own rate): with b, c across (b = i + 1, c = i + 2 cyclic)::
+    joint's own rate) and the link's own ``w_i = wr_i + qa`` (named
+    already): with b, c across (b = i + 1, c = i + 2 cyclic)::
 
-        U_bi = w_b wr_i + wdr_c      U_ib = w_b (wr_i + 2 qa) - wdr_c
-        U_ci = w_c wr_i - wdr_b      U_ic = w_c (wr_i + 2 qa) + wdr_b
+        U_bi = w_b wr_i + wdr_c      U_ib = w_b (w_i + qa) - wdr_c
+        U_ci = w_c wr_i - wdr_b      U_ic = w_c (w_i + qa) + wdr_b
 
     (``wd = wdr + qdd a + wr x qa a``: the rate's terms of ``wd`` across the
-    axis join the products).  Four products and five sums, with ``wr_i +
-    2 qa``, in place of wd's two components across the axis (two products,
-    two sums), the products ``w_b w_i``, ``w_c w_i`` and the four sums: a
-    sum fewer where nothing else (a child) needs wd across the axis."""
+    axis join the products).  Four products and five sums, with ``w_i +
+    qa = wr_i + 2 qa`` a sum and no product, in place of wd's two
+    components across the axis (two products, two sums), the products
+    ``w_b w_i``, ``w_c w_i`` and the four sums: a sum fewer where nothing
+    else (a child) needs wd across the axis."""
     b, c = (i + 1) % 3, (i + 2) % 3
-    w = [wr[j] if j != i else wr[i] + qa for j in range(3)]
-    twice = let(wr[i] + 2 * qa)
+    w = [wr[j] if j != i else wi for j in range(3)]
+    twice = let(wi + qa)
+    if isinstance(let, _Program) and twice in let.symbols and wi in let.symbols:
+        # Where nothing else needs w_i, wr_i + 2 qa (a product, no sum more).
+        let.fallbacks.append((twice, wi, wr[i] + 2 * qa))
     if b not in turned:
         U[b, i] = w[b] * wr[i] + wdr[c]
     if c not in turned:
@@ -419,6 +485,7 @@ def customised_inverse_dynamics(
     summed_angles=True,
     balanced_axes=True,
     leaf_axis_entries=True,
+    inertia_moves=True,
 ):
     """Joint forces ``tau`` of a joint tree by the customised recursive
     Newton-Euler algorithm (see the module), in the standard or base
@@ -464,6 +531,12 @@ def customised_inverse_dynamics(
         A revolute link without children takes U's entries across its
         axis from its parent's turned vectors (``_leaf_axis_entries``;
         default).
+    inertia_moves : bool
+        Move inertia between links where that is cheaper (masses folded
+        into parents, axial first moments into children, inertia balanced
+        about the axes: :mod:`eomcompare.formulations.newton_euler_inertia`;
+        default).  False keeps each link's given inertia (and ignores
+        ``balanced_axes``): what the base parameters alone would save.
 
     Returns
     -------
@@ -535,6 +608,7 @@ def customised_inverse_dynamics(
     A, P, parallel = [None], [None], [False]
     children = tree.children()
     for k, s in enumerate(links, start=1):
+        _stage(let, k, "forward")
         p, joint = s.parent, s.joint
         Ak = _rotation(s, q[k - 1])
         off = s.origin(q[k - 1])
@@ -547,7 +621,7 @@ def customised_inverse_dynamics(
         else:
             wr = let(v3.mv(Ak, w[p]))
             wdr = let(v3.mv(Ak, wd[p]))
-        vk = let(v3.mv(Ak, let(vp)))
+        vk = let(v3.mv(Ak, let.scaled(vp) if isinstance(let, _Program) else vp))
         # The joint's rates S q' and S q'' (angular and linear parts).
         qa, qv = joint.angular_velocity(u[k - 1]), joint.linear_velocity(u[k - 1])
         wk = v3.add(wr, qa)
@@ -582,18 +656,20 @@ def customised_inverse_dynamics(
                 for j, x in turned.items():
                     Uk[j, i] = x
                 if leaf_axis_entries and not summed and not children[k]:
-                    _leaf_axis_entries(Uk, i, wr, wdr, qa[i], turned, let)
+                    _leaf_axis_entries(Uk, i, wr, wdr, qa[i], w[-1][i], turned, let)
             U.append(let(Uk))
         A.append(Ak)
         P.append(off)
-    inertia = _fold_masses(links, inertia, P)
-    if balanced_axes:
+    if inertia_moves:
+        inertia = _fold_prismatic_inertia(links, _fold_masses(links, inertia, P))
+    if inertia_moves and balanced_axes:
         inertia = _balance_axes(links, _axial_moments(links, inertia, P), P)
     # Link forces without the mass term, moments about the link origins.
     f = [None] * (n + 1)
     nn = [None] * (n + 1)
     mass = [None] * (n + 1)
     for k in range(1, n + 1):
+        _stage(let, k, "wrench")
         m, mc, J = inertia[k - 1]
         mc, J = list(mc), sm.Matrix(J)
         f[k] = let(v3.mv(U[k], mc))
@@ -617,6 +693,7 @@ def customised_inverse_dynamics(
         return let(v3.add(let(v3.mtv(A[k], let(nn[k]))), *turned))
 
     for k in range(n, 0, -1):
+        _stage(let, k, "backward")
         s = links[k - 1]
         p, joint = s.parent, s.joint
         # The link's origin is fixed in its parent's frame.

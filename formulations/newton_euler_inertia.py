@@ -48,6 +48,33 @@ def _fold_masses(links, inertia, P):
     return out
 
 
+def _fold_prismatic_inertia(links, inertia):
+    """Each prismatic link's inertia tensor carried into its parent, where
+    that adds no nonzero entry the parent lacks: the link turns with its
+    parent, so ``J_k wd_k + w_k x J_k w_k`` is the parent's ``R J_k R^T``
+    term seen in the link's frame, a couple (no force), the same about
+    either origin (Khalil & Dombre's grouping of a prismatic link's
+    inertia into its parent; ``R`` the joint frame's constant
+    rotation)."""
+    out = [(m, list(mc), sm.Matrix(J)) for m, mc, J in inertia]
+    for k in range(len(links), 0, -1):
+        s = links[k - 1]
+        p = s.parent
+        m, mc, J = out[k - 1]
+        if s.joint.turns or not p or not any(v3.nz(x) for x in J):
+            continue
+        R = sm.Matrix(s.rotation)
+        dJ = (R * J * R.T).applyfunc(sm.expand)
+        mp, mcp, Jp = out[p - 1]
+        if any(
+            v3.nz(dJ[i, j]) and not v3.nz(Jp[i, j]) for i in range(3) for j in range(3)
+        ):
+            continue
+        out[p - 1] = (mp, mcp, (Jp + dJ).applyfunc(sm.expand))
+        out[k - 1] = (m, mc, sm.zeros(3, 3))
+    return out
+
+
 def _axial_moments(links, inertia, P):
     """A revolute parent's first moment along a child's joint axis moved
     into the child (its ``MZ``), where the child's moment already needs

@@ -80,3 +80,37 @@ def test_summed_angle_rows_say_what_the_sums_save():
     assert (after["saved_mul"], after["saved_add"]) == (4, 3)
     text = khalil_markdown([], [before, after])
     assert "| rx90 | customised_ne general base | summed angles | 10 | 20 |" in text
+
+
+def test_inertia_move_rows_say_what_the_moves_save():
+    from eomcompare.bench.khalil import inertia_move_rows
+
+    got = {"inverse": (10, 20, 1, 2), "inverse_inertia_kept": (15, 22, 3, 4)}
+    kept, moved = inertia_move_rows("stanford_arm", "general", "standard", got)
+    assert kept["pass"] == "inertia kept" and moved["pass"] == "inertia moved"
+    assert (moved["saved_mul"], moved["saved_add"]) == (5, 2)
+    assert (kept["param_mul"], moved["param_mul"]) == (3, 1)
+
+
+def test_link_breakdown_adds_up_to_the_count():
+    # The Stanford arm, principal axes and mass centres on the joint axes,
+    # base parameters: 130 mul, 92 add (test_newton_euler's pins).
+    from eomcompare.bench.khalil import _links_markdown, link_breakdown
+
+    rows = link_breakdown("stanford_arm", "simplified", "base")
+    assert [r["link"] for r in rows] == [1, 2, 3, 4, 5, 6, "cse"]
+    assert sum(r["mul"] for r in rows) == 130
+    assert sum(r["add"] for r in rows) == 92
+    # Link 1 (ZZR1 alone): forward u1^2 (link 2's origin's centripetal
+    # acceleration RL2 u1^2), wrench ZZR1 qdd1, nothing carried (tau1's
+    # sums are link 2's backward step).
+    one = rows[0]
+    assert [
+        one[f"{x}_{y}"]
+        for x in ("forward", "wrench", "backward")
+        for y in ("mul", "add")
+    ] == [1, 0, 1, 0, 0, 0]
+    for r in rows[:-1]:
+        assert r["mul"] == r["forward_mul"] + r["wrench_mul"] + r["backward_mul"]
+    text = "\n".join(_links_markdown(rows))
+    assert "| all | | | | 130/92 |" in text
