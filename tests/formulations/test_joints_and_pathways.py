@@ -87,7 +87,7 @@ def _sympy_qdd(system, values, ms, q, qd):
 @pytest.mark.parametrize("name", formulation_names(default_only=True))
 def test_every_formulation_matches_sympys_system(sprung, name):
     ms, system, values, _ = sprung
-    model = get_formulation(name).derive(ms).numeric()
+    model = get_formulation(name, count_ops=False).derive(ms).numeric()
     for seed in range(3):
         t0, q, qd = ms.states.random_state(seed=seed)
         np.testing.assert_allclose(
@@ -103,7 +103,7 @@ def test_sprung_block_obeys_newton(sprung):
     to x), pulled by k (d - L0) + c d' towards the origin and by gravity
     -mb g z."""
     ms, _, _, p = sprung
-    model = get_formulation("kane").derive(ms).numeric()
+    model = get_formulation("kane", count_ops=False).derive(ms).numeric()
     N = p["ground"].frame
     r = p["block"].masscenter.pos_from(p["ground"].masscenter).to_matrix(N)
     q = list(ms.coordinates)

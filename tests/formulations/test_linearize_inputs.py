@@ -67,7 +67,7 @@ def sympys(cart):
 )
 def test_input_function_of_time_gives_sympys_B(cart, sympys, name):
     ms, _, _, (F, *_) = cart
-    eom = get_formulation(name).derive(ms)
+    eom = get_formulation(name, count_ops=False).derive(ms)
     for (t0, qcv, qpv, ucv, upv), (A_s, B_s) in zip(POINTS, sympys):
         q = np.array([qcv, qpv])
         qd = np.array([ucv, upv])
@@ -85,7 +85,7 @@ def test_input_function_of_time_gives_sympys_B(cart, sympys, name):
 
 def test_unknown_input_names_the_valid_ones(cart):
     ms = cart[0]
-    eom = get_formulation("kane").derive(ms)
+    eom = get_formulation("kane", count_ops=False).derive(ms)
     with pytest.raises(ValueError, match=r"valid: .*'F'"):
         linearize(eom, (0.0, np.zeros(2), np.zeros(2)), inputs=["G"])
 
@@ -108,7 +108,7 @@ def test_input_with_parameters_at_time_zero(cart, name):
         initial_state=dict(ms0.initial_state),
         specified={F: F0 * sm.cos(w * t)},
     )
-    eom = get_formulation(name).derive(ms)
+    eom = get_formulation(name, count_ops=False).derive(ms)
     q, qd = np.array([0.1, 0.4]), np.array([0.3, -0.5])
     for f0, override in [(0.8, None), (-1.5, {"F0": -1.5})]:
         op = {qc: q[0], qp: q[1], uc: qd[0], up: qd[1], F: f0}

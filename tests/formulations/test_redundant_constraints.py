@@ -118,7 +118,7 @@ def _sympy_A(q1, q3d):
 @pytest.mark.parametrize("name", ["kane", "gibbs_appell", "sympy_kane", "lagrange"])
 def test_linearized_disc_matches_sympys_asserted_A(disc, name):
     ms = disc[0]
-    eom = get_formulation(name).derive(ms)
+    eom = get_formulation(name, count_ops=False).derive(ms)
     for q1, q3, q4, q5, q3d in [
         (0.4, 0.2, 0.1, -0.3, 0.7),
         (-1.0, 1.3, 0.0, 0.5, 1 / np.sqrt(3)),
@@ -139,7 +139,7 @@ def test_formulations_needing_independent_rows_say_which_were_dropped(disc, name
         match=r"redundant velocity constraints \(derivative "
         r"of holonomic constraint 0",
     ):
-        get_formulation(name).derive(disc[0])
+        get_formulation(name, count_ops=False).derive(disc[0])
 
 
 def test_lagrange_multipliers_of_the_kept_rows_are_the_contact_force(disc):
@@ -148,7 +148,7 @@ def test_lagrange_multipliers_of_the_kept_rows_are_the_contact_force(disc):
     components along C: Newton gives m a_CO - m g A.z, with a_CO the second
     derivative of (q4, q5, q6) in N (m = g = 1)."""
     ms = disc[0]
-    model = get_formulation("lagrange").derive(ms).numeric()
+    model = get_formulation("lagrange", count_ops=False).derive(ms).numeric()
     q1, q2, q3 = ms.coordinates[:3]
     N = ms.frame
     A = N.orientnew("A_", "Axis", [q1, N.z])

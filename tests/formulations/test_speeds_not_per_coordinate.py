@@ -104,7 +104,7 @@ def test_quaternion_states_are_unit_and_rates_follow_the_kinematics(top):
 @pytest.mark.parametrize("name", SPEED_FORMS)
 def test_quaternion_top_matches_sympy_kane(top, name):
     ms, km, values = top
-    model = get_formulation(name).derive(ms).numeric()
+    model = get_formulation(name, count_ops=False).derive(ms).numeric()
     for seed in range(3):
         t0, q, qd = ms.states.random_state(seed=seed)
         x = model.state_from(q, qd, t0)
@@ -136,7 +136,7 @@ def test_quaternion_top_is_refused_by_the_lagrange_family(top, name):
     with pytest.raises(
         UnsupportedSystemError, match="3 speeds for 4 coordinates.*degenerate"
     ):
-        get_formulation(name).derive(top[0])
+        get_formulation(name, count_ops=False).derive(top[0])
 
 
 def kane2_vehicle():
@@ -244,7 +244,7 @@ def vehicle():
 @pytest.mark.parametrize("name", SPEED_FORMS)
 def test_kane2_vehicle_matches_sympys_asserted_equations(vehicle, name):
     ms, eqs, (q1, u1, u2) = vehicle
-    model = get_formulation(name).derive(ms).numeric()
+    model = get_formulation(name, count_ops=False).derive(ms).numeric()
     for seed in range(3):
         t0, q, qd = ms.states.random_state(seed=seed)
         x = model.state_from(q, qd, t0)
@@ -264,4 +264,4 @@ def test_kane2_vehicle_matches_sympys_asserted_equations(vehicle, name):
 @pytest.mark.parametrize("name", LAGRANGE_FAMILY)
 def test_kane2_vehicle_is_refused_by_the_lagrange_family(vehicle, name):
     with pytest.raises(UnsupportedSystemError, match="2 speeds for 3 coordinates"):
-        get_formulation(name).derive(vehicle[0])
+        get_formulation(name, count_ops=False).derive(vehicle[0])

@@ -111,7 +111,7 @@ def test_pendulum_against_its_angle_and_the_rod_tension():
     ``x^2 + y^2 - l^2 = 0`` from the tension ``m (|v|^2 - g y) / l``
     (``C^T lambda = 2 lambda (x, y)`` pulls towards O with that force)."""
     ms = cartesian_pendulum(length=0.9, x0=0.9 * math.sin(0.7))
-    eom = get_formulation("lagrange").derive(ms)
+    eom = get_formulation("lagrange", count_ops=False).derive(ms)
     grid = np.linspace(0.0, 4.0, 41)
     res = integrate_dae(eom, 4.0, rtol=1e-10, atol=1e-10, t_eval=grid)
     assert res.success, res.message

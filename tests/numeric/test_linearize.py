@@ -197,7 +197,7 @@ def _spring_mass():
 def test_inputs_give_B():
     from eomcompare.formulations import get_formulation
 
-    eom = get_formulation("kane").derive(_spring_mass())
+    eom = get_formulation("kane", count_ops=False).derive(_spring_mass())
     lin = linearize(
         eom,
         (0.0, np.array([0.3]), np.array([0.5])),

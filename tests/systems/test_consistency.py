@@ -36,7 +36,7 @@ LAGRANGE_FAMILY = ["lagrange", "modified_lagrange", "sympy_lagrange"]
 
 def _assert_matches(ms, names, expected, seeds=range(4)):
     for name in names:
-        model = get_formulation(name).derive(ms).numeric()
+        model = get_formulation(name, count_ops=False).derive(ms).numeric()
         for seed in seeds:
             t0, q, qd = ms.states.random_state(seed)
             got = model.coordinate_accelerations(t0, q, qd)
@@ -64,7 +64,7 @@ def test_contact_point_disc_is_refused_by_the_lagrange_family(name):
     ms = contact_point_disc()
     assert FORMULATIONS[name].needs_velocities_from_positions
     with pytest.raises(UnsupportedSystemError) as info:
-        get_formulation(name).derive(ms)
+        get_formulation(name, count_ops=False).derive(ms)
     msg = str(info.value)
     assert name in msg and "Dmc" in msg and "fixed point" in msg
     # It says how to declare the system instead.
@@ -96,7 +96,7 @@ def test_rolling_disc_with_contact_coordinates_matches_sympy_everywhere():
         return rates(t0, q, qd)[:3]
 
     for name in COMPARED:
-        model = get_formulation(name).derive(ms).numeric()
+        model = get_formulation(name, count_ops=False).derive(ms).numeric()
         for seed in range(3):
             t0, q, qd = ms.states.random_state(seed)
             got = model.coordinate_accelerations(t0, q, qd)[:3]
@@ -187,7 +187,7 @@ def test_mass_centre_velocity_other_than_its_positions_rate():
     assert name == "P" and "differs from the time derivative" in reason
     m, l = 1.0, 0.7
     for fname in ["kane", "gibbs_appell", "sympy_kane"]:
-        model = get_formulation(fname).derive(ms).numeric()
+        model = get_formulation(fname, count_ops=False).derive(ms).numeric()
         for q0, u0 in [(0.3, 0.5), (-1.2, 2.0)]:
             np.testing.assert_allclose(
                 model.speed_derivatives(0.0, [q0], [u0]),
@@ -197,7 +197,7 @@ def test_mass_centre_velocity_other_than_its_positions_rate():
             )
     for fname in LAGRANGE_FAMILY:
         with pytest.raises(UnsupportedSystemError, match=r"point P: .*differs"):
-            get_formulation(fname).derive(ms)
+            get_formulation(fname, count_ops=False).derive(ms)
 
 
 def test_angular_velocity_contradicting_the_orientation_is_refused():

@@ -70,8 +70,8 @@ def test_minimal_kinematics_close_the_loop():
 def test_both_coordinate_choices_give_the_same_crank_acceleration():
     red = get_system("crank_slider", coordinates="redundant")
     mini = get_system("crank_slider", coordinates="minimal")
-    m_red = get_formulation("kane").derive(red).numeric()
-    m_min = get_formulation("kane").derive(mini).numeric()
+    m_red = get_formulation("kane", count_ops=False).derive(red).numeric()
+    m_min = get_formulation("kane", count_ops=False).derive(mini).numeric()
     for seed in range(N_STATES):
         t0, q, qd = mini.states.random_state(seed)
         # The redundant state from the loop constraints alone.
@@ -103,7 +103,7 @@ def test_minimal_equation_matches_an_analytic_lagrange_equation():
     M' = (4 m l^2 + 8 mB l^2) sin phi cos phi.
     """
     ms = get_system("crank_slider", coordinates="minimal")
-    model = get_formulation("kane").derive(ms).numeric()
+    model = get_formulation("kane", count_ops=False).derive(ms).numeric()
     p = _par(ms)
     m, mB, l, g, F, c, l0 = (p[k] for k in ("m", "m_B", "l", "g", "F", "c", "l0"))
     for seed in range(N_STATES):
@@ -126,7 +126,7 @@ def test_energy_rate_equals_power_of_the_force(coordinates):
     rule with the formulation's q'' (u = q' in both declarations).
     """
     ms = get_system("crank_slider", coordinates=coordinates)
-    model = get_formulation("kane").derive(ms).numeric()
+    model = get_formulation("kane", count_ops=False).derive(ms).numeric()
     N, O = ms.frame, ms.system.fixed_point
     s = {str(x): x for x in ms.parameters}
     m, g, c, l0, F, l = (s[k] for k in ("m", "g", "c", "l0", "F", "l"))

@@ -89,7 +89,7 @@ def test_state_conversion_round_trip_and_frames(ball, states_with_speeds):
 
 @pytest.mark.parametrize("formulation", OWN)
 def test_every_formulation_matches_mujoco_qacc(ball, formulation, states_with_speeds):
-    model = get_formulation(formulation).derive(ball).numeric()
+    model = get_formulation(formulation, count_ops=False).derive(ball).numeric()
     mj = mjcf_mujoco_model(ball)
     for t0, q, _, u in states_with_speeds(ball):
         expected = mujoco_accelerations(ball, q, u, model=mj)
@@ -108,7 +108,7 @@ def test_a_ball_pendulum_at_rest_falls_as_a_compound_pendulum():
         f'<inertial pos="0.3 0 0" mass="{m}" diaginertia="0.01 0.02 0.03"/>'
         "</body></worldbody></mujoco>"
     )
-    model = get_formulation("kane").derive(ms).numeric()
+    model = get_formulation("kane", count_ops=False).derive(ms).numeric()
     ud = model.speed_derivatives(0.0, np.array([1.0, 0, 0, 0]), np.zeros(3))
     I_O = I_G + m * (np.dot(c, c) * np.eye(3) - np.outer(c, c))
     expected = np.linalg.solve(I_O, np.cross(c, [0.0, 0.0, -9.81 * m]))

@@ -52,7 +52,7 @@ def published_terms(t0, q, qd, qdd, p, theta, theta_dot):
 
 def test_kane_satisfies_published_equations():
     ms = get_system("rotating_tube")
-    model = get_formulation("kane").derive(ms).numeric()
+    model = get_formulation("kane", count_ops=False).derive(ms).numeric()
     p = {str(k): v for k, v in ms.parameters.items()}
     theta, theta_dot = _prescribed(ms)
     times = set()
@@ -70,7 +70,7 @@ def test_kane_satisfies_published_equations():
 def test_published_equations_hold_for_any_prescribed_motion():
     """Symbolically, with theta(t) left an arbitrary function of time."""
     ms = get_system("rotating_tube")
-    eom = get_formulation("kane").derive(ms)
+    eom = get_formulation("kane", count_ops=False).derive(ms)
     q1, q2 = ms.coordinates
     u1, u2 = ms.speeds
     (theta,) = ms.specified

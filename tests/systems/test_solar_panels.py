@@ -51,7 +51,7 @@ def _parameters(ms):
 @pytest.mark.parametrize("damped", [False, True], ids=["undamped", "damped"])
 def test_kane_satisfies_published_equations(damped):
     ms = get_system("solar_panels", damped=damped)
-    model = get_formulation("kane").derive(ms).numeric()
+    model = get_formulation("kane", count_ops=False).derive(ms).numeric()
     p = _parameters(ms)
     for seed in range(N_STATES):
         t0, q, qd = ms.states.random_state(seed)
@@ -64,7 +64,7 @@ def test_kane_satisfies_published_equations(damped):
 def test_published_equations_hold_symbolically():
     """Kane's accelerations, substituted into (26), (27), simplify to 0."""
     ms = get_system("solar_panels")
-    eom = get_formulation("kane").derive(ms)
+    eom = get_formulation("kane", count_ops=False).derive(ms)
     phi1, phi2 = ms.coordinates
     u1, u2 = ms.speeds
     s = {str(x): x for x in ms.parameters}
@@ -111,7 +111,7 @@ def test_speeds_are_coordinate_rates_and_stowed_start():
 def test_deployed_state_is_the_springs_equilibrium():
     """Both spring torques vanish at phi1 = 0, phi2 = pi: no acceleration."""
     ms = get_system("solar_panels")
-    model = get_formulation("kane").derive(ms).numeric()
+    model = get_formulation("kane", count_ops=False).derive(ms).numeric()
     qdd = model.coordinate_accelerations(0.0, np.array([0.0, np.pi]), np.zeros(2))
     np.testing.assert_allclose(qdd, 0.0, atol=1e-12)
 

@@ -52,7 +52,7 @@ def test_joints_cart_pendulum_matches_sympys_asserted_equations(cart_pendulum, n
     M, f = joints_cart_pendulum_asserted()
     qp, qc, up, uc, F = me.dynamicsymbols("qp qc up uc F")
     values = {sm.Symbol(str(k)): v for k, v in ms.parameters.items()}
-    model = get_formulation(name).derive(ms).numeric()
+    model = get_formulation(name, count_ops=False).derive(ms).numeric()
     order = [str(q.func) for q in ms.coordinates]
     for seed in range(3):
         t0, q, qd = ms.states.random_state(seed)
@@ -72,7 +72,7 @@ def test_joints_cart_pendulum_matches_sympys_asserted_equations(cart_pendulum, n
 def test_joints_double_pendulum_matches_the_textbook(name):
     ms = joints_double_pendulum()
     assert [str(q.func) for q in ms.coordinates] == ["q1", "q2"]
-    model = get_formulation(name).derive(ms).numeric()
+    model = get_formulation(name, count_ops=False).derive(ms).numeric()
     for seed in range(3):
         t0, q, qd = ms.states.random_state(seed)
         np.testing.assert_allclose(
@@ -110,7 +110,7 @@ def test_an_auxiliary_speed_alone_gives_its_generalized_constraint_force():
     )
     assert ms.u_aux == (ua,)
     for name in ("kane", "gibbs_appell", "sympy_kane", "lagrange"):
-        model = get_formulation(name).derive(ms).numeric()
+        model = get_formulation(name, count_ops=False).derive(ms).numeric()
         t0, qv, qd = ms.states.random_state(seed=3)
         assert model.constraint_forces(t0, qv, qd) == pytest.approx(
             {"ua": 1.5 * 9.81}, rel=1e-12

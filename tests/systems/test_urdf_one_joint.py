@@ -88,9 +88,9 @@ def test_joint_damping_adds_minus_b_qdot_over_the_axis_inertia():
         '<axis xyz="0 0 1"/>', f'<axis xyz="1 0 0"/><dynamics damping="{b}"/>'
     )
     text = text.replace('ixx="0.02"', f'ixx="{izz}"')
-    plain = get_formulation("kane").derive(from_urdf(text)).numeric()
+    plain = get_formulation("kane", count_ops=False).derive(from_urdf(text)).numeric()
     damped_ms = from_urdf(text, damping=True)
-    damped = get_formulation("kane").derive(damped_ms).numeric()
+    damped = get_formulation("kane", count_ops=False).derive(damped_ms).numeric()
     for seed in range(3):
         t, q, qd = damped_ms.states.random_state(seed)
         change = damped.coordinate_accelerations(

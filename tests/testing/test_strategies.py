@@ -181,8 +181,8 @@ def test_tree_builder_is_the_catalogue_double_pendulum():
         ref_p["l2"]: l2,
         ref_p["g"]: g,
     }
-    a = get_formulation("kane").derive(ms).numeric()
-    b = get_formulation("kane").derive(ref).numeric(ref_values)
+    a = get_formulation("kane", count_ops=False).derive(ms).numeric()
+    b = get_formulation("kane", count_ops=False).derive(ref).numeric(ref_values)
     for q, qd in [([0.3, -0.4], [1.0, -2.0]), ([2.0, 1.0], [0.0, 0.5])]:
         assert np.allclose(
             a.coordinate_accelerations(0.0, q, qd),
