@@ -31,6 +31,7 @@ from .case_run import (
     Outcome,
     _base_record,
     _import_what_cases_use,
+    note_calibration,
     _outcome,
     _prepare_quietly,
     run_case,
@@ -252,12 +253,21 @@ def run(
     calibration_start = calibrate()
     if todo:
         _import_what_cases_use(opts)
+        # The first calibration the cases record (case_run._calibration:
+        # a case measures its own when the run's latest is older than
+        # CALIBRATION_MAX_AGE), measured as a case measures it.
+        note_calibration(
+            *calibrate_clocks(opts.time_repeats, (time.perf_counter, time.thread_time)),
+            time.monotonic(),
+        )
     started = time.time()
     repairs: list[str] = []
     bar: Any = None
 
     def collect(result: Outcome) -> None:
         row, arr = result["row"], result["arrays"]
+        if result.get("calibration") and executor is None:
+            note_calibration(*result["calibration"])
         if out_dir is not None:
             _save_case(out_dir, row, arr)
         rows[row["case"]] = row
