@@ -31,9 +31,9 @@ from .case_run import (
     Outcome,
     _base_record,
     _import_what_cases_use,
-    note_calibration,
     _outcome,
     _prepare_quietly,
+    note_calibration,
     run_case,
     run_case_isolated,
 )
@@ -256,10 +256,10 @@ def run(
         # The first calibration the cases record (case_run._calibration:
         # a case measures its own when the run's latest is older than
         # CALIBRATION_MAX_AGE), measured as a case measures it.
-        note_calibration(
-            *calibrate_clocks(opts.time_repeats, (time.perf_counter, time.thread_time)),
-            time.monotonic(),
+        wall, cpu = calibrate_clocks(
+            opts.time_repeats, (time.perf_counter, time.thread_time)
         )
+        note_calibration(wall, cpu, time.monotonic())
     started = time.time()
     repairs: list[str] = []
     bar: Any = None

@@ -285,7 +285,7 @@ def canonical_counts(
     bound = derived["cse"] if derived is not None else as_derived
     from eomcompare.numeric.c_code import same_expression
 
-    memo: dict = {}
+    memo: dict[tuple[int, int], bool] = {}
     if derived is not None and all(
         same_expression(a, sm.sympify(b), memo) for a, b in zip(out, exprs)
     ):

@@ -86,10 +86,10 @@ def prepare_compiler() -> None:
     and loading the extension again.  Raises as that model does."""
     from . import compiled
 
-    cffi = compiled._cffi()
+    cffi = compiled._cffi()  # type: ignore[no-untyped-call]
     cc = compiled.find_compiler(None)
     flags = list(compiled.default_cflags(cc))
     with compiled._LOCK:
         directory = compiled._usable_cache_dir(compiled.compiled_cache_dir(None))
-        compiled._call_module(cffi, cc, flags, directory)
-        compiled._abi_ffi(cffi)
+        compiled._call_module(cffi, cc, flags, directory)  # type: ignore[no-untyped-call]
+        compiled._abi_ffi(cffi)  # type: ignore[no-untyped-call]

@@ -346,13 +346,11 @@ def _each_once(exprs: list[sm.Basic], step) -> list[sm.Basic]:
     out = []
     for e in exprs:
         bucket = seen.setdefault(hash(e), [])
-        for done, result in bucket:
-            if _same(done, e, compared):
-                break
-        else:
-            result = step(e)
-            bucket.append((e, result))
-        out.append(result)
+        found = [got for done, got in bucket if _same(done, e, compared)]
+        if not found:
+            found = [step(e)]
+            bucket.append((e, found[0]))
+        out.append(found[0])
     return out
 
 

@@ -134,7 +134,11 @@ def test_repeats_stop_once_the_spread_has_settled():
     # IQR of 1.0 at four values, 0 at five.
     wild = [2.0, 1.0, 1.0, 1.0]
     assert repeat_within(measure(wild), [(1.0, 0.001)], 9, 0.15, 0.02) == [
-        1.0, 2.0, 1.0, 1.0, 1.0,
+        1.0,
+        2.0,
+        1.0,
+        1.0,
+        1.0,
     ]
     # The budget still stops first.
     assert len(repeat_within(lambda: (1.3, 0.1), [(1.0, 0.1)], 5, 0.15, 0.02)) == 1
