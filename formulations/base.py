@@ -314,7 +314,7 @@ def canonical_counts(
     total = per["total"]
     return {
         "canonical": cse["cse"],
-        "canonical_by_kind": cse["cse_by_kind"],
+        "canonical_by_kind": dict(cse["cse_by_kind"]),
         "trigsimp": form.trigsimp,
         "canonical_form": used,
         "canonical_s": time.perf_counter() - start,
