@@ -47,19 +47,22 @@ from .record import CaseRecord
 from .store import (
     Arrays,
 )
-from .timing import calibrate_clocks, repeat_within
+from .timing import SETTLED_SPREAD, calibrate_clocks, repeat_within
 from .user_systems import build_system
 
 if TYPE_CHECKING:
     from eomcompare.numeric.model import NumericModel
     from eomcompare.symbolic.types import FloatArray
 
-#: What a case yields: ``{"row": Row, "arrays": Arrays}``.
+#: What a case yields: ``{"row": Row, "arrays": Arrays}``, and
+#: ``"calibration"`` when the case measured one (:func:`_calibration`).
 Outcome: TypeAlias = dict[str, Any]
 
 
 __all__ = [
+    "CALIBRATION_MAX_AGE",
     "LAMBDIFY_REPEATS",
+    "note_calibration",
     "is_peer",
     "prepare_variant",
     "run_case",
@@ -69,7 +72,7 @@ __all__ = [
 
 #: Repeats of the lambdify right-hand side's timing where the compiled one
 #: is the time compared (``rhs_lambdify_us``, shown beside it).
-LAMBDIFY_REPEATS = 5
+LAMBDIFY_REPEATS = 3
 
 
 # ----------------------------------------------------------------------
@@ -92,6 +95,55 @@ def _time_rhs(
             model.rhs(t0, x)
         times.append((time.thread_time() - start) / calls * 1e6)
     return times
+
+
+#: Seconds for which a calibration measured in the run stands for the
+#: cases that start after it (:func:`_calibration`).  Measured for every
+#: case, it was about 0.12 s of processor time a case, 13 s of the main
+#: job's; a load that changes more slowly than this is still followed.
+CALIBRATION_MAX_AGE = 10.0
+
+#: The run's latest calibration, ``(wall s, processor s, time.monotonic()
+#: when measured)``, set by the run's process before it forks a case
+#: (:func:`note_calibration`); None in a process that has none.
+LATEST_CALIBRATION: tuple[float, float, float] | None = None
+
+
+#: The calibration this process measured last, as
+#: :data:`LATEST_CALIBRATION`; a case returns it with its row
+#: (``"calibration"``) for the run to pass on.
+MEASURED_CALIBRATION: tuple[float, float, float] | None = None
+
+
+def note_calibration(wall: float, cpu: float, when: float) -> None:
+    """Record a calibration measured at ``when`` (``time.monotonic()``) for
+    the cases started from now on, unless a later one is recorded."""
+    global LATEST_CALIBRATION
+    if LATEST_CALIBRATION is None or when >= LATEST_CALIBRATION[2]:
+        LATEST_CALIBRATION = (wall, cpu, when)
+
+
+def _calibration(opts: RunOptions) -> tuple[float, float, float]:
+    """The case's calibration: ``(wall s, processor s, age s)``.
+
+    The rule: a case measures the workload (:func:`calibrate_clocks`, on
+    the wall clock and the thread's processor time around the same runs)
+    when the run holds no calibration measured within the last
+    :data:`CALIBRATION_MAX_AGE` seconds, and otherwise records that one
+    with its age; a case measures its own when derivations are repeated
+    (``time_repeats`` above 1, the baseline's runs), and so does every
+    case run by an executor (whose workers hold no calibration)."""
+    latest = LATEST_CALIBRATION
+    if opts.time_repeats <= 1 and latest is not None:
+        age = time.monotonic() - latest[2]
+        if 0 <= age <= CALIBRATION_MAX_AGE:
+            return latest[0], latest[1], age
+    wall, cpu = calibrate_clocks(
+        opts.time_repeats, (time.perf_counter, time.thread_time)
+    )
+    global MEASURED_CALIBRATION
+    MEASURED_CALIBRATION = (wall, cpu, time.monotonic())
+    return wall, cpu, 0.0
 
 
 def is_peer(formulation: str) -> bool:
@@ -135,7 +187,10 @@ def run_case(case: Case, opts: RunOptions) -> Outcome:
         row.peer_limitation = isinstance(exc, SingularConfigurationError) and is_peer(
             case.formulation
         )
-    return {"row": row.to_row(), "arrays": arrays}
+    outcome: Outcome = {"row": row.to_row(), "arrays": arrays}
+    if MEASURED_CALIBRATION is not None:
+        outcome["calibration"] = MEASURED_CALIBRATION
+    return outcome
 
 
 def _outcome(case: Case, opts: RunOptions, child: Child) -> Outcome:
@@ -209,6 +264,17 @@ def _import_what_cases_use(opts: RunOptions) -> None:
             import cffi.cparser  # noqa: F401
         except ImportError:
             pass  # the backend reports it, case by case
+        # The compiler found, its -march=native probe run and the call
+        # extension loaded once here rather than in every case (a compiler
+        # run of about 30 ms each).
+        from eomcompare.numeric.backends import prepare_compiler
+
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                prepare_compiler()
+        except Exception:
+            pass  # the backend reports it, case by case
 
 
 def _prepare_quietly(case: Case, opts: RunOptions) -> None:
@@ -263,17 +329,25 @@ def _run_case_body(
     # then (also when read from the cache, whose timing is its first
     # measurement and the estimate of its cost) as often as the case's
     # time budget allows.
+    # The repeats are timed for ``total``, which leaves out the counts:
+    # they derive without counting (the counts of the first derivation
+    # are the row's), so that a repeat costs the derivation alone.
+    form.count_ops = False
+
     def derive_again() -> tuple[float, float]:
         start = time.thread_time()
         value = float(form.derive(ms).timings.get("total", float("nan")))
         return value, time.thread_time() - start
 
     first = float(eom.timings.get("total", float("nan")))
-    derived = [(first, first if hit else derive_cpu)]
+    # The first derivation's cost is that of the derivation alone (its
+    # wall time, when it is below the processor time the counts were
+    # taken in too), the cost of a repeat.
+    derived = [(first, first if hit else min(first, derive_cpu))]
     while not hit and len(derived) < opts.time_repeats:
         derived.append(derive_again())
     derive_samples = repeat_within(
-        derive_again, derived, opts.time_samples, opts.time_budget
+        derive_again, derived, opts.time_samples, opts.time_budget, SETTLED_SPREAD
     )
     row.record_time("derive_s", derive_samples)
     row.stage_s = json.dumps({k: round(v, 6) for k, v in eom.timings.items()})
@@ -357,17 +431,15 @@ def _run_case_body(
             plain, t0, x0, opts.rhs_calls, min(opts.rhs_repeats, LAMBDIFY_REPEATS)
         )
     row.record_time("rhs_lambdify_us", lambdified)
-    # The calibration workload, measured in the same process right after
-    # the derivation and the right-hand side, on the wall clock (the
-    # derivation's) and the thread's processor time (the right-hand side's)
-    # around the same runs; as many times as derivations are repeated (the
-    # default run: once, about 0.1 s of a case's CPU; the run measures it
-    # again at its start and end).
-    wall, cpu = calibrate_clocks(
-        opts.time_repeats, (time.perf_counter, time.thread_time)
-    )
+    # The calibration workload, on the wall clock (the derivation's) and
+    # the thread's processor time (the right-hand side's) around the same
+    # runs, as many times as derivations are repeated: measured here,
+    # right after the derivation and the right-hand side, unless the run
+    # measured it within CALIBRATION_MAX_AGE seconds (_calibration).
+    wall, cpu, age = _calibration(opts)
     row.calibration_cpu_s = cpu
     row.calibration_s = wall
+    row.calibration_age_s = age
     grid = np.linspace(t0, t0 + opts.t_final, opts.n_samples)
 
     def solve() -> tuple[Any, float, float]:
@@ -398,7 +470,11 @@ def _run_case_body(
     # Repeated for its time alone: the solve is deterministic.
     solve_samples = (
         repeat_within(
-            lambda: solve()[1:], [(took, cost)], opts.time_samples, opts.time_budget
+            lambda: solve()[1:],
+            [(took, cost)],
+            opts.time_samples,
+            opts.time_budget,
+            SETTLED_SPREAD,
         )
         if res.success
         else [took]

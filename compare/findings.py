@@ -57,7 +57,7 @@ from .status import (
     refusals,
     system_classes,
 )
-from .timing import Spread, tied_with_best
+from .timing import SETTLED_SPREAD, Spread, tied_with_best
 from .variants import variant_options
 
 __all__ = [
@@ -600,7 +600,9 @@ def _timing_note(ok: pd.DataFrame, meta: dict) -> str:
         + (
             f" (derivations and solves repeated within {budget:g} s of "
             f"processor time each per case, so the cheap ones, among which "
-            f"the fastest is decided, most)"
+            f"the fastest is decided, most, and no more once three "
+            f"measurements have an IQR within {SETTLED_SPREAD:.0%} of their "
+            f"median)"
             if math.isfinite(budget)
             else ""
         )

@@ -91,6 +91,9 @@ class CaseRecord:
     rhs_lambdify_us_k: int | None = None
     calibration_cpu_s: float | None = None
     calibration_s: float | None = None
+    #: Seconds since the calibration was measured (0: by the case itself;
+    #: ``case_run.CALIBRATION_MAX_AGE``).
+    calibration_age_s: float | None = None
     # The integration.
     integrate_s: float | None = None
     integrate_s_median: float | None = None

@@ -19,8 +19,9 @@ Rules (each violation is listed; any one makes the exit status 1):
   ``oracle_disagrees``) is a regression, on one side or both, and so is
   an oracle agreement the baseline has and the new run cannot compute;
 - times grow by at most ``time_factor``.  A time is judged twice: as a
-  ratio to the calibration workload measured in the same process
-  alongside it (each the fastest of repeated measurements: noise only
+  ratio to the calibration workload measured alongside it (in the same
+  process, or by the run at most ``case_run.CALIBRATION_MAX_AGE``
+  seconds before; each the fastest of repeated measurements: noise only
   ever adds time), and as it was measured.  It has grown only when it
   grew by more than the factor both ways: a machine slower as a whole
   slows the calibration too, and a calibration slowed (or sped up) by

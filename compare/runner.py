@@ -33,6 +33,7 @@ from .case_run import (
     _import_what_cases_use,
     _outcome,
     _prepare_quietly,
+    note_calibration,
     run_case,
     run_case_isolated,
 )
@@ -252,12 +253,21 @@ def run(
     calibration_start = calibrate()
     if todo:
         _import_what_cases_use(opts)
+        # The first calibration the cases record (case_run._calibration:
+        # a case measures its own when the run's latest is older than
+        # CALIBRATION_MAX_AGE), measured as a case measures it.
+        wall, cpu = calibrate_clocks(
+            opts.time_repeats, (time.perf_counter, time.thread_time)
+        )
+        note_calibration(wall, cpu, time.monotonic())
     started = time.time()
     repairs: list[str] = []
     bar: Any = None
 
     def collect(result: Outcome) -> None:
         row, arr = result["row"], result["arrays"]
+        if result.get("calibration") and executor is None:
+            note_calibration(*result["calibration"])
         if out_dir is not None:
             _save_case(out_dir, row, arr)
         rows[row["case"]] = row

@@ -35,6 +35,8 @@ __all__ = [
     "beyond_noise",
     "tied_with_best",
     "repeat_within",
+    "settled",
+    "SETTLED_SPREAD",
     "calibrate",
     "calibrate_clocks",
     "CALIBRATION_POWER",
@@ -43,6 +45,12 @@ __all__ = [
 #: Fewest measurements whose interquartile range is taken as their spread;
 #: with fewer the spread is unknown (``nan``).
 MIN_SAMPLES = 3
+
+#: The spread, as a fraction of the median, at which the run stops
+#: repeating a derivation or a solve (:func:`settled`): 2 %, about the
+#: spread of repeated processor-time measurements of the same solve on a
+#: machine shared with other jobs.
+SETTLED_SPREAD = 0.02
 
 #: Power of the polynomial of the calibration workload (:func:`calibrate`):
 #: computed afresh every time, a few hundredths of a second, so that the two
@@ -102,11 +110,26 @@ def tied_with_best(times: dict[str, Spread]) -> list[str]:
     return [name for s, name in ranked if s is best or not beyond_noise(best, s)]
 
 
+def settled(values: Sequence[float], within: float) -> bool:
+    """Whether measurements have settled: at least :data:`MIN_SAMPLES`
+    of them, with an interquartile range at most ``within`` times their
+    median.  Further repeats would then only narrow a spread that already
+    tells apart any two medians further apart than that fraction (the
+    rule of :func:`beyond_noise`), so a ranking no longer depends on them.
+
+    >>> settled([1.0, 1.01, 1.0], 0.02), settled([1.0, 1.2, 1.0, 1.3], 0.02)
+    (True, False)
+    """
+    s = spread(values)
+    return s.k >= MIN_SAMPLES and s.iqr <= within * s.median
+
+
 def repeat_within(
     measure: Callable[[], tuple[float, float]],
     samples: list[tuple[float, float]],
     k: int,
     budget: float,
+    settle: float | None = None,
 ) -> list[float]:
     """The values of ``samples`` and of further calls of ``measure()``, each
     a (value, cost) pair with its cost in seconds of processor time: up to
@@ -115,11 +138,15 @@ def repeat_within(
     measurements are repeated ``k`` times and expensive ones fewer (an
     expensive derivation is not the one a ranking of the fastest depends
     on).  Costs in processor time keep the count of repeats the same on a
-    machine busy with other jobs."""
+    machine busy with other jobs.  With ``settle``, repeating also stops
+    once the values have :func:`settled` within that fraction of their
+    median (from :data:`MIN_SAMPLES` values on)."""
     samples = list(samples)
     while samples and len(samples) < k and math.isfinite(samples[-1][0]):
         costs = [c for _, c in samples]
         if sum(costs) + float(np.median(costs)) > budget:
+            break
+        if settle is not None and settled([v for v, _ in samples], settle):
             break
         samples.append(measure())
     return [v for v, _ in samples]

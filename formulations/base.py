@@ -230,7 +230,7 @@ def canonical_counts(
     *,
     assigned: Any = None,
     trig_cap: float | None = TRIGSIMP_CAP,
-    as_derived: int | None = None,
+    as_derived: int | dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Counts of the canonical form (:func:`eomcompare.symbolic.canonical.canonical`)
     of a mass matrix and forcing, the same pass for every formulation.
@@ -241,6 +241,10 @@ def canonical_counts(
     shared), the expressions as derived are counted instead and
     ``canonical_form`` says ``"as derived"``.  The rule is the same for
     every formulation: a normal form for counting never adds operations.
+    Given as :func:`count_operations`' result for the same expressions
+    (``cse`` and ``cse_by_kind``), it is also the count taken where the
+    canonical form is the expressions as derived, node for node, or
+    counts more, instead of a second ``cse`` of the same expressions.
 
     ``canonical`` is the cse count (``sympy.count_ops`` units, as ``cse``)
     of the canonical M and f; ``per_evaluation`` the literature's count
@@ -277,11 +281,22 @@ def canonical_counts(
         exprs = [*assigned.definitions, *assigned.outputs]
     form = canonical(exprs, trig_cap=trig_cap, trig_max_ops=TRIGSIMP_MAX_OPS)
     out = list(form.exprs)
-    cse = count_operations(*out, raw=0)
-    used = "canonical"
-    if as_derived is not None and cse["cse"] > as_derived:
-        out, used = list(exprs), "as derived"
+    derived = as_derived if isinstance(as_derived, dict) else None
+    bound = derived["cse"] if derived is not None else as_derived
+    from eomcompare.numeric.c_code import same_expression
+
+    memo: dict[tuple[int, int], bool] = {}
+    if derived is not None and all(
+        same_expression(a, sm.sympify(b), memo) for a, b in zip(out, exprs)
+    ):
+        # Nothing rewritten: the count of the expressions as derived.
+        cse = derived
+    else:
         cse = count_operations(*out, raw=0)
+    used = "canonical"
+    if bound is not None and cse["cse"] > bound:
+        out, used = list(exprs), "as derived"
+        cse = derived if derived is not None else count_operations(*out, raw=0)
     if assigned is None:
         Mc = sm.Matrix(n, n, out[: n * n])
         fc = sm.Matrix(out[n * n :])
@@ -299,7 +314,7 @@ def canonical_counts(
     total = per["total"]
     return {
         "canonical": cse["cse"],
-        "canonical_by_kind": cse["cse_by_kind"],
+        "canonical_by_kind": dict(cse["cse_by_kind"]),
         "trigsimp": form.trigsimp,
         "canonical_form": used,
         "canonical_s": time.perf_counter() - start,
@@ -611,7 +626,7 @@ class Formulation(abc.ABC):
                     f,
                     system.parameters,
                     assigned=assigned,
-                    as_derived=op_counts.get("cse"),
+                    as_derived=op_counts,
                 )
             )
         return EquationsOfMotion(

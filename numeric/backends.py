@@ -19,7 +19,7 @@ from typing import Any
 from .compiled import CompiledBackendError, CompiledModel
 from .model import LambdifyModel, NumericModel
 
-__all__ = ["BACKENDS", "numeric_model"]
+__all__ = ["BACKENDS", "numeric_model", "prepare_compiler"]
 
 #: Backend name -> model class.
 BACKENDS: dict[str, type[NumericModel]] = {
@@ -76,3 +76,20 @@ def numeric_model(
             stacklevel=3,
         )
         return LambdifyModel(eom, parameters)
+
+
+def prepare_compiler() -> None:
+    """Find the compiler, probe its flags and load (building it when the
+    cache has none) the extension that calls every library, as a
+    process's first compiled model does: processes forked afterwards
+    inherit them instead of each probing the compiler (a compiler run)
+    and loading the extension again.  Raises as that model does."""
+    from . import compiled
+
+    cffi = compiled._cffi()  # type: ignore[no-untyped-call]
+    cc = compiled.find_compiler(None)
+    flags = list(compiled.default_cflags(cc))
+    with compiled._LOCK:
+        directory = compiled._usable_cache_dir(compiled.compiled_cache_dir(None))
+        compiled._call_module(cffi, cc, flags, directory)  # type: ignore[no-untyped-call]
+        compiled._abi_ffi(cffi)  # type: ignore[no-untyped-call]

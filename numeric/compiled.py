@@ -76,6 +76,7 @@ from .trust import (
     CacheRefused,
     check_private,
     ensure_key,
+    exclusive,
     private_dir,
     sign,
     temporary_cache,
@@ -475,10 +476,12 @@ def _build_in(cffi, cc, flags, source, modname, directory):
     compile seconds, library path)``."""
     call_module, seconds = _call_module(cffi, cc, flags, directory)
     target = directory / f"{modname}.so"
-    if not _cached(target):
-        start = time.perf_counter()
-        _compile_library(cc, flags, source, modname, directory, target)
-        seconds += time.perf_counter() - start
+    if not _cached(target):  # the same C from two processes: built once
+        with exclusive(directory / f"{modname}.lock"):
+            if not _cached(target):
+                start = time.perf_counter()
+                _compile_library(cc, flags, source, modname, directory, target)
+                seconds += time.perf_counter() - start
     return call_module, seconds, target
 
 

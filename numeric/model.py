@@ -71,8 +71,15 @@ def plain_symbols(
     return TIME, X, Z, s["Q"], s["QD"], P
 
 
+_PLAIN: weakref.WeakKeyDictionary[EquationsOfMotion, dict[str, Any]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
 def plain_parts(eom: EquationsOfMotion) -> dict[str, Any]:
-    """Every piece of the numeric contract in plain symbols.
+    """Every piece of the numeric contract in plain symbols, once per
+    equations object (the compiled and the lambdify model of a case read
+    the same; a copy of the dict is returned).
 
     Returns a dict with the symbol lists ``T, X, Z, Q, QD, P`` (see
     :func:`plain_symbols`) and the matrices ``M, f`` (mass matrix and
@@ -84,6 +91,13 @@ def plain_parts(eom: EquationsOfMotion) -> dict[str, Any]:
     (``extras["assignments"]``), ``assignments``: its symbols, definitions
     and outputs (the forcing) in plain symbols.  Every backend generates its code from these.
     """
+    got = _PLAIN.get(eom)
+    if got is None:
+        got = _PLAIN.setdefault(eom, _plain_parts(eom))
+    return dict(got)
+
+
+def _plain_parts(eom: EquationsOfMotion) -> dict[str, Any]:
     ms = eom.system
     T, X, Z, Q, QD, P = plain_symbols(eom)
     q = ms.coordinates

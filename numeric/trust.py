@@ -22,6 +22,7 @@ as well.  Deleting it invalidates every cache entry (they are rebuilt).
 from __future__ import annotations
 
 import atexit
+import contextlib
 import functools
 import hashlib
 import hmac
@@ -29,6 +30,7 @@ import os
 import shutil
 import stat
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 __all__ = [
@@ -40,6 +42,7 @@ __all__ = [
     "sign",
     "verify",
     "temporary_cache",
+    "exclusive",
 ]
 
 KEY_ENV = "EOMCOMPARE_KEY"
@@ -167,3 +170,27 @@ def sign(data: bytes, context: str) -> str:
 def verify(data: bytes, context: str, signature: str) -> bool:
     """Whether ``signature`` is :func:`sign` of ``data`` and ``context``."""
     return hmac.compare_digest(sign(data, context), signature)
+
+
+@contextlib.contextmanager
+def exclusive(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on the file ``path`` (created 0600) for the
+    block, so that processes sharing a cache build an entry once: the
+    others wait, then find it built.  Where files cannot be locked (no
+    ``fcntl``, or a file system without locks) the block runs unlocked,
+    as before: each process builds its own copy."""
+    try:
+        import fcntl
+
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    except (ImportError, OSError):
+        yield
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError:
+            pass
+        yield
+    finally:
+        os.close(fd)

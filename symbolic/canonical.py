@@ -315,6 +315,45 @@ def _expanded(expr: sm.Basic, memo: dict, trig_memo: dict) -> sm.Basic:
     return trial if count_ops(trial) < count_ops(expr) else expr
 
 
+def _same(a: sm.Basic, b: sm.Basic, memo: dict) -> bool:
+    """sympy's structural ``a == b`` with each pair of subtrees compared
+    once (``==`` compares shared subtrees along every path: exponential
+    in the depth of the graphs equations of motion are)."""
+    if a is b:
+        return True
+    key = (id(a), id(b))
+    got = memo.get(key)
+    if got is None:
+        if type(a) is not type(b) or hash(a) != hash(b):
+            got = False
+        elif not a.args or not b.args:
+            got = a == b
+        else:
+            got = len(a.args) == len(b.args) and all(
+                _same(x, y, memo) for x, y in zip(a.args, b.args)
+            )
+        memo[key] = got
+    return got
+
+
+def _each_once(exprs: list[sm.Basic], step) -> list[sm.Basic]:
+    """``[step(e) for e in exprs]`` with ``step`` run once per distinct
+    expression (the mirrored entries of a symmetric mass matrix are the
+    same expression): equal entries are found by their hash and
+    :func:`_same`, never by ``==`` along every path."""
+    seen: dict[int, list[tuple[sm.Basic, sm.Basic]]] = {}
+    compared: dict = {}
+    out = []
+    for e in exprs:
+        bucket = seen.setdefault(hash(e), [])
+        found = [got for done, got in bucket if _same(done, e, compared)]
+        if not found:
+            found = [step(e)]
+            bucket.append((e, found[0]))
+        out.append(found[0])
+    return out
+
+
 class _Deadline(Exception):
     pass
 
@@ -365,7 +404,7 @@ def canonical(
     memo: dict = {}
     out = [_rebuild(sm.sympify(e), memo) for e in exprs]
     trig_memo: dict = {}
-    out = [_expanded(e, memo, trig_memo) for e in out]
+    out = _each_once(out, lambda e: _expanded(e, memo, trig_memo))
     angle_memo: dict = {}
     out = [_rebuild(e, angle_memo, angles=True) for e in out]
     status = "off"

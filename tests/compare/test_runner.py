@@ -81,11 +81,13 @@ def test_small_run_rows_agreement_and_energy(tmp_path):
     assert saved.loc["kane", "n_unknowns"] == 2
     assert saved.loc["kane", "ops_per_evaluation"] > 0
     # Every compared time with its repeats: the fastest (the gate's), the
-    # median and the interquartile range of at least five measurements.
+    # median and the interquartile range of at least three measurements
+    # (lambdify's right-hand side three, the cheap derivations and solves
+    # up to five, fewer once their spread has settled).
     for col in ("derive_s", "rhs_us", "rhs_lambdify_us", "integrate_s"):
         for form in ("kane", "sympy_kane"):
             r = saved.loc[form]
-            assert r[f"{col}_k"] >= 5, (col, form)
+            assert r[f"{col}_k"] >= 3, (col, form)
             assert 0 < r[col] <= r[f"{col}_median"], (col, form)
             assert r[f"{col}_spread"] >= 0, (col, form)
     assert saved.loc["kane", "rhs_backend"] in ("c", "lambdify")

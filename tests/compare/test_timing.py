@@ -15,6 +15,7 @@ from eomcompare.compare.timing import (
     beyond_noise,
     calibrate_clocks,
     repeat_within,
+    settled,
     spread,
     tied_with_best,
 )
@@ -112,6 +113,38 @@ def test_repeats_stop_at_the_count_or_the_budget():
     # A failed measurement is not repeated.
     failed = [(float("nan"), 0.0)]
     assert len(repeat_within(measure(0.01, 0.01), failed, 5, 10.0)) == 1
+
+
+def test_repeats_stop_once_the_spread_has_settled():
+    # Synthetic timings: each call of measure() returns the next value at
+    # a cost of 0.001 s, far within the budget, so only k and the spread
+    # stop the repeats.
+    def measure(values):
+        it = iter(values)
+        return lambda: (next(it), 0.001)
+
+    # Steady times settle at MIN_SAMPLES (IQR 0 <= 2 % of the median).
+    steady = measure([1.0, 1.0, 1.0, 1.0])
+    assert repeat_within(steady, [(1.0, 0.001)], 5, 0.15, 0.02) == [1.0] * 3
+    # Scattered ones do not: repeated up to k, as without the rule.
+    noisy = [1.3, 0.9, 1.4, 1.0]
+    got = repeat_within(measure(noisy), [(1.0, 0.001)], 5, 0.15, 0.02)
+    assert got == [1.0, *noisy]
+    # Settling after a wild first value: 1.0, 2.0, 1.0, 1.0, 1.0 has an
+    # IQR of 1.0 at four values, 0 at five.
+    wild = [2.0, 1.0, 1.0, 1.0]
+    assert repeat_within(measure(wild), [(1.0, 0.001)], 9, 0.15, 0.02) == [
+        1.0,
+        2.0,
+        1.0,
+        1.0,
+        1.0,
+    ]
+    # The budget still stops first.
+    assert len(repeat_within(lambda: (1.3, 0.1), [(1.0, 0.1)], 5, 0.15, 0.02)) == 1
+    # The rule: at least MIN_SAMPLES values, IQR within the fraction.
+    assert not settled([1.0, 1.0], 0.02)
+    assert settled([1.0, 1.01, 1.02], 0.02) and not settled([1.0, 1.1, 1.2], 0.02)
 
 
 def _memo_misses() -> int:
@@ -312,3 +345,40 @@ def test_a_compared_time_is_shown_with_its_spread_and_count():
     # A row saved before medians were recorded: its one time, said so.
     assert timed_cell({"integrate_s": 0.25}, "integrate_s") == "0.25 (k unknown)"
     assert timed_cell({}, "integrate_s") == "—"
+
+
+def test_a_case_reuses_the_runs_calibration_while_it_is_recent(monkeypatch):
+    import time
+
+    from eomcompare.compare import case_run
+    from eomcompare.compare.cases import RunOptions
+
+    measured = []
+
+    def fake(repeats, clocks):
+        measured.append(repeats)
+        return 0.5, 0.4
+
+    monkeypatch.setattr(case_run, "calibrate_clocks", fake)
+    monkeypatch.setattr(case_run, "LATEST_CALIBRATION", None)
+    monkeypatch.setattr(case_run, "MEASURED_CALIBRATION", None)
+    opts = RunOptions()
+    # None held: the case measures, and says when.
+    assert case_run._calibration(opts) == (0.5, 0.4, 0.0)
+    assert measured == [1] and case_run.MEASURED_CALIBRATION[:2] == (0.5, 0.4)
+    # One measured 3 s ago stands, with its age.
+    case_run.note_calibration(0.3, 0.2, time.monotonic() - 3.0)
+    wall, cpu, age = case_run._calibration(opts)
+    assert (wall, cpu) == (0.3, 0.2) and 3.0 <= age < case_run.CALIBRATION_MAX_AGE
+    assert measured == [1]
+    # An older one is not recorded over a newer one.
+    case_run.note_calibration(0.9, 0.9, time.monotonic() - 5.0)
+    assert case_run.LATEST_CALIBRATION[:2] == (0.3, 0.2)
+    # Past CALIBRATION_MAX_AGE the case measures again.
+    old = time.monotonic() - case_run.CALIBRATION_MAX_AGE - 1.0
+    monkeypatch.setattr(case_run, "LATEST_CALIBRATION", (0.3, 0.2, old))
+    assert case_run._calibration(opts) == (0.5, 0.4, 0.0)
+    # Repeated derivations (the baseline's runs) measure every case.
+    case_run.note_calibration(0.3, 0.2, time.monotonic())
+    assert case_run._calibration(RunOptions(time_repeats=3))[2] == 0.0
+    assert measured == [1, 1, 3]

@@ -688,3 +688,42 @@ def test_without_a_usable_key_libraries_are_built_uncached(tmp_path):
     assert f"cache key {key} is damaged" in proc.stderr
     assert "compiling uncached" in proc.stderr
     assert not cache.exists() and key.read_bytes() == b"too short"
+
+
+def test_the_same_source_built_by_two_processes_at_once_compiles_once(
+    tmp_path, monkeypatch
+):
+    # Two cases whose equations print the same C (kane and another
+    # formulation of the same system) build it in two processes of one
+    # cache: the second waits for the first and loads its library.
+    import multiprocessing as mp
+    import time
+
+    eom = cached_eom("kane", "rotating_tube")
+    source = c_source(eom)[0]
+    CompiledModel(eom, cache_dir=tmp_path / "warm")  # the call module, here
+    log = tmp_path / "compiles.txt"
+    run = compiled._run_compiler
+
+    def slow(cmd, cwd):
+        if any(str(c).endswith(".c") and "_eomc_" in str(c) for c in cmd):
+            with open(log, "a") as fh:
+                fh.write("compile\n")
+            time.sleep(0.5)  # both processes are past the cache check
+        return run(cmd, cwd)
+
+    monkeypatch.setattr(compiled, "_run_compiler", slow)
+    monkeypatch.setattr(compiled, "_LOADED", {})
+
+    def build():
+        compiled.build_module(source, cache_dir=tmp_path / "shared")
+
+    ctx = mp.get_context("fork")
+    procs = [ctx.Process(target=build) for _ in range(2)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+    assert [p.exitcode for p in procs] == [0, 0]
+    assert log.read_text().splitlines() == ["compile"]
+    assert len(list((tmp_path / "shared").glob("_eomc_*.so"))) == 1
