@@ -283,7 +283,7 @@ def canonical_counts(
     out = list(form.exprs)
     derived = as_derived if isinstance(as_derived, dict) else None
     bound = derived["cse"] if derived is not None else as_derived
-    from eomcompare.numeric.c_code import same_expression
+    from eomcompare.symbolic.canonical import same_expression
 
     memo: dict[tuple[int, int], bool] = {}
     if derived is not None and all(

@@ -15,6 +15,7 @@ from sympy.core.parameters import distribute
 from sympy.printing.c import C99CodePrinter
 
 from eomcompare.symbolic.calculus import substitute
+from eomcompare.symbolic.canonical import same_expression
 
 from .model import plain_parts
 
@@ -266,34 +267,6 @@ def _c_function(printer, signature, outputs, prelude=()):
                 lines.append(f"    {name}[{i}] = {printer.doprint(next(it))};")
     lines.append("}")
     return "\n".join(lines)
-
-
-def same_expression(a, b, memo=None) -> bool:
-    """sympy's structural ``a == b``, each pair of subtrees compared once.
-
-    ``==`` compares two equal expressions that are distinct objects along
-    every path of their trees; on copies of a graph that shares subtrees
-    (equations of motion) that is exponential in its depth.  Here a pair
-    is compared once (``memo``, keyed by the objects, may be shared
-    between calls), unequal hashes settle a pair at once, and leaves are
-    compared by ``==``."""
-    memo = {} if memo is None else memo
-    if a is b:
-        return True
-    key = (id(a), id(b))
-    got = memo.get(key)
-    if got is not None:
-        return got
-    if type(a) is not type(b) or hash(a) != hash(b):
-        out = False
-    elif not a.args or not b.args:
-        out = a == b
-    else:
-        out = len(a.args) == len(b.args) and all(
-            same_expression(x, y, memo) for x, y in zip(a.args, b.args)
-        )
-    memo[key] = out
-    return out
 
 
 def is_structurally_symmetric(M) -> bool:

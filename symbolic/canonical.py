@@ -66,6 +66,7 @@ __all__ = [
     "collapse_angle_sums",
     "collapse_pythagorean",
     "EXPAND_LIMIT",
+    "same_expression",
 ]
 
 #: Largest entry (nodes of the terms that hold a moving angle, as a tree)
@@ -315,38 +316,45 @@ def _expanded(expr: sm.Basic, memo: dict, trig_memo: dict) -> sm.Basic:
     return trial if count_ops(trial) < count_ops(expr) else expr
 
 
-def _same(a: sm.Basic, b: sm.Basic, memo: dict) -> bool:
-    """sympy's structural ``a == b`` with each pair of subtrees compared
-    once (``==`` compares shared subtrees along every path: exponential
-    in the depth of the graphs equations of motion are)."""
+def same_expression(a, b, memo=None) -> bool:
+    """sympy's structural ``a == b``, each pair of subtrees compared once.
+
+    ``==`` compares two equal expressions that are distinct objects along
+    every path of their trees; on copies of a graph that shares subtrees
+    (equations of motion) that is exponential in its depth.  Here a pair
+    is compared once (``memo``, keyed by the objects, may be shared
+    between calls), unequal hashes settle a pair at once, and leaves are
+    compared by ``==``."""
+    memo = {} if memo is None else memo
     if a is b:
         return True
     key = (id(a), id(b))
     got = memo.get(key)
-    if got is None:
-        if type(a) is not type(b) or hash(a) != hash(b):
-            got = False
-        elif not a.args or not b.args:
-            got = a == b
-        else:
-            got = len(a.args) == len(b.args) and all(
-                _same(x, y, memo) for x, y in zip(a.args, b.args)
-            )
-        memo[key] = got
-    return got
+    if got is not None:
+        return got
+    if type(a) is not type(b) or hash(a) != hash(b):
+        out = False
+    elif not a.args or not b.args:
+        out = a == b
+    else:
+        out = len(a.args) == len(b.args) and all(
+            same_expression(x, y, memo) for x, y in zip(a.args, b.args)
+        )
+    memo[key] = out
+    return out
 
 
 def _each_once(exprs: list[sm.Basic], step) -> list[sm.Basic]:
     """``[step(e) for e in exprs]`` with ``step`` run once per distinct
     expression (the mirrored entries of a symmetric mass matrix are the
     same expression): equal entries are found by their hash and
-    :func:`_same`, never by ``==`` along every path."""
+    same_expression, never by ``==`` along every path."""
     seen: dict[int, list[tuple[sm.Basic, sm.Basic]]] = {}
     compared: dict = {}
     out = []
     for e in exprs:
         bucket = seen.setdefault(hash(e), [])
-        found = [got for done, got in bucket if _same(done, e, compared)]
+        found = [got for done, got in bucket if same_expression(done, e, compared)]
         if not found:
             found = [step(e)]
             bucket.append((e, found[0]))
