@@ -38,6 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .precision import COLUMNS
 from .timing import MIN_SAMPLES, Spread, tied_with_best
 
 __all__ = [
@@ -163,20 +164,10 @@ def round_robin(
     return times, nfev, failed
 
 
-#: A cell's columns, as the IFToMM table and a sweep's rows give them.
-CELL = (
-    "system",
-    "formulation",
-    "integrator",
-    "treatment",
-    "tolerance",
-    "error",
-    "cpu_s",
-    "nfev",
-    "t_final",
-    "output_steps",
-    "backend",
-)
+#: A cell's columns, as the IFToMM table and a sweep's rows give them: the
+#: first eight of ``precision.csv``'s schema, then where the cell ends and
+#: how it was evaluated.
+CELL = COLUMNS[:8] + ("t_final", "output_steps", "backend")
 
 
 def candidate_cells(
