@@ -82,10 +82,19 @@ def rows_of(out: Path) -> list[dict]:
 
 
 def children_of(pid: int) -> list[int]:
+    """The run's case workers: the children forked from it, which carry its
+    command name; a compiler the run starts itself (its probe of the
+    processor's flags, before the cases fork) is not one."""
     out = subprocess.run(
-        ["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True, text=True
+        ["ps", "-o", "pid=,comm=", "--ppid", str(pid)], capture_output=True, text=True
     ).stdout
-    return [int(x) for x in out.split()]
+    try:
+        with open(f"/proc/{pid}/comm") as fh:
+            name = fh.read().strip()
+    except FileNotFoundError:
+        return []
+    rows = [line.split(None, 1) for line in out.splitlines() if line.strip()]
+    return [int(p) for p, *comm in rows if comm and comm[0].strip() == name]
 
 
 def alive(pid: int) -> bool:
@@ -397,8 +406,9 @@ def test_a_worker_killed_mid_case_is_a_row_and_runs_again(tmp_path):
     out = tmp_path / "run"
     args = run_args(out, ["double_pendulum", "rotating_tube"], t_final=0.3)
     proc = popen(tmp_path, *args)
-    wait_for(lambda: children_of(proc.pid), 120, "a worker")
-    os.kill(children_of(proc.pid)[0], signal.SIGKILL)
+    workers = []
+    wait_for(lambda: workers.extend(children_of(proc.pid)) or workers, 120, "a worker")
+    os.kill(workers[0], signal.SIGKILL)
     stdout, err = proc.communicate(timeout=300)
     assert proc.returncode == 1, stdout + err
     assert "crashed" in stdout and "SIGKILL" in stdout
