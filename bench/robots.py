@@ -89,6 +89,9 @@ TARGET_MET_BY = {
     "rhs": "kane_articulated",
 }
 ROBOTS = ("ur5", "panda", "puma560", "stanford_arm")
+#: The robots of the compiled right-hand-side part (those of ``robots`` among
+#: them).
+RHS_ROBOTS = ("panda", "ur5")
 
 
 def _aba(n):
@@ -295,6 +298,9 @@ def bench_robots(
         :mod:`eomcompare.bench.khalil`, and ``floating.csv``,
         :mod:`eomcompare.bench.floating`).  ``robots.md`` keeps the
         sections of the parts not run from the file already in ``out``.
+    robots : iterable of str
+        The robots of the parts that take robots (the right-hand-side part
+        times those of :data:`RHS_ROBOTS` among them).
     urdf_ns : iterable of int
         Links of the URDF chains part 5 declares.
     """
@@ -407,7 +413,7 @@ def bench_robots(
     if "rhs" in parts:
         log("robots 3. compiled rhs against Pinocchio aba, us per call")
         rows = []
-        for system in ("panda", "ur5"):
+        for system in [r for r in RHS_ROBOTS if r in robots]:
             cases = list(formulations)
             try:
                 got = _capped(
