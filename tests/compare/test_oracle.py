@@ -159,7 +159,23 @@ def run_arm(tmp_path, name, mass, system="arm"):
     return proc, out, {r["formulation"]: r for r in rows}
 
 
-def test_a_declaration_pinocchio_disagrees_with_fails_the_run_and_the_gate(tmp_path):
+def gate(capsys, baseline, run_dir):
+    """``python -m eomcompare regress --ignore-times`` in this process (the
+    gate reads two run directories and derives nothing): its exit code and
+    what it printed."""
+    from eomcompare.compare.cli import main
+
+    capsys.readouterr()
+    code = main(
+        ["regress", "--baseline", str(baseline), "--run", str(run_dir), "--ignore-times"]
+    )
+    captured = capsys.readouterr()
+    return code, captured.out + captured.err
+
+
+def test_a_declaration_pinocchio_disagrees_with_fails_the_run_and_the_gate(
+    tmp_path, capsys
+):
     proc, good, rows = run_arm(tmp_path, "good", 1.0)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     for row in rows.values():
@@ -178,16 +194,14 @@ def test_a_declaration_pinocchio_disagrees_with_fails_the_run_and_the_gate(tmp_p
     assert frame.loc["lagrange", "qdd_max_rel_dev"] < 1e-9
     # The gate: a case that agreed no longer does, and a case that
     # disagrees on both sides is still a regression.
-    gate = cli(tmp_path, "regress", "--baseline", good, "--run", bad, "--ignore-times")
-    assert gate.returncode == 1, gate.stdout + gate.stderr
-    assert "arm/kane: status: was ok, now oracle_disagrees: q'' deviates" in gate.stdout
-    gate = cli(tmp_path, "regress", "--baseline", bad, "--run", bad, "--ignore-times")
-    assert gate.returncode == 1, gate.stdout + gate.stderr
-    assert "[REGRESSION] arm/lagrange: oracle: q'' deviates from pinocchio" in (
-        gate.stdout
-    )
-    gate = cli(tmp_path, "regress", "--baseline", good, "--run", good, "--ignore-times")
-    assert gate.returncode == 0, gate.stdout + gate.stderr
+    code, text = gate(capsys, good, bad)
+    assert code == 1, text
+    assert "arm/kane: status: was ok, now oracle_disagrees: q'' deviates" in text
+    code, text = gate(capsys, bad, bad)
+    assert code == 1, text
+    assert "[REGRESSION] arm/lagrange: oracle: q'' deviates from pinocchio" in text
+    code, text = gate(capsys, good, good)
+    assert code == 0, text
 
 
 def test_a_file_pinocchio_cannot_read_leaves_the_robot_without_oracle(tmp_path):
