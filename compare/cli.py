@@ -385,11 +385,14 @@ def _child_result(child):
 
 
 def cmd_report(args) -> int:
-    from .report import write_report
+    from .report import check_counts, write_report
     from .sections import compute_sections, load_sections, save_sections
     from .store import load
 
     result = load(args.out)
+    # A damaged results.csv is refused before the missing tables are
+    # derived (seconds to minutes), not after.
+    check_counts(result, args.out)
     # The tables kept with the run are shown as they are; those it lacks
     # (a run with --no-report, or --benchmarks asked now) are computed once
     # and kept.

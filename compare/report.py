@@ -58,7 +58,7 @@ from .tables import (
     timed_heading,
 )
 
-__all__ = ["write_report", "summary_columns", "ReportOutputError"]
+__all__ = ["write_report", "check_counts", "summary_columns", "ReportOutputError"]
 
 #: Names of the figures a report draws in ``figures/``; a report removes
 #: those of an earlier report it did not draw again, and no other file.
@@ -531,6 +531,16 @@ def _build_report(result, out, *, tables, figures: bool = True):
     return rep
 
 
+def check_counts(result, out) -> None:
+    """Raise ``ValueError`` naming ``out``'s results.csv and its first cell
+    that should hold a count and does not (:func:`count_problems`): a saved
+    run is refused before anything is computed or drawn from it."""
+    problems = count_problems(result.frame)
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise ValueError(f"{Path(out) / 'results.csv'}: {problems[0]}{more}")
+
+
 def write_report(result, out, *, tables=None, figures: bool = True) -> dict:
     """Write ``report.md``, a standalone ``report.html`` and ``figures/``.
 
@@ -583,10 +593,7 @@ def write_report(result, out, *, tables=None, figures: bool = True) -> dict:
             f"not {type(result).__name__}"
         )
     out = Path(out)
-    problems = count_problems(result.frame)
-    if problems:
-        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-        raise ValueError(f"{out / 'results.csv'}: {problems[0]}{more}")
+    check_counts(result, out)
     from .sections import SECTIONS, SectionTable, load_sections
     from .store import _atomic_write
 

@@ -133,7 +133,9 @@ def test_figures_are_valid_pngs(report):
         image = mpimg.imread(path)
         assert image.ndim == 3 and image.shape[0] > 100 and image.shape[1] > 100
         # Not a blank canvas: a drawn figure has many distinct colours.
-        assert len(np.unique(image.reshape(-1, image.shape[2]), axis=0)) > 20
+        pixels = np.round(image.reshape(-1, image.shape[2]) * 255).astype(np.uint32)
+        packed = sum(pixels[:, k] << (8 * k) for k in range(pixels.shape[1]))
+        assert len(np.unique(packed)) > 20
     assert "figures/scaling_n_link_pendulum.png" in md_section(
         report.md, "Scaling with n"
     )
@@ -589,8 +591,12 @@ def test_a_report_that_cannot_be_written_keeps_the_one_before(result, tmp_path):
 
 
 def test_the_report_command_refuses_counts_that_are_not_counts(
-    result, tmp_path, capsys
+    result, tmp_path, capsys, monkeypatch
 ):
+    import eomcompare.compare.kolev_costs as kc
+
+    derived = []
+    monkeypatch.setattr(kc, "kolev_cost_table", lambda *a, **k: derived.append(a))
     out = _saved_run(result, tmp_path / "run")
     frame = pd.read_csv(out / "results.csv")
     frame["ops_raw"] = frame["ops_raw"].astype(object)
@@ -602,6 +608,8 @@ def test_the_report_command_refuses_counts_that_are_not_counts(
     assert str(out / "results.csv") in err[0]
     assert f"{frame.loc[0, 'case']}: ops_raw is inf, not a count" in err[0]
     assert not (out / "report.html").exists()
+    # Refused before the run's missing tables were derived.
+    assert derived == []
 
 
 def test_the_cost_section_states_the_growth_with_n_and_its_assumption(report):
