@@ -75,7 +75,7 @@ def _fold_prismatic_inertia(links, inertia):
     return out
 
 
-def _axial_moments(links, inertia, P):
+def _axial_moments(links, inertia, P, turned=()):
     """A revolute parent's first moment along a child's joint axis moved
     into the child (its ``MZ``), where the child's moment already needs
     U's column along its axis (products of inertia ``XZ``, ``YZ``): the
@@ -83,7 +83,11 @@ def _axial_moments(links, inertia, P):
     terms ``MS += mu a``, ``J += mu (2 (P . a) 1 - P a^T - a P^T)`` (Khalil
     & Dombre's grouping of ``MZ_j``, run backwards).  The parent then needs
     no U entry of that column's diagonal.  Skipped where the parent's J
-    would gain a nonzero entry it lacks."""
+    would gain a nonzero entry it lacks, and for the children in
+    ``turned`` (leaves whose frame :func:`_leaf_offsets` turns) without a
+    first moment along their axis: their first moment across the axis has
+    one entry, their force one column of U, and the axial moment would
+    add a second (with the terms ``MZ x vd`` across the axis)."""
     out = [(m, list(mc), sm.Matrix(J)) for m, mc, J in inertia]
     for k in range(1, len(links) + 1):
         s = links[k - 1]
@@ -95,6 +99,8 @@ def _axial_moments(links, inertia, P):
             continue
         m, mc, J = out[k - 1]
         i = [abs(x) for x in s.joint.axis].index(1)
+        if k in turned and not v3.nz(mc[i]):
+            continue
         across = [j for j in range(3) if j != i]
         # The child's moment needs U's axis column (XZ, YZ) and its first
         # moment the acceleration across the axis, whatever it carries.
