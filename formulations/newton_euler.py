@@ -838,9 +838,7 @@ def customised_inverse_dynamics(
             J = sm.zeros(3, 3)
         else:
             own = [0, 0, 0]
-        nn[k] = v3.add(
-            _moment(J, w[k], wd[k], pr[k], U[k]), v3.cross(mc, vd[k]), own
-        )
+        nn[k] = v3.add(_moment(J, w[k], wd[k], pr[k], U[k]), v3.cross(mc, vd[k]), own)
         nn[k] = let(nn[k])
     # Backward pass.  A revolute link whose origin is its parent's moves
     # its parent's origin's acceleration: its mass term rotated back is

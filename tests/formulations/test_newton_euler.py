@@ -596,7 +596,10 @@ def test_moment_of_a_link_turning_with_the_first_joint_in_closed_form():
 
     def run(ms, inertia, closed, program=True):
         out, _ = customised_inverse_dynamics(
-            ms, ZDD[: len(inertia)], inertia=inertia, program=program,
+            ms,
+            ZDD[: len(inertia)],
+            inertia=inertia,
+            program=program,
             closed_forms=closed,
         )
         if not program:
