@@ -640,3 +640,43 @@ def test_moment_of_a_link_turning_with_the_first_joint_in_closed_form():
         for q, v, a in _states(n, count=3, seed=15):
             a6 = [*a, *[0] * (6 - n)]
             assert np.allclose(f(q, v, a6, values), g(q, v, a6, values), atol=1e-12)
+
+
+def test_turned_leaf_takes_no_axial_first_moment(monkeypatch):
+    # The Khalil Stanford arm's joints 1, 2 and (as joint 3) its joint 5,
+    # whose axis is link 2's y.  Link 2 carries MY2 alone (a first moment
+    # along joint 3's axis), link 3 (a leaf) MX3, MY3, XZ3 and YZ3: its
+    # frame is turned to MS3 = (r, 0, 0) (_leaf_offsets).
+    import eomcompare.formulations.newton_euler as ne
+    from eomcompare.systems.robots import KHALIL_STANFORD_ARM, mdh_system
+
+    ms = mdh_system("rrr", (*KHALIL_STANFORD_ARM[:2], KHALIL_STANFORD_ARM[4]))
+    my2, mx3, my3, xz3, yz3 = symbols = sm.symbols("MY2 MX3 MY3 XZ3 YZ3")
+    J3 = sm.Matrix([[0, 0, xz3], [0, 0, yz3], [xz3, yz3, 0]])
+    none = (0, [0, 0, 0], sm.zeros(3, 3))
+    inertia = [none, (0, [0, my2, 0], sm.zeros(3, 3)), (0, [mx3, my3, 0], J3)]
+
+    def run():
+        prog, _ = customised_inverse_dynamics(
+            ms, ZDD[:3], inertia=inertia, program=True
+        )
+        c = assignments_counts(prog, set(symbols) | set(ms.parameters))
+        return c.mul, c.add
+
+    kept = run()
+    original = ne._axial_moments
+    monkeypatch.setattr(
+        ne,
+        "_axial_moments",
+        lambda links, inertia, P, turned=(): original(links, inertia, P),
+    )
+    moved = run()
+    # Kept in link 2, MY2 costs f2 = MY2 (U2_xy, U2_yy, .) across joint 1's
+    # axis (two products; U2_xy = w_x w_y - qdd2: 1 mul, 1 add), n2 = MY2
+    # (vd2_z, 0, -vd2_x) (two products) and four sums: 5 mul, 5 add.
+    # Moved into link 3 as its MZ3: f3 gains MZ3 (U_xz, U_yz, U_zz) (U_xz,
+    # U_yz formed for XZ3, YZ3, U_zz the parent's: 3 mul, 3 add, all three
+    # components reach tau1), n3 gains MZ3 (-vd3_y, vd3_x, 0) (2 mul,
+    # 2 add) and vd3_x, which r's terms (vd3_y, vd3_z) do not need (its
+    # turn: 2 mul, 1 add): 7 mul, 6 add.  Kept: 2 mul, 1 add fewer.
+    assert (moved[0] - kept[0], moved[1] - kept[1]) == (2, 1)
