@@ -75,7 +75,7 @@ def _fold_prismatic_inertia(links, inertia):
     return out
 
 
-def _axial_moments(links, inertia, P):
+def _axial_moments(links, inertia, P, turned=()):
     """A revolute parent's first moment along a child's joint axis moved
     into the child (its ``MZ``), where the child's moment already needs
     U's column along its axis (products of inertia ``XZ``, ``YZ``): the
@@ -83,7 +83,11 @@ def _axial_moments(links, inertia, P):
     terms ``MS += mu a``, ``J += mu (2 (P . a) 1 - P a^T - a P^T)`` (Khalil
     & Dombre's grouping of ``MZ_j``, run backwards).  The parent then needs
     no U entry of that column's diagonal.  Skipped where the parent's J
-    would gain a nonzero entry it lacks."""
+    would gain a nonzero entry it lacks, and for the children in
+    ``turned`` (leaves whose frame :func:`_leaf_offsets` turns) without a
+    first moment along their axis: their first moment across the axis has
+    one entry, their force one column of U, and the axial moment would
+    add a second (with the terms ``MZ x vd`` across the axis)."""
     out = [(m, list(mc), sm.Matrix(J)) for m, mc, J in inertia]
     for k in range(1, len(links) + 1):
         s = links[k - 1]
@@ -95,6 +99,8 @@ def _axial_moments(links, inertia, P):
             continue
         m, mc, J = out[k - 1]
         i = [abs(x) for x in s.joint.axis].index(1)
+        if k in turned and not v3.nz(mc[i]):
+            continue
         across = [j for j in range(3) if j != i]
         # The child's moment needs U's axis column (XZ, YZ) and its first
         # moment the acceleration across the axis, whatever it carries.
@@ -190,3 +196,59 @@ def _balance_axes(links, inertia, P):
             out[p - 1] = (mp, mcp, (Jp - lam * D).applyfunc(sm.expand))
         out[k - 1] = (m, mc, (J + lam * perp).applyfunc(sm.expand))
     return out
+
+
+def _leaf_offsets(links, inertia, children):
+    """``{k: (beta, B)}`` for each revolute link k without children whose
+    first moment has two free parameters across its joint axis a (the
+    ``MX``, ``MY`` of a z axis): the link's frame turned about a by the
+    constant angle that puts the first moment on the first of the two
+    (``tan phi = MY / MX``), the joint's angle read as ``q + beta``
+    (``beta = +-phi``, the sign of a) and ``B`` the frame turn (link
+    components of the turned frame's axes).
+
+    The frame of a link without children is free to turn about its axis
+    (no child's constant rotation is written in it): the joint's
+    rotation ``Rot(a, q) Rot(a, beta)`` and the inertia ``B^T MS``,
+    ``B^T J B`` in the turned frame, parameter-only functions of the
+    given ones (``sqrt(MX^2 + MY^2)``, ``atan2``: once per parameter set);
+    ``tau`` is the same.  The first moment's second entry is then zero:
+    the force ``U MS`` and the moment ``MS x vd`` lose its terms, for one
+    addition (the angle ``q + beta``) per evaluation.  Bare symbols only:
+    values of the parameters that make both entries zero at once are then
+    outside the model's generic case (``atan2(0, 0)``), as a base
+    parameter set's are."""
+    out = {}
+    for k, s in enumerate(links, start=1):
+        if children[k] or not s.joint.turns:
+            continue
+        p = s.parent
+        if (
+            p
+            and links[p - 1].joint.turns
+            and tuple(links[p - 1].joint.axis) == tuple(s.joint.axis)
+            and sm.Matrix(s.rotation) == sm.eye(3)
+        ):
+            # Parallel to its parent: turned by the summed angle
+            # (newton_euler._angle_sum), with the parent's frame.
+            continue
+        axis = [sm.Integer(x) for x in s.joint.axis]
+        i = [abs(x) for x in axis].index(1)
+        b, c = (i + 1) % 3, (i + 2) % 3
+        mc = list(inertia[k - 1][1])
+        if not all(isinstance(mc[j], sm.Symbol) for j in (b, c)):
+            continue
+        r = sm.sqrt(mc[b] ** 2 + mc[c] ** 2)
+        cb, sb = mc[b] / r, mc[c] / r
+        B = sm.eye(3)
+        B[b, b], B[b, c], B[c, b], B[c, c] = cb, -sb, sb, cb
+        out[k] = (axis[i] * sm.atan2(mc[c], mc[b]), B)
+    return out
+
+
+def _turn_frame(inertia, B):
+    """``(M, MS, J)`` in the frame whose axes are B's columns."""
+    m, mc, J = inertia
+    mc = [sm.factor(x) for x in v3.mtv(B, list(mc))]
+    J = (B.T * sm.Matrix(J) * B).applyfunc(sm.factor)
+    return m, mc, J
