@@ -117,8 +117,24 @@ COLUMNS = (
     "symoro_add",
     "param_mul",
     "param_add",
+    "trig",
     "status",
 )
+#: The function calls counted in the column ``trig``: sin/cos evaluations
+#: per evaluation (:attr:`OpCount.calls`), which SYMORO's convention, and
+#: this project's, leave out of the multiplications and additions.
+TRIG_CALLS = ("sin", "cos")
+
+
+def _trig(c) -> int:
+    """sin/cos evaluations per evaluation of an :class:`OpCount`."""
+    return sum(c.calls.get(name, 0) for name in TRIG_CALLS)
+
+
+def _counts(c, extra=(0, 0)):
+    """The tuple a case returns per model: mul, add (each plus ``extra``,
+    a solve's), param_mul, param_add, trig."""
+    return (c.mul + extra[0], c.add + extra[1], c.param_mul, c.param_add, _trig(c))
 
 
 def _system(robot, assumptions):
@@ -155,24 +171,23 @@ def _customised_case(robot, assumptions, parameters):
     prog, _ = customised_inverse_dynamics(ms, zdd, inertia=link[0], program=True)
     params = set(link[1]) | set(ms.parameters)
     c = assignments_counts(prog, params)
-    out = {"inverse": (c.mul, c.add, c.param_mul, c.param_add)}
+    out = {"inverse": _counts(c)}
     prog, _ = customised_inverse_dynamics(
         ms, zdd, inertia=link[0], program=True, summed_angles=False
     )
     t = assignments_counts(prog, params)
-    out["inverse_turn_by_turn"] = (t.mul, t.add, t.param_mul, t.param_add)
+    out["inverse_turn_by_turn"] = _counts(t)
     prog, _ = customised_inverse_dynamics(
         ms, zdd, inertia=link[0], program=True, inertia_moves=False
     )
     t = assignments_counts(prog, params)
-    out["inverse_inertia_kept"] = (t.mul, t.add, t.param_mul, t.param_add)
+    out["inverse_inertia_kept"] = _counts(t)
     prog, _, n = customised_forward_dynamics(ms, link=link)
     c = assignments_counts(prog, params)
-    m, a = ldl_solve_counts(n)
-    out["forward"] = (c.mul + m, c.add + a, c.param_mul, c.param_add)
+    out["forward"] = _counts(c, ldl_solve_counts(n))
     prog, _, n = customised_forward_dynamics(ms, link=link, mass_matrix_only=True)
     c = assignments_counts(prog, params)
-    out["mass_matrix"] = (c.mul, c.add, c.param_mul, c.param_add)
+    out["mass_matrix"] = _counts(c)
     return out
 
 
@@ -195,20 +210,20 @@ def _formulation_case(robot, assumptions, formulation):
     out = {}
     if formulation == "kane_recursive":
         c = recursive_inverse_dynamics_counts(ms)
-        return {"inverse": (c.mul, c.add, c.param_mul, c.param_add)}
+        return {"inverse": _counts(c)}
     eom = get_formulation(formulation, count_ops=False).derive(ms)
     if formulation in INVERSE_FORMULATIONS:
         c = inverse_dynamics_counts(eom)
-        out["inverse"] = (c.mul, c.add, c.param_mul, c.param_add)
+        out["inverse"] = _counts(c)
     if formulation in FORWARD_FORMULATIONS:
         fd = forward_dynamics_counts(eom)["total"]
-        out["forward"] = (fd.mul, fd.add, fd.param_mul, fd.param_add)
+        out["forward"] = _counts(fd)
         if "assignments" not in eom.extras:
             M = sm.Matrix(eom.mass_matrix)
             n = M.shape[0]
             lower = [M[i, j] for i in range(n) for j in range(i + 1)]
             c = count_ops_literature(lower, set(ms.parameters))
-            out["mass_matrix"] = (c.mul, c.add, c.param_mul, c.param_add)
+            out["mass_matrix"] = _counts(c)
     return out
 
 
@@ -228,7 +243,12 @@ def _row(robot, assumptions, parameters, model, formulation, got):
         row["status"] = "capped"
     else:
         row.update(
-            mul=got[0], add=got[1], param_mul=got[2], param_add=got[3], status="ok"
+            mul=got[0],
+            add=got[1],
+            param_mul=got[2],
+            param_add=got[3],
+            trig=got[4] if len(got) > 4 else "",
+            status="ok",
         )
     return row
 
@@ -517,8 +537,8 @@ def khalil_markdown(rows, passes=(), links=()) -> str:
         "Regenerate with `python -m eomcompare.bench.khalil --out reports/bench/robots`.",
         "",
         "| robot | assumptions | parameters | model | formulation | mul | add "
-        "| SYMORO mul | SYMORO add |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| sin/cos | SYMORO mul | SYMORO add |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         cells = [
@@ -529,10 +549,12 @@ def khalil_markdown(rows, passes=(), links=()) -> str:
             r["formulation"],
             r["mul"] if r["status"] == "ok" else "capped",
             r["add"] if r["status"] == "ok" else "",
+            r.get("trig", "") if r["status"] == "ok" else "",
             r["symoro_mul"],
             r["symoro_add"],
         ]
         lines.append("| " + " | ".join(str(c) for c in cells) + " |")
+    lines += ["", _trig_sentence(rows)]
     lines += ["", "## Targets (at most 0.9 x SYMORO's count)", ""]
     lines += ["| target | value | status | note |", "|---|---|---|---|"]
     for t in khalil_targets(rows):
@@ -573,6 +595,26 @@ def khalil_markdown(rows, passes=(), links=()) -> str:
     if links:
         lines += _links_markdown(links)
     return "\n".join(lines) + "\n"
+
+
+def _trig_sentence(rows) -> str:
+    """The note under the main table: sin/cos are counted apart, and how
+    many each customised row evaluates."""
+    counts = [
+        f"{r['robot']} {r['assumptions']} {r['parameters']} {r['model']} "
+        f"{r['trig']}"
+        for r in rows
+        if r["formulation"] == "customised_ne"
+        and r["status"] == "ok"
+        and r.get("trig", "") != ""
+    ]
+    return (
+        "sin/cos: evaluations of " + " and ".join(TRIG_CALLS) + " per evaluation, "
+        "not counted in mul/add (SYMORO's convention); the customised rows "
+        "evaluate " + ("; ".join(counts) or "none counted") + ". The closed-form "
+        "moments trade multiplications and additions for evaluations of "
+        "sin/cos of 2 theta (and a turned leaf's of q + beta)."
+    )
 
 
 def _links_markdown(links):

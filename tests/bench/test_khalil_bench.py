@@ -58,10 +58,38 @@ def test_the_best_formulation_decides_and_both_counts_must_be_met():
 
 
 def test_markdown_lists_every_row_and_target():
-    rows = [_row("rx90", "general", "base", "inverse", "customised_ne", 250, 230)]
+    rows = [
+        _row("rx90", "general", "base", "inverse", "customised_ne", 250, 230)
+        | {"trig": 14}
+    ]
     text = khalil_markdown(rows)
-    assert "| rx90 | general | base | inverse | customised_ne | 250 | 230 |" in text
+    assert "| rx90 | general | base | inverse | customised_ne | 250 | 230 | 14 |" in text
+    assert "| mul | add | sin/cos | SYMORO mul |" in text
+    # The note under the table: sin/cos apart, and the customised row's.
+    assert "not counted in mul/add (SYMORO's convention)" in text
+    assert "rx90 general base inverse 14" in text
     assert text.count("<= 0.9 x SYMORO") == len(TARGETS)
+
+
+def test_trig_counts_sin_and_cos_evaluations_after_cse():
+    import sympy as sm
+
+    from eomcompare.bench.khalil import COLUMNS, _counts, _row
+    from eomcompare.symbolic.literature_counts import count_ops_literature
+
+    a, b, q1, q2 = sm.symbols("a b q1 q2")
+    exprs = [
+        a * sm.sin(q1) + sm.cos(2 * q1),
+        b * sm.sin(q1) + sm.sqrt(q2),
+        sm.cos(q1 + q2) * sm.sin(q1),
+    ]
+    # By hand: sin(q1) is one evaluation shared by cse across the three,
+    # cos(2 q1) and cos(q1 + q2) one each: 3 sin/cos; sqrt is a call but
+    # not sin/cos.  mul: a sin, 2 q1, b sin, cos sin = 4; add: 3.
+    got = _counts(count_ops_literature(exprs, {a, b}))
+    assert got == (4, 3, 0, 0, 3)
+    row = _row("rx90", "general", "base", "inverse", "customised_ne", got)
+    assert "trig" in COLUMNS and row["trig"] == 3
 
 
 def test_summed_angle_rows_say_what_the_sums_save():
