@@ -242,7 +242,8 @@ class _Program:
         # bench.khalil's breakdown): ``(link, stage)`` or None.
         self.stage, self.stages = None, []
         # (symbol, a symbol its definition uses, the definition without
-        # it): taken by pruned() where nothing else needs that symbol.
+        # it): taken by pruned() where nothing else needs that symbol
+        # (all the fallbacks of one symbol at once).
         self.fallbacks = []
 
     def __call__(self, x):
@@ -283,6 +284,31 @@ class _Program:
             out.append(e if plain else self(e))
         return out
 
+    def _in_order(self, keep, index):
+        """``keep`` (indices of definitions) reordered so that each comes
+        after the symbols it uses (a fallback may use a symbol named
+        later), otherwise in the order given."""
+        kept = set(keep)
+        done, out = set(), []
+        for start in keep:
+            stack = [(start, False)]
+            while stack:
+                i, expanded = stack.pop()
+                if i in done:
+                    continue
+                if expanded:
+                    done.add(i)
+                    out.append(i)
+                    continue
+                stack.append((i, True))
+                deps = sorted(
+                    index[x]
+                    for x in self.definitions[i].free_symbols
+                    if x in index and index[x] in kept and index[x] not in done
+                )
+                stack += [(d, False) for d in reversed(deps)]
+        return out
+
     def pruned(self, outputs):
         """The :class:`~eomcompare.formulations.articulated_body.Assignments` of the
         definitions ``outputs`` need, in order."""
@@ -306,22 +332,38 @@ class _Program:
             return need
 
         need = needed()
+        # The fallbacks sharing one ``via`` are taken together, once
+        # nothing outside them needs it; taking some frees others (a
+        # leaf's moment frees its parent's wd, whose U entries then free
+        # the grandparent's): until none is left to take.
+        groups = {}
         for s, via, alone in self.fallbacks:
-            # ``via`` serves s alone: s without it.
-            users = [
-                t
-                for t in need
-                if t != s and via in self.definitions[index[t]].free_symbols
-            ]
-            if (
-                s in need
-                and via in need
-                and not users
-                and not any(via in sm.sympify(e).free_symbols for e in outputs)
-            ):
-                self.definitions[index[s]] = alone
-                need = needed()
+            groups.setdefault(via, []).append((s, alone))
+        outside = {x for e in outputs for x in sm.sympify(e).free_symbols}
+        changed = True
+        while changed:
+            changed = False
+            for via, members in groups.items():
+                mine = {s for s, _ in members}
+                if via not in need or via in outside:
+                    continue
+                if any(
+                    via in self.definitions[index[t]].free_symbols
+                    for t in need
+                    if t not in mine
+                ):
+                    continue
+                taken = False
+                for s, alone in members:
+                    if s in need and via in self.definitions[index[s]].free_symbols:
+                        self.definitions[index[s]] = alone
+                        taken = True
+                if taken:
+                    need = needed()
+                    changed = True
         keep = [i for i in range(len(self.symbols)) if self.symbols[i] in need]
+        if self.fallbacks:
+            keep = self._in_order(keep, index)
         return Assignments(
             tuple(self.symbols[i] for i in keep),
             tuple(self.definitions[i] for i in keep),
@@ -577,6 +619,71 @@ def _leaf_axis_entries(U, i, wr, wdr, qa, wi, turned, let):
     U[i, c] = w[c] * twice + wdr[b]
 
 
+def _wd_across(a, i, column, pr):
+    """``wd_a`` across the axis i from U's column along it (``U_ba = w_a
+    w_b + wd_c`` for a, b, c cyclic)."""
+    x, y = (a + 1) % 3, (a + 2) % 3
+    p = pr[min(x, y), max(x, y)]
+    return column[y] - p if x == i else p - column[x]
+
+
+def _u_fallbacks(U, i, column, wd, pr, let):
+    """Fallbacks (:meth:`_Program.pruned`) of a revolute link's U entries
+    beside its axis i that use wd across the axis: ``U_bi`` is the turned
+    parent's column entry and ``U_ib = 2 w_b w_i - U_bi``, taken where
+    nothing else (a child's turn, a moment) needs that wd component: the
+    turned entry (two products and a sum) in place of wd's own (the
+    parent's turned, one product and two sums more) and a sum of the
+    two entries."""
+    for b in column:
+        c = 3 - i - b
+        via = wd[c]
+        if via not in let.symbols:
+            continue
+        index = let.symbols.index
+        for s, alone in (
+            (U[b, i], column[b]),
+            (U[i, b], 2 * pr[min(b, i), max(b, i)] - column[b]),
+        ):
+            if s in let.symbols and via in let.definitions[index(s)].free_symbols:
+                let.fallbacks.append((s, via, alone))
+
+
+def _wd_fallbacks(i, column, wdr, wd, pr, let):
+    """Fallbacks (:meth:`_Program.pruned`) of a revolute link's wd across
+    its axis i: from U's column along the axis (:func:`_wd_across`, a sum
+    of the turned entry and a product U needs anyway) in place of the
+    parent's wd turned, taken where nothing else needs that turned
+    component: one product fewer, and the parent's wd component that only
+    the turn needed is free to go (its own U entries then take the
+    column's fallbacks)."""
+    for a in column:
+        via = wdr[a]
+        if via not in let.symbols or wd[a] not in let.symbols:
+            continue
+        if via in let.definitions[let.symbols.index(wd[a])].free_symbols:
+            let.fallbacks.append((wd[a], via, _wd_across(a, i, column, pr)))
+
+
+def _moment_fallbacks(n, i, column, wd, pr, let):
+    """Fallbacks (:meth:`_Program.pruned`) of a link's moment components
+    that use wd across the axis i (``J_aa wd_a``): ``wd_a`` written in U's
+    column along the axis (:func:`_wd_across`), taken where nothing else
+    needs it (a link without children: ``XX wd_x + ZZ w_y w_z = (XX + ZZ)
+    w_y w_z - XX U_yz``, one turned entry in place of the parent's turned
+    wd and the joint rate's product and sum)."""
+    for a in column:
+        via = wd[a]
+        if via not in let.symbols or n[a] not in let.symbols:
+            continue
+        d = let.definitions[let.symbols.index(n[a])]
+        if via not in d.free_symbols:
+            continue
+        e = sm.expand(d.xreplace({via: _wd_across(a, i, column, pr)}))
+        moving = sorted(e.free_symbols - let.parameters, key=str)
+        let.fallbacks.append((n[a], via, sm.collect(e, moving)))
+
+
 def customised_inverse_dynamics(
     ms,
     accelerations=None,
@@ -591,6 +698,7 @@ def customised_inverse_dynamics(
     inertia_moves=True,
     leaf_offsets=True,
     closed_forms=True,
+    column_fallbacks=True,
 ):
     """Joint forces ``tau`` of a joint tree by the customised recursive
     Newton-Euler algorithm (see the module), in the standard or base
@@ -720,6 +828,8 @@ def customised_inverse_dynamics(
     w, wd, vd, U = [zero], [zero], [tree.base_acceleration()], [sm.zeros(3, 3)]
     pr = [None]
     A, P, parallel = [None], [None], [False]
+    # k -> (axis i, {j: U_k[j, i] across the axis, from the parent's}).
+    columns = {}
     children = tree.children()
     offsets = _leaf_offsets(links, inertia, children) if leaf_offsets else {}
     for k, s in enumerate(links, start=1):
@@ -760,6 +870,7 @@ def customised_inverse_dynamics(
         else:
             pr.append(let(_products(w[-1])))
             Uk = _u_matrix(w[-1], wd[-1], pr[-1])
+            column, leaf = None, False
             R = sm.Matrix(s.rotation)
             if joint.turns and _is_signed_permutation(R):
                 # A turn about axis i keeps w_j^2 + w_k^2: U_ii is the
@@ -770,9 +881,23 @@ def customised_inverse_dynamics(
                 turned = _turned_column(M, Ak * R, i)
                 for j, x in turned.items():
                     Uk[j, i] = x
-                if leaf_axis_entries and not summed and not children[k]:
+                leaf = leaf_axis_entries and not summed and not children[k]
+                if leaf:
                     _leaf_axis_entries(Uk, i, wr, wdr, qa[i], w[-1][i], turned, let)
+                if column_fallbacks and isinstance(let, _Program) and not summed:
+                    # The rest of the column, turned, named before U (the
+                    # fallbacks' definitions use it).
+                    full = v3.mv(Ak * R, [M[j, i] for j in range(3)])
+                    column = {
+                        j: let(full[j]) for j in range(3) if j != i and j not in turned
+                    }
             U.append(let(Uk))
+            if column is not None:
+                column.update({j: U[-1][j, i] for j in turned})
+                columns[k] = (i, column)
+                if not leaf:
+                    _u_fallbacks(U[-1], i, column, wd[-1], pr[-1], let)
+                _wd_fallbacks(i, column, wdr, wd[-1], pr[-1], let)
         A.append(Ak)
         P.append(off)
     if inertia_moves:
@@ -840,6 +965,8 @@ def customised_inverse_dynamics(
             own = [0, 0, 0]
         nn[k] = v3.add(_moment(J, w[k], wd[k], pr[k], U[k]), v3.cross(mc, vd[k]), own)
         nn[k] = let(nn[k])
+        if k in columns:
+            _moment_fallbacks(nn[k], *columns[k], wd[k], pr[k], let)
     # Backward pass.  A revolute link whose origin is its parent's moves
     # its parent's origin's acceleration: its mass term rotated back is
     # M_k vd_p, so its mass joins the parent's (SYMORO's wrist).
