@@ -324,11 +324,16 @@ def test_axis_column_of_u_is_the_parents_turned(monkeypatch):
     none = (0, [0, 0, 0], sm.zeros(3, 3))
     inertia = [none, (0, [0, 0, mz], sm.zeros(3, 3))]
 
-    def counts():
+    def counts(fallbacks=True):
         # Link 2 is a leaf: its U entries across the axis by the turned
         # column alone (_leaf_axis_entries off).
         prog, _ = customised_inverse_dynamics(
-            ms, ZDD[:2], inertia=inertia, program=True, leaf_axis_entries=False
+            ms,
+            ZDD[:2],
+            inertia=inertia,
+            program=True,
+            leaf_axis_entries=False,
+            column_fallbacks=fallbacks,
         )
         c = assignments_counts(prog, {mz} | set(ms.parameters))
         return c.mul, c.add
@@ -346,9 +351,10 @@ def test_axis_column_of_u_is_the_parents_turned(monkeypatch):
     # w2_z = u2: also the products of w x q2' z), wd2 across the axis
     # (turn 2 mul, 2 add), the two sums (2 add): 4 mul and 4 add more
     # (the turn's qdd1 (S2, C2) still those RL2 multiplies).  19 mul,
-    # 9 add.
+    # 9 add.  (The column's fallbacks would take the turned column back.)
     monkeypatch.setattr(ne, "_turned_column", lambda *args: {})
-    assert counts() == (19, 9)
+    assert counts(False) == (19, 9)
+    assert counts() == (15, 5)
 
 
 def test_inertia_balanced_about_the_joint_axis():
@@ -680,3 +686,72 @@ def test_turned_leaf_takes_no_axial_first_moment(monkeypatch):
     # 2 add) and vd3_x, which r's terms (vd3_y, vd3_z) do not need (its
     # turn: 2 mul, 1 add): 7 mul, 6 add.  Kept: 2 mul, 1 add fewer.
     assert (moved[0] - kept[0], moved[1] - kept[1]) == (2, 1)
+
+
+def test_leaf_moment_takes_the_parents_turned_u_column():
+    # The Khalil Stanford arm's first two joints, link 2 (a leaf) with
+    # principal moments XX2, ZZ2 (YY2 = 0, so not balanced) and nothing
+    # else: n2 = (XX wd_x + ZZ w_y w_z, (XX - ZZ) w_x w_z, ZZ wd_z - XX
+    # w_x w_y), tau2 = n2_z, tau1 = -(S2 n2_x + C2 n2_y).
+    from eomcompare.systems.robots import KHALIL_STANFORD_ARM, mdh_system
+
+    ms = mdh_system("rr", KHALIL_STANFORD_ARM[:2])
+    xx, zz = sm.symbols("XX2 ZZ2")
+    none = (0, [0, 0, 0], sm.zeros(3, 3))
+    inertia = [none, (0, [0, 0, 0], sm.diag(xx, 0, zz))]
+
+    def run(fallbacks):
+        prog, _ = customised_inverse_dynamics(
+            ms, ZDD[:2], inertia=inertia, program=True, column_fallbacks=fallbacks
+        )
+        c = assignments_counts(prog, {xx, zz} | set(ms.parameters))
+        return prog, (c.mul, c.add)
+
+    # Without: w2 across the axis = u1 (S2, C2): 2 mul; wd2_x = -qdd1 S2 +
+    # w_y u2: 1 mul, 1 add (w_y u2 is the product w_y w_z, as w_z = u2);
+    # w_y w_z, w_x w_z, w_x w_y: 3 mul; n2: 5 mul, 2 add; tau1: 2 mul,
+    # 1 add.  13 mul, 4 add.
+    kept, counts = run(False)
+    assert counts == (13, 4)
+    # With: XX wd_x + ZZ w_y w_z = (XX + ZZ) w_y w_z - XX U_yz, U_yz the
+    # parent's column turned (qdd1 S2, the product wd2_x had): the sum
+    # wd2_x goes.  13 mul, 3 add.
+    taken, counts = run(True)
+    assert counts == (13, 3)
+    f, g = (
+        _function(ms, sm.Matrix(p.substituted()), [xx, zz]) for p in (taken, kept)
+    )
+    for q, v, a in _states(2, count=3, seed=16):
+        a6 = [*a, 0, 0, 0, 0]
+        assert np.allclose(f(q, v, a6, [0.7, 1.3]), g(q, v, a6, [0.7, 1.3]))
+
+
+@pytest.mark.slow
+def test_column_fallbacks_keep_tau_on_the_stanford_arm():
+    # The whole cascade (link 6's moment, then links 5, 4 and 2's U
+    # entries and wd): the same tau as without, in the simplified base
+    # parameters, and the count of test_pinned_counts against more
+    # without.
+    ms = get_system("stanford_arm", **OPTIONS["stanford_arm"])
+    progs = {}
+    for fallbacks in (True, False):
+        prog, symbols = customised_inverse_dynamics(
+            ms,
+            ZDD,
+            assumptions="simplified",
+            parameters="base",
+            program=True,
+            column_fallbacks=fallbacks,
+        )
+        c = assignments_counts(prog, set(symbols) | set(ms.parameters))
+        progs[fallbacks] = (prog, (c.mul, c.add))
+    assert progs[True][1] == (128, 88)
+    assert progs[False][1][1] > 88
+    extra = sorted(symbols, key=str)
+    f, g = (
+        _function(ms, sm.Matrix(progs[x][0].substituted()), extra)
+        for x in (True, False)
+    )
+    values = np.random.default_rng(17).uniform(0.2, 1.5, len(extra))
+    for q, v, a in _states(6, count=3, seed=18):
+        assert np.allclose(f(q, v, a, values), g(q, v, a, values), atol=1e-10)
