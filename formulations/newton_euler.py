@@ -99,8 +99,9 @@ cheap on a real robot's geometry:
   frees the parent's in turn, from the leaves inwards
   (``_Program.pruned``): on the Stanford arm's wrist the leaf's moment
   frees link 5's ``wd_x``, whose U entry frees link 4's, and so on to
-  link 2 (1 multiplication or 2 and 2 to 4 additions fewer on every
-  customised row, 2 and 4 on the simplified base one);
+  link 2 (2 multiplications and 2 to 4 additions fewer on each of the
+  six inverse-dynamics rows: 128/88 from 130/92 on the Stanford arm's
+  simplified base one);
 * an origin offset's acceleration ``U_i P_j`` with one nonzero entry
   (``RL2 q''_1``) is turned as it is, not named first: cse shares the
   turn's products ``q''_1 cos``, ``q''_1 sin`` with those of ``wd``;
