@@ -278,6 +278,16 @@ def test_pinned_counts(key):
     assert (again.mul, again.add) == PINNED[key]
 
 
+def _program_counts(ms, inertia, params, **options):
+    """(mul, add) of the customised program of a small chain with the
+    given inertia, its symbols ``params`` constants."""
+    prog, _ = customised_inverse_dynamics(
+        ms, ZDD[: len(inertia)], inertia=inertia, program=True, **options
+    )
+    c = assignments_counts(prog, set(params) | set(ms.parameters))
+    return c.mul, c.add
+
+
 def test_parallel_joints_turn_by_the_summed_angle(monkeypatch):
     # The RX-90's first three joints (2 and 3 parallel, D3 apart) with a
     # single inertia, ZZ3 of link 3, and nothing else: f = 0 everywhere,
@@ -327,16 +337,9 @@ def test_axis_column_of_u_is_the_parents_turned(monkeypatch):
     def counts(fallbacks=True):
         # Link 2 is a leaf: its U entries across the axis by the turned
         # column alone (_leaf_axis_entries off).
-        prog, _ = customised_inverse_dynamics(
-            ms,
-            ZDD[:2],
-            inertia=inertia,
-            program=True,
-            leaf_axis_entries=False,
-            column_fallbacks=fallbacks,
+        return _program_counts(
+            ms, inertia, {mz}, leaf_axis_entries=False, column_fallbacks=fallbacks
         )
-        c = assignments_counts(prog, {mz} | set(ms.parameters))
-        return c.mul, c.add
 
     # U2_xz, U2_yz = U1's column turned, qdd1 (C2, S2): 2 mul; vd2
     # across the axis: U1 P2 = RL2 (-qdd1, ...) turned with g, RL2 times
@@ -369,19 +372,16 @@ def test_inertia_balanced_about_the_joint_axis():
     params = {zz1, xx, yy, zz} | set(ms.parameters)
 
     def counts(balanced, leaf=False):
-        prog, _ = customised_inverse_dynamics(
+        # The column's fallbacks apart (their own test): wd2_x by the
+        # recursion, as the counts below have it.
+        return _program_counts(
             ms,
-            ZDD[:2],
-            inertia=inertia,
-            program=True,
+            inertia,
+            params,
             balanced_axes=balanced,
             leaf_axis_entries=leaf,
-            # The column's fallbacks apart (their own test): wd2_x by
-            # the recursion, as the counts below have it.
             column_fallbacks=False,
         )
-        c = assignments_counts(prog, params)
-        return c.mul, c.add
 
     # Joint by joint: w2 across the axis = u1 (S2, C2): 2 mul; wd2 across
     # it, qdd1 (S2, C2): 2 mul, plus w2 x u2 z: the products w_y u2, w_x u2
