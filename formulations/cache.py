@@ -38,6 +38,7 @@ from eomcompare.symbolic.frames import connected_frames, connected_points
 from eomcompare.systems import MechanicalSystem
 
 __all__ = [
+    "CanonicalEntries",
     "DerivationCache",
     "default_cache_dir",
     "cache_key",
@@ -324,3 +325,103 @@ class DerivationCache:
         except (CacheRefused, pickle.PicklingError, TypeError, AttributeError):
             pass
         return eom, False
+
+
+_ENTRY_MAGIC = b"EOMCANON1\n"
+
+
+class CanonicalEntries:
+    """The canonical form of single entries of M and f
+    (:func:`eomcompare.symbolic.canonical.shared_entries`), kept on disk for
+    the derivations of a cache: the formulations of a system derive many
+    of the same entries (the mass matrix of Kane's and Gibbs-Appell's
+    equations), and each case of a run is derived in its own process.
+
+    An entry is a file ``<directory>/<key[:2]>/<key>.pkl``, the key a hash
+    of the entry's :func:`~eomcompare.symbolic.canonical.entry_digest` and
+    of the source of the ``symbolic`` package (a changed pass never reads
+    an older form).  It is written as the derivation entries are (a
+    private directory, written whole then renamed, signed with the cache's
+    key) and its signature checked before it is unpickled: a damaged or
+    planted file is removed and the entry computed again.  A store that
+    cannot be used (a refused directory or key, a full disk) computes
+    every entry, as without one.
+
+    Parameters
+    ----------
+    directory : path, optional
+        Default ``default_cache_dir() / "canonical"``.
+    """
+
+    def __init__(self, directory: str | os.PathLike[str] | None = None) -> None:
+        self.directory = (
+            Path(directory) if directory else default_cache_dir() / "canonical"
+        )
+        self._usable: bool | None = None
+        self.refused: list[str] = []
+
+    def _key(self, digest: str) -> str:
+        version = code_digest(("eomcompare.symbolic",)) + sm.__version__
+        return hashlib.sha256((version + "\0" + digest).encode()).hexdigest()
+
+    def _path(self, key: str) -> Path:
+        return self.directory / key[:2] / f"{key}.pkl"
+
+    def _dir(self, key: str) -> Path | None:
+        if self._usable is False:
+            return None
+        try:
+            ensure_key()
+            private_dir(self.directory)
+            out = private_dir(self._path(key).parent)
+        except CacheRefused:
+            self._usable = False
+            return None
+        self._usable = True
+        return out
+
+    def get(self, digest: str):
+        """The stored canonical form of the entry ``digest``, or None."""
+        key = self._key(digest)
+        path = self._path(key)
+        if not path.exists() or self._dir(key) is None:
+            return None
+        try:
+            check_private(path)
+            raw = path.read_bytes()
+            if not raw.startswith(_ENTRY_MAGIC):
+                raise ValueError("bad header")
+            signature, payload = raw[len(_ENTRY_MAGIC) :].split(b"\n", 1)
+            # Before unpickling: unpickling runs what the pickle names.
+            if not verify(payload, "canonical:" + key, signature.decode("ascii")):
+                raise ValueError(
+                    "signature mismatch (damaged, or not written by this user)"
+                )
+            expr = pickle.loads(payload)
+            if not isinstance(expr, sm.Basic):
+                raise ValueError(f"holds a {type(expr).__name__}")
+        except Exception as exc:
+            self.refused.append(f"{path.name}: {exc}")
+            path.unlink(missing_ok=True)
+            return None
+        return expr
+
+    def put(self, digest: str, expr) -> None:
+        """Keep ``expr`` as the canonical form of the entry ``digest``;
+        a store that cannot take it keeps nothing."""
+        key = self._key(digest)
+        path = self._path(key)
+        try:
+            if self._dir(key) is None:
+                return
+            payload = pickle.dumps(expr, protocol=pickle.HIGHEST_PROTOCOL)
+            signature = sign(payload, "canonical:" + key).encode()
+            fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+            try:
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(_ENTRY_MAGIC + signature + b"\n" + payload)
+                os.replace(tmp, path)
+            finally:
+                Path(tmp).unlink(missing_ok=True)
+        except (OSError, CacheRefused, pickle.PicklingError, TypeError, AttributeError):
+            pass
