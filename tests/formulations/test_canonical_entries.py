@@ -12,12 +12,12 @@ import sympy as sm
 from eomcompare.formulations import get_formulation
 from eomcompare.formulations.base import canonical_counts
 from eomcompare.formulations.cache import CanonicalEntries
-from eomcompare.systems import get_system
 from eomcompare.symbolic.canonical import (
     canonical,
     entry_digest,
     shared_entries,
 )
+from eomcompare.systems import get_system
 
 
 def _counts(eom, store=None):
