@@ -43,7 +43,7 @@ def test_shared_entries_give_the_counts_computed_afresh(tmp_path):
         # The first pass fills the store, the second reads every entry.
         assert _comparable(_counts(eom, store)) == fresh, name
         assert _comparable(_counts(eom, store)) == fresh, name
-    files = list((tmp_path / "canonical").rglob("*.pkl"))
+    files = list((tmp_path / "canonical").rglob("*.canon"))
     assert files
     # Kane's and Gibbs-Appell's mass matrices share entries: fewer files
     # than the entries of the four derivations.
@@ -64,7 +64,7 @@ def test_an_entry_read_back_is_the_entry_computed(tmp_path):
         first = canonical(exprs).exprs
         again = canonical(exprs).exprs
     assert first == fresh == again
-    assert len(list(tmp_path.rglob("*.pkl"))) == 2
+    assert len(list(tmp_path.rglob("*.canon"))) == 2
 
 
 def test_digest_tells_entries_apart_and_equal_ones_alike():
@@ -82,7 +82,7 @@ def test_a_planted_entry_is_refused_and_computed_again(tmp_path):
     store = CanonicalEntries(tmp_path)
     with shared_entries(store):
         right = canonical([entry]).exprs
-    (path,) = tmp_path.rglob("*.pkl")
+    (path,) = tmp_path.rglob("*.canon")
     # A payload that would run code when unpickled, without the signature
     # (another user's file, or a damaged one): it must not be loaded.
     head, rest = path.read_bytes().split(b"\n", 1)
@@ -104,3 +104,14 @@ def test_a_store_that_cannot_be_used_computes_every_entry(tmp_path):
     with shared_entries(CanonicalEntries(blocked)):
         out = canonical([x * sm.sin(x) ** 2 + x * sm.cos(x) ** 2]).exprs
     assert out == (x,)
+
+
+def test_a_store_inside_a_cache_others_can_write_keeps_nothing(tmp_path):
+    x = sm.Symbol("x")
+    cache = tmp_path / "derivations"
+    cache.mkdir()
+    cache.chmod(0o777)
+    with shared_entries(CanonicalEntries(cache / "canonical")):
+        out = canonical([x * sm.sin(x) ** 2 + x * sm.cos(x) ** 2]).exprs
+    assert out == (x,)
+    assert not (cache / "canonical").exists()
