@@ -271,14 +271,14 @@ def _build_report(result, out, *, tables, figures: bool = True):
     Rendered to markdown and HTML by :func:`write_report`.
     """
     rep, plt = _build_head(result, out, figures=figures)
-    _build_tail(rep, out, tables=tables, plt=plt)
+    _build_tail(rep, tables=tables)
     return rep
 
 
 def _build_head(result, out, *, figures: bool = True):
-    """``(report, pyplot or None)``: the report's blocks up to its optional
-    sections, which need only ``result`` (not the precision sweep nor the
-    sections' tables, :func:`_build_tail`)."""
+    """``(report, pyplot or None)``: the report's blocks up to the
+    sections of the optional tables (:func:`_build_tail`): what needs only
+    ``result`` and the run's precision sweep (``out/precision.csv``)."""
     out = Path(out)
     fig_dir = out / "figures"
     fig_dir.mkdir(parents=True, exist_ok=True)
@@ -550,14 +550,7 @@ def _build_head(result, out, *, figures: bool = True):
             ]
 
         rep.later(scaling_part, cost=1.0 + len(scal))
-    return rep, plt
 
-
-def _build_tail(rep, out, *, tables, plt=None) -> None:
-    """The report's optional sections (work-precision from the run's
-    ``precision.csv``, the benchmarks' and Kolev's ``tables``), appended
-    to ``rep``."""
-    out = Path(out)
     # --- optional sections --------------------------------------------
     rep.h(2, "Work-precision: solve cost at equal accuracy")
     try:
@@ -566,6 +559,12 @@ def _build_tail(rep, out, *, tables, plt=None) -> None:
         rep.p(f"Section not available: compare.precision_figures ({exc}).")
     else:
         report_section(rep, out, plt=plt, save=save_figure)
+    return rep, plt
+
+
+def _build_tail(rep, *, tables) -> None:
+    """The report's sections of the benchmarks' and Kolev's ``tables``,
+    appended to ``rep``."""
     rep.h(2, "Benchmarks: published against computed")
     table = tables.get("benchmarks")
     if table is None:
@@ -670,9 +669,10 @@ def _output_error(exc: OSError, out: Path) -> ReportOutputError:
 
 def start_report(result, out, *, figures: bool = True, jobs: int | None = None):
     """Begin the report of ``result`` in ``out``: the parts that need only
-    the run (each system's equations and figures, the cost and scaling
-    figures) are made in worker processes from now on, while the caller
-    does other work (the main job: waits for the sections' tables).
+    the run and its precision sweep (each system's equations and figures,
+    the cost, scaling and work-precision figures) are made in worker
+    processes from now on, while the caller does other work (the main
+    job: waits for the sections' tables).
     :meth:`PendingReport.finish` adds the optional sections and writes the
     files, as :func:`write_report` does; :meth:`PendingReport.close` (or
     leaving the ``with`` block) stops the workers of a report not
@@ -687,7 +687,7 @@ class PendingReport:
         self.out = Path(out)
         _check_result(result, self.out)
         try:
-            self.rep, self._plt = _build_head(result, self.out, figures=figures)
+            self.rep, _ = _build_head(result, self.out, figures=figures)
         except OSError as exc:
             raise _output_error(exc, self.out) from exc
         self._head = len(self.rep.blocks)
@@ -717,9 +717,9 @@ class PendingReport:
         md, page = out / "report.md", out / "report.html"
         try:
             try:
-                _build_tail(rep, out, tables=tables, plt=self._plt)
-                # The optional sections' parts (the work-precision figures)
-                # are made here, while the workers make the others.
+                _build_tail(rep, tables=tables)
+                # Any parts of the tables' sections are made here (their
+                # tables are ready-made: none so far).
                 tail = _replace_parts(
                     rep.blocks[self._head :],
                     _Parts(Report(out, rep.blocks[self._head :]), 1).collect(),
