@@ -294,7 +294,8 @@ def _prepare_quietly(case: Case, opts: RunOptions) -> None:
 def _run_case_body(
     case: Case, opts: RunOptions, row: CaseRecord, arrays: Arrays
 ) -> None:
-    from eomcompare.formulations.cache import DerivationCache
+    from eomcompare.formulations.cache import CanonicalEntries, DerivationCache
+    from eomcompare.symbolic.canonical import shared_entries
 
     ms, states, initial, fingerprint = prepare_variant(case, opts)
     row.declaration = declaration_key(ms, fingerprint)
@@ -310,7 +311,10 @@ def _run_case_body(
     derive_cpu = time.thread_time()
     if opts.use_cache:
         cache = DerivationCache(opts.cache_dir)
-        eom, hit = cache.derive(ms, form, fingerprint)
+        # The canonical pass reads the entries other cases of the run (the
+        # other formulations of the system) rewrote already.
+        with shared_entries(CanonicalEntries(cache.directory / "canonical")):
+            eom, hit = cache.derive(ms, form, fingerprint)
         repairs = list(getattr(cache, "rebuilt", []) or [])
         if repairs:
             row.cache_repair = "; ".join(repairs)

@@ -312,9 +312,11 @@ def cmd_run(args) -> int:
         # child process, and kept with the run.
         from eomcompare.numeric.child import Child
 
+        from .report import start_report
         from .sections import compute_sections, save_sections
 
         child = Child(compute_sections, result, benchmarks=args.benchmarks)
+        pending = None
         try:
             if precision == "quick":
                 from .precision import quick_sweep
@@ -322,20 +324,27 @@ def cmd_run(args) -> int:
                 quick_sweep(args.out, jobs=args.jobs, progress=not args.quiet)
             # The report's time includes what the tables take past the sweep.
             cases_done = time.perf_counter()
+            # The parts of the report that need only the cases (each
+            # system's equations and figures) are made while the tables
+            # are finished, after the sweep, whose solves are timed.
+            pending = start_report(result, args.out)
             tables = _child_result(child)
+            save_sections(args.out, tables)
+        except BaseException:
+            if pending is not None:
+                pending.close()
+            raise
         finally:
             if not child.done:
                 child.kill()
-        save_sections(args.out, tables)
     else:
         cases_done = time.perf_counter()
     if args.no_report:
         where = f"results in {args.out / 'results.csv'}"
         split = ""
     else:
-        from .report import write_report
-
-        paths = write_report(result, args.out, tables=tables)
+        with pending:
+            paths = pending.finish(tables)
         where = f"report in {paths['html']} (and {paths['markdown'].name})"
         split = (
             f" (cases {cases_done - started:.1f} s, "

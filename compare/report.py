@@ -58,7 +58,14 @@ from .tables import (
     timed_heading,
 )
 
-__all__ = ["write_report", "check_counts", "summary_columns", "ReportOutputError"]
+__all__ = [
+    "write_report",
+    "start_report",
+    "PendingReport",
+    "check_counts",
+    "summary_columns",
+    "ReportOutputError",
+]
 
 #: Names of the figures a report draws in ``figures/``; a report removes
 #: those of an earlier report it did not draw again, and no other file.
@@ -187,40 +194,73 @@ def _make_part(i: int):
     return i, _PARTS[i].make()
 
 
-def _compute_parts(rep: Report, jobs: int | None = None) -> None:
-    """Replace every :class:`Later` of ``rep`` by its blocks.
+class _Parts:
+    """The :class:`Later` parts of a report, being made.
 
     The parts (equations typeset, figures drawn, tables derived) are
     independent, so with several CPUs they are made in forked worker
-    processes, the costliest first; the blocks come back in the report's
-    order either way.
+    processes, the costliest first, from the moment this is made:
+    :meth:`collect` waits for them.  With one CPU (or no ``fork``) they are
+    made by :meth:`collect` itself.  :meth:`close` stops the workers
+    (done by :meth:`collect` too, whatever happens there).
     """
-    global _PARTS
-    import multiprocessing as mp
-    import os
 
-    parts = [b for b in rep.blocks if isinstance(b, Later)]
-    jobs = min(jobs or os.cpu_count() or 1, len(parts))
-    made = {}
-    if jobs > 1 and "fork" in mp.get_all_start_methods():
-        order = sorted(range(len(parts)), key=lambda i: -parts[i].cost)
-        _PARTS = parts
+    def __init__(self, rep: Report, jobs: int | None = None) -> None:
+        global _PARTS
+        import multiprocessing as mp
+        import os
+
+        self.parts = [b for b in rep.blocks if isinstance(b, Later)]
+        self.pool = None
+        jobs = min(jobs or os.cpu_count() or 1, len(self.parts))
+        if jobs > 1 and "fork" in mp.get_all_start_methods():
+            order = sorted(range(len(self.parts)), key=lambda i: -self.parts[i].cost)
+            _PARTS = self.parts
+            try:
+                self.pool = mp.get_context("fork").Pool(jobs)
+                self._made = self.pool.imap_unordered(_make_part, order)
+            except BaseException:
+                self.close()
+                raise
+
+    def collect(self) -> list:
+        """The blocks of each part, in the report's order."""
+        if self.pool is None:
+            return [part.make() for part in self.parts]
+        made = {}
         try:
-            with mp.get_context("fork").Pool(jobs) as pool:
-                for i, blocks in pool.imap_unordered(_make_part, order):
-                    made[i] = blocks
+            for i, blocks in self._made:
+                made[i] = blocks
         finally:
+            self.close()
+        return [made[i] for i in range(len(self.parts))]
+
+    def close(self) -> None:
+        global _PARTS
+        if self.pool is not None:
+            self.pool.terminate()
+            self.pool.join()
+            self.pool = None
+        if _PARTS is self.parts:
             _PARTS = []
-    else:
-        made = {i: part.make() for i, part in enumerate(parts)}
+
+
+def _replace_parts(blocks: list, made: list) -> list:
+    """``blocks`` with each :class:`Later` replaced by its blocks."""
     out, k = [], 0
-    for b in rep.blocks:
+    for b in blocks:
         if isinstance(b, Later):
             out.extend(made[k])
             k += 1
         else:
             out.append(b)
-    rep.blocks = out
+    return out
+
+
+def _compute_parts(rep: Report, jobs: int | None = None) -> None:
+    """Replace every :class:`Later` of ``rep`` by its blocks (made in
+    parallel where there are several CPUs, see :class:`_Parts`)."""
+    rep.blocks = _replace_parts(rep.blocks, _Parts(rep, jobs).collect())
 
 
 # ----------------------------------------------------------------------
@@ -231,6 +271,15 @@ def _build_report(result, out, *, tables, figures: bool = True):
 
     Rendered to markdown and HTML by :func:`write_report`.
     """
+    rep, plt = _build_head(result, out, figures=figures)
+    _build_tail(rep, tables=tables)
+    return rep
+
+
+def _build_head(result, out, *, figures: bool = True):
+    """``(report, pyplot or None)``: the report's blocks up to the
+    sections of the optional tables (:func:`_build_tail`): what needs only
+    ``result`` and the run's precision sweep (``out/precision.csv``)."""
     out = Path(out)
     fig_dir = out / "figures"
     fig_dir.mkdir(parents=True, exist_ok=True)
@@ -511,6 +560,12 @@ def _build_report(result, out, *, tables, figures: bool = True):
         rep.p(f"Section not available: compare.precision_figures ({exc}).")
     else:
         report_section(rep, out, plt=plt, save=save_figure)
+    return rep, plt
+
+
+def _build_tail(rep, *, tables) -> None:
+    """The report's sections of the benchmarks' and Kolev's ``tables``,
+    appended to ``rep``."""
     rep.h(2, "Benchmarks: published against computed")
     table = tables.get("benchmarks")
     if table is None:
@@ -528,7 +583,6 @@ def _build_report(result, out, *, tables, figures: bool = True):
         rep.p("Section not computed for this run (`compare report` computes it).")
     else:
         rep.blocks.extend(_kolev_part(table))
-    return rep
 
 
 def check_counts(result, out) -> None:
@@ -587,43 +641,114 @@ def write_report(result, out, *, tables=None, figures: bool = True) -> dict:
     >>> sorted(paths)
     ['html', 'markdown']
     """
+    if tables is not None:
+        _check_tables(tables)
+    with start_report(result, out, figures=figures) as pending:
+        return pending.finish(tables)
+
+
+def _check_result(result, out: Path) -> None:
     if not hasattr(result, "frame") or not isinstance(result.frame, pd.DataFrame):
         raise TypeError(
             "result must be a ComparisonResult (with a pandas .frame), "
             f"not {type(result).__name__}"
         )
-    out = Path(out)
     check_counts(result, out)
-    from .sections import SECTIONS, SectionTable, load_sections
-    from .store import _atomic_write
 
-    if tables is None:
-        tables = load_sections(out)
+
+def _check_tables(tables) -> None:
+    from .sections import SECTIONS, SectionTable
+
     for name, table in tables.items():
         if name not in SECTIONS or not isinstance(table, SectionTable):
             raise TypeError(
                 f"tables must map a section name ({', '.join(SECTIONS)}) to a "
                 f"SectionTable, not {name!r}: {type(table).__name__}"
             )
-    md, page = out / "report.md", out / "report.html"
-    try:
-        rep = _build_report(result, out, tables=tables, figures=figures)
-        _compute_parts(rep)
-        # The page, which embeds the figures, is the larger: when the disk
-        # fills, it fills there, and the markdown before stays too.
-        _atomic_write(page, render_html(rep).encode("utf-8"))
-        _atomic_write(md, render_markdown(rep).encode("utf-8"))
-    except OSError as exc:
-        raise ReportOutputError(
-            exc.errno,
-            f"cannot write the report in {out}: {exc.strerror or exc}; "
-            f"the report there before, if any, is kept",
-        ) from exc
-    # Figures of an earlier report that this one did not draw (systems no
-    # longer in the run) must not linger; other files in figures/ stay.
-    drawn = {b.path.resolve() for b in rep.blocks if isinstance(b, Figure)}
-    for pattern in _FIGURE_NAMES:
-        for old in (out / "figures").glob(pattern):
-            if old.resolve() not in drawn:
-                old.unlink(missing_ok=True)
-    return {"markdown": md, "html": page}
+
+
+def _output_error(exc: OSError, out: Path) -> ReportOutputError:
+    return ReportOutputError(
+        exc.errno,
+        f"cannot write the report in {out}: {exc.strerror or exc}; "
+        f"the report there before, if any, is kept",
+    )
+
+
+def start_report(result, out, *, figures: bool = True, jobs: int | None = None):
+    """Begin the report of ``result`` in ``out``: the parts that need only
+    the run and its precision sweep (each system's equations and figures,
+    the cost, scaling and work-precision figures) are made in worker
+    processes from now on, while the caller does other work (the main
+    job: waits for the sections' tables).
+    :meth:`PendingReport.finish` adds the optional sections and writes the
+    files, as :func:`write_report` does; :meth:`PendingReport.close` (or
+    leaving the ``with`` block) stops the workers of a report not
+    finished."""
+    return PendingReport(result, out, figures=figures, jobs=jobs)
+
+
+class PendingReport:
+    """A report begun by :func:`start_report`."""
+
+    def __init__(self, result, out, *, figures: bool = True, jobs=None) -> None:
+        self.out = Path(out)
+        _check_result(result, self.out)
+        try:
+            self.rep, _ = _build_head(result, self.out, figures=figures)
+        except OSError as exc:
+            raise _output_error(exc, self.out) from exc
+        self._head = len(self.rep.blocks)
+        self._parts = _Parts(self.rep, jobs)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop the workers (nothing to do once finished)."""
+        self._parts.close()
+
+    def finish(self, tables=None) -> dict:
+        """Add the optional sections and write ``report.md``,
+        ``report.html`` and the figures; ``tables`` as for
+        :func:`write_report`."""
+        from .sections import load_sections
+        from .store import _atomic_write
+
+        out, rep = self.out, self.rep
+        if tables is None:
+            tables = load_sections(out)
+        _check_tables(tables)
+        md, page = out / "report.md", out / "report.html"
+        try:
+            try:
+                _build_tail(rep, tables=tables)
+                # Any parts of the tables' sections are made here (their
+                # tables are ready-made: none so far).
+                tail = _replace_parts(
+                    rep.blocks[self._head :],
+                    _Parts(Report(out, rep.blocks[self._head :]), 1).collect(),
+                )
+                rep.blocks = (
+                    _replace_parts(rep.blocks[: self._head], self._parts.collect())
+                    + tail
+                )
+            finally:
+                self.close()
+            # The page, which embeds the figures, is the larger: when the disk
+            # fills, it fills there, and the markdown before stays too.
+            _atomic_write(page, render_html(rep).encode("utf-8"))
+            _atomic_write(md, render_markdown(rep).encode("utf-8"))
+        except OSError as exc:
+            raise _output_error(exc, out) from exc
+        # Figures of an earlier report that this one did not draw (systems no
+        # longer in the run) must not linger; other files in figures/ stay.
+        drawn = {b.path.resolve() for b in rep.blocks if isinstance(b, Figure)}
+        for pattern in _FIGURE_NAMES:
+            for old in (out / "figures").glob(pattern):
+                if old.resolve() not in drawn:
+                    old.unlink(missing_ok=True)
+        return {"markdown": md, "html": page}

@@ -38,6 +38,7 @@ from eomcompare.symbolic.frames import connected_frames, connected_points
 from eomcompare.systems import MechanicalSystem
 
 __all__ = [
+    "CanonicalEntries",
     "DerivationCache",
     "default_cache_dir",
     "cache_key",
@@ -180,6 +181,35 @@ class _Unpickler(pickle.Unpickler):
         return self._system if pid == "system" else self._objs[pid]
 
 
+def _read_signed(path: Path, magic: bytes) -> tuple[bytes, bytes]:
+    """``(header, payload)`` of the cache file ``path``: this user's, not
+    writable by others, starting with ``magic``, its header one line."""
+    check_private(path)
+    raw = path.read_bytes()
+    if not raw.startswith(magic):
+        raise ValueError("bad header")
+    header, payload = raw[len(magic) :].split(b"\n", 1)
+    return header, payload
+
+
+def _check_signature(payload: bytes, context: str, signature: str) -> None:
+    """Before unpickling ``payload``: unpickling runs what the pickle names."""
+    if not verify(payload, context, signature):
+        raise ValueError("signature mismatch (damaged, or not written by this user)")
+
+
+def _write_whole(path: Path, data: bytes) -> None:
+    """Write then rename, so an interrupted write (a full disk) leaves no
+    partial entry; mkstemp's file is the user's alone (mode 0o600)."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+
+
 class DerivationCache:
     """Derived equations on disk.
 
@@ -237,19 +267,11 @@ class DerivationCache:
         if not path.exists() or self._entry_dir(key) is None:
             return None
         try:
-            check_private(path)
-            raw = path.read_bytes()
-            if not raw.startswith(_MAGIC):
-                raise ValueError("bad header")
-            header, payload = raw[len(_MAGIC) :].split(b"\n", 1)
+            header, payload = _read_signed(path, _MAGIC)
             meta = json.loads(header)
             if meta["key"] != key:
                 raise ValueError("key mismatch")
-            # Before unpickling: unpickling runs what the pickle names.
-            if not verify(payload, key, meta["hmac"]):
-                raise ValueError(
-                    "signature mismatch (damaged, or not written by this user)"
-                )
+            _check_signature(payload, key, meta["hmac"])
             eom = _Unpickler(io.BytesIO(payload), system).load()
             if not isinstance(eom, EquationsOfMotion):
                 raise ValueError(f"holds a {type(eom).__name__}")
@@ -287,15 +309,7 @@ class DerivationCache:
                 "formulation": formulation.name,
             }
         ).encode()
-        # Write then rename, so an interrupted write (a full disk) leaves no
-        # partial entry; mkstemp's file is the user's alone (mode 0o600).
-        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(_MAGIC + header + b"\n" + payload)
-            os.replace(tmp, path)
-        finally:
-            Path(tmp).unlink(missing_ok=True)
+        _write_whole(path, _MAGIC + header + b"\n" + payload)
         return path
 
     def derive(
@@ -324,3 +338,91 @@ class DerivationCache:
         except (CacheRefused, pickle.PicklingError, TypeError, AttributeError):
             pass
         return eom, False
+
+
+_ENTRY_MAGIC = b"EOMCANON1\n"
+
+
+class CanonicalEntries:
+    """The canonical form of single entries of M and f
+    (:func:`eomcompare.symbolic.canonical.shared_entries`), kept on disk for
+    the derivations of a cache: the formulations of a system derive many
+    of the same entries (the mass matrix of Kane's and Gibbs-Appell's
+    equations), and each case of a run is derived in its own process.
+
+    An entry is a file ``<directory>/<key[:2]>/<key>.canon``, the key a hash
+    of the entry's :func:`~eomcompare.symbolic.canonical.entry_digest` and
+    of the source of the ``symbolic`` package (a changed pass never reads
+    an older form).  It is written as the derivation entries are (a
+    private directory, written whole then renamed, signed with the cache's
+    key) and its signature checked before it is unpickled: a damaged or
+    planted file is removed and the entry computed again.  A store that
+    cannot be used (a refused directory, or one inside a refused cache, a
+    refused key, a full disk) computes every entry, as without one.
+
+    Parameters
+    ----------
+    directory : path, optional
+        Default ``default_cache_dir() / "canonical"``.
+    """
+
+    def __init__(self, directory: str | os.PathLike[str] | None = None) -> None:
+        self.directory = (
+            Path(directory) if directory else default_cache_dir() / "canonical"
+        )
+        self._usable: bool | None = None
+        self.refused: list[str] = []
+
+    def _key(self, digest: str) -> str:
+        version = code_digest(("eomcompare.symbolic",)) + sm.__version__
+        return hashlib.sha256((version + "\0" + digest).encode()).hexdigest()
+
+    def _path(self, key: str) -> Path:
+        return self.directory / key[:2] / f"{key}.canon"
+
+    def _dir(self, key: str) -> Path | None:
+        if self._usable is False:
+            return None
+        try:
+            ensure_key()
+            # Inside a refused cache (one others can write) nothing is kept.
+            check_private(self.directory.parent)
+            private_dir(self.directory)
+            out = private_dir(self._path(key).parent)
+        except (CacheRefused, OSError):
+            self._usable = False
+            return None
+        self._usable = True
+        return out
+
+    def get(self, digest: str):
+        """The stored canonical form of the entry ``digest``, or None."""
+        key = self._key(digest)
+        path = self._path(key)
+        if not path.exists() or self._dir(key) is None:
+            return None
+        try:
+            signature, payload = _read_signed(path, _ENTRY_MAGIC)
+            _check_signature(payload, "canonical:" + key, signature.decode("ascii"))
+            expr = pickle.loads(payload)
+            if not isinstance(expr, sm.Basic):
+                raise ValueError(f"holds a {type(expr).__name__}")
+        except Exception as exc:
+            self.refused.append(f"{path.name}: {exc}")
+            path.unlink(missing_ok=True)
+            return None
+        return expr
+
+    def put(self, digest: str, expr) -> None:
+        """Keep ``expr`` as the canonical form of the entry ``digest``;
+        a store that cannot take it keeps nothing."""
+        key = self._key(digest)
+        path = self._path(key)
+        try:
+            if self._dir(key) is None:
+                return
+            payload = pickle.dumps(expr, protocol=pickle.HIGHEST_PROTOCOL)
+            signature = sign(payload, "canonical:" + key).encode()
+            _write_whole(path, _ENTRY_MAGIC + signature + b"\n" + payload)
+        except (OSError, CacheRefused, pickle.PicklingError, TypeError, AttributeError):
+            pass

@@ -48,12 +48,14 @@ derived.
 
 from __future__ import annotations
 
+import hashlib
 import signal
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Protocol
 
 import sympy as sm
 from sympy.core.function import AppliedUndef
@@ -66,7 +68,10 @@ __all__ = [
     "collapse_angle_sums",
     "collapse_pythagorean",
     "EXPAND_LIMIT",
+    "EntryStore",
+    "entry_digest",
     "same_expression",
+    "shared_entries",
 ]
 
 #: Largest entry (nodes of the terms that hold a moving angle, as a tree)
@@ -362,6 +367,98 @@ def _each_once(exprs: list[sm.Basic], step) -> list[sm.Basic]:
     return out
 
 
+def entry_digest(expr: sm.Basic, memo: dict | None = None) -> str:
+    """A digest of ``expr``'s structure, the same in every process: equal
+    digests are equal expressions (sympy's ``==``).
+
+    Each distinct node is hashed once (``memo``, keyed by the nodes, may
+    be shared between calls): the hash of a node is that of its class's
+    name and its arguments' digests; a leaf, and an applied undefined
+    function (``q1(t)``, whose class is made at run time), is hashed by
+    its ``srepr``, which names its assumptions.  Printing the tree itself
+    (``srepr`` of the whole entry) would walk every path of its shared
+    subtrees."""
+    memo = {} if memo is None else memo
+    done = memo.get(expr)
+    if done is not None:
+        return done
+    if not expr.args or expr.is_Atom or isinstance(expr, AppliedUndef):
+        text = "L" + sm.srepr(expr)
+    else:
+        text = (
+            "N"
+            + type(expr).__name__
+            + "("
+            + ",".join(entry_digest(a, memo) for a in expr.args)
+            + ")"
+        )
+    done = hashlib.sha256(text.encode()).hexdigest()
+    memo[expr] = done
+    return done
+
+
+class EntryStore(Protocol):
+    """Where :func:`canonical` finds and keeps the canonical form of single
+    entries, by :func:`entry_digest` (another process's derivation of the
+    same system may have rewritten the same entry)."""
+
+    def get(self, digest: str) -> sm.Basic | None: ...
+
+    def put(self, digest: str, expr: sm.Basic) -> None: ...
+
+
+#: The stores :func:`canonical` consults, innermost last
+#: (:func:`shared_entries`).
+_STORES: list[EntryStore] = []
+
+
+@contextmanager
+def shared_entries(store: EntryStore | None) -> Iterator[None]:
+    """In the block, :func:`canonical` without ``trig_cap`` reads each
+    entry's canonical form from ``store`` where it holds it and keeps there
+    those it computes (None: the block computes every entry, as outside
+    it).  The form of an entry does not depend on the others (steps 1-4
+    rewrite entry by entry, the memos only skip repeated work), so the
+    result is the same expressions."""
+    if store is None:
+        yield
+        return
+    _STORES.append(store)
+    try:
+        yield
+    finally:
+        _STORES.pop()
+
+
+def _steps(exprs: list[sm.Basic]) -> list[sm.Basic]:
+    """Steps 1-4 on ``exprs``, entry by entry."""
+    memo: dict = {}
+    out = [_rebuild(e, memo) for e in exprs]
+    trig_memo: dict = {}
+    out = _each_once(out, lambda e: _expanded(e, memo, trig_memo))
+    angle_memo: dict = {}
+    return [_rebuild(e, angle_memo, angles=True) for e in out]
+
+
+def _steps_shared(exprs: list[sm.Basic], store: EntryStore) -> list[sm.Basic]:
+    """:func:`_steps`, with the entries ``store`` holds read from it and
+    the others computed and kept there."""
+    digests: dict = {}
+    keys = [entry_digest(e, digests) for e in exprs]
+    got: dict[str, sm.Basic] = {}
+    for k in dict.fromkeys(keys):
+        found = store.get(k)
+        if found is not None:
+            got[k] = found
+    todo = [k for k in dict.fromkeys(keys) if k not in got]
+    if todo:
+        first = {k: e for k, e in zip(reversed(keys), reversed(exprs))}
+        for k, e in zip(todo, _steps([first[k] for k in todo])):
+            got[k] = e
+            store.put(k, e)
+    return [got[k] for k in keys]
+
+
 class _Deadline(Exception):
     pass
 
@@ -409,12 +506,13 @@ def canonical(
         given to ``trigsimp``; the others keep steps 1-4 (default: all).
     """
     start = time.perf_counter()
-    memo: dict = {}
-    out = [_rebuild(sm.sympify(e), memo) for e in exprs]
-    trig_memo: dict = {}
-    out = _each_once(out, lambda e: _expanded(e, memo, trig_memo))
-    angle_memo: dict = {}
-    out = [_rebuild(e, angle_memo, angles=True) for e in out]
+    exprs = [sm.sympify(e) for e in exprs]
+    if trig_cap is None and _STORES:
+        # trigsimp's cap is shared by the entries: only without it is an
+        # entry's form its own.
+        out = _steps_shared(exprs, _STORES[-1])
+    else:
+        out = _steps(exprs)
     status = "off"
     if trig_cap is not None:
         if threading.current_thread() is not threading.main_thread():

@@ -619,3 +619,74 @@ def test_the_cost_section_states_the_growth_with_n_and_its_assumption(report):
     # n = 2, 3, 5; the least-squares slope of log ops on log n.
     slope = np.polyfit(np.log([2, 3, 5]), np.log([60, 140, 400]), 1)[0]
     assert f"kane n^{slope:.2g}" in section
+
+
+def _text_without_times(path: Path) -> str:
+    # The report's own timestamp is the one line that differs.
+    return re.sub(r"\d{4}-\d\d-\d\dT[\d:]+Z", "", path.read_text(encoding="utf-8"))
+
+
+def test_the_parallel_report_equals_the_serial_one(result, tmp_path):
+    from eomcompare.compare.report import start_report
+
+    loaded = _with_rows(load(result.out), [FAILED, DECLINED, *SCALING])
+    texts = []
+    for jobs in (1, 2):
+        out = tmp_path / f"jobs{jobs}"
+        shutil.copytree(result.out, out)
+        with start_report(loaded, out, jobs=jobs) as pending:
+            paths = pending.finish()
+        figures = sorted((out / "figures").glob("*.png"))
+        texts.append(
+            (
+                _text_without_times(paths["markdown"]),
+                _text_without_times(paths["html"]),
+                [(p.name, p.read_bytes()) for p in figures],
+            )
+        )
+    assert texts[0][2], "figures drawn"
+    assert texts[0] == texts[1]
+
+
+def _failing_part():
+    raise RuntimeError("a part failed in its worker")
+
+
+def test_a_part_that_raises_in_a_worker_fails_the_report(result, tmp_path, monkeypatch):
+    import multiprocessing as mp
+
+    from eomcompare.compare import report as report_module
+    from eomcompare.compare.report_blocks import Later
+
+    if "fork" not in mp.get_all_start_methods():
+        pytest.skip("parts are made in forked workers only where fork exists")
+
+    def head(result, out, figures=True):
+        rep = report_module.Report(Path(out))
+        rep.h(1, "a report whose parts fail")
+        rep.blocks += [Later(_failing_part), Later(_failing_part)]
+        return rep, None
+
+    monkeypatch.setattr(report_module, "_build_head", head)
+    pending = report_module.start_report(load(result.out), tmp_path, jobs=2)
+    # The worker's exception is finish's, not a hang; no report is written.
+    with pytest.raises(RuntimeError, match="a part failed in its worker"):
+        pending.finish()
+    assert report_module._PARTS == []
+    assert not (tmp_path / "report.html").exists()
+
+
+def test_a_report_not_finished_stops_its_workers(result, tmp_path):
+    import multiprocessing as mp
+
+    from eomcompare.compare.report import start_report
+
+    if "fork" not in mp.get_all_start_methods():
+        pytest.skip("parts are made in forked workers only where fork exists")
+    with start_report(load(result.out), tmp_path, jobs=2):
+        workers = [p for p in mp.active_children()]
+        assert workers
+    # Leaving the block without finishing (an interrupted main job) stops
+    # and reaps the workers and writes no report.
+    assert not any(p.is_alive() for p in workers)
+    assert not (tmp_path / "report.html").exists()
