@@ -104,6 +104,10 @@ DAE_METHOD = "IDA"
 #: that they take no part in IDA's error test (see the module docstring).
 _ALGEBRAIC_ATOL = 1e12
 
+#: IDA's smallest step, in units in the last place of the horizon's
+#: largest time: below it a step hardly moves t.
+_MIN_STEP_ULPS = 64
+
 #: A failure where the velocity constraint rows' reciprocal condition
 #: number (at their rank) is below this is reported as a singular position
 #: (``integrate``'s default ``singularity_tol``).
@@ -389,6 +393,8 @@ def integrate_dae(
         yp = np.concatenate([v, z[:n], np.zeros(len(rows) + h)])
         return y, yp
 
+    horizon = float(t_final - t0)
+
     def make_solver(rows):
         hol_rows = [r for r in rows if r < n_hol]
         k, h = len(rows), len(hol_rows)
@@ -436,8 +442,15 @@ def integrate_dae(
             rtol=float(rtol),
             atol=atol_vec,
             algebraic_idx=list(range(2 * n, N)) if k + h else None,
-            max_step=0.0 if not np.isfinite(max_step) else float(max_step),
+            # (Unbounded is the whole horizon: sksundae's 0 for "none" is
+            # refused beside a minimum step.)
+            max_step=float(max_step) if np.isfinite(max_step) else horizon,
             max_num_steps=int(max_num_steps),
+            # A step too small to move t in floating point never makes
+            # progress: near a singular position IDA would otherwise try
+            # such steps until max_num_steps, each with a Jacobian.
+            min_step=_MIN_STEP_ULPS
+            * float(np.spacing(max(abs(t0), abs(t_final), 1.0))),
             linsolver="dense",
             **options,
         )
