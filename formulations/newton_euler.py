@@ -124,6 +124,11 @@ from eomcompare.symbolic import lists3 as v3
 
 from .base import UnsupportedSystemError
 from .kane_recursive import tree_record
+from .newton_euler_closed_form import (
+    _closed_form_shares,
+    _closed_forms,
+    _two_rate_links,
+)
 from .newton_euler_inertia import (
     _axial_moments,
     _balance_axes,
@@ -508,83 +513,6 @@ def _angle_sum(links, k, q, u, w, wd, qdd, let):
     return wr, wdk
 
 
-def _two_rate_links(links, floating):
-    """``{k: (r, p)}`` for each revolute link k whose angular velocity is
-    ``u_r e + u_s a``: r the first link (revolute, on a fixed base), k its
-    child or the child of a link p parallel to k (no constant rotation,
-    the same axis: ``_angle_sum``'s pair; p None otherwise), ``a`` k's
-    axis and ``e`` r's axis seen in k's frame, across a."""
-    out = {}
-    if floating:
-        return out
-    for k, s in enumerate(links, start=1):
-        p = s.parent
-        if not s.joint.turns or not p:
-            continue
-        between = None
-        if links[p - 1].parent:
-            sp = links[p - 1]
-            if (
-                sm.Matrix(s.rotation) != sm.eye(3)
-                or not sp.joint.turns
-                or tuple(sp.joint.axis) != tuple(s.joint.axis)
-            ):
-                continue
-            between, p = p, sp.parent
-        r = links[p - 1]
-        if r.parent or not r.joint.turns:
-            continue
-        out[k] = (p, between)
-    return out
-
-
-def _closed_form_moment(s, sp, J, between):
-    """The constants of ``J wd + w x J w``'s share of ``tau_r`` and
-    ``tau_k`` for a link k of :func:`_two_rate_links` (``s`` its record,
-    ``sp`` r's, ``between`` the parallel link's or None, ``J`` k's
-    inertia), from Lagrange's equations of ``T = w^T J w / 2`` with ``w =
-    u_r e(theta) + u_s a``, ``theta = q_k`` (``q_p + q_k`` through the
-    parallel p, whose ``tau_p`` then takes ``tau_k``'s share: the moment
-    is a couple).  With ``Q = e^T J e = alpha_0 + alpha_1 C2 + alpha_2
-    S2`` (``C2 = cos 2 theta``), ``L = e^T J a = beta_1 C + beta_2 S`` and
-    ``ZZ = a^T J a``::
-
-        tau_r: qdd_r Q + u_r u_s Q' + qdd_s L + u_s^2 L'
-        tau_k: qdd_r L + ZZ qdd_s - u_r^2 Q' / 2
-
-    (``'`` the derivative in theta; ``T`` does not depend on q_r).
-    Returns ``(alpha_0, alpha_1, alpha_2, beta_1, beta_2, ZZ, sign, i)``
-    with ``a = sign`` times the i-th coordinate axis, or None when e is
-    not across a."""
-    th = sm.Dummy("theta")
-    A = _rotation(s, th)
-    ar = sm.Matrix(sp.joint.axis)
-    if between is not None:
-        ar = sm.Matrix(between.rotation).T * ar
-    e = A * ar
-    a = sm.Matrix(s.joint.axis)
-    if sm.simplify((e.T * a)[0]) != 0:
-        return None
-    C, S = sm.Dummy("C"), sm.Dummy("S")
-    rule = {sm.cos(th): C, sm.sin(th): S}
-    e = e.applyfunc(lambda x: sm.expand(x.xreplace(rule)))
-    J = sm.Matrix(J)
-    Q = sm.Poly(sm.expand((e.T * J * e)[0]), C, S)
-    L = sm.Poly(sm.expand((e.T * J * a)[0]), C, S)
-    if Q.total_degree() > 2 or L.total_degree() > 1:
-        return None
-    qcc, qss = Q.coeff_monomial(C**2), Q.coeff_monomial(S**2)
-    qcs = Q.coeff_monomial(C * S)
-    b1, b2 = L.coeff_monomial(C), L.coeff_monomial(S)
-    a0 = sm.expand((qcc + qss) / 2)
-    a1 = sm.expand((qcc - qss) / 2)
-    a2 = sm.expand(qcs / 2)
-    zz = sm.expand((a.T * J * a)[0])
-    k_index = [abs(x) for x in s.joint.axis].index(1)
-    sign = s.joint.axis[k_index]
-    return a0, a1, a2, b1, b2, zz, sign, k_index
-
-
 def _turned_column(M, T, i):
     """``{j: U_k[j, i]}`` for the entries across the axis i of a revolute
     link's U, from its parent's ``M = R^T U_p R`` (seen in the joint
@@ -769,8 +697,9 @@ def customised_inverse_dynamics(
     closed_forms : bool
         Take the moment ``J wd + w x J w`` of a link turning with the
         first joint and its own (``_two_rate_links``) in closed form, from
-        Lagrange's equations of ``w^T J w / 2`` (``_closed_form_moment``;
-        default), where it has products of inertia.
+        Lagrange's equations of ``w^T J w / 2``
+        (:mod:`eomcompare.formulations.newton_euler_closed_form`; default),
+        where it has products of inertia.
     column_fallbacks : bool
         Let U's entries beside a revolute joint's axis, wd across it and
         a leaf's moment fall back on U's column along the axis turned
@@ -934,28 +863,10 @@ def customised_inverse_dynamics(
     f = [None] * (n + 1)
     nn = [None] * (n + 1)
     mass = [None] * (n + 1)
-    closed, extra = {}, [sm.S.Zero] * (n + 1)
-    for k, (r, between) in (
-        _two_rate_links(links, tree.floating) if closed_forms else {}
-    ).items():
-        J = sm.Matrix(inertia[k - 1][2])
-        if not any(v3.nz(J[i, j]) for i in range(3) for j in range(3) if i != j):
-            # Principal axes: the recursion's moment is cheaper.
-            continue
-        got = _closed_form_moment(
-            links[k - 1],
-            links[r - 1],
-            J,
-            None if between is None else links[between - 1],
-        )
-        if got is None:
-            continue
-        closed[k] = (r, between, got)
-        # alpha_0 qdd_r: r's own moment about its axis.
-        ar = sm.Matrix(links[r - 1].joint.axis)
-        mr, mcr, Jr = inertia[r - 1]
-        Jr = (sm.Matrix(Jr) + got[0] * ar * ar.T).applyfunc(sm.expand)
-        inertia[r - 1] = (mr, mcr, Jr)
+    extra = [sm.S.Zero] * (n + 1)
+    closed, inertia = _closed_forms(
+        links, inertia, _two_rate_links(links, tree.floating) if closed_forms else {}
+    )
     for k in range(1, n + 1):
         _stage(let, k, "wrench")
         m, mc, J = inertia[k - 1]
@@ -963,21 +874,22 @@ def customised_inverse_dynamics(
         f[k] = let(v3.mv(U[k], mc))
         mass[k] = m
         if k in closed:
-            r, between, (_, a1, a2, b1, b2, zz, sign, i) = closed[k]
+            r, between, got = closed[k]
+            sign, i = got[6:]
             th = q[k - 1] + (offsets[k][0] if k in offsets else 0)
             if between is not None:
                 th = q[between - 1] + th
-            C, S = sm.cos(th), sm.sin(th)
-            C2, S2 = sm.cos(2 * th), sm.sin(2 * th)
-            ur, zr = u[r - 1], accelerations[r - 1]
-            us, zs = sign * w[k][i], sign * wd[k][i]
-            E = let(a1 * C2 + a2 * S2)
-            Qp = let(-2 * a1 * S2 + 2 * a2 * C2)
-            L = let(b1 * C + b2 * S)
-            Lp = let(-b1 * S + b2 * C)
-            extra[r] += zr * E + ur * us * Qp + zs * L + pr[k][i, i] * Lp
-            axial = zr * L + zz * zs - ur**2 * Qp / 2
-            own = [sign * axial if j == i else 0 for j in range(3)]
+            shares = _closed_form_shares(
+                got,
+                th,
+                (u[r - 1], accelerations[r - 1]),
+                w[k][i],
+                wd[k][i],
+                pr[k][i, i],
+                let,
+            )
+            extra[r] += shares[0]
+            own = [sign * shares[1] if j == i else 0 for j in range(3)]
             J = sm.zeros(3, 3)
         else:
             own = [0, 0, 0]
