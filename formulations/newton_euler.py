@@ -83,9 +83,12 @@ cheap on a real robot's geometry:
   (a couple: ``tau_1`` and the joint's own take one share each, a
   parallel parent the joint's), in place of the recursion's three
   components and the differences ``w_y^2 - w_z^2`` the products of
-  inertia need; where the link has products of inertia (base
-  parameters: 5 multiplications more and 5 additions fewer on the
-  Stanford arm, 6 more and 14 fewer on the RX-90);
+  inertia need; where the link has products of inertia, and where its
+  inertia is symmetric about its axis (then ``e^T J e`` is a constant,
+  its term ``alpha_0 qdd_1`` one of link 1's own, and ``e^T J a`` zero:
+  the moment is the one product ``ZZ qdd_s`` on the joint's own
+  ``tau``, its components across the axis having no share in tau)
+  (:mod:`eomcompare.formulations.newton_euler_closed_form`);
 * a leaf turned as below takes no first moment along its axis from
   its parent (``_axial_moments``) when it has none: its force would
   need a second column of U (2 multiplications and 1 addition fewer on
@@ -699,7 +702,7 @@ def customised_inverse_dynamics(
         first joint and its own (``_two_rate_links``) in closed form, from
         Lagrange's equations of ``w^T J w / 2``
         (:mod:`eomcompare.formulations.newton_euler_closed_form`; default),
-        where it has products of inertia.
+        where it has products of inertia or is symmetric about its axis.
     column_fallbacks : bool
         Let U's entries beside a revolute joint's axis, wd across it and
         a leaf's moment fall back on U's column along the axis turned

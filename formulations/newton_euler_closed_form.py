@@ -95,21 +95,30 @@ def _closed_form_moment(s, sp, J, between):
     return a0, a1, a2, b1, b2, zz, sign, k_index
 
 
+def _is_axisymmetric(got):
+    """Whether the constants of :func:`_closed_form_moment` are those of an
+    inertia symmetric about the link's axis a (``J = lam (1 - a a^T) + ZZ a
+    a^T``): ``Q = e^T J e`` constant and ``L = e^T J a`` zero, so that the
+    moment's share of ``tau_r`` is ``alpha_0 qdd_r`` (r's own) and its
+    share of ``tau_k`` the one product ``ZZ qdd_s``; the recursion's
+    moment across the axis has no share in tau."""
+    return not any(v3.nz(x) for x in got[1:5])
+
+
 def _closed_forms(links, inertia, two_rate):
     """``(closed, inertia)``: ``closed`` maps each link k of ``two_rate``
     (:func:`_two_rate_links`) whose moment is taken in closed form to
     ``(r, between, constants)`` (:func:`_closed_form_moment`'s), and
     ``inertia`` is the given one with ``alpha_0`` added to r's moment of
     inertia about its axis (``alpha_0 qdd_r``, r's own moment's share).
-    A link is taken where it has products of inertia (with principal
-    axes the recursion's moment is cheaper)."""
+    A link is taken where it has products of inertia, or where its inertia
+    is symmetric about its axis (:func:`_is_axisymmetric`: its moment is
+    then the one product ``ZZ qdd_s`` on ``tau_k``); with other principal
+    axes the recursion's moment is cheaper."""
     inertia = list(inertia)
     closed = {}
     for k, (r, between) in two_rate.items():
         J = sm.Matrix(inertia[k - 1][2])
-        if not any(v3.nz(J[i, j]) for i in range(3) for j in range(3) if i != j):
-            # Principal axes: the recursion's moment is cheaper.
-            continue
         got = _closed_form_moment(
             links[k - 1],
             links[r - 1],
@@ -117,6 +126,11 @@ def _closed_forms(links, inertia, two_rate):
             None if between is None else links[between - 1],
         )
         if got is None:
+            continue
+        principal = not any(
+            v3.nz(J[i, j]) for i in range(3) for j in range(3) if i != j
+        )
+        if principal and not _is_axisymmetric(got):
             continue
         closed[k] = (r, between, got)
         # alpha_0 qdd_r: r's own moment about its axis.

@@ -300,9 +300,11 @@ def test_parallel_joints_turn_by_the_summed_angle(monkeypatch):
     none = (0, [0, 0, 0], sm.zeros(3, 3))
     inertia = [none, none, (0, [0, 0, 0], sm.diag(0, 0, zz))]
 
-    def counts():
+    def counts(closed=False):
+        # Link 3's inertia is symmetric about its axis: the closed form
+        # would take its moment (its own test below); the recursion here.
         prog, _ = customised_inverse_dynamics(
-            ms, ZDD[:3], inertia=inertia, program=True
+            ms, ZDD[:3], inertia=inertia, program=True, closed_forms=closed
         )
         c = assignments_counts(prog, {zz} | set(ms.parameters))
         return c.mul, c.add
@@ -319,6 +321,42 @@ def test_parallel_joints_turn_by_the_summed_angle(monkeypatch):
     # 1 add.  17 mul, 7 add.
     monkeypatch.setattr(ne, "_angle_sum", lambda *args: None)
     assert counts() == (17, 7)
+
+
+def test_closed_form_of_a_link_symmetric_about_its_axis():
+    # The summed-angle test's chain (the RX-90's first three joints) and
+    # inertia, ZZ3 of link 3 alone: J3 = ZZ3 z z^T is symmetric about z3,
+    # w3 = u1 e + (u2 + u3) z with e across z.  Lagrange's equations of
+    # w^T J w / 2: Q = e^T J e = 0, L = e^T J z = 0, so tau1 = 0 and tau3
+    # = tau2 (the parallel parent takes link 3's share) = ZZ3 (qdd2 +
+    # qdd3): 1 add, 1 mul.  By the recursion: 9 mul, 4 add (the test
+    # above).
+    from eomcompare.systems.robots import RX90, mdh_system
+
+    ms = mdh_system("rrr", RX90[:3])
+    zz = sm.Symbol("ZZ3")
+    none = (0, [0, 0, 0], sm.zeros(3, 3))
+    inertia = [none, none, (0, [0, 0, 0], sm.diag(0, 0, zz))]
+    assert _program_counts(ms, inertia, {zz}) == (1, 1)
+    assert _program_counts(ms, inertia, {zz}, closed_forms=False) == (9, 4)
+    # The same tau; and with XX3 = YY3 (a body symmetric about z3) too,
+    # its share of tau1 then XX3 qdd1 (a constant of link 1).
+    xx = sm.Symbol("XX3")
+    for J in (sm.diag(0, 0, zz), sm.diag(xx, xx, zz)):
+        inertia = [none, none, (0, [0, 0, 0], J)]
+        f, g = (
+            _function(
+                ms,
+                customised_inverse_dynamics(
+                    ms, ZDD[:3], inertia=inertia, closed_forms=c
+                )[0],
+                [xx, zz],
+            )
+            for c in (True, False)
+        )
+        for q, v, a in _states(3, count=3, seed=19):
+            a6 = [*a, 0, 0, 0]
+            assert np.allclose(f(q, v, a6, [0.6, 1.1]), g(q, v, a6, [0.6, 1.1]))
 
 
 def test_axis_column_of_u_is_the_parents_turned(monkeypatch):
@@ -723,9 +761,7 @@ def test_leaf_moment_takes_the_parents_turned_u_column():
     # wd2_x goes.  13 mul, 3 add.
     taken, counts = run(True)
     assert counts == (13, 3)
-    f, g = (
-        _function(ms, sm.Matrix(p.substituted()), [xx, zz]) for p in (taken, kept)
-    )
+    f, g = (_function(ms, sm.Matrix(p.substituted()), [xx, zz]) for p in (taken, kept))
     for q, v, a in _states(2, count=3, seed=16):
         a6 = [*a, 0, 0, 0, 0]
         assert np.allclose(f(q, v, a6, [0.7, 1.3]), g(q, v, a6, [0.7, 1.3]))
