@@ -89,6 +89,15 @@ cheap on a real robot's geometry:
   the moment is the one product ``ZZ qdd_s`` on the joint's own
   ``tau``, its components across the axis having no share in tau)
   (:mod:`eomcompare.formulations.newton_euler_closed_form`);
+* the balance of a link whose first revolute ancestor is such a
+  two-rate link (the Stanford arm's link 4 for link 2, through the
+  prismatic link 3; the RX-90's link 4 for link 3) is chosen for the
+  ancestor instead of for the link's own ``ZZ = XX + YY``, where one
+  amount leaves the ancestor's inertia symmetric about its axis and the
+  link's moment across its own axis is formed anyway: the ancestor's
+  moment is then the closed form's one product, for a product and a sum
+  at most per component of the link's moment across its axis
+  (``_axisymmetric_balance``);
 * a leaf turned as below takes no first moment along its axis from
   its parent (``_axial_moments``) when it has none: its force would
   need a second column of U (2 multiplications and 1 addition fewer on
@@ -102,9 +111,7 @@ cheap on a real robot's geometry:
   frees the parent's in turn, from the leaves inwards
   (``_Program.pruned``): on the Stanford arm's wrist the leaf's moment
   frees link 5's ``wd_x``, whose U entry frees link 4's, and so on to
-  link 2 (2 multiplications and 2 to 4 additions fewer on each of the
-  six inverse-dynamics rows: 128/88 from 130/92 on the Stanford arm's
-  simplified base one);
+  link 2;
 * an origin offset's acceleration ``U_i P_j`` with one nonzero entry
   (``RL2 q''_1``) is turned as it is, not named first: cse shares the
   turn's products ``q''_1 cos``, ``q''_1 sin`` with those of ``wd``;
@@ -128,6 +135,7 @@ from eomcompare.symbolic import lists3 as v3
 from .base import UnsupportedSystemError
 from .kane_recursive import tree_record
 from .newton_euler_closed_form import (
+    _axisymmetric_balance,
     _closed_form_shares,
     _closed_forms,
     _two_rate_links,
@@ -702,7 +710,9 @@ def customised_inverse_dynamics(
         first joint and its own (``_two_rate_links``) in closed form, from
         Lagrange's equations of ``w^T J w / 2``
         (:mod:`eomcompare.formulations.newton_euler_closed_form`; default),
-        where it has products of inertia or is symmetric about its axis.
+        where it has products of inertia or is symmetric about its axis;
+        with ``balanced_axes``, a child's balance is chosen to make it so
+        where it can (``_axisymmetric_balance``).
     column_fallbacks : bool
         Let U's entries beside a revolute joint's axis, wd across it and
         a leaf's moment fall back on U's column along the axis turned
@@ -852,9 +862,13 @@ def customised_inverse_dynamics(
         P.append(off)
     if inertia_moves:
         inertia = _fold_prismatic_inertia(links, _fold_masses(links, inertia, P))
+    two_rate = _two_rate_links(links, tree.floating) if closed_forms else {}
     if inertia_moves and balanced_axes:
         inertia = _balance_axes(
-            links, _axial_moments(links, inertia, P, set(offsets)), P
+            links,
+            _axial_moments(links, inertia, P, set(offsets)),
+            P,
+            _axisymmetric_balance(links, two_rate),
         )
     # The moves leave a leaf's first moment across its axis as it was
     # (they add along the axis, and inertia symmetric about it).
@@ -867,9 +881,7 @@ def customised_inverse_dynamics(
     nn = [None] * (n + 1)
     mass = [None] * (n + 1)
     extra = [sm.S.Zero] * (n + 1)
-    closed, inertia = _closed_forms(
-        links, inertia, _two_rate_links(links, tree.floating) if closed_forms else {}
-    )
+    closed, inertia = _closed_forms(links, inertia, two_rate)
     for k in range(1, n + 1):
         _stage(let, k, "wrench")
         m, mc, J = inertia[k - 1]

@@ -105,6 +105,53 @@ def _is_axisymmetric(got):
     return not any(v3.nz(x) for x in got[1:5])
 
 
+def _axisymmetric_balance(links, two_rate):
+    """The balance of a link's inertia about its joint axis chosen for a
+    two-rate ancestor (``chosen`` of
+    :func:`eomcompare.formulations.newton_euler_inertia._balance_axes`):
+    ``(p, D, Jp) -> lam``, for a revolute link whose first revolute
+    ancestor is p, the ``lam`` that leaves p's inertia ``Jp - lam D``
+    symmetric about p's axis (:func:`_is_axisymmetric`; 0 where it is
+    already and ``D`` would break it), or None where p is not in
+    ``two_rate`` (:func:`_two_rate_links`), ``D`` is symmetric about p's
+    axis itself, or no ``lam`` does.
+
+    The body symmetric about the link's axis moves freely between the
+    link and p (Khalil & Dombre's grouping of ``YY_j``); the amount is
+    chosen here for p instead of for the link's own ``ZZ = XX + YY``:
+    p's moment becomes the closed form's one product ``ZZ qdd_s``, in
+    place of the recursion's three components (their products, the U
+    entries only they need, and the sums joining them to the moment
+    carried back), while the link's moment across its own axis, formed
+    anyway, takes at most one product and one sum more per component
+    (``XX U_zy + (ZZ - XX - YY) w_y w_z`` in place of ``XX U_zy``).
+    ``e^T J e`` and ``e^T J a`` are linear in J: their coefficients for
+    ``Jp - lam D`` are Jp's less lam times D's."""
+
+    def choose(p, D, Jp):
+        if p not in two_rate:
+            return None
+        r, between = two_rate[p]
+        args = (links[p - 1], links[r - 1])
+        middle = None if between is None else links[between - 1]
+        got = _closed_form_moment(*args, Jp, middle)
+        per = _closed_form_moment(*args, D, middle)
+        if got is None or per is None:
+            return None
+        if any(v3.nz(x) for x in (*got[3:5], *per[3:5])):
+            # e^T J a: no lam removes it.
+            return None
+        (a1, a2), (d1, d2) = got[1:3], per[1:3]
+        if not (v3.nz(d1) or v3.nz(d2)):
+            return None
+        lam = sm.expand(a1 / d1 if v3.nz(d1) else a2 / d2)
+        if sm.expand(a1 - lam * d1) != 0 or sm.expand(a2 - lam * d2) != 0:
+            return None
+        return lam
+
+    return choose
+
+
 def _closed_forms(links, inertia, two_rate):
     """``(closed, inertia)``: ``closed`` maps each link k of ``two_rate``
     (:func:`_two_rate_links`) whose moment is taken in closed form to
