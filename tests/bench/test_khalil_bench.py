@@ -63,7 +63,9 @@ def test_markdown_lists_every_row_and_target():
         | {"trig": 14}
     ]
     text = khalil_markdown(rows)
-    assert "| rx90 | general | base | inverse | customised_ne | 250 | 230 | 14 |" in text
+    assert (
+        "| rx90 | general | base | inverse | customised_ne | 250 | 230 | 14 |" in text
+    )
     assert "| mul | add | sin/cos | SYMORO mul |" in text
     # The note under the table: sin/cos apart, and the customised row's.
     assert "not counted in mul/add (SYMORO's convention)" in text
