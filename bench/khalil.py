@@ -402,10 +402,10 @@ def link_breakdown(robot, assumptions, parameters) -> list[dict]:
     import sympy as sm
 
     from eomcompare.formulations.newton_euler import (
-        _Program,
         customised_inverse_dynamics,
         link_inertia,
     )
+    from eomcompare.formulations.newton_euler_program import _Program
     from eomcompare.symbolic.literature_counts import (
         OpCount,
         _hoist_parameters,
@@ -601,8 +601,7 @@ def _trig_sentence(rows) -> str:
     """The note under the main table: sin/cos are counted apart, and how
     many each customised row evaluates."""
     counts = [
-        f"{r['robot']} {r['assumptions']} {r['parameters']} {r['model']} "
-        f"{r['trig']}"
+        f"{r['robot']} {r['assumptions']} {r['parameters']} {r['model']} {r['trig']}"
         for r in rows
         if r["formulation"] == "customised_ne"
         and r["status"] == "ok"

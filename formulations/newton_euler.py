@@ -83,9 +83,21 @@ cheap on a real robot's geometry:
   (a couple: ``tau_1`` and the joint's own take one share each, a
   parallel parent the joint's), in place of the recursion's three
   components and the differences ``w_y^2 - w_z^2`` the products of
-  inertia need; where the link has products of inertia (base
-  parameters: 5 multiplications more and 5 additions fewer on the
-  Stanford arm, 6 more and 14 fewer on the RX-90);
+  inertia need; where the link has products of inertia, and where its
+  inertia is symmetric about its axis (then ``e^T J e`` is a constant,
+  its term ``alpha_0 qdd_1`` one of link 1's own, and ``e^T J a`` zero:
+  the moment is the one product ``ZZ qdd_s`` on the joint's own
+  ``tau``, its components across the axis having no share in tau)
+  (:mod:`eomcompare.formulations.newton_euler_closed_form`);
+* the balance of a link whose first revolute ancestor is such a
+  two-rate link (the Stanford arm's link 4 for link 2, through the
+  prismatic link 3; the RX-90's link 4 for link 3) is chosen for the
+  ancestor instead of for the link's own ``ZZ = XX + YY``, where one
+  amount leaves the ancestor's inertia symmetric about its axis and the
+  link's moment across its own axis is formed anyway: the ancestor's
+  moment is then the closed form's one product, for a product and a sum
+  at most per component of the link's moment across its axis
+  (``_axisymmetric_balance``);
 * a leaf turned as below takes no first moment along its axis from
   its parent (``_axial_moments``) when it has none: its force would
   need a second column of U (2 multiplications and 1 addition fewer on
@@ -99,9 +111,7 @@ cheap on a real robot's geometry:
   frees the parent's in turn, from the leaves inwards
   (``_Program.pruned``): on the Stanford arm's wrist the leaf's moment
   frees link 5's ``wd_x``, whose U entry frees link 4's, and so on to
-  link 2 (2 multiplications and 2 to 4 additions fewer on each of the
-  six inverse-dynamics rows: 128/88 from 130/92 on the Stanford arm's
-  simplified base one);
+  link 2;
 * an origin offset's acceleration ``U_i P_j`` with one nonzero entry
   (``RL2 q''_1``) is turned as it is, not named first: cse shares the
   turn's products ``q''_1 cos``, ``q''_1 sin`` with those of ``wd``;
@@ -118,12 +128,24 @@ from __future__ import annotations
 
 import sympy as sm
 import sympy.physics.mechanics as me
-from sympy.core.function import AppliedUndef
 
 from eomcompare.symbolic import lists3 as v3
 
 from .base import UnsupportedSystemError
 from .kane_recursive import tree_record
+from .newton_euler_closed_form import (
+    _axisymmetric_balance,
+    _closed_form_shares,
+    _closed_forms,
+    _two_rate_links,
+)
+from .newton_euler_fallbacks import (
+    _leaf_axis_entries,
+    _moment_fallbacks,
+    _turned_column,
+    _u_fallbacks,
+    _wd_fallbacks,
+)
 from .newton_euler_inertia import (
     _axial_moments,
     _balance_axes,
@@ -133,6 +155,7 @@ from .newton_euler_inertia import (
     _leaf_offsets,
     _turn_frame,
 )
+from .newton_euler_program import _Program, _same
 
 __all__ = [
     "ASSUMPTIONS",
@@ -230,157 +253,6 @@ def link_inertia(ms, assumptions="general", parameters="standard"):
     raise ValueError(
         f"parameters must be one of {list(PARAMETER_SETS)}, not {parameters!r}"
     )
-
-
-def _same(x):
-    return x
-
-
-def _is_input(e):
-    """An atom or a coordinate, speed, ``q(t)``: named as it is (a speed
-    named anew would hide its products from cse)."""
-    return e.is_Atom or isinstance(e, AppliedUndef)
-
-
-class _Program:
-    """Names every intermediate expression (entries of lists, matrices,
-    dicts) by a new symbol, except atoms, signed atoms and parameter-only
-    expressions (constants, left to the count's per-parameter-set part)."""
-
-    def __init__(self, parameters):
-        self.parameters = set(parameters)
-        self.symbols, self.definitions = [], []
-        # What each definition is part of (set by the caller, read by
-        # bench.khalil's breakdown): ``(link, stage)`` or None.
-        self.stage, self.stages = None, []
-        # (symbol, a symbol its definition uses, the definition without
-        # it): taken by pruned() where nothing else needs that symbol
-        # (all the fallbacks of one symbol at once).
-        self.fallbacks = []
-
-    def __call__(self, x):
-        if isinstance(x, list):
-            return [self(e) for e in x]
-        if isinstance(x, dict):
-            return {k: self(e) for k, e in x.items()}
-        if isinstance(x, sm.MatrixBase):
-            return x.applyfunc(self)
-        e = sm.sympify(x)
-        if (
-            _is_input(e)
-            or (
-                e.is_Mul
-                and len(e.args) == 2
-                and e.args[0] is sm.S.NegativeOne
-                and _is_input(e.args[1])
-            )
-            or e.free_symbols <= self.parameters
-        ):
-            return e
-        s = sm.Symbol(f"_ne{len(self.symbols)}")
-        self.symbols.append(s)
-        self.definitions.append(e)
-        self.stages.append(self.stage)
-        return s
-
-    def scaled(self, v):
-        """The entries of a list named, except a constant times one input
-        (``RL2 q''_1``): left whole, a turn that follows multiplies the
-        input by its cosine and sine, products cse shares with the turn
-        of the input alone (``wd``'s)."""
-        out = []
-        for e in v:
-            e = sm.sympify(e)
-            moving = [a for a in e.args if not a.free_symbols <= self.parameters]
-            plain = e.is_Mul and len(moving) == 1 and _is_input(moving[0])
-            out.append(e if plain else self(e))
-        return out
-
-    def _in_order(self, keep, index):
-        """``keep`` (indices of definitions) reordered so that each comes
-        after the symbols it uses (a fallback may use a symbol named
-        later), otherwise in the order given."""
-        kept = set(keep)
-        done, out = set(), []
-        for start in keep:
-            stack = [(start, False)]
-            while stack:
-                i, expanded = stack.pop()
-                if i in done:
-                    continue
-                if expanded:
-                    done.add(i)
-                    out.append(i)
-                    continue
-                stack.append((i, True))
-                deps = sorted(
-                    index[x]
-                    for x in self.definitions[i].free_symbols
-                    if x in index and index[x] in kept and index[x] not in done
-                )
-                stack += [(d, False) for d in reversed(deps)]
-        return out
-
-    def pruned(self, outputs):
-        """The :class:`~eomcompare.formulations.articulated_body.Assignments` of the
-        definitions ``outputs`` need, in order."""
-        from .articulated_body import Assignments
-
-        index = {s: i for i, s in enumerate(self.symbols)}
-
-        def needed():
-            need = set()
-            stack = [
-                s for e in outputs for s in sm.sympify(e).free_symbols if s in index
-            ]
-            while stack:
-                s = stack.pop()
-                if s in need:
-                    continue
-                need.add(s)
-                stack += [
-                    x for x in self.definitions[index[s]].free_symbols if x in index
-                ]
-            return need
-
-        need = needed()
-        # The fallbacks sharing one ``via`` are taken together, once
-        # nothing outside them needs it; taking some frees others (a
-        # leaf's moment frees its parent's wd, whose U entries then free
-        # the grandparent's): until none is left to take.
-        groups = {}
-        for s, via, alone in self.fallbacks:
-            groups.setdefault(via, []).append((s, alone))
-        outside = {x for e in outputs for x in sm.sympify(e).free_symbols}
-        changed = True
-        while changed:
-            changed = False
-            for via, members in groups.items():
-                mine = {s for s, _ in members}
-                if via not in need or via in outside:
-                    continue
-                if any(
-                    via in self.definitions[index[t]].free_symbols
-                    for t in need
-                    if t not in mine
-                ):
-                    continue
-                taken = False
-                for s, alone in members:
-                    if s in need and via in self.definitions[index[s]].free_symbols:
-                        self.definitions[index[s]] = alone
-                        taken = True
-                if taken:
-                    need = needed()
-                    changed = True
-        keep = [i for i in range(len(self.symbols)) if self.symbols[i] in need]
-        if self.fallbacks:
-            keep = self._in_order(keep, index)
-        return Assignments(
-            tuple(self.symbols[i] for i in keep),
-            tuple(self.definitions[i] for i in keep),
-            tuple(outputs),
-        )
 
 
 def _stage(let, k, what):
@@ -508,194 +380,6 @@ def _angle_sum(links, k, q, u, w, wd, qdd, let):
     return wr, wdk
 
 
-def _two_rate_links(links, floating):
-    """``{k: (r, p)}`` for each revolute link k whose angular velocity is
-    ``u_r e + u_s a``: r the first link (revolute, on a fixed base), k its
-    child or the child of a link p parallel to k (no constant rotation,
-    the same axis: ``_angle_sum``'s pair; p None otherwise), ``a`` k's
-    axis and ``e`` r's axis seen in k's frame, across a."""
-    out = {}
-    if floating:
-        return out
-    for k, s in enumerate(links, start=1):
-        p = s.parent
-        if not s.joint.turns or not p:
-            continue
-        between = None
-        if links[p - 1].parent:
-            sp = links[p - 1]
-            if (
-                sm.Matrix(s.rotation) != sm.eye(3)
-                or not sp.joint.turns
-                or tuple(sp.joint.axis) != tuple(s.joint.axis)
-            ):
-                continue
-            between, p = p, sp.parent
-        r = links[p - 1]
-        if r.parent or not r.joint.turns:
-            continue
-        out[k] = (p, between)
-    return out
-
-
-def _closed_form_moment(s, sp, J, between):
-    """The constants of ``J wd + w x J w``'s share of ``tau_r`` and
-    ``tau_k`` for a link k of :func:`_two_rate_links` (``s`` its record,
-    ``sp`` r's, ``between`` the parallel link's or None, ``J`` k's
-    inertia), from Lagrange's equations of ``T = w^T J w / 2`` with ``w =
-    u_r e(theta) + u_s a``, ``theta = q_k`` (``q_p + q_k`` through the
-    parallel p, whose ``tau_p`` then takes ``tau_k``'s share: the moment
-    is a couple).  With ``Q = e^T J e = alpha_0 + alpha_1 C2 + alpha_2
-    S2`` (``C2 = cos 2 theta``), ``L = e^T J a = beta_1 C + beta_2 S`` and
-    ``ZZ = a^T J a``::
-
-        tau_r: qdd_r Q + u_r u_s Q' + qdd_s L + u_s^2 L'
-        tau_k: qdd_r L + ZZ qdd_s - u_r^2 Q' / 2
-
-    (``'`` the derivative in theta; ``T`` does not depend on q_r).
-    Returns ``(alpha_0, alpha_1, alpha_2, beta_1, beta_2, ZZ, sign, i)``
-    with ``a = sign`` times the i-th coordinate axis, or None when e is
-    not across a."""
-    th = sm.Dummy("theta")
-    A = _rotation(s, th)
-    ar = sm.Matrix(sp.joint.axis)
-    if between is not None:
-        ar = sm.Matrix(between.rotation).T * ar
-    e = A * ar
-    a = sm.Matrix(s.joint.axis)
-    if sm.simplify((e.T * a)[0]) != 0:
-        return None
-    C, S = sm.Dummy("C"), sm.Dummy("S")
-    rule = {sm.cos(th): C, sm.sin(th): S}
-    e = e.applyfunc(lambda x: sm.expand(x.xreplace(rule)))
-    J = sm.Matrix(J)
-    Q = sm.Poly(sm.expand((e.T * J * e)[0]), C, S)
-    L = sm.Poly(sm.expand((e.T * J * a)[0]), C, S)
-    if Q.total_degree() > 2 or L.total_degree() > 1:
-        return None
-    qcc, qss = Q.coeff_monomial(C**2), Q.coeff_monomial(S**2)
-    qcs = Q.coeff_monomial(C * S)
-    b1, b2 = L.coeff_monomial(C), L.coeff_monomial(S)
-    a0 = sm.expand((qcc + qss) / 2)
-    a1 = sm.expand((qcc - qss) / 2)
-    a2 = sm.expand(qcs / 2)
-    zz = sm.expand((a.T * J * a)[0])
-    k_index = [abs(x) for x in s.joint.axis].index(1)
-    sign = s.joint.axis[k_index]
-    return a0, a1, a2, b1, b2, zz, sign, k_index
-
-
-def _turned_column(M, T, i):
-    """``{j: U_k[j, i]}`` for the entries across the axis i of a revolute
-    link's U, from its parent's ``M = R^T U_p R`` (seen in the joint
-    frame) turned by the joint's turn ``T``: ``U_k = A U_p A^T + qdd
-    skew(a) + 2 q' (a w_r^T - (w_r . a) 1) + q'^2 (a a^T - 1)``, whose
-    added terms lie in row i and on the diagonal, so that column i across
-    the axis is ``A U_p A^T``'s.  Taken when M has at most one nonzero
-    entry there: a product (of the first link's ``qdd``, say) that the turn
-    of ``wd`` makes anyway, in place of ``w_j w_i +- wd``.  Empty
-    otherwise."""
-    across = [j for j in range(3) if j != i]
-    if sum(1 for j in across if v3.nz(M[j, i])) > 1:
-        return {}
-    turned = v3.mv(T, [M[j, i] for j in range(3)])
-    return {j: turned[j] for j in across}
-
-
-def _leaf_axis_entries(U, i, wr, wdr, qa, wi, turned, let):
-    """U's entries across the axis i of a revolute link without children
-    (in place), from the turned parent's ``wr`` and ``wdr`` (before the
-    joint's own rate) and the link's own ``w_i = wr_i + qa`` (named
-    already): with b, c across (b = i + 1, c = i + 2 cyclic)::
-
-        U_bi = w_b wr_i + wdr_c      U_ib = w_b (w_i + qa) - wdr_c
-        U_ci = w_c wr_i - wdr_b      U_ic = w_c (w_i + qa) + wdr_b
-
-    (``wd = wdr + qdd a + wr x qa a``: the rate's terms of ``wd`` across the
-    axis join the products).  Four products and five sums, with ``w_i +
-    qa = wr_i + 2 qa`` a sum and no product, in place of wd's two
-    components across the axis (two products, two sums), the products
-    ``w_b w_i``, ``w_c w_i`` and the four sums: a sum fewer where nothing
-    else (a child) needs wd across the axis."""
-    b, c = (i + 1) % 3, (i + 2) % 3
-    w = [wr[j] if j != i else wi for j in range(3)]
-    twice = let(wi + qa)
-    if isinstance(let, _Program) and twice in let.symbols and wi in let.symbols:
-        # Where nothing else needs w_i, wr_i + 2 qa (a product, no sum more).
-        let.fallbacks.append((twice, wi, wr[i] + 2 * qa))
-    if b not in turned:
-        U[b, i] = w[b] * wr[i] + wdr[c]
-    if c not in turned:
-        U[c, i] = w[c] * wr[i] - wdr[b]
-    U[i, b] = w[b] * twice - wdr[c]
-    U[i, c] = w[c] * twice + wdr[b]
-
-
-def _wd_across(a, i, column, pr):
-    """``wd_a`` across the axis i from U's column along it (``U_ba = w_a
-    w_b + wd_c`` for a, b, c cyclic)."""
-    x, y = (a + 1) % 3, (a + 2) % 3
-    p = pr[min(x, y), max(x, y)]
-    return column[y] - p if x == i else p - column[x]
-
-
-def _u_fallbacks(U, i, column, wd, pr, let):
-    """Fallbacks (:meth:`_Program.pruned`) of a revolute link's U entries
-    beside its axis i that use wd across the axis: ``U_bi`` is the turned
-    parent's column entry and ``U_ib = 2 w_b w_i - U_bi``, taken where
-    nothing else (a child's turn, a moment) needs that wd component: the
-    turned entry (two products and a sum) in place of wd's own (the
-    parent's turned, one product and two sums more) and a sum of the
-    two entries."""
-    for b in column:
-        c = 3 - i - b
-        via = wd[c]
-        if via not in let.symbols:
-            continue
-        index = let.symbols.index
-        for s, alone in (
-            (U[b, i], column[b]),
-            (U[i, b], 2 * pr[min(b, i), max(b, i)] - column[b]),
-        ):
-            if s in let.symbols and via in let.definitions[index(s)].free_symbols:
-                let.fallbacks.append((s, via, alone))
-
-
-def _wd_fallbacks(i, column, wdr, wd, pr, let):
-    """Fallbacks (:meth:`_Program.pruned`) of a revolute link's wd across
-    its axis i: from U's column along the axis (:func:`_wd_across`, a sum
-    of the turned entry and a product U needs anyway) in place of the
-    parent's wd turned, taken where nothing else needs that turned
-    component: one product fewer, and the parent's wd component that only
-    the turn needed is free to go (its own U entries then take the
-    column's fallbacks)."""
-    for a in column:
-        via = wdr[a]
-        if via not in let.symbols or wd[a] not in let.symbols:
-            continue
-        if via in let.definitions[let.symbols.index(wd[a])].free_symbols:
-            let.fallbacks.append((wd[a], via, _wd_across(a, i, column, pr)))
-
-
-def _moment_fallbacks(n, i, column, wd, pr, let):
-    """Fallbacks (:meth:`_Program.pruned`) of a link's moment components
-    that use wd across the axis i (``J_aa wd_a``): ``wd_a`` written in U's
-    column along the axis (:func:`_wd_across`), taken where nothing else
-    needs it (a link without children: ``XX wd_x + ZZ w_y w_z = (XX + ZZ)
-    w_y w_z - XX U_yz``, one turned entry in place of the parent's turned
-    wd and the joint rate's product and sum)."""
-    for a in column:
-        via = wd[a]
-        if via not in let.symbols or n[a] not in let.symbols:
-            continue
-        d = let.definitions[let.symbols.index(n[a])]
-        if via not in d.free_symbols:
-            continue
-        e = sm.expand(d.xreplace({via: _wd_across(a, i, column, pr)}))
-        moving = sorted(e.free_symbols - let.parameters, key=str)
-        let.fallbacks.append((n[a], via, sm.collect(e, moving)))
-
-
 def customised_inverse_dynamics(
     ms,
     accelerations=None,
@@ -769,8 +453,11 @@ def customised_inverse_dynamics(
     closed_forms : bool
         Take the moment ``J wd + w x J w`` of a link turning with the
         first joint and its own (``_two_rate_links``) in closed form, from
-        Lagrange's equations of ``w^T J w / 2`` (``_closed_form_moment``;
-        default), where it has products of inertia.
+        Lagrange's equations of ``w^T J w / 2``
+        (:mod:`eomcompare.formulations.newton_euler_closed_form`; default),
+        where it has products of inertia or is symmetric about its axis;
+        with ``balanced_axes``, a child's balance is chosen to make it so
+        where it can (``_axisymmetric_balance``).
     column_fallbacks : bool
         Let U's entries beside a revolute joint's axis, wd across it and
         a leaf's moment fall back on U's column along the axis turned
@@ -920,9 +607,13 @@ def customised_inverse_dynamics(
         P.append(off)
     if inertia_moves:
         inertia = _fold_prismatic_inertia(links, _fold_masses(links, inertia, P))
+    two_rate = _two_rate_links(links, tree.floating) if closed_forms else {}
     if inertia_moves and balanced_axes:
         inertia = _balance_axes(
-            links, _axial_moments(links, inertia, P, set(offsets)), P
+            links,
+            _axial_moments(links, inertia, P, set(offsets)),
+            P,
+            _axisymmetric_balance(links, two_rate),
         )
     # The moves leave a leaf's first moment across its axis as it was
     # (they add along the axis, and inertia symmetric about it).
@@ -934,28 +625,8 @@ def customised_inverse_dynamics(
     f = [None] * (n + 1)
     nn = [None] * (n + 1)
     mass = [None] * (n + 1)
-    closed, extra = {}, [sm.S.Zero] * (n + 1)
-    for k, (r, between) in (
-        _two_rate_links(links, tree.floating) if closed_forms else {}
-    ).items():
-        J = sm.Matrix(inertia[k - 1][2])
-        if not any(v3.nz(J[i, j]) for i in range(3) for j in range(3) if i != j):
-            # Principal axes: the recursion's moment is cheaper.
-            continue
-        got = _closed_form_moment(
-            links[k - 1],
-            links[r - 1],
-            J,
-            None if between is None else links[between - 1],
-        )
-        if got is None:
-            continue
-        closed[k] = (r, between, got)
-        # alpha_0 qdd_r: r's own moment about its axis.
-        ar = sm.Matrix(links[r - 1].joint.axis)
-        mr, mcr, Jr = inertia[r - 1]
-        Jr = (sm.Matrix(Jr) + got[0] * ar * ar.T).applyfunc(sm.expand)
-        inertia[r - 1] = (mr, mcr, Jr)
+    extra = [sm.S.Zero] * (n + 1)
+    closed, inertia = _closed_forms(links, inertia, two_rate)
     for k in range(1, n + 1):
         _stage(let, k, "wrench")
         m, mc, J = inertia[k - 1]
@@ -963,21 +634,22 @@ def customised_inverse_dynamics(
         f[k] = let(v3.mv(U[k], mc))
         mass[k] = m
         if k in closed:
-            r, between, (_, a1, a2, b1, b2, zz, sign, i) = closed[k]
+            r, between, got = closed[k]
+            sign, i = got[6:]
             th = q[k - 1] + (offsets[k][0] if k in offsets else 0)
             if between is not None:
                 th = q[between - 1] + th
-            C, S = sm.cos(th), sm.sin(th)
-            C2, S2 = sm.cos(2 * th), sm.sin(2 * th)
-            ur, zr = u[r - 1], accelerations[r - 1]
-            us, zs = sign * w[k][i], sign * wd[k][i]
-            E = let(a1 * C2 + a2 * S2)
-            Qp = let(-2 * a1 * S2 + 2 * a2 * C2)
-            L = let(b1 * C + b2 * S)
-            Lp = let(-b1 * S + b2 * C)
-            extra[r] += zr * E + ur * us * Qp + zs * L + pr[k][i, i] * Lp
-            axial = zr * L + zz * zs - ur**2 * Qp / 2
-            own = [sign * axial if j == i else 0 for j in range(3)]
+            shares = _closed_form_shares(
+                got,
+                th,
+                (u[r - 1], accelerations[r - 1]),
+                w[k][i],
+                wd[k][i],
+                pr[k][i, i],
+                let,
+            )
+            extra[r] += shares[0]
+            own = [sign * shares[1] if j == i else 0 for j in range(3)]
             J = sm.zeros(3, 3)
         else:
             own = [0, 0, 0]

@@ -27,11 +27,11 @@ from eomcompare.symbolic import lists3 as v3
 from .kane_recursive import tree_record
 from .newton_euler import (
     PARAMETER_SETS,
-    _Program,
     _rotation,
     customised_inverse_dynamics,
     link_inertia,
 )
+from .newton_euler_program import _Program
 
 __all__ = ["composite_mass_matrix", "customised_forward_dynamics"]
 

@@ -127,7 +127,7 @@ def _axial_moments(links, inertia, P, turned=()):
     return out
 
 
-def _balance_axes(links, inertia, P):
+def _balance_axes(links, inertia, P, chosen=None):
     """Each revolute link's inertia balanced about its joint axis a:
     ``lam (1 - a a^T)`` added to it and taken from its first revolute
     ancestor (through prismatic links, which turn with it), from the tips
@@ -144,7 +144,15 @@ def _balance_axes(links, inertia, P):
     in place of ``XX wd_x + (ZZ - YY) w_y w_z`` and ``(XX - ZZ) w_x w_z``
     (:func:`_moment`).  Skipped where the ancestor would gain a product
     of inertia it lacks (a rotation between them that is not a signed
-    permutation)."""
+    permutation).
+
+    ``chosen(p, D, Jp)``, when given, may choose ``lam`` for the ancestor
+    instead (p its index, ``Jp`` its inertia so far, ``-lam D`` what it
+    receives): taken for a link whose moment across its axis is formed
+    anyway (an entry of its inertia there), where it gives a value, and no
+    move where that is 0 (``newton_euler_closed_form._axisymmetric_balance``
+    chooses the ``lam`` that leaves a two-rate ancestor symmetric about
+    its axis)."""
     n = len(links)
     out = [(m, list(mc), sm.Matrix(J)) for m, mc, J in inertia]
     for k in range(n, 0, -1):
@@ -154,27 +162,6 @@ def _balance_axes(links, inertia, P):
             continue
         i = [abs(x) for x in s.joint.axis].index(1)
         j, l = (i + 1) % 3, (i + 2) % 3
-        lam = sm.expand((J[i, i] - J[j, j] - J[l, l]) / 2)
-        # U's columns the link needs anyway: its force U MS, its children's
-        # origin accelerations U P.
-        used = [
-            v3.nz(mc[c])
-            or any(
-                v3.nz(P[h][c]) for h in range(k + 1, n + 1) if links[h - 1].parent == k
-            )
-            for c in range(3)
-        ]
-        if lam == 0 or not (
-            any(v3.nz(J[r, c]) for r in range(3) for c in range(3) if r != c)
-            or (v3.nz(J[j, j]) and v3.nz(J[l, l]))
-            or used[j]
-            or used[l]
-        ):
-            # A principal-axes link with a zero moment across the axis
-            # whose U columns across it serve nothing else (no first
-            # moment, no child's origin there): ``XX wd_x + ZZ w_y w_z``
-            # and ``(XX - ZZ) w_x w_z`` need neither U_zy nor U_zx.
-            continue
         perp = sm.eye(3)
         perp[i, i] = 0
         R = sm.Matrix(s.rotation)
@@ -184,6 +171,37 @@ def _balance_axes(links, inertia, P):
             Rp = sm.Matrix(links[p - 1].rotation)
             D = Rp * D * Rp.T
             p = links[p - 1].parent
+        across = any(
+            v3.nz(J[r, c]) for r in range(3) for c in range(3) if (r, c) != (i, i)
+        )
+        lam = chosen(p, D, out[p - 1][2]) if chosen and p and across else None
+        if lam is None:
+            lam = sm.expand((J[i, i] - J[j, j] - J[l, l]) / 2)
+            # U's columns the link needs anyway: its force U MS, its
+            # children's origin accelerations U P.
+            used = [
+                v3.nz(mc[c])
+                or any(
+                    v3.nz(P[h][c])
+                    for h in range(k + 1, n + 1)
+                    if links[h - 1].parent == k
+                )
+                for c in range(3)
+            ]
+            if not (
+                any(v3.nz(J[r, c]) for r in range(3) for c in range(3) if r != c)
+                or (v3.nz(J[j, j]) and v3.nz(J[l, l]))
+                or used[j]
+                or used[l]
+            ):
+                # A principal-axes link with a zero moment across the axis
+                # whose U columns across it serve nothing else (no first
+                # moment, no child's origin there): ``XX wd_x + ZZ w_y
+                # w_z`` and ``(XX - ZZ) w_x w_z`` need neither U_zy nor
+                # U_zx.
+                continue
+        if lam == 0:
+            continue
         if p:
             mp, mcp, Jp = out[p - 1]
             if any(

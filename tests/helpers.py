@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import sympy as sm
 import sympy.physics.mechanics as me
 
@@ -272,3 +273,39 @@ def md_table_row(section: str, first_cell: str) -> list[str]:
     """The cells of the Markdown table row that starts with ``first_cell``."""
     line = next(l for l in section.splitlines() if l.startswith(f"| {first_cell} |"))
     return [c.strip() for c in line.strip("|").split("|")]
+
+
+# The customised Newton-Euler model's tests (tests/formulations/
+# test_newton_euler*.py): q'' as these symbols, one per joint.
+NE_ACCELERATIONS = sm.symbols("zdd0:6")
+
+
+def tau_function(ms, tau, extra=()):
+    """tau (in q, q' and :data:`NE_ACCELERATIONS`) as a numeric function
+    of (q, q', q'', extra values), the system's parameters at their
+    values."""
+    q, u = list(ms.coordinates), list(ms.speeds)
+    rule = {v.diff(me.dynamicsymbols._t): w for v, w in zip(q, u)}
+    e = sm.Matrix(tau).xreplace(rule)
+    f = sm.lambdify([*q, *u, *NE_ACCELERATIONS, *ms.parameters, *extra], e, cse=True)
+    p = [float(v) for v in ms.parameters.values()]
+    return lambda q, v, a, x=(): np.asarray(f(*q, *v, *a, *p, *x), float).ravel()
+
+
+def random_states(n, count=5, seed=4):
+    """``count`` random (q, q', q'') of n joints, each entry in [-1.5, 1.5]."""
+    rng = np.random.default_rng(seed)
+    return [tuple(rng.uniform(-1.5, 1.5, n) for _ in range(3)) for _ in range(count)]
+
+
+def customised_counts(ms, inertia, params, **options):
+    """(mul, add) of the customised Newton-Euler program of a small chain
+    with the given inertia, its symbols ``params`` constants."""
+    from eomcompare.formulations.newton_euler import customised_inverse_dynamics
+    from eomcompare.symbolic.literature_counts import assignments_counts
+
+    prog, _ = customised_inverse_dynamics(
+        ms, NE_ACCELERATIONS[: len(inertia)], inertia=inertia, program=True, **options
+    )
+    c = assignments_counts(prog, set(params) | set(ms.parameters))
+    return c.mul, c.add

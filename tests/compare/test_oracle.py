@@ -167,7 +167,14 @@ def gate(capsys, baseline, run_dir):
 
     capsys.readouterr()
     code = main(
-        ["regress", "--baseline", str(baseline), "--run", str(run_dir), "--ignore-times"]
+        [
+            "regress",
+            "--baseline",
+            str(baseline),
+            "--run",
+            str(run_dir),
+            "--ignore-times",
+        ]
     )
     captured = capsys.readouterr()
     return code, captured.out + captured.err
