@@ -555,6 +555,30 @@ def test_factor_numbers_shares_a_multiplication_and_keeps_the_value():
     assert sm.expand(got - e) == 0
 
 
+def test_c_source_empties_sympys_cache_once(monkeypatch):
+    # Every change of sympy's distribute setting empties its cache: the
+    # functions of a model are built inside one distribute(False), and
+    # give the C they gave when each function set it (and emptied the
+    # cache) on its own.
+    import sympy.core.parameters as parameters
+
+    eom = get_formulation("kane").derive(get_system("rolling_disc"))
+    clears = []
+    real = parameters.clear_cache
+    monkeypatch.setattr(parameters, "clear_cache", lambda: clears.append(real()))
+    source, _ = c_source(eom)
+    assert 1 <= len(clears) <= 2
+
+    function = c_code._c_function
+
+    def emptied_first(*args, **kwargs):
+        real()
+        return function(*args, **kwargs)
+
+    monkeypatch.setattr(c_code, "_c_function", emptied_first)
+    assert c_source(eom)[0] == source
+
+
 def test_fast_call_is_the_cffi_call():
     # rhs takes plain float64 vectors by their data pointer (no cffi
     # conversion); it must give what the cffi call of the same C function
