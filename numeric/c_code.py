@@ -345,7 +345,7 @@ def c_source(eom) -> tuple[str, dict]:
     # The pieces in the model's symbols first (distributing products as
     # sympy does by default), then every function built inside one
     # distribute(False): each change of that setting empties sympy's
-    # cache, and per function that was fourteen times per model.
+    # cache, and per function that was twelve times per model.
     try:
         f_out = c("f") if forcing is None else forcing
         R, A, C, S = (c(k) for k in ("R", "A", "C", "S"))
