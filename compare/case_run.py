@@ -248,14 +248,19 @@ def prepare_variant(case: Case, opts: RunOptions) -> Prepared:
 def _import_what_cases_use(opts: RunOptions) -> None:
     """Import in the run's process the modules every case imports on first
     use (the equations' printer, the derivation cache, the oracle, the
-    compiled backend's C parser): forked cases inherit them instead of each
-    importing them again, about 40 ms of CPU per case."""
+    literature's counts, the C printer's constants, the compiled
+    backend's C parser, the package metadata the cache keys read):
+    forked cases inherit them instead of each importing them again."""
+    import sympy.codegen.cfunctions
     import sympy.printing.c
     import sympy.printing.mathml  # noqa: F401
 
-    import eomcompare.references.robot_oracle  # noqa: F401
-    from eomcompare.formulations import cache  # noqa: F401
+    import eomcompare.references.robot_oracle
+    import eomcompare.symbolic.literature_counts  # noqa: F401
+    from eomcompare.formulations import cache
     from eomcompare.numeric import backends  # noqa: F401
+
+    cache._package_version()  # imports importlib.metadata's parsers
 
     from . import equations, findings  # noqa: F401
 

@@ -342,48 +342,57 @@ def c_source(eom) -> tuple[str, dict]:
         m_out = ("M", [M[i, j] for i, j in lower], [i * nz + j for i, j in lower])
     else:
         m_out = ("M", list(M))
+    # The pieces in the model's symbols first (distributing products as
+    # sympy does by default), then every function built inside one
+    # distribute(False): each change of that setting empties sympy's
+    # cache, and per function that was twelve times per model.
     try:
-        body = [
-            _c_function(
-                printer,
-                "eom_mf_solve(double t, const double *x, const "
-                "double *p, double *M, double *f)",
-                [m_out, ("f", c("f") if forcing is None else forcing)],
-                prelude,
-            ),
-            "static void eom_mf(double t, const double *x, const double *p, "
-            "double *M, double *f)\n{\n    eom_mf_solve(t, x, p, M, f);\n"
-            "    if (EOM_SYMMETRIC) eom_mirror(M);\n}",
-            _c_function(
-                printer,
-                "eom_rates(double t, const double *x, const "
-                "double *z, const double *p, double *out)",
-                [("out", c("R"))],
-            ),
-            _c_function(
-                printer,
-                "eom_acc(double t, const double *x, const "
-                "double *z, const double *p, double *out)",
-                [("out", c("A"))],
-            ),
-            _c_function(
-                printer,
-                "eom_coords(double t, const double *x, const double *p, double *out)",
-                [("out", c("C"))],
-            ),
-            _c_function(
-                printer,
-                "eom_state(double t, const double *q, const "
-                "double *qd, const double *p, double *out)",
-                [("out", c("S"))],
-            ),
-            _c_function(
-                printer,
-                "eom_forces(double t, const double *x, const "
-                "double *z, const double *p, double *out)",
-                [("out", c("F") if forces else [])],
-            ),
-        ]
+        f_out = c("f") if forcing is None else forcing
+        R, A, C, S = (c(k) for k in ("R", "A", "C", "S"))
+        F = c("F") if forces else []
+        with distribute(False):
+            body = [
+                _c_function(
+                    printer,
+                    "eom_mf_solve(double t, const double *x, const "
+                    "double *p, double *M, double *f)",
+                    [m_out, ("f", f_out)],
+                    prelude,
+                ),
+                "static void eom_mf(double t, const double *x, const double *p, "
+                "double *M, double *f)\n{\n    eom_mf_solve(t, x, p, M, f);\n"
+                "    if (EOM_SYMMETRIC) eom_mirror(M);\n}",
+                _c_function(
+                    printer,
+                    "eom_rates(double t, const double *x, const "
+                    "double *z, const double *p, double *out)",
+                    [("out", R)],
+                ),
+                _c_function(
+                    printer,
+                    "eom_acc(double t, const double *x, const "
+                    "double *z, const double *p, double *out)",
+                    [("out", A)],
+                ),
+                _c_function(
+                    printer,
+                    "eom_coords(double t, const double *x, const double *p, "
+                    "double *out)",
+                    [("out", C)],
+                ),
+                _c_function(
+                    printer,
+                    "eom_state(double t, const double *q, const "
+                    "double *qd, const double *p, double *out)",
+                    [("out", S)],
+                ),
+                _c_function(
+                    printer,
+                    "eom_forces(double t, const double *x, const "
+                    "double *z, const double *p, double *out)",
+                    [("out", F)],
+                ),
+            ]
     except Exception as exc:  # the printers raise several kinds
         raise CompilationError(
             f"{eom.formulation}: the equations of {eom.system.name!r} cannot "

@@ -647,15 +647,7 @@ def integrate(
             f"{eom.formulation}: the trajectory of {ms.name!r} became non-finite{after}"
         )
     if residuals:
-        hol = np.array(
-            [ms.states.holonomic_residual(tt, qq, pmap) for tt, qq in zip(T, qs)]
-        ).reshape(len(T), -1)
-        vel = np.array(
-            [
-                ms.states.velocity_residual(tt, qq, vv, pmap)
-                for tt, qq, vv in zip(T, qs, qds)
-            ]
-        ).reshape(len(T), -1)
+        hol, vel = ms.states.residuals(T, qs, qds, pmap)
     else:
         hol = vel = np.empty((len(T), 0))
     return IntegrationResult(

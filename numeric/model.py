@@ -152,8 +152,13 @@ def _cse(exprs: Any) -> Any:
 
 def _lambdify(args: list[Any], expr: Any) -> Lambdified:
     """``lambdify`` with cse, not looking for implemented functions (a walk
-    of the whole tree that generated equations never need)."""
-    fn: Lambdified = sm.lambdify(args, expr, cse=_cse, use_imps=False)
+    of the whole tree that generated equations never need), and without
+    the expression in the function's docstring (``docstring_limit=0``:
+    printed as a string for every function, only to be cut to its first
+    line)."""
+    fn: Lambdified = sm.lambdify(
+        args, expr, cse=_cse, use_imps=False, docstring_limit=0
+    )
     return fn
 
 

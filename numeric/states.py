@@ -244,6 +244,30 @@ class SystemStates:
         b = np.asarray(f["b"](t0, q, u, p), dtype=float).ravel()
         return A @ u + b
 
+    def residuals(
+        self,
+        T: ArrayLike,
+        Q: ArrayLike,
+        QD: ArrayLike,
+        parameters: ParameterValues | None = None,
+    ) -> tuple[FloatArray, FloatArray]:
+        """:meth:`holonomic_residual` and :meth:`velocity_residual` at every
+        ``(T[k], Q[k], QD[k])`` of a trajectory, as the rows of two arrays:
+        the same evaluations, with the parameters looked up once rather
+        than at every state."""
+        p = self.parameter_vector(parameters)
+        f = self._constraint_functions
+        hol_f, a_f, b_f, u_f = f["hol"], f["A"], f["b"], f["u_of_qdot"]
+        zero = np.zeros(self._n_speeds)
+        hol, vel = [], []
+        for t0, q, qd in zip(T, Q, QD):
+            hol.append(np.asarray(hol_f(t0, q, zero, p), dtype=float).ravel())
+            u = np.asarray(u_f(t0, q, qd, p), dtype=float).ravel()
+            A = np.asarray(a_f(t0, q, u, p), dtype=float).reshape(-1, len(u))
+            vel.append(A @ u + np.asarray(b_f(t0, q, u, p), dtype=float).ravel())
+        n = len(hol)
+        return np.array(hol).reshape(n, -1), np.array(vel).reshape(n, -1)
+
     def speeds_from_rates(
         self,
         t0: float,

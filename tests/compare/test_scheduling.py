@@ -207,6 +207,41 @@ def test_the_variant_is_prepared_whole_before_its_cases_fork():
     assert T == pytest.approx(float(expected.xreplace(sub)), rel=1e-12)
 
 
+_CASE_IMPORTS = """
+import sys
+from eomcompare.compare.case_run import (
+    _import_what_cases_use, _prepare_quietly, run_case,
+)
+from eomcompare.compare.cases import Case, RunOptions
+opts = RunOptions(use_cache=True)
+_import_what_cases_use(opts)
+case = Case("double_pendulum", (), "kane")
+_prepare_quietly(case, opts)
+before = set(sys.modules)
+row = run_case(case, opts)["row"]
+assert row["status"] == "ok", row
+print(" ".join(sorted(set(sys.modules) - before)))
+"""
+
+
+def test_a_forked_case_imports_nothing(tmp_path):
+    """What a case imports on first use is imported by the run's process
+    before it forks the cases (each fork would import it again)."""
+    env = os.environ | {
+        "EOMCOMPARE_CACHE": str(tmp_path / "cache"),
+        "EOMCOMPARE_KEY": str(tmp_path / "key"),
+    }
+    res = subprocess.run(
+        [sys.executable, "-c", _CASE_IMPORTS],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert res.stdout.split() == []
+
+
 def test_published_checks_read_the_prepared_variant(monkeypatch):
     """The report evaluates the published equations at the run's own
     states, from the declaration the run prepared: nothing is built or

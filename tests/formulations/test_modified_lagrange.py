@@ -35,7 +35,7 @@ import sympy.physics.mechanics as me
 from conftest import cached_model, cached_system
 from helpers import cartesian_pendulum, planar_particle
 
-from eomcompare.compare.kolev_costs import kolev_cost_table
+from eomcompare.compare.kolev_costs import as_default, kolev_cost_table
 from eomcompare.formulations import UnsupportedSystemError, get_formulation
 from eomcompare.formulations.minimal_coordinates import LagrangeMinimalCoordinates
 from eomcompare.formulations.modified_lagrange import (
@@ -43,7 +43,7 @@ from eomcompare.formulations.modified_lagrange import (
     kinetic_energy_in_rates,
     modified_lagrange_equations,
 )
-from eomcompare.systems import MechanicalSystem
+from eomcompare.systems import MechanicalSystem, get_system
 
 t = me.dynamicsymbols._t
 
@@ -529,6 +529,57 @@ def test_cost_table_through_a_derivation_cache(tmp_path, monkeypatch):
     # The seconds are those the stored derivations took.
     ok = first["error"] == ""
     assert (second.loc[ok, "seconds"] == first.loc[ok, "seconds"]).all()
+
+
+@pytest.mark.parametrize("name", ["four_bar", "crank_slider", "kolev_manipulator"])
+def test_as_default_derives_the_same_equations(name):
+    """Where ``dependent`` chooses nothing, ``as_default`` gives the default
+    options, which derive the same equations node for node (and so the
+    same counts); where it chooses, the formulation itself."""
+    ms = get_system(name)
+    explicit = get_formulation("modified_lagrange", dependent="explicit")
+    implicit = get_formulation("modified_lagrange", dependent="implicit")
+    # Every dependent coordinate of these has a declared solution.
+    assert as_default(implicit, ms) is implicit
+    default = as_default(explicit, ms)
+    assert default.options == get_formulation("modified_lagrange").options
+    a, b = explicit.derive(ms), default.derive(ms)
+    assert (a.mass_matrix, a.forcing, a.states, a.unknowns) == (
+        b.mass_matrix,
+        b.forcing,
+        b.states,
+        b.unknowns,
+    )
+    counts = {k: v for k, v in a.op_counts.items() if not k.endswith("_s")}
+    assert counts == {k: v for k, v in b.op_counts.items() if not k.endswith("_s")}
+    # Without dependent coordinates neither choice matters.
+    free = get_system("double_pendulum")
+    assert as_default(explicit, free).options["dependent"] == "auto"
+    assert as_default(implicit, free).options["dependent"] == "auto"
+
+
+def test_cost_table_reads_the_default_derivation(tmp_path, monkeypatch):
+    """Through a cache holding the default derivation (a run's), the
+    'modified' row is read back, not derived with dependent='explicit'."""
+    from eomcompare.formulations.base import Formulation
+    from eomcompare.formulations.cache import DerivationCache
+
+    cache = DerivationCache(tmp_path)
+    ms = get_system("kolev_manipulator")
+    stored = cache.derive(ms, get_formulation("modified_lagrange"))[0]
+    derive = Formulation.derive
+
+    def no_modified(self, system):
+        if self.name == "modified_lagrange" and self.dependent != "implicit":
+            raise AssertionError(f"{self.options} derived again")
+        return derive(self, system)
+
+    monkeypatch.setattr(Formulation, "derive", no_modified)
+    df = kolev_cost_table(["kolev_manipulator"], cache=cache)
+    row = df[df["variant"] == "modified"].iloc[0]
+    assert row["error"] == ""
+    assert row["ops_cse"] == stored.op_counts["cse"]
+    assert row["seconds"] == stored.timings["total"]
 
 
 def test_cost_table_rejects_a_bare_string():

@@ -555,6 +555,50 @@ def test_factor_numbers_shares_a_multiplication_and_keeps_the_value():
     assert sm.expand(got - e) == 0
 
 
+def test_lambdified_functions_carry_no_printed_expression():
+    # lambdify prints the expression into the docstring unless told not
+    # to; the model's functions are not printed, and compute the same.
+    from eomcompare.numeric.model import _cse, generate, plain_parts
+
+    eom = get_formulation("kane").derive(get_system("double_pendulum"))
+    fns = generate(eom)
+    for name in ("Mf", "rates", "acc", "coords", "state"):
+        assert "Matrix" not in (fns[name].__doc__ or ""), name
+    p = plain_parts(eom)
+    args = [p["T"], list(p["X"]), list(p["P"])]
+    printed = sm.lambdify(args, [p["M"], p["f"]], cse=_cse, use_imps=False)
+    assert "Matrix" in printed.__doc__  # what the option leaves out
+    model = LambdifyModel(eom)
+    t0, q, qd = eom.system.states.random_state(seed=1)
+    x = model.state_from(q, qd, t0)
+    for got, want in zip(fns["Mf"](t0, x, model.p), printed(t0, x, model.p)):
+        assert np.array_equal(np.asarray(got, float), np.asarray(want, float))
+
+
+def test_c_source_empties_sympys_cache_once(monkeypatch):
+    # Every change of sympy's distribute setting empties its cache: the
+    # functions of a model are built inside one distribute(False), and
+    # give the C they gave when each function set it (and emptied the
+    # cache) on its own.
+    import sympy.core.parameters as parameters
+
+    eom = get_formulation("kane").derive(get_system("rolling_disc"))
+    clears = []
+    real = parameters.clear_cache
+    monkeypatch.setattr(parameters, "clear_cache", lambda: clears.append(real()))
+    source, _ = c_source(eom)
+    assert 1 <= len(clears) <= 2
+
+    function = c_code._c_function
+
+    def emptied_first(*args, **kwargs):
+        real()
+        return function(*args, **kwargs)
+
+    monkeypatch.setattr(c_code, "_c_function", emptied_first)
+    assert c_source(eom)[0] == source
+
+
 def test_fast_call_is_the_cffi_call():
     # rhs takes plain float64 vectors by their data pointer (no cffi
     # conversion); it must give what the cffi call of the same C function

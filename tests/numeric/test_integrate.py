@@ -78,6 +78,26 @@ def test_default_settings_keep_residuals_below_1e_8_over_10_s(name):
     assert np.all(np.isfinite(res.q)) and np.all(np.isfinite(res.qd))
 
 
+@pytest.mark.parametrize("name", ["four_bar", "wheelbarrow"])
+def test_trajectory_residuals_are_the_residuals_at_each_state(name):
+    """The residuals integrate records (SystemStates.residuals, the
+    parameters looked up once) are those of each state on its own, to
+    the bit: holonomic (four_bar) and velocity constraints (both)."""
+    eom = cached_eom("kane", name)
+    res = integrate(eom.numeric(), 1.0, t_eval=np.linspace(0.0, 1.0, 21))
+    states = eom.system.states
+    pmap = dict(zip(eom.system.parameters, eom.numeric().p))
+    hol = [states.holonomic_residual(t, q, pmap) for t, q in zip(res.t, res.q)]
+    vel = [
+        states.velocity_residual(t, q, qd, pmap)
+        for t, q, qd in zip(res.t, res.q, res.qd)
+    ]
+    assert res.holonomic_residual.shape[0] == len(res.t) > 1
+    assert np.array_equal(res.holonomic_residual, np.array(hol).reshape(len(hol), -1))
+    assert np.array_equal(res.velocity_residual, np.array(vel).reshape(len(vel), -1))
+    assert res.velocity_residual.size and np.any(res.velocity_residual != 0)
+
+
 def test_trajectory_matches_the_pendulum_solved_in_its_angle(pendulum):
     """x = l sin(theta), y = -l cos(theta), theta'' = -(g/l) sin(theta)."""
     ms, eom = pendulum
