@@ -6,6 +6,8 @@ formulation's accelerations equal those of the test set's own equations
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 import sympy as sm
@@ -20,6 +22,7 @@ FAST = [f for f in formulation_names(default_only=True) if f != "modified_lagran
 SLOW = [f for f in formulation_names(default_only=True) if f == "modified_lagrange"]
 
 
+@functools.cache
 def _testset_equations():
     """The test set's index-1 form M q'' = f - G^T lam, G q'' = -(G q')' q'
     (Hairer & Wanner, Solving ODEs II, VII.7): mass matrix, forces and
@@ -181,10 +184,13 @@ def test_lagrange_stiff_integration_to_the_reference(method):
 @pytest.mark.slow
 def test_every_formulation_follows_the_same_trajectory():
     """Trajectories over [0, 0.03], sampled every 5 ms, agree with the
-    multiplier formulation's."""
+    multiplier formulation's.  Integrated on the compiled backend: the
+    stiff solve evaluates each right-hand side thousands of times, half the
+    CPU of the lambdified one, compile included (the two backends agree to
+    round-off: tests/numeric/test_compiled.py)."""
     times = np.linspace(0.0, 0.03, 7)
     base = integrate(
-        cached_eom("lagrange", "andrews_squeezer"),
+        cached_eom("lagrange", "andrews_squeezer").numeric(backend="c"),
         0.03,
         method="Radau",
         rtol=1e-10,
@@ -195,7 +201,7 @@ def test_every_formulation_follows_the_same_trajectory():
         if formulation == "lagrange":
             continue
         res = integrate(
-            cached_eom(formulation, "andrews_squeezer"),
+            cached_eom(formulation, "andrews_squeezer").numeric(backend="c"),
             0.03,
             method="Radau",
             rtol=1e-10,

@@ -8,6 +8,9 @@ so that the DH conventions of :mod:`eomcompare.systems.robots` are checked too.
 Every own formulation must give Pinocchio's q'' at 20 random states to
 1e-9 relative.  The larger cases are ``slow`` (they still run in CI);
 derivations skip the operation counts, which are not under test here.
+The numeric models are the session's (``cached_model``): kane's of ur5
+and panda are the ones tests/systems/test_urdf_robots_exact.py holds to
+1e-10, built once on the worker of their derivation group.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 import sympy as sm
+from conftest import cached_eom, cached_model, cached_system, derivation_group
 from helpers import worst_relative_deviation
 from sympy.core.function import AppliedUndef
 
@@ -95,7 +99,7 @@ def pinocchio_spatial_chain(n):
 
 
 def _oracle(name, options):
-    ms = get_system(name, **dict(options))
+    ms = cached_system(name, options)
     if name in ("ur5", "panda"):
         model = urdf_pinocchio_model(ms)
         return ms, lambda q, qd: urdf_pinocchio_accelerations(ms, q, qd, model=model)
@@ -114,35 +118,47 @@ def _system_and_oracle(name, options):
 
 def _deviation(formulation, name, options=()):
     ms, oracle = _system_and_oracle(name, options)
-    eom = get_formulation(formulation, count_ops=False).derive(ms)
-    worst = worst_relative_deviation(eom.numeric(), ms, oracle, N_STATES)
+    eom = cached_eom(formulation, name, options)
+    model = cached_model(formulation, name, options)
+    worst = worst_relative_deviation(model, ms, oracle, N_STATES)
     return worst, eom.timings["total"]
 
 
-# Seconds per case (derivation, code generation, 20 states) on two shared
-# cores: spatial_chain(8) gibbs_appell 31, modified_lagrange 24, lagrange
-# 15, kane 11; panda 11-23; ur5 5-7; puma560, stanford_arm and
-# spatial_chain(n <= 4) 1-3, which run without the slow mark.  The whole
-# file, sympy_kane peers included, took 286 s.  spatial_chain(7) is left
-# out (about 40 s): n = 6 and n = 8 bracket it.
+# CPU seconds per case (derivation, code generation, 20 states) on a quiet
+# machine: panda 5.5-9; spatial_chain(6) 2-3; ur5, puma560, stanford_arm
+# 1-2; spatial_chain(n <= 4) under 1.  puma560, stanford_arm and
+# spatial_chain(n <= 4) run without the slow mark.  The chain's sizes are
+# the catalogue's (2, 4, 6) and the smallest: spatial_chain(5) and (8),
+# 6 and 22 s by the four formulations, checked nothing n = 6 does not (the
+# links are drawn alike, a general geometry and inertia each).
 FAST = {("puma560", ()), ("stanford_arm", ())} | {
     ("spatial_chain", (("n", n),)) for n in (1, 2, 3, 4)
 }
 CASES = [("ur5", ()), ("panda", ()), ("puma560", ()), ("stanford_arm", ())] + [
-    ("spatial_chain", (("n", n),)) for n in (1, 2, 3, 4, 5, 6, 8)
+    ("spatial_chain", (("n", n),)) for n in (1, 2, 3, 4, 6)
 ]
+#: Kane's equations of the URDF arms, read by test_urdf_robots_exact.py too.
+SHARED = {("kane", "ur5"), ("kane", "panda")}
 
 
-@pytest.mark.parametrize("formulation", OWN)
+def _marks(formulation, name, options):
+    marks = [] if (name, options) in FAST else [pytest.mark.slow]
+    if (formulation, name) in SHARED:
+        marks.append(derivation_group(name, formulation))
+    return marks
+
+
 @pytest.mark.parametrize(
-    "name,options",
+    "name,options,formulation",
     [
         pytest.param(
             name,
             opts,
-            id=name + "".join(f"-{k}={v}" for k, v in opts),
-            marks=[] if (name, opts) in FAST else [pytest.mark.slow],
+            f,
+            id=name + "".join(f"-{k}={v}" for k, v in opts) + f"-{f}",
+            marks=_marks(f, name, opts),
         )
+        for f in OWN
         for name, opts in CASES
     ],
 )
@@ -178,7 +194,7 @@ def test_robot_shapes():
     q3 = get_system("stanford_arm").coordinates[2]
     # The boom's joint slides: no sine or cosine of q3 anywhere (a property
     # of the declaration; Kane's method derives the arm fastest).
-    eom = get_formulation("kane", count_ops=False).derive("stanford_arm")
+    eom = cached_eom("kane", "stanford_arm")
     assert q3 in eom.mass_matrix.atoms(AppliedUndef)
     assert not any(q3 in f.args for f in eom.mass_matrix.atoms(sm.sin, sm.cos))
     chain = get_system("spatial_chain", n=2)
@@ -197,9 +213,9 @@ def test_symbolic_inertia_defaults_are_the_tables():
     # A property of the declarations: any formulation shows it, and Kane's
     # method derives these arms fastest.
     for name in ("puma560", "stanford_arm"):
-        a = get_system(name)
+        a = cached_system(name)
         b = get_system(name, symbolic_inertia=True)
-        na = get_formulation("kane", count_ops=False).derive(a).numeric()
+        na = cached_model("kane", name)
         nb = get_formulation("kane", count_ops=False).derive(b).numeric()
         t0, q, qd = a.states.random_state(3)
         assert np.allclose(

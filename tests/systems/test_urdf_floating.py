@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 import pytest
+from conftest import cached_model, cached_system, derivation_group
 
 from eomcompare.bench.floating import TWO_BODY
 from eomcompare.formulations import get_formulation
@@ -124,18 +125,19 @@ def test_floating_base_errors():
 
 
 @pytest.mark.slow
+@derivation_group("solo12", "kane")
 def test_solo12_matches_pinocchio_free_flyer():
     """The catalogue's floating quadruped: kane's q'' against Pinocchio's
-    aba (free-flyer root, the same URDF) at five random states."""
-    from eomcompare.systems import get_system, system_facts
+    aba (free-flyer root, the same URDF) at five random states.  Kane's
+    numeric model is the session's, shared with test_urdf_robots_exact.py
+    and test_articulated_floating.py (their derivation group)."""
+    from eomcompare.systems import system_facts
 
-    ms = get_system("solo12")
+    ms = cached_system("solo12")
     assert system_facts("solo12").oracle == "pinocchio"
     assert (len(ms.coordinates), len(ms.speeds)) == (19, 18)
     assert ms.options["joints"][0] == "root_joint"
-    model = (
-        get_formulation("kane", count_ops=False).derive(ms).numeric(backend="lambdify")
-    )
+    model = cached_model("kane", "solo12")
     pm = urdf_pinocchio_model(ms)
     for seed in range(5):
         t0, q, qd = ms.states.random_state(seed=seed)
