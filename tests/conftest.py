@@ -156,6 +156,39 @@ def derive():
     return _derive
 
 
+#: The ``xdist_group`` of the tests reading :func:`main_job`.
+MAIN_JOB_GROUP = "main_job"
+
+
+@pytest.fixture(scope="session")
+def main_job(tmp_path_factory) -> Path:
+    """The output directory of the main job (``python -m eomcompare``: the
+    default comparison, every catalogue system but the heavy ones with
+    every formulation of the default run, its quick sweep and report), run
+    once per session in one process (``--jobs 1``, beside the other
+    worker's tests) into a directory of its own.
+
+    It is minutes of processor time: the tests that read the default
+    comparison (its report's size and layout, the committed baseline
+    regressed against it, its quick sweep, its published and Kolev
+    sections) share this one run, and run on one xdist worker
+    (:data:`MAIN_JOB_GROUP`, given at collection to every test that asks
+    for the fixture).  The tests only read it.
+    """
+    import json
+
+    from eomcompare.compare.cli import main
+    from eomcompare.systems import CATALOGUE, system_facts
+
+    out = tmp_path_factory.mktemp("main_job")
+    assert main(["--out", str(out), "--quiet", "--jobs", "1"]) == 0
+    meta = json.loads((out / "metadata.json").read_text())
+    default = sorted(s for s in CATALOGUE if not system_facts(s).heavy)
+    # The main job: every catalogue system but the heavy ones.
+    assert meta["systems"] == default, meta["systems"]
+    return out
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     """Tests sharing a module-scoped fixture run in one xdist worker.
@@ -167,6 +200,9 @@ def pytest_collection_modifyitems(config, items):
     """
     _mark_measured_slow(items)
     for item in items:
+        if "main_job" in getattr(item, "fixturenames", ()):
+            # Before any group of its module: one worker runs the main job.
+            item.add_marker(pytest.mark.xdist_group(MAIN_JOB_GROUP), append=False)
         if item.get_closest_marker("xdist_group") is None:
             info = getattr(item, "_fixtureinfo", None)
             if info is not None and any(
@@ -179,12 +215,16 @@ def pytest_collection_modifyitems(config, items):
                     group = item.module.__name__
                 item.add_marker(pytest.mark.xdist_group(group))
         _tell_xdist_the_group(config, item)
-    # The groups reading one heavy derivation (minutes of CPU each) are
-    # scheduled first: xdist hands out work in collection order, and these
-    # collected last (tests/systems/test_whipple_bicycle.py,
-    # tests/test_contract.py) left one worker busy long after the other
-    # had finished.
-    items.sort(key=lambda item: not _group(item).startswith("derivation-"))
+    # The groups reading one heavy derivation (minutes of CPU each), and
+    # the main job's, are scheduled first: xdist hands out work in
+    # collection order, and these collected last
+    # (tests/systems/test_whipple_bicycle.py, tests/test_contract.py) left
+    # one worker busy long after the other had finished.
+    items.sort(key=lambda item: not _scheduled_first(_group(item)))
+
+
+def _scheduled_first(group: str) -> bool:
+    return group.startswith("derivation-") or group == MAIN_JOB_GROUP
 
 
 #: The repository's root, against which the entries' paths are read.

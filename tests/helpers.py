@@ -114,6 +114,93 @@ def run_args(out, systems, formulations=("kane",), *, t_final, jobs=1, extra=())
     ]
 
 
+#: The caches' variables a run may point elsewhere
+#: (``formulations.cache.use_private_cache_if_refused``); :func:`cli_in_process`
+#: puts them back.
+_RUN_ENVIRONMENT = ("EOMCOMPARE_CACHE", "EOMCOMPARE_KEY")
+
+
+def cli_in_process(*args, env=None):
+    """``python -m eomcompare ARGS`` run in this process, as a
+    :class:`subprocess.CompletedProcess` (``returncode``, ``stdout``,
+    ``stderr``): the same entry point (:func:`eomcompare.cli.main`, whose
+    value ``python -m eomcompare`` exits with), in the repository's root
+    as the tests' subprocesses run, without starting an interpreter that
+    imports sympy, numpy, scipy and pandas again (seconds each).
+
+    For the tests of what a command computes, refuses or prints; a test
+    about the process itself (signals, a killed worker, a limit on the
+    files it writes) starts one.  The output is taken where a subprocess's
+    would be, from file descriptors 1 and 2, so that what the command's
+    worker processes print (forked with them) is read too.  ``env`` sets
+    variables for the call (the derivation cache, ``EOMCOMPARE_CACHE``);
+    they, the caches' variables and the systems a user's module registers
+    in the catalogue are put back afterwards.  An argparse exit
+    (``--help``, a usage error) is its status.  An exception the command
+    does not turn into a status is raised, where a subprocess would have
+    printed its traceback.
+    """
+    import contextlib
+    import io
+    import os
+    import subprocess
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    from eomcompare.cli import main
+    from eomcompare.systems import CATALOGUE
+
+    root = Path(__file__).resolve().parent.parent
+    argv = [str(a) for a in args]
+    env = {k: str(v) for k, v in (env or {}).items()}
+    saved = {k: os.environ.get(k) for k in {*env, *_RUN_ENVIRONMENT}}
+    systems = set(CATALOGUE)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    with contextlib.ExitStack() as stack:
+        files = [stack.enter_context(tempfile.TemporaryFile()) for _ in "12"]
+        fds = [os.dup(1), os.dup(2)]
+        for fd, file in zip((1, 2), files):
+            os.dup2(file.fileno(), fd)
+        # Unbuffered: a worker ending with os._exit loses nothing.
+        out, err = (
+            io.TextIOWrapper(io.FileIO(fd, "w", closefd=False), write_through=True)
+            for fd in (1, 2)
+        )
+        os.environ.update(env)
+        try:
+            with (
+                contextlib.chdir(root),
+                contextlib.redirect_stdout(out),
+                contextlib.redirect_stderr(err),
+            ):
+                try:
+                    code = main(argv)
+                except SystemExit as exc:
+                    code = (
+                        exc.code if isinstance(exc.code, int) else int(bool(exc.code))
+                    )
+        finally:
+            out.close()
+            err.close()
+            for fd, copy in zip((1, 2), fds):
+                os.dup2(copy, fd)
+                os.close(copy)
+            for key, value in saved.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
+            for name in set(CATALOGUE) - systems:
+                del CATALOGUE[name]
+        text = []
+        for file in files:
+            file.seek(0)
+            text.append(file.read().decode("utf-8", errors="replace"))
+    return subprocess.CompletedProcess(argv, code, *text)
+
+
 def file_size_limit(nbytes: int):
     """A ``preexec_fn`` for :mod:`subprocess`: files the process writes
     stop at ``nbytes`` (``RLIMIT_FSIZE``), a write beyond failing with

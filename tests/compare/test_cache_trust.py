@@ -15,33 +15,34 @@ import subprocess
 import sys
 from pathlib import Path
 
-from helpers import run_args
+from helpers import cli_in_process, run_args
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def cli(tmp_path, cache, *, umask=None, key=None):
-    env = dict(os.environ, EOMCOMPARE_CACHE=str(cache), PYTHONPATH=str(ROOT))
+    """A small run with the derivation cache ``cache`` (and the key
+    ``key``): in this process (:func:`helpers.cli_in_process`), or under
+    ``umask`` in a process of its own (a umask is the process's)."""
+    args = run_args(
+        tmp_path / "run",
+        ["double_pendulum"],
+        t_final=0.1,
+        extra=("--fresh", "--backend", "lambdify"),
+    )
+    env = {"EOMCOMPARE_CACHE": str(cache)}
     if key is not None:
         env["EOMCOMPARE_KEY"] = str(key)
+    if umask is None:
+        return cli_in_process(*args, env=env)
     return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "eomcompare",
-            *run_args(
-                tmp_path / "run",
-                ["double_pendulum"],
-                t_final=0.1,
-                extra=("--fresh", "--backend", "lambdify"),
-            ),
-        ],
+        [sys.executable, "-m", "eomcompare", *args],
         capture_output=True,
         text=True,
-        env=env,
+        env=dict(os.environ, PYTHONPATH=str(ROOT), **env),
         cwd=tmp_path,
         timeout=300,
-        preexec_fn=None if umask is None else (lambda: os.umask(umask)),
+        preexec_fn=lambda: os.umask(umask),
     )
 
 

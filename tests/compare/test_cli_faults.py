@@ -1,8 +1,12 @@
 """The command line as a user drives it: resume, exit codes, signals to the
 main process, bad options, cache repairs and faults during a run.
 
-Every test runs ``python -m eomcompare`` in a subprocess on the smallest
-catalogue systems with short horizons.
+Every test runs ``python -m eomcompare`` on the smallest catalogue systems
+with short horizons: in a subprocess where the test is about the process
+(a signal to it, a worker of it killed, a limit on the files it writes,
+how long it takes to give up on a scheduler), else in this process
+(:func:`helpers.cli_in_process`: the same entry point and exit status,
+without an interpreter started for each command).
 """
 
 from __future__ import annotations
@@ -19,12 +23,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from helpers import file_size_limit, run_args
+from helpers import cli_in_process, file_size_limit, run_args
 
-# Every test runs the command line in subprocesses (and waits on their
-# workers, signals and timeouts): out of the quick loop (-m "not slow");
-# CI runs them.
-pytestmark = pytest.mark.slow
+# Every test but those of the usage errors refused before computing runs
+# the command line on cases (and waits on its workers, signals and
+# timeouts): those are out of the quick loop (-m "not slow"), marked
+# slow one by one; CI runs them.
+slow = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = ["--systems", "double_pendulum", "--formulations", "kane", "sympy_kane"]
@@ -52,7 +57,14 @@ def _env(cache=None):
     )
 
 
-def cli(tmp_path, *args, timeout=300, cache=None):
+def cli(tmp_path, *args, cache=None):
+    """``python -m eomcompare ARGS`` in this process, with the module's
+    derivation cache (or ``cache``)."""
+    return cli_in_process(*args, env={"EOMCOMPARE_CACHE": cache or _SHARED["cache"]})
+
+
+def cli_process(tmp_path, *args, timeout=300, cache=None):
+    """``python -m eomcompare ARGS`` in a subprocess."""
     return subprocess.run(
         [sys.executable, "-m", "eomcompare", *map(str, args)],
         cwd=ROOT,
@@ -124,6 +136,7 @@ def one_line_error(res):
 # ----------------------------------------------------------------------
 # Resume
 # ----------------------------------------------------------------------
+@slow
 def test_resume_never_pairs_a_row_with_another_runs_trajectory(tmp_path):
     out = tmp_path / "run"
     common = [*SMALL, "--jobs", "1", "--quiet", "--no-report", "--out", out]
@@ -151,6 +164,7 @@ def test_resume_never_pairs_a_row_with_another_runs_trajectory(tmp_path):
 # ----------------------------------------------------------------------
 # Exit status
 # ----------------------------------------------------------------------
+@slow
 def test_an_own_formulation_timing_out_fails_the_run(tmp_path):
     # A thousand seconds of the chaotic double pendulum at 1e-10 take far
     # longer than the one second allowed.
@@ -178,6 +192,7 @@ def test_an_own_formulation_timing_out_fails_the_run(tmp_path):
     assert row["status"] == "timeout"
 
 
+@slow
 def test_a_peers_non_finite_equations_are_listed_but_do_not_fail(tmp_path):
     # sympy's KanesMethod leaves 0/0 in the wheelbarrow at heading 0.
     res = cli(
@@ -267,9 +282,10 @@ def test_an_output_that_cannot_be_written_is_refused_before_computing(tmp_path):
         assert not written, written
 
 
+@slow
 def test_an_unreachable_scheduler_fails_within_seconds(tmp_path):
     start = time.monotonic()
-    res = cli(
+    res = cli_process(
         tmp_path,
         "run",
         *SMALL,
@@ -290,6 +306,7 @@ def test_an_unreachable_scheduler_fails_within_seconds(tmp_path):
 # ----------------------------------------------------------------------
 # Signals to the main process alone
 # ----------------------------------------------------------------------
+@slow
 @pytest.mark.parametrize("sig, rc", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_a_signal_to_the_main_process_stops_it_and_its_workers(tmp_path, sig, rc):
     out = tmp_path / "run"
@@ -327,6 +344,7 @@ def test_a_signal_to_the_main_process_stops_it_and_its_workers(tmp_path, sig, rc
     wait_for(lambda: not any(alive(w) for w in workers), 10, "the workers to end")
 
 
+@slow
 def test_cases_finished_in_workers_when_the_signal_comes_are_kept(tmp_path):
     out = tmp_path / "run"
     args = [
@@ -367,6 +385,7 @@ def test_cases_finished_in_workers_when_the_signal_comes_are_kept(tmp_path):
 # ----------------------------------------------------------------------
 # Cache repairs
 # ----------------------------------------------------------------------
+@slow
 def test_a_cache_repair_is_reported_and_counted(tmp_path):
     args = run_args(
         tmp_path / "run", ["double_pendulum"], t_final=0.1, extra=("--fresh",)
@@ -402,6 +421,7 @@ def _assert_unique_complete(out: Path, n: int):
     assert set(frame["status"]) == {"ok"}
 
 
+@slow
 def test_a_worker_killed_mid_case_is_a_row_and_runs_again(tmp_path):
     out = tmp_path / "run"
     args = run_args(out, ["double_pendulum", "rotating_tube"], t_final=0.3)
@@ -420,6 +440,7 @@ def test_a_worker_killed_mid_case_is_a_row_and_runs_again(tmp_path):
     _assert_unique_complete(out, 2)
 
 
+@slow
 def test_a_cut_last_line_of_rows_is_dropped_and_its_case_runs_again(tmp_path):
     out = tmp_path / "run"
     args = run_args(out, ["double_pendulum", "rotating_tube"], t_final=0.2)
@@ -436,6 +457,7 @@ def test_a_cut_last_line_of_rows_is_dropped_and_its_case_runs_again(tmp_path):
     _assert_unique_complete(out, 2)
 
 
+@slow
 def test_a_full_disk_stops_the_run_clearly_and_resume_completes_it(tmp_path):
     out = tmp_path / "run"
     first = run_args(out, ["double_pendulum"], t_final=0.3)
@@ -476,6 +498,7 @@ def test_a_full_disk_stops_the_run_clearly_and_resume_completes_it(tmp_path):
     _assert_unique_complete(out, 2)
 
 
+@slow
 def test_fresh_removes_only_the_trajectories_of_its_own_cases(tmp_path):
     out = tmp_path / "run"
     assert (
@@ -497,6 +520,7 @@ def test_fresh_removes_only_the_trajectories_of_its_own_cases(tmp_path):
     assert [r["arrays"] for r in rows_of(out)] == [f"trajectories/{now[0].name}"]
 
 
+@slow
 def test_formulations_with_options_are_compared_as_formulations_of_their_own(
     tmp_path,
 ):

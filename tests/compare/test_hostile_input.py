@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import run_args
+from helpers import cli_in_process, run_args
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -34,15 +34,15 @@ def env_for(tmp_path) -> dict:
     )
 
 
-def cli(tmp_path, *args, **kw):
-    return subprocess.run(
-        [sys.executable, "-m", "eomcompare", *map(str, args)],
-        cwd=ROOT,
-        env=env_for(tmp_path),
-        capture_output=True,
-        text=True,
-        timeout=600,
-        **kw,
+def cli(tmp_path, *args):
+    """``python -m eomcompare ARGS`` with the caches and key of
+    ``tmp_path``, in this process (:func:`helpers.cli_in_process`); the
+    tests about the process itself (its signals, its pid, a compiler or
+    a file it must not block on, two runs at once) start one."""
+    env = env_for(tmp_path)
+    return cli_in_process(
+        *args,
+        env={k: env[k] for k in ("EOMCOMPARE_CACHE", "EOMCOMPARE_KEY", "MPLBACKEND")},
     )
 
 
@@ -62,11 +62,20 @@ class _Plant:
         return (Path.write_text, (self.marker, "ran"))
 
 
-@pytest.mark.slow  # the report derives Kolev's table: half a minute
+@pytest.mark.slow  # a run and its report
 def test_a_planted_equations_pickle_in_the_output_is_not_run(tmp_path):
+    import pandas as pd
+
+    from eomcompare.compare.sections import SectionTable, save_sections
+
     out = tmp_path / "out"
     proc = cli(tmp_path, *run_args(out, ["double_pendulum"], t_final=0.1))
     assert proc.returncode == 0, proc.stderr
+    # Kolev's table kept beside the run, as a run with its report keeps it:
+    # the report command derives nothing of its own (half a minute), and
+    # reads the run's equations as before.
+    kolev = pd.DataFrame({"system": ["four_bar"], "variant": ["modified"]})
+    save_sections(out, {"kolev": SectionTable(kolev, "from a stand-in")})
     (row,) = read_rows(out)
     npz = out / row["arrays"]
     with np.load(npz) as data:

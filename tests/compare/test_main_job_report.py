@@ -2,13 +2,11 @@
 system but the heavy ones, every formulation of the default run), as a
 reader opens it: at most 3 MB, and readable in a 1,400 px window of
 headless Chromium (no console error, no part wider than the window).  The
-report is generated output, not kept in git: these tests run the main job
-themselves, in one process, into a directory of their own."""
+report is generated output, not kept in git: these tests read the main job
+that the session runs once, in one process, into a directory of its own
+(``main_job`` in tests/conftest.py)."""
 
 from __future__ import annotations
-
-import json
-from pathlib import Path
 
 import pytest
 from browser import Browser, need_browser
@@ -16,30 +14,18 @@ from browser import Browser, need_browser
 #: The largest report of the main job a reader is asked to open.
 MAX_BYTES = 3_000_000
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("main_job")]
-
-
-@pytest.fixture(scope="module")
-def main_job(tmp_path_factory) -> Path:
-    from eomcompare.compare.cli import main
-    from eomcompare.systems import CATALOGUE, system_facts
-
-    out = tmp_path_factory.mktemp("main_job")
-    assert main(["--out", str(out), "--quiet", "--jobs", "1"]) == 0
-    meta = json.loads((out / "metadata.json").read_text())
-    default = sorted(s for s in CATALOGUE if not system_facts(s).heavy)
-    # The main job: every catalogue system but the heavy ones.
-    assert meta["systems"] == default, meta["systems"]
-    return out / "report.html"
+# The main job's tests run on one worker (the fixture's group, given at
+# collection in tests/conftest.py).
+pytestmark = pytest.mark.slow
 
 
 def test_the_main_jobs_report_is_at_most_3_mb(main_job):
-    size = main_job.stat().st_size
+    size = (main_job / "report.html").stat().st_size
     assert size <= MAX_BYTES, f"{size:,} bytes"
 
 
 def test_the_main_jobs_report_reads_in_a_1400_px_window(main_job):
-    page = main_job
+    page = main_job / "report.html"
     need_browser()
     with Browser(width=1400, height=2000) as browser:
         browser.get(page)

@@ -578,11 +578,27 @@ def test_the_andrews_reference_ends_at_the_test_sets_published_angles():
 
 
 @pytest.mark.slow
-def test_the_default_comparison_runs_the_quick_sweep_into_its_report(tmp_path):
+def test_the_default_comparison_runs_the_quick_sweep_into_its_report(
+    tmp_path, monkeypatch, main_job
+):
     """--precision quick (the default comparison's default) sweeps the
     quick systems into the run's directory and the report draws them; a
-    run naming its systems does not sweep unless asked."""
+    run naming its systems does not sweep unless asked.
+
+    The sweep and its section are read from the session's main job (the
+    default comparison itself); the run naming its systems shows what it
+    leaves out, and that ``--precision quick`` asks for the same sweep."""
+    import eomcompare.compare.precision as precision
     from eomcompare.compare.precision import QUICK_SYSTEMS, QUICK_TOLERANCES
+
+    frame = pd.read_csv(main_job / "precision.csv")
+    assert {s.split("[")[0] for s in frame["system"]} == set(QUICK_SYSTEMS)
+    assert sorted(frame["tolerance"].unique()) == sorted(QUICK_TOLERANCES)
+    assert set(frame["status"]) == {"ok"}
+    md = (main_job / "report.md").read_text()
+    assert "read off the curves at an error of 0.001" in md
+    for system in QUICK_SYSTEMS:
+        assert list((main_job / "figures").glob(f"precision_{system}*.png")), system
 
     base = ["run", "--systems", "double_pendulum", "--formulations", "kane"]
     base += ["--t-final", "0.2", "--jobs", "1", "--quiet", "--no-cache"]
@@ -592,16 +608,20 @@ def test_the_default_comparison_runs_the_quick_sweep_into_its_report(tmp_path):
     assert (
         "Section not available: no precision.csv" in (plain / "report.md").read_text()
     )
-    out = tmp_path / "quick"
-    assert main([*base, "--out", str(out), "--precision", "quick"]) == 0
-    frame = pd.read_csv(out / "precision.csv")
-    assert {s.split("[")[0] for s in frame["system"]} == set(QUICK_SYSTEMS)
-    assert sorted(frame["tolerance"].unique()) == sorted(QUICK_TOLERANCES)
-    assert set(frame["status"]) == {"ok"}
-    md = (out / "report.md").read_text()
-    assert "read off the curves at an error of 0.001" in md
-    for system in QUICK_SYSTEMS:
-        assert list((out / "figures").glob(f"precision_{system}*.png")), system
+
+    # Asked for, the same run sweeps into its directory (its case resumed;
+    # the sweep, which the main job ran, stops the command where it is
+    # called, before a second report).
+    class Swept(Exception):
+        pass
+
+    def quick_sweep(out, **kwargs):
+        raise Swept(out)
+
+    monkeypatch.setattr(precision, "quick_sweep", quick_sweep)
+    with pytest.raises(Swept) as swept:
+        main([*base, "--out", str(plain), "--precision", "quick"])
+    assert swept.value.args == (plain,)
 
 
 def test_an_interrupt_keeps_the_finished_curves_and_the_same_call_resumes(

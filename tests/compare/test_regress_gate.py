@@ -4,38 +4,32 @@ check, cases on one side only, the time gate, and the committed baseline."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
-from helpers import run_args
+from helpers import cli_in_process, run_args
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# Each check is one or more `python -m eomcompare` processes beside a fresh
-# base run: out of the quick loop (-m "not slow"); CI runs them.
+# A fresh base run with repeated timings, and the committed baseline
+# against the main job: out of the quick loop (-m "not slow"); CI runs
+# them.
 pytestmark = pytest.mark.slow
 
 
-def cli(env, *args, timeout=900):
-    return subprocess.run(
-        [sys.executable, "-m", "eomcompare", *map(str, args)],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+def cli(env, *args):
+    """``python -m eomcompare ARGS`` with ``env``'s derivation cache, in
+    this process: the gate's checks are of what the command compares and
+    prints, not of the process (tests/compare/test_cli_faults.py starts
+    them)."""
+    return cli_in_process(*args, env=env)
 
 
 @pytest.fixture(scope="module")
 def env(tmp_path_factory):
-    cache = tmp_path_factory.mktemp("cache")
-    return dict(os.environ, EOMCOMPARE_CACHE=str(cache), PYTHONPATH=str(ROOT))
+    return {"EOMCOMPARE_CACHE": str(tmp_path_factory.mktemp("cache"))}
 
 
 @pytest.fixture(scope="module")
@@ -245,20 +239,22 @@ def test_a_real_slowdown_is_a_time_regression(tmp_path, env, base, calibration):
     assert ignored.returncode == 0, ignored.stdout
 
 
-def test_the_committed_baseline_regresses_clean(tmp_path):
+def test_the_committed_baseline_regresses_clean(tmp_path, main_job):
     """reports/baseline is the code's: same operation counts, agreement
-    (times ignored).  Regenerate it with ``python -m eomcompare baseline``."""
-    # The session's derivation cache (keyed by the code) serves the counts.
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    (times ignored).  Regenerate it with ``python -m eomcompare baseline``.
+
+    The new run is the session's main job: ``baseline`` runs the same
+    default comparison with the same options (a case or an option of one
+    side only is a regression too), so the gate judges it as it would a
+    rerun of the baseline's cases."""
     res = cli(
-        env,
+        {},
         "regress",
         "--baseline",
         ROOT / "reports" / "baseline",
+        "--run",
+        main_job,
         "--ignore-times",
-        "--quiet",
-        "--out",
-        tmp_path / "new",
-        timeout=3600,
     )
     assert res.returncode == 0, res.stdout[-4000:] + res.stderr[-2000:]
+    assert "0 regression(s)" in res.stdout, res.stdout[-4000:]

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import sympy as sm
-from helpers import run_args
+from helpers import cli_in_process, run_args
 
 from eomcompare.compare import run
 from eomcompare.compare.assemble import agreement
@@ -217,7 +217,8 @@ def test_code_digest_follows_every_module_of_the_packages(tmp_path, monkeypatch)
     code_digest.cache_clear()
 
 
-# Several `python -m eomcompare` processes: out of the quick loop (-m "not slow").
+# A `python -m eomcompare` process interrupted, then its six cases resumed:
+# out of the quick loop (-m "not slow").
 @pytest.mark.slow
 def test_interrupted_cli_run_keeps_rows_and_resumes(tmp_path):
     env = dict(os.environ, EOMCOMPARE_CACHE=str(tmp_path / "cache"))
@@ -254,9 +255,9 @@ def test_interrupted_cli_run_keeps_rows_and_resumes(tmp_path):
     if proc.returncode != 0:  # interrupted before the end, as intended
         assert proc.returncode == 130, err
         assert "resume" in err
-    again = subprocess.run(
-        cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
-    )
+    # The same command resumes (in this process: the interrupt was the
+    # process's part).
+    again = cli_in_process(*cmd[3:], env={"EOMCOMPARE_CACHE": env["EOMCOMPARE_CACHE"]})
     assert again.returncode == 0, again.stderr
     meta = json.loads((tmp_path / "run" / "metadata.json").read_text())
     assert meta["resumed_cases"] == kept
@@ -394,27 +395,17 @@ def test_dask_local_cluster_executor():
     )
 
 
-def _cli(*args, **kw):
-    return subprocess.run(
-        [sys.executable, "-m", "eomcompare", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        **kw,
-    )
-
-
-# Several `python -m eomcompare` processes: out of the quick loop (-m "not slow").
-@pytest.mark.slow
 def test_cli_list_help_and_bad_names():
-    out = _cli("list")
+    # What the commands print and return, in this process (the entry point
+    # as a process: tests/compare/test_cli_faults.py).
+    out = cli_in_process("list")
     assert out.returncode == 0
     for name in ("double_pendulum", "kane", "sympy_lagrange"):
         assert name in out.stdout
     for sub in ("run", "report", "regress"):
-        assert _cli(sub, "--help").returncode == 0
-    bad = _cli("run", "--systems", "nope", "--quiet")
+        helped = cli_in_process(sub, "--help")
+        assert helped.returncode == 0 and "usage:" in helped.stdout
+    bad = cli_in_process("run", "--systems", "nope", "--quiet")
     assert bad.returncode == 2 and "valid" in bad.stderr
 
 
@@ -433,11 +424,12 @@ def test_systems_help_names_what_the_default_runs():
     assert "ur5" in added and "whipple_bicycle" in added
 
 
-# Several `python -m eomcompare` processes: out of the quick loop (-m "not slow").
+# A run, the gate's rerun and a comparison: out of the quick loop
+# (-m "not slow").
 @pytest.mark.slow
 def test_regress_passes_on_same_derivations_and_fails_on_changed_counts(tmp_path):
     base = tmp_path / "base"
-    env = dict(os.environ, EOMCOMPARE_CACHE=str(tmp_path / "cache"))
+    env = {"EOMCOMPARE_CACHE": str(tmp_path / "cache")}
     common = [
         "--systems",
         "double_pendulum",
@@ -450,30 +442,29 @@ def test_regress_passes_on_same_derivations_and_fails_on_changed_counts(tmp_path
         "1",
         "--quiet",
     ]
-    assert (
-        _cli("run", *common, "--no-report", "--out", str(base), env=env).returncode == 0
-    )
-    ok = _cli(
+    ran = cli_in_process("run", *common, "--no-report", "--out", base, env=env)
+    assert ran.returncode == 0, ran.stderr
+    ok = cli_in_process(
         "regress",
         "--baseline",
-        str(base),
+        base,
         "--ignore-times",
         "--quiet",
         "--out",
-        str(tmp_path / "new"),
+        tmp_path / "new",
         env=env,
     )
     assert ok.returncode == 0, ok.stdout + ok.stderr
     frame = pd.read_csv(base / "results.csv")
     frame.loc[frame["formulation"] == "kane", "ops_cse"] += 1
     frame.to_csv(base / "results.csv", index=False)
-    bad = _cli(
+    bad = cli_in_process(
         "regress",
         "--baseline",
-        str(base / "results.csv"),
+        base / "results.csv",
         "--ignore-times",
         "--run",
-        str(tmp_path / "new"),
+        tmp_path / "new",
         env=env,
     )
     assert bad.returncode == 1

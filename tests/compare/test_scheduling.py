@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from helpers import cli_in_process
 
 from eomcompare.compare.case_run import LAMBDIFY_REPEATS, run_case
 from eomcompare.compare.cases import COMPILE_FROM, Case, RunOptions, _longest_first
@@ -330,6 +331,9 @@ def test_a_scheduler_lost_mid_run_is_one_line_and_its_cases_are_not_run(tmp_path
             "1",
             "--nthreads",
             "1",
+            # One process, not a nanny starting the worker: the scheduler
+            # is what is lost.
+            "--no-nanny",
             "--host",
             "127.0.0.1",
             "--no-dashboard",
@@ -383,15 +387,9 @@ def test_a_scheduler_lost_mid_run_is_one_line_and_its_cases_are_not_run(tmp_path
     assert 1 <= len(saved) < 6 and {r["status"] for r in saved} == {"ok"}
     assert f"{6 - len(saved)} case(s) not run" in lines[0]
     assert "crashed" not in stdout + err
-    # Without the cluster, the same command runs the cases not run.
-    again = subprocess.run(
-        [sys.executable, "-m", "eomcompare", *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    # Without the cluster, the same command runs the cases not run (in
+    # this process: the lost scheduler was the process's part).
+    again = cli_in_process(*args)
     assert again.returncode == 0, again.stdout + again.stderr
     meta = json.loads((out / "metadata.json").read_text())
     assert meta["resumed_cases"] == len(saved)

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from helpers import run_args
+from helpers import cli_in_process, run_args
 
 from eomcompare.compare.user_systems import parse_system_options, resolve_systems
 from eomcompare.systems import CATALOGUE
@@ -35,35 +35,24 @@ def test_readme_example_runs_from_the_cli(tmp_path):
     path = tmp_path / "my_pendulum.py"
     path.write_text(_readme_example())
     out = tmp_path / "run"
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "eomcompare",
-            "run",
-            "--systems",
-            f"{path}:pendulum",
-            "--system-option",
-            "pendulum:length=2.0",
-            "--formulations",
-            "kane",
-            "lagrange",
-            "--t-final",
-            "0.3",
-            "--jobs",
-            "1",
-            "--no-cache",
-            "--no-report",
-            "--quiet",
-            "--out",
-            str(out),
-        ],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
+    proc = cli_in_process(
+        "run",
+        "--systems",
+        f"{path}:pendulum",
+        "--system-option",
+        "pendulum:length=2.0",
+        "--formulations",
+        "kane",
+        "lagrange",
+        "--t-final",
+        "0.3",
+        "--jobs",
+        "1",
+        "--no-cache",
+        "--no-report",
+        "--quiet",
+        "--out",
+        out,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     rows = [json.loads(line) for line in (out / "rows.jsonl").read_text().splitlines()]
@@ -113,19 +102,12 @@ def test_system_options_become_variants():
 # The command line under hostile input: stale rows, builders that hang,
 # exit or return nothing, modules that do not import, options unused.
 # ----------------------------------------------------------------------
-def _cli(tmp_path, *args, timeout=300):
-    """``python -m eomcompare`` in a subprocess, with a derivation cache of
-    the test's own."""
-    return subprocess.run(
-        [sys.executable, "-m", "eomcompare", *map(str, args)],
-        cwd=ROOT,
-        env=dict(
-            os.environ, PYTHONPATH=str(ROOT), EOMCOMPARE_CACHE=str(tmp_path / "cache")
-        ),
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+def _cli(tmp_path, *args):
+    """``python -m eomcompare`` with a derivation cache of the test's own,
+    in this process (what it refuses, prints and resumes; the systems a
+    user's module registers are removed afterwards); the tests of a
+    signal start a process."""
+    return cli_in_process(*args, env={"EOMCOMPARE_CACHE": tmp_path / "cache"})
 
 
 def _one_line_error(proc) -> str:
@@ -229,7 +211,6 @@ def test_an_edited_urdf_named_by_a_builder_option_is_derived_again(tmp_path):
     assert len(rows) == 2 and rows[0]["declaration"] != rows[1]["declaration"]
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize(
     "body, expected",
     [
@@ -259,7 +240,6 @@ def test_a_builder_that_exits_or_returns_no_system_is_a_usage_error(
     assert not (tmp_path / "run" / "rows.jsonl").exists()
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize(
     "source, where, what",
     [
@@ -288,7 +268,6 @@ def test_a_builder_that_hangs_is_stopped_by_the_timeout(tmp_path):
         *run_args(tmp_path / "run", [f"{path}:slow"], t_final=0.2),
         "--timeout",
         "3",
-        timeout=120,
     )
     line = _one_line_error(proc)
     assert "builder slow()" in line and "3 s" in line, line
