@@ -72,8 +72,7 @@ cheap on a real robot's geometry:
   ``q + atan2(MY, MX)``, the inertia in the turned frame parameter-only
   functions of the given): its force ``U MS`` and moment ``MS x vd`` lose
   the other entry's terms and the acceleration they alone needed, for
-  the one sum ``q + beta`` (5 multiplications and 5 additions on the
-  Stanford arm's and the RX-90's wrist, general inertia);
+  the one sum ``q + beta`` (on a wrist with general inertia);
 * the moment ``J wd + w x J w`` of a link turning with the first joint
   and its own alone (``w = u_1 e(theta) + u_s a``: the Stanford arm's
   link 2, the RX-90's links 2 and 3 by ``theta = q2 + q3``) is taken in
@@ -100,8 +99,7 @@ cheap on a real robot's geometry:
   (``_axisymmetric_balance``);
 * a leaf turned as below takes no first moment along its axis from
   its parent (``_axial_moments``) when it has none: its force would
-  need a second column of U (2 multiplications and 1 addition fewer on
-  both robots' base rows);
+  need a second column of U;
 * the rest of U's column along a revolute joint's axis, turned from the
   parent's, also stands in where that saves: ``U_ib = 2 w_b w_i -
   U_bi`` beside it, ``wd`` across the axis (``U_bi - w_b w_i``) and a
