@@ -539,12 +539,7 @@ def integrate_dae(
         mu_arr[i, : len(x)] = x
     if success:
         message = "IDA reached the end of the integration interval."
-    hol = np.array(
-        [ms.states.holonomic_residual(tt, qq, pmap) for tt, qq in zip(T, qs)]
-    ).reshape(len(T), -1)
-    vel = np.array(
-        [ms.states.velocity_residual(tt, qq, vv, pmap) for tt, qq, vv in zip(T, qs, vs)]
-    ).reshape(len(T), -1)
+    hol, vel = ms.states.residuals(T, qs, vs, pmap)
     return DAEResult(
         t=T,
         q=qs,

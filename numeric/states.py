@@ -223,11 +223,7 @@ class SystemStates:
     def holonomic_residual(
         self, t0: float, q: ArrayLike, parameters: ParameterValues | None = None
     ) -> FloatArray:
-        p = self.parameter_vector(parameters)
-        u = np.zeros(self._n_speeds)
-        return np.asarray(
-            self._constraint_functions["hol"](t0, q, u, p), dtype=float
-        ).ravel()
+        return self._holonomic(t0, q, self.parameter_vector(parameters))
 
     def velocity_residual(
         self,
@@ -237,12 +233,7 @@ class SystemStates:
         parameters: ParameterValues | None = None,
     ) -> FloatArray:
         """Residual of every velocity constraint at (t, q, q')."""
-        p = self.parameter_vector(parameters)
-        u = self.speeds_from_rates(t0, q, qd, parameters)
-        f = self._constraint_functions
-        A = np.asarray(f["A"](t0, q, u, p), dtype=float).reshape(-1, len(u))
-        b = np.asarray(f["b"](t0, q, u, p), dtype=float).ravel()
-        return A @ u + b
+        return self._velocity(t0, q, qd, self.parameter_vector(parameters))
 
     def residuals(
         self,
@@ -256,17 +247,27 @@ class SystemStates:
         the same evaluations, with the parameters looked up once rather
         than at every state."""
         p = self.parameter_vector(parameters)
-        f = self._constraint_functions
-        hol_f, a_f, b_f, u_f = f["hol"], f["A"], f["b"], f["u_of_qdot"]
-        zero = np.zeros(self._n_speeds)
-        hol, vel = [], []
-        for t0, q, qd in zip(T, Q, QD):
-            hol.append(np.asarray(hol_f(t0, q, zero, p), dtype=float).ravel())
-            u = np.asarray(u_f(t0, q, qd, p), dtype=float).ravel()
-            A = np.asarray(a_f(t0, q, u, p), dtype=float).reshape(-1, len(u))
-            vel.append(A @ u + np.asarray(b_f(t0, q, u, p), dtype=float).ravel())
+        hol = [self._holonomic(t0, q, p) for t0, q in zip(T, Q)]
+        vel = [self._velocity(t0, q, qd, p) for t0, q, qd in zip(T, Q, QD)]
         n = len(hol)
         return np.array(hol).reshape(n, -1), np.array(vel).reshape(n, -1)
+
+    def _holonomic(self, t0: float, q: ArrayLike, p: FloatArray) -> FloatArray:
+        """The holonomic residual at (t, q), the parameters as a vector."""
+        u = np.zeros(self._n_speeds)
+        return np.asarray(
+            self._constraint_functions["hol"](t0, q, u, p), dtype=float
+        ).ravel()
+
+    def _velocity(
+        self, t0: float, q: ArrayLike, qd: ArrayLike, p: FloatArray
+    ) -> FloatArray:
+        """The velocity constraints' residual at (t, q, q'), the parameters
+        as a vector."""
+        f = self._constraint_functions
+        u = np.asarray(f["u_of_qdot"](t0, q, qd, p), dtype=float).ravel()
+        A = np.asarray(f["A"](t0, q, u, p), dtype=float).reshape(-1, len(u))
+        return A @ u + np.asarray(f["b"](t0, q, u, p), dtype=float).ravel()
 
     def speeds_from_rates(
         self,

@@ -81,8 +81,9 @@ def test_default_settings_keep_residuals_below_1e_8_over_10_s(name):
 @pytest.mark.parametrize("name", ["four_bar", "wheelbarrow"])
 def test_trajectory_residuals_are_the_residuals_at_each_state(name):
     """The residuals integrate records (SystemStates.residuals, the
-    parameters looked up once) are those of each state on its own, to
-    the bit: holonomic (four_bar) and velocity constraints (both)."""
+    parameters looked up once) are those of each state of the trajectory
+    on its own, in order, to the bit: holonomic (four_bar) and velocity
+    constraints (both)."""
     eom = cached_eom("kane", name)
     res = integrate(eom.numeric(), 1.0, t_eval=np.linspace(0.0, 1.0, 21))
     states = eom.system.states
