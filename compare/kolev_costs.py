@@ -17,7 +17,7 @@ from eomcompare.formulations import (
     get_formulation,
 )
 from eomcompare.formulations.minimal_coordinates import LagrangeMinimalCoordinates
-from eomcompare.formulations.modified_lagrange import _explicit_solutions
+from eomcompare.formulations.modified_lagrange import explicit_solutions
 from eomcompare.systems import get_system
 
 __all__ = ["kolev_cost_table", "as_default"]
@@ -54,7 +54,7 @@ def as_default(formulation: Formulation, system) -> Formulation:
     dependent = formulation.options.get("dependent", "auto")
     if formulation.name != "modified_lagrange" or dependent == "auto":
         return formulation
-    sols, _ = _explicit_solutions(system)  # None: one is missing
+    sols, _ = explicit_solutions(system)  # None: one is missing
     if dependent == "explicit":
         same = sols is not None
     else:

@@ -146,6 +146,7 @@ __all__ = [
     "lagrange_operators",
     "kinetic_energy_in_rates",
     "generalized_forces_in_rates",
+    "explicit_solutions",
 ]
 
 t = me.dynamicsymbols._t
@@ -343,7 +344,7 @@ def generalized_forces_in_rates(
 # ----------------------------------------------------------------------
 # The formulation
 # ----------------------------------------------------------------------
-def _explicit_solutions(ms):
+def explicit_solutions(ms):
     """The declared f_r when every dependent coordinate has one written in
     the independent coordinates and t only; otherwise None (and why)."""
     q_dep = ms.q_dep
@@ -497,7 +498,7 @@ class ModifiedLagrange(Formulation):
             )
         if not system.q_dep or self.dependent != "explicit":
             return
-        sols, why = _explicit_solutions(system)
+        sols, why = explicit_solutions(system)
         if sols is None:
             raise UnsupportedSystemError(
                 f"{self.name}: dependent='explicit' needs explicit solutions "
@@ -530,7 +531,7 @@ class ModifiedLagrange(Formulation):
         holonomic constraint explicitly (and ``dependent`` allows them);
         empty where the dependent coordinates stay implicit or there are
         none."""
-        sols, _ = _explicit_solutions(ms)
+        sols, _ = explicit_solutions(ms)
         if not ms.q_dep or sols is None or self.dependent == "implicit":
             return {}
         return {q: sols[q] for q in ms.q_dep}
