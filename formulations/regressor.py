@@ -47,6 +47,9 @@ leave a dependency they do not cover.
 
 from __future__ import annotations
 
+import weakref
+from functools import cached_property
+
 import numpy as np
 import sympy as sm
 import sympy.physics.mechanics as me
@@ -143,6 +146,49 @@ def _standard_regressor(ms):
     return Y, params
 
 
+class _Regressor:
+    """The standard regressor of one declaration: ``Y`` (immutable), its
+    parameters, and ``Y`` as a numeric function of (q, q', q'', geometry),
+    lambdified on first use.
+
+    Both are functions of the declaration's tree record and symbols only;
+    the geometry's values are read from the declaration at each
+    evaluation (:meth:`stacked`), never kept.
+    """
+
+    def __init__(self, ms):
+        Y, self.params = _standard_regressor(ms)
+        self.Y = sm.ImmutableMatrix(Y)
+        self.tree = ms.tree
+        self.coordinates = tuple(ms.coordinates)
+
+    @cached_property
+    def function(self):
+        """``(geometry, f)``: ``f(q, q', q'', geometry values)`` is ``Y``."""
+        return _lambdified(self.coordinates, self.Y)
+
+    def stacked(self, ms, states, seed):
+        """:func:`_stack` of ``Y``, lambdified once."""
+        return _evaluate(ms, *self.function, states, seed)
+
+
+#: The regressor of each declaration, built once and kept beside it (as
+#: numeric.model keeps a model beside its equations): base_parameters,
+#: inverse_dynamics_regressor and numerical_rank read the same Y and its
+#: numeric form, and the customised Newton-Euler's base parameters
+#: (newton_euler.base_inertia) ask for them at every derivation.  An entry
+#: lives as long as its declaration; one made for another tree record (the
+#: declaration's ``tree`` replaced) is made again.
+_REGRESSORS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _regressor(ms) -> _Regressor:
+    got = _REGRESSORS.get(ms)
+    if got is None or got.tree is not getattr(ms, "tree", None):
+        got = _REGRESSORS[ms] = _Regressor(ms)
+    return got
+
+
 def inverse_dynamics_regressor(ms, base=False):
     """``(Y, parameters)`` with ``Y * parameters`` the joint forces of a
     joint tree's rigid-body inverse dynamics (gravity included), ``Y`` a
@@ -167,34 +213,55 @@ def inverse_dynamics_regressor(ms, base=False):
     ValueError
         When a joint is damped.
     """
-    Y, params = _standard_regressor(ms)
+    reg = _regressor(ms)
     if not base:
-        return Y, sm.Matrix(params)
-    _, beta, _, columns = _base(ms, Y, params)
-    return Y[:, columns], sm.Matrix(beta)
+        return sm.Matrix(reg.Y), sm.Matrix(reg.params)
+    _, beta, _, columns = _base(ms, reg)
+    return sm.Matrix(reg.Y[:, columns]), sm.Matrix(beta)
 
 
-def numerical_rank(ms, Y=None, *, states=30, seed=0) -> int:
+def numerical_rank(ms, Y=None, *, columns=None, states=30, seed=0) -> int:
     """Rank of the standard regressor stacked over random states (q, q',
     q'' uniform) and random geometry (each parameter's default scaled by a
     factor in [0.5, 1.5]): the number of base parameters, by Gautier's QR
-    method (singular values above ``1e-9`` of the largest)."""
+    method (singular values above ``1e-9`` of the largest).
+
+    ``Y`` in the place of the standard regressor (of the declaration's
+    coordinates and parameters); ``columns``: the rank of those columns
+    only (e.g. the parameters an assumption set keeps)."""
     if Y is None:
-        Y, _ = _standard_regressor(ms)
-    W = _stack(ms, Y, states, seed)
+        W = _regressor(ms).stacked(ms, states, seed)
+    else:
+        W = _stack(ms, Y, states, seed)
+    if columns is not None:
+        W = W[:, list(columns)]
     s = np.linalg.svd(W, compute_uv=False)
     return int(np.sum(s > 1e-9 * s[0]))
 
 
 def _stack(ms, Y, states, seed):
+    """Y at ``states`` random states, one block of rows each, the geometry
+    at random values (seeded by ``seed``)."""
+    return _evaluate(ms, *_lambdified(ms.coordinates, Y), states, seed)
+
+
+def _lambdified(coordinates, Y):
+    """``(geometry, f)``: the symbols of Y other than the coordinates and
+    time, in order, and ``f(q, q', q'', geometry values)`` = Y."""
     t = me.dynamicsymbols._t
-    q = list(ms.coordinates)
+    q = list(coordinates)
     x = [*q, *(v.diff(t) for v in q), *(v.diff(t, 2) for v in q)]
     geometry = sorted(Y.free_symbols - {t}, key=str)
     plain = sm.symbols(f"_x0:{len(x)}")
     # xreplace matches q'' and q' as whole nodes before q inside them.
     Yp = Y.xreplace(dict(zip(x, plain)))
-    f = sm.lambdify([*plain, *geometry], Yp, cse=True)
+    return geometry, sm.lambdify([*plain, *geometry], Yp, cse=True)
+
+
+def _evaluate(ms, geometry, f, states, seed):
+    """:func:`_stack` by ``f`` of :func:`_lambdified`, the geometry's
+    values the declaration's, each scaled at random."""
+    q = list(ms.coordinates)
     rng = np.random.default_rng(seed)
     values = [ms.parameters[s] * rng.uniform(0.5, 1.5) for s in geometry]
     n = len(q)
@@ -252,13 +319,14 @@ def _regroup(ms, params):
     return bodies
 
 
-def _base(ms, Y, params):
+def _base(ms, reg):
+    params = reg.params
     bodies = _regroup(ms, params)
     grouped = []
     for J, mc, m in bodies:
         grouped += [J[i, j] for i, j in _TENSOR] + list(mc) + [m]
     grouped = [sm.expand(g) for g in grouped]
-    W = _stack(ms, Y, states=30, seed=1)
+    W = reg.stacked(ms, states=30, seed=1)
     scale = np.max(np.abs(W))
     columns = [
         c
@@ -311,6 +379,5 @@ def base_parameters(ms):
         coordinate axis of its frame, or when the rules leave a dependency
         (the count would exceed the regressor's numerical rank).
     """
-    Y, params = _standard_regressor(ms)
-    standard, beta, grouping, _ = _base(ms, Y, params)
+    standard, beta, grouping, _ = _base(ms, _regressor(ms))
     return standard, tuple(beta), grouping
