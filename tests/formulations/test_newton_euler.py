@@ -12,9 +12,9 @@ import numpy as np
 import pinocchio as pin
 import pytest
 import sympy as sm
+from conftest import cached_eom, cached_system
 from helpers import customised_counts, random_states, tau_function
 
-from eomcompare.formulations import get_formulation
 from eomcompare.formulations.newton_euler import (
     base_inertia,
     customised_inverse_dynamics,
@@ -22,13 +22,12 @@ from eomcompare.formulations.newton_euler import (
 )
 from eomcompare.formulations.newton_euler_composite import customised_forward_dynamics
 from eomcompare.formulations.regressor import (
-    _standard_regressor,
+    inverse_dynamics_regressor,
     numerical_rank,
     standard_parameter_values,
     standard_parameters,
 )
 from eomcompare.symbolic.literature_counts import assignments_counts
-from eomcompare.systems import get_system
 
 H = np.pi / 2
 RL2, D3, RL4 = 0.154, 0.45, 0.45
@@ -52,8 +51,15 @@ TABLES = {
         (0, -H, 0, 0),
     ],
 }
-OPTIONS = {"stanford_arm": {"geometry": "khalil"}, "rx90": {}}
+OPTIONS = {"stanford_arm": (("geometry", "khalil"),), "rx90": ()}
 ZDD = sm.symbols("zdd0:6")
+
+
+def _system(name):
+    """The robot's declaration, one per worker: its regressor and base
+    parameters (formulations.regressor) are then derived once for the
+    tests of every module that reads them."""
+    return cached_system(name, OPTIONS[name])
 
 
 def _rx(a):
@@ -91,7 +97,7 @@ def _g(ms):
 @pytest.mark.parametrize("name", ["stanford_arm", "rx90"])
 @pytest.mark.parametrize("program", [False, True])
 def test_customised_inverse_dynamics_equals_pinocchio_rnea(name, program):
-    ms = get_system(name, **OPTIONS[name])
+    ms = _system(name)
     tau, _ = customised_inverse_dynamics(
         ms, ZDD, parameters="declared", program=program
     )
@@ -105,38 +111,54 @@ def test_customised_inverse_dynamics_equals_pinocchio_rnea(name, program):
         assert np.allclose(f(q, v, a), want, rtol=1e-10, atol=1e-10)
 
 
-def test_standard_parameter_model_is_kanes_tau():
+@pytest.fixture(scope="module")
+def kane_stanford_arm():
+    """``(ms, M, f)``: the Khalil Stanford arm and Kane's mass matrix and
+    forcing (``M q'' = f`` with no joint forces) as functions of (q, q'),
+    derived and lambdified once for the module's two comparisons."""
+    eom = cached_eom("kane", "stanford_arm", OPTIONS["stanford_arm"])
+    ms = eom.system
+    n = len(ms.coordinates)
+    fM, ff = tau_function(ms, eom.mass_matrix), tau_function(ms, eom.forcing)
+    none = np.zeros(n)
+    return (
+        ms,
+        lambda q, v: fM(q, v, none).reshape(n, n),
+        lambda q, v: ff(q, v, none),
+    )
+
+
+def test_standard_parameter_model_is_kanes_tau(kane_stanford_arm):
     # The standard parameters given the declaration's values: tau equals
     # M q'' - f of Kane's method (derived independently, with the
     # declaration's mass, mass centre and central inertia).
-    ms = get_system("stanford_arm", geometry="khalil")
+    ms, M, forcing = kane_stanford_arm
     tau, symbols = customised_inverse_dynamics(ms, ZDD)
     values = standard_parameter_values(ms)
     tau = tau.xreplace({s: values[s] for s in symbols})
-    eom = get_formulation("kane", count_ops=False).derive(ms)
-    kane = eom.mass_matrix * sm.Matrix(ZDD) - eom.forcing
-    f, g = tau_function(ms, tau), tau_function(ms, kane)
+    f = tau_function(ms, tau)
     for q, v, a in random_states(6, seed=8):
-        assert np.allclose(f(q, v, a), g(q, v, a), rtol=1e-10, atol=1e-10)
+        kane = M(q, v) @ a - forcing(q, v)
+        assert np.allclose(f(q, v, a), kane, rtol=1e-10, atol=1e-10)
 
 
-def test_forward_dynamics_program_is_kanes_mass_matrix_and_forcing():
+def test_forward_dynamics_program_is_kanes_mass_matrix_and_forcing(
+    kane_stanford_arm,
+):
     # tau - h at tau = 0 is Kane's forcing f (M q'' = f + tau), and the
     # entries on and above the diagonal are Kane's M.
-    ms = get_system("stanford_arm", geometry="khalil")
+    ms, M, forcing = kane_stanford_arm
     prog, symbols, n = customised_forward_dynamics(ms)
     values = standard_parameter_values(ms)
     tau = sm.symbols(f"_tau0:{n}")
     out = sm.Matrix(prog.substituted()).xreplace(
         {s: values[s] for s in symbols} | dict.fromkeys(tau, 0)
     )
-    eom = get_formulation("kane", count_ops=False).derive(ms)
-    M = eom.mass_matrix
-    upper = [M[i, j] for i in range(n) for j in range(i, n)]
-    want = sm.Matrix([*eom.forcing, *upper])
-    f, g = tau_function(ms, out), tau_function(ms, want)
+    f = tau_function(ms, out)
+    upper = np.triu_indices(n)
     for q, v, a in random_states(6, count=4, seed=12):
-        assert np.allclose(f(q, v, a), g(q, v, a), rtol=1e-10, atol=1e-10)
+        want = np.concatenate([forcing(q, v), M(q, v)[upper]])
+        assert np.allclose(f(q, v, a), want, rtol=1e-10, atol=1e-10)
     prog_m, _, _ = customised_forward_dynamics(ms, mass_matrix_only=True)
     assert len(prog_m.outputs) == n * (n + 1) // 2
 
@@ -159,25 +181,27 @@ def _base_against_standard(ms, assumptions):
     return symbols
 
 
-# About 15 s each (the base parameters of a six-joint robot).
+# 1-5 s each (the base parameters of a six-joint robot: the first test
+# reading a robot's declaration derives its regressor, the others reuse
+# it).
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["stanford_arm", "rx90"])
 @pytest.mark.parametrize("assumptions", ["general", "simplified"])
 def test_base_parameter_model_equals_standard_and_counts_the_rank(name, assumptions):
-    ms = get_system(name, **OPTIONS[name])
+    ms = _system(name)
     symbols = _base_against_standard(ms, assumptions)
     # The count is the rank of the regressor's columns of the standard
     # parameters the assumption set keeps, stacked over random states.
-    Y, params = _standard_regressor(ms)
+    _, params = inverse_dynamics_regressor(ms)
     _, kept = standard_inertia(ms, assumptions)
     columns = [k for k, s in enumerate(params) if s in set(kept)]
-    assert len(symbols) == numerical_rank(ms, Y[:, columns], seed=3)
+    assert len(symbols) == numerical_rank(ms, columns=columns, seed=3)
     if assumptions == "general":
-        assert len(symbols) == numerical_rank(ms, Y, seed=4)
+        assert len(symbols) == numerical_rank(ms, seed=4)
 
 
 def test_standard_inertia_of_the_assumption_sets():
-    ms = get_system("rx90")
+    ms = _system("rx90")
     _, general = standard_inertia(ms)
     _, simplified = standard_inertia(ms, "simplified")
     assert general == standard_parameters(ms)
@@ -187,7 +211,7 @@ def test_standard_inertia_of_the_assumption_sets():
 
 
 def test_bad_input_is_refused():
-    ms = get_system("rx90")
+    ms = _system("rx90")
     with pytest.raises(ValueError, match="assumptions must be one of"):
         customised_inverse_dynamics(ms, ZDD, assumptions="principal")
     with pytest.raises(ValueError, match="parameters must be one of"):
@@ -199,7 +223,7 @@ def test_bad_input_is_refused():
     from eomcompare.formulations import UnsupportedSystemError
 
     with pytest.raises(UnsupportedSystemError, match="joint tree"):
-        customised_inverse_dynamics(get_system("double_pendulum"))
+        customised_inverse_dynamics(cached_system("double_pendulum"))
 
 
 #: The counts reached (multiplications, additions per evaluation after cse,
@@ -230,7 +254,7 @@ PINNED_FORWARD = {
 @pytest.mark.parametrize("key", list(PINNED_FORWARD))
 def test_pinned_forward_counts(key):
     name, assumptions, parameters = key
-    ms = get_system(name, **OPTIONS[name])
+    ms = _system(name)
     got = []
     for only in (False, True):
         prog, symbols, _ = customised_forward_dynamics(
@@ -248,7 +272,7 @@ def test_pinned_forward_counts(key):
 @pytest.mark.parametrize("key", list(PINNED))
 def test_pinned_counts(key):
     name, assumptions, parameters = key
-    ms = get_system(name, **OPTIONS[name])
+    ms = _system(name)
     prog, symbols = customised_inverse_dynamics(
         ms, ZDD, assumptions=assumptions, parameters=parameters, program=True
     )
@@ -654,7 +678,7 @@ def test_column_fallbacks_keep_tau_on_the_stanford_arm():
     # entries and wd): the same tau as without, in the simplified base
     # parameters, and the count of test_pinned_counts against more
     # without.
-    ms = get_system("stanford_arm", **OPTIONS["stanford_arm"])
+    ms = _system("stanford_arm")
     progs = {}
     for fallbacks in (True, False):
         prog, symbols = customised_inverse_dynamics(
