@@ -12,12 +12,9 @@ import pinocchio as pin
 import pytest
 import sympy as sm
 import sympy.physics.mechanics as me
+from conftest import cached_eom, cached_system
 
-from eomcompare.formulations import (
-    base_parameters,
-    get_formulation,
-    inverse_dynamics_regressor,
-)
+from eomcompare.formulations import base_parameters, inverse_dynamics_regressor
 from eomcompare.formulations.kane_recursive import inverse_dynamics
 from eomcompare.formulations.regressor import (
     numerical_rank,
@@ -36,6 +33,8 @@ OWN = ("kane", "lagrange", "modified_lagrange", "gibbs_appell")
 #: M) in Pinocchio's ten per joint (m, mx, my, mz, Ixx, Ixy, Iyy, Ixz, Iyz,
 #: Izz, its documented order).
 PIN_ORDER = (4, 5, 7, 6, 8, 9, 1, 2, 3, 0)
+#: The two-joint chain of the identity with every formulation's tau.
+CHAIN = ("spatial_chain", (("n", 2),))
 
 
 def _function(ms, exprs, extra=()):
@@ -61,7 +60,7 @@ def _states(n, count=6, seed=0):
 
 
 def test_regressor_times_standard_parameters_is_every_formulations_tau():
-    ms = get_system("spatial_chain", n=2)
+    ms = cached_system(*CHAIN)
     Y, p = inverse_dynamics_regressor(ms)
     assert Y.shape == (2, 20) and list(p) == list(standard_parameters(ms))
     values = standard_parameter_values(ms)
@@ -69,7 +68,7 @@ def test_regressor_times_standard_parameters_is_every_formulations_tau():
     u = list(ms.speeds)
     theirs = {"kane_recursive": _function(ms, inverse_dynamics(ms))}
     for name in OWN:
-        eom = get_formulation(name, count_ops=False).derive(ms)
+        eom = cached_eom(name, *CHAIN)
         ud = sm.Matrix([x.diff(T) for x in u])
         theirs[name] = _function(ms, eom.mass_matrix * ud - eom.forcing)
     rng = np.random.default_rng(4)
@@ -94,7 +93,7 @@ def _against_pinocchio(ms, model, configuration=lambda q: q):
         assert np.allclose(got, want[:, order], rtol=1e-9, atol=1e-9)
 
 
-# The 6-joint URDF arm: Y and its lambdified form take about 20 s.
+# The 6-joint URDF arm: Y and its lambdified form, about 6 s.
 @pytest.mark.slow
 def test_regressor_equals_pinocchios_on_ur5():
     ms = get_system("ur5")
@@ -103,31 +102,38 @@ def test_regressor_equals_pinocchios_on_ur5():
 
 
 def _base_model_check(ms):
+    """Y_b base = Y standard for any standard parameter values, Y_b being
+    columns of Y; the number of base parameters is Y's numerical rank."""
     standard, base, grouping = base_parameters(ms)
     assert len(base) == numerical_rank(ms, seed=11)
     Yb, beta = inverse_dynamics_regressor(ms, base=True)
     assert list(beta) == list(base) and list(grouping.values()) == list(base)
     Y, p = inverse_dynamics_regressor(ms)
+    assert list(p) == list(standard)
+    # Each column of Y_b is a column of Y (that of the standard parameter
+    # the base parameter is grouped into): Y_b is evaluated through Y.
+    columns = [
+        next(c for c in range(Y.cols) if Y[:, c] == Yb[:, j]) for j in range(Yb.cols)
+    ]
     s = sm.symbols(f"_s0:{len(standard)}")
-    rule = dict(zip(standard, s))
-    fb = _function(ms, Yb * beta.xreplace(rule), s)
-    fs = _function(ms, Y * p.xreplace(rule), s)
+    fy = _function(ms, Y)
+    fbeta = _function(ms, beta.xreplace(dict(zip(standard, s))), s)
     rng = np.random.default_rng(9)
     params = [float(x) for x in ms.parameters.values()]
     for q, v, a in _states(len(ms.coordinates)):
         # Any standard parameter values, consistent or not: an identity.
         x = rng.uniform(-1, 1, len(standard))
-        want = fs(q, v, a, params, x).ravel()
-        assert np.allclose(fb(q, v, a, params, x).ravel(), want, atol=1e-10)
+        y = fy(q, v, a, params)
+        got = y[:, columns] @ fbeta(q, v, a, params, x).ravel()
+        assert np.allclose(got, y @ x, atol=1e-10)
     return grouping
 
 
-# About 14 s (three derivations of Y and their lambdified forms).
 @pytest.mark.slow
 def test_base_parameters_of_a_general_chain():
     # Generic geometry, revolute joints: 7 per link beyond the first, and
     # only ZZR1 of the first (gravity along its axis).
-    grouping = _base_model_check(get_system("spatial_chain", n=3))
+    grouping = _base_model_check(cached_system("spatial_chain", (("n", 3),)))
     assert len(grouping) == 1 + 7 + 7
 
 
@@ -139,7 +145,7 @@ def test_base_parameters_of_a_general_chain():
 def test_base_parameters_of_khalils_robots(name, options, count):
     # count: the numerical rank measured by _base_model_check, recorded
     # here so that a change of either shows.
-    grouping = _base_model_check(get_system(name, **options))
+    grouping = _base_model_check(cached_system(name, tuple(options.items())))
     assert len(grouping) == count
 
 
@@ -151,7 +157,7 @@ def test_rx90_groupings_are_khalils_formulas():
     # XX_{j-1} += YY_j + 2 r_j MZ_j + r_j^2 M_j, applied from link 6 in.
     # For the RX-90: M grouped into link 3 is M4 + M5 + M6 (RL4 = r_4,
     # alpha_4 = -pi/2), into link 2 M3 + M4 + M5 + M6 (D3 = d_3, alpha_3 = 0).
-    _, _, g = base_parameters(get_system("rx90"))
+    _, _, g = base_parameters(cached_system("rx90"))
     S = {s.name: s for e in g.values() for s in e.free_symbols}
     D3, RL4 = S["D3"], S["RL4"]
     M3456 = S["M3"] + S["M4"] + S["M5"] + S["M6"]
@@ -170,3 +176,41 @@ def test_rx90_groupings_are_khalils_formulas():
         assert sm.expand(got[name] - expr) == 0, name
     # Link 1: only ZZR1 (its axis is along gravity).
     assert [k for k in got if k.endswith("1")] == ["ZZR1"]
+
+
+def test_regressor_is_derived_and_lambdified_once_per_declaration(monkeypatch):
+    import eomcompare.formulations.regressor as regressor
+
+    built, lambdified = [], []
+    build, lambdify = regressor._standard_regressor, sm.lambdify
+    monkeypatch.setattr(
+        regressor, "_standard_regressor", lambda ms: built.append(ms) or build(ms)
+    )
+    monkeypatch.setattr(
+        sm, "lambdify", lambda *a, **k: lambdified.append(a) or lambdify(*a, **k)
+    )
+    ms = get_system("spatial_chain", n=2)
+    _, base, grouping = base_parameters(ms)
+    # The two-joint chain of generic geometry: ZZR1 and 7 of link 2.
+    assert len(base) == numerical_rank(ms) == 1 + 7
+    # Link 1's columns: only ZZ1 acts (its axis is fixed).  Link 2's: its 7
+    # base parameters, and ZZ1's column, which YY2, MZ2 and M2 (grouped
+    # into ZZR1) reach.
+    assert numerical_rank(ms, columns=range(10)) == 1
+    assert numerical_rank(ms, columns=range(10, 20)) == 1 + 7
+    Yb, beta = inverse_dynamics_regressor(ms, base=True)
+    Y, p = inverse_dynamics_regressor(ms)
+    assert list(beta) == list(grouping.values()) and Yb.shape == (2, 8)
+    assert (len(built), len(lambdified)) == (1, 1)
+    # Y is the caller's: a change to it does not reach the next caller.
+    first = Y[0, 0]
+    Y[0, 0] = sm.Symbol("changed")
+    assert inverse_dynamics_regressor(ms)[0][0, 0] == first != Y[0, 0]
+    # Another declaration, or this one's tree record replaced: derived
+    # again, not read from what is kept for the first.
+    other = get_system("spatial_chain", n=2)
+    assert inverse_dynamics_regressor(other)[0].shape == (2, 20)
+    assert len(built) == 2
+    ms.tree = type(ms.tree)(ms.tree.links, ms.tree.gravity)
+    base_parameters(ms)
+    assert (len(built), len(lambdified)) == (3, 2)
