@@ -14,6 +14,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 import sympy as sm
+from conftest import cached_system
 
 from eomcompare.formulations import inverse_dynamics_regressor
 from eomcompare.formulations.kane_recursive import inverse_dynamics
@@ -41,6 +42,13 @@ TABLES = {
     ],
 }
 OPTIONS = {"stanford_arm": {"geometry": "khalil"}, "rx90": {}}
+
+
+def _system(name, **options):
+    """The robot's declaration, one per worker (conftest's cached_system):
+    the regressor's test reads the one whose regressor
+    tests/formulations derive."""
+    return cached_system(name, tuple(sorted((OPTIONS[name] | options).items())))
 
 
 def _hom(R=None, p=(0, 0, 0)):
@@ -87,7 +95,7 @@ def _declared_frames(ms, q):
 
 @pytest.mark.parametrize("name", ["stanford_arm", "rx90"])
 def test_frames_are_the_modified_dh_products(name):
-    ms = get_system(name, **OPTIONS[name])
+    ms = _system(name)
     rng = np.random.default_rng(3)
     configurations = [np.zeros(6)] + [rng.uniform(-2, 2, 6) for _ in range(4)]
     for q in configurations:
@@ -132,7 +140,7 @@ def _pinocchio_mdh(ms, table):
     ],
 )
 def test_inverse_dynamics_equals_pinocchio_rnea(name, options):
-    ms = get_system(name, **OPTIONS[name], **options)
+    ms = _system(name, **options)
     zdd = sm.symbols("zdd0:6")
     t = sm.Symbol("t")
     tau = inverse_dynamics(ms, zdd).xreplace(
@@ -163,13 +171,14 @@ def test_options_of_the_khalil_robots():
         get_system("rx90", mass_centres="centroid")
 
 
-# About 10 s (Y of six bodies and its lambdified form).
+# About 2 s (Y of six bodies, derived once per declaration, and its
+# lambdified form).
 @pytest.mark.slow
 def test_regressor_equals_pinocchios_on_the_khalil_stanford_arm():
     # Prismatic joint included.  Pinocchio's ten parameters per joint are
     # (m, mx, my, mz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz) about the joint frame's
     # origin; the regressor's (XX, XY, XZ, YY, YZ, ZZ, MX, MY, MZ, M).
-    ms = get_system("stanford_arm", geometry="khalil")
+    ms = _system("stanford_arm")
     Y, _ = inverse_dynamics_regressor(ms)
     t = sm.Symbol("t")
     q = list(ms.coordinates)
