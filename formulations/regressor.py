@@ -206,6 +206,10 @@ def inverse_dynamics_regressor(ms, base=False):
         expressions of the standard ones (:func:`base_parameters`), ``Y``
         their columns only.
 
+    ``Y`` is derived once per declaration and kept beside it (with its
+    lambdified form, which :func:`base_parameters` and
+    :func:`numerical_rank` read); each call returns a copy of its own.
+
     Raises
     ------
     UnsupportedSystemError
