@@ -173,12 +173,12 @@ class _Regressor:
 
 
 #: The regressor of each declaration, built once and kept beside it (as
-#: numeric.model keeps a model beside its equations): base_parameters,
-#: inverse_dynamics_regressor and numerical_rank read the same Y and its
-#: numeric form, and the customised Newton-Euler's base parameters
-#: (newton_euler.base_inertia) ask for them at every derivation.  An entry
-#: lives as long as its declaration; one made for another tree record (the
-#: declaration's ``tree`` replaced) is made again.
+#: numeric.model keeps the generated functions beside their equations):
+#: base_parameters, inverse_dynamics_regressor and numerical_rank read the
+#: same Y and its numeric form, and the customised Newton-Euler's base
+#: parameters (newton_euler.base_inertia) ask for them at every
+#: derivation.  An entry lives as long as its declaration; one made for
+#: another tree record (the declaration's ``tree`` replaced) is made again.
 _REGRESSORS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
