@@ -5,16 +5,12 @@ file), recorded in the run and shown in the report."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pinocchio as pin
 import pytest
-from helpers import run_args
+from helpers import cli_in_process, run_args
 
 from eomcompare.compare import run
 from eomcompare.compare.report import write_report
@@ -97,7 +93,6 @@ def test_report_shows_the_oracle(result, tmp_path):
 # ----------------------------------------------------------------------
 # The oracle judges: from the command line, with a user's URDF robot
 # ----------------------------------------------------------------------
-ROOT = Path(__file__).resolve().parents[2]
 
 ARM = """<robot name="arm"><link name="base"/>
 <link name="rod"><inertial><origin xyz="0 0 -0.3"/><mass value="1"/>
@@ -134,17 +129,10 @@ def unlimited_arm():
 
 
 def cli(tmp_path, *args):
-    env = dict(
-        os.environ, PYTHONPATH=str(ROOT), EOMCOMPARE_CACHE=str(tmp_path / "cache")
-    )
-    return subprocess.run(
-        [sys.executable, "-m", "eomcompare", *map(str, args)],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    """``python -m eomcompare ARGS`` with a derivation cache of the test's
+    own, in this process: what is tested is what the run computes and
+    prints, not the process."""
+    return cli_in_process(*args, env={"EOMCOMPARE_CACHE": tmp_path / "cache"})
 
 
 def run_arm(tmp_path, name, mass, system="arm"):
