@@ -118,6 +118,19 @@ def test_the_test_command_runs_the_docstring_examples_strictly():
     assert options["filterwarnings"][0] == "error"
 
 
+def test_the_session_sizes_sympys_cache_before_sympy_is_imported():
+    # tests/conftest.py sets SYMPY_CACHE_SIZE before its imports; were sympy
+    # imported earlier (a plugin, a conftest above it), the setting would
+    # silently do nothing and the suite would take its old time.
+    import os
+
+    import sympy
+
+    expected = os.environ["SYMPY_CACHE_SIZE"]
+    maxsize = sympy.Symbol._Symbol__xnew_cached_.cache_info().maxsize
+    assert str(maxsize) == expected, (maxsize, expected)
+
+
 def _pytest_in(tmp_path: Path, *files: str) -> subprocess.CompletedProcess:
     """pytest with this project's options (pyproject.toml) on files of
     ``tmp_path``, which no conftest of the project reaches."""
