@@ -4,6 +4,7 @@ layered, and a formulation and a system are each added by one file."""
 from __future__ import annotations
 
 import ast
+import functools
 import subprocess
 import sys
 import textwrap
@@ -81,7 +82,15 @@ def _import_graph():
     Imports under ``if TYPE_CHECKING:`` are left out: a lower layer's
     annotations may name an upper layer's class (the numeric contract's
     ``EquationsOfMotion``) without depending on it when it runs.
+
+    The tree is parsed once per process (four tests read the graph); each
+    caller gets a copy of its own.
     """
+    return {mod: set(targets) for mod, targets in _parsed_import_graph().items()}
+
+
+@functools.cache
+def _parsed_import_graph():
     mods = _modules()
     graph = {m: set() for m in mods}
     for mod, path in mods.items():
