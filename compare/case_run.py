@@ -32,7 +32,7 @@ from eomcompare.numeric.dae import (
     DAE_TREATMENT,
     integrate_dae,
 )
-from eomcompare.numeric.integrate import integrate
+from eomcompare.numeric.integrate import integrate, prepare_projection
 from eomcompare.symbolic.text import display_name
 
 from .assemble import _max_rel_dev
@@ -240,6 +240,14 @@ def prepare_variant(case: Case, opts: RunOptions) -> Prepared:
             # Lambdifies the energy, which every case of the variant
             # evaluates along its trajectory.
             ms.states.energy(*initial)
+        if opts.stabilization == "projection" or opts.method == DAE_METHOD:
+            # The constraint functions every case of the variant projects
+            # its states with (the DAE integrator reads them too); where
+            # they cannot be built, each case's solve reports why.
+            try:
+                prepare_projection(ms)
+            except Exception:
+                pass
         got = (ms, states, initial, fingerprint)
         PREPARED[key] = got
     return got

@@ -208,6 +208,36 @@ def test_the_variant_is_prepared_whole_before_its_cases_fork():
     assert T == pytest.approx(float(expected.xreplace(sub)), rel=1e-12)
 
 
+def test_a_constrained_variant_is_prepared_with_its_projection(monkeypatch):
+    """The run's process builds the constraint functions with which every
+    case of a constrained variant projects its states: a case projects
+    without lambdifying anything."""
+    import sympy
+
+    from eomcompare.compare.case_run import prepare_variant
+    from eomcompare.compare.prepared import PREPARED
+    from eomcompare.compare.user_systems import build_system
+    from eomcompare.numeric.integrate import project_state
+
+    opts = RunOptions(n_states=2, use_cache=False)
+    options = (("coordinates", "redundant"),)
+    PREPARED.clear()
+    ms, states, _, _ = prepare_variant(Case("four_bar", options, "kane"), opts)
+    fresh = build_system("four_bar", options)
+    t0, q, qd = states[1]
+    drifted = np.asarray(q) + 1e-4
+
+    def refused(*args, **kwargs):
+        raise AssertionError("lambdified in the case")
+
+    monkeypatch.setattr(sympy, "lambdify", refused)
+    q2, _ = project_state(ms, t0, drifted, qd)
+    assert np.max(np.abs(ms.states.holonomic_residual(t0, q2))) < 1e-10
+    # The same declaration built anew has no functions yet.
+    with pytest.raises(AssertionError, match="lambdified in the case"):
+        project_state(fresh, t0, drifted, qd)
+
+
 _CASE_IMPORTS = """
 import sys
 from eomcompare.compare.case_run import (
