@@ -274,6 +274,7 @@ def _model_memo(system, options, formulation, baumgarte, backend, use_cache, cac
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         model = eom.numeric(backend=backend)
+    model.prepare()  # before any solve is timed
     return ms, model
 
 

@@ -575,6 +575,44 @@ def test_lambdified_functions_carry_no_printed_expression():
         assert np.array_equal(np.asarray(got, float), np.asarray(want, float))
 
 
+def test_a_lambdify_model_generates_each_function_on_first_use(monkeypatch):
+    # The harness times a lambdify model's right-hand side beside the
+    # compiled one: built and called, the model has lambdified its mass
+    # matrix, forcing and rates alone; prepare() generates the rest, which
+    # evaluates as a model generated whole does.
+    from eomcompare.numeric import model as model_module
+
+    ms = get_system("four_bar")
+    whole = LambdifyModel(get_formulation("lagrange").derive(ms))
+    whole.prepare()
+    eom = get_formulation("lagrange").derive(ms)
+    made = []
+    real = model_module._lambdify
+
+    def counted(args, expr):
+        made.append(expr)
+        return real(args, expr)
+
+    monkeypatch.setattr(model_module, "_lambdify", counted)
+    lazy = LambdifyModel(eom)
+    t0, q, qd = ms.states.random_state(seed=3)
+    x = whole.state_from(q, qd, t0)
+    assert np.array_equal(lazy.rhs(t0, x), whole.rhs(t0, x))
+    assert len(made) == 2
+    before = lazy.codegen_seconds
+    lazy.prepare()
+    pieces = 5 + bool(lazy.force_names)
+    assert len(made) == pieces and lazy.codegen_seconds > before
+    close(
+        lazy.coordinate_accelerations(t0, q, qd),
+        whole.coordinate_accelerations(t0, q, qd),
+        0,
+    )
+    assert np.array_equal(lazy.state_from(q, qd, t0), x)
+    lazy.prepare()
+    assert len(made) == pieces  # each function once
+
+
 def test_c_source_empties_sympys_cache_once(monkeypatch):
     # Every change of sympy's distribute setting empties its cache: the
     # functions of a model are built inside one distribute(False), and
