@@ -321,7 +321,12 @@ def cmd_run(args) -> int:
             if precision == "quick":
                 from .precision import quick_sweep
 
-                quick_sweep(args.out, jobs=args.jobs, progress=not args.quiet)
+                quick_sweep(
+                    args.out,
+                    jobs=args.jobs,
+                    progress=not args.quiet,
+                    backend=args.backend,
+                )
             # The report's time includes what the tables take past the sweep.
             cases_done = time.perf_counter()
             # The parts of the report that need only the cases (each

@@ -595,6 +595,10 @@ def test_the_default_comparison_runs_the_quick_sweep_into_its_report(
     assert {s.split("[")[0] for s in frame["system"]} == set(QUICK_SYSTEMS)
     assert sorted(frame["tolerance"].unique()) == sorted(QUICK_TOLERANCES)
     assert set(frame["status"]) == {"ok"}
+    # Solved on the backend the cases were integrated with (the main job's
+    # default compiles; the sweep loads the cases' libraries).
+    cases = pd.read_csv(main_job / "results.csv")
+    assert set(frame["backend"]) == set(cases["backend"].dropna())
     md = (main_job / "report.md").read_text()
     assert "read off the curves at an error of 0.001" in md
     for system in QUICK_SYSTEMS:
@@ -616,12 +620,15 @@ def test_the_default_comparison_runs_the_quick_sweep_into_its_report(
         pass
 
     def quick_sweep(out, **kwargs):
-        raise Swept(out)
+        raise Swept(out, kwargs.get("backend"))
 
     monkeypatch.setattr(precision, "quick_sweep", quick_sweep)
     with pytest.raises(Swept) as swept:
         main([*base, "--out", str(plain), "--precision", "quick"])
-    assert swept.value.args == (plain,)
+    assert swept.value.args == (plain, "auto")
+    with pytest.raises(Swept) as swept:
+        main([*base, "--out", str(plain), "--precision", "quick", "--backend", "sized"])
+    assert swept.value.args == (plain, "sized")
 
 
 def test_an_interrupt_keeps_the_finished_curves_and_the_same_call_resumes(
