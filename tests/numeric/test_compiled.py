@@ -613,6 +613,34 @@ def test_a_lambdify_model_generates_each_function_on_first_use(monkeypatch):
     assert len(made) == pieces  # each function once
 
 
+def test_one_c_printer_prints_every_model_as_a_fresh_one_would(monkeypatch):
+    # The printer is made once per thread (and inherited by the run's
+    # forked cases): a model printed after another is printed as a fresh
+    # printer prints it.
+    import threading
+
+    from eomcompare.numeric.child import call_in_child
+
+    eoms = [
+        get_formulation("kane").derive(get_system("double_pendulum")),
+        get_formulation("lagrange").derive(get_system("four_bar")),
+    ]
+    shared = [c_source(eom)[0] for eom in eoms]
+    made = []
+    real = c_code._Printer
+
+    def counted():
+        made.append(1)
+        return real()
+
+    monkeypatch.setattr(c_code, "_PRINTERS", threading.local())
+    monkeypatch.setattr(c_code, "_Printer", counted)
+    assert c_source(eoms[1])[0] == shared[1] and len(made) == 1
+    assert c_source(eoms[0])[0] == shared[0] and len(made) == 1
+    printer = c_code._printer()
+    assert call_in_child(lambda: c_code._printer() is printer)
+
+
 def test_c_source_empties_sympys_cache_once(monkeypatch):
     # Every change of sympy's distribute setting empties its cache: the
     # functions of a model are built inside one distribute(False), and
