@@ -190,6 +190,13 @@ class Child:
             self._fd = None
         self._outcome = outcome
 
+    def sent(self) -> bool:
+        """Whether the child has sent all it will (its end of the pipe is
+        closed, at the end of its work or at its death): :meth:`poll`
+        then returns True, once the child has exited.  Reads what is
+        available; kills nothing."""
+        return self.done or self._drain()
+
     def poll(self) -> bool:
         """Collect output; kill the child past its deadline.  True when done."""
         if self.done:

@@ -110,6 +110,53 @@ def test_longest_cases_start_first(tmp_path):
     ]
 
 
+def test_a_worker_starts_the_next_case_before_the_last_result_is_saved(
+    tmp_path, monkeypatch
+):
+    """A case that has sent its result gives its worker to the next case
+    at once: the next case is forked before the result is read and saved
+    (and before its process has exited), so no worker waits on that."""
+    import eomcompare.compare.runner as runner
+    from eomcompare.compare import run
+
+    events = []
+
+    class Logged(runner.Child):
+        def __init__(self, fn, case, *args, **kwargs):
+            events.append(("start", case.formulation))
+            super().__init__(fn, case, *args, **kwargs)
+
+    real_save = runner._save_case
+
+    def save(out, row, arrays):
+        events.append(("save", row["formulation"]))
+        real_save(out, row, arrays)
+
+    monkeypatch.setattr(runner, "Child", Logged)
+    monkeypatch.setattr(runner, "_save_case", save)
+    res = run(
+        ["double_pendulum"],
+        ["kane", "lagrange", "gibbs_appell"],
+        t_final=0.05,
+        jobs=1,
+        progress=False,
+        out=tmp_path,
+        use_cache=False,
+        backend="lambdify",
+    )
+    assert set(res.frame["status"]) == {"ok"}
+    order = [f for _, f in events if _ == "start"]
+    assert len(order) == 3
+    assert events == [
+        ("start", order[0]),
+        ("start", order[1]),
+        ("save", order[0]),
+        ("start", order[2]),
+        ("save", order[1]),
+        ("save", order[2]),
+    ]
+
+
 def test_first_run_is_ordered_by_a_prior_run(tmp_path):
     # A new output directory: the prior run's seconds decide, a time-out
     # counting as its time limit.
