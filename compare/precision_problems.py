@@ -174,9 +174,13 @@ def _catalogue():
 
 @functools.cache
 def _build(system: str, options: tuple) -> Any:
+    from .prepared import prepared_declaration
     from .user_systems import build_system
 
-    return build_system(system, dict(options))
+    # The main job's sweep, forked from the run's process, solves the
+    # declarations its cases were derived from.
+    ms = prepared_declaration(system, dict(options))
+    return ms if ms is not None else build_system(system, dict(options))
 
 
 def measured_quantities(ms, bench) -> tuple[list[str], Callable]:
