@@ -317,9 +317,18 @@ def heap_frozen_for_forks() -> Iterator[None]:
 
     For workers whose work is not timed (the report's): a derivation's
     time includes the collections its allocations trigger, of the heap
-    its process holds, and is measured with the heap as it is."""
+    its process holds, and is measured with the heap as it is.  Blocks
+    nest: the outermost gives the objects back."""
+    global _FROZEN
     gc.freeze()
+    _FROZEN += 1
     try:
         yield
     finally:
-        gc.unfreeze()
+        _FROZEN -= 1
+        if not _FROZEN:
+            gc.unfreeze()
+
+
+#: Blocks of :func:`heap_frozen_for_forks` open in this process.
+_FROZEN = 0

@@ -726,3 +726,32 @@ def test_a_report_not_finished_stops_its_workers(result, tmp_path):
     # and reaps the workers and writes no report.
     assert not any(p.is_alive() for p in workers)
     assert not (tmp_path / "report.html").exists()
+
+
+def test_the_main_job_s_report_phase_leaves_the_run_s_heap_alone(tmp_path, monkeypatch):
+    """After the cases, the sections' child (which times Kolev's
+    derivations) is forked with the heap as it is; the sweep and the
+    report run with the run's objects frozen (their workers inherit them
+    so), and the command gives them back at its end."""
+    import gc
+
+    import eomcompare.compare.precision as precision
+    import eomcompare.compare.sections as sections
+
+    seen = {}
+
+    def compute_sections(result, **kwargs):
+        (tmp_path / "sections_freeze").write_text(str(gc.get_freeze_count()))
+        return {}
+
+    def quick_sweep(out, **kwargs):
+        seen["sweep"] = gc.get_freeze_count()
+
+    monkeypatch.setattr(sections, "compute_sections", compute_sections)
+    monkeypatch.setattr(precision, "quick_sweep", quick_sweep)
+    args = ["run", "--systems", "double_pendulum", "--formulations", "kane"]
+    args += ["--t-final", "0.1", "--jobs", "1", "--quiet", "--no-cache"]
+    assert cli_main([*args, "--precision", "quick", "--out", str(tmp_path)]) == 0
+    assert (tmp_path / "sections_freeze").read_text() == "0"
+    assert seen["sweep"] > 0
+    assert gc.get_freeze_count() == 0
