@@ -222,6 +222,25 @@ def test_the_equations_of_a_large_system_are_typeset_within_a_budget():
     assert "unpack_equations" in page
 
 
+def test_the_cse_shown_is_the_one_the_count_after_cse_was_taken_on():
+    """The equations' cse'd form in the report is the common-subexpression
+    elimination whose operations are the row's count after cse."""
+    import sympy as sm
+
+    from eomcompare.compare.equations import _cse_block
+    from eomcompare.formulations import get_formulation
+    from eomcompare.symbolic.counting import count_kinds
+    from eomcompare.systems import get_system
+
+    eom = get_formulation("lagrange").derive(get_system("rolling_disc"))
+    M, f = eom.mass_matrix, eom.forcing
+    shown = int(re.match(r"<p>(\d+) common subexpressions", _cse_block(M, f))[1])
+    counted = sm.cse([*M, *f], order="none")
+    assert shown == len(counted[0])
+    ops = count_kinds(*[e for _, e in counted[0]], *counted[1])
+    assert sum(ops.values()) == eom.op_counts["cse"]
+
+
 def test_every_case_appears_with_its_numbers(result, report):
     md, page = report.md, report.page
     for system in SYSTEMS:
