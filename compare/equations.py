@@ -411,8 +411,8 @@ def _cse_block(M, f) -> str:
             "<p>Too long to typeset after cse here; the generated code "
             "holds the same subexpressions.</p>"
         )
-    # The cse the row's count after cse was taken on (count_operations:
-    # unsorted, which costs half the canonical order's time).
+    # The cse the row's count after cse is taken on where it counts M and
+    # f (count_operations: unsorted, half the canonical order's time).
     repl, reduced = sm.cse(exprs, order="none")
     n, m = M.shape
     lines, size = [], 0
