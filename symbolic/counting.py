@@ -32,7 +32,7 @@ from sympy.core.operations import LatticeOp
 from sympy.integrals.integrals import Integral
 from sympy.simplify.radsimp import fraction
 
-__all__ = ["count_ops", "count_kinds", "tree_size"]
+__all__ = ["count_ops", "count_kinds", "tree_size", "tree_leaves"]
 
 S = sm.S
 
@@ -235,3 +235,13 @@ def tree_size(expr: sm.Basic, memo: dict | None = None) -> int:
     """Nodes of ``expr`` as a tree (every path counted), computed once per
     distinct subexpression."""
     return _memo_walk([expr], _size_step, {} if memo is None else memo)
+
+
+def _leaf_step(a: sm.Basic) -> tuple[int, list[sm.Basic]]:
+    return (0, list(a.args)) if a.args else (1, [])
+
+
+def tree_leaves(expr: sm.Basic, memo: dict | None = None) -> int:
+    """Leaves of ``expr`` as a tree (symbols and numbers, every path
+    counted), computed once per distinct subexpression."""
+    return _memo_walk([expr], _leaf_step, {} if memo is None else memo)

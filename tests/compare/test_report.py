@@ -241,6 +241,45 @@ def test_the_cse_shown_is_the_one_the_count_after_cse_was_taken_on():
     assert sum(ops.values()) == eom.op_counts["cse"]
 
 
+def test_no_expression_is_typeset_shorter_than_its_leaves_allow():
+    """What lets the report leave out an entry without printing it: every
+    leaf is printed in at least MIN_LEAF_CHARS characters of MathML (signs
+    and reciprocals, functions of time and their derivatives, roots)."""
+    import sympy as sm
+    import sympy.physics.mechanics as me
+
+    from eomcompare.compare.equations import mathml, shortest_mathml
+    from eomcompare.formulations import get_formulation
+    from eomcompare.systems import get_system
+
+    x, y = sm.symbols("x y")
+    q = me.dynamicsymbols("q")
+    t = me.dynamicsymbols._t
+    edges = [x - y, -x, -x / y, 1 / x, sm.sqrt(x), 1 / sm.sqrt(x + y), x**-2]
+    edges += [sm.Rational(-1, 2) * x, sm.exp(-x), q.diff(t), q.diff(t, 4), sm.S(0)]
+    edges += [sm.sin(q) ** 2 * q.diff(t, 2), 0.5 * x, sm.pi * x]
+    eom = get_formulation("lagrange").derive(get_system("rolling_disc"))
+    entries = [*eom.mass_matrix, *eom.forcing]
+    reps, reduced = sm.cse(entries, order="none")
+    for e in edges + entries + [r for _, r in reps] + list(reduced):
+        assert shortest_mathml(e) <= len(mathml(e)), e
+
+
+def test_an_entry_beyond_the_budget_is_left_out_unprinted(monkeypatch):
+    import sympy as sm
+
+    from eomcompare.compare import equations
+
+    long_sum = sum(sm.symbols("a0:1000"))
+    assert equations.expression_ops(long_sum) <= equations.MAX_ENTRY_OPS
+
+    def printed(expr):
+        raise AssertionError("printed")
+
+    monkeypatch.setattr(equations, "_mathml", printed)
+    assert "(not typeset here)" in equations._entry_html("f_1", long_sum)
+
+
 def test_every_case_appears_with_its_numbers(result, report):
     md, page = report.md, report.page
     for system in SYSTEMS:
