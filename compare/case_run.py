@@ -11,6 +11,7 @@ are forked.
 
 from __future__ import annotations
 
+import gc
 import json
 import time
 import traceback
@@ -32,7 +33,7 @@ from eomcompare.numeric.dae import (
     DAE_TREATMENT,
     integrate_dae,
 )
-from eomcompare.numeric.integrate import integrate
+from eomcompare.numeric.integrate import integrate, prepare_projection
 from eomcompare.symbolic.text import display_name
 
 from .assemble import _max_rel_dev
@@ -51,8 +52,10 @@ from .timing import SETTLED_SPREAD, calibrate_clocks, repeat_within
 from .user_systems import build_system
 
 if TYPE_CHECKING:
+    from eomcompare.formulations import EquationsOfMotion
     from eomcompare.numeric.model import NumericModel
-    from eomcompare.symbolic.types import FloatArray
+    from eomcompare.symbolic.types import FloatArray, State
+    from eomcompare.systems import MechanicalSystem
 
 #: What a case yields: ``{"row": Row, "arrays": Arrays}``, and
 #: ``"calibration"`` when the case measured one (:func:`_calibration`).
@@ -175,7 +178,15 @@ def run_case(case: Case, opts: RunOptions) -> Outcome:
         # Non-finite values (a 0/0 at a singular configuration) are detected
         # and become the row's error; numpy's warnings would only repeat it.
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            _run_case_body(case, opts, row, arrays)
+            derived = _derive_case(case, opts, row, arrays)
+            # Every derivation of the case is timed by now (with the heap
+            # as it is): the collections of the rest leave alone what the
+            # case's process holds to its end, inherited and derived.
+            gc.freeze()
+            try:
+                _evaluate_case(opts, row, arrays, *derived)
+            finally:
+                gc.unfreeze()
     except UnsupportedSystemError as exc:
         row.status = "unsupported"
         row.error = str(exc)
@@ -240,6 +251,14 @@ def prepare_variant(case: Case, opts: RunOptions) -> Prepared:
             # Lambdifies the energy, which every case of the variant
             # evaluates along its trajectory.
             ms.states.energy(*initial)
+        if opts.stabilization == "projection" or opts.method == DAE_METHOD:
+            # The constraint functions every case of the variant projects
+            # its states with (the DAE integrator reads them too); where
+            # they cannot be built, each case's solve reports why.
+            try:
+                prepare_projection(ms)
+            except Exception:
+                pass
         got = (ms, states, initial, fingerprint)
         PREPARED[key] = got
     return got
@@ -296,9 +315,12 @@ def _prepare_quietly(case: Case, opts: RunOptions) -> None:
         pass
 
 
-def _run_case_body(
+def _derive_case(
     case: Case, opts: RunOptions, row: CaseRecord, arrays: Arrays
-) -> None:
+) -> tuple[MechanicalSystem, list[State], State, EquationsOfMotion]:
+    """A case's derivation (from the cache or timed here), its repeats and
+    its counts, in ``row``; the variant's declaration, states and initial
+    state, and the equations."""
     from eomcompare.formulations.cache import CanonicalEntries, DerivationCache
     from eomcompare.symbolic.canonical import shared_entries
 
@@ -377,6 +399,21 @@ def _run_case_body(
     # The report labels its figures with these, without building the system.
     row.coordinates = json.dumps([display_name(c) for c in ms.coordinates])
     row.dof = ms.degrees_of_freedom
+    return ms, states, initial, eom
+
+
+def _evaluate_case(
+    opts: RunOptions,
+    row: CaseRecord,
+    arrays: Arrays,
+    ms: MechanicalSystem,
+    states: list[State],
+    initial: State,
+    eom: EquationsOfMotion,
+) -> None:
+    """The rest of a case once its derivations are timed: its numeric
+    models, q'' at the run's states, the right-hand side's times, the
+    solve and its times."""
     start = time.perf_counter()
     backend = opts.backend
     if backend == "sized":
@@ -386,10 +423,13 @@ def _run_case_body(
         # Without a compiler "auto" is lambdify; the row's backend says so.
         warnings.simplefilter("ignore", RuntimeWarning)
         model = eom.numeric(backend=backend)  # generates the code
+        model.prepare()  # all of it: the solve is timed
         row.backend = getattr(model, "backend", "lambdify")
         # The right-hand side is timed compiled and through lambdify on
         # every system: the models the case does not integrate with are
-        # generated for the timing (their code generation counted too).
+        # generated for the timing (their code generation counted too;
+        # a lambdify model timed for its right-hand side alone generates
+        # no more than that).
         compiled = model if row.backend == "c" else None
         if compiled is None and opts.backend in ("auto", "c"):
             other = eom.numeric(backend="auto")

@@ -305,23 +305,45 @@ def cmd_run(args) -> int:
     precision = getattr(args, "precision", None) or (
         "none" if args.systems or args.formulations else "quick"
     )
-    tables = None
-    if not args.no_report:
-        # The report's optional tables (Kolev's, and the published
-        # benchmarks when asked) are computed beside the quick sweep, in a
-        # child process, and kept with the run.
-        from eomcompare.numeric.child import Child
+    if args.no_report:
+        where = f"results in {args.out / 'results.csv'}"
+        split = ""
+    else:
+        where, split = _report(args, result, precision, started)
+    print(f"\nfinished in {time.perf_counter() - started:.1f} s{split}: {where}")
+    return 1 if len(result.failures) else 0
 
-        from .report import start_report
-        from .sections import compute_sections, save_sections
 
-        child = Child(compute_sections, result, benchmarks=args.benchmarks)
-        pending = None
+def _report(args, result, precision: str, started: float) -> tuple[str, str]:
+    """The main job's report of ``result``, with its quick sweep when
+    ``precision`` asks for it: where the report is, and the run's time
+    split between the cases and the report."""
+    import time
+
+    from eomcompare.numeric.child import Child, heap_frozen_for_forks
+
+    from .report import start_report
+    from .sections import compute_sections, save_sections
+
+    # The report's optional tables (Kolev's, and the published benchmarks
+    # when asked) are computed beside the quick sweep, in a child process,
+    # and kept with the run.  It times the derivations of Kolev's table
+    # with the heap as it is; the collections of the rest (this
+    # process's, the sweep's and the report's workers') leave the run's
+    # heap alone.
+    child = Child(compute_sections, result, benchmarks=args.benchmarks)
+    pending = None
+    with heap_frozen_for_forks():
         try:
             if precision == "quick":
                 from .precision import quick_sweep
 
-                quick_sweep(args.out, jobs=args.jobs, progress=not args.quiet)
+                quick_sweep(
+                    args.out,
+                    jobs=args.jobs,
+                    progress=not args.quiet,
+                    backend=args.backend,
+                )
             # The report's time includes what the tables take past the sweep.
             cases_done = time.perf_counter()
             # The parts of the report that need only the cases (each
@@ -337,21 +359,14 @@ def cmd_run(args) -> int:
         finally:
             if not child.done:
                 child.kill()
-    else:
-        cases_done = time.perf_counter()
-    if args.no_report:
-        where = f"results in {args.out / 'results.csv'}"
-        split = ""
-    else:
         with pending:
             paths = pending.finish(tables)
-        where = f"report in {paths['html']} (and {paths['markdown'].name})"
-        split = (
-            f" (cases {cases_done - started:.1f} s, "
-            f"report {time.perf_counter() - cases_done:.1f} s)"
-        )
-    print(f"\nfinished in {time.perf_counter() - started:.1f} s{split}: {where}")
-    return 1 if len(result.failures) else 0
+    where = f"report in {paths['html']} (and {paths['markdown'].name})"
+    split = (
+        f" (cases {cases_done - started:.1f} s, "
+        f"report {time.perf_counter() - cases_done:.1f} s)"
+    )
+    return where, split
 
 
 def cmd_baseline(args) -> int:

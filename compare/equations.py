@@ -30,7 +30,7 @@ from sympy.core.function import AppliedUndef
 from sympy.printing.mathml import MathMLPresentationPrinter
 
 from eomcompare.numeric.trust import CacheRefused, sign, verify
-from eomcompare.symbolic.counting import tree_size
+from eomcompare.symbolic.counting import tree_leaves, tree_size
 
 __all__ = [
     "pack_equations",
@@ -104,6 +104,11 @@ MATHML_BUDGET = 8_000
 #: Characters of MathML of a form simplified for display beyond which it is
 #: not shown (the report of the main job stays within 3 MB).
 SIMPLIFIED_BUDGET = 4_000
+#: Characters of presentation MathML in which every leaf of an expression
+#: (a symbol, a number) is printed at least (``<mi>x</mi>``, ``<mn>2</mn>``,
+#: a sign as ``<mo>-</mo>``): an expression with more leaves than a budget
+#: holds at this many is left out without being printed first.
+MIN_LEAF_CHARS = 10
 #: Where the equations left out of the page are.
 _WHERE_ALL = (
     "all of them are in the run's trajectories/&lt;case&gt;.npz "
@@ -319,6 +324,17 @@ def expression_ops(expr) -> int:
     return _tree_size(sm.sympify(expr))
 
 
+def shortest_mathml(*exprs) -> int:
+    """A lower bound on the characters of :func:`mathml` of ``exprs``
+    together (:data:`MIN_LEAF_CHARS` a leaf), from their trees alone."""
+    return MIN_LEAF_CHARS * sum(_tree_leaves(sm.sympify(e)) for e in exprs)
+
+
+@lru_cache(maxsize=8192)
+def _tree_leaves(expr) -> int:
+    return tree_leaves(expr)
+
+
 @lru_cache(maxsize=8192)
 def _tree_size(expr) -> int:
     # Each entry is asked about several times (to typeset it, to bound the
@@ -411,7 +427,9 @@ def _cse_block(M, f) -> str:
             "<p>Too long to typeset after cse here; the generated code "
             "holds the same subexpressions.</p>"
         )
-    repl, reduced = sm.cse(exprs)
+    # The cse the row's count after cse is taken on where it counts M and
+    # f (count_operations: unsorted, half the canonical order's time).
+    repl, reduced = sm.cse(exprs, order="none")
     n, m = M.shape
     lines, size = [], 0
     for sym, e in repl[:MAX_CSE_LINES]:
@@ -425,8 +443,10 @@ def _cse_block(M, f) -> str:
     Mr = sm.Matrix(n, m, reduced[: n * m])
     fr = sm.Matrix(reduced[n * m :])
     note = f"<p>{more} further subexpressions not shown.</p>" if more > 0 else ""
-    reduced_eq = mrow(mathml(Mr), EQ, mathml(fr))
-    if size + len(reduced_eq) > MATHML_BUDGET:
+    # Printed only where it may fit (a matrix prints every entry).
+    too_long = size + shortest_mathml(*reduced) > MATHML_BUDGET
+    reduced_eq = "" if too_long else mrow(mathml(Mr), EQ, mathml(fr))
+    if too_long or size + len(reduced_eq) > MATHML_BUDGET:
         end = (
             f"<p>M and f in these subexpressions: {n * m + len(fr)} entries, "
             f"not typeset here; {_WHERE_ALL}.</p>"
@@ -462,9 +482,10 @@ def _entry_html(name: str, expr) -> str:
     ops = expression_ops(expr)
     if ops > MAX_ENTRY_OPS:
         return f"<p>{html.escape(name)}: {ops} terms (not typeset).</p>"
-    typeset = mathml(expr)
-    if len(typeset) > MATHML_BUDGET:
+    # Printed only where it may fit.
+    if shortest_mathml(expr) > MATHML_BUDGET or len(mathml(expr)) > MATHML_BUDGET:
         return f"<p>{html.escape(name)}: {ops} terms (not typeset here).</p>"
+    typeset = mathml(expr)
     return math_element(mrow(_PRINTER._print(sm.Symbol(name)).toxml(), EQ, typeset))
 
 
@@ -489,8 +510,10 @@ def _simplified_html(case: CaseEquations, seen: dict | None = None) -> str:
             f'{_slug(first.formulation)}">{html.escape(first.formulation)}</a>'
             "'s simplified form, entry by entry.</p></details>"
         )
-    typeset = _matrix_equation(simpler[0], z, simpler[1])
-    if len(typeset) > SIMPLIFIED_BUDGET:
+    # Printed only where it may fit.
+    fits = shortest_mathml(*simpler[0], *z, *simpler[1]) <= SIMPLIFIED_BUDGET
+    typeset = _matrix_equation(simpler[0], z, simpler[1]) if fits else ""
+    if not fits or len(typeset) > SIMPLIFIED_BUDGET:
         if seen is not None:
             del seen[key]
         return ""

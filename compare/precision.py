@@ -719,17 +719,24 @@ def quick_sweep(
     formulations: Sequence[str] | None = None,
     jobs: int | None = None,
     progress: bool = True,
+    backend: str = "auto",
 ) -> pd.DataFrame:
     """The default run's cheap sweep, a few seconds: :data:`QUICK_SYSTEMS`
     with the project's own formulations, DOP853 with projection,
     :data:`QUICK_TOLERANCES` over the first 2 s with 100 output steps, so
     the main job's report shows work-precision diagrams.  The catalogue at
     large and the IFToMM problems over their own horizons are the
-    ``precision`` command's job (minutes to hours)."""
+    ``precision`` command's job (minutes to hours).
+
+    ``backend`` is the numeric backend of the solves; the main job passes
+    its own (``--backend``, compiled by default), so that the sweep solves
+    on the code its cases solved on and loads their libraries instead of
+    compiling."""
     settings = PrecisionSettings(
         tolerances=QUICK_TOLERANCES,
         t_final=2.0,
         output_steps=100,
+        backend=backend,
         time_samples=3,
         time_budget=0.05,
     )

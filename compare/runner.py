@@ -316,30 +316,39 @@ def run(
         try:
             if executor is None:
                 pending = list(todo)
-                while (pending or children) and signals.signum is None:
-                    while pending and len(children) < jobs:
+
+                def start() -> None:
+                    while pending and len(children) < jobs and signals.signum is None:
                         case = pending.pop(0)
                         _prepare_quietly(case, opts)
                         children[case] = Child(
                             run_case, case, opts, timeout=opts.timeout
                         )
                         show()
+
+                while (pending or children) and signals.signum is None:
+                    start()
                     if pending and len(children) == jobs:
                         # While every worker is busy, the next case's
                         # variant is prepared here, so that it starts as
                         # soon as a worker frees instead of leaving it idle.
                         _prepare_quietly(pending[0], opts)
                     wait_any(children.values(), timeout=0.5)
-                    for case, child in list(children.items()):
-                        if child.poll():
-                            del children[case]
-                            if (
-                                signals.signum is not None
-                                and not child.finished_normally
-                            ):
-                                continue  # killed with us (a terminal's ^C)
-                            collect(_outcome(case, opts, child))
-                            advance(case)
+                    # The cases that have sent their results give their
+                    # workers to the next ones first: reading and saving a
+                    # result (and waiting for its process to exit) would
+                    # leave a worker idle meanwhile.
+                    sent = [case for case, child in children.items() if child.sent()]
+                    ended = [(case, children.pop(case)) for case in sent]
+                    start()
+                    ended += [(c, k) for c, k in list(children.items()) if k.poll()]
+                    for case, child in ended:
+                        child.poll()
+                        children.pop(case, None)
+                        if signals.signum is not None and not child.finished_normally:
+                            continue  # killed with us (a terminal's ^C)
+                        collect(_outcome(case, opts, child))
+                        advance(case)
             else:
                 futures = {executor.submit(run_case_isolated, c, opts): c for c in todo}
                 remaining = set(futures)

@@ -44,7 +44,7 @@ import numpy as np
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from eomcompare.symbolic.counting import count_ops
+from eomcompare.symbolic.counting import count_kinds, count_ops
 from eomcompare.symbolic.linsolve import ADJUGATE_MAX, solve_linear
 from eomcompare.symbolic.text import display_name
 from eomcompare.symbolic.types import Expr, Matrix, Symbol
@@ -196,17 +196,23 @@ def count_operations(*exprs: Expr | Matrix, raw: int | None = None) -> dict[str,
     if raw is None:
         raw = count_ops(*flat)
     replacements, reduced = sm.cse(flat, order="none")
-    by_kind: dict[str, int] = {}
-    for e in [r[1] for r in replacements] + list(reduced):
-        visual = sm.count_ops(e, visual=True)
-        for k, v in sm.sympify(visual).as_coefficients_dict().items():
-            if k == 1 or v == 0:
-                continue
-            by_kind[str(k)] = by_kind.get(str(k), 0) + int(v)
+    # sympy.count_ops(e, visual=True) of each, summed by kind: that of the
+    # expressions walked once per distinct node (count_kinds), of anything
+    # else (a relation) as sympy counts it.
+    out = [r[1] for r in replacements] + list(reduced)
+    plain = [e for e in out if isinstance(e, sm.Expr) and not e.is_Relational]
+    by_kind = count_kinds(*plain)
+    for e in out:
+        if not (isinstance(e, sm.Expr) and not e.is_Relational):
+            visual = sm.count_ops(e, visual=True)
+            for k, v in sm.sympify(visual).as_coefficients_dict().items():
+                if k != 1 and v != 0:
+                    by_kind[str(k)] = by_kind.get(str(k), 0) + int(v)
+    by_kind = dict(sorted(by_kind.items()))
     return {
         "raw": raw,
         "cse": int(sum(by_kind.values())),
-        "cse_by_kind": dict(sorted(by_kind.items())),
+        "cse_by_kind": by_kind,
     }
 
 

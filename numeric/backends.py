@@ -79,12 +79,15 @@ def numeric_model(
 
 
 def prepare_compiler() -> None:
-    """Find the compiler, probe its flags and load (building it when the
-    cache has none) the extension that calls every library, as a
-    process's first compiled model does: processes forked afterwards
-    inherit them instead of each probing the compiler (a compiler run)
-    and loading the extension again.  Raises as that model does."""
-    from . import compiled
+    """Find the compiler, probe its flags, make the C printer and load
+    (building it when the cache has none) the extension that calls every
+    library, as a process's first compiled model does: processes forked
+    afterwards inherit them instead of each probing the compiler (a
+    compiler run) and loading the extension again.  Raises as that model
+    does."""
+    from . import c_code, compiled
+
+    c_code.prepare_printer()
 
     cffi = compiled._cffi()  # type: ignore[no-untyped-call]
     cc = compiled.find_compiler(None)

@@ -7,6 +7,7 @@ extension).  :mod:`eomcompare.numeric.compiled` builds and loads it.
 
 from __future__ import annotations
 
+import threading
 from collections import Counter
 from pathlib import Path
 
@@ -24,6 +25,7 @@ __all__ = [
     "CompilerNotFoundError",
     "CompilationError",
     "c_source",
+    "prepare_printer",
     "factor_numbers",
     "factor_common",
     "is_structurally_symmetric",
@@ -60,6 +62,26 @@ class _Printer(C99CodePrinter):
             # Parenthesized: the Mul printer puts powers in denominators.
             return f"({prod})" if e > 0 else f"(1.0/({prod}))"
         return super()._print_Pow(expr)
+
+
+_PRINTERS = threading.local()
+
+
+def _printer() -> _Printer:
+    """This thread's C printer: making one evaluates sympy's mathematical
+    constants (milliseconds once c_source has emptied sympy's cache), and
+    its state is reset by every ``doprint``.  A process forked from a
+    thread that made one inherits it (:func:`prepare_printer`)."""
+    printer = getattr(_PRINTERS, "printer", None)
+    if printer is None:
+        printer = _PRINTERS.printer = _Printer()
+    return printer
+
+
+def prepare_printer() -> None:
+    """Make this thread's C printer now (the run's process does, before it
+    forks the cases)."""
+    _printer()
 
 
 def _c_file(name: str) -> str:
@@ -324,7 +346,7 @@ def c_source(eom) -> tuple[str, dict]:
 
     nx, nz, nq = len(X), len(Z), len(Q)
     forces = parts.get("forces_names", [])
-    printer = _Printer()
+    printer = _printer()
     # An explicit forcing with an evaluation order is printed as that
     # order (its tree is exponentially large), and needs no solve.
     explicit = eom.mass_matrix == sm.eye(nz)

@@ -18,6 +18,7 @@ killing a run never leaves work behind.
 from __future__ import annotations
 
 import ctypes
+import gc
 import os
 import pickle
 import select
@@ -26,10 +27,18 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["Child", "ChildTimeout", "ChildDied", "call_in_child", "wait_any"]
+__all__ = [
+    "Child",
+    "ChildTimeout",
+    "ChildDied",
+    "call_in_child",
+    "wait_any",
+    "heap_frozen_for_forks",
+]
 
 # A pipe's write end must reach its own child only: a fork from another
 # thread between os.pipe() and the parent's close would hold it open and
@@ -190,6 +199,13 @@ class Child:
             self._fd = None
         self._outcome = outcome
 
+    def sent(self) -> bool:
+        """Whether the child has sent all it will (its end of the pipe is
+        closed, at the end of its work or at its death): :meth:`poll`
+        then returns True, once the child has exited.  Reads what is
+        available; kills nothing."""
+        return self.done or self._drain()
+
     def poll(self) -> bool:
         """Collect output; kill the child past its deadline.  True when done."""
         if self.done:
@@ -288,3 +304,31 @@ def call_in_child(
         if not child.done:  # interrupted: leave nothing behind
             child.kill()
     return child.result()
+
+
+@contextmanager
+def heap_frozen_for_forks() -> Iterator[None]:
+    """In the block, this process's objects are in the collector's
+    permanent generation (``gc.freeze``): processes forked there inherit
+    them so, and their collections never walk the inherited heap (a full
+    collection of a report worker walked the run's whole heap, a fifth of
+    a second each time, and copied every page it touched); at the end of
+    the block the objects are handed back to this process's collector.
+
+    For workers whose work is not timed (the report's): a derivation's
+    time includes the collections its allocations trigger, of the heap
+    its process holds, and is measured with the heap as it is.  Blocks
+    nest: the outermost gives the objects back."""
+    global _FROZEN
+    gc.freeze()
+    _FROZEN += 1
+    try:
+        yield
+    finally:
+        _FROZEN -= 1
+        if not _FROZEN:
+            gc.unfreeze()
+
+
+#: Blocks of :func:`heap_frozen_for_forks` open in this process.
+_FROZEN = 0

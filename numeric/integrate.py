@@ -61,7 +61,13 @@ from .drivers import DRIVERS
 from .model import NumericModel, SingularConfigurationError, is_equations_of_motion
 from .states import ConstraintError
 
-__all__ = ["integrate", "IntegrationResult", "project_state", "STABILIZATIONS"]
+__all__ = [
+    "integrate",
+    "IntegrationResult",
+    "project_state",
+    "prepare_projection",
+    "STABILIZATIONS",
+]
 
 t = me.dynamicsymbols._t
 
@@ -182,6 +188,20 @@ def _projection_functions(ms):
     }
     _PROJECTORS[ms] = funcs
     return funcs
+
+
+def _projects(ms) -> bool:
+    """Whether projection has anything to hold on ``ms``'s states."""
+    c = ms.holonomic_constraints or ms.nonholonomic_constraints
+    return bool(c or ms.states.norm_invariants)
+
+
+def prepare_projection(system) -> None:
+    """Build once the functions :func:`project_state` evaluates for
+    ``system`` (none where nothing is projected): processes forked
+    afterwards (a system's cases) inherit them."""
+    if _projects(system):
+        _projection_functions(system)
 
 
 #: Coordinates an error message names (a long chain's first ones).
@@ -523,11 +543,7 @@ def integrate(
             )
         return dx
 
-    project = stabilization == "projection" and bool(
-        ms.holonomic_constraints
-        or ms.nonholonomic_constraints
-        or ms.states.norm_invariants
-    )
+    project = stabilization == "projection" and _projects(ms)
     if t_eval is not None:
         t_eval = np.asarray(t_eval, dtype=float).ravel()
         if (

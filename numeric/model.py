@@ -10,7 +10,7 @@ import math
 import time
 import types
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -201,35 +201,79 @@ def _scalar_version(fn: Lambdified) -> Lambdified:
     )
 
 
-def generate(eom: EquationsOfMotion) -> dict[str, Any]:
-    """Lambdify (with cse) the pieces of the numeric contract."""
-    start = time.perf_counter()
-    parts = plain_parts(eom)
-    T, X, Z, Q, QD, P = (parts[k] for k in ("T", "X", "Z", "Q", "QD", "P"))
-    M, f, R, A, C, S = (parts[k] for k in ("M", "f", "R", "A", "C", "S"))
-    args_x = [T, list(X), list(P)]
-    args_xz = [T, list(X), list(Z), list(P)]
-    out: dict[str, Any] = {
-        "Mf": _lambdify(args_x, [M, f]),
-        "rates": _lambdify(args_xz, R),
-        "acc": _lambdify(args_xz, A),
-        "coords": _lambdify(args_x, C),
-        "state": _lambdify([T, list(Q), list(QD), list(P)], S),
-    }
-    if "F" in parts:
-        out["forces"] = (parts["forces_names"], _lambdify(args_xz, parts["F"]))
-    # The integrator's hot path, on one state of Python floats.
-    out["scalar"] = {k: _scalar_version(out[k]) for k in ("Mf", "rates")}
-    out["seconds"] = time.perf_counter() - start
-    return out
+class Generated(Mapping[str, Any]):
+    """The numeric contract of one equations object lambdified (with cse),
+    each piece generated on first use: a model timed for its right-hand
+    side alone (the harness's lambdify time beside a compiled one) needs
+    two of them.
+
+    The pieces: ``"Mf"`` (mass matrix and forcing), ``"rates"``, ``"acc"``,
+    ``"coords"``, ``"state"``, ``"forces"`` (``(names, function)``, only
+    where the formulation recovers constraint forces) and ``"scalar"``
+    (Mf and rates on one state of Python floats, the integrator's hot
+    path); ``"seconds"`` is the time spent generating them so far.
+    """
+
+    def __init__(self, eom: EquationsOfMotion) -> None:
+        start = time.perf_counter()
+        self._parts = plain_parts(eom)
+        self._done: dict[str, Any] = {}
+        self.force_names: tuple[str, ...] = (
+            tuple(self._parts["forces_names"]) if "F" in self._parts else ()
+        )
+        self._keys: tuple[str, ...] = ("Mf", "rates", "acc", "coords", "state")
+        self._keys += ("forces",) * bool(self.force_names) + ("scalar", "seconds")
+        self.seconds = time.perf_counter() - start
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __getitem__(self, key: str) -> Any:
+        if key == "seconds":
+            return self.seconds
+        if key not in self._keys:
+            raise KeyError(key)
+        got = self._done.get(key)
+        if got is None:
+            # Scalar versions of pieces generated (and timed) first.
+            inner = [self[k] for k in ("Mf", "rates")] if key == "scalar" else ()
+            start = time.perf_counter()
+            got = self._done[key] = self._generate(key, *inner)
+            self.seconds += time.perf_counter() - start
+        return got
+
+    def _generate(self, key: str, *inner: Lambdified) -> Any:
+        parts = self._parts
+        if key == "scalar":
+            return {k: _scalar_version(f) for k, f in zip(("Mf", "rates"), inner)}
+        T, X, Z, Q, QD, P = (parts[k] for k in ("T", "X", "Z", "Q", "QD", "P"))
+        args_x = [T, list(X), list(P)]
+        args_xz = [T, list(X), list(Z), list(P)]
+        if key == "Mf":
+            return _lambdify(args_x, [parts["M"], parts["f"]])
+        if key == "state":
+            return _lambdify([T, list(Q), list(QD), list(P)], parts["S"])
+        if key == "forces":
+            return (parts["forces_names"], _lambdify(args_xz, parts["F"]))
+        expr = {"rates": "R", "acc": "A", "coords": "C"}[key]
+        return _lambdify(args_x if key == "coords" else args_xz, parts[expr])
 
 
-_GENERATED: weakref.WeakKeyDictionary[EquationsOfMotion, dict[str, Any]] = (
+def generate(eom: EquationsOfMotion) -> Generated:
+    """The pieces of the numeric contract of ``eom``, lambdified (with cse)
+    as they are first used (:class:`Generated`)."""
+    return Generated(eom)
+
+
+_GENERATED: weakref.WeakKeyDictionary[EquationsOfMotion, Generated] = (
     weakref.WeakKeyDictionary()
 )
 
 
-def generated(eom: EquationsOfMotion) -> dict[str, Any]:
+def generated(eom: EquationsOfMotion) -> Generated:
     """:func:`generate` of ``eom``, once per equations object (kept beside
     it, not in it: the equations are immutable)."""
     got = _GENERATED.get(eom)
@@ -362,6 +406,11 @@ class NumericModel:
     def codegen_seconds(self) -> float:
         """Seconds spent generating the backend's code."""
         return float("nan")
+
+    def prepare(self) -> None:
+        """Generate now whatever code the backend generates on first use
+        (lambdify: each function but the right-hand side's), so that
+        evaluations timed afterwards time no code generation."""
 
     def __repr__(self) -> str:
         return (
@@ -597,9 +646,15 @@ class LambdifyModel(NumericModel):
         self, eom: EquationsOfMotion, parameters: Mapping[Any, float] | None = None
     ) -> None:
         self._f = generated(eom)
-        forces = self._f.get("forces")
-        self.force_names = tuple(forces[0]) if forces else ()
+        self.force_names = self._f.force_names
         super().__init__(eom, parameters)
+        # The right-hand side's functions now, the rest as they are first
+        # used (prepare): a first call of rhs generates no code.
+        self._f["scalar"]
+
+    def prepare(self) -> None:
+        for piece in self._f:
+            self._f[piece]
 
     @property
     def codegen_seconds(self) -> float:

@@ -595,6 +595,10 @@ def test_the_default_comparison_runs_the_quick_sweep_into_its_report(
     assert {s.split("[")[0] for s in frame["system"]} == set(QUICK_SYSTEMS)
     assert sorted(frame["tolerance"].unique()) == sorted(QUICK_TOLERANCES)
     assert set(frame["status"]) == {"ok"}
+    # Solved on the backend the cases were integrated with (the main job's
+    # default compiles; the sweep loads the cases' libraries).
+    cases = pd.read_csv(main_job / "results.csv")
+    assert set(frame["backend"]) == set(cases["backend"].dropna())
     md = (main_job / "report.md").read_text()
     assert "read off the curves at an error of 0.001" in md
     for system in QUICK_SYSTEMS:
@@ -616,12 +620,15 @@ def test_the_default_comparison_runs_the_quick_sweep_into_its_report(
         pass
 
     def quick_sweep(out, **kwargs):
-        raise Swept(out)
+        raise Swept(out, kwargs.get("backend"))
 
     monkeypatch.setattr(precision, "quick_sweep", quick_sweep)
     with pytest.raises(Swept) as swept:
         main([*base, "--out", str(plain), "--precision", "quick"])
-    assert swept.value.args == (plain,)
+    assert swept.value.args == (plain, "auto")
+    with pytest.raises(Swept) as swept:
+        main([*base, "--out", str(plain), "--precision", "quick", "--backend", "sized"])
+    assert swept.value.args == (plain, "sized")
 
 
 def test_an_interrupt_keeps_the_finished_curves_and_the_same_call_resumes(
@@ -674,3 +681,46 @@ def test_curves_over_two_horizons_stay_apart_and_the_table_takes_the_longer():
     table = iftomm_table(both, 1e-3)
     row = table[table["formulation"] == "kane"].iloc[0]
     assert row["t_final"] == 20.0 and row["cpu_s"] == 0.6
+
+
+def test_a_sweep_solves_the_declarations_its_process_prepared(tmp_path, monkeypatch):
+    """Forked from the main job's run, the quick sweep solves the
+    declarations the run prepared (built and validated once) instead of
+    building them again; a process that prepared none builds them."""
+    import eomcompare.compare.user_systems as user_systems
+    from eomcompare.compare import precision_problems
+    from eomcompare.compare.case_run import prepare_variant
+    from eomcompare.compare.cases import Case, RunOptions
+    from eomcompare.compare.prepared import PREPARED
+
+    PREPARED.clear()
+    precision_problems._build.cache_clear()
+    precision_problems._model_memo.cache_clear()
+    built = []
+    real = user_systems.build_system
+
+    def counted(name, options=None):
+        built.append(name)
+        return real(name, options)
+
+    monkeypatch.setattr(user_systems, "build_system", counted)
+    ms = prepare_variant(
+        Case("double_pendulum", (), "kane"), RunOptions(n_states=2, use_cache=False)
+    )[0]
+    settings = PrecisionSettings(
+        tolerances=TOLS, t_final=0.2, output_steps=5, use_cache=False
+    )
+    frame = sweep(
+        ["double_pendulum", "iftomm_pendulum"],
+        ["kane"],
+        out=tmp_path,
+        jobs=1,
+        progress=False,
+        settings=settings,
+    )
+    assert set(frame["status"]) == {"ok"}
+    assert precision_problems._build("double_pendulum", ()) is ms
+    assert built == ["iftomm_pendulum"]
+    PREPARED.clear()
+    precision_problems._build.cache_clear()
+    precision_problems._model_memo.cache_clear()

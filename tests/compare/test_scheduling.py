@@ -110,6 +110,84 @@ def test_longest_cases_start_first(tmp_path):
     ]
 
 
+def test_a_worker_starts_the_next_case_before_the_last_result_is_saved(
+    tmp_path, monkeypatch
+):
+    """A case that has sent its result gives its worker to the next case
+    at once: the next case is forked before the result is read and saved
+    (and before its process has exited), so no worker waits on that."""
+    import eomcompare.compare.runner as runner
+    from eomcompare.compare import run
+
+    events = []
+
+    class Logged(runner.Child):
+        def __init__(self, fn, case, *args, **kwargs):
+            events.append(("start", case.formulation))
+            super().__init__(fn, case, *args, **kwargs)
+
+    real_save = runner._save_case
+
+    def save(out, row, arrays):
+        events.append(("save", row["formulation"]))
+        real_save(out, row, arrays)
+
+    monkeypatch.setattr(runner, "Child", Logged)
+    monkeypatch.setattr(runner, "_save_case", save)
+    res = run(
+        ["double_pendulum"],
+        ["kane", "lagrange", "gibbs_appell"],
+        t_final=0.05,
+        jobs=1,
+        progress=False,
+        out=tmp_path,
+        use_cache=False,
+        backend="lambdify",
+    )
+    assert set(res.frame["status"]) == {"ok"}
+    order = [f for _, f in events if _ == "start"]
+    assert len(order) == 3
+    assert events == [
+        ("start", order[0]),
+        ("start", order[1]),
+        ("save", order[0]),
+        ("start", order[2]),
+        ("save", order[1]),
+        ("save", order[2]),
+    ]
+
+
+def test_a_case_derives_with_its_heap_as_it_is_and_solves_it_frozen(monkeypatch):
+    """A case's derivations are timed with the heap its process holds, as
+    a derivation runs anywhere; once they are timed, the collections of
+    the rest (code generation, solves) leave that heap alone; the case's
+    process gets it back at the end."""
+    import gc
+
+    import eomcompare.compare.case_run as case_run
+    from eomcompare.formulations.base import Formulation
+
+    seen = {"derive": [], "solve": []}
+    real_derive, real_integrate = Formulation.derive, case_run.integrate
+
+    def derive(self, *args, **kwargs):
+        seen["derive"].append(gc.get_freeze_count())
+        return real_derive(self, *args, **kwargs)
+
+    def integrate(*args, **kwargs):
+        seen["solve"].append(gc.get_freeze_count())
+        return real_integrate(*args, **kwargs)
+
+    monkeypatch.setattr(Formulation, "derive", derive)
+    monkeypatch.setattr(case_run, "integrate", integrate)
+    opts = RunOptions(t_final=0.05, n_states=2, use_cache=False, backend="lambdify")
+    row = run_case(Case("double_pendulum", (), "kane"), opts)["row"]
+    assert row["status"] == "ok" and row["derive_s_k"] == len(seen["derive"]) > 1
+    assert set(seen["derive"]) == {0}
+    assert seen["solve"] and min(seen["solve"]) > 0
+    assert gc.get_freeze_count() == 0
+
+
 def test_first_run_is_ordered_by_a_prior_run(tmp_path):
     # A new output directory: the prior run's seconds decide, a time-out
     # counting as its time limit.
@@ -206,6 +284,36 @@ def test_the_variant_is_prepared_whole_before_its_cases_fork():
     expected = sum(b.kinetic_energy(ms.frame) for b in ms.bodies)
     assert T > 0
     assert T == pytest.approx(float(expected.xreplace(sub)), rel=1e-12)
+
+
+def test_a_constrained_variant_is_prepared_with_its_projection(monkeypatch):
+    """The run's process builds the constraint functions with which every
+    case of a constrained variant projects its states: a case projects
+    without lambdifying anything."""
+    import sympy
+
+    from eomcompare.compare.case_run import prepare_variant
+    from eomcompare.compare.prepared import PREPARED
+    from eomcompare.compare.user_systems import build_system
+    from eomcompare.numeric.integrate import project_state
+
+    opts = RunOptions(n_states=2, use_cache=False)
+    options = (("coordinates", "redundant"),)
+    PREPARED.clear()
+    ms, states, _, _ = prepare_variant(Case("four_bar", options, "kane"), opts)
+    fresh = build_system("four_bar", options)
+    t0, q, qd = states[1]
+    drifted = np.asarray(q) + 1e-4
+
+    def refused(*args, **kwargs):
+        raise AssertionError("lambdified in the case")
+
+    monkeypatch.setattr(sympy, "lambdify", refused)
+    q2, _ = project_state(ms, t0, drifted, qd)
+    assert np.max(np.abs(ms.states.holonomic_residual(t0, q2))) < 1e-10
+    # The same declaration built anew has no functions yet.
+    with pytest.raises(AssertionError, match="lambdified in the case"):
+        project_state(fresh, t0, drifted, qd)
 
 
 _CASE_IMPORTS = """

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from eomcompare.formulations import get_formulation
-from eomcompare.symbolic.counting import count_ops, tree_size
+from eomcompare.symbolic.counting import count_kinds, count_ops, tree_size
 
 t = me.dynamicsymbols._t
 x, y, z = sm.symbols("x y z")
@@ -69,6 +69,45 @@ def _expr(draw, depth):
 @given(st.composite(lambda draw: _expr(draw, 5))())
 def test_count_ops_equals_sympys_on_random_expressions(expr):
     assert count_ops(expr) == sm.count_ops(expr)
+
+
+def _visual(*exprs):
+    """sympy's visual count of each expression, summed by kind."""
+    out: dict = {}
+    for e in exprs:
+        terms = sm.sympify(sm.count_ops(e, visual=True)).as_coefficients_dict()
+        for k, v in terms.items():
+            if k != 1 and v:
+                out[str(k)] = out.get(str(k), 0) + int(v)
+    return out
+
+
+@pytest.mark.parametrize("expr", EDGES, ids=str)
+def test_count_kinds_equals_sympys_visual_count_on_each_kind_of_node(expr):
+    assert count_kinds(expr) == _visual(expr)
+
+
+def test_a_leading_negative_term_is_a_sub_not_an_add():
+    assert count_kinds(-x + y) == {"SUB": 1}
+    assert count_kinds(-x + y + z) == {"ADD": 1, "SUB": 1}
+    assert count_kinds(-x - y) == {"NEG": 1, "SUB": 1}
+    assert count_kinds(x, -y + 2 * z) == {"MUL": 1, "SUB": 1}
+
+
+@given(st.composite(lambda draw: [_expr(draw, 4) for _ in range(3)])())
+def test_count_kinds_equals_sympys_visual_count_on_random_expressions(exprs):
+    assert count_kinds(*exprs) == _visual(*exprs)
+
+
+@pytest.mark.parametrize(
+    "system, formulation",
+    [("rolling_disc", "gibbs_appell"), ("wheelbarrow", "sympy_kane")],
+)
+def test_count_kinds_of_a_derivation_after_cse_equals_sympys(system, formulation):
+    eom = get_formulation(formulation, count_ops=False).derive(system)
+    reps, reduced = sm.cse([*eom.mass_matrix, *eom.forcing], order="none")
+    exprs = [e for _, e in reps] + list(reduced)
+    assert count_kinds(*exprs) == _visual(*exprs)
 
 
 @pytest.mark.parametrize(
