@@ -12,6 +12,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 import sympy as sm
@@ -38,6 +40,22 @@ def _symbols(ms):
 
 def _relative_error(a, b):
     return float(np.max(np.abs(a - b)) / max(np.max(np.abs(b)), 1.0))
+
+
+@functools.cache
+def _derived(name: str, options: tuple):
+    # ``options`` holds count_ops=False (see _variant).
+    return GibbsAppellVariant(**dict(options)).derive(cached_system(name))
+
+
+def _variant(name: str, **options):
+    """GibbsAppellVariant(**options)'s equations of the catalogue system
+    ``name``, derived once per worker: several tests read the same variant
+    (the wheelbarrow's, the disc's and the tube's below, each also among the
+    strategies checked against sympy).  Keyed by the variant's resolved
+    options, so that a default written out or left out is one entry."""
+    options = GibbsAppellVariant(count_ops=False, **options).options
+    return _derived(name, tuple(sorted(options.items())))
 
 
 # ----------------------------------------------------------------------
@@ -78,8 +96,8 @@ def test_body_accelerations_are_sympys_and_split_as_kanes(name, options):
 # Wheelbarrow: (2-111), (2-112) corrected
 # ----------------------------------------------------------------------
 def test_wheelbarrow_two_equations_in_the_independent_speed_rates():
-    ms = cached_system("wheelbarrow")
-    eom = GibbsAppellVariant(elimination="substitute", count_ops=False).derive(ms)
+    eom = _variant("wheelbarrow", elimination="substitute")
+    ms = eom.system
     assert eom.mass_matrix.shape == (2, 2)
     assert eom.unknowns == tuple(u.diff(t) for u in ms.u_ind)
     assert eom.multipliers == ()
@@ -98,8 +116,8 @@ def _vanishes_identically(expr, angles):
 
 @pytest.mark.parametrize("elimination", ["substitute", "chain"])
 def test_wheelbarrow_satisfies_published_equations_symbolically(elimination):
-    ms = cached_system("wheelbarrow")
-    eom = GibbsAppellVariant(elimination=elimination, count_ops=False).derive(ms)
+    eom = _variant("wheelbarrow", elimination=elimination)
+    ms = eom.system
     P = _symbols(ms)
     phi, theta, Xc, Yc = ms.coordinates
     v, w = ms.u_ind
@@ -214,8 +232,8 @@ def _double_pendulum_S_by_hand(ms, rates):
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_double_pendulum_acceleration_energy_by_hand(strategy):
-    ms = cached_system("double_pendulum")
-    eom = GibbsAppellVariant(strategy=strategy, count_ops=False).derive(ms)
+    eom = _variant("double_pendulum", strategy=strategy)
+    ms = eom.system
     S = eom.extras["acceleration_energy"]
     rates = [u.diff(t) for u in ms.speeds]
     hand = _double_pendulum_S_by_hand(ms, rates)
@@ -241,8 +259,8 @@ def test_double_pendulum_acceleration_energy_by_hand(strategy):
 def test_rotating_tube_acceleration_energy_by_hand():
     """A particle at distance s along a tube turned by theta(t) has
     a = (s'' - s theta'^2) t1 + (2 s' theta' + s theta'') t2."""
-    ms = cached_system("rotating_tube")
-    eom = GibbsAppellVariant(strategy="full", count_ops=False).derive(ms)
+    eom = _variant("rotating_tube", strategy="full")
+    ms = eom.system
     P = _symbols(ms)
     q1, q2 = ms.coordinates
     u1, u2 = ms.speeds
@@ -262,8 +280,8 @@ def test_rolling_disc_natively_in_three_speed_rates():
     """The disc's two rolling constraints are eliminated: three equations
     in the rates of the body angular-velocity components, and the S
     published contains no dependent speed rate."""
-    ms = cached_system("rolling_disc")
-    eom = GibbsAppellVariant(elimination="substitute", count_ops=False).derive(ms)
+    eom = _variant("rolling_disc", elimination="substitute")
+    ms = eom.system
     assert eom.mass_matrix.shape == (3, 3)
     assert eom.unknowns == tuple(u.diff(t) for u in ms.u_ind)
     S = eom.extras["acceleration_energy"]
@@ -303,10 +321,8 @@ def _strategy_cases():
 
 @pytest.mark.parametrize("name,strategy,elimination", list(_strategy_cases()))
 def test_strategies_agree_with_sympy_kane(name, strategy, elimination):
-    ms = cached_system(name)
-    eom = GibbsAppellVariant(
-        strategy=strategy, elimination=elimination, count_ops=False
-    ).derive(ms)
+    eom = _variant(name, strategy=strategy, elimination=elimination)
+    ms = eom.system
     n_eq = len(ms.speeds) if elimination == "append" else ms.degrees_of_freedom
     assert eom.mass_matrix.shape == (n_eq, n_eq)
     ref = cached_model("sympy_kane", name)
@@ -324,8 +340,8 @@ def test_strategies_agree_with_sympy_kane(name, strategy, elimination):
 
 @pytest.mark.parametrize("name", ["wheelbarrow", "four_bar", "double_pendulum"])
 def test_sympy_direction_cosines_agree_with_sympy_kane(name):
-    ms = cached_system(name)
-    eom = GibbsAppellVariant(frames="sympy", count_ops=False).derive(ms)
+    eom = _variant(name, frames="sympy")
+    ms = eom.system
     ref = cached_model("sympy_kane", name)
     model = eom.numeric()
     for seed in range(5):
@@ -400,9 +416,8 @@ def test_registered_as_one_algorithm_without_options():
 @pytest.mark.parametrize("name", ["double_pendulum", "wheelbarrow"])
 def test_the_default_variant_is_the_registered_method(name):
     # The same expressions: the variant's defaults are gibbs_appell's.
-    ms = cached_system(name)
     a = cached_eom("gibbs_appell", name)
-    b = GibbsAppellVariant(count_ops=False).derive(ms)
+    b = _variant(name)
     assert a.mass_matrix == b.mass_matrix and a.forcing == b.forcing
 
 
