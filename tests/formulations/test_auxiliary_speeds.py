@@ -161,15 +161,25 @@ def test_redundant_contact_row_is_dropped_with_a_warning(aux_disc):
     assert ms.reaction_unknowns == sm.symbols("Fx Fy Fz")
 
 
-@pytest.mark.parametrize("name", ["kane", "gibbs_appell", "sympy_kane"])
-def test_aux_dep_contact_forces_match_sympy_and_newton(aux_disc, name):
+@pytest.fixture(scope="module")
+def aux_disc_oracle(aux_disc):
+    """The references at the states the tests read, ``[(t0, q, qd,
+    from_kane, newton)]``: the same for every formulation, computed once."""
     ms, parts, _ = aux_disc
-    model = get_formulation(name, count_ops=False).derive(ms).numeric()
+    out = []
     for seed in range(3):
         t0, q, qd = ms.states.random_state(seed=seed)
+        out.append((t0, q, qd, *_sympy_kane_oracle(ms, parts, t0, q, qd)))
+    return out
+
+
+@pytest.mark.parametrize("name", ["kane", "gibbs_appell", "sympy_kane"])
+def test_aux_dep_contact_forces_match_sympy_and_newton(aux_disc, aux_disc_oracle, name):
+    ms, parts, _ = aux_disc
+    model = get_formulation(name, count_ops=False).derive(ms).numeric()
+    for t0, q, qd, from_kane, newton in aux_disc_oracle:
         got = model.constraint_forces(t0, q, qd)
         assert list(got) == ["Fx", "Fy", "Fz"]
-        from_kane, newton = _sympy_kane_oracle(ms, parts, t0, q, qd)
         vals = np.array(list(got.values()))
         np.testing.assert_allclose(vals, from_kane, rtol=1e-9, atol=1e-9)
         np.testing.assert_allclose(vals, newton, rtol=1e-9, atol=1e-9)
@@ -272,23 +282,36 @@ def _newton_friction(ms, parts, reference, t0, q, qd):
     ]
 
 
+@pytest.fixture(scope="module")
+def contact_disc_friction(contact_disc, contact_disc_by_kane):
+    """Newton's friction at the states the tests read, ``[(t0, q, qd,
+    friction)]``: the same reference for every formulation, computed once
+    (with kane's accelerations)."""
+    ms, parts = contact_disc
+    out = []
+    for seed in range(3):
+        t0, q, qd = ms.states.random_state(seed=seed)
+        out.append(
+            (t0, q, qd, _newton_friction(ms, parts, contact_disc_by_kane, t0, q, qd))
+        )
+    return out
+
+
 @pytest.mark.parametrize("name", ["kane", "gibbs_appell", "lagrange", "sympy_kane"])
 def test_friction_of_a_rolling_disc_is_newtons(
-    contact_disc, contact_disc_by_kane, name
+    contact_disc, contact_disc_friction, name
 ):
     """The auxiliary speeds let the disc's contact slip, carrying the disc
     (through the relaxed rolling constraints) and P along: the force at P is
     the ground's horizontal force on the disc, which Newton's law for the
     centre gives as m a_D.Y_i (gravity is vertical)."""
-    ms, parts = contact_disc
+    ms, _ = contact_disc
     model = get_formulation(name, count_ops=False).derive(ms).numeric()
-    for seed in range(3):
-        t0, q, qd = ms.states.random_state(seed=seed)
+    for t0, q, qd, friction in contact_disc_friction:
         got = model.constraint_forces(t0, q, qd)
         assert list(got) == ["Fx", "Fy"]
         # With the accelerations of the formulation that is not under test
         # for kane itself.
-        friction = _newton_friction(ms, parts, contact_disc_by_kane, t0, q, qd)
         np.testing.assert_allclose(
             [got["Fx"], got["Fy"]], friction, rtol=1e-9, atol=1e-9
         )
@@ -316,17 +339,16 @@ def test_reactions_written_as_functions_of_time_are_newtons(contact_disc_by_kane
 
 
 @pytest.mark.parametrize("name", ["modified_lagrange", "sympy_lagrange"])
-def test_formulations_without_the_means_refuse_constraint_forces(contact_disc, name):
+def test_formulations_without_the_means_refuse_constraint_forces(
+    contact_disc, contact_disc_by_kane, name
+):
     ms, _ = contact_disc
     model = get_formulation(name, count_ops=False).derive(ms).numeric()
     t0, q, qd = ms.states.random_state(seed=0)
     # The motion itself is still computed (and agrees).
     np.testing.assert_allclose(
         model.coordinate_accelerations(t0, q, qd),
-        get_formulation("kane")
-        .derive(ms)
-        .numeric()
-        .coordinate_accelerations(t0, q, qd),
+        contact_disc_by_kane.coordinate_accelerations(t0, q, qd),
         rtol=1e-9,
         atol=1e-9,
     )

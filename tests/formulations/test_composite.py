@@ -6,12 +6,20 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import cached_eom, cached_system
 
 from eomcompare.formulations import UnsupportedSystemError, get_formulation
 from eomcompare.formulations.base import count_operations
 from eomcompare.systems import CATALOGUE, get_system, system_facts
 
 LIGHT = sorted(s for s in CATALOGUE if not system_facts(s).heavy)
+
+
+def _options(options):
+    """The options tuple of the per-worker caches (tests/conftest.py), in
+    the order tests/test_contract.py writes them, so that the derivations
+    it and this module read are one."""
+    return tuple(sorted(options.items()))
 
 
 def _accelerations(eom, ms, seeds=(0, 1, 2)):
@@ -38,9 +46,9 @@ TREES = [(n, {}) for n in LIGHT if n not in NOT_TREES]
     ],
 )
 def test_composite_and_direct_sums_agree(name, options):
-    ms = get_system(name, **options)
-    comp = get_formulation("kane_composite", count_ops=False).derive(ms)
-    direct = get_formulation("kane", count_ops=False).derive(ms)
+    comp = cached_eom("kane_composite", name, _options(options))
+    direct = cached_eom("kane", name, _options(options))
+    ms = comp.system
     assert comp.mass_matrix != direct.mass_matrix  # two different sums
     for a, d in zip(_accelerations(comp, ms), _accelerations(direct, ms)):
         np.testing.assert_allclose(a, d, rtol=1e-10, atol=1e-10)
@@ -64,22 +72,21 @@ def test_a_closed_loop_is_not_a_tree_of_twists():
 def test_absolute_angles_are_not_a_tree_of_twists(name, options):
     # The rate of an absolute angle rotates its own link and only
     # translates the links beyond it: no single rigid motion.
-    ms = get_system(name, **options)
+    ms = cached_system(name, _options(options))
     with pytest.raises(UnsupportedSystemError, match="not a tree of twists"):
         get_formulation("kane_composite", count_ops=False).derive(ms)
     # kane sums body by body on every system.
-    eom = get_formulation("kane", count_ops=False).derive(ms)
-    ref = get_formulation("sympy_kane", count_ops=False).derive(ms)
+    eom = cached_eom("kane", name, _options(options))
+    ref = cached_eom("sympy_kane", name, _options(options))
     for a, b in zip(_accelerations(eom, ms), _accelerations(ref, ms)):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-10)
 
 
 def test_composite_mass_matrix_is_smaller_after_cse():
-    ms = get_system("n_link_pendulum", n=6)
     ops = {
-        name: count_operations(eom.mass_matrix, eom.forcing)["cse"]
-        for name, eom in (
-            (f, get_formulation(f, count_ops=False).derive(ms))
+        f: count_operations(eom.mass_matrix, eom.forcing)["cse"]
+        for f, eom in (
+            (f, cached_eom(f, "n_link_pendulum", (("n", 6),)))
             for f in ("kane_composite", "kane")
         )
     }
@@ -100,9 +107,8 @@ def test_kane_sums_body_by_body_at_every_depth(name, options):
     # kane is the textbook method whatever the size: its mass matrix is
     # the body-by-body sum sum_B m v_r.v_s + w_r.I.w_s of the partial
     # velocities it publishes, never the composite sums.
-    ms = get_system(name, **options)
-    kane = get_formulation("kane", count_ops=False).derive(ms)
-    comp = get_formulation("kane_composite", count_ops=False).derive(ms)
+    kane = cached_eom("kane", name, _options(options))
+    comp = cached_eom("kane_composite", name, _options(options))
     assert kane.mass_matrix != comp.mass_matrix
     assert "composite_bodies" not in kane.timings
     assert "composite_bodies" in comp.timings

@@ -9,10 +9,11 @@ import numpy as np
 import pytest
 import sympy as sm
 import sympy.physics.mechanics as me
+from conftest import cached_eom, cached_model, cached_system
 
 from eomcompare.formulations import get_formulation
 from eomcompare.formulations.base import UnsupportedSystemError
-from eomcompare.systems import MechanicalSystem, get_system
+from eomcompare.systems import MechanicalSystem
 
 t = me.dynamicsymbols._t
 
@@ -91,21 +92,20 @@ def test_formulations_without_multipliers_say_so(pendulum, name):
 
 
 def test_unconstrained_system_has_no_multipliers():
-    model = (
-        get_formulation("lagrange", count_ops=False).derive("double_pendulum").numeric()
-    )
+    # The derivation shared with the other modules; the model is this test's.
+    model = cached_eom("lagrange", "double_pendulum").numeric()
     t0, q, qd = model.system.states.random_state(seed=0)
     assert model.multipliers(t0, q, qd).shape == (0,)
 
 
-@pytest.mark.parametrize("name", ["lagrange", "sympy_lagrange"])
-def test_rolling_disc_multipliers_are_the_friction_force(name):
-    """The catalogue disc's nonholonomic rows are v_contact . Y.x and
-    v_contact . Y.y, so C^T lambda is the generalized force of a horizontal
-    force (lambda_1 Y.x + lambda_2 Y.y) at the contact: the friction, which
-    Newton's law for the centre gives as m a_D (gravity is vertical)."""
-    ms = get_system("rolling_disc")
-    model = get_formulation(name, count_ops=False).derive(ms).numeric()
+@pytest.fixture(scope="module")
+def disc_friction():
+    """The catalogue disc's friction by Newton's law at the states the
+    multiplier tests read, ``[(t0, q, qd, friction)]``: the same reference
+    for both formulations, computed once.  The centre's acceleration is
+    that of kane's q'' (the formulations under test are Lagrange's)."""
+    ms = cached_system("rolling_disc")
+    kane = cached_model("kane", "rolling_disc")
     disc = ms.bodies[0]
     N = ms.frame
     q1 = ms.coordinates[0]
@@ -114,20 +114,29 @@ def test_rolling_disc_multipliers_are_the_friction_force(name):
     u_of = dict(ms.kinematics.u_of_qdot)
     a = disc.masscenter.vel(N).xreplace(u_of).dt(N)
     m = [v for k, v in ms.parameters.items() if str(k) == "m"][0]
+    out = []
     for seed in range(3):
         t0, q, qd = ms.states.random_state(seed=seed)
-        qdd = (
-            get_formulation("kane")
-            .derive(ms)
-            .numeric()
-            .coordinate_accelerations(t0, q, qd)
-        )
+        qdd = kane.coordinate_accelerations(t0, q, qd)
         sub = {c.diff(t, 2): v for c, v in zip(ms.coordinates, qdd)}
         sub |= {c.diff(t): v for c, v in zip(ms.coordinates, qd)}
         sub |= dict(zip(ms.coordinates, q)) | dict(ms.parameters)
         friction = [
             float(sm.sympify((m * a).dot(Y)).xreplace(sub).evalf()) for Y in (Yx, Yy)
         ]
+        out.append((t0, q, qd, friction))
+    return out
+
+
+@pytest.mark.parametrize("name", ["lagrange", "sympy_lagrange"])
+def test_rolling_disc_multipliers_are_the_friction_force(name, disc_friction):
+    """The catalogue disc's nonholonomic rows are v_contact . Y.x and
+    v_contact . Y.y, so C^T lambda is the generalized force of a horizontal
+    force (lambda_1 Y.x + lambda_2 Y.y) at the contact: the friction, which
+    Newton's law for the centre gives as m a_D (gravity is vertical)."""
+    # The derivation shared with the other modules; the model is this test's.
+    model = cached_eom(name, "rolling_disc").numeric()
+    for t0, q, qd, friction in disc_friction:
         lam = model.multipliers(t0, q, qd)
         np.testing.assert_allclose(lam, friction, rtol=1e-8, atol=1e-9)
         assert max(abs(f) for f in friction) > 1e-3
