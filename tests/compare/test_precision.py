@@ -36,6 +36,15 @@ G, L = 9.81, 1.0
 TOLS = (1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9)
 
 
+def _timed_once(**kwargs) -> PrecisionSettings:
+    """The sweeps' settings of these tests: TOLS, each solve timed once.
+    They read a sweep's errors, statuses, evaluations and rows, not the
+    spread of its times (``time_samples`` repeats a solve that is already
+    done, and is left out of the settings' digest; the repeats are
+    tests/compare/test_precision_remeasure.py's)."""
+    return PrecisionSettings(tolerances=TOLS, time_samples=1, **kwargs)
+
+
 def _pendulum_closed_form(t):
     """IFToMM A01 released from the horizontal: with phi the angle from
     the downward vertical, sin(phi/2) = k sn(K - w t | m), k = sin(pi/4),
@@ -51,7 +60,7 @@ def test_the_pendulum_reference_and_error_measure_match_the_closed_form(tmp_path
     """The reference at 1e-12 is the closed form to 1e-9; the error a
     curve reports at tolerance 1e-6 is the largest distance of P1 from the
     closed form over the output steps, measured independently here."""
-    settings = PrecisionSettings(tolerances=TOLS, t_final=5.0, output_steps=100)
+    settings = _timed_once(t_final=5.0, output_steps=100)
     ref = reference_solution("iftomm_pendulum", (), settings)
     assert ref["status"] == "ok" and ref["names"] == ["x_P1", "y_P1"]
     exact = _pendulum_closed_form(ref["t"])
@@ -85,7 +94,7 @@ def test_max_abs_error_is_nan_for_a_solution_that_missed_output_steps():
 
 
 def test_the_sweep_writes_the_csv_schema_and_resumes(tmp_path):
-    settings = PrecisionSettings(tolerances=TOLS, t_final=1.0, output_steps=20)
+    settings = _timed_once(t_final=1.0, output_steps=20)
     kwargs = dict(
         integrators=["DOP853", "Radau"],
         out=tmp_path,
@@ -121,7 +130,7 @@ def test_the_sweep_writes_the_csv_schema_and_resumes(tmp_path):
 
 
 def test_baumgarte_is_refused_where_it_does_not_apply(tmp_path):
-    settings = PrecisionSettings(tolerances=TOLS, t_final=0.5, output_steps=10)
+    settings = _timed_once(t_final=0.5, output_steps=10)
     frame = sweep(
         ["four_bar"],
         ["kane", "lagrange"],
@@ -150,7 +159,7 @@ def test_a_treatment_without_constraints_to_treat_is_refused_with_its_reason(
     constraint: Baumgarte's terms have nothing to stabilize, so every
     tolerance of lagrange's curve is refused with that reason, not run,
     while the same curve without a treatment runs."""
-    settings = PrecisionSettings(tolerances=TOLS, t_final=0.5, output_steps=10)
+    settings = _timed_once(t_final=0.5, output_steps=10)
     frame = sweep(
         ["double_pendulum"],
         ["lagrange"],
@@ -176,7 +185,7 @@ def test_ida_sweeps_the_multiplier_form_and_refuses_the_rest(tmp_path):
     # IDA on lagrange's multiplier form converges to the reference solution
     # (kane and lagrange at 1e-12, integrated by DOP853); kane has no
     # multiplier form, and IDA's treatment goes with IDA alone.
-    settings = PrecisionSettings(tolerances=TOLS, t_final=0.5, output_steps=10)
+    settings = _timed_once(t_final=0.5, output_steps=10)
     frame = sweep(
         ["four_bar"],
         ["kane", "lagrange"],
@@ -217,7 +226,7 @@ def test_a02_curves_stop_at_the_singular_position_or_pass_it(tmp_path):
     first tolerance with the singular position and its time named, and
     reports no error; modified_lagrange passes on the parallelogram
     branch and reaches the high accuracy level."""
-    settings = PrecisionSettings(tolerances=TOLS, t_final=4.0, output_steps=80)
+    settings = _timed_once(t_final=4.0, output_steps=80)
     ref = reference_solution("n_four_bar", (("n", 2),), settings)
     assert ref["status"] == "ok", ref["message"]
     # modified_lagrange agrees with the parallelogram branch's closed form.
@@ -254,7 +263,7 @@ def test_odeint_sweeps_the_pendulum_and_the_watched_equations(tmp_path):
     dependent coordinates under the watch for singular positions (none on
     this motion) and converges as modified_lagrange (which does not
     integrate them) does."""
-    settings = PrecisionSettings(tolerances=TOLS, t_final=5.0, output_steps=50)
+    settings = _timed_once(t_final=5.0, output_steps=50)
     frame = sweep(
         ["iftomm_pendulum", "four_bar"],
         ["lagrange", "modified_lagrange"],
@@ -457,7 +466,7 @@ def test_a_report_without_a_sweep_says_so(tmp_path):
 
 
 def test_the_jsonl_keeps_whole_lines_and_the_settings_digest(tmp_path):
-    settings = PrecisionSettings(tolerances=TOLS, t_final=0.5, output_steps=10)
+    settings = _timed_once(t_final=0.5, output_steps=10)
     sweep(
         ["double_pendulum"],
         ["kane"],
@@ -588,6 +597,7 @@ def test_the_default_comparison_runs_the_quick_sweep_into_its_report(
     The sweep and its section are read from the session's main job (the
     default comparison itself); the run naming its systems shows what it
     leaves out, and that ``--precision quick`` asks for the same sweep."""
+    import eomcompare.compare.kolev_costs as kc
     import eomcompare.compare.precision as precision
     from eomcompare.compare.precision import QUICK_SYSTEMS, QUICK_TOLERANCES
 
@@ -604,6 +614,12 @@ def test_the_default_comparison_runs_the_quick_sweep_into_its_report(
     for system in QUICK_SYSTEMS:
         assert list((main_job / "figures").glob(f"precision_{system}*.png")), system
 
+    # The runs' reports compute Kolev's table in a forked child, which
+    # inherits this stand-in: the test reads their precision sections, and
+    # the table derived from the run's cache is the main job's (read in
+    # tests/compare/test_report.py), not seconds of derivations again here.
+    kolev = pd.DataFrame({"system": ["four_bar"], "variant": ["modified"]})
+    monkeypatch.setattr(kc, "kolev_cost_table", lambda *a, **k: kolev)
     base = ["run", "--systems", "double_pendulum", "--formulations", "kane"]
     base += ["--t-final", "0.2", "--jobs", "1", "--quiet", "--no-cache"]
     plain = tmp_path / "plain"
@@ -643,7 +659,7 @@ def test_an_interrupt_keeps_the_finished_curves_and_the_same_call_resumes(
     import eomcompare.compare.precision as precision
     from eomcompare.compare.runner import RunInterrupted
 
-    settings = PrecisionSettings(tolerances=TOLS, t_final=0.2, output_steps=5)
+    settings = _timed_once(t_final=0.2, output_steps=5)
     ran = []
     real = precision.run_curve
 

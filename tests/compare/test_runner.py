@@ -358,7 +358,7 @@ def test_extras_computed_on_first_read_survive_the_cache(tmp_path):
     still yields them on first read, equal to the fresh result's."""
     from eomcompare.formulations.base import LazyExtras
 
-    kane = get_formulation("kane_composite")
+    kane = get_formulation("kane_composite", count_ops=False)  # reads no counts
     eom, _ = DerivationCache(tmp_path).derive(get_system("n_link_pendulum", n=2), kane)
     assert isinstance(eom.extras, LazyExtras)
     again, hit = DerivationCache(tmp_path).derive(
