@@ -122,6 +122,7 @@ def test_harness_shows_the_refusal_as_unsupported(tmp_path):
             jobs=1,
             progress=False,
             use_cache=False,
+            backend="lambdify",
             out=tmp_path,
         )
     finally:
