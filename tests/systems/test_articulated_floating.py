@@ -89,8 +89,8 @@ def _pinocchio(name):
     return lambda t0, q, u: ud(q, u)
 
 
-def _kane(name):
-    kane = _model("kane", name)
+def _kane(name, backend="c"):
+    kane = _model("kane", name, backend)
     return kane.speed_derivatives
 
 
@@ -123,7 +123,10 @@ def test_speed_rates_equal_pinocchio_aba(name):
 
 @pytest.mark.parametrize("name", ["two_body", "branched"])
 def test_speed_rates_equal_kane(name):
-    assert _worst(name, _kane(name)) < 1e-10
+    # kane's model by lambdify: on these small systems it costs less than
+    # generating the C code (0.3 against 0.6 s of CPU for two_body, 1.0
+    # against 1.2-1.4 s for branched); the backend is not under test here.
+    assert _worst(name, _kane(name, "lambdify")) < 1e-10
 
 
 def test_compiled_backend_equals_pinocchio_aba():

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import sympy as sm
 import sympy.physics.mechanics as me
+from conftest import cached_model, cached_system
 from helpers import planar_particle
 from sympy_ports import (
     contact_point_disc,
@@ -22,7 +23,7 @@ from eomcompare.formulations import (
     formulation_names,
     get_formulation,
 )
-from eomcompare.systems import DeclarationError, MechanicalSystem, get_system
+from eomcompare.systems import DeclarationError, MechanicalSystem
 
 #: The default comparison's formulations; the tree algorithms
 #: (kane_composite, kane_articulated) are checked against kane on every
@@ -86,7 +87,7 @@ def test_rolling_disc_with_contact_coordinates_matches_sympy_everywhere():
     from the origin, rolling as nonholonomic constraints): every
     formulation, the Lagrange family included, gives the u' sympy's
     test_kane.py asserts for the disc."""
-    ms = get_system("rolling_disc")
+    ms = cached_system("rolling_disc")
     assert ms.declaration_analysis.velocities_are_derivatives
     rates = expected_coordinate_accelerations(
         ms, rolling_disc_asserted_speed_rates().col_join(sm.zeros(2, 1))
@@ -96,7 +97,9 @@ def test_rolling_disc_with_contact_coordinates_matches_sympy_everywhere():
         return rates(t0, q, qd)[:3]
 
     for name in COMPARED:
-        model = get_formulation(name, count_ops=False).derive(ms).numeric()
+        # The session's equations of the disc (tests/numeric/test_linearize.py
+        # and tests/references/test_published.py read them too).
+        model = cached_model(name, "rolling_disc")
         for seed in range(3):
             t0, q, qd = ms.states.random_state(seed)
             got = model.coordinate_accelerations(t0, q, qd)[:3]
@@ -119,6 +122,7 @@ def test_harness_shows_the_refusal_as_unsupported(tmp_path):
             jobs=1,
             progress=False,
             use_cache=False,
+            backend="lambdify",
             out=tmp_path,
         )
     finally:
@@ -283,5 +287,6 @@ def test_catalogue_declarations_are_consistent():
         ("rotating_tube", {}),
         ("n_link_pendulum", {"n": 3}),
     ]:
-        a = get_system(name, **opts).declaration_analysis
+        # The session's declarations, which other modules derive from.
+        a = cached_system(name, tuple(opts.items())).declaration_analysis
         assert a.velocities_are_derivatives, name

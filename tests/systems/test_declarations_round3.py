@@ -81,8 +81,10 @@ def test_quaternion_top_follows_eulers_equations():
     ms = quaternion_top()
     assert ms.states.norm_invariants == ((0, 1, 2, 3),)
     I1, I2, I3, T = 1.0, 2.0, 3.0, 0.5
+    models = {}
     for name in ["kane", "gibbs_appell", "sympy_kane"]:
         model = get_formulation(name, count_ops=False).derive(ms).numeric()
+        models[name] = model
         for seed in range(3):
             t0, q, qd = ms.states.random_state(seed)
             assert abs(np.linalg.norm(q) - 1) < 1e-12
@@ -98,7 +100,7 @@ def test_quaternion_top_follows_eulers_equations():
     # The Lagrange family takes the quaternion's four components as
     # coordinates with the unit-norm constraint: the same q'' as Kane's
     # equations, which the loop above checked against Euler's.
-    kane = get_formulation("kane", count_ops=False).derive(ms).numeric()
+    kane = models["kane"]
     for name in LAGRANGE_FAMILY:
         model = get_formulation(name, count_ops=False).derive(ms).numeric()
         for seed in range(3):

@@ -6,6 +6,8 @@ imported."""
 
 from __future__ import annotations
 
+import functools
+
 import mujoco
 import numpy as np
 import pytest
@@ -100,6 +102,12 @@ def mujoco_deviation(ms, formulation, n_states=6):
     """Worst relative deviation of ``formulation``'s q'' from MuJoCo's
     ``qacc`` at ``n_states`` random states."""
     eom = get_formulation(formulation, count_ops=False).derive(ms)
+    return deviation_of(eom, n_states)
+
+
+def deviation_of(eom, n_states=6):
+    """:func:`mujoco_deviation` of equations derived already."""
+    ms = eom.system
     model = mjcf_mujoco_model(ms)
     return worst_relative_deviation(
         eom.numeric(),
@@ -109,27 +117,41 @@ def mujoco_deviation(ms, formulation, n_states=6):
     )
 
 
+@functools.cache
+def imported(model):
+    """``from_mjcf(MODELS[model])``, read once per worker: the tests below
+    read the declaration (the tests of the import's errors and options
+    call :func:`from_mjcf` themselves)."""
+    return from_mjcf(MODELS[model])
+
+
+@functools.cache
+def derived(model, formulation):
+    """``formulation``'s equations of :func:`imported`, derived once per
+    worker (kane's of two models are read by two tests)."""
+    return get_formulation(formulation, count_ops=False).derive(imported(model))
+
+
 @pytest.mark.parametrize("formulation", OWN)
 @pytest.mark.parametrize("model", sorted(MODELS))
 def test_each_formulation_matches_mujoco(model, formulation):
-    ms = from_mjcf(MODELS[model])
-    assert mujoco_deviation(ms, formulation) < 1e-10
+    assert deviation_of(derived(model, formulation)) < 1e-10
 
 
 def test_compiled_model_is_read():
     """Coordinates, joint names and types, welded bodies and the
     intermediate body of a two-joint body as MuJoCo compiles them."""
-    ms = from_mjcf(MODELS["two_hinges"])
+    ms = imported("two_hinges")
     assert ms.options["joints"] == ("h1", "h2")
     assert ms.options["joint_types"] == ("hinge", "hinge")
     assert [s.body for s in ms.joint_tree] == ["a[0]", "a"]
     assert ms.joint_tree[0].mass == 0 and ms.joint_tree[1].parent == 1
-    welded = from_mjcf(MODELS["welded"])
+    welded = imported("welded")
     assert len(welded.coordinates) == 1
     # The tool's mass (box of density 2000) is merged into body a.
     box = 2000 * 0.2 * 0.1 * 0.04
     assert abs(float(welded.joint_tree[0].mass) - (0.9 + box)) < 1e-12
-    slide = from_mjcf(MODELS["slide"])
+    slide = imported("slide")
     assert slide.options["joint_types"] == ("hinge", "slide")
     assert abs(slide.parameters[sm.Symbol("g", positive=True)] - np.sqrt(86)) < 1e-12
 
@@ -137,14 +159,13 @@ def test_compiled_model_is_read():
 def test_armature_is_in_every_joints_own_equation():
     """MuJoCo with the armature differs from MuJoCo without it, and the
     declaration follows: the term is exercised, not vacuous."""
-    ms = from_mjcf(MODELS["armature"])
+    ms = imported("armature")
     bare = from_mjcf(MODELS["armature"].replace('armature="', 'damping="'))
     _, q, qd = ms.states.random_state(3)
     with_j = mujoco_accelerations(ms, q, qd)
     without = mujoco_accelerations(bare, q, qd)
     assert np.max(np.abs(with_j - without)) > 1e-2
-    kane = get_formulation("kane", count_ops=False)
-    ours = kane.derive(ms).numeric().coordinate_accelerations(0.0, q, qd)
+    ours = derived("armature", "kane").numeric().coordinate_accelerations(0.0, q, qd)
     np.testing.assert_allclose(ours, with_j, rtol=1e-10, atol=1e-12)
     # Kane's recursive inverse dynamics gives no joint torque at MuJoCo's
     # qacc (nothing is actuated), armature included.
@@ -240,7 +261,7 @@ def test_state_conversions_round_trip():
 
 
 def test_harness_oracle_is_mujoco_for_mjcf():
-    ms = from_mjcf(MODELS["two_hinges"])
+    ms = imported("two_hinges")
     states = [ms.states.random_state(seed) for seed in range(3)]
     name, qdd = oracle_accelerations(ms, states)
     assert name == "mujoco" and qdd.shape == (3, 2)

@@ -6,6 +6,8 @@ round trip and against MuJoCo's own kinematics, and the errors."""
 
 from __future__ import annotations
 
+import functools
+
 import mujoco
 import numpy as np
 import pytest
@@ -44,6 +46,18 @@ FLOATING = """<mujoco model="floating2"><compiler angle="radian"/>
 @pytest.fixture(scope="module")
 def floating():
     return from_mjcf(FLOATING)
+
+
+@pytest.fixture(scope="module")
+def derive_floating(floating):
+    """``derive_floating(formulation)``: the equations of ``floating``,
+    derived once in the module (kane's are read by two tests)."""
+
+    @functools.cache
+    def derive(formulation):
+        return get_formulation(formulation, count_ops=False).derive(floating)
+
+    return derive
 
 
 def test_free_joint_coordinates_are_the_bodys_world_pose(floating):
@@ -98,10 +112,10 @@ def test_state_conversion_round_trip_and_frames(floating, states_with_speeds):
 
 @pytest.mark.parametrize("formulation", OWN)
 def test_every_formulation_matches_mujoco_qacc(
-    floating, formulation, states_with_speeds
+    floating, derive_floating, formulation, states_with_speeds
 ):
     ms = floating
-    model = get_formulation(formulation, count_ops=False).derive(ms).numeric()
+    model = derive_floating(formulation).numeric()
     mj = mjcf_mujoco_model(ms)
     for t0, q, qd, u in states_with_speeds(ms):
         expected = mujoco_accelerations(ms, q, u, model=mj)
@@ -113,12 +127,12 @@ def test_every_formulation_matches_mujoco_qacc(
 
 
 def test_oracle_column_reads_mujoco_in_coordinate_accelerations(
-    floating, states_with_speeds
+    floating, derive_floating, states_with_speeds
 ):
     ms = floating
     states = [s[:3] for s in states_with_speeds(ms, 2)]
     name, qdd = oracle_accelerations(ms, states)
-    kane = get_formulation("kane", count_ops=False).derive(ms).numeric()
+    kane = derive_floating("kane").numeric()
     assert name == "mujoco" and qdd.shape == (2, 8)
     for (t0, q, qd), row in zip(states, qdd):
         # |q|^2 = 1 twice differentiated holds for MuJoCo's q'' too.
@@ -229,9 +243,14 @@ TWO_FREE = """<mujoco model="two_free"><compiler angle="radian"/>
 </worldbody></mujoco>"""
 
 
+@pytest.fixture(scope="module")
+def two_free():
+    return from_mjcf(TWO_FREE)
+
+
 @pytest.mark.parametrize("formulation", OWN)
-def test_two_free_bodies_match_mujoco(formulation, states_with_speeds):
-    ms = from_mjcf(TWO_FREE)
+def test_two_free_bodies_match_mujoco(two_free, formulation, states_with_speeds):
+    ms = two_free
     assert (len(ms.coordinates), len(ms.speeds)) == (16, 14)
     model = get_formulation(formulation, count_ops=False).derive(ms).numeric()
     mj = mjcf_mujoco_model(ms)

@@ -25,7 +25,6 @@ from conftest import cached_eom, cached_model, cached_system, derivation_group
 from helpers import worst_relative_deviation
 from sympy.core.function import AppliedUndef
 
-from eomcompare.formulations import get_formulation
 from eomcompare.references.robot_oracle import (
     urdf_pinocchio_accelerations,
     urdf_pinocchio_model,
@@ -185,19 +184,20 @@ def test_example_robot_data_files_are_found():
 
 
 def test_robot_shapes():
-    assert len(get_system("ur5").coordinates) == 6
-    assert get_system("panda").options["joints"][-2:] == (
+    # The session's declarations (the catalogue's defaults), read only.
+    assert len(cached_system("ur5").coordinates) == 6
+    assert cached_system("panda").options["joints"][-2:] == (
         "panda_finger_joint1",
         "panda_finger_joint2",
     )
-    assert len(get_system("spatial_chain", n=3).coordinates) == 3
-    q3 = get_system("stanford_arm").coordinates[2]
+    assert len(cached_system("spatial_chain", (("n", 3),)).coordinates) == 3
+    q3 = cached_system("stanford_arm").coordinates[2]
     # The boom's joint slides: no sine or cosine of q3 anywhere (a property
     # of the declaration; Kane's method derives the arm fastest).
     eom = cached_eom("kane", "stanford_arm")
     assert q3 in eom.mass_matrix.atoms(AppliedUndef)
     assert not any(q3 in f.args for f in eom.mass_matrix.atoms(sm.sin, sm.cos))
-    chain = get_system("spatial_chain", n=2)
+    chain = cached_system("spatial_chain", (("n", 2),))
     assert {"alpha1", "a1", "d1", "m2", "I2_xy"} <= {str(s) for s in chain.parameters}
     numeric = get_system("spatial_chain", n=2, symbolic_inertia=False)
     assert "m2" not in {str(s) for s in numeric.parameters}
@@ -214,9 +214,10 @@ def test_symbolic_inertia_defaults_are_the_tables():
     # method derives these arms fastest.
     for name in ("puma560", "stanford_arm"):
         a = cached_system(name)
-        b = get_system(name, symbolic_inertia=True)
+        # The session's (test_robots_kane_recursive.py derives the Stanford
+        # arm's with symbolic inertia too).
         na = cached_model("kane", name)
-        nb = get_formulation("kane", count_ops=False).derive(b).numeric()
+        nb = cached_model("kane", name, (("symbolic_inertia", True),))
         t0, q, qd = a.states.random_state(3)
         assert np.allclose(
             na.coordinate_accelerations(t0, q, qd),

@@ -9,9 +9,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import sympy as sm
+from conftest import cached_eom, cached_model, cached_system
 from helpers import worst_relative_deviation
 from test_robots import N_STATES, _system_and_oracle
-from test_urdf import PRISMATIC, REVOLUTE, TREE, worst_deviation
+from test_urdf import PRISMATIC, REVOLUTE, TREE, imported, worst_deviation
 
 from eomcompare.bench.literature_counts import (
     assignments_counts,
@@ -33,9 +34,22 @@ def _urdf_deviation(ms, n_states=10):
     return worst_deviation(ms, "kane_articulated", n_states)
 
 
+def _chain(n):
+    """The catalogue's spatial_chain(n) and its options, as the session's
+    caches key them (``tests/conftest.py``)."""
+    options = (("n", n),)
+    return cached_system("spatial_chain", options), options
+
+
 def _deviation_from_pinocchio(name, options, backend="lambdify"):
+    # The session's derivation (the same kane_articulated without counts
+    # as _aba_eom): the lambdified and compiled checks of a system, the
+    # counts and the mass-matrix comparison read one derivation.
     ms, oracle = _system_and_oracle(name, options)
-    model = _aba_eom(ms).numeric(backend=backend)
+    if backend == "lambdify":
+        model = cached_model("kane_articulated", name, options)
+    else:
+        model = cached_eom("kane_articulated", name, options).numeric(backend=backend)
     return worst_relative_deviation(model, ms, oracle, N_STATES)
 
 
@@ -66,8 +80,8 @@ def test_compiled_backend_equals_pinocchio(name, options):
 def test_urdf_joint_types_and_branches_against_pinocchio(text):
     # General axes (prismatic along (0.6, 0, 0.8)), rotated joint frames
     # and a branched tree.
-    ms = from_urdf(text)
-    assert _urdf_deviation(ms) < 1e-10
+    # The declarations test_urdf.py's formulations read, once per worker.
+    assert _urdf_deviation(imported(text)) < 1e-10
 
 
 def test_damping_against_pinocchio():
@@ -80,9 +94,10 @@ def test_damping_against_pinocchio():
 def test_equals_mass_matrix_form_at_random_parameters(n):
     # Against kane's M u' = f, at random states and random (physically
     # meaningless but finite) values of every symbolic parameter.
-    ms = get_system("spatial_chain", n=n)
-    ours = _aba_eom(ms)
-    ref = get_formulation("kane", count_ops=False).derive(ms)
+    # The session's derivations of the chain (kane's is test_robots.py's).
+    ms, options = _chain(n)
+    ours = cached_eom("kane_articulated", "spatial_chain", options)
+    ref = cached_eom("kane", "spatial_chain", options)
     rng = np.random.default_rng(3)
     for _ in range(5):
         p = {s: v * rng.uniform(0.5, 1.5) for s, v in ms.parameters.items()}
@@ -166,7 +181,7 @@ def test_is_a_formulation_of_its_own_left_out_of_the_default_run():
 
 
 def test_inverse_dynamics_count_refuses_the_explicit_form():
-    eom = _aba_eom(get_system("spatial_chain", n=2))
+    eom = cached_eom("kane_articulated", "spatial_chain", _chain(2)[1])
     with pytest.raises(ValueError, match="explicit form"):
         inverse_dynamics_counts(eom)
 
@@ -190,7 +205,11 @@ def test_assignment_counts_by_hand():
 def test_counts_at_most_featherstone_aba(n):
     # RBDA Table 10.1: ABA 224n - 259 multiplications, 205n - 248
     # additions for n revolute joints with general inertia.
-    fd = forward_dynamics_counts(_aba_eom(get_system("spatial_chain", n=n)))
+    # Counted from the evaluation order, which a derivation without
+    # counts has too: the session's derivation of the chain.
+    fd = forward_dynamics_counts(
+        cached_eom("kane_articulated", "spatial_chain", _chain(n)[1])
+    )
     mul, add = featherstone(n)["ABA"]
     assert fd["solve"].mul == fd["solve"].add == 0
     assert fd["total"].mul <= mul and fd["total"].add <= add, (

@@ -9,6 +9,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 import sympy as sm
+from conftest import cached_eom, cached_system
 from test_robots import pinocchio_dh, pinocchio_spatial_chain
 
 from eomcompare.formulations import UnsupportedSystemError, get_formulation
@@ -80,12 +81,15 @@ def _pinocchio_from_tree(ms):
 def test_recursion_equals_mass_matrix_form(name, options):
     # tau = M u' - f of Kane's and Lagrange's derivations, at random states
     # and (for the symbolic-inertia arm) random inertial parameters.
-    ms = get_system(name, **options)
+    # The session's declarations and derivations (kane's and lagrange's of
+    # the chain and of puma560 are test_robots.py's too); read only.
+    key = tuple(sorted(options.items()))
+    ms = cached_system(name, key)
     n = len(ms.speeds)
     zdd = ZDD[:n]
     ours = _tau_function(ms, inverse_dynamics(ms, zdd), zdd)
     for formulation in ("kane", "lagrange"):
-        eom = get_formulation(formulation, count_ops=False).derive(ms)
+        eom = cached_eom(formulation, name, key)
         theirs = _tau_function(ms, eom.mass_matrix * sm.Matrix(zdd) - eom.forcing, zdd)
         for q, u, a in _states(n):
             want = theirs(q, u, a)
@@ -101,7 +105,7 @@ def test_recursion_equals_mass_matrix_form(name, options):
     ],
 )
 def test_recursion_equals_pinocchio_rnea(name, model):
-    ms = get_system(name, n=4) if name == "spatial_chain" else get_system(name)
+    ms = cached_system(name, (("n", 4),) if name == "spatial_chain" else ())
     n = len(ms.speeds)
     ours = _tau_function(ms, inverse_dynamics(ms, ZDD[:n]), ZDD[:n])
     m = model()

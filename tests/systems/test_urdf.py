@@ -4,6 +4,7 @@ errors for files that cannot be imported."""
 
 from __future__ import annotations
 
+import functools
 import time
 
 import numpy as np
@@ -60,6 +61,13 @@ def worst_deviation(ms, formulation, n_states=10, **derive_options):
     """q'' of ``formulation`` (with ``derive_options``) against Pinocchio's
     ``aba`` on the model Pinocchio reads from the same URDF."""
     eom = get_formulation(formulation, count_ops=False, **derive_options).derive(ms)
+    return deviation_of(eom, n_states)
+
+
+def deviation_of(eom, n_states=10):
+    """:func:`worst_deviation` of equations derived already (of a system
+    read by :func:`from_urdf`)."""
+    ms = eom.system
     model = urdf_pinocchio_model(ms)
     return worst_relative_deviation(
         eom.numeric(),
@@ -127,6 +135,15 @@ TREE = robot(
 )
 
 
+@functools.cache
+def imported(text, **options):
+    """``from_urdf(text, **options)``, read once per worker: the tests of
+    the formulations on one file (here and in
+    tests/systems/test_robots_articulated_body.py) only read the
+    declaration; the tests of the import itself call :func:`from_urdf`."""
+    return from_urdf(text, **options)
+
+
 @pytest.mark.parametrize("formulation", OWN + ("sympy_kane",))
 @pytest.mark.parametrize(
     "text",
@@ -134,8 +151,7 @@ TREE = robot(
     ids=["revolute", "continuous", "prismatic", "fixed", "tree"],
 )
 def test_joint_types_against_pinocchio(text, formulation):
-    ms = from_urdf(text)
-    assert worst_deviation(ms, formulation) < 1e-10
+    assert worst_deviation(imported(text), formulation) < 1e-10
 
 
 def test_pinocchio_joint_order():
@@ -169,12 +185,14 @@ def test_damping_option_against_pinocchio():
     plain = from_urdf(text)
     damped = from_urdf(text, damping=True)
     assert not plain.options["damping"] and damped.options["damping"]
-    assert worst_deviation(damped, "kane") < 1e-10
+    kane = get_formulation("kane", count_ops=False)
+    damped_kane = kane.derive(damped)
+    assert deviation_of(damped_kane) < 1e-10
     assert worst_deviation(damped, "lagrange") < 1e-10
     # The option changes the accelerations (the oracle adds -b q' too).
     t0, q, qd = damped.states.random_state(0)
-    a = get_formulation("kane").derive(plain).numeric()
-    b = get_formulation("kane").derive(damped).numeric()
+    a = kane.derive(plain).numeric()
+    b = damped_kane.numeric()
     assert (
         np.max(
             np.abs(
@@ -206,7 +224,7 @@ def test_symbolic_inertia_keeps_symbols_with_file_defaults():
     free = {str(s) for s in eom.mass_matrix.free_symbols}
     assert {"m2", "I2_xy", "I1_zz", "cx2"} <= free
     # The defaults are the file's values: same q'' as Pinocchio.
-    assert worst_deviation(ms, "kane") < 1e-10
+    assert deviation_of(eom) < 1e-10
     values = dict(zip(map(str, ms.parameters), ms.states.parameter_vector()))
     assert values["m1"] == 1.3 and values["g"] == 9.81
 
@@ -239,15 +257,15 @@ def test_rounded_angles_snap_to_exact_rotations():
     # Snapping changes the model by the rounding (~1e-12 rad): Pinocchio,
     # which reads the rounded numbers, agrees with the literal import to
     # round-off and with the snapped one to the size of the rounding.
-    exact = worst_deviation(literal, "kane")
-    rounded = worst_deviation(snapped, "kane")
+    # One derivation of each, with the counts compared below.
+    kane = get_formulation("kane")
+    eoms = {"snapped": kane.derive(snapped), "literal": kane.derive(literal)}
+    exact = deviation_of(eoms["literal"])
+    rounded = deviation_of(eoms["snapped"])
     assert exact < 1e-13
     assert rounded < 1e-9
     # The snapped equations are smaller.
-    ops = {
-        label: get_formulation("kane").derive(ms).op_counts["cse"]
-        for label, ms in (("snapped", snapped), ("literal", literal))
-    }
+    ops = {label: eom.op_counts["cse"] for label, eom in eoms.items()}
     assert ops["snapped"] < ops["literal"]
 
 
