@@ -115,7 +115,7 @@ MEASURED_SLOW = {
     # - a damaged compiled library rebuilt, 3.6 s in interpreters of its
     #   own; the signature check that refuses it stays in
     #   test_a_planted_library_is_never_opened.
-    "tests/numeric/test_compiled.py::test_a_damaged_library_is_rebuilt",
+    "tests/numeric/test_compiled_cache.py::test_a_damaged_library_is_rebuilt",
     # - robosuite's Panda against MuJoCo, 3.3 s; the MJCF importer against
     #   MuJoCo stays on tests/systems/test_mjcf.py's models and the two free
     #   bodies by kane.
