@@ -194,6 +194,10 @@ def inverse_dynamics_regressor(ms, base=False):
     joint tree's rigid-body inverse dynamics (gravity included), ``Y`` a
     sympy Matrix in q, q', q'' and the geometry.
 
+    ``Y`` is derived once per declaration and kept beside it (with its
+    lambdified form, which :func:`base_parameters` and
+    :func:`numerical_rank` read); each call returns a copy of its own.
+
     Parameters
     ----------
     ms : MechanicalSystem
@@ -205,10 +209,6 @@ def inverse_dynamics_regressor(ms, base=False):
         ``Y`` n x 10 n.  True: ``parameters`` are the base parameters as
         expressions of the standard ones (:func:`base_parameters`), ``Y``
         their columns only.
-
-    ``Y`` is derived once per declaration and kept beside it (with its
-    lambdified form, which :func:`base_parameters` and
-    :func:`numerical_rank` read); each call returns a copy of its own.
 
     Raises
     ------
