@@ -521,7 +521,7 @@ def _evaluate_case(
         repeat_within(
             lambda: solve()[1:],
             [(took, cost)],
-            opts.time_samples,
+            opts.solve_samples,
             opts.time_budget,
             SETTLED_SPREAD,
         )
