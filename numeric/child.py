@@ -37,7 +37,7 @@ __all__ = [
     "ChildDied",
     "call_in_child",
     "wait_any",
-    "heap_frozen_for_forks",
+    "frozen_heap",
 ]
 
 # A pipe's write end must reach its own child only: a fork from another
@@ -307,18 +307,18 @@ def call_in_child(
 
 
 @contextmanager
-def heap_frozen_for_forks() -> Iterator[None]:
-    """In the block, this process's objects are in the collector's
-    permanent generation (``gc.freeze``): processes forked there inherit
-    them so, and their collections never walk the inherited heap (a full
-    collection of a report worker walked the run's whole heap, a fifth of
-    a second each time, and copied every page it touched); at the end of
-    the block the objects are handed back to this process's collector.
+def frozen_heap() -> Iterator[None]:
+    """In the block, the objects this process holds when it begins are in
+    the collector's permanent generation (``gc.freeze``): the collections
+    of the block, and those of processes forked in it, never walk them (a
+    full collection of a report worker walked the run's whole heap, a
+    fifth of a second each time, and copied every page it touched);
+    objects made in the block are collected as usual.  Blocks nest: the
+    outermost gives the objects back to the collector.
 
-    For workers whose work is not timed (the report's): a derivation's
-    time includes the collections its allocations trigger, of the heap
-    its process holds, and is measured with the heap as it is.  Blocks
-    nest: the outermost gives the objects back."""
+    Not for work that is timed: a derivation's time includes the
+    collections its allocations trigger, of the heap its process holds,
+    and is measured with the heap as it is."""
     global _FROZEN
     gc.freeze()
     _FROZEN += 1
@@ -330,5 +330,5 @@ def heap_frozen_for_forks() -> Iterator[None]:
             gc.unfreeze()
 
 
-#: Blocks of :func:`heap_frozen_for_forks` open in this process.
+#: Blocks of :func:`frozen_heap` open in this process.
 _FROZEN = 0
