@@ -222,64 +222,6 @@ def test_the_equations_of_a_large_system_are_typeset_within_a_budget():
     assert "unpack_equations" in page
 
 
-def test_the_cse_shown_is_the_one_the_count_after_cse_was_taken_on():
-    """The equations' cse'd form in the report is the common-subexpression
-    elimination whose operations are the row's count after cse."""
-    import sympy as sm
-
-    from eomcompare.compare.equations import _cse_block
-    from eomcompare.formulations import get_formulation
-    from eomcompare.symbolic.counting import count_kinds
-    from eomcompare.systems import get_system
-
-    eom = get_formulation("lagrange").derive(get_system("rolling_disc"))
-    M, f = eom.mass_matrix, eom.forcing
-    shown = int(re.match(r"<p>(\d+) common subexpressions", _cse_block(M, f))[1])
-    counted = sm.cse([*M, *f], order="none")
-    assert shown == len(counted[0])
-    ops = count_kinds(*[e for _, e in counted[0]], *counted[1])
-    assert sum(ops.values()) == eom.op_counts["cse"]
-
-
-def test_no_expression_is_typeset_shorter_than_its_leaves_allow():
-    """What lets the report leave out an entry without printing it: every
-    leaf is printed in at least MIN_LEAF_CHARS characters of MathML (signs
-    and reciprocals, functions of time and their derivatives, roots)."""
-    import sympy as sm
-    import sympy.physics.mechanics as me
-
-    from eomcompare.compare.equations import mathml, shortest_mathml
-    from eomcompare.formulations import get_formulation
-    from eomcompare.systems import get_system
-
-    x, y = sm.symbols("x y")
-    q = me.dynamicsymbols("q")
-    t = me.dynamicsymbols._t
-    edges = [x - y, -x, -x / y, 1 / x, sm.sqrt(x), 1 / sm.sqrt(x + y), x**-2]
-    edges += [sm.Rational(-1, 2) * x, sm.exp(-x), q.diff(t), q.diff(t, 4), sm.S(0)]
-    edges += [sm.sin(q) ** 2 * q.diff(t, 2), 0.5 * x, sm.pi * x]
-    eom = get_formulation("lagrange").derive(get_system("rolling_disc"))
-    entries = [*eom.mass_matrix, *eom.forcing]
-    reps, reduced = sm.cse(entries, order="none")
-    for e in edges + entries + [r for _, r in reps] + list(reduced):
-        assert shortest_mathml(e) <= len(mathml(e)), e
-
-
-def test_an_entry_beyond_the_budget_is_left_out_unprinted(monkeypatch):
-    import sympy as sm
-
-    from eomcompare.compare import equations
-
-    long_sum = sum(sm.symbols("a0:1000"))
-    assert equations.expression_ops(long_sum) <= equations.MAX_ENTRY_OPS
-
-    def printed(expr):
-        raise AssertionError("printed")
-
-    monkeypatch.setattr(equations, "_mathml", printed)
-    assert "(not typeset here)" in equations._entry_html("f_1", long_sum)
-
-
 def test_every_case_appears_with_its_numbers(result, report):
     md, page = report.md, report.page
     for system in SYSTEMS:
@@ -731,45 +673,6 @@ def test_a_part_that_raises_in_a_worker_fails_the_report(result, tmp_path, monke
     assert not (tmp_path / "report.html").exists()
 
 
-def _frozen_objects():
-    import gc
-
-    from eomcompare.compare.report_blocks import Para
-
-    return [Para(f"{gc.get_freeze_count()} {gc.isenabled()}")]
-
-
-def test_report_workers_leave_the_run_s_heap_to_its_process(
-    result, tmp_path, monkeypatch
-):
-    """The report's workers are forked with the run's objects frozen: their
-    collections never walk the heap they inherit (a fifth of a second each
-    time on the main job's); the run's process gets its objects back."""
-    import gc
-    import multiprocessing as mp
-
-    from eomcompare.compare import report as report_module
-    from eomcompare.compare.report_blocks import Later
-
-    if "fork" not in mp.get_all_start_methods():
-        pytest.skip("parts are made in forked workers only where fork exists")
-
-    def head(result, out, figures=True):
-        rep = report_module.Report(Path(out))
-        rep.h(1, "where the parts are made")
-        rep.blocks += [Later(_frozen_objects), Later(_frozen_objects)]
-        return rep, None
-
-    monkeypatch.setattr(report_module, "_build_head", head)
-    held = len(gc.get_objects())
-    assert gc.get_freeze_count() == 0
-    with report_module.start_report(load(result.out), tmp_path, jobs=2) as pending:
-        paths = pending.finish()
-    counts = re.findall(r"<p>(\d+) True</p>", paths["html"].read_text())
-    assert len(counts) == 2 and all(int(c) >= held for c in counts)
-    assert gc.get_freeze_count() == 0
-
-
 def test_a_report_not_finished_stops_its_workers(result, tmp_path):
     import multiprocessing as mp
 
@@ -784,32 +687,3 @@ def test_a_report_not_finished_stops_its_workers(result, tmp_path):
     # and reaps the workers and writes no report.
     assert not any(p.is_alive() for p in workers)
     assert not (tmp_path / "report.html").exists()
-
-
-def test_the_main_job_s_report_phase_leaves_the_run_s_heap_alone(tmp_path, monkeypatch):
-    """After the cases, the sections' child (which times Kolev's
-    derivations) is forked with the heap as it is; the sweep and the
-    report run with the run's objects frozen (their workers inherit them
-    so), and the command gives them back at its end."""
-    import gc
-
-    import eomcompare.compare.precision as precision
-    import eomcompare.compare.sections as sections
-
-    seen = {}
-
-    def compute_sections(result, **kwargs):
-        (tmp_path / "sections_freeze").write_text(str(gc.get_freeze_count()))
-        return {}
-
-    def quick_sweep(out, **kwargs):
-        seen["sweep"] = gc.get_freeze_count()
-
-    monkeypatch.setattr(sections, "compute_sections", compute_sections)
-    monkeypatch.setattr(precision, "quick_sweep", quick_sweep)
-    args = ["run", "--systems", "double_pendulum", "--formulations", "kane"]
-    args += ["--t-final", "0.1", "--jobs", "1", "--quiet", "--no-cache"]
-    assert cli_main([*args, "--precision", "quick", "--out", str(tmp_path)]) == 0
-    assert (tmp_path / "sections_freeze").read_text() == "0"
-    assert seen["sweep"] > 0
-    assert gc.get_freeze_count() == 0
