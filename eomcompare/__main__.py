@@ -27,6 +27,11 @@ def _end_process() -> None:
 
 atexit.register(_end_process)
 
+# A run's compiler is prepared in a child process meanwhile (numeric.ahead).
+from eomcompare.numeric import ahead  # noqa: E402
+
+ahead.start_for(sys.argv[1:])
+
 from eomcompare.cli import main  # noqa: E402
 
 status = main(started=_STARTED)

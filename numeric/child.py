@@ -69,13 +69,25 @@ def _die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
+def _name_process(name: str) -> None:
+    """This process's name as ``ps`` shows it (Linux; elsewhere unchanged)."""
+    try:
+        with open("/proc/self/comm", "w") as fh:
+            fh.write(name[:15])
+    except OSError:
+        pass
+
+
 def _child_main(
     write_fd: int,
     parent: int,
     fn: Callable[..., Any],
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
+    name: str | None = None,
 ) -> None:
+    if name:
+        _name_process(name)
     # The parent decides about interrupts: it kills this process.  Handlers
     # inherited through fork must not run the parent's clean-up here.
     global _FORK_LOCK
@@ -116,6 +128,9 @@ class Child:
         Its arguments.
     timeout : float or None
         Seconds from the start after which :meth:`poll` kills the child.
+    process_name : str, optional
+        The child's name as ``ps`` shows it (Linux), given first thing:
+        by default it keeps its parent's.
 
     Notes
     -----
@@ -129,6 +144,7 @@ class Child:
         fn: Callable[..., Any],
         *args: Any,
         timeout: float | None = None,
+        process_name: str | None = None,
         **kwargs: Any,
     ) -> None:
         if timeout is not None and not timeout > 0:
@@ -144,7 +160,7 @@ class Child:
             pid = os.fork()
             if pid == 0:  # pragma: no cover - runs in the child
                 os.close(read_fd)
-                _child_main(write_fd, parent, fn, args, kwargs)
+                _child_main(write_fd, parent, fn, args, kwargs, process_name)
             os.close(write_fd)
         self.pid = pid
         self.started = time.monotonic()

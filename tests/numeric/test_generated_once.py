@@ -1,12 +1,16 @@
 """Code a numeric model generates once, or only as it is used: a lambdify
-model's functions on first use, one C printer per thread."""
+model's functions on first use, one C printer per thread, the compiled
+backend's call extension prepared ahead of a run."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
+import pytest
 
 from eomcompare.formulations import get_formulation
-from eomcompare.numeric import c_code
+from eomcompare.numeric import c_code, compiled
 from eomcompare.numeric.c_code import c_source
 from eomcompare.numeric.model import LambdifyModel
 from eomcompare.systems import get_system
@@ -82,3 +86,46 @@ def test_one_c_printer_prints_every_model_as_a_fresh_one_would(monkeypatch):
     assert c_source(eoms[0])[0] == shared[0] and len(made) == 1
     printer = c_code._printer()
     assert call_in_child(lambda: c_code._printer() is printer)
+
+
+def test_the_compiler_prepared_ahead_is_loaded_not_built_again(tmp_path, monkeypatch):
+    # python -m eomcompare starts a child that builds the call extension
+    # into the cache while the command imports; the run then loads it.
+    from eomcompare.numeric import ahead, backends
+
+    assert ahead._runs_cases_compiled([])
+    assert ahead._runs_cases_compiled(["--out", "x", "--quiet"])
+    assert ahead._runs_cases_compiled(["run", "--systems", "four_bar"])
+    assert not ahead._runs_cases_compiled(["report", "--out", "x"])
+    assert not ahead._runs_cases_compiled(["--backend", "lambdify"])
+    assert not ahead._runs_cases_compiled(["run", "--backend=lambdify"])
+    assert not ahead._runs_cases_compiled(["--help"])
+    monkeypatch.setenv("EOMCOMPARE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("EOMCOMPARE_KEY", str(tmp_path / "key"))
+    # As in a fresh process: nothing loaded yet (the child inherits this).
+    monkeypatch.setattr(compiled, "_LOADED", {})
+    monkeypatch.setattr(compiled, "_PRIVATE", {})
+    ahead.start_for(["--quiet"])
+    ahead.wait()
+    assert len(list((tmp_path / "cache" / "compiled").glob("_eomcall_*.so"))) == 1
+
+    def built(*args, **kwargs):
+        raise AssertionError("compiled again")
+
+    monkeypatch.setattr(compiled, "_LOADED", {})
+    monkeypatch.setattr(compiled, "_PRIVATE", {})
+    monkeypatch.setattr(compiled, "_compile_extension", built)
+    backends.prepare_compiler()
+    # The child is not named as the run's case workers are (ps shows it
+    # as the compiler's helper it is).
+    from eomcompare.numeric.child import Child
+
+    named = Child(lambda: Path("/proc/self/comm").read_text().strip(), process_name="x")
+    while not named.poll():
+        pass
+    assert named.result() == "x" or not Path("/proc/self/comm").exists()
+    # Without the child, this process builds it (what the check above rules out).
+    monkeypatch.setenv("EOMCOMPARE_CACHE", str(tmp_path / "other"))
+    monkeypatch.setattr(compiled, "_LOADED", {})
+    with pytest.raises(AssertionError, match="compiled again"):
+        backends.prepare_compiler()
