@@ -11,7 +11,6 @@ are forked.
 
 from __future__ import annotations
 
-import gc
 import json
 import time
 import traceback
@@ -27,7 +26,14 @@ from eomcompare.formulations import (
     get_formulation,
     split_formulation_spec,
 )
-from eomcompare.numeric.child import Child, ChildDied, ChildTimeout, wait_any
+from eomcompare.formulations.base import counted_in
+from eomcompare.numeric.child import (
+    Child,
+    ChildDied,
+    ChildTimeout,
+    frozen_heap,
+    wait_any,
+)
 from eomcompare.numeric.dae import (
     DAE_METHOD,
     DAE_TREATMENT,
@@ -182,11 +188,8 @@ def run_case(case: Case, opts: RunOptions) -> Outcome:
             # Every derivation of the case is timed by now (with the heap
             # as it is): the collections of the rest leave alone what the
             # case's process holds to its end, inherited and derived.
-            gc.freeze()
-            try:
+            with frozen_heap():
                 _evaluate_case(opts, row, arrays, *derived)
-            finally:
-                gc.unfreeze()
     except UnsupportedSystemError as exc:
         row.status = "unsupported"
         row.error = str(exc)
@@ -336,17 +339,20 @@ def _derive_case(
             f"{sorted(n for n, c in FORMULATIONS.items() if c.uses_multipliers)}"
         )
     derive_cpu = time.thread_time()
-    if opts.use_cache:
-        cache = DerivationCache(opts.cache_dir)
-        # The canonical pass reads the entries other cases of the run (the
-        # other formulations of the system) rewrote already.
-        with shared_entries(CanonicalEntries(cache.directory / "canonical")):
-            eom, hit = cache.derive(ms, form, fingerprint)
-        repairs = list(getattr(cache, "rebuilt", []) or [])
-        if repairs:
-            row.cache_repair = "; ".join(repairs)
-    else:
-        eom, hit = form.derive(ms), False
+    # The counts are taken after the timed derivation, with the heap frozen
+    # (their collections leave alone what the case holds).
+    with counted_in(frozen_heap):
+        if opts.use_cache:
+            cache = DerivationCache(opts.cache_dir)
+            # The canonical pass reads the entries other cases of the run
+            # (the other formulations of the system) rewrote already.
+            with shared_entries(CanonicalEntries(cache.directory / "canonical")):
+                eom, hit = cache.derive(ms, form, fingerprint)
+            repairs = list(getattr(cache, "rebuilt", []) or [])
+            if repairs:
+                row.cache_repair = "; ".join(repairs)
+        else:
+            eom, hit = form.derive(ms), False
     derive_cpu = time.thread_time() - derive_cpu
     row.from_cache = hit
     # The report typesets the run's own equations, read back from here.
@@ -521,7 +527,7 @@ def _evaluate_case(
         repeat_within(
             lambda: solve()[1:],
             [(took, cost)],
-            opts.time_samples,
+            opts.solve_samples,
             opts.time_budget,
             SETTLED_SPREAD,
         )

@@ -106,15 +106,23 @@ class RunOptions:
         Derivations per case at least, however long they take; the
         regression gate repeats them so (noise only ever adds time).
     time_samples : int
-        Measurements of a case's derivation and of its solve to aim for
-        (see ``time_budget``); every time is reported as its fastest (the
-        column the regression gate judges), median and interquartile range.
+        Measurements of a case's derivation to aim for (see
+        ``time_budget``); every time is reported as its fastest (the column
+        the regression gate judges), median and interquartile range.
+    solve_samples : int
+        Measurements of a case's solve to aim for (see ``time_budget``):
+        three, the fewest with an interquartile range.  A solve is the
+        same computation every time (a deterministic integration of
+        compiled or numpy code), whose repeated measurements spread by a
+        few per cent, where a derivation's, sympy's work timed on the wall
+        clock, spread by tens.
     time_budget : float
         Seconds a case may spend on each of its derivation and its solve
-        to reach ``time_samples`` measurements: a measurement is repeated
-        while the sum so far and one more of the median stay within it, so
-        the cheap ones, among which the fastest is decided, are measured
-        ``time_samples`` times and a derivation of seconds once.
+        to reach ``time_samples`` and ``solve_samples`` measurements: a
+        measurement is repeated while the sum so far and one more of the
+        median stay within it, so the cheap ones, among which the fastest
+        is decided, are measured that many times and a derivation of
+        seconds once.
     cache_dir : str or None
         Derivation cache directory (None: the default location).
     use_cache : bool
@@ -150,6 +158,7 @@ class RunOptions:
     rhs_repeats: int = 11
     time_repeats: int = 1
     time_samples: int = 5
+    solve_samples: int = 3
     time_budget: float = 0.15
     cache_dir: str | None = None
     use_cache: bool = True
@@ -169,6 +178,7 @@ class RunOptions:
             ("rhs_repeats", 1),
             ("time_repeats", 1),
             ("time_samples", 1),
+            ("solve_samples", 1),
         ):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int):
@@ -228,6 +238,7 @@ class RunOptions:
             "use_cache",
             "time_repeats",
             "time_samples",
+            "solve_samples",
             "time_budget",
             "rhs_repeats",
         ):

@@ -320,7 +320,7 @@ def _report(args, result, precision: str, started: float) -> tuple[str, str]:
     split between the cases and the report."""
     import time
 
-    from eomcompare.numeric.child import Child, heap_frozen_for_forks
+    from eomcompare.numeric.child import Child, frozen_heap
 
     from .report import start_report
     from .sections import compute_sections, save_sections
@@ -333,7 +333,7 @@ def _report(args, result, precision: str, started: float) -> tuple[str, str]:
     # heap alone.
     child = Child(compute_sections, result, benchmarks=args.benchmarks)
     pending = None
-    with heap_frozen_for_forks():
+    with frozen_heap():
         try:
             if precision == "quick":
                 from .precision import quick_sweep

@@ -214,13 +214,13 @@ class _Parts:
         self.pool = None
         jobs = min(jobs or os.cpu_count() or 1, len(self.parts))
         if jobs > 1 and "fork" in mp.get_all_start_methods():
-            from eomcompare.numeric.child import heap_frozen_for_forks
+            from eomcompare.numeric.child import frozen_heap
 
             order = sorted(range(len(self.parts)), key=lambda i: -self.parts[i].cost)
             _PARTS = self.parts
             try:
                 # The workers' collections leave the run's heap alone.
-                with heap_frozen_for_forks():
+                with frozen_heap():
                     self.pool = mp.get_context("fork").Pool(jobs)
                 self._made = self.pool.imap_unordered(_make_part, order)
             except BaseException:

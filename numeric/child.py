@@ -37,7 +37,7 @@ __all__ = [
     "ChildDied",
     "call_in_child",
     "wait_any",
-    "heap_frozen_for_forks",
+    "frozen_heap",
 ]
 
 # A pipe's write end must reach its own child only: a fork from another
@@ -69,13 +69,25 @@ def _die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
+def _name_process(name: str) -> None:
+    """This process's name as ``ps`` shows it (Linux; elsewhere unchanged)."""
+    try:
+        with open("/proc/self/comm", "w") as fh:
+            fh.write(name[:15])
+    except OSError:
+        pass
+
+
 def _child_main(
     write_fd: int,
     parent: int,
     fn: Callable[..., Any],
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
+    name: str | None = None,
 ) -> None:
+    if name:
+        _name_process(name)
     # The parent decides about interrupts: it kills this process.  Handlers
     # inherited through fork must not run the parent's clean-up here.
     global _FORK_LOCK
@@ -116,6 +128,9 @@ class Child:
         Its arguments.
     timeout : float or None
         Seconds from the start after which :meth:`poll` kills the child.
+    process_name : str, optional
+        The child's name as ``ps`` shows it (Linux), given first thing:
+        by default it keeps its parent's.
 
     Notes
     -----
@@ -129,6 +144,7 @@ class Child:
         fn: Callable[..., Any],
         *args: Any,
         timeout: float | None = None,
+        process_name: str | None = None,
         **kwargs: Any,
     ) -> None:
         if timeout is not None and not timeout > 0:
@@ -144,7 +160,7 @@ class Child:
             pid = os.fork()
             if pid == 0:  # pragma: no cover - runs in the child
                 os.close(read_fd)
-                _child_main(write_fd, parent, fn, args, kwargs)
+                _child_main(write_fd, parent, fn, args, kwargs, process_name)
             os.close(write_fd)
         self.pid = pid
         self.started = time.monotonic()
@@ -307,18 +323,18 @@ def call_in_child(
 
 
 @contextmanager
-def heap_frozen_for_forks() -> Iterator[None]:
-    """In the block, this process's objects are in the collector's
-    permanent generation (``gc.freeze``): processes forked there inherit
-    them so, and their collections never walk the inherited heap (a full
-    collection of a report worker walked the run's whole heap, a fifth of
-    a second each time, and copied every page it touched); at the end of
-    the block the objects are handed back to this process's collector.
+def frozen_heap() -> Iterator[None]:
+    """In the block, the objects this process holds when it begins are in
+    the collector's permanent generation (``gc.freeze``): the collections
+    of the block, and those of processes forked in it, never walk them (a
+    full collection of a report worker walked the run's whole heap, a
+    fifth of a second each time, and copied every page it touched);
+    objects made in the block are collected as usual.  Blocks nest: the
+    outermost gives the objects back to the collector.
 
-    For workers whose work is not timed (the report's): a derivation's
-    time includes the collections its allocations trigger, of the heap
-    its process holds, and is measured with the heap as it is.  Blocks
-    nest: the outermost gives the objects back."""
+    Not for work that is timed: a derivation's time includes the
+    collections its allocations trigger, of the heap its process holds,
+    and is measured with the heap as it is."""
     global _FROZEN
     gc.freeze()
     _FROZEN += 1
@@ -330,5 +346,5 @@ def heap_frozen_for_forks() -> Iterator[None]:
             gc.unfreeze()
 
 
-#: Blocks of :func:`heap_frozen_for_forks` open in this process.
+#: Blocks of :func:`frozen_heap` open in this process.
 _FROZEN = 0

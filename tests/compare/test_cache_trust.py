@@ -205,3 +205,48 @@ def test_a_key_others_can_read_costs_the_cache_not_the_cases(tmp_path):
     assert "temporary cache" in line
     assert [r["status"] for r in rows(tmp_path)] == ["ok"]
     assert not list(cache.rglob("*.pkl"))
+
+
+def test_the_module_ends_its_process_once_the_command_is_done(tmp_path):
+    """``python -m eomcompare`` ends the process without the interpreter
+    freeing the run's objects one by one, after everything an exit does
+    for it: the command's status, its whole output, and its exit handlers
+    (a refused cache's temporary directories removed)."""
+    cache = tmp_path / "cache"
+    for part in ("derivations", "compiled"):
+        (cache / part).mkdir(parents=True)
+        # Others can write it: refused, a temporary one used instead.
+        (cache / part).chmod(0o777)
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    args = run_args(
+        tmp_path / "run", ["double_pendulum"], t_final=0.1, extra=("--fresh",)
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "eomcompare", *args],
+        capture_output=True,
+        text=True,
+        env=dict(
+            os.environ,
+            PYTHONPATH=str(ROOT),
+            EOMCOMPARE_CACHE=str(cache),
+            EOMCOMPARE_KEY=str(tmp_path / "key"),
+            TMPDIR=str(scratch),
+        ),
+        cwd=tmp_path,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "writable by group or others" in proc.stderr
+    assert proc.stdout.rstrip().splitlines()[-1].startswith("finished in ")
+    assert not list(scratch.glob("eomcompare-cache-*"))
+    refused = [sys.executable, "-m", "eomcompare", "run", "--systems", "nowhere"]
+    proc = subprocess.run(
+        refused,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=300,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+    )
+    assert proc.returncode == 2 and "unknown systems" in proc.stderr

@@ -159,31 +159,38 @@ def test_a_worker_starts_the_next_case_before_the_last_result_is_saved(
 
 def test_a_case_derives_with_its_heap_as_it_is_and_solves_it_frozen(monkeypatch):
     """A case's derivations are timed with the heap its process holds, as
-    a derivation runs anywhere; once they are timed, the collections of
-    the rest (code generation, solves) leave that heap alone; the case's
-    process gets it back at the end."""
+    a derivation runs anywhere; the collections of the rest (its counts,
+    code generation, solves) leave that heap alone; the case's process
+    gets it back at the end."""
     import gc
 
     import eomcompare.compare.case_run as case_run
     from eomcompare.formulations.base import Formulation
 
-    seen = {"derive": [], "solve": []}
+    seen = {"derive": [], "solve": [], "counts": []}
     real_derive, real_integrate = Formulation.derive, case_run.integrate
+    real_counts = Formulation._counts
 
     def derive(self, *args, **kwargs):
         seen["derive"].append(gc.get_freeze_count())
         return real_derive(self, *args, **kwargs)
+
+    def counts(*args, **kwargs):
+        seen["counts"].append(gc.get_freeze_count())
+        return real_counts(*args, **kwargs)
 
     def integrate(*args, **kwargs):
         seen["solve"].append(gc.get_freeze_count())
         return real_integrate(*args, **kwargs)
 
     monkeypatch.setattr(Formulation, "derive", derive)
+    monkeypatch.setattr(Formulation, "_counts", staticmethod(counts))
     monkeypatch.setattr(case_run, "integrate", integrate)
     opts = RunOptions(t_final=0.05, n_states=2, use_cache=False, backend="lambdify")
     row = run_case(Case("double_pendulum", (), "kane"), opts)["row"]
     assert row["status"] == "ok" and row["derive_s_k"] == len(seen["derive"]) > 1
     assert set(seen["derive"]) == {0}
+    assert len(seen["counts"]) == 1 and seen["counts"][0] > 0
     assert seen["solve"] and min(seen["solve"]) > 0
     assert gc.get_freeze_count() == 0
 

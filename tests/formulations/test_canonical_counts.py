@@ -98,3 +98,38 @@ def test_a_bound_below_the_canonical_count_counts_the_form_as_derived():
     bounded = canonical_counts(M, f, [m], as_derived=0)
     assert bounded["canonical_form"] == "as derived"
     assert bounded["canonical"] > free["canonical"]
+
+
+def test_counts_are_taken_in_the_context_given_and_are_the_same():
+    """``counted_in``: a derivation enters the context around its counts
+    alone (after its timed part), and counts the same."""
+    from contextlib import contextmanager
+
+    from eomcompare.formulations import get_formulation
+    from eomcompare.formulations.base import counted_in
+
+    events = []
+    form = get_formulation("kane")
+    real = form._derive
+
+    def derive(system, stage):
+        events.append("derive")
+        return real(system, stage)
+
+    form._derive = derive
+
+    @contextmanager
+    def context():
+        events.append("enter")
+        yield
+        events.append("exit")
+
+    with counted_in(context):
+        inside = form.derive("double_pendulum")
+    assert events == ["derive", "enter", "exit"]
+    outside = get_formulation("kane").derive("double_pendulum")
+    counts = [
+        {k: v for k, v in eom.op_counts.items() if k != "canonical_s"}
+        for eom in (inside, outside)
+    ]
+    assert counts[0] == counts[1] and counts[0]["cse"] > 0
