@@ -4,6 +4,7 @@ test modules read the same (system, formulation) equations."""
 from __future__ import annotations
 
 import functools
+import json
 import os
 import tempfile
 from pathlib import Path
@@ -21,7 +22,7 @@ os.environ.setdefault("SYMPY_CACHE_SIZE", "20000")
 
 import pytest
 from hypothesis import HealthCheck, settings
-from quick_loop import MEASURED_SLOW
+from quick_loop import MEASURED_SLOW, over_budget
 
 from eomcompare.formulations import get_formulation
 from eomcompare.systems import get_system
@@ -242,8 +243,14 @@ def _scheduled_first(group: str) -> bool:
 _ROOT = Path(__file__).resolve().parent.parent
 
 
+#: The tests over the quick loop's processor-time budget
+#: (``tests/quick_loop_cpu.json``).
+OVER_BUDGET = frozenset(over_budget())
+
+
 def _mark_measured_slow(items) -> None:
-    """Mark the tests of :data:`quick_loop.MEASURED_SLOW` slow.
+    """Mark the tests of :data:`quick_loop.MEASURED_SLOW` and of
+    :data:`OVER_BUDGET` slow.
 
     An entry naming a file that does not exist, a test function that a
     collected module does not define, or a parameter set that its collected
@@ -253,11 +260,12 @@ def _mark_measured_slow(items) -> None:
     # Test functions only: the docstring examples (DoctestItem) have no
     # module object, and no entry names one.
     items = [item for item in items if getattr(item, "module", None) is not None]
-    ids = {item.nodeid for item in items}
+    ids = {_test_id(item) for item in items}
     modules = {item.nodeid.split("::")[0]: item.module for item in items}
     functions = {item.nodeid.split("[")[0] for item in items}
+    entries = set(MEASURED_SLOW) | set(OVER_BUDGET)
     stale = []
-    for entry in MEASURED_SLOW:
+    for entry in entries:
         path, _, name = entry.partition("::")
         function = name.split("[")[0]
         if path not in modules:
@@ -271,11 +279,43 @@ def _mark_measured_slow(items) -> None:
                 stale.append(entry)
     if stale:
         raise pytest.UsageError(
-            "tests/quick_loop.py names tests that do not exist: " + ", ".join(stale)
+            "tests/quick_loop.py or quick_loop_cpu.json names tests that do not exist: "
+            + ", ".join(sorted(stale))
         )
     for item in items:
-        if item.nodeid in MEASURED_SLOW or item.nodeid.split("[")[0] in MEASURED_SLOW:
+        test = _test_id(item)
+        if test in entries or test.split("[")[0] in entries:
             item.add_marker(pytest.mark.slow)
+
+
+def _test_id(item) -> str:
+    """The test's id without the ``@group`` suffix the xdist workers add."""
+    group = _group(item)
+    if group and item.nodeid.endswith("@" + group):
+        return item.nodeid[: -len(group) - 1]
+    return item.nodeid
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """With ``EOMCOMPARE_TEST_CPU`` set to a directory, append each test's
+    processor seconds (set-up, call and tear-down; this process's and the
+    children it waited for) to ``cpu-<worker>.jsonl`` there, for
+    ``python tests/quick_loop.py record``."""
+    directory = os.environ.get("EOMCOMPARE_TEST_CPU")
+    if not directory:
+        return (yield)
+    before = os.times()
+    try:
+        return (yield)
+    finally:
+        after = os.times()
+        cpu = sum(after[i] - before[i] for i in range(4))
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        Path(directory).mkdir(parents=True, exist_ok=True)
+        row = {"test": _test_id(item), "cpu_s": round(cpu, 3)}
+        with open(Path(directory) / f"cpu-{worker}.jsonl", "a") as log:
+            log.write(json.dumps(row) + "\n")
 
 
 def _group(item) -> str:

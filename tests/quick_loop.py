@@ -1,16 +1,38 @@
 """Tests left out of the quick loop (``pytest -m "not slow"``) by measure.
 
 The README's test command runs every test; ``-m "not slow"`` is the loop
-run while working, and must stay within two minutes on two cores.  Tests
-whose slowness is a property of the test (a large declaration, a peer's
-long derivation) carry the ``slow`` mark where they are written.  The
-tests below are slow here because of what they compare with, not what
-they check: each check keeps a cheaper instance in the quick loop (named
-in the comment), and each entry was measured with ``--durations`` on a
-loaded two-core machine (seconds in the comment; about a third of that on
-a quiet one).  ``tests/conftest.py`` marks them; a test checks that every
-entry still names a test.
+run while working, and must stay within two minutes on two cores.  Three
+ways put a test out of it, all of them marks the README's command ignores:
+
+- a test slow by nature (a large declaration, a peer's long derivation)
+  carries the ``slow`` mark where it is written;
+- :data:`MEASURED_SLOW`: tests slow because of what they compare with, not
+  what they check: each check keeps a cheaper instance in the quick loop
+  (named in the comment), measured with ``--durations`` (seconds in the
+  comment);
+- the processor-time budget: a test that took more than
+  :data:`CPU_BUDGET_S` of processor time (its own process's and the
+  processes it started and waited for, set-up and tear-down included) in
+  the last measurement, recorded in ``quick_loop_cpu.json``.  Processor
+  time rather than wall time, so that a measurement taken on a busy
+  machine marks the same tests as one on a quiet machine.  To measure::
+
+      EOMCOMPARE_TEST_CPU=/tmp/cpu python -m pytest -q -n auto
+      python tests/quick_loop.py record /tmp/cpu
+
+  ``record`` updates the entries of the tests measured (added over the
+  budget, removed under it) and keeps the others.  A check whose only test
+  is over the budget is checked by the README's command (CI) alone.
+
+``tests/conftest.py`` marks them; an entry of either list that names no
+test is an error.
 """
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
 
 #: Test ids (``path::name[params]``) marked slow at collection.
 MEASURED_SLOW = {
@@ -165,3 +187,79 @@ MEASURED_SLOW = {
     "tests/formulations/test_floating_base.py::"
     "test_free_flight_conserves_energy_and_momenta[modified_lagrange]",
 }
+
+
+#: Processor seconds above which a test leaves the quick loop.
+CPU_BUDGET_S = 1.0
+
+#: The last measurement's tests over :data:`CPU_BUDGET_S`, with their
+#: processor seconds.
+CPU_TABLE = Path(__file__).with_name("quick_loop_cpu.json")
+
+
+def over_budget(table: Path = CPU_TABLE) -> dict[str, float]:
+    """The tests over the budget in ``table``: test id -> processor seconds."""
+    if not table.is_file():
+        return {}
+    return dict(json.loads(table.read_text())["tests"])
+
+
+def measured(directory: Path) -> dict[str, float]:
+    """Each test's processor seconds in the ``cpu-*.jsonl`` files that a
+    run with ``EOMCOMPARE_TEST_CPU=directory`` wrote (the largest, if a
+    test ran twice)."""
+    seconds: dict[str, float] = {}
+    for path in sorted(directory.glob("cpu-*.jsonl")):
+        for line in path.read_text().splitlines():
+            if line.strip():
+                row = json.loads(line)
+                seconds[row["test"]] = max(seconds.get(row["test"], 0.0), row["cpu_s"])
+    return seconds
+
+
+def record(directories: list[Path], table: Path = CPU_TABLE) -> dict[str, float]:
+    """Update ``table`` with the tests measured in ``directories``: a test
+    measured over :data:`CPU_BUDGET_S` is entered with its seconds, one
+    measured under it is removed, the others are kept."""
+    entries = over_budget(table)
+    for directory in directories:
+        for test, cpu_s in measured(directory).items():
+            if cpu_s > CPU_BUDGET_S:
+                entries[test] = round(cpu_s, 2)
+            else:
+                entries.pop(test, None)
+    body = {
+        "budget_cpu_s": CPU_BUDGET_S,
+        "about": "Tests over the quick loop's processor-time budget "
+        "(tests/quick_loop.py); written by `python tests/quick_loop.py record`.",
+        "tests": dict(sorted(entries.items())),
+    }
+    table.write_text(json.dumps(body, indent=1) + "\n")
+    return entries
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python tests/quick_loop.py",
+        description="Update the quick loop's processor-time table.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    rec = commands.add_parser(
+        "record", help="enter the measurements of EOMCOMPARE_TEST_CPU runs"
+    )
+    rec.add_argument("directories", nargs="+", type=Path)
+    args = parser.parse_args(argv)
+    missing = [d for d in args.directories if not any(d.glob("cpu-*.jsonl"))]
+    if missing:
+        parser.error(f"no cpu-*.jsonl measurements in {', '.join(map(str, missing))}")
+    before = over_budget()
+    after = record(args.directories)
+    added, removed = sorted(set(after) - set(before)), sorted(set(before) - set(after))
+    print(
+        f"{len(after)} tests over {CPU_BUDGET_S} s ({len(added)} added, {len(removed)} removed)"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
