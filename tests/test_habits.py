@@ -131,6 +131,17 @@ def test_the_session_sizes_sympys_cache_before_sympy_is_imported():
     assert str(maxsize) == expected, (maxsize, expected)
 
 
+def test_the_session_collects_garbage_at_its_own_thresholds():
+    # tests/conftest.py sets them at import; a plugin or a helper that set
+    # them back would silently give the suite its old time.
+    import gc
+
+    import conftest
+
+    assert gc.get_threshold() == conftest.GC_THRESHOLDS
+    assert gc.isenabled()
+
+
 def _pytest_in(tmp_path: Path, *files: str) -> subprocess.CompletedProcess:
     """pytest with this project's options (pyproject.toml) on files of
     ``tmp_path``, which no conftest of the project reaches."""
