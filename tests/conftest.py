@@ -272,12 +272,12 @@ def _mark_measured_slow(items) -> None:
     function does not have, is an error: a renamed test would otherwise
     return to the quick loop unseen.
     """
-    # Test functions only: the docstring examples (DoctestItem) have no
-    # module object, and no entry names one.
-    items = [item for item in items if getattr(item, "module", None) is not None]
-    ids = {_test_id(item) for item in items}
-    modules = {item.nodeid.split("::")[0]: item.module for item in items}
-    functions = {item.nodeid.split("[")[0] for item in items}
+    # The stale check reads test functions only: the docstring examples
+    # (DoctestItem) have no module object; the table may name one.
+    functions_ = [item for item in items if getattr(item, "module", None) is not None]
+    ids = {_test_id(item) for item in functions_}
+    modules = {item.nodeid.split("::")[0]: item.module for item in functions_}
+    functions = {item.nodeid.split("[")[0] for item in functions_}
     entries = set(MEASURED_SLOW) | set(OVER_BUDGET)
     stale = []
     for entry in entries:
