@@ -109,6 +109,8 @@ SIMPLIFIED_BUDGET = 4_000
 #: a sign as ``<mo>-</mo>``): an expression with more leaves than a budget
 #: holds at this many is left out without being printed first.
 MIN_LEAF_CHARS = 10
+#: Subexpressions a printer keeps printed at most (then it starts afresh).
+_MEMO_SIZE = 200_000
 #: Where the equations left out of the page are.
 _WHERE_ALL = (
     "all of them are in the run's trajectories/&lt;case&gt;.npz "
@@ -237,6 +239,26 @@ class _Printer(MathMLPresentationPrinter):
     def __init__(self, settings=None):
         super().__init__(settings)
         self._symbols = {}
+        self._printed: dict = {}
+
+    def _print(self, expr, **kwargs):
+        # The formulations of a system share most subexpressions, and a
+        # subexpression prints alike wherever it stands (its parent adds
+        # any parentheses): each is printed once, and where it comes again
+        # its markup is inserted as it is (a raw text node, as sympy's
+        # printer writes its own symbols), serialized once from the node
+        # printed first, which nothing changes after.
+        if kwargs or not isinstance(expr, sm.Basic) or isinstance(expr, sm.Symbol):
+            return super()._print(expr, **kwargs)
+        got = self._printed.get(expr)
+        if got is None:
+            if len(self._printed) >= _MEMO_SIZE:
+                self._printed.clear()
+            node = self._printed[expr] = super()._print(expr)
+            return node
+        if not isinstance(got, str):
+            got = self._printed[expr] = got.toxml()
+        return self.dom.createTextNode(got)
 
     def _print_Symbol(self, sym, style="plain"):
         # Parsing a name into sub- and superscripts dominates printing large
@@ -283,6 +305,29 @@ class _Printer(MathMLPresentationPrinter):
 _PRINTER = _Printer({"order": "none"})
 
 
+class _Latex(me.vector.printing.VectorLatexPrinter):
+    """``vlatex``'s printer, each subexpression printed once (as
+    :class:`_Printer`)."""
+
+    def __init__(self, settings=None):
+        super().__init__(settings)
+        self._printed: dict = {}
+
+    def _print(self, expr, **kwargs):
+        if kwargs or not isinstance(expr, sm.Basic):
+            return super()._print(expr, **kwargs)
+        text = self._printed.get(expr)
+        if text is None:
+            text = super()._print(expr)
+            if len(self._printed) >= _MEMO_SIZE:
+                self._printed.clear()
+            self._printed[expr] = text
+        return text
+
+
+_LATEX = _Latex()
+
+
 @lru_cache(maxsize=4096)
 def _mathml(expr) -> str:
     return _PRINTER._print(expr).toxml()
@@ -299,7 +344,8 @@ def mathml(expr) -> str:
 
 @lru_cache(maxsize=4096)
 def _latex(expr) -> str:
-    return me.vlatex(expr)
+    # vlatex(expr), by one printer of vlatex's settings (none).
+    return _LATEX.doprint(expr)
 
 
 def latex(expr) -> str:

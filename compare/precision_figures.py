@@ -412,6 +412,12 @@ def work_precision_figure(
         loc="upper left",
         bbox_to_anchor=(1.01, 1.0),
     )
+    if save is not None:
+        from .report_figures import _share_renderer
+
+        # Its texts measured as the report's other figures' are (the
+        # pixels are the same).
+        _share_renderer(fig.canvas)
     fig.tight_layout()
     if save is not None:
         return save(fig, Path(path))

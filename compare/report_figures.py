@@ -160,6 +160,7 @@ def save_figure(fig, path: Path) -> Path:
             f"page ({_MAX_WIDTH_IN:.2f} in)"
         )
     fig.set_dpi(_DPI)
+    _share_renderer(fig.canvas)
     fig.canvas.draw()
     rgba = np.asarray(fig.canvas.buffer_rgba())
     plt.close(fig)
@@ -172,6 +173,36 @@ def save_figure(fig, path: Path) -> Path:
     image.save(png, format="PNG", dpi=(_DPI, _DPI), compress_level=6)
     _atomic_write(path, png.getvalue())
     return path
+
+
+#: Agg renderers by (width, height, dpi) in pixels, kept across figures.
+_RENDERERS: dict = {}
+
+
+def _share_renderer(canvas) -> None:
+    """Let ``canvas`` draw with the renderer kept for its size, which it
+    clears before drawing as it clears its own: matplotlib keeps the
+    measures of texts and the parsed labels of log axes (``10^{-8}``) per
+    renderer, and the report's figures, many of one size, repeat their
+    labels (the same ticks, legends and titles' words). The pixels are the
+    same as with a renderer of its own."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg
+
+    if type(canvas) is not FigureCanvasAgg:
+        return
+    w, h = canvas.get_width_height(physical=True)
+    key = (w, h, canvas.figure.dpi)
+    renderer = _RENDERERS.get(key)
+    if renderer is None:
+        if len(_RENDERERS) >= 8:
+            _RENDERERS.clear()
+        renderer = RendererAgg(w, h, canvas.figure.dpi)
+        if _RENDERERS:
+            # One parser of mathematical text for every size.
+            renderer.mathtext_parser = next(iter(_RENDERERS.values())).mathtext_parser
+        _RENDERERS[key] = renderer
+    canvas.renderer = renderer
+    canvas._lastKey = key
 
 
 def formulation_styles(formulations) -> dict:

@@ -93,3 +93,38 @@ def test_the_main_job_s_report_phase_leaves_the_run_s_heap_alone(tmp_path, monke
     assert (tmp_path / "sections_freeze").read_text() == "0"
     assert seen["sweep"] > 0
     assert gc.get_freeze_count() == 0
+
+
+def test_figures_drawn_by_a_shared_renderer_have_the_pixels_of_their_own(
+    tmp_path, monkeypatch
+):
+    """save_figure draws figures of one size with one renderer (the labels'
+    measures and parsed log-axis labels kept): each figure's file is the
+    one a renderer of its own draws, whatever was drawn before it."""
+    import numpy as np
+
+    from eomcompare.compare import report_figures as rf
+
+    plt = rf.pyplot()
+
+    def draw(kind, path):
+        fig, ax = plt.subplots(figsize=(6.0, 3.0))
+        t = np.linspace(0.0, 2.0, 201)
+        if kind == "log":
+            ax.semilogy(t, 1e-12 + np.abs(np.sin(7 * t)) * 1e-3, label="deviation")
+        else:
+            ax.plot(t, np.cos(3 * t), "--", label="q1")
+        ax.set_title(f"{kind}: against time")
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))
+        return rf.save_figure(fig, path).read_bytes()
+
+    rf._RENDERERS.clear()
+    shared = [
+        draw(k, tmp_path / f"{i}.png") for i, k in enumerate("log lin log".split())
+    ]
+    assert len(rf._RENDERERS) == 1  # one size, one renderer
+    monkeypatch.setattr(rf, "_share_renderer", lambda canvas: None)
+    own = [draw(k, tmp_path / f"own{i}.png") for i, k in enumerate(["log", "lin"])]
+    assert shared[0] == shared[2] == own[0]
+    assert shared[1] == own[1]
+    assert own[0] != own[1]

@@ -95,3 +95,39 @@ def test_an_entry_beyond_the_budget_is_left_out_unprinted(monkeypatch):
 
     monkeypatch.setattr(equations, "_mathml", printed)
     assert "(not typeset here)" in equations._entry_html("f_1", long_sum)
+
+
+def test_a_subexpression_printed_before_prints_the_same_inside_another():
+    """The report's printers print each subexpression once and insert its
+    markup where it comes again: an equation's MathML and LaTeX are those
+    of printers that print it afresh (a new MathML printer; vlatex itself),
+    whatever was printed before it."""
+    import sympy as sm
+    import sympy.physics.mechanics as me
+    from sympy.printing.printer import Printer
+
+    from eomcompare.compare import equations as eqs
+    from eomcompare.formulations import get_formulation
+    from eomcompare.systems import get_system
+
+    eom = get_formulation("gibbs_appell").derive(get_system("double_pendulum"))
+    entries = [*eom.mass_matrix, *eom.forcing]
+    q1 = eom.system.coordinates[0]
+    sub = entries[0].args[0] if entries[0].args else entries[0]
+    # Parts first, then the wholes they stand in, twice over, negated
+    # (a minus sign taken out of a product) and in powers.
+    exprs = [sub, *entries, sub * q1.diff() - entries[1], (sub + 1) ** 2, -sub]
+    exprs += [sm.Matrix([[e, sub], [2 * e, e]]) for e in entries[:2]]
+
+    class Afresh(eqs._Printer):
+        def _print(self, expr, **kwargs):  # every node printed anew
+            return Printer._print(self, expr, **kwargs)
+
+    shared_mathml = eqs._Printer({"order": "none"})
+    shared_latex = eqs._Latex()
+    for e in exprs + exprs:
+        fresh = Afresh({"order": "none"})._print(sm.sympify(e)).toxml()
+        assert shared_mathml._print(sm.sympify(e)).toxml() == fresh
+        assert shared_latex.doprint(sm.sympify(e)) == me.vlatex(e)
+    # Subexpressions printed before were found (their markup kept).
+    assert any(isinstance(v, str) for v in shared_mathml._printed.values())
