@@ -68,6 +68,7 @@ __all__ = [
     "collapse_angle_sums",
     "collapse_pythagorean",
     "EXPAND_LIMIT",
+    "expand_shared",
     "EntryStore",
     "entry_digest",
     "same_expression",
@@ -301,7 +302,9 @@ def _holds_time(expr: sm.Basic, memo: dict) -> bool:
     return done
 
 
-def _expanded(expr: sm.Basic, memo: dict, trig_memo: dict) -> sm.Basic:
+def _expanded(
+    expr: sm.Basic, memo: dict, trig_memo: dict, expand_memo: dict
+) -> sm.Basic:
     """Step 3 on one entry: its terms holding a sine or cosine of a moving
     angle expanded, steps 1-2 on the sum, kept when it counts fewer
     operations.  An entry whose such terms are not polynomials in those
@@ -316,9 +319,79 @@ def _expanded(expr: sm.Basic, memo: dict, trig_memo: dict) -> sm.Basic:
     ):
         return expr
     still = [t for t in terms if not _moving_trig(t, trig_memo)]
-    expanded = (sm.expand(t, power_exp=False, log=False) for t in moving)
+    expanded = (expand_shared(t, expand_memo) for t in moving)
     trial = _rebuild(sm.Add(*still, *expanded), memo)
     return trial if count_ops(trial) < count_ops(expr) else expr
+
+
+#: The hints of ``sympy.expand(e, power_exp=False, log=False)``, as
+#: ``Expr.expand`` passes them on to every ``_eval_expand_*`` method.
+_EXPAND_HINTS = {
+    "power_base": True,
+    "power_exp": False,
+    "mul": True,
+    "log": False,
+    "multinomial": True,
+    "basic": True,
+}
+#: The order ``Expr.expand`` applies them in (sorted, multinomial before
+#: mul), those that are on; then multinomial and mul until nothing changes.
+_EXPAND_ORDER = ("basic", "multinomial", "mul", "power_base")
+_EXPAND_AGAIN = ("multinomial", "mul")
+
+
+def _expand_hint(expr, hint: str, memo: dict):
+    """``Expr._expand_hint(expr, hint, **_EXPAND_HINTS)``, each distinct
+    subexpression once: the same steps, whose result depends on the
+    subexpression and the hint alone, so that a subtree shared by many
+    terms (or many paths of one term) is expanded once instead of at
+    every occurrence."""
+    key = (hint, expr)
+    got = memo.get(key)
+    if got is not None:
+        return got
+    hit = False
+    if getattr(expr, "args", ()) and not expr.is_Atom:
+        sargs = []
+        for arg in expr.args:
+            arg, arghit = _expand_hint(arg, hint, memo)
+            hit |= arghit
+            sargs.append(arg)
+        if hit:
+            expr = expr.func(*sargs)
+    out = (expr, hit)
+    if hasattr(expr, hint):
+        newexpr = getattr(expr, hint)(**_EXPAND_HINTS)
+        if newexpr != expr:
+            out = (newexpr, True)
+    memo[key] = out
+    return out
+
+
+def expand_shared(expr: sm.Basic, memo: dict | None = None) -> sm.Basic:
+    """``sympy.expand(expr, power_exp=False, log=False)``, the same steps
+    in the same order (``Expr.expand``: each hint down the whole tree,
+    then multinomial and mul again until nothing changes), with each
+    distinct subexpression expanded once per hint (``memo``, which may be
+    shared between calls).  sympy's own walk visits every path of a tree:
+    the terms of a chain's equations share their subtrees many times.
+
+    Examples
+    --------
+    >>> x, y = sm.symbols("x y")
+    >>> expand_shared((x + y) ** 2 * (x - y))
+    x**3 + x**2*y - x*y**2 - y**3
+    """
+    memo = {} if memo is None else memo
+    expr = sm.sympify(expr)
+    for hint in _EXPAND_ORDER:
+        expr = _expand_hint(expr, "_eval_expand_" + hint, memo)[0]
+    while True:
+        was = expr
+        for hint in _EXPAND_AGAIN:
+            expr = _expand_hint(expr, "_eval_expand_" + hint, memo)[0]
+        if expr == was:
+            return expr
 
 
 def same_expression(a, b, memo=None) -> bool:
@@ -435,7 +508,8 @@ def _steps(exprs: list[sm.Basic]) -> list[sm.Basic]:
     memo: dict = {}
     out = [_rebuild(e, memo) for e in exprs]
     trig_memo: dict = {}
-    out = _each_once(out, lambda e: _expanded(e, memo, trig_memo))
+    expand_memo: dict = {}
+    out = _each_once(out, lambda e: _expanded(e, memo, trig_memo, expand_memo))
     angle_memo: dict = {}
     return [_rebuild(e, angle_memo, angles=True) for e in out]
 

@@ -37,6 +37,41 @@ __all__ = ["count_ops", "count_kinds", "tree_size", "tree_leaves"]
 S = sm.S
 
 
+def _opaque(factor: sm.Basic) -> bool:
+    """Whether ``factor`` is a symbol, a function of time, a derivative or
+    an applied function, or such a thing to a positive integer power: a
+    factor that stays in every product it is in (``Mul`` never evaluates
+    inside it, and only a zero or a reciprocal cancels it)."""
+    if factor.is_Pow:
+        exp = factor.exp
+        if not (exp.is_Integer and exp > 0):
+            return False
+        factor = factor.base
+    return bool(factor.is_Symbol or factor.is_Function or factor.is_Derivative)
+
+
+def _whole(a: sm.Basic) -> bool:
+    """Whether ``fraction(a)`` is ``(n, 1)`` with ``n`` not an integer, for
+    a product ``a``, read off its factors without building ``n``: no factor
+    is a reciprocal or any other power ``fraction`` may split (only powers
+    to positive integers), an ``exp``, a zero or a non-integer rational,
+    and one factor is opaque (:func:`_opaque`), so the product of the
+    factors is not a number.  False where it cannot tell (``fraction``
+    decides then)."""
+    opaque = False
+    for f in a.args:
+        if f.is_Number:
+            if f.is_Rational and not f.is_Integer or f.is_zero is not False:
+                return False
+        elif isinstance(f, sm.exp) or (
+            f.is_Pow and not (f.exp.is_Integer and f.exp > 0)
+        ):
+            return False
+        elif not opaque and _opaque(f):
+            opaque = True
+    return opaque
+
+
 def _step(a: sm.Basic) -> tuple[int, list[sm.Basic]]:
     """One iteration of ``sympy.count_ops``'s loop on node ``a``: the
     number of operations it adds and the expressions it pushes."""
@@ -49,7 +84,7 @@ def _step(a: sm.Basic) -> tuple[int, list[sm.Basic]]:
         if _coeff_isneg(a):
             ops += 1  # NEG
             a = a.as_two_terms()[1] if a.args[0] is S.NegativeOne else -a
-        n, d = fraction(a)
+        n, d = (a, S.One) if a.is_Mul and _whole(a) else fraction(a)
         if n.is_Integer:
             ops += 1 + bool(n < 0)  # DIV (and NEG)
             return ops, [d]
@@ -107,7 +142,7 @@ def _kinds_step(a: sm.Basic) -> tuple[Kinds, list[sm.Basic]]:
         if _coeff_isneg(a):
             add("NEG")
             a = a.as_two_terms()[1] if a.args[0] is S.NegativeOne else -a
-        n, d = fraction(a)
+        n, d = (a, S.One) if a.is_Mul and _whole(a) else fraction(a)
         if n.is_Integer:
             add("DIV")
             if n < 0:
