@@ -396,3 +396,45 @@ def customised_counts(ms, inertia, params, **options):
     )
     c = assignments_counts(prog, set(params) | set(ms.parameters))
     return c.mul, c.add
+
+
+def random_expression(draw, leaves, unary, binary, depth):
+    """A random sympy expression for a hypothesis ``composite``: a leaf, or
+    one of ``unary`` of a smaller one, or one of ``binary`` of two, at most
+    ``depth`` deep (a leaf one time in four at every level)."""
+    from hypothesis import strategies as st
+
+    if depth == 0 or draw(st.integers(0, 3)) == 0:
+        return draw(st.sampled_from(leaves))
+    if draw(st.booleans()):
+        return draw(st.sampled_from(unary))(
+            random_expression(draw, leaves, unary, binary, depth - 1)
+        )
+    a = random_expression(draw, leaves, unary, binary, depth - 1)
+    b = random_expression(draw, leaves, unary, binary, depth - 1)
+    return draw(st.sampled_from(binary))(a, b)
+
+
+def report_of_later_parts(monkeypatch, title, part, n=2):
+    """Make the report's head a title and ``n`` parts ``part``, each made
+    later in the report's forked workers (``report_blocks.Later``); skip
+    where there is no fork, since the parts are made in forked workers
+    only."""
+    import multiprocessing as mp
+    from pathlib import Path
+
+    import pytest
+
+    from eomcompare.compare import report as report_module
+    from eomcompare.compare.report_blocks import Later
+
+    if "fork" not in mp.get_all_start_methods():
+        pytest.skip("parts are made in forked workers only where fork exists")
+
+    def head(result, out, figures=True):
+        rep = report_module.Report(Path(out))
+        rep.h(1, title)
+        rep.blocks += [Later(part) for _ in range(n)]
+        return rep, None
+
+    monkeypatch.setattr(report_module, "_build_head", head)

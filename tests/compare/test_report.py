@@ -19,7 +19,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from helpers import file_size_limit, md_section, md_table_row, write_report_text
+from helpers import (
+    file_size_limit,
+    md_section,
+    md_table_row,
+    report_of_later_parts,
+    write_report_text,
+)
 
 from eomcompare.compare import load, run
 from eomcompare.compare.cli import main as cli_main
@@ -618,21 +624,9 @@ def _failing_part():
 
 
 def test_a_part_that_raises_in_a_worker_fails_the_report(result, tmp_path, monkeypatch):
-    import multiprocessing as mp
-
     from eomcompare.compare import report as report_module
-    from eomcompare.compare.report_blocks import Later
 
-    if "fork" not in mp.get_all_start_methods():
-        pytest.skip("parts are made in forked workers only where fork exists")
-
-    def head(result, out, figures=True):
-        rep = report_module.Report(Path(out))
-        rep.h(1, "a report whose parts fail")
-        rep.blocks += [Later(_failing_part), Later(_failing_part)]
-        return rep, None
-
-    monkeypatch.setattr(report_module, "_build_head", head)
+    report_of_later_parts(monkeypatch, "a report whose parts fail", _failing_part)
     pending = report_module.start_report(load(result.out), tmp_path, jobs=2)
     # The worker's exception is finish's, not a hang; no report is written.
     with pytest.raises(RuntimeError, match="a part failed in its worker"):

@@ -4,9 +4,9 @@ cse shown and the entries left out unprinted are test_report_equations')."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
+from helpers import report_of_later_parts
 
 from eomcompare.compare import load, run
 from eomcompare.compare.cli import main as cli_main
@@ -41,21 +41,10 @@ def test_report_workers_leave_the_run_s_heap_to_its_process(
     collections never walk the heap they inherit (a fifth of a second each
     time on the main job's); the run's process gets its objects back."""
     import gc
-    import multiprocessing as mp
 
     from eomcompare.compare import report as report_module
-    from eomcompare.compare.report_blocks import Later
 
-    if "fork" not in mp.get_all_start_methods():
-        pytest.skip("parts are made in forked workers only where fork exists")
-
-    def head(result, out, figures=True):
-        rep = report_module.Report(Path(out))
-        rep.h(1, "where the parts are made")
-        rep.blocks += [Later(_frozen_objects), Later(_frozen_objects)]
-        return rep, None
-
-    monkeypatch.setattr(report_module, "_build_head", head)
+    report_of_later_parts(monkeypatch, "where the parts are made", _frozen_objects)
     gc.collect()  # the garbage of earlier tests is no object the run holds
     held = len(gc.get_objects())
     assert gc.get_freeze_count() == 0

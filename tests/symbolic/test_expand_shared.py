@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 import sympy as sm
 import sympy.physics.mechanics as me
+from helpers import random_expression
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -52,12 +53,7 @@ _BINARY = [sm.Add, sm.Mul, lambda a, b: a - b, lambda a, b: a * (b + 1)]
 
 
 def _expr(draw, depth):
-    if depth == 0 or draw(st.integers(0, 3)) == 0:
-        return draw(st.sampled_from(_LEAVES))
-    if draw(st.booleans()):
-        return draw(st.sampled_from(_UNARY))(_expr(draw, depth - 1))
-    a, b = _expr(draw, depth - 1), _expr(draw, depth - 1)
-    return draw(st.sampled_from(_BINARY))(a, b)
+    return random_expression(draw, _LEAVES, _UNARY, _BINARY, depth)
 
 
 @given(st.composite(lambda draw: [_expr(draw, 4) for _ in range(3)])())
