@@ -402,6 +402,19 @@ class CaseEquations:
     ops_raw: float = float("nan")
     ops_cse: float = float("nan")
 
+    @classmethod
+    def of(cls, eom, label: str | None = None) -> CaseEquations:
+        """A derivation's equations, with its counts, as a case shows them
+        (``label`` defaults to the system's name)."""
+        counts = eom.op_counts
+        return cls(
+            eom.system.name if label is None else label,
+            eom.formulation,
+            equations_data(eom),
+            float(counts.get("raw", float("nan"))),
+            float(counts.get("cse", float("nan"))),
+        )
+
     @property
     def shape(self):
         return self.data["mass_matrix"].shape

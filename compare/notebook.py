@@ -14,7 +14,6 @@ from .equations import (
     LARGE_OPS,
     LARGE_ROWS,
     CaseEquations,
-    equations_data,
     equations_html,
     expression_ops,
     fmt_int,
@@ -54,14 +53,7 @@ def eom_html(eom) -> str:
     (``_repr_html_``): its sizes and counts, then ``M z = f`` in MathML as
     the report typesets it; large systems show their structure and first
     entries, and the whole is collapsed in a ``<details>``."""
-    counts = eom.op_counts
-    case = CaseEquations(
-        eom.system.name,
-        eom.formulation,
-        equations_data(eom),
-        float(counts.get("raw", float("nan"))),
-        float(counts.get("cse", float("nan"))),
-    )
+    case = CaseEquations.of(eom)
     seconds = eom.timings.get("total", float("nan"))
     facts = _facts_table(
         [

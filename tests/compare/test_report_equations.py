@@ -14,20 +14,13 @@ def test_the_equations_of_a_large_system_are_typeset_within_a_budget():
     from eomcompare.compare.equations import (
         MATHML_BUDGET,
         CaseEquations,
-        equations_data,
         equations_html,
     )
     from eomcompare.formulations import get_formulation
     from eomcompare.systems import get_system
 
     eom = get_formulation("kane").derive(get_system("n_link_pendulum", n=5))
-    case = CaseEquations(
-        "n_link_pendulum[n=5]",
-        "kane",
-        equations_data(eom),
-        float(eom.op_counts["raw"]),
-        float(eom.op_counts["cse"]),
-    )
+    case = CaseEquations.of(eom, "n_link_pendulum[n=5]")
     page = equations_html(case)
     parts = re.findall(r"<details><summary>(.*?)</summary>(.*?)</details>", page, re.S)
     assert len(parts) == 2

@@ -13,7 +13,6 @@ from sympy.core.function import AppliedUndef
 
 from eomcompare.compare.equations import (
     CaseEquations,
-    equations_data,
     equations_html,
     equations_markdown,
 )
@@ -47,14 +46,8 @@ def test_a_real_case_shows_both_forms_equal_in_value_the_simplified_marked():
     # kane's equations of the double pendulum shrink under the canonical
     # pass (48 operations after cse as derived, 32 after trigsimp).
     eom = get_formulation("kane").derive("double_pendulum")
-    data = equations_data(eom)
-    case = CaseEquations(
-        "double_pendulum",
-        "kane",
-        data,
-        float(eom.op_counts["raw"]),
-        float(eom.op_counts["cse"]),
-    )
+    case = CaseEquations.of(eom)
+    data = case.data
     page = equations_html(case)
     block = re.search(
         r'<details class="simplified"><summary>(.*?)</summary>(.*?)</details>',
@@ -106,13 +99,7 @@ def test_a_simplified_form_beyond_its_budget_is_left_out(monkeypatch):
     from eomcompare.formulations import get_formulation
 
     eom = get_formulation("kane").derive("double_pendulum")
-    case = CaseEquations(
-        "double_pendulum",
-        "kane",
-        equations_data(eom),
-        float(eom.op_counts["raw"]),
-        float(eom.op_counts["cse"]),
-    )
+    case = CaseEquations.of(eom)
     assert 'class="simplified"' in equations_html(case)
     monkeypatch.setattr(equations, "SIMPLIFIED_BUDGET", 100)
     page = equations_html(case, {})
