@@ -95,15 +95,18 @@ def rows_of(out: Path) -> list[dict]:
 
 
 def _case_workers(pid: int) -> list[int]:
-    """:func:`children_of` ``pid`` seen twice, a tenth of a second apart:
-    a helper the run starts (its compiler's, ``numeric.ahead``) carries the
-    run's command name from its fork until it names itself, a moment
-    later, and is no case worker."""
-    seen = children_of(pid)
-    if not seen:
-        return []
-    time.sleep(0.1)
-    return [p for p in children_of(pid) if p in seen]
+    """:func:`children_of` ``pid`` that have not exited: a case that has
+    sent its result and ended waits, a zombie, until the run reaps it after
+    forking the next one, and killing it crashes nothing."""
+
+    def running(child: int) -> bool:
+        try:
+            with open(f"/proc/{child}/stat") as fh:
+                return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+        except (FileNotFoundError, IndexError):
+            return False
+
+    return [p for p in children_of(pid) if running(p)]
 
 
 def children_of(pid: int) -> list[int]:
@@ -437,7 +440,10 @@ def _assert_unique_complete(out: Path, n: int):
 @slow
 def test_a_worker_killed_mid_case_is_a_row_and_runs_again(tmp_path):
     out = tmp_path / "run"
-    args = run_args(out, ["double_pendulum", "rotating_tube"], t_final=0.3)
+    # Cases of about a second (300 s of the double pendulum; the
+    # derivations and libraries are in the session's cache already), so
+    # that the worker seen is still running its case when it is killed.
+    args = run_args(out, ["double_pendulum", "rotating_tube"], t_final=300)
     proc = popen(tmp_path, *args)
     workers = []
     wait_for(
