@@ -485,7 +485,11 @@ void eom_call_forces(const struct eom_functions *, double, const double *,
 int eom_call_unknowns(const struct eom_functions *, double, const double *,
                       const double *, double *, int *);
 void *eom_fast_rhs_function(void);
+int eom_call_dop853(const struct eom_functions *, const double *, long, double,
+                    double, double *, double, double, double, double,
+                    const double *, long, double *, long *, double *,
+                    int (*)(double, const double *));
 """
 )
 
-_CALL_SOURCE = _TABLE + _c_file("eom_call.c")
+_CALL_SOURCE = _TABLE + _c_file("eom_call.c") + _c_file("eom_dop853.c")

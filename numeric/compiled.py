@@ -366,17 +366,7 @@ class _BoundCalls:
     """``eom_<name>(...)`` -> ``eom_call_<name>(table, ...)``."""
 
     def __init__(self, call, table):
-        for name in (
-            "rhs",
-            "rhs_batch",
-            "mf",
-            "rates",
-            "acc",
-            "coords",
-            "state",
-            "forces",
-            "unknowns",
-        ):
+        for name in "rhs rhs_batch mf rates acc coords state forces unknowns".split():
             fn = getattr(call, f"eom_call_{name}")
             setattr(self, f"eom_{name}", functools.partial(fn, table))
 
@@ -708,6 +698,13 @@ class CompiledModel(NumericModel):
         if status:
             return self._rates_after_failure(t0, x)
         return out
+
+    def dop853_segment(self, a, b, x, **options):
+        """DOP853 from ``a`` to ``b`` with its step loop in compiled code
+        (:func:`eomcompare.numeric.dop853.dop853_segment`)."""
+        from .dop853 import run_compiled
+
+        return run_compiled(self._module, self._table, self._pc, a, b, x, **options)
 
     def compiled_unknowns(self, t0, x):
         """The unknowns at ``(t0, x)`` by the compiled solve of ``rhs``,

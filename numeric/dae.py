@@ -76,12 +76,12 @@ from eomcompare.symbolic.types import ArrayLike
 
 from .integrate import (
     IntegrationResult,
-    _describe,
     _projection_functions,
     _resolve_model,
     _start,
 )
 from .model import SingularConfigurationError
+from .watch import describe_configuration
 
 __all__ = [
     "integrate_dae",
@@ -342,7 +342,7 @@ def integrate_dae(
     except Exception as exc:  # non-finite at the start
         raise SingularConfigurationError(
             f"{eom.formulation}: the equations of {ms.name!r} cannot be "
-            f"evaluated at t={t0:.6g}, {_describe(ms, q0)} ({exc})"
+            f"evaluated at t={t0:.6g}, {describe_configuration(ms, q0)} ({exc})"
         ) from None
     if m:
         B0 = np.asarray(f["B"](t0, q0, p), dtype=float).reshape(m, n)
@@ -385,7 +385,7 @@ def integrate_dae(
         if not (np.all(np.isfinite(z)) and cond < 1e13):
             raise SingularConfigurationError(
                 f"{eom.formulation}: the augmented system of {ms.name!r} is "
-                f"singular at t={tt:.6g}, {_describe(ms, q)}: the constraint "
+                f"singular at t={tt:.6g}, {describe_configuration(ms, q)}: the constraint "
                 f"rows lose rank there (a singular position)"
             )
         h = sum(1 for r in rows if r < n_hol)
@@ -504,7 +504,7 @@ def integrate_dae(
         if not sol.success:
             success = False
             message = (
-                f"IDA stopped at t={T[-1]:.6g}, {_describe(ms, Y[-1, :n])}: "
+                f"IDA stopped at t={T[-1]:.6g}, {describe_configuration(ms, Y[-1, :n])}: "
                 f"{sol.message}{_near_singular(Bf, T[-1], Y[-1, :n], p, m, n, k)}"
             )
             break
@@ -520,7 +520,7 @@ def integrate_dae(
         if tuple(new_rows) == tuple(rows) or kept <= RESELECT * whole:
             success = False
             message = (
-                f"IDA stopped at t={t_now:.6g}, {_describe(ms, q_e)}: no "
+                f"IDA stopped at t={t_now:.6g}, {describe_configuration(ms, q_e)}: no "
                 f"{rank} of the {n_hol} holonomic constraint rows are "
                 f"independent there (reciprocal condition number {whole:.3g})"
             )

@@ -15,6 +15,12 @@ a solve costs about what its evaluations cost.
     times are interpolated from its own steps (they neither cut its steps
     nor restart it); it does not step past the end of a segment
     (``tcrit``).
+``"dop853"``
+    solve_ivp's DOP853, the same steps, with its whole step loop in
+    compiled code calling a compiled model's own right-hand side (no call
+    into Python between two steps): :mod:`eomcompare.numeric.dop853`.
+    Compiled models only; :func:`integrate` runs solve_ivp's ``"DOP853"``
+    for the others.
 
 A driver reports the state at the output times it is given and at the end
 of its segment, nothing in between (it has no step-by-step output and no
@@ -22,8 +28,8 @@ event location).  The watch for singular positions of equations that
 integrate dependent coordinates (``singularity_tol``), which solve_ivp's
 methods keep as an event between step ends, is kept by
 :func:`integrate` around the driver instead: it checks the state of the
-first right-hand-side evaluation at each new time (the driver's attempted
-step ends) and every state returned (``integrate``'s documentation says
+first right-hand-side evaluation at each new time (LSODA's attempted step
+ends) or of each accepted step's end (DOP853's), and every state returned (``integrate``'s documentation says
 what it can miss).  :class:`UnsupportedDriverError` remains for what a
 driver cannot do.
 """
@@ -37,7 +43,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["DRIVERS", "Segment", "UnsupportedDriverError", "odeint_segment"]
+__all__ = [
+    "DRIVERS",
+    "Segment",
+    "UnsupportedDriverError",
+    "dop853_segment",
+    "odeint_segment",
+]
 
 
 class UnsupportedDriverError(ValueError):
@@ -73,6 +85,9 @@ class Segment:
     nfev: int
     status: int = 0
     sol: None = None
+    #: False when the evaluations did not go through the caller's ``fun``
+    #: (the compiled loop calls the model's own): ``nfev`` counts them.
+    counted: bool = True
 
 
 #: LSODA's largest number of steps between two output times (its default
@@ -91,12 +106,16 @@ def odeint_segment(
     t_out: np.ndarray,
     first_step: float | None = None,
     max_step: float = math.inf,
+    model=None,
+    watch=None,
 ) -> Segment:
     """Integrate ``x' = fun(t, x)`` from ``a`` to ``b`` with LSODA
     (``scipy.integrate.odeint``), reporting the states at ``t_out``
     (increasing, within ``(a, b]``) and at ``b``.
 
-    An exception raised by ``fun`` propagates.
+    An exception raised by ``fun`` propagates.  ``watch`` (the caller's
+    :class:`~eomcompare.numeric.watch.DriverWatch`) checks the first
+    evaluation at each new time; ``model`` is not needed.
 
     Examples
     --------
@@ -108,6 +127,8 @@ def odeint_segment(
     """
     from scipy.integrate import ODEintWarning, odeint
 
+    if watch is not None:
+        fun = watch.wrap(fun)
     t_out = np.asarray(t_out, dtype=float).ravel()
     ends_at_b = bool(t_out.size) and t_out[-1] == b
     times = np.concatenate([[a], t_out, [] if ends_at_b else [b]])
@@ -151,6 +172,80 @@ def odeint_segment(
     )
 
 
+def dop853_segment(
+    fun: Callable[[float, np.ndarray], np.ndarray],
+    a: float,
+    b: float,
+    x: np.ndarray,
+    *,
+    rtol: float,
+    atol: float,
+    t_out: np.ndarray,
+    first_step: float | None = None,
+    max_step: float = math.inf,
+    model=None,
+    watch=None,
+) -> Segment:
+    """Integrate a compiled ``model``'s ``x' = rhs(t, x)`` from ``a`` to
+    ``b`` with DOP853 in compiled code, reporting the states at ``t_out``
+    (increasing, within ``(a, b]``) and at ``b``.
+
+    ``fun`` is the caller's right-hand side: it is called only where the
+    compiled one failed or the step size collapsed, so that it raises the
+    caller's error for that state (a singular configuration, a non-finite
+    derivative) or records it.  ``watch`` (the caller's
+    :class:`~eomcompare.numeric.watch.DriverWatch`) checks every accepted
+    step's end and may raise to stop.  See :mod:`eomcompare.numeric.dop853`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from eomcompare.formulations import get_formulation
+    >>> model = get_formulation("kane").derive("double_pendulum").numeric(backend="c")
+    >>> x0 = model.state_from(np.array([0.5, 0.0]), np.array([0.0, 0.0]), 0.0)
+    >>> seg = dop853_segment(model.rhs, 0.0, 1.0, x0, rtol=1e-10, atol=1e-10,
+    ...                      t_out=np.array([0.5, 1.0]), model=model)
+    >>> seg.success, seg.t.tolist(), bool(np.allclose(seg.y[:, -1], seg.x_end))
+    (True, [0.5, 1.0], True)
+    """
+    t_out = np.asarray(t_out, dtype=float).ravel()
+    code, ys, t_stop, x_stop, next_step, nfev = model.dop853_segment(
+        a,
+        b,
+        x,
+        rtol=rtol,
+        atol=atol,
+        t_out=t_out,
+        first_step=first_step,
+        max_step=max_step,
+        watch=None if watch is None else watch.check,
+    )
+    if code in (1, 2):
+        # The caller's right-hand side at the failing state: raises the
+        # caller's error for it (and records it, for the caller's report of
+        # a collapsed step size).
+        fun(t_stop, x_stop)
+    message = {
+        1: "Required step size is less than spacing between numbers.",
+        2: f"the compiled right-hand side failed at t={t_stop:.6g}",
+    }.get(code, "")
+    success = code == 0
+    return Segment(
+        t=t_out[: len(ys)].copy(),
+        y=np.ascontiguousarray(ys.T),
+        x_end=x_stop if success else None,
+        last_step=next_step,
+        success=success,
+        message=message or "The solver successfully reached the end of the segment.",
+        nfev=nfev,
+        status=0 if success else -1,
+        counted=False,
+    )
+
+
 #: Driver name -> segment solver ``(fun, a, b, x, *, rtol, atol, t_out,
-#: first_step, max_step) -> Segment``.
-DRIVERS: dict[str, Callable[..., Segment]] = {"odeint": odeint_segment}
+#: first_step, max_step, model, watch) -> Segment``.
+DRIVERS: dict[str, Callable[..., Segment]] = {
+    "odeint": odeint_segment,
+    "dop853": dop853_segment,
+}

@@ -54,12 +54,18 @@ import sympy.physics.mechanics as me
 from scipy.integrate import solve_ivp
 
 from eomcompare.symbolic.plain import plain_replacements, to_plain
-from eomcompare.symbolic.text import display_name
 from eomcompare.symbolic.types import ArrayLike
 
 from .drivers import DRIVERS
 from .model import NumericModel, SingularConfigurationError, is_equations_of_motion
 from .states import ConstraintError
+from .watch import (
+    DriverWatch,
+    describe_configuration,
+    raise_if_singular,
+    singular_position,
+    singularity_event,
+)
 
 __all__ = [
     "integrate",
@@ -204,20 +210,6 @@ def prepare_projection(system) -> None:
         _projection_functions(system)
 
 
-#: Coordinates an error message names (a long chain's first ones).
-DESCRIBED_COORDINATES = 12
-
-
-def _describe(ms, q):
-    names = [display_name(c) for c in ms.coordinates]
-    shown = ", ".join(f"{n}={v:.6g}" for n, v in zip(names[:DESCRIBED_COORDINATES], q))
-    if len(names) > DESCRIBED_COORDINATES:
-        shown += (
-            f", ... (the first {DESCRIBED_COORDINATES} of {len(names)} coordinates)"
-        )
-    return shown
-
-
 def project_state(system, t0, q, qd, parameters=None, *, tol=1e-12, maxiter=20):
     """Project (q, q') onto the position and velocity constraints.
 
@@ -288,7 +280,7 @@ def project_state(system, t0, q, qd, parameters=None, *, tol=1e-12, maxiter=20):
         else:
             raise ConstraintError(
                 f"system {system.name!r}: cannot project onto the holonomic "
-                f"constraints at t={t0:.6g}, {_describe(system, q)} "
+                f"constraints at t={t0:.6g}, {describe_configuration(system, q)} "
                 f"(residual {res:.3g} after {maxiter} iterations)"
             )
     if f["n_vel"]:
@@ -375,7 +367,7 @@ def _check_initial(ms, t0, q, qd, pmap, tol):
     if bad:
         raise ConstraintError(
             f"inconsistent initial state of {ms.name!r} at t={t0:.6g}, "
-            f"{_describe(ms, q)}: {' and '.join(bad)} exceed {tol:.1g}; "
+            f"{describe_configuration(ms, q)}: {' and '.join(bad)} exceed {tol:.1g}; "
             f"start from system.states.consistent_initial_state() or "
             f"system.states.random_state(seed), or project with project_state()"
         )
@@ -411,8 +403,11 @@ def integrate(
         End time; integration starts at the initial state's time.
     method : str
         A ``scipy.integrate.solve_ivp`` method, or a compiled driver of
-        :data:`eomcompare.numeric.drivers.DRIVERS` (``"odeint"``: LSODA
-        stepping in compiled code, far cheaper per step than solve_ivp).
+        :data:`eomcompare.numeric.drivers.DRIVERS`, far cheaper per step
+        than solve_ivp: ``"odeint"`` (LSODA stepping in compiled code) or
+        ``"dop853"`` (solve_ivp's DOP853, the same steps, its loop in
+        compiled code calling a compiled model's right-hand side; solve_ivp's
+        ``"DOP853"`` for a model that is not compiled).
         The drivers take no events: with equations that integrate
         dependent coordinates their watch for singular positions checks the
         times they evaluate and return (see ``singularity_tol``).
@@ -514,16 +509,20 @@ def integrate(
         # condition number itself fail.
         raise SingularConfigurationError(
             f"{eom.formulation}: the equations of {ms.name!r} cannot be "
-            f"evaluated at t={t0:.6g}, {_describe(ms, q0)} ({exc})"
+            f"evaluated at t={t0:.6g}, {describe_configuration(ms, q0)} ({exc})"
         ) from None
 
     nfev = [0]
     last = {}
-    events = _singularity_event(model, singularity_tol)
+    events = singularity_event(model, singularity_tol)
     driver = DRIVERS.get(method)
+    if method == "dop853" and getattr(model, "backend", None) != "c":
+        # Its loop calls a compiled right-hand side: the same method, the
+        # same steps, through solve_ivp for any other model.
+        method, driver = "DOP853", None
     # A driver has no event location: the watch checks the states it
-    # evaluates at each new time and the states it returns (_DriverWatch).
-    watch = _DriverWatch(model, events[0]) if driver and events else None
+    # evaluates at each new time and the states it returns (DriverWatch).
+    watch = DriverWatch(model, events[0]) if driver and events else None
 
     rhs = model.rhs
 
@@ -539,7 +538,7 @@ def integrate(
             q, _ = model.coordinates_from(x, tt)
             raise SingularConfigurationError(
                 f"{eom.formulation}: non-finite derivative for {ms.name!r} "
-                f"at t={tt:.6g}, {_describe(ms, q)}"
+                f"at t={tt:.6g}, {describe_configuration(ms, q)}"
             )
         return dx
 
@@ -579,7 +578,7 @@ def integrate(
         step = None if first_step is None else min(first_step, b - a)
         if driver is not None:
             sol = driver(
-                fun if watch is None else watch.wrap(fun),
+                fun,
                 a,
                 b,
                 x,
@@ -588,7 +587,11 @@ def integrate(
                 t_out=inside,
                 first_step=step,
                 max_step=max_step,
+                model=model,
+                watch=watch,
             )
+            if not sol.counted:
+                nfev[0] += sol.nfev
             if watch is not None:
                 # The states returned, at the output times and the end.
                 watch.check_all(sol.t, sol.y.T)
@@ -596,7 +599,7 @@ def integrate(
                     watch.check(b, sol.x_end)
             if not sol.success:
                 success, message = False, sol.message
-                _raise_if_singular(model, sol, last)
+                raise_if_singular(model, sol, last)
                 ts.extend(sol.t)
                 xs.extend(sol.y.T)
                 break
@@ -626,10 +629,10 @@ def integrate(
         if events is not None and sol.status == 1:
             te = float(sol.t_events[0][0])
             q, _ = model.coordinates_from(sol.y_events[0][0], te)
-            raise _singular_position(model, te, q, singularity_tol)
+            raise singular_position(model, te, q, singularity_tol)
         if not sol.success:
             success, message = False, sol.message
-            _raise_if_singular(model, sol, last)
+            raise_if_singular(model, sol, last)
             if len(sol.t):
                 ts.extend(sol.t)
                 xs.extend(sol.y.T)
@@ -682,118 +685,7 @@ def integrate(
     )
 
 
-def _singularity_event(model, tol):
-    """A terminal ``solve_ivp`` event at the configurations where the
-    velocity constraint rows lose rank, for equations whose state holds
-    the dependent coordinates; None when there is nothing to watch."""
-    ms = model.system
-    if tol is None or not ms.q_dep:
-        return None
-    if not set(ms.q_dep) & set(model.eom.states):
-        # The dependent coordinates were eliminated (explicit solutions):
-        # the equations never meet the constraint Jacobian.
-        return None
-    f = ms.states._constraint_functions["A"]
-    n_u = len(ms.speeds)
-    p = model.p
-
-    def rcond(tt, x):
-        q, _ = model.coordinates_from(x, tt)
-        A = np.asarray(f(tt, q, np.zeros(n_u), p), dtype=float).reshape(-1, n_u)
-        sv = np.linalg.svd(A, compute_uv=False)
-        if not np.all(np.isfinite(sv)) or sv[0] == 0:
-            return -tol
-        return float(sv[-1] / sv[0]) - tol
-
-    rcond.terminal = True
-    rcond.tol = tol
-    return [rcond]
-
-
-def _singular_position(model, te, q, tol):
-    """The error of the singularity watch at time ``te``, coordinates ``q``."""
-    ms = model.system
-    return SingularConfigurationError(
-        f"{model.eom.formulation}: {ms.name!r} reached a singular position "
-        f"at t={te:.6g}, {_describe(ms, q)}: the constraint Jacobian "
-        f"loses rank there (reciprocal condition number of the "
-        f"velocity constraints below {tol:g}), the "
-        f"degrees of freedom jump and the motion may change branch; "
-        f"integration stopped"
-    )
-
-
-class _DriverWatch:
-    """The watch for singular positions with a compiled driver, which has
-    no event location and no step-by-step output.
-
-    It checks the reciprocal condition number of the velocity constraint
-    rows (the event function of :func:`_singularity_event`) at
-
-    - the first evaluation of the right-hand side at each new time: the
-      driver's step ends, attempted or accepted (LSODA evaluates the
-      predicted state at ``t_n + h`` before correcting it, and calls again
-      at the same time for its corrector and its Jacobian), and
-    - every state the driver returns (output times, segment ends);
-
-    and stops with the same :class:`SingularConfigurationError` as the
-    solve_ivp path, naming the time of the first check below the threshold
-    (solve_ivp locates the crossing between two step ends; here it is the
-    first checked time past it, at most one step later).
-
-    What it can miss: like solve_ivp's event, which compares the step ends
-    too, a dip of the condition number below the threshold that begins and
-    ends between two checked times (within one step).  The checked state at
-    a step end is the predictor, not the corrected solution, and may
-    belong to a step that is then rejected: it differs from the solution
-    by about the local error, which only matters within that distance of
-    the threshold.
-    """
-
-    def __init__(self, model, event):
-        self.model = model
-        self.event = event
-        self.prev = math.nan
-
-    def check(self, tt, x):
-        g = self.event(tt, x)
-        if g < 0:
-            q, _ = self.model.coordinates_from(np.asarray(x, dtype=float), tt)
-            raise _singular_position(self.model, float(tt), q, self.event.tol)
-
-    def check_all(self, ts, xs):
-        for tt, x in zip(ts, xs):
-            self.check(float(tt), x)
-
-    def wrap(self, fun):
-        def watched(tt, x):
-            if tt != self.prev:
-                self.prev = tt
-                self.check(tt, x)
-            return fun(tt, x)
-
-        return watched
-
-
 def _final_state(sol, b):
     if sol.sol is not None:
         return np.asarray(sol.sol(b), dtype=float)
     return sol.y[:, -1].copy()
-
-
-def _raise_if_singular(model, sol, last):
-    """A failed integration near a singular configuration is reported as
-    such (the step size collapses there instead of producing NaN)."""
-    if not last:
-        return
-    tt, x = last["t"], np.asarray(last["x"], dtype=float)
-    M, _ = model.mass_matrix_and_forcing(tt, x)
-    cond = np.linalg.cond(M)
-    if not np.isfinite(cond) or cond > 1e10:
-        q, _ = model.coordinates_from(x, tt)
-        raise SingularConfigurationError(
-            f"{model.eom.formulation}: integration of {model.system.name!r} "
-            f"stopped near a singular configuration at t={tt:.6g}, "
-            f"{_describe(model.system, q)} (condition number of the mass "
-            f"matrix {cond:.3g}): {sol.message}"
-        )

@@ -198,7 +198,7 @@ def test_a_message_names_a_long_chains_first_coordinates_only():
 
     import sympy.physics.mechanics as me
 
-    from eomcompare.numeric.integrate import _describe
+    from eomcompare.numeric.watch import describe_configuration as _describe
 
     long = SimpleNamespace(coordinates=me.dynamicsymbols("q0:81"))
     text = _describe(long, np.arange(81.0))
