@@ -32,10 +32,23 @@ from eomcompare.systems import CATALOGUE, system_facts
 from .prepared import CODE_PACKAGES
 from .variants import variant_label
 
-#: ``scipy.integrate.solve_ivp`` methods a run accepts, and ``"IDA"``:
+#: Integrators a run accepts: ``"dop853"`` (the default: solve_ivp's DOP853,
+#: the same steps, with its loop in compiled code on compiled models,
+#: :mod:`eomcompare.numeric.dop853`), the compiled LSODA driver
+#: ``"odeint"``, ``scipy.integrate.solve_ivp``'s methods, and ``"IDA"``:
 #: SUNDIALS' IDA on the multiplier form (:mod:`eomcompare.numeric.dae`), for the
 #: formulations with multipliers; the others are refused (``unsupported``).
-SOLVERS = ("RK45", "RK23", "DOP853", "Radau", "BDF", "LSODA", DAE_METHOD)
+SOLVERS = (
+    "dop853",
+    "odeint",
+    "RK45",
+    "RK23",
+    "DOP853",
+    "Radau",
+    "BDF",
+    "LSODA",
+    DAE_METHOD,
+)
 
 
 #: Numeric backends a run accepts (``numeric.backends``, and "sized").
@@ -81,8 +94,9 @@ class RunOptions:
     ----------
     t_final : float
         Simulated horizon in seconds.
-    method, rtol, atol : solver settings for ``scipy.integrate.solve_ivp``,
-        or ``method="IDA"``: the multiplier form as a DAE
+    method, rtol, atol : integrator settings (:data:`SOLVERS`; the
+        default ``"dop853"`` steps as solve_ivp's ``"DOP853"`` does, in
+        compiled code where the case's model is compiled), or ``method="IDA"``: the multiplier form as a DAE
         (:func:`eomcompare.numeric.dae.integrate_dae`, ``stabilization`` unused), for
         formulations with multipliers, the reference among them.
     n_samples : int
@@ -145,7 +159,7 @@ class RunOptions:
     """
 
     t_final: float = 10.0
-    method: str = "DOP853"
+    method: str = "dop853"
     rtol: float = 1e-10
     atol: float = 1e-10
     n_samples: int = 201

@@ -112,8 +112,11 @@ def _add_run_options(p: argparse.ArgumentParser):
     )
     p.add_argument(
         "--method",
-        default="DOP853",
-        help="solve_ivp method (default DOP853), or IDA: SUNDIALS' IDA on "
+        default="dop853",
+        help="integrator: dop853 (default: solve_ivp's DOP853, the same "
+        "steps, its loop in compiled code where the case compiles), odeint "
+        "(LSODA, compiled), a solve_ivp method (DOP853, RK45, Radau, BDF, "
+        "LSODA, RK23), or IDA: SUNDIALS' IDA on "
         "the multiplier form (stabilised index-2, ida-ggl; pip install -e "
         "'.[dae]'), for formulations with multipliers (--reference lagrange; "
         "the others are refused)",

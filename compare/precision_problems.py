@@ -29,9 +29,11 @@ INTEGRATORS: dict[str, Callable[..., Any]] = {
     for name in ("DOP853", "RK45", "Radau", "BDF", "LSODA")
 }
 #: The compiled drivers (:data:`eomcompare.numeric.drivers.DRIVERS`):
-#: ``odeint`` is the LSODA of ``LSODA`` above, its step loop in compiled
-#: code instead of solve_ivp's Python.
+#: ``odeint`` is the LSODA of ``LSODA`` above and ``dop853`` the DOP853 of
+#: ``DOP853`` (the same steps), their step loops in compiled code instead
+#: of solve_ivp's Python.
 INTEGRATORS["odeint"] = functools.partial(integrate, method="odeint")
+INTEGRATORS["dop853"] = functools.partial(integrate, method="dop853")
 
 
 def _ida(model, t_final, *, rtol, atol, t_eval=None, initial_state=None, **_ode_only):
@@ -54,6 +56,7 @@ INTEGRATORS[DAE_INTEGRATOR] = _ida
 #: How each integrator gets its Jacobian.
 JACOBIANS: dict[str, str] = {
     "DOP853": "none (explicit)",
+    "dop853": "none (explicit)",
     "RK45": "none (explicit)",
     "Radau": "finite differences of the compiled right-hand side (scipy num_jac)",
     "BDF": "finite differences of the compiled right-hand side (scipy num_jac)",
