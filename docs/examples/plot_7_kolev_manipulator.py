@@ -77,9 +77,23 @@ published = [
 # (3.10) exactly, the second is (3.10) times :math:`m_2(m_1 + m_2)/m_1` —
 # (2.20) for :math:`\bar q_2` is :math:`E_2 + (m_2/m_1)E_1`, which the paper
 # divided by that factor.
+#
+# The derived equations still hold :math:`\sin^2 + \cos^2` of
+# :math:`\bar q_3` (and of :math:`\gamma`) unsimplified; with
+# :math:`\sin^2 \to 1 - \cos^2`, an identity, the ratios are quotients of
+# polynomials that ``cancel`` reduces exactly, without ``simplify``'s
+# search over rewritings (seconds for these three equations).
 derived = eom.mass_matrix * sm.Matrix(eom.unknowns) - eom.forcing
+pythagoras = {sm.sin(x) ** 2: 1 - sm.cos(x) ** 2 for x in (q3, gamma)}
+
+
+def without_sin_squared(expr):
+    return sm.expand(sm.expand(expr).subs(pythagoras))
+
+
 ratios = [
-    sm.factor(sm.simplify(sm.simplify(derived[i]) / published[i])) for i in range(3)
+    sm.factor(sm.cancel(without_sin_squared(derived[i]) / published[i]))
+    for i in range(3)
 ]
 for i, r in enumerate(ratios):
     print(f"equation {i + 1}: derived / published = {r}")
