@@ -71,6 +71,7 @@ from .c_code import (
     CompilerNotFoundError,
     c_source,
 )
+from .dop853 import run_compiled
 from .model import NumericModel
 from .trust import (
     CacheRefused,
@@ -702,8 +703,6 @@ class CompiledModel(NumericModel):
     def dop853_segment(self, a, b, x, **options):
         """DOP853 from ``a`` to ``b`` with its step loop in compiled code
         (:func:`eomcompare.numeric.dop853.dop853_segment`)."""
-        from .dop853 import run_compiled
-
         return run_compiled(self._module, self._table, self._pc, a, b, x, **options)
 
     def compiled_unknowns(self, t0, x):

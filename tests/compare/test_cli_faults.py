@@ -34,6 +34,10 @@ slow = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = ["--systems", "double_pendulum", "--formulations", "kane", "sympy_kane"]
+#: Cases that must still be running when a test acts on them are solved by
+#: solve_ivp's DOP853 (its steps in Python, tens of times slower than the
+#: default compiled loop), whose durations these tests were tuned to.
+SOLVE_IVP = ["--method", "DOP853"]
 
 
 _SHARED: dict = {}
@@ -182,8 +186,9 @@ def test_resume_never_pairs_a_row_with_another_runs_trajectory(tmp_path):
 # ----------------------------------------------------------------------
 @slow
 def test_an_own_formulation_timing_out_fails_the_run(tmp_path):
-    # A thousand seconds of the chaotic double pendulum at 1e-10 take far
-    # longer than the one second allowed.
+    # A thousand seconds of the chaotic double pendulum at 1e-10 stepped
+    # by solve_ivp's Python take far longer than the one second allowed
+    # (the compiled loop, the default, takes a twentieth of a second).
     res = cli(
         tmp_path,
         "run",
@@ -191,6 +196,7 @@ def test_an_own_formulation_timing_out_fails_the_run(tmp_path):
         "double_pendulum",
         "--formulations",
         "kane",
+        *SOLVE_IVP,
         "--t-final",
         "1000",
         "--timeout",
@@ -330,6 +336,7 @@ def test_a_signal_to_the_main_process_stops_it_and_its_workers(tmp_path, sig, rc
         tmp_path,
         "run",
         *SMALL,
+        *SOLVE_IVP,
         "--t-final",
         "1000",
         "--jobs",
@@ -440,10 +447,13 @@ def _assert_unique_complete(out: Path, n: int):
 @slow
 def test_a_worker_killed_mid_case_is_a_row_and_runs_again(tmp_path):
     out = tmp_path / "run"
-    # Cases of about a second (300 s of the double pendulum; the
-    # derivations and libraries are in the session's cache already), so
-    # that the worker seen is still running its case when it is killed.
-    args = run_args(out, ["double_pendulum", "rotating_tube"], t_final=300)
+    # Cases of about a second (300 s of the double pendulum stepped by
+    # solve_ivp; the derivations and libraries are in the session's cache
+    # already), so that the worker seen is still running its case when it
+    # is killed.
+    args = run_args(
+        out, ["double_pendulum", "rotating_tube"], t_final=300, extra=SOLVE_IVP
+    )
     proc = popen(tmp_path, *args)
     workers = []
     wait_for(
