@@ -149,6 +149,21 @@ static void dop_combine(long n, const double *y, double h, const double *a,
     }
 }
 
+/* Stage s at time ts: K[s] = rhs(ts, y + h sum_{j<s} a[j] K[j]), the
+   stage's state written to y_s.  On failure (2) the state is copied to
+   fail and the time to *t_fail. */
+static int dop_stage(eom_table f, const double *p, long *nfev, long n,
+                     double ts, const double *y, double h, const double *a,
+                     int s, double *K, double *y_s, double *fail,
+                     double *t_fail)
+{
+    dop_combine(n, y, h, a, s, K, y_s);
+    if (dop_eval(f, p, nfev, ts, y_s, K + s * n) == 0) return 0;
+    memcpy(fail, y_s, sizeof(double) * (size_t)n);
+    *t_fail = ts;
+    return 2;
+}
+
 /* Integrate x' = rhs(t, x) from a to b (b > a) starting at x, which holds
    the state at b on success.  h0 > 0 is the first step, else it is
    selected as scipy's select_initial_step does.  The states at the n_out
@@ -216,21 +231,13 @@ static int eom_call_dop853(eom_table f, const double *p, long n, double a,
             if (t_new > b) t_new = b;
             h = t_new - t;
             h_abs = fabs(h);
-            for (int s = 1; s < 12; ++s) {
-                dop_combine(n, x, h, DOP_A[s], s, K, tmp);
-                if (dop_eval(f, p, &nfev, t + DOP_C[s] * h, tmp, K + s * n)) {
-                    memcpy(x, tmp, sizeof(double) * (size_t)n);
-                    info[0] = t + DOP_C[s] * h;
-                    status = 2;
-                    goto end;
-                }
-            }
-            dop_combine(n, x, h, DOP_A[12], 12, K, y_new);
-            if (dop_eval(f, p, &nfev, t + h, y_new, K + 12 * n)) {
-                memcpy(x, y_new, sizeof(double) * (size_t)n);
-                info[0] = t + h;
-                status = 2;
-                goto end;
+            /* Stages 1 to 11, then the solution (y_new, by the weights
+               of row 12) and its rates K[12]. */
+            for (int s = 1; s <= 12; ++s) {
+                status = dop_stage(f, p, &nfev, n, t + DOP_C[s] * h, x, h,
+                                   DOP_A[s], s, K, s < 12 ? tmp : y_new, x,
+                                   info);
+                if (status) goto end;
             }
             double e5 = 0.0, e3 = 0.0;
             for (long i = 0; i < n; ++i) {
@@ -275,13 +282,9 @@ static int eom_call_dop853(eom_table f, const double *p, long n, double a,
         if (k_out < n_out && t_out[k_out] <= t) {
             /* The dense output: three more stages, then the seven rows. */
             for (int s = 13; s < 16; ++s) {
-                dop_combine(n, x, h, DOP_A[s], s, K, tmp);
-                if (dop_eval(f, p, &nfev, t_old + DOP_C[s] * h, tmp, K + s * n)) {
-                    memcpy(x, tmp, sizeof(double) * (size_t)n);
-                    info[0] = t_old + DOP_C[s] * h;
-                    status = 2;
-                    goto end;
-                }
+                status = dop_stage(f, p, &nfev, n, t_old + DOP_C[s] * h, x, h,
+                                   DOP_A[s], s, K, tmp, x, info);
+                if (status) goto end;
             }
             for (long i = 0; i < n; ++i) {
                 double dy = y_new[i] - x[i], f_old = K[i];
