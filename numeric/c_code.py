@@ -487,7 +487,7 @@ int eom_call_unknowns(const struct eom_functions *, double, const double *,
 void *eom_fast_rhs_function(void);
 int eom_call_dop853(const struct eom_functions *, const double *, long, double,
                     double, double *, double, double, double, double,
-                    const double *, long, double *, long *, double *,
+                    const double *, long, double *, long *, double *, long,
                     int (*)(double, const double *));
 """
 )

@@ -5,7 +5,8 @@
    norm, first-step selection and dense output of scipy's solve_ivp
    "DOP853", so that the two take the same steps on the same problem.
    The right-hand side is a compiled model's own (its table's rhs): no call
-   leaves C between two accepted steps unless a watch is given.  Appended
+   leaves C between two accepted steps but to the watch, when one is
+   given, every `every` accepted steps.  Appended
    to eom_call.c in the call extension. */
 #include <math.h>
 #include <stdlib.h>
@@ -169,8 +170,10 @@ static int dop_stage(eom_table f, const double *p, long *nfev, long n,
    selected as scipy's select_initial_step does.  The states at the n_out
    increasing times t_out (within (a, b]) are written row by row into
    y_out from the dense output of the step that contains them; *done
-   tells how many.  After each accepted step watch(t, y), when given, may
-   stop the integration by returning non-zero.  info[0] is the time where
+   tells how many.  After every `every`-th accepted step watch(t, y), when
+   given, may stop the integration by returning non-zero (Python's signal
+   handlers run in it: a watch called now and then lets Ctrl-C stop a
+   long segment).  info[0] is the time where
    it stopped (b on success), info[1] the larger of the last two accepted
    step sizes (the next segment's first step), info[2] the evaluations.
    Returns 0 on success; 1 when the step size falls below ten spacings of
@@ -181,14 +184,15 @@ static int eom_call_dop853(eom_table f, const double *p, long n, double a,
                            double b, double *x, double rtol, double atol,
                            double h0, double max_step, const double *t_out,
                            long n_out, double *y_out, long *done,
-                           double *info, int (*watch)(double, const double *))
+                           double *info, long every,
+                           int (*watch)(double, const double *))
 {
     double *K = malloc(sizeof(double) * (size_t)n * (16 + 7 + 4));
     if (K == NULL) return 4;
     double *F = K + 16 * n;               /* dense output, 7 rows */
     double *y_new = F + 7 * n, *tmp = y_new + n, *scale = tmp + n;
     double *err = scale + n;
-    long nfev = 0, k_out = 0;
+    long nfev = 0, k_out = 0, accepted = 0;
     int status = 0;
     double t = a, h_last = 0.0, h_before = 0.0;
     *done = 0;
@@ -273,7 +277,7 @@ static int eom_call_dop853(eom_table f, const double *p, long n, double a,
         h_last = h;
         double t_old = t;
         t = t_new;
-        if (watch != NULL && watch(t, y_new)) {
+        if (watch != NULL && ++accepted % every == 0 && watch(t, y_new)) {
             memcpy(x, y_new, sizeof(double) * (size_t)n);
             info[0] = t;
             status = 3;

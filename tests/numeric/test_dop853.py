@@ -9,6 +9,8 @@ form with its singular positions.
 
 from __future__ import annotations
 
+import signal
+
 import numpy as np
 import pytest
 from conftest import cached_eom
@@ -203,3 +205,41 @@ def test_a_model_that_is_not_compiled_runs_solve_ivps_dop853():
     b = integrate(model, 2.0, method="DOP853")
     assert np.array_equal(a.q, b.q) and a.nfev == b.nfev
     assert "dop853" in DRIVERS
+
+
+def test_a_signal_handler_runs_while_a_long_segment_steps():
+    """Without a watch the loop calls back into Python every POLL_STEPS
+    steps, where a pending signal's handler runs: the handler (raising
+    here) interrupts 10^6 s of the double pendulum, about a minute of
+    stepping, from within the loop's callback, not after its end."""
+
+    class Stop(Exception):
+        pass
+
+    where = []
+
+    def handler(signum, frame):
+        where.append(frame.f_code.co_name)
+        raise Stop
+
+    model = _compiled("kane", "double_pendulum")
+    t0, x0 = _start(model)
+    old = signal.signal(signal.SIGALRM, handler)
+    signal.setitimer(signal.ITIMER_REAL, 0.2)
+    try:
+        with pytest.raises(Stop):
+            dop853_segment(
+                model.rhs,
+                t0,
+                t0 + 1e6,
+                x0,
+                rtol=1e-10,
+                atol=1e-10,
+                t_out=np.array([t0 + 1e6]),
+                model=model,
+            )
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+    # Raised in the callback (run_compiled's check or the poll it calls).
+    assert where and where[0] in ("check", "_poll"), where
