@@ -140,9 +140,36 @@ def print_summary(result) -> None:
         print()
         for label, why in missing.items():
             print(f"{label}: oracle: unavailable ({why})")
+    note = compiled_backend_note(result)
+    if note:
+        print("\n" + note)
     repairs = result.metadata.get("cache_repairs")
     if repairs:
         print(
             f"\n{repairs} cache entr{'y' if repairs == 1 else 'ies'} rebuilt "
             f"(corrupted or mismatching)"
         )
+
+
+def compiled_backend_note(result) -> str | None:
+    """A line for a run whose ``backend="auto"`` found no compiled backend
+    (no cffi, no C compiler): its cases were solved and their right-hand
+    sides timed through lambdify, whose Python overhead hides the
+    equations' cost, and say so."""
+    frame = result.frame
+    options = result.metadata.get("options", {})
+    if options.get("backend") != "auto" or "backend" not in frame:
+        return None
+    if not (frame["backend"] == "lambdify").any():
+        return None
+    from eomcompare.numeric.backends import compiled_unavailable
+
+    why = compiled_unavailable()
+    if why is None:
+        return None
+    return (
+        f"No compiled backend: {why}.  The cases were solved and their "
+        "right-hand sides timed through lambdify (its Python overhead, about "
+        "10 µs a call, hides the equations' cost; the solves step in "
+        "solve_ivp's Python)."
+    )

@@ -96,3 +96,16 @@ def prepare_compiler() -> None:
         directory = compiled._usable_cache_dir(compiled.compiled_cache_dir(None))
         compiled._call_module(cffi, cc, flags, directory)  # type: ignore[no-untyped-call]
         compiled._abi_ffi(cffi)  # type: ignore[no-untyped-call]
+
+
+def compiled_unavailable() -> str | None:
+    """Why ``backend="auto"`` falls back to lambdify on this machine (no
+    cffi, no C compiler, no Python headers, an extension that does not
+    build), or None when the compiled backend is available."""
+    from .c_code import CompiledBackendError
+
+    try:
+        prepare_compiler()
+    except CompiledBackendError as exc:
+        return str(exc)
+    return None
