@@ -29,6 +29,15 @@ def _compiled(formulation, system, opts=()):
     return cached_eom(formulation, system, opts).numeric(backend="c")
 
 
+def _segment(model, a, b, x, t_out=None, **extra):
+    """The driver over ``[a, b]`` at rtol = atol = 1e-10, reporting at
+    ``t_out`` (default: ``b``)."""
+    t_out = np.array([b]) if t_out is None else t_out
+    return dop853_segment(
+        model.rhs, a, b, x, rtol=1e-10, atol=1e-10, t_out=t_out, model=model, **extra
+    )
+
+
 def _start(model):
     t0, q, qd = model.system.states.consistent_initial_state()
     return t0, model.state_from(np.asarray(q, float), np.asarray(qd, float), t0)
@@ -62,17 +71,7 @@ def test_the_same_steps_as_solve_ivps_dop853(formulation, system, opts):
             t_eval=grid,
             **extra,
         )
-        seg = dop853_segment(
-            model.rhs,
-            t0,
-            t0 + 3.0,
-            x0,
-            rtol=1e-10,
-            atol=1e-10,
-            t_out=grid,
-            model=model,
-            **extra,
-        )
+        seg = _segment(model, t0, t0 + 3.0, x0, grid, **extra)
         assert ref.success and seg.success
         assert seg.nfev == ref.nfev, extra
         assert np.array_equal(seg.t, grid)
@@ -160,16 +159,7 @@ def test_a_singular_mass_matrix_met_in_a_step_raises_the_callers_error():
     (m,) = [s for s in eom.system.parameters if str(s) == "m"]
     model = eom.numeric(backend="c", parameters={m: 0.0})
     with pytest.raises(SingularConfigurationError, match="singular at t=0"):
-        dop853_segment(
-            model.rhs,
-            0.0,
-            1.0,
-            np.array([0.1, 0.0]),
-            rtol=1e-10,
-            atol=1e-10,
-            t_out=np.array([1.0]),
-            model=model,
-        )
+        _segment(model, 0.0, 1.0, np.array([0.1, 0.0]))
 
 
 def test_an_exception_in_the_watch_stops_the_loop_and_is_raised():
@@ -228,16 +218,7 @@ def test_a_signal_handler_runs_while_a_long_segment_steps():
     signal.setitimer(signal.ITIMER_REAL, 0.2)
     try:
         with pytest.raises(Stop):
-            dop853_segment(
-                model.rhs,
-                t0,
-                t0 + 1e6,
-                x0,
-                rtol=1e-10,
-                atol=1e-10,
-                t_out=np.array([t0 + 1e6]),
-                model=model,
-            )
+            _segment(model, t0, t0 + 1e6, x0)
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
