@@ -172,23 +172,12 @@ def odeint_segment(
     )
 
 
-def dop853_segment(
-    fun: Callable[[float, np.ndarray], np.ndarray],
-    a: float,
-    b: float,
-    x: np.ndarray,
-    *,
-    rtol: float,
-    atol: float,
-    t_out: np.ndarray,
-    first_step: float | None = None,
-    max_step: float = math.inf,
-    model=None,
-    watch=None,
-) -> Segment:
+def dop853_segment(fun, a, b, x, *, t_out, model, watch=None, **solver) -> Segment:
     """Integrate a compiled ``model``'s ``x' = rhs(t, x)`` from ``a`` to
     ``b`` with DOP853 in compiled code, reporting the states at ``t_out``
-    (increasing, within ``(a, b]``) and at ``b``.
+    (increasing, within ``(a, b]``) and at ``b``; ``solver`` holds the
+    other driver arguments (``rtol``, ``atol``, ``first_step``,
+    ``max_step``: :func:`eomcompare.numeric.dop853.run_compiled`'s).
 
     ``fun`` is the caller's right-hand side: it is called only where the
     compiled one failed or the step size collapsed, so that it raises the
@@ -210,15 +199,7 @@ def dop853_segment(
     """
     t_out = np.asarray(t_out, dtype=float).ravel()
     code, ys, t_stop, x_stop, next_step, nfev = model.dop853_segment(
-        a,
-        b,
-        x,
-        rtol=rtol,
-        atol=atol,
-        t_out=t_out,
-        first_step=first_step,
-        max_step=max_step,
-        watch=None if watch is None else watch.check,
+        a, b, x, t_out=t_out, watch=None if watch is None else watch.check, **solver
     )
     if code in (1, 2):
         # The caller's right-hand side at the failing state: raises the
