@@ -26,6 +26,11 @@ __all__ = ["start_for", "wait"]
 #: The child preparing the compiler, until :func:`wait` has waited for it.
 _AHEAD: list[Child] = []
 
+#: Seconds the child may take (the build takes about a second): past them
+#: it is killed, and the run builds the extension itself, so a compiler
+#: that hangs, or a lock held elsewhere, cannot hold the run at its start.
+AHEAD_TIMEOUT = 120.0
+
 
 def _prepare() -> None:
     import warnings
@@ -66,13 +71,14 @@ def start_for(argv: list[str]) -> None:
     if _AHEAD or not _runs_cases_compiled(argv):
         return
     # Named as a compiler's helper, not as the run's case workers are.
-    _AHEAD.append(Child(_prepare, process_name="eomc-compiler"))
+    _AHEAD.append(Child(_prepare, timeout=AHEAD_TIMEOUT, process_name="eomc-compiler"))
     atexit.register(wait)
 
 
 def wait() -> None:
-    """Wait for the compiler prepared ahead, if any (its errors are the
-    run's own preparation's to report)."""
+    """Wait for the compiler prepared ahead, if any, at most
+    :data:`AHEAD_TIMEOUT` seconds from its start (its errors, and its
+    time-out, are the run's own preparation's to report)."""
     while _AHEAD:
         child = _AHEAD.pop()
         while not child.poll():

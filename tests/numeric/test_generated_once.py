@@ -129,3 +129,23 @@ def test_the_compiler_prepared_ahead_is_loaded_not_built_again(tmp_path, monkeyp
     monkeypatch.setattr(compiled, "_LOADED", {})
     with pytest.raises(AssertionError, match="compiled again"):
         backends.prepare_compiler()
+
+
+def test_a_compiler_prepared_ahead_that_hangs_does_not_hold_the_run(monkeypatch):
+    # The run waits for the child before it measures anything; a child
+    # that never ends (a compiler that hangs, a lock held elsewhere) is
+    # killed at AHEAD_TIMEOUT, and the wait returns.
+    import time
+
+    from eomcompare.numeric import ahead
+
+    monkeypatch.setattr(ahead, "_prepare", lambda: time.sleep(600))
+    monkeypatch.setattr(ahead, "AHEAD_TIMEOUT", 0.5)
+    monkeypatch.setattr(ahead, "_AHEAD", [])
+    ahead.start_for(["--quiet"])
+    (child,) = ahead._AHEAD
+    start = time.monotonic()
+    ahead.wait()
+    assert time.monotonic() - start < 30
+    assert child.done and child.returncode == -9  # killed, and reaped
+    assert ahead._AHEAD == []
