@@ -601,9 +601,9 @@ def sweep(
 
     bar = None
     if progress and (todo or len(refs) < len(variants_needed)):
-        from tqdm.auto import tqdm
+        from .runner import progress_bar
 
-        bar = tqdm(
+        bar = progress_bar(
             total=len(todo) + len(variants_needed) - len(refs),
             desc="precision",
             unit="task",
@@ -643,6 +643,7 @@ def sweep(
                     on_done(futs[fut], fut.result())
         return remaining
 
+    completed = False
     try:
         with _Signals() as signals:
 
@@ -679,6 +680,7 @@ def sweep(
                     fut.cancel()
                 _write_csv(out, rows)
                 raise RunInterrupted(signals.signum, len({r["curve"] for r in rows}))
+        completed = True
     except RunInterrupted as exc:
         # A second signal stops the curve running here at once; the
         # finished curves are on disk all the same: count them.
@@ -687,9 +689,16 @@ def sweep(
         if bar is not None:
             bar.close()
         if pool is not None:
-            for proc in list(getattr(pool, "_processes", {}).values()):
-                proc.kill()
-            pool.shutdown(wait=False, cancel_futures=True)
+            if completed:
+                # Every task done: the idle workers exit, and the pool's
+                # thread with them, before the run forks anything else
+                # (the report's workers: a fork beside a thread that holds
+                # a lock leaves that lock held in the child).
+                pool.shutdown(wait=True)
+            else:
+                for proc in list(getattr(pool, "_processes", {}).values()):
+                    proc.kill()
+                pool.shutdown(wait=False, cancel_futures=True)
     _write_csv(out, rows)
     return read_precision(out / "precision.csv")
 

@@ -255,9 +255,9 @@ def remeasure(
             broken[j] = f"not built: {type(exc).__name__}: {exc}"
     bar = None
     if progress:
-        from tqdm.auto import tqdm
+        from .runner import progress_bar
 
-        bar = tqdm(total=k, desc="remeasure", unit="round")
+        bar = progress_bar(total=k, desc="remeasure", unit="round")
     load_before = _loadavg()
     try:
         times, nfev, failed = round_robin(

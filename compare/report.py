@@ -199,30 +199,31 @@ class _Parts:
 
     The parts (equations typeset, figures drawn, tables derived) are
     independent, so with several CPUs they are made in forked worker
-    processes, the costliest first, from the moment this is made:
-    :meth:`collect` waits for them.  With one CPU (or no ``fork``) they are
-    made by :meth:`collect` itself.  :meth:`close` stops the workers
-    (done by :meth:`collect` too, whatever happens there).
+    processes (:class:`~eomcompare.numeric.child.Workers`: no threads in
+    this process, a worker's death an error, never a wait), the costliest
+    first, from the moment this is made: :meth:`collect` waits for them.
+    With one CPU (or no ``fork``) they are made by :meth:`collect` itself.
+    :meth:`close` kills the workers (done by :meth:`collect` too, whatever
+    happens there).
     """
 
     def __init__(self, rep: Report, jobs: int | None = None) -> None:
         global _PARTS
-        import multiprocessing as mp
         import os
 
         self.parts = [b for b in rep.blocks if isinstance(b, Later)]
         self.pool = None
         jobs = min(jobs or os.cpu_count() or 1, len(self.parts))
-        if jobs > 1 and "fork" in mp.get_all_start_methods():
-            from eomcompare.numeric.child import frozen_heap
+        if jobs > 1 and hasattr(os, "fork"):
+            from eomcompare.numeric.child import Workers, frozen_heap
 
             order = sorted(range(len(self.parts)), key=lambda i: -self.parts[i].cost)
             _PARTS = self.parts
             try:
                 # The workers' collections leave the run's heap alone.
                 with frozen_heap():
-                    self.pool = mp.get_context("fork").Pool(jobs)
-                self._made = self.pool.imap_unordered(_make_part, order)
+                    self.pool = Workers(_make_part, jobs)
+                self._made = self.pool.map_unordered(order)
             except BaseException:
                 self.close()
                 raise
@@ -233,7 +234,7 @@ class _Parts:
             return [part.make() for part in self.parts]
         made = {}
         try:
-            for i, blocks in self._made:
+            for _, (i, blocks) in self._made:
                 made[i] = blocks
         finally:
             self.close()
@@ -242,8 +243,7 @@ class _Parts:
     def close(self) -> None:
         global _PARTS
         if self.pool is not None:
-            self.pool.terminate()
-            self.pool.join()
+            self.pool.close()
             self.pool = None
         if _PARTS is self.parts:
             _PARTS = []

@@ -82,6 +82,21 @@ __all__ = [
 ]
 
 
+def progress_bar(**kwargs: Any) -> Any:
+    """A tqdm progress bar (``tqdm.auto``) without tqdm's monitor thread.
+
+    The monitor wakes every ten seconds and takes tqdm's lock; the run
+    forks its case, sweep and report workers while bars are shown, and a
+    fork beside a thread that holds a lock leaves that lock held in the
+    child.  Without the monitor a bar whose updates stop for long is
+    redrawn at its next update, which these bars get after every task.
+    """
+    from tqdm.auto import tqdm
+
+    tqdm.monitor_interval = 0
+    return tqdm(**kwargs)
+
+
 class RunInterrupted(KeyboardInterrupt):
     """A run stopped by SIGINT or SIGTERM; finished rows are saved."""
 
@@ -282,9 +297,7 @@ def run(
             _note(f"cache: rebuilt {row['case']}: {row['cache_repair']}", bar)
 
     if progress and todo:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=len(todo), desc="cases", unit="case")
+        bar = progress_bar(total=len(todo), desc="cases", unit="case")
 
     def remain(done: int) -> str:
         left = bar.total - bar.n - done

@@ -35,6 +35,7 @@ __all__ = [
     "Child",
     "ChildTimeout",
     "ChildDied",
+    "Workers",
     "call_in_child",
     "wait_any",
     "frozen_heap",
@@ -320,6 +321,221 @@ def call_in_child(
         if not child.done:  # interrupted: leave nothing behind
             child.kill()
     return child.result()
+
+
+class Workers:
+    """``jobs`` forked worker processes, each calling ``fn(task)`` for one
+    task at a time, the results read as they come.
+
+    >>> with Workers(abs, 2) as workers:
+    ...     sorted(workers.map_unordered([-2, 3, -5]))
+    [(-5, 5), (-2, 2), (3, 3)]
+
+    Nothing is shared with the workers but a pipe each way per worker, and
+    the parent drives them from the calling thread alone: no threads, no
+    queue or lock that a worker holds while the parent waits for it.  (A
+    ``multiprocessing.Pool`` keeps three threads in the parent and queues
+    whose locks its workers share; terminating one that is busy stalled
+    for minutes in a test process.)  A worker that dies is an error
+    (:class:`ChildDied`), never a wait; :meth:`close` (or leaving the
+    ``with`` block) kills every worker and reaps it.  The tasks are
+    pickled to the workers, the results and exceptions back; ``fn`` and
+    what it reads come through the fork.
+    """
+
+    def __init__(
+        self, fn: Callable[[Any], Any], jobs: int, *, process_name: str | None = None
+    ) -> None:
+        if jobs < 1:
+            raise ValueError(f"jobs must be at least 1, not {jobs!r}")
+        self._fn = fn
+        # Per worker: [pid, task write end, result read end, bytes read].
+        self._workers: list[list[Any]] = []
+        parent = os.getpid()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        try:
+            for _ in range(jobs):
+                self._fork(parent, process_name)
+        except BaseException:
+            self.close()
+            raise
+
+    def _fork(self, parent: int, name: str | None) -> None:
+        with _FORK_LOCK:
+            task_r, task_w = os.pipe()
+            result_r, result_w = os.pipe()
+            pid = os.fork()
+            if pid == 0:  # pragma: no cover - runs in the child
+                # The other workers' pipes are the parent's to hold.
+                for _, w, r, _ in self._workers:
+                    os.close(w)
+                    os.close(r)
+                os.close(task_w)
+                os.close(result_r)
+                _worker_main(task_r, result_w, parent, self._fn, name)
+            os.close(task_r)
+            os.close(result_w)
+        self._workers.append([pid, task_w, result_r, bytearray()])
+
+    @property
+    def pids(self) -> list[int]:
+        """The workers' process ids."""
+        return [w[0] for w in self._workers if w[0] is not None]
+
+    def map_unordered(self, tasks: Iterable[Any]) -> Iterator[tuple[Any, Any]]:
+        """``(task, fn(task))`` for each of ``tasks``, in the order they
+        finish; the tasks are handed out in the order given.  The first
+        ones are sent now, before the iterator is read; a task's exception
+        is raised from the iterator, with the worker's traceback text as
+        its ``child_traceback``."""
+        todo = list(tasks)
+        todo.reverse()
+        busy: dict[int, Any] = {}  # result fd -> its worker's task
+        for worker in self._workers:
+            if not todo:
+                break
+            busy[worker[2]] = task = todo.pop()
+            _send(worker[1], task)
+        return self._results(todo, busy)
+
+    def _results(
+        self, todo: list[Any], busy: dict[int, Any]
+    ) -> Iterator[tuple[Any, Any]]:
+        by_fd = {w[2]: w for w in self._workers}
+        while busy:
+            try:
+                ready, _, _ = select.select(list(busy), [], [])
+            except InterruptedError:  # a signal: the caller's handler has run
+                continue
+            for fd in ready:
+                worker = by_fd[fd]
+                outcome = _read_frame(worker)
+                if outcome is None:
+                    continue  # more of the frame to come
+                task = busy.pop(fd)
+                if todo:
+                    busy[fd] = todo.pop()
+                    _send(worker[1], busy[fd])
+                if outcome[0] == "raise":
+                    exc = outcome[1]
+                    exc.child_traceback = outcome[2]
+                    raise exc
+                yield task, outcome[1]
+
+    def close(self) -> None:
+        """Kill the workers (whatever they are doing) and reap them."""
+        while self._workers:
+            pid, task_w, result_r, _ = self._workers.pop()
+            for fd in (task_w, result_r):
+                os.close(fd)
+            if pid is None:  # reaped already (it died)
+                continue
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            os.waitpid(pid, 0)
+
+    def __enter__(self) -> Workers:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+#: A frame on a worker's pipes: its length, then that many bytes of pickle.
+_LENGTH = 8
+
+
+def _send(fd: int, obj: Any) -> None:
+    data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    _write_all(fd, len(data).to_bytes(_LENGTH, "little") + data)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _read_frame(worker: list[Any]) -> tuple[Any, ...] | None:
+    """Read what the worker's result pipe holds now (it is readable); the
+    outcome once its frame is complete, else None."""
+    pid, _, fd, buf = worker
+    chunk = os.read(fd, 1 << 20)
+    if not chunk:
+        _, status = os.waitpid(pid, 0)
+        worker[0] = None  # reaped: close() has nothing to kill
+        rc = os.waitstatus_to_exitcode(status)
+        how = (
+            f"killed by signal {signal.Signals(-rc).name}"
+            if rc < 0
+            else f"exit code {rc}"
+        )
+        raise ChildDied(f"a worker process ended without its result ({how})", rc)
+    buf += chunk
+    if len(buf) < _LENGTH:
+        return None
+    size = int.from_bytes(buf[:_LENGTH], "little")
+    if len(buf) < _LENGTH + size:
+        return None
+    outcome: tuple[Any, ...] = pickle.loads(buf[_LENGTH : _LENGTH + size])
+    del buf[: _LENGTH + size]
+    return outcome
+
+
+def _read_exactly(fd: int, n: int) -> bytes | None:
+    data = b""
+    while len(data) < n:
+        chunk = os.read(fd, n - len(data))
+        if not chunk:
+            return None
+        data += chunk
+    return data
+
+
+def _worker_main(
+    task_fd: int,
+    result_fd: int,
+    parent: int,
+    fn: Callable[[Any], Any],
+    name: str | None,
+) -> None:  # pragma: no cover - runs in the child
+    """A :class:`Workers` process: a task in, its outcome out, until the
+    parent closes the task pipe (or kills it)."""
+    if name:
+        _name_process(name)
+    global _FORK_LOCK
+    _FORK_LOCK = threading.Lock()  # copied held from the forking thread
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGALRM):
+        signal.signal(sig, signal.SIG_DFL)
+    _die_with_parent(parent)
+    code = 0
+    try:
+        while True:
+            head = _read_exactly(task_fd, _LENGTH)
+            if head is None:
+                break
+            body = _read_exactly(task_fd, int.from_bytes(head, "little"))
+            if body is None:
+                break
+            try:
+                outcome: tuple[Any, ...] = ("ok", fn(pickle.loads(body)))
+                data = pickle.dumps(outcome, protocol=pickle.HIGHEST_PROTOCOL)
+            except BaseException as exc:  # sent to the parent, raised there
+                tb = traceback.format_exc(limit=8)
+                try:
+                    data = pickle.dumps(("raise", exc, tb))
+                except Exception:
+                    data = pickle.dumps(
+                        ("raise", RuntimeError(f"{type(exc).__name__}: {exc}"), tb)
+                    )
+            _write_all(result_fd, len(data).to_bytes(_LENGTH, "little") + data)
+    except BaseException:
+        code = 1
+    finally:
+        os._exit(code)
 
 
 @contextmanager

@@ -636,16 +636,31 @@ def test_a_part_that_raises_in_a_worker_fails_the_report(result, tmp_path, monke
 
 
 def test_a_report_not_finished_stops_its_workers(result, tmp_path):
-    import multiprocessing as mp
+    from eomcompare.compare.report import start_report
+
+    if not hasattr(os, "fork"):
+        pytest.skip("parts are made in forked workers only where fork exists")
+    with start_report(load(result.out), tmp_path, jobs=2) as pending:
+        workers = pending._parts.pool.pids
+        assert len(workers) == 2
+        assert all(Path(f"/proc/{pid}").exists() for pid in workers)
+    # Leaving the block without finishing (an interrupted main job) kills
+    # and reaps the workers and writes no report.
+    assert not any(Path(f"/proc/{pid}").exists() for pid in workers)
+    assert not (tmp_path / "report.html").exists()
+
+
+def test_the_report_workers_add_no_thread_to_the_run(result, tmp_path):
+    # A multiprocessing.Pool kept three threads in the run's process, and
+    # terminating it while busy stalled for minutes; the workers are
+    # driven from the calling thread alone.
+    import threading
 
     from eomcompare.compare.report import start_report
 
-    if "fork" not in mp.get_all_start_methods():
-        pytest.skip("parts are made in forked workers only where fork exists")
-    with start_report(load(result.out), tmp_path, jobs=2):
-        workers = [p for p in mp.active_children()]
-        assert workers
-    # Leaving the block without finishing (an interrupted main job) stops
-    # and reaps the workers and writes no report.
-    assert not any(p.is_alive() for p in workers)
-    assert not (tmp_path / "report.html").exists()
+    before = threading.active_count()
+    with start_report(load(result.out), tmp_path, jobs=2) as pending:
+        assert pending._parts.pool is not None
+        assert threading.active_count() == before
+        pending.finish()
+    assert threading.active_count() == before
