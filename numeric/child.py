@@ -87,6 +87,21 @@ def _child_main(
     kwargs: dict[str, Any],
     name: str | None = None,
 ) -> None:
+    _become_child(parent, name)
+    code = 0
+    try:
+        payload = _outcome(fn, *args, **kwargs)
+        with os.fdopen(write_fd, "wb") as fh:
+            fh.write(payload)
+    except BaseException:
+        code = 1
+    finally:
+        os._exit(code)
+
+
+def _become_child(parent: int, name: str | None) -> None:
+    """First thing in a forked child: its name, and no part in the
+    parent's interrupts."""
     if name:
         _name_process(name)
     # The parent decides about interrupts: it kills this process.  Handlers
@@ -96,26 +111,23 @@ def _child_main(
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGALRM):
         signal.signal(sig, signal.SIG_DFL)
     _die_with_parent(parent)
-    code = 0
+
+
+def _outcome(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> bytes:
+    """``("ok", fn(...))`` pickled, or ``("raise", exception, traceback
+    text)`` when it raises (to be raised in the parent)."""
     try:
+        return pickle.dumps(
+            ("ok", fn(*args, **kwargs)), protocol=pickle.HIGHEST_PROTOCOL
+        )
+    except BaseException as exc:  # sent to the parent, raised there
+        tb = traceback.format_exc(limit=8)
         try:
-            payload = pickle.dumps(
-                ("ok", fn(*args, **kwargs)), protocol=pickle.HIGHEST_PROTOCOL
+            return pickle.dumps(("raise", exc, tb))
+        except Exception:
+            return pickle.dumps(
+                ("raise", RuntimeError(f"{type(exc).__name__}: {exc}"), tb)
             )
-        except BaseException as exc:  # sent to the parent, raised there
-            tb = traceback.format_exc(limit=8)
-            try:
-                payload = pickle.dumps(("raise", exc, tb))
-            except Exception:
-                payload = pickle.dumps(
-                    ("raise", RuntimeError(f"{type(exc).__name__}: {exc}"), tb)
-                )
-        with os.fdopen(write_fd, "wb") as fh:
-            fh.write(payload)
-    except BaseException:
-        code = 1
-    finally:
-        os._exit(code)
 
 
 class Child:
@@ -504,13 +516,7 @@ def _worker_main(
 ) -> None:  # pragma: no cover - runs in the child
     """A :class:`Workers` process: a task in, its outcome out, until the
     parent closes the task pipe (or kills it)."""
-    if name:
-        _name_process(name)
-    global _FORK_LOCK
-    _FORK_LOCK = threading.Lock()  # copied held from the forking thread
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGALRM):
-        signal.signal(sig, signal.SIG_DFL)
-    _die_with_parent(parent)
+    _become_child(parent, name)
     code = 0
     try:
         while True:
@@ -520,17 +526,7 @@ def _worker_main(
             body = _read_exactly(task_fd, int.from_bytes(head, "little"))
             if body is None:
                 break
-            try:
-                outcome: tuple[Any, ...] = ("ok", fn(pickle.loads(body)))
-                data = pickle.dumps(outcome, protocol=pickle.HIGHEST_PROTOCOL)
-            except BaseException as exc:  # sent to the parent, raised there
-                tb = traceback.format_exc(limit=8)
-                try:
-                    data = pickle.dumps(("raise", exc, tb))
-                except Exception:
-                    data = pickle.dumps(
-                        ("raise", RuntimeError(f"{type(exc).__name__}: {exc}"), tb)
-                    )
+            data = _outcome(lambda: fn(pickle.loads(body)))
             _write_all(result_fd, len(data).to_bytes(_LENGTH, "little") + data)
     except BaseException:
         code = 1
