@@ -689,18 +689,34 @@ def sweep(
         if bar is not None:
             bar.close()
         if pool is not None:
-            if completed:
-                # Every task done: the idle workers exit, and the pool's
-                # thread with them, before the run forks anything else
-                # (the report's workers: a fork beside a thread that holds
-                # a lock leaves that lock held in the child).
-                pool.shutdown(wait=True)
-            else:
-                for proc in list(getattr(pool, "_processes", {}).values()):
-                    proc.kill()
-                pool.shutdown(wait=False, cancel_futures=True)
+            _close_pool(pool, completed)
     _write_csv(out, rows)
     return read_precision(out / "precision.csv")
+
+
+#: Seconds the sweep's idle workers are given to exit once its work is done.
+POOL_EXIT_S = 30.0
+
+
+def _close_pool(pool: cf.ProcessPoolExecutor, completed: bool) -> None:
+    """Stop the sweep's process pool.  With every task done its idle
+    workers exit (killed past :data:`POOL_EXIT_S`) and its thread ends
+    with them, before the run forks anything else (the report's workers:
+    a fork beside a thread that holds a lock leaves that lock held in the
+    child); otherwise (an interrupt, an error) the workers are killed at
+    once and nothing is waited for."""
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    thread = getattr(pool, "_executor_manager_thread", None)
+    pool.shutdown(wait=False, cancel_futures=True)
+    if completed:
+        deadline = time.monotonic() + POOL_EXIT_S
+        for proc in procs:
+            proc.join(max(0.0, deadline - time.monotonic()))
+    for proc in procs:
+        if proc.is_alive():
+            proc.kill()
+    if completed and thread is not None:
+        thread.join(POOL_EXIT_S)
 
 
 def read_precision(path: str | os.PathLike[str]) -> pd.DataFrame:

@@ -129,6 +129,28 @@ def test_the_sweep_writes_the_csv_schema_and_resumes(tmp_path):
     pd.testing.assert_frame_equal(again, frame)
 
 
+def test_a_finished_sweep_leaves_no_worker_and_no_thread_behind(tmp_path):
+    # Its pool's workers have exited, and the pool's thread with them,
+    # before the run forks its report's workers beside it.
+    import multiprocessing as mp
+    import threading
+
+    before = threading.active_count()
+    settings = _timed_once(t_final=0.5, output_steps=10)
+    frame = sweep(
+        ["double_pendulum"],
+        ["kane", "lagrange"],
+        integrators=["DOP853"],
+        out=tmp_path,
+        jobs=2,
+        progress=False,
+        settings=settings,
+    )
+    assert set(frame["status"]) == {"ok"}
+    assert threading.active_count() == before
+    assert mp.active_children() == []
+
+
 def test_baumgarte_is_refused_where_it_does_not_apply(tmp_path):
     settings = _timed_once(t_final=0.5, output_steps=10)
     frame = sweep(
