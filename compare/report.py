@@ -191,7 +191,7 @@ _PARTS: list = []
 
 
 def _make_part(i: int):
-    return i, _PARTS[i].make()
+    return _PARTS[i].make()
 
 
 class _Parts:
@@ -234,7 +234,7 @@ class _Parts:
             return [part.make() for part in self.parts]
         made = {}
         try:
-            for _, (i, blocks) in self._made:
+            for i, blocks in self._made:
                 made[i] = blocks
         finally:
             self.close()

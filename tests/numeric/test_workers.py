@@ -13,7 +13,11 @@ import pytest
 
 from eomcompare.numeric.child import ChildDied, Workers
 
-pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+# Workers fork their processes; where os.fork does not exist (Windows) the
+# report makes its parts in its own process and no Workers are made.
+pytestmark = pytest.mark.skipif(
+    not hasattr(os, "fork"), reason="Workers fork; this platform has no os.fork"
+)
 
 
 def _square_and_pid(x):
