@@ -201,7 +201,12 @@ class PrecisionSettings:
         fields.pop("time_budget")
         fields.pop("cache_dir")
         fields.pop("use_cache")
-        fields["code"] = code_digest(("symbolic", "numeric", "systems", "formulations"))
+        fields["code"] = code_digest(
+            tuple(
+                f"eomcompare.{pkg}"
+                for pkg in ("symbolic", "numeric", "systems", "formulations")
+            )
+        )
         fields["reference_tol"] = REFERENCE_TOL
         return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[
             :12

@@ -126,6 +126,45 @@ def test_installed_into_a_fresh_environment(wheel, tmp_path):
     )
     assert listed.returncode == 0, listed.stderr
     assert "modified_lagrange" in listed.stdout
+    # A small comparison with its quick sweep and report, run by the
+    # installed command away from any checkout: everything the run reads
+    # of its own code it finds under the one import name.
+    out = tmp_path / "run"
+    ran = subprocess.run(
+        [
+            str(env_dir / "bin" / "eomcompare"),
+            "run",
+            "--systems",
+            "double_pendulum",
+            "--formulations",
+            "kane",
+            "lagrange",
+            "--t-final",
+            "1",
+            "--jobs",
+            "1",
+            "--precision",
+            "quick",
+            "--quiet",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={
+            "PYTHONPATH": deps,
+            "PATH": "/usr/bin:/bin",
+            "MPLBACKEND": "Agg",
+            "HOME": str(tmp_path),
+            "EOMCOMPARE_CACHE": str(tmp_path / "cache"),
+            "EOMCOMPARE_KEY": str(tmp_path / "key" / "cache.key"),
+        },
+    )
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    assert "Traceback" not in ran.stderr, ran.stderr[-3000:]
+    for name in ("results.csv", "precision.csv", "report.html"):
+        assert (out / name).stat().st_size > 0, name
 
 
 def test_the_command_line_dispatches_the_benchmark_above_the_harness(capsys):
