@@ -58,6 +58,7 @@ import pandas as pd
 
 from eomcompare.numeric.dae import NoMultiplierFormError
 from eomcompare.numeric.drivers import UnsupportedDriverError
+from eomcompare.numeric.stack_room import call_with_room
 
 from .precision_problems import (
     DAE_INTEGRATOR,
@@ -637,7 +638,11 @@ def sweep(
                     break
                 on_done(key, fn(*args))
             return set()
-        futs = {run_on.submit(fn, *args): key for fn, args, key in tasks}
+        # Each task's frames in a stack chunk of their own, wherever the
+        # pool's process was forked (numeric.stack_room).
+        futs = {
+            run_on.submit(call_with_room, fn, *args): key for fn, args, key in tasks
+        }
         remaining = set(futs)
         while remaining and signals.signum is None:
             finished, remaining = cf.wait(

@@ -33,8 +33,10 @@ from eomcompare.numeric import ahead  # noqa: E402
 ahead.start_for(sys.argv[1:])
 
 from eomcompare.cli import main  # noqa: E402
+from eomcompare.numeric.stack_room import call_with_room  # noqa: E402
 
-status = main(started=_STARTED)
+# The command's frames in one stack chunk (numeric.stack_room).
+status = call_with_room(main, started=_STARTED)
 if isinstance(status, int) and not isinstance(status, bool):
     _STATUS.append(status)
 sys.exit(status)

@@ -31,6 +31,8 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from .stack_room import call_with_room
+
 __all__ = [
     "Child",
     "ChildTimeout",
@@ -117,8 +119,11 @@ def _outcome(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> bytes:
     """``("ok", fn(...))`` pickled, or ``("raise", exception, traceback
     text)`` when it raises (to be raised in the parent)."""
     try:
+        # The work's frames in a stack chunk of their own, wherever in the
+        # parent's stack the fork happened (numeric.stack_room).
         return pickle.dumps(
-            ("ok", fn(*args, **kwargs)), protocol=pickle.HIGHEST_PROTOCOL
+            ("ok", call_with_room(fn, *args, **kwargs)),
+            protocol=pickle.HIGHEST_PROTOCOL,
         )
     except BaseException as exc:  # sent to the parent, raised there
         tb = traceback.format_exc(limit=8)

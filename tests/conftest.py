@@ -26,6 +26,7 @@ from hypothesis import HealthCheck, settings
 from quick_loop import MEASURED_SLOW, over_budget
 
 from eomcompare.formulations import get_formulation
+from eomcompare.numeric.stack_room import call_with_room
 from eomcompare.systems import get_system
 
 # The cyclic garbage collector, at its default thresholds (700, 10, 10),
@@ -309,6 +310,18 @@ def _test_id(item) -> str:
     if group and item.nodeid.endswith("@" + group):
         return item.nodeid[: -len(group) - 1]
     return item.nodeid
+
+
+@pytest.hookimpl(tryfirst=True, specname="pytest_runtest_protocol")
+def pytest_runtest_protocol_with_room(item, nextitem):
+    """Each test (its set-up, call and tear-down) runs pytest's own
+    protocol with room for its call stack (:mod:`eomcompare.numeric.stack_room`):
+    below pytest's frames, and xdist's in a worker, sympy's recursions
+    otherwise cross a chunk boundary of CPython's frame stack at whatever
+    depth the test happens to start, and pay a mapped chunk per call."""
+    from _pytest.runner import pytest_runtest_protocol as protocol
+
+    return call_with_room(protocol, item, nextitem)
 
 
 @pytest.hookimpl(wrapper=True)
