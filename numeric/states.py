@@ -276,10 +276,7 @@ class SystemStates:
         qd: ArrayLike,
         parameters: ParameterValues | None = None,
     ) -> FloatArray:
-        p = self.parameter_vector(parameters)
-        return np.asarray(
-            self._constraint_functions["u_of_qdot"](t0, q, qd, p), dtype=float
-        ).ravel()
+        return self._evaluated("u_of_qdot", t0, q, qd, parameters)
 
     def rates_from_speeds(
         self,
@@ -288,9 +285,20 @@ class SystemStates:
         u: ArrayLike,
         parameters: ParameterValues | None = None,
     ) -> FloatArray:
+        return self._evaluated("qdot", t0, q, u, parameters)
+
+    def _evaluated(
+        self,
+        function: str,
+        t0: float,
+        q: ArrayLike,
+        x: ArrayLike,
+        parameters: ParameterValues | None,
+    ) -> FloatArray:
+        """The lambdified ``function`` of (t, q, x, p) as a flat vector."""
         p = self.parameter_vector(parameters)
         return np.asarray(
-            self._constraint_functions["qdot"](t0, q, u, p), dtype=float
+            self._constraint_functions[function](t0, q, x, p), dtype=float
         ).ravel()
 
     def solve_dependent_coordinates(
