@@ -10,7 +10,6 @@ freshly mapped chunk is a minor fault when first written.
 
 from __future__ import annotations
 
-import os
 import resource
 import sys
 import threading
@@ -20,9 +19,12 @@ import pytest
 from eomcompare.numeric.child import Workers, call_in_child
 from eomcompare.numeric.stack_room import call_with_room
 
+# What is measured exists on CPython only (its frame chunks), and is read
+# through Linux's per-thread getrusage (Linux also forks, as Child and
+# Workers need).
 pytestmark = pytest.mark.skipif(
     sys.implementation.name != "cpython" or not hasattr(resource, "RUSAGE_THREAD"),
-    reason="CPython's frame chunks, counted by Linux's per-thread getrusage",
+    reason="counts CPython's frame chunks through Linux's per-thread getrusage",
 )
 
 #: Calls of a one-frame function made at each depth.
@@ -60,11 +62,21 @@ def worst_faults(_task=None) -> int:
 
 def _in_a_new_thread(fn):
     """``fn()`` at the bottom of a new thread's own frame stack."""
-    out = []
-    thread = threading.Thread(target=lambda: out.append(fn()))
+    out: list = []
+
+    def run():
+        try:
+            out.append(("ok", fn()))
+        except BaseException as exc:  # raised again in the test's thread
+            out.append(("raise", exc))
+
+    thread = threading.Thread(target=run)
     thread.start()
     thread.join()
-    return out[0]
+    kind, value = out[0]
+    if kind == "raise":
+        raise value
+    return value
 
 
 def test_a_call_at_a_chunks_end_faults_at_every_call():
@@ -80,6 +92,11 @@ def test_calls_below_call_with_room_map_no_chunk():
 def test_this_suites_tests_run_with_room():
     # tests/conftest.py runs each test's protocol through call_with_room.
     assert worst_faults() < CALLS // 20
+
+
+def test_a_new_threads_exception_reaches_the_test():
+    with pytest.raises(ZeroDivisionError):
+        _in_a_new_thread(lambda: 1 // 0)
 
 
 def test_call_with_room_passes_arguments_and_exceptions():
@@ -100,7 +117,6 @@ def test_a_forked_childs_work_runs_with_room():
     assert _in_a_new_thread(fork) < CALLS // 20
 
 
-@pytest.mark.skipif(not hasattr(os, "fork"), reason="Workers fork")
 def test_a_workers_tasks_run_with_room():
     def fork():
         with Workers(worst_faults, 1) as workers:
